@@ -1,0 +1,89 @@
+//! The condensation manager (seed 003): picks the provider (asked for, or the default), refuses an
+//! unknown or disabled one with a typed error, hands it the registry's configuration and runs it
+//! through the template.
+
+use crate::error::CondenseError;
+use crate::model::Conversation;
+use crate::provider::{CondensationOptions, CondensationResult, Services, run_provider};
+use crate::providers::{LosslessProvider, TruncationProvider};
+use crate::registry::{ProviderConfig, ProviderInfo, ProviderRegistry};
+
+/// Orchestrates condensations for one engine.
+#[derive(Debug)]
+pub struct CondensationManager {
+    registry: ProviderRegistry,
+    default_provider: String,
+}
+
+impl CondensationManager {
+    /// A manager over a registry, with a default provider id.
+    pub fn new(registry: ProviderRegistry, default_provider: impl Into<String>) -> Self {
+        CondensationManager { registry, default_provider: default_provider.into() }
+    }
+
+    /// A manager with the built-in providers registered, `lossless` the default.
+    pub fn with_builtin_providers() -> Self {
+        let mut registry = ProviderRegistry::new();
+        let builtin: [(Box<dyn crate::provider::CondensationProvider>, i32); 2] =
+            [(Box::new(LosslessProvider), 80), (Box::new(TruncationProvider), 70)];
+        for (provider, priority) in builtin {
+            let config = ProviderConfig { enabled: true, priority, config: provider.default_config() };
+            registry.register(provider, Some(config)).expect("built-in defaults are valid");
+        }
+        Self::new(registry, "lossless")
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &ProviderRegistry {
+        &self.registry
+    }
+
+    /// The registry, to change.
+    pub fn registry_mut(&mut self) -> &mut ProviderRegistry {
+        &mut self.registry
+    }
+
+    /// The default provider's id.
+    pub fn default_provider(&self) -> &str {
+        &self.default_provider
+    }
+
+    /// Sets the default provider; it must be registered.
+    pub fn set_default_provider(&mut self, id: &str) -> Result<(), CondenseError> {
+        self.registry.get(id).ok_or_else(|| self.not_found(id))?;
+        self.default_provider = id.to_owned();
+        Ok(())
+    }
+
+    /// The providers, highest priority first.
+    pub fn list_providers(&self, enabled_only: bool) -> Vec<ProviderInfo> {
+        self.registry.list(enabled_only)
+    }
+
+    fn not_found(&self, id: &str) -> CondenseError {
+        CondenseError::ProviderNotFound { id: id.to_owned(), known: self.registry.known_ids() }
+    }
+
+    /// Condenses a conversation with the provider asked for, or the default one. An unknown or
+    /// disabled provider is an `Err`; a failed condensation is an `Ok` result carrying its error
+    /// and the original messages.
+    pub async fn condense(
+        &self,
+        conversation: &Conversation,
+        provider_id: Option<&str>,
+        mut options: CondensationOptions,
+        services: Services<'_>,
+    ) -> Result<CondensationResult, CondenseError> {
+        let id = provider_id.unwrap_or(&self.default_provider);
+        let provider = self.registry.get(id).ok_or_else(|| self.not_found(id))?;
+        let config = self.registry.get_config(id).ok_or_else(|| self.not_found(id))?;
+        if !config.enabled {
+            return Err(CondenseError::ProviderDisabled(id.to_owned()));
+        }
+        if options.config.is_null() {
+            options.config = config.config.clone();
+        }
+        Ok(run_provider(provider, &conversation.messages, conversation.system.as_deref(), &options, services)
+            .await)
+    }
+}

@@ -1,0 +1,428 @@
+//! The conversation model (SPEC §3): messages made of Anthropic-style content blocks, with the
+//! condensation metadata that makes every condensation non-destructive and reversible.
+//!
+//! History is never destroyed. A condensation hides messages by setting `condense_parent` to its
+//! condense id and adds new messages (a summary, or edited copies of the messages it changed) that
+//! carry `condense_id`. The API view leaves hidden messages out; undo removes what a condensation
+//! added and clears `condense_parent` on what it hid.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The schema tag written at the top of the project's own conversation files.
+pub const FORMAT_TAG: &str = "context-condenser/conversation@1";
+
+/// Who wrote a message. System prompts live in [`Conversation::system`], not in the message list,
+/// so that every message list is valid for both the OpenAI and the Anthropic API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person, or tool results sent back on the person's turn.
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// The wire name of the role.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// Where an image's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ImageSource {
+    /// Inline bytes, base64-encoded.
+    Base64 {
+        /// MIME type, e.g. `image/png`.
+        media_type: String,
+        /// The base64 payload.
+        data: String,
+    },
+    /// An image the API fetches itself.
+    Url {
+        /// The image's address.
+        url: String,
+    },
+}
+
+/// One part of a tool result: text or an image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolResultPart {
+    /// Text returned by the tool.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image returned by the tool.
+    Image {
+        /// Where the image is.
+        source: ImageSource,
+    },
+}
+
+/// A content block of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A tool call made by the assistant.
+    ToolUse {
+        /// The call's id, answered by a `tool_result` with the same `tool_use_id`.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The call's arguments, a JSON value (an object for every API we speak).
+        input: serde_json::Value,
+    },
+    /// The answer to a tool call, sent on the user's turn right after the call.
+    ToolResult {
+        /// The id of the `tool_use` this answers.
+        tool_use_id: String,
+        /// What the tool returned.
+        #[serde(deserialize_with = "crate::model::de_tool_result_content")]
+        #[schemars(with = "Vec<ToolResultPart>")]
+        content: Vec<ToolResultPart>,
+        /// Whether the tool reported an error.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+    /// An image.
+    Image {
+        /// Where the image is.
+        source: ImageSource,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+
+    /// A tool result holding one text part.
+    pub fn tool_result_text(tool_use_id: impl Into<String>, text: impl Into<String>) -> Self {
+        ContentBlock::ToolResult {
+            tool_use_id: tool_use_id.into(),
+            content: vec![ToolResultPart::Text { text: text.into() }],
+            is_error: false,
+        }
+    }
+
+    /// The wire name of the block's type.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ContentBlock::Text { .. } => "text",
+            ContentBlock::ToolUse { .. } => "tool_use",
+            ContentBlock::ToolResult { .. } => "tool_result",
+            ContentBlock::Image { .. } => "image",
+        }
+    }
+}
+
+/// Accepts a tool result's content as the Anthropic API does: a string or a list of parts.
+pub(crate) fn de_tool_result_content<'de, D>(d: D) -> Result<Vec<ToolResultPart>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let value = serde_json::Value::deserialize(d)?;
+    match value {
+        serde_json::Value::String(text) => Ok(vec![ToolResultPart::Text { text }]),
+        serde_json::Value::Array(_) => serde_json::from_value(value).map_err(serde::de::Error::custom),
+        _ => Err(serde::de::Error::custom("tool result content must be a string or a list of parts")),
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    /// Unique within the conversation.
+    pub id: String,
+    /// Milliseconds since the Unix epoch; 0 when unknown (messages imported from a format without
+    /// timestamps).
+    #[serde(default)]
+    pub ts: i64,
+    /// Who wrote it.
+    pub role: Role,
+    /// The content blocks, in order.
+    pub content: Vec<ContentBlock>,
+    /// This message is an LLM summary standing in for the messages its condensation hid.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_summary: bool,
+    /// Set on a message a condensation added (a summary or an edited copy): that condensation's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condense_id: Option<String>,
+    /// Set on a message a condensation hid: that condensation's id. Hidden messages are left out of
+    /// the API view but kept, so that undo can bring them back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condense_parent: Option<String>,
+}
+
+impl Message {
+    /// A message with the given blocks and no condensation metadata.
+    pub fn new(id: impl Into<String>, role: Role, content: Vec<ContentBlock>) -> Self {
+        Message {
+            id: id.into(),
+            ts: 0,
+            role,
+            content,
+            is_summary: false,
+            condense_id: None,
+            condense_parent: None,
+        }
+    }
+
+    /// Whether the API view includes this message.
+    pub fn is_visible(&self) -> bool {
+        self.condense_parent.is_none()
+    }
+
+    /// The concatenated text blocks, for display and prompts.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Text { text } = block {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// A conversation: an optional system prompt and its messages, hidden ones included.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Conversation {
+    /// Always [`FORMAT_TAG`] when written by this project.
+    #[serde(default = "default_format", rename = "format")]
+    pub format: String,
+    /// The system prompt sent with every request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// Every message, in order, including those hidden by a condensation.
+    pub messages: Vec<Message>,
+}
+
+fn default_format() -> String {
+    FORMAT_TAG.to_owned()
+}
+
+impl Conversation {
+    /// A conversation with the given messages and no system prompt.
+    pub fn new(messages: Vec<Message>) -> Self {
+        Conversation { format: default_format(), system: None, messages }
+    }
+
+    /// The messages sent to the model: hidden messages left out, summaries and edited copies in.
+    pub fn api_view(&self) -> Vec<&Message> {
+        api_view(&self.messages)
+    }
+}
+
+/// The API view of a message list: the messages no condensation hid, in order.
+pub fn api_view(messages: &[Message]) -> Vec<&Message> {
+    messages.iter().filter(|m| m.is_visible()).collect()
+}
+
+/// The ordinal of a condense id of the form `c<N>`; other ids sort first.
+fn condense_ordinal(id: &str) -> u64 {
+    id.strip_prefix('c').and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// The id for the next condensation of this message list: `c<N>`, one past the highest in use.
+/// Deterministic, so that condensed transcripts are reproducible.
+pub fn next_condense_id(messages: &[Message]) -> String {
+    let max = messages
+        .iter()
+        .flat_map(|m| [m.condense_id.as_deref(), m.condense_parent.as_deref()])
+        .flatten()
+        .map(condense_ordinal)
+        .max()
+        .unwrap_or(0);
+    format!("c{}", max + 1)
+}
+
+/// The most recent condensation still applied, if any.
+pub fn last_condense_id(messages: &[Message]) -> Option<String> {
+    messages
+        .iter()
+        .flat_map(|m| [m.condense_id.as_deref(), m.condense_parent.as_deref()])
+        .flatten()
+        .max_by_key(|id| condense_ordinal(id))
+        .map(str::to_owned)
+}
+
+/// Undoes the condensation `condense_id`: removes the messages it added and shows again the ones
+/// it hid. Returns `None` when no message mentions that id.
+pub fn undo_condensation(messages: &[Message], condense_id: &str) -> Option<Vec<Message>> {
+    let touched = messages.iter().any(|m| {
+        m.condense_id.as_deref() == Some(condense_id) || m.condense_parent.as_deref() == Some(condense_id)
+    });
+    if !touched {
+        return None;
+    }
+    let out = messages
+        .iter()
+        .filter(|m| m.condense_id.as_deref() != Some(condense_id))
+        .cloned()
+        .map(|mut m| {
+            if m.condense_parent.as_deref() == Some(condense_id) {
+                m.condense_parent = None;
+            }
+            m
+        })
+        .collect();
+    Some(out)
+}
+
+/// Undoes the most recent condensation. `None` when nothing was condensed.
+pub fn undo_last(messages: &[Message]) -> Option<(String, Vec<Message>)> {
+    let id = last_condense_id(messages)?;
+    let out = undo_condensation(messages, &id)?;
+    Some((id, out))
+}
+
+/// Checks that a message list is valid for both the OpenAI and the Anthropic API: every
+/// `tool_result` answers a `tool_use` of the assistant message right before it, and every
+/// `tool_use` is answered in the next message. Returns the first problem found.
+pub fn check_tool_pairs(messages: &[&Message]) -> Result<(), String> {
+    for (i, m) in messages.iter().enumerate() {
+        let calls: Vec<&str> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        if !calls.is_empty() && m.role != Role::Assistant {
+            return Err(format!("message {} ({}): tool_use outside an assistant message", i, m.id));
+        }
+        let results: Vec<&str> = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        if !results.is_empty() {
+            if m.role != Role::User {
+                return Err(format!("message {} ({}): tool_result outside a user message", i, m.id));
+            }
+            let prev_calls: Vec<&str> = i
+                .checked_sub(1)
+                .map(|p| {
+                    messages[p]
+                        .content
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            for r in &results {
+                if !prev_calls.contains(r) {
+                    return Err(format!(
+                        "message {} ({}): tool_result {r} has no tool_use in the message before it",
+                        i, m.id
+                    ));
+                }
+            }
+        }
+        if !calls.is_empty() {
+            let next = messages.get(i + 1);
+            for c in &calls {
+                let answered = next.is_some_and(|n| {
+                    n.content.iter().any(
+                        |b| matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == c),
+                    )
+                });
+                if !answered {
+                    return Err(format!(
+                        "message {} ({}): tool_use {c} is not answered in the next message",
+                        i, m.id
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(id: &str, role: Role, text: &str) -> Message {
+        Message::new(id, role, vec![ContentBlock::text(text)])
+    }
+
+    #[test]
+    fn api_view_leaves_hidden_messages_out() {
+        let mut a = msg("a", Role::User, "hi");
+        a.condense_parent = Some("c1".into());
+        let b = msg("b", Role::Assistant, "hello");
+        let c = Conversation::new(vec![a, b]);
+        let ids: Vec<_> = c.api_view().iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["b"]);
+    }
+
+    #[test]
+    fn condense_ids_count_up_and_undo_takes_the_last() {
+        let mut a = msg("a", Role::User, "x");
+        a.condense_parent = Some("c2".into());
+        let mut b = msg("b", Role::User, "y");
+        b.condense_id = Some("c2".into());
+        b.condense_parent = None;
+        let mut c = msg("c", Role::User, "z");
+        c.condense_id = Some("c1".into());
+        let list = vec![a, b, c];
+        assert_eq!(next_condense_id(&list), "c3");
+        let (id, undone) = undo_last(&list).unwrap();
+        assert_eq!(id, "c2");
+        assert_eq!(undone.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["a", "c"]);
+        assert!(undone[0].condense_parent.is_none());
+        assert!(undo_last(&[msg("x", Role::User, "q")]).is_none());
+    }
+
+    #[test]
+    fn tool_result_content_accepts_a_string() {
+        let b: ContentBlock =
+            serde_json::from_str(r#"{"type":"tool_result","tool_use_id":"t1","content":"ok"}"#).unwrap();
+        assert_eq!(b, ContentBlock::tool_result_text("t1", "ok"));
+    }
+
+    #[test]
+    fn tool_pairs_are_checked() {
+        let call = Message::new(
+            "a",
+            Role::Assistant,
+            vec![ContentBlock::ToolUse {
+                id: "t1".into(),
+                name: "read".into(),
+                input: serde_json::json!({}),
+            }],
+        );
+        let answer = Message::new("u", Role::User, vec![ContentBlock::tool_result_text("t1", "x")]);
+        assert!(check_tool_pairs(&[&call, &answer]).is_ok());
+        assert!(check_tool_pairs(&[&call]).unwrap_err().contains("not answered"));
+        assert!(check_tool_pairs(&[&answer]).unwrap_err().contains("no tool_use"));
+    }
+}

@@ -1,0 +1,282 @@
+//! The condensation provider contract and the one template that runs every provider (seed 000):
+//! validate → time → `condense_internal` → checks and metrics; on any error the original messages
+//! come back untouched with a typed error.
+//!
+//! No provider can skip this path: `condense_internal` takes a [`TemplateToken`], which only this
+//! module can make, so the only way to run a provider is [`run_provider`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CondenseError, ErrorInfo};
+use crate::model::{Message, api_view, check_tool_pairs};
+use crate::tokens::TokenCounter;
+
+/// A monotonic clock in milliseconds, injected by the host (the core reads no clock of its own).
+pub trait Clock {
+    /// Milliseconds since an arbitrary origin; never goes backwards.
+    fn now_ms(&self) -> f64;
+}
+
+/// Proof that the caller is [`run_provider`]. Providers receive it; only this module makes one.
+#[derive(Debug)]
+pub struct TemplateToken(());
+
+/// What a provider condenses.
+#[derive(Debug, Clone, Copy)]
+pub struct CondensationContext<'a> {
+    /// The whole conversation, hidden messages included.
+    pub messages: &'a [Message],
+    /// The system prompt, counted in the context size.
+    pub system: Option<&'a str>,
+    /// Tokens of the API view before condensing, system prompt included.
+    pub prev_context_tokens: usize,
+}
+
+impl CondensationContext<'_> {
+    /// The messages the model sees.
+    pub fn view(&self) -> Vec<&Message> {
+        api_view(self.messages)
+    }
+
+    /// Tokens of a candidate message list, counted the same way as `prev_context_tokens`.
+    pub fn tokens_of(&self, tokens: &dyn TokenCounter, messages: &[Message]) -> usize {
+        tokens.count_request(self.system, &api_view(messages))
+    }
+}
+
+/// How to condense: the caller's wishes and the provider's configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CondensationOptions {
+    /// Tokens to get down to, where the provider works to a target.
+    pub target_tokens: Option<usize>,
+    /// Messages at the end that must stay as they are.
+    pub keep_last: Option<usize>,
+    /// Whether the condensation was triggered automatically rather than by the user.
+    pub is_automatic: bool,
+    /// The provider's configuration (from the registry), as JSON.
+    pub config: serde_json::Value,
+}
+
+/// What the host lends a provider for one run.
+#[derive(Clone, Copy)]
+pub struct Services<'a> {
+    /// Counts tokens.
+    pub tokens: &'a dyn TokenCounter,
+    /// Times the run.
+    pub clock: &'a dyn Clock,
+}
+
+/// What `condense_internal` returns; the template adds token counts and metrics.
+#[derive(Debug, Clone, Default)]
+pub struct Condensed {
+    /// The whole new conversation, hidden messages included.
+    pub messages: Vec<Message>,
+    /// A summary text, for providers that write one.
+    pub summary: Option<String>,
+    /// What the run cost, in US dollars.
+    pub cost: f64,
+    /// Provider-specific metrics, kept in the result's metrics.
+    pub metrics: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Metrics of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// The provider that ran.
+    pub provider_id: String,
+    /// Wall time of the run, by the injected clock.
+    pub time_elapsed_ms: f64,
+    /// Tokens before minus tokens after; absent when the run failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_saved: Option<i64>,
+    /// Provider-specific metrics.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The outcome of a condensation. On failure `messages` are the input, untouched, and `error` says
+/// why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CondensationResult {
+    /// The whole conversation after the run, hidden messages included.
+    pub messages: Vec<Message>,
+    /// The summary, for providers that write one.
+    pub summary: Option<String>,
+    /// US dollars spent.
+    pub cost: f64,
+    /// Tokens of the new API view, system prompt included; absent on failure.
+    pub new_context_tokens: Option<usize>,
+    /// Why the run failed.
+    pub error: Option<ErrorInfo>,
+    /// Timing, gain and provider-specific figures.
+    pub metrics: Option<Metrics>,
+}
+
+impl CondensationResult {
+    /// Whether the run succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+}
+
+/// A condensation provider. Implementors write the hooks; [`run_provider`] runs them.
+#[async_trait::async_trait(?Send)]
+pub trait CondensationProvider {
+    /// Stable id, e.g. `lossless`.
+    fn id(&self) -> &str;
+    /// Name for people.
+    fn name(&self) -> &str;
+    /// One sentence on what it does.
+    fn description(&self) -> &str;
+
+    /// The configuration a new registry entry starts with.
+    fn default_config(&self) -> serde_json::Value {
+        serde_json::Value::Object(Default::default())
+    }
+
+    /// Checks a configuration before the registry stores it.
+    fn validate_config(&self, _config: &serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Checks the input before anything runs. The default rejects an empty conversation.
+    fn validate(
+        &self,
+        ctx: &CondensationContext<'_>,
+        _options: &CondensationOptions,
+    ) -> Result<(), CondenseError> {
+        if ctx.view().is_empty() {
+            return Err(CondenseError::InvalidInput("no messages to condense".into()));
+        }
+        Ok(())
+    }
+
+    /// What a run would cost, in US dollars, before running it.
+    fn estimate_cost(&self, ctx: &CondensationContext<'_>, options: &CondensationOptions) -> f64;
+
+    /// The provider's work. Called only by [`run_provider`], after `validate`.
+    async fn condense_internal(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        services: Services<'_>,
+        token: TemplateToken,
+    ) -> Result<Condensed, CondenseError>;
+}
+
+/// Runs a provider the one way providers run.
+pub async fn run_provider(
+    provider: &dyn CondensationProvider,
+    messages: &[Message],
+    system: Option<&str>,
+    options: &CondensationOptions,
+    services: Services<'_>,
+) -> CondensationResult {
+    let before = services.tokens.count_request(system, &api_view(messages));
+    let ctx = CondensationContext { messages, system, prev_context_tokens: before };
+    let failed = |error: CondenseError, elapsed: f64| CondensationResult {
+        messages: messages.to_vec(),
+        summary: None,
+        cost: 0.0,
+        new_context_tokens: None,
+        error: Some(error.to_info()),
+        metrics: Some(Metrics {
+            provider_id: provider.id().to_owned(),
+            time_elapsed_ms: elapsed,
+            tokens_saved: None,
+            extra: Default::default(),
+        }),
+    };
+    if let Err(e) = provider.validate(&ctx, options) {
+        return failed(e, 0.0);
+    }
+    let start = services.clock.now_ms();
+    let outcome = provider.condense_internal(&ctx, options, services, TemplateToken(())).await;
+    let elapsed = (services.clock.now_ms() - start).max(0.0);
+    let condensed = match outcome.and_then(|c| check_result(&ctx, c)) {
+        Ok(c) => c,
+        Err(e) => return failed(e, elapsed),
+    };
+    let after = ctx.tokens_of(services.tokens, &condensed.messages);
+    if after > before {
+        return failed(CondenseError::ContextGrew { before, after }, elapsed);
+    }
+    let tokens_saved = i64::try_from(before).unwrap_or(i64::MAX) - i64::try_from(after).unwrap_or(0);
+    let mut extra = condensed.metrics;
+    extra.insert("tokens_before".into(), before.into());
+    extra.insert("tokens_after".into(), after.into());
+    CondensationResult {
+        messages: condensed.messages,
+        summary: condensed.summary,
+        cost: condensed.cost,
+        new_context_tokens: Some(after),
+        error: None,
+        metrics: Some(Metrics {
+            provider_id: provider.id().to_owned(),
+            time_elapsed_ms: elapsed,
+            tokens_saved: Some(tokens_saved),
+            extra,
+        }),
+    }
+}
+
+/// The invariants every provider's output must keep: every input message is still there,
+/// unchanged but for `condense_parent`, in the same order; and the API view stays valid when the
+/// input's was.
+fn check_result(ctx: &CondensationContext<'_>, c: Condensed) -> Result<Condensed, CondenseError> {
+    let mut rest = c.messages.iter();
+    for original in ctx.messages {
+        let found = rest.by_ref().find(|m| m.id == original.id).ok_or_else(|| {
+            CondenseError::Internal(format!("message {} was lost by the provider", original.id))
+        })?;
+        let mut unhidden = found.clone();
+        if original.condense_parent.is_none() {
+            unhidden.condense_parent = None;
+        }
+        if &unhidden != original {
+            return Err(CondenseError::Internal(format!(
+                "message {} was changed in place instead of hidden and copied",
+                original.id
+            )));
+        }
+    }
+    if check_tool_pairs(&ctx.view()).is_ok() {
+        check_tool_pairs(&api_view(&c.messages)).map_err(|e| {
+            CondenseError::Internal(format!("the condensed conversation has a broken tool pair: {e}"))
+        })?;
+    }
+    Ok(c)
+}
+
+/// Builds the new message list of a condensation that replaces some visible messages by edited
+/// copies and hides others: each replaced original is hidden and followed by its copy; each
+/// removed original is hidden. Messages are identified by their index in `messages`.
+pub fn apply_edits(
+    messages: &[Message],
+    condense_id: &str,
+    replaced: &std::collections::BTreeMap<usize, Vec<crate::model::ContentBlock>>,
+    removed: &std::collections::BTreeSet<usize>,
+) -> Vec<Message> {
+    let mut out = Vec::with_capacity(messages.len() + replaced.len());
+    for (i, m) in messages.iter().enumerate() {
+        if removed.contains(&i) {
+            let mut hidden = m.clone();
+            hidden.condense_parent = Some(condense_id.to_owned());
+            out.push(hidden);
+        } else if let Some(content) = replaced.get(&i) {
+            let mut hidden = m.clone();
+            hidden.condense_parent = Some(condense_id.to_owned());
+            out.push(hidden);
+            let mut copy = m.clone();
+            copy.id = format!("{}.{condense_id}", m.id);
+            copy.content = content.clone();
+            copy.condense_id = Some(condense_id.to_owned());
+            copy.condense_parent = None;
+            out.push(copy);
+        } else {
+            out.push(m.clone());
+        }
+    }
+    out
+}

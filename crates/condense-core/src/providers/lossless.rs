@@ -1,0 +1,163 @@
+//! The `lossless` provider (SPEC §4): no LLM, zero cost, nothing lost. When the same content was
+//! read or returned again later — a file read twice with no change between, an identical tool
+//! result, a repeated listing or search, a log pasted twice — the earlier copy is replaced by a
+//! short reference to the later one. Only byte-identical content is replaced, so every removed
+//! byte has an identical copy still in the context.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CondenseError;
+use crate::model::{ContentBlock, ToolResultPart, next_condense_id};
+use crate::provider::{
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
+    apply_edits,
+};
+
+use super::parse_config;
+
+/// Configuration of the `lossless` provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LosslessConfig {
+    /// Content shorter than this many bytes is left alone: its reference would save little.
+    pub min_bytes: usize,
+}
+
+impl Default for LosslessConfig {
+    fn default() -> Self {
+        LosslessConfig { min_bytes: 200 }
+    }
+}
+
+/// Replaces earlier byte-identical copies of text blocks and tool results by references.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LosslessProvider;
+
+/// Where a piece of content sits in the API view: message, block, and part within a tool result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Site {
+    message: usize,
+    block: usize,
+    part: Option<usize>,
+}
+
+fn reference_text(bytes: usize, what: &str, message_id: &str) -> String {
+    format!(
+        "[Context Condenser: {bytes} bytes de-duplicated here; byte-identical to {what} in message {message_id} further down]"
+    )
+}
+
+#[async_trait::async_trait(?Send)]
+impl CondensationProvider for LosslessProvider {
+    fn id(&self) -> &str {
+        "lossless"
+    }
+
+    fn name(&self) -> &str {
+        "Lossless de-duplication"
+    }
+
+    fn description(&self) -> &str {
+        "Replaces earlier copies of repeated file reads, tool results and pasted text with a reference to the latest identical copy. No LLM, no cost, nothing lost."
+    }
+
+    fn default_config(&self) -> serde_json::Value {
+        serde_json::to_value(LosslessConfig::default()).expect("plain struct")
+    }
+
+    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
+        parse_config::<LosslessConfig>(config).map(|_| ())
+    }
+
+    fn estimate_cost(&self, _ctx: &CondensationContext<'_>, _options: &CondensationOptions) -> f64 {
+        0.0
+    }
+
+    async fn condense_internal(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        _services: Services<'_>,
+        _token: TemplateToken,
+    ) -> Result<Condensed, CondenseError> {
+        let config: LosslessConfig = parse_config(&options.config)
+            .map_err(|message| CondenseError::InvalidConfig { id: self.id().into(), message })?;
+        // Indices of the visible messages in the full list.
+        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+
+        // Every candidate text with its site, in view order.
+        let mut sites: Vec<(Site, &str)> = Vec::new();
+        for (vi, &mi) in visible.iter().enumerate() {
+            for (bi, block) in ctx.messages[mi].content.iter().enumerate() {
+                match block {
+                    ContentBlock::Text { text } => {
+                        sites.push((Site { message: vi, block: bi, part: None }, text));
+                    }
+                    ContentBlock::ToolResult { content, .. } => {
+                        for (pi, part) in content.iter().enumerate() {
+                            if let ToolResultPart::Text { text } = part {
+                                sites.push((Site { message: vi, block: bi, part: Some(pi) }, text));
+                            }
+                        }
+                    }
+                    ContentBlock::ToolUse { .. } | ContentBlock::Image { .. } => {}
+                }
+            }
+        }
+        // The last site of each distinct text long enough to matter.
+        let mut last: HashMap<&str, Site> = HashMap::new();
+        for (site, text) in &sites {
+            if text.len() >= config.min_bytes {
+                last.insert(text, *site);
+            }
+        }
+
+        let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
+        let mut duplicates = 0usize;
+        let mut bytes_removed = 0usize;
+        for (site, text) in &sites {
+            let Some(keeper) = last.get(text) else { continue };
+            if keeper == site {
+                continue;
+            }
+            let keeper_msg = &ctx.messages[visible[keeper.message]];
+            let what = match &keeper_msg.content[keeper.block] {
+                ContentBlock::ToolResult { tool_use_id, .. } => {
+                    format!("the result of tool call {tool_use_id}")
+                }
+                _ => "a text block".to_owned(),
+            };
+            let reference = reference_text(text.len(), &what, &keeper_msg.id);
+            if reference.len() >= text.len() {
+                continue;
+            }
+            let mi = visible[site.message];
+            let content = replaced.entry(mi).or_insert_with(|| ctx.messages[mi].content.clone());
+            match (&mut content[site.block], site.part) {
+                (ContentBlock::Text { text }, None) => *text = reference,
+                (ContentBlock::ToolResult { content, .. }, Some(p)) => {
+                    content[p] = ToolResultPart::Text { text: reference };
+                }
+                _ => unreachable!("sites are collected from these very blocks"),
+            }
+            duplicates += 1;
+            bytes_removed += text.len();
+        }
+        if replaced.is_empty() {
+            return Err(CondenseError::NothingToCondense(format!(
+                "no repeated content of {} bytes or more",
+                config.min_bytes
+            )));
+        }
+        let condense_id = next_condense_id(ctx.messages);
+        let messages = apply_edits(ctx.messages, &condense_id, &replaced, &BTreeSet::new());
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("condense_id".into(), condense_id.into());
+        metrics.insert("duplicates_replaced".into(), duplicates.into());
+        metrics.insert("bytes_removed".into(), bytes_removed.into());
+        metrics.insert("messages_edited".into(), replaced.len().into());
+        Ok(Condensed { messages, summary: None, cost: 0.0, metrics })
+    }
+}

@@ -1,0 +1,268 @@
+//! Token counting (SPEC §6): tiktoken encoders chosen by model family, a documented estimate for
+//! images, and a per-message cache so that recounting a conversation after one new message costs
+//! only that message.
+//!
+//! | model family (prefix of the model id)                | encoding      |
+//! |------------------------------------------------------|---------------|
+//! | `gpt-4o`, `gpt-4.1`, `gpt-4.5`, `gpt-5`, `o1`, `o3`, `o4`, `chatgpt-4o`, `gpt-oss` | `o200k_base` |
+//! | `gpt-4`, `gpt-3.5`, `text-embedding-3`, `text-embedding-ada` | `cl100k_base` |
+//! | anything else (Claude, Llama, Qwen, Mistral, Gemini, SmolLM, …) | `o200k_base`, an approximation: those models' own tokenizers are not public or not shipped |
+//!
+//! Images count [`IMAGE_TOKENS`] each: Anthropic's documented cost of an image at the largest size
+//! it accepts without resizing (about 1.15 megapixels, `width × height / 750`), so the estimate
+//! errs on the safe side.
+//!
+//! A message costs its blocks plus [`MESSAGE_OVERHEAD`]; a conversation adds [`REPLY_PRIMING`]
+//! and its system prompt — OpenAI's documented accounting for chat messages.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
+use tiktoken_rs::CoreBPE;
+
+use crate::model::{ContentBlock, Message, ToolResultPart};
+
+/// Tokens counted for one image.
+pub const IMAGE_TOKENS: usize = 1_600;
+/// Tokens of framing per message (role and separators).
+pub const MESSAGE_OVERHEAD: usize = 4;
+/// Tokens that prime the model's reply, counted once per conversation.
+pub const REPLY_PRIMING: usize = 3;
+
+/// A tiktoken encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// GPT-4o and later.
+    O200kBase,
+    /// GPT-4 and GPT-3.5.
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// The encoding's name as tiktoken spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    /// The encoding used for a model id (see the table in this module's docs).
+    pub fn for_model(model: &str) -> Encoding {
+        let m = model.to_ascii_lowercase();
+        let m = m.rsplit('/').next().unwrap_or(&m);
+        const O200K: [&str; 9] =
+            ["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "gpt-oss"];
+        const CL100K: [&str; 4] = ["gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"];
+        if O200K.iter().any(|p| m.starts_with(p)) {
+            Encoding::O200kBase
+        } else if CL100K.iter().any(|p| m.starts_with(p)) {
+            Encoding::Cl100kBase
+        } else {
+            Encoding::O200kBase
+        }
+    }
+}
+
+/// Counts tokens. Implementations must be deterministic.
+pub trait TokenCounter {
+    /// The encoding in use.
+    fn encoding(&self) -> Encoding;
+    /// Tokens of a plain text.
+    fn count_text(&self, text: &str) -> usize;
+    /// Tokens of one message, framing included.
+    fn count_message(&self, message: &Message) -> usize;
+    /// Tokens of a request: the system prompt, the messages and the reply priming.
+    fn count_request(&self, system: Option<&str>, messages: &[&Message]) -> usize {
+        let system = system.map_or(0, |s| self.count_text(s) + MESSAGE_OVERHEAD);
+        system + REPLY_PRIMING + messages.iter().map(|m| self.count_message(m)).sum::<usize>()
+    }
+}
+
+/// The tiktoken counter: the encoder loads on first use, never at construction; message counts
+/// are cached by a hash of the message's role and content.
+pub struct TiktokenCounter {
+    encoding: Encoding,
+    bpe: OnceLock<CoreBPE>,
+    cache: Mutex<HashMap<u64, usize>>,
+    encoded_messages: std::sync::atomic::AtomicUsize,
+}
+
+impl std::fmt::Debug for TiktokenCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TiktokenCounter")
+            .field("encoding", &self.encoding)
+            .field("loaded", &self.bpe.get().is_some())
+            .finish()
+    }
+}
+
+impl TiktokenCounter {
+    /// A counter for an encoding. Cheap: nothing is loaded yet.
+    pub fn new(encoding: Encoding) -> Self {
+        TiktokenCounter {
+            encoding,
+            bpe: OnceLock::new(),
+            cache: Mutex::new(HashMap::new()),
+            encoded_messages: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// A counter for a model id.
+    pub fn for_model(model: &str) -> Self {
+        Self::new(Encoding::for_model(model))
+    }
+
+    /// Whether the encoder has been loaded.
+    pub fn is_loaded(&self) -> bool {
+        self.bpe.get().is_some()
+    }
+
+    /// How many messages were encoded rather than answered from the cache, since construction.
+    pub fn encoded_messages(&self) -> usize {
+        self.encoded_messages.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn bpe(&self) -> &CoreBPE {
+        self.bpe.get_or_init(|| {
+            let loaded = match self.encoding {
+                Encoding::O200kBase => tiktoken_rs::o200k_base(),
+                Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
+            };
+            // The BPE tables are compiled into the binary; failing to parse them is a build defect.
+            loaded.expect("embedded tiktoken tables parse")
+        })
+    }
+
+    fn count_blocks(&self, message: &Message) -> usize {
+        message.content.iter().map(|b| self.count_block(b)).sum::<usize>() + MESSAGE_OVERHEAD
+    }
+
+    fn count_block(&self, block: &ContentBlock) -> usize {
+        match block {
+            ContentBlock::Text { text } => self.count_text(text),
+            ContentBlock::ToolUse { id: _, name, input } => {
+                self.count_text(name) + self.count_text(&input.to_string())
+            }
+            ContentBlock::ToolResult { content, .. } => content
+                .iter()
+                .map(|p| match p {
+                    ToolResultPart::Text { text } => self.count_text(text),
+                    ToolResultPart::Image { .. } => IMAGE_TOKENS,
+                })
+                .sum(),
+            ContentBlock::Image { .. } => IMAGE_TOKENS,
+        }
+    }
+}
+
+fn message_key(message: &Message) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    message.role.hash(&mut h);
+    for block in &message.content {
+        // The JSON form covers every field; hashing it is far cheaper than encoding it.
+        serde_json::to_string(block).unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
+}
+
+impl TokenCounter for TiktokenCounter {
+    fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        self.bpe().encode_ordinary(text).len()
+    }
+
+    fn count_message(&self, message: &Message) -> usize {
+        let key = message_key(message);
+        if let Some(n) = self.cache.lock().ok().and_then(|c| c.get(&key).copied()) {
+            return n;
+        }
+        let n = self.count_blocks(message);
+        self.encoded_messages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(key, n);
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Role;
+
+    /// Reference counts computed with OpenAI's Python `tiktoken` 0.8.0 (`encode_ordinary`) on the
+    /// same BPE tables.
+    const TEXTS: [&str; 7] = [
+        "hello world",
+        "tiktoken is great!",
+        "Ünïcödé façade — naïve café",
+        "こんにちは世界、元気ですか？",
+        "fn main() {\n    println!(\"{}\", 42);\n}\n",
+        "🦀 Rust 🚀 emoji",
+        "antidisestablishmentarianism",
+    ];
+
+    #[test]
+    fn cl100k_matches_tiktoken() {
+        let c = TiktokenCounter::new(Encoding::Cl100kBase);
+        let got: Vec<usize> = TEXTS.iter().map(|t| c.count_text(t)).collect();
+        assert_eq!(got, [2, 6, 13, 10, 11, 8, 6]);
+    }
+
+    #[test]
+    fn o200k_matches_tiktoken() {
+        let c = TiktokenCounter::new(Encoding::O200kBase);
+        let got: Vec<usize> = TEXTS.iter().map(|t| c.count_text(t)).collect();
+        assert_eq!(got, [2, 6, 10, 8, 11, 7, 6]);
+    }
+
+    #[test]
+    fn model_families_pick_their_encoding() {
+        assert_eq!(Encoding::for_model("gpt-4o-mini"), Encoding::O200kBase);
+        assert_eq!(Encoding::for_model("openai/gpt-4.1"), Encoding::O200kBase);
+        assert_eq!(Encoding::for_model("gpt-4-turbo"), Encoding::Cl100kBase);
+        assert_eq!(Encoding::for_model("gpt-3.5-turbo"), Encoding::Cl100kBase);
+        assert_eq!(Encoding::for_model("claude-sonnet-4-5"), Encoding::O200kBase);
+    }
+
+    #[test]
+    fn encoder_loads_lazily_and_messages_are_cached() {
+        let c = TiktokenCounter::new(Encoding::O200kBase);
+        assert!(!c.is_loaded());
+        let mut msgs: Vec<Message> = (0..10)
+            .map(|i| {
+                Message::new(format!("m{i}"), Role::User, vec![ContentBlock::text(format!("message {i}"))])
+            })
+            .collect();
+        let first = c.count_request(None, &msgs.iter().collect::<Vec<_>>());
+        assert!(c.is_loaded());
+        assert_eq!(c.encoded_messages(), 10);
+        msgs.push(Message::new("m10", Role::Assistant, vec![ContentBlock::text("one more")]));
+        let second = c.count_request(None, &msgs.iter().collect::<Vec<_>>());
+        assert_eq!(c.encoded_messages(), 11, "only the new message is encoded");
+        assert_eq!(second, first + c.count_text("one more") + MESSAGE_OVERHEAD);
+    }
+
+    #[test]
+    fn images_use_the_documented_estimate() {
+        let c = TiktokenCounter::new(Encoding::O200kBase);
+        let m = Message::new(
+            "i",
+            Role::User,
+            vec![ContentBlock::Image {
+                source: crate::model::ImageSource::Url { url: "https://x/y.png".into() },
+            }],
+        );
+        assert_eq!(c.count_message(&m), IMAGE_TOKENS + MESSAGE_OVERHEAD);
+    }
+}
