@@ -86,7 +86,7 @@ pub trait TokenCounter {
 /// are cached by a hash of the message's role and content.
 pub struct TiktokenCounter {
     encoding: Encoding,
-    bpe: OnceLock<CoreBPE>,
+    bpe: OnceLock<&'static CoreBPE>,
     cache: Mutex<HashMap<u64, usize>>,
     encoded_messages: std::sync::atomic::AtomicUsize,
 }
@@ -126,15 +126,8 @@ impl TiktokenCounter {
         self.encoded_messages.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn bpe(&self) -> &CoreBPE {
-        self.bpe.get_or_init(|| {
-            let loaded = match self.encoding {
-                Encoding::O200kBase => tiktoken_rs::o200k_base(),
-                Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
-            };
-            // The BPE tables are compiled into the binary; failing to parse them is a build defect.
-            loaded.expect("embedded tiktoken tables parse")
-        })
+    fn bpe(&self) -> &'static CoreBPE {
+        self.bpe.get_or_init(|| shared_bpe(self.encoding))
     }
 
     fn count_blocks(&self, message: &Message) -> usize {
@@ -155,6 +148,22 @@ impl TiktokenCounter {
                 })
                 .sum(),
             ContentBlock::Image { .. } => IMAGE_TOKENS,
+        }
+    }
+}
+
+/// The encoders are immutable tables, so one per encoding serves every counter in the process:
+/// a second engine, or a counter rebuilt for a new model of the same family, loads nothing.
+fn shared_bpe(encoding: Encoding) -> &'static CoreBPE {
+    static O200K: OnceLock<CoreBPE> = OnceLock::new();
+    static CL100K: OnceLock<CoreBPE> = OnceLock::new();
+    // The BPE tables are compiled into the binary; failing to parse them is a build defect.
+    match encoding {
+        Encoding::O200kBase => {
+            O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("embedded o200k tables parse"))
+        }
+        Encoding::Cl100kBase => {
+            CL100K.get_or_init(|| tiktoken_rs::cl100k_base().expect("embedded cl100k tables parse"))
         }
     }
 }
