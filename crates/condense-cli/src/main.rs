@@ -136,7 +136,13 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 services,
             ))
             .map_err(|e| usage(e.to_string()))?;
-            print_json(&result);
+            // The result carries the system prompt too, so that it is a complete conversation
+            // file for `count`, `view`, `undo` and a further `run`.
+            let mut out = serde_json::to_value(&result).expect("results serialize");
+            if let (Some(system), Some(obj)) = (&conversation.system, out.as_object_mut()) {
+                obj.insert("system".into(), system.clone().into());
+            }
+            print_json(&out);
             Ok(if result.is_ok() { 0 } else { 1 })
         }
         Command::Providers => {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// The schema tag written at the top of the project's own conversation files.
 pub const FORMAT_TAG: &str = "context-condenser/conversation@1";
 
-/// Who wrote a message. System prompts live in [`Conversation::system`], not in the message list,
+/// Who wrote a message. System prompts live in the conversation's `system` field, not in the message list,
 /// so that every message list is valid for both the OpenAI and the Anthropic API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -207,7 +207,7 @@ impl Message {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Conversation {
-    /// Always [`FORMAT_TAG`] when written by this project.
+    /// Always `context-condenser/conversation@1` when written by this project.
     #[serde(default = "default_format", rename = "format")]
     pub format: String,
     /// The system prompt sent with every request.

@@ -173,9 +173,9 @@ impl CondensationProvider for TruncationProvider {
         let tokens = services.tokens;
         let mut total = before;
         let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
-        let mut per_pass = serde_json::Map::new();
+        // (message, pass) of every block stubbed, so the metrics count only what the result keeps.
+        let mut stubbed: Vec<(usize, Pass)> = Vec::new();
         'passes: for pass in Pass::ALL {
-            let mut count = 0usize;
             for &mi in &middle {
                 if total <= target {
                     break;
@@ -195,11 +195,10 @@ impl CondensationProvider for TruncationProvider {
                         continue;
                     }
                     total -= old_tokens - new_tokens;
-                    count += 1;
+                    stubbed.push((mi, pass));
                     replaced.insert(mi, current.clone());
                 }
             }
-            per_pass.insert(pass.name().into(), count.into());
             if total <= target {
                 break 'passes;
             }
@@ -244,6 +243,11 @@ impl CondensationProvider for TruncationProvider {
             return Err(CondenseError::NothingToCondense(
                 "no content in the middle of the conversation could be shortened".into(),
             ));
+        }
+        let mut per_pass = serde_json::Map::new();
+        for pass in Pass::ALL {
+            let count = stubbed.iter().filter(|(mi, p)| *p == pass && replaced.contains_key(mi)).count();
+            per_pass.insert(pass.name().into(), count.into());
         }
         let condense_id = next_condense_id(ctx.messages);
         let messages = apply_edits(ctx.messages, &condense_id, &replaced, &removed);

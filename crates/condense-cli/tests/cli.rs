@@ -1,0 +1,257 @@
+//! The `condense` binary on the shipped example and the fixtures: exit codes, outputs, formats.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn root(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn condense(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("condense").unwrap().args(args).assert()
+}
+
+fn json_of(assert: &assert_cmd::assert::Assert) -> Value {
+    serde_json::from_slice(&assert.get_output().stdout).expect("stdout is JSON")
+}
+
+fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+}
+
+const EXAMPLE: &str = "examples/coding-session.json";
+
+fn total_tokens(file: &str) -> u64 {
+    json_of(&condense(&["count", file]).success())["total_tokens"].as_u64().unwrap()
+}
+
+/// The visible messages of a `run` output's conversation.
+fn visible(result: &Value) -> Vec<Value> {
+    result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m.get("condense_parent").is_none_or(Value::is_null))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn truncation_gets_the_example_under_2000_tokens_keeping_first_and_last() {
+    let example = root(EXAMPLE);
+    let before = total_tokens(&example);
+    assert!(before > 4000, "the example is realistic in size: {before}");
+    let out = condense(&["run", "--provider", "truncation", "--target-tokens", "2000", &example]).success();
+    let result = json_of(&out);
+    assert!(result["error"].is_null());
+    let after = result["new_context_tokens"].as_u64().unwrap();
+    assert!(after < 2000, "{after}");
+    assert_eq!(result["metrics"]["target_met"], true);
+    assert_eq!(result["metrics"]["provider_id"], "truncation");
+
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&example).unwrap()).unwrap();
+    let original = input["messages"].as_array().unwrap();
+    let kept = visible(&result);
+    assert_eq!(kept.first(), original.first());
+    let n = 3; // the provider's default keep_last
+    assert_eq!(&kept[kept.len() - n..], &original[original.len() - n..]);
+
+    // The output is itself a valid input: counting it agrees with the result.
+    let path = std::env::temp_dir().join(format!("condense-cli-trunc-{}.json", std::process::id()));
+    std::fs::write(&path, &out.get_output().stdout).unwrap();
+    let recount = total_tokens(path.to_str().unwrap());
+    std::fs::remove_file(&path).ok();
+    assert_eq!(recount, after);
+}
+
+#[test]
+fn lossless_lowers_the_example_with_nothing_lost() {
+    let example = root(EXAMPLE);
+    let before = total_tokens(&example);
+    let result = json_of(&condense(&["run", "--provider", "lossless", &example]).success());
+    assert!(result["error"].is_null());
+    let after = result["new_context_tokens"].as_u64().unwrap();
+    assert!(after < before, "{after} < {before}");
+    // Nothing lost: every hidden message's tool result text is still in the view, byte-identical.
+    let view_text = serde_json::to_string(&visible(&result)).unwrap();
+    let hidden: Vec<&Value> = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m.get("condense_parent").is_some_and(|p| !p.is_null()))
+        .collect();
+    assert!(!hidden.is_empty());
+    for m in hidden {
+        for block in m["content"].as_array().unwrap() {
+            for part in block["content"].as_array().into_iter().flatten() {
+                let text = serde_json::to_string(&part["text"]).unwrap();
+                assert!(view_text.contains(&text), "lost: {}", &text[..text.len().min(60)]);
+            }
+        }
+    }
+}
+
+#[test]
+fn broken_json_exits_2_naming_the_location() {
+    let out = condense(&["run", "--provider", "truncation", &root("tests/fixtures/broken.json")]).code(2);
+    let err = stderr_of(&out);
+    assert!(err.contains("line 5 column 3"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(out.get_output().stdout.is_empty());
+}
+
+#[test]
+fn an_unknown_block_type_is_located() {
+    let out = condense(&["count", &root("tests/fixtures/unknown-block.json")]).code(2);
+    assert!(
+        stderr_of(&out).contains(r#"messages[1].content[0]: unknown block type "foo""#),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn an_unknown_provider_exits_2_naming_the_known_ones() {
+    let out = condense(&["run", "--provider", "magic", &root(EXAMPLE)]).code(2);
+    let err = stderr_of(&out);
+    assert!(err.contains("'magic' not found"), "{err}");
+    assert!(err.contains("lossless, truncation"), "{err}");
+}
+
+#[test]
+fn a_failed_condensation_exits_1_with_the_originals() {
+    // Two messages: nothing between the first and the kept last ones.
+    let input = r#"{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
+    let out = Command::cargo_bin("condense")
+        .unwrap()
+        .args(["run", "--provider", "truncation", "-"])
+        .write_stdin(input)
+        .assert()
+        .code(1);
+    let result = json_of(&out);
+    assert_eq!(result["error"]["kind"], "nothing_to_condense");
+    assert_eq!(result["messages"].as_array().unwrap().len(), 2);
+    assert!(result["new_context_tokens"].is_null());
+}
+
+#[test]
+fn count_reports_per_message_tokens_by_model_family() {
+    let file = root("tests/fixtures/openai-chat.json");
+    let o200k = json_of(&condense(&["count", &file]).success());
+    assert_eq!(o200k["encoding"], "o200k_base");
+    let messages = o200k["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 5, "the system message is not a message");
+    let cl100k = json_of(&condense(&["count", "--model", "gpt-4-turbo", &file]).success());
+    assert_eq!(cl100k["encoding"], "cl100k_base");
+    assert_eq!(cl100k["model"], "gpt-4-turbo");
+}
+
+#[test]
+fn providers_lists_the_registry_by_priority() {
+    let list = json_of(&condense(&["providers"]).success());
+    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["lossless", "truncation"]);
+    for p in list.as_array().unwrap() {
+        for key in ["name", "description", "enabled", "priority"] {
+            assert!(p.get(key).is_some(), "{key} in {p}");
+        }
+    }
+}
+
+#[test]
+fn undo_restores_the_previous_view() {
+    let file = root("tests/fixtures/small-session.json");
+    let condensed = condense(&["run", "--provider", "truncation", "--target-tokens", "200", &file]).success();
+    let undone = Command::cargo_bin("condense")
+        .unwrap()
+        .args(["undo", "-"])
+        .write_stdin(condensed.get_output().stdout.clone())
+        .assert()
+        .success();
+    let view_of = |input: Vec<u8>| {
+        Command::cargo_bin("condense")
+            .unwrap()
+            .args(["view", "--format", "anthropic", "-"])
+            .write_stdin(input)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let original_view: Value = serde_json::from_slice(&view_of(std::fs::read(&file).unwrap())).unwrap();
+    let undone_view: Value = serde_json::from_slice(&view_of(undone.get_output().stdout.clone())).unwrap();
+    assert_eq!(undone_view["messages"], original_view["messages"]);
+    // And there is nothing left to undo on the original.
+    let again = condense(&["undo", &file]).code(1);
+    assert!(stderr_of(&again).contains("nothing to undo"));
+}
+
+#[test]
+fn view_writes_each_wire_format_without_hidden_messages() {
+    let file = root("tests/fixtures/small-session.json");
+    let condensed = condense(&["run", "--provider", "lossless", &file]).success().get_output().stdout.clone();
+    let openai = Command::cargo_bin("condense")
+        .unwrap()
+        .args(["view", "--format", "openai", "-"])
+        .write_stdin(condensed.clone())
+        .assert()
+        .success();
+    let openai = json_of(&openai);
+    let messages = openai["messages"].as_array().unwrap();
+    // OpenAI: tool results become `tool` messages answering the assistant's `tool_calls`.
+    let tool_ids: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(tool_ids, ["call_1", "call_2", "call_3", "call_4", "call_5"]);
+    let text = serde_json::to_string(&openai).unwrap();
+    assert!(!text.contains("condense_parent"), "no project fields on the wire");
+
+    let anthropic = Command::cargo_bin("condense")
+        .unwrap()
+        .args(["view", "--format", "anthropic", &file])
+        .assert()
+        .success();
+    let anthropic = json_of(&anthropic);
+    assert_eq!(anthropic["system"], "You are a coding assistant with tools.");
+    assert_eq!(anthropic["messages"].as_array().unwrap().len(), 13);
+}
+
+#[test]
+fn openai_and_anthropic_inputs_condense_alike() {
+    for fixture in ["tests/fixtures/openai-chat.json", "tests/fixtures/anthropic-messages.json"] {
+        let out = condense(&[
+            "run",
+            "--provider",
+            "truncation",
+            "--target-tokens",
+            "30",
+            "--keep-last",
+            "1",
+            &root(fixture),
+        ]);
+        let result = json_of(&out.success());
+        assert!(result["error"].is_null(), "{fixture}: {}", result["error"]);
+        assert!(result["new_context_tokens"].as_u64().unwrap() < total_tokens(&root(fixture)));
+        let view = visible(&result);
+        assert_eq!(view[0]["content"][0]["text"], "What is in README.md?", "{fixture}");
+    }
+}
+
+#[test]
+fn the_published_schema_is_the_one_the_code_writes() {
+    let out = condense(&["schema"]).success();
+    let printed: Value = json_of(&out);
+    let published: Value =
+        serde_json::from_str(&std::fs::read_to_string(root("schema/conversation.schema.json")).unwrap())
+            .unwrap();
+    assert_eq!(printed, published, "regenerate with `condense schema > schema/conversation.schema.json`");
+}
+
+#[test]
+fn a_missing_file_is_a_usage_error() {
+    let out = condense(&["count", "/nonexistent/conversation.json"]).code(2);
+    assert!(stderr_of(&out).starts_with("condense: cannot read /nonexistent/conversation.json"));
+}

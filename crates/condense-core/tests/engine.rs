@@ -1,0 +1,252 @@
+//! The template, the registry and the manager, driven through the public API with test providers
+//! that misbehave on purpose.
+
+mod common;
+
+use std::cell::Cell;
+
+use common::{StepClock, block_on, counter, text};
+use condense_core::provider::{CondensationContext, Condensed, TemplateToken};
+use condense_core::{
+    CondensationManager, CondensationOptions, CondensationProvider, CondenseError, Conversation, Message,
+    ProviderConfig, ProviderConfigUpdate, ProviderRegistry, Role, Services, run_provider,
+};
+
+/// What the test provider's `condense_internal` does.
+#[derive(Clone, Copy)]
+enum Behaviour {
+    /// Hides the first message (a valid condensation).
+    HideFirst,
+    /// Returns an error.
+    Fail,
+    /// Drops a message outright.
+    Lose,
+    /// Edits a message in place.
+    EditInPlace,
+    /// Adds a long message.
+    Grow,
+}
+
+struct TestProvider {
+    behaviour: Behaviour,
+    reject: bool,
+    ran: Cell<bool>,
+}
+
+impl TestProvider {
+    fn new(behaviour: Behaviour) -> Self {
+        TestProvider { behaviour, reject: false, ran: Cell::new(false) }
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl CondensationProvider for TestProvider {
+    fn id(&self) -> &str {
+        "test"
+    }
+    fn name(&self) -> &str {
+        "Test"
+    }
+    fn description(&self) -> &str {
+        "misbehaves on purpose"
+    }
+    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
+        match config.get("bad") {
+            Some(_) => Err("`bad` is not allowed".into()),
+            None => Ok(()),
+        }
+    }
+    fn validate(&self, ctx: &CondensationContext<'_>, _: &CondensationOptions) -> Result<(), CondenseError> {
+        if self.reject {
+            return Err(CondenseError::InvalidInput(format!("{} messages is too few", ctx.messages.len())));
+        }
+        Ok(())
+    }
+    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions) -> f64 {
+        0.25
+    }
+    async fn condense_internal(
+        &self,
+        ctx: &CondensationContext<'_>,
+        _: &CondensationOptions,
+        _: Services<'_>,
+        _: TemplateToken,
+    ) -> Result<Condensed, CondenseError> {
+        self.ran.set(true);
+        let mut messages = ctx.messages.to_vec();
+        match self.behaviour {
+            Behaviour::HideFirst => messages[0].condense_parent = Some("c1".into()),
+            Behaviour::Fail => return Err(CondenseError::NothingToCondense("on purpose".into())),
+            Behaviour::Lose => {
+                messages.remove(1);
+            }
+            Behaviour::EditInPlace => {
+                messages[0].content = vec![condense_core::ContentBlock::text("changed")]
+            }
+            Behaviour::Grow => messages.push(text("extra", Role::User, &"many words ".repeat(200))),
+        }
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("custom".into(), 7.into());
+        Ok(Condensed { messages, summary: None, cost: 0.5, metrics })
+    }
+}
+
+fn conversation() -> Conversation {
+    Conversation::new(vec![
+        text("a", Role::User, "first question, fairly long so hiding it saves tokens"),
+        text("b", Role::Assistant, "an answer"),
+        text("c", Role::User, "another question"),
+    ])
+}
+
+fn run(provider: &TestProvider) -> condense_core::CondensationResult {
+    let c = conversation();
+    let tokens = counter();
+    let clock = StepClock::default();
+    let services = Services { tokens: &tokens, clock: &clock };
+    block_on(run_provider(provider, &c.messages, None, &CondensationOptions::default(), services))
+}
+
+#[test]
+fn a_good_run_gets_metrics_from_the_template() {
+    let result = run(&TestProvider::new(Behaviour::HideFirst));
+    assert!(result.is_ok(), "{:?}", result.error);
+    let metrics = result.metrics.unwrap();
+    assert_eq!(metrics.provider_id, "test");
+    // The step clock advances 5 ms per read; the template reads it once before and once after.
+    assert_eq!(metrics.time_elapsed_ms, 5.0);
+    let before = metrics.extra["tokens_before"].as_i64().unwrap();
+    let after = metrics.extra["tokens_after"].as_i64().unwrap();
+    assert_eq!(metrics.tokens_saved, Some(before - after));
+    assert!(after < before);
+    assert_eq!(metrics.extra["custom"], 7);
+    assert_eq!(result.cost, 0.5);
+    assert_eq!(result.new_context_tokens, Some(after as usize));
+}
+
+#[test]
+fn a_rejected_input_never_reaches_the_hook() {
+    let provider = TestProvider { reject: true, ..TestProvider::new(Behaviour::HideFirst) };
+    let result = run(&provider);
+    assert!(!provider.ran.get());
+    let error = result.error.unwrap();
+    assert_eq!(error.kind, "invalid_input");
+    assert_eq!(error.message, "invalid input: 3 messages is too few");
+    assert_eq!(result.messages, conversation().messages);
+}
+
+#[test]
+fn every_failure_hands_back_the_originals_with_a_typed_error() {
+    for (behaviour, kind, says) in [
+        (Behaviour::Fail, "nothing_to_condense", "on purpose"),
+        (Behaviour::Lose, "internal", "message b was lost"),
+        (Behaviour::EditInPlace, "internal", "changed in place"),
+        (Behaviour::Grow, "context_grew", "context grew"),
+    ] {
+        let result = run(&TestProvider::new(behaviour));
+        let error = result.error.expect("an error");
+        assert_eq!(error.kind, kind);
+        assert!(error.message.contains(says), "{}", error.message);
+        assert_eq!(result.messages, conversation().messages);
+        assert_eq!(result.cost, 0.0);
+        assert_eq!(result.new_context_tokens, None);
+        let metrics = result.metrics.unwrap();
+        assert_eq!(metrics.tokens_saved, None);
+        assert_eq!(metrics.provider_id, "test");
+    }
+}
+
+#[test]
+fn the_registry_lists_by_priority_and_filters_disabled() {
+    let mut manager = CondensationManager::with_builtin_providers();
+    let ids = |m: &CondensationManager, enabled| {
+        m.list_providers(enabled).into_iter().map(|p| p.id).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&manager, false), ["lossless", "truncation"]);
+    let registry = manager.registry_mut();
+    registry.register(Box::new(TestProvider::new(Behaviour::HideFirst)), None).unwrap();
+    assert_eq!(registry.get_config("test").unwrap().priority, 0);
+    registry
+        .update_config("test", ProviderConfigUpdate { priority: Some(90), ..Default::default() })
+        .unwrap();
+    registry
+        .update_config("lossless", ProviderConfigUpdate { enabled: Some(false), ..Default::default() })
+        .unwrap();
+    assert_eq!(ids(&manager, false), ["test", "lossless", "truncation"]);
+    assert_eq!(ids(&manager, true), ["test", "truncation"]);
+    assert!(manager.registry_mut().unregister("test"));
+    assert!(!manager.registry_mut().unregister("test"));
+    assert!(manager.registry().get("test").is_none());
+    manager.registry_mut().clear();
+    assert!(manager.list_providers(false).is_empty());
+}
+
+#[test]
+fn invalid_configurations_change_nothing() {
+    let mut registry = ProviderRegistry::new();
+    let bad = ProviderConfig { enabled: true, priority: 1, config: serde_json::json!({"bad": 1}) };
+    let err = registry.register(Box::new(TestProvider::new(Behaviour::HideFirst)), Some(bad)).unwrap_err();
+    assert_eq!(err.kind(), "invalid_config");
+    assert!(registry.get("test").is_none());
+
+    registry.register(Box::new(TestProvider::new(Behaviour::HideFirst)), None).unwrap();
+    let update = ProviderConfigUpdate {
+        enabled: Some(false),
+        config: Some(serde_json::json!({"bad": true})),
+        ..Default::default()
+    };
+    let err = registry.update_config("test", update).unwrap_err();
+    assert_eq!(err.to_string(), "invalid configuration for provider 'test': `bad` is not allowed");
+    assert!(registry.get_config("test").unwrap().enabled, "a rejected update applies nothing");
+    let err = registry.update_config("nope", ProviderConfigUpdate::default()).unwrap_err();
+    assert_eq!(err.to_string(), "provider 'nope' not found; known providers: test");
+}
+
+#[test]
+fn unknown_and_disabled_providers_are_typed_errors() {
+    let mut manager = CondensationManager::with_builtin_providers();
+    let tokens = counter();
+    let clock = StepClock::default();
+    let services = Services { tokens: &tokens, clock: &clock };
+    let c = conversation();
+    let err =
+        block_on(manager.condense(&c, Some("magic"), CondensationOptions::default(), services)).unwrap_err();
+    assert_eq!(
+        err,
+        CondenseError::ProviderNotFound { id: "magic".into(), known: "lossless, truncation".into() }
+    );
+    manager
+        .registry_mut()
+        .update_config("truncation", ProviderConfigUpdate { enabled: Some(false), ..Default::default() })
+        .unwrap();
+    let err = block_on(manager.condense(&c, Some("truncation"), CondensationOptions::default(), services))
+        .unwrap_err();
+    assert_eq!(err.kind(), "provider_disabled");
+    assert_eq!(manager.default_provider(), "lossless");
+    assert_eq!(manager.set_default_provider("magic").unwrap_err().kind(), "provider_not_found");
+}
+
+#[test]
+fn separate_engines_do_not_share_registries() {
+    let mut a = CondensationManager::with_builtin_providers();
+    let b = CondensationManager::with_builtin_providers();
+    a.registry_mut().unregister("lossless");
+    assert_eq!(a.list_providers(false).len(), 1);
+    assert_eq!(b.list_providers(false).len(), 2);
+}
+
+#[test]
+fn the_counter_recounts_only_new_messages() {
+    let tokens = counter();
+    assert!(!tokens.is_loaded(), "constructing a counter loads nothing");
+    let mut messages: Vec<Message> =
+        (0..20).map(|i| text(&format!("m{i}"), Role::User, &format!("message number {i}"))).collect();
+    let view: Vec<&Message> = messages.iter().collect();
+    let first = condense_core::TokenCounter::count_request(&tokens, None, &view);
+    assert_eq!(tokens.encoded_messages(), 20);
+    messages.push(text("m20", Role::Assistant, "one more"));
+    let view: Vec<&Message> = messages.iter().collect();
+    let second = condense_core::TokenCounter::count_request(&tokens, None, &view);
+    assert_eq!(tokens.encoded_messages(), 21);
+    assert!(second > first);
+}
