@@ -127,7 +127,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let manager = CondensationManager::with_builtin_providers();
             let counter = TiktokenCounter::for_model(&model);
             let clock = NativeClock(Instant::now());
-            let services = Services { tokens: &counter, clock: &clock };
+            let services = Services::new(&counter, &clock);
             let options = CondensationOptions { target_tokens, keep_last, ..Default::default() };
             let result = futures::executor::block_on(manager.condense(
                 &conversation,

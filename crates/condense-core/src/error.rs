@@ -42,6 +42,9 @@ pub enum CondenseError {
     /// The provider produced a conversation that breaks an invariant; a bug, reported not applied.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The LLM call behind the condensation failed.
+    #[error("LLM call failed: {0}")]
+    Llm(crate::llm::LlmError),
 }
 
 impl CondenseError {
@@ -55,6 +58,18 @@ impl CondenseError {
             CondenseError::ContextGrew { .. } => "context_grew",
             CondenseError::NothingToCondense(_) => "nothing_to_condense",
             CondenseError::Internal(_) => "internal",
+            CondenseError::Llm(e) => match e.kind {
+                crate::llm::LlmErrorKind::Auth => "llm_auth",
+                crate::llm::LlmErrorKind::RateLimit => "llm_rate_limit",
+                crate::llm::LlmErrorKind::ContextOverflow => "llm_context_overflow",
+                crate::llm::LlmErrorKind::BadRequest => "llm_bad_request",
+                crate::llm::LlmErrorKind::Server => "llm_server",
+                crate::llm::LlmErrorKind::Network => "llm_network",
+                crate::llm::LlmErrorKind::Timeout => "llm_timeout",
+                crate::llm::LlmErrorKind::Cancelled => "llm_cancelled",
+                crate::llm::LlmErrorKind::MalformedStream => "llm_malformed_stream",
+                crate::llm::LlmErrorKind::Config => "llm_config",
+            },
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod formats;
+pub mod llm;
 pub mod manager;
 pub mod model;
 pub mod provider;

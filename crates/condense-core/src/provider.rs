@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CondenseError, ErrorInfo};
+use crate::llm::{AbortSignal, LlmProvider};
 use crate::model::{Message, api_view, check_tool_pairs};
 use crate::tokens::TokenCounter;
 
@@ -65,6 +66,28 @@ pub struct Services<'a> {
     pub tokens: &'a dyn TokenCounter,
     /// Times the run.
     pub clock: &'a dyn Clock,
+    /// The LLM that writes summaries, for the providers that need one: the condensing profile's
+    /// client when the user chose a separate one, else the chat's.
+    pub llm: Option<&'a dyn LlmProvider>,
+    /// Cancels the LLM call in flight.
+    pub abort: Option<&'a AbortSignal>,
+}
+
+impl<'a> Services<'a> {
+    /// Services without an LLM.
+    pub fn new(tokens: &'a dyn TokenCounter, clock: &'a dyn Clock) -> Self {
+        Services { tokens, clock, llm: None, abort: None }
+    }
+
+    /// The same services with an LLM to summarize with.
+    pub fn with_llm(self, llm: &'a dyn LlmProvider) -> Self {
+        Services { llm: Some(llm), ..self }
+    }
+
+    /// The same services with an abort signal for the LLM call.
+    pub fn with_abort(self, abort: &'a AbortSignal) -> Self {
+        Services { abort: Some(abort), ..self }
+    }
 }
 
 /// What `condense_internal` returns; the template adds token counts and metrics.
@@ -153,7 +176,12 @@ pub trait CondensationProvider {
     }
 
     /// What a run would cost, in US dollars, before running it.
-    fn estimate_cost(&self, ctx: &CondensationContext<'_>, options: &CondensationOptions) -> f64;
+    fn estimate_cost(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        services: Services<'_>,
+    ) -> f64;
 
     /// The provider's work. Called only by [`run_provider`], after `validate`.
     async fn condense_internal(

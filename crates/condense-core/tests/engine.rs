@@ -62,7 +62,7 @@ impl CondensationProvider for TestProvider {
         }
         Ok(())
     }
-    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions) -> f64 {
+    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
         0.25
     }
     async fn condense_internal(
@@ -103,7 +103,7 @@ fn run(provider: &TestProvider) -> condense_core::CondensationResult {
     let c = conversation();
     let tokens = counter();
     let clock = StepClock::default();
-    let services = Services { tokens: &tokens, clock: &clock };
+    let services = Services::new(&tokens, &clock);
     block_on(run_provider(provider, &c.messages, None, &CondensationOptions::default(), services))
 }
 
@@ -162,7 +162,7 @@ fn the_registry_lists_by_priority_and_filters_disabled() {
     let ids = |m: &CondensationManager, enabled| {
         m.list_providers(enabled).into_iter().map(|p| p.id).collect::<Vec<_>>()
     };
-    assert_eq!(ids(&manager, false), ["lossless", "truncation"]);
+    assert_eq!(ids(&manager, false), ["native", "lossless", "truncation", "manual"]);
     let registry = manager.registry_mut();
     registry.register(Box::new(TestProvider::new(Behaviour::HideFirst)), None).unwrap();
     assert_eq!(registry.get_config("test").unwrap().priority, 0);
@@ -172,8 +172,8 @@ fn the_registry_lists_by_priority_and_filters_disabled() {
     registry
         .update_config("lossless", ProviderConfigUpdate { enabled: Some(false), ..Default::default() })
         .unwrap();
-    assert_eq!(ids(&manager, false), ["test", "lossless", "truncation"]);
-    assert_eq!(ids(&manager, true), ["test", "truncation"]);
+    assert_eq!(ids(&manager, false), ["native", "test", "lossless", "truncation", "manual"]);
+    assert_eq!(ids(&manager, true), ["native", "test", "truncation", "manual"]);
     assert!(manager.registry_mut().unregister("test"));
     assert!(!manager.registry_mut().unregister("test"));
     assert!(manager.registry().get("test").is_none());
@@ -207,13 +207,16 @@ fn unknown_and_disabled_providers_are_typed_errors() {
     let mut manager = CondensationManager::with_builtin_providers();
     let tokens = counter();
     let clock = StepClock::default();
-    let services = Services { tokens: &tokens, clock: &clock };
+    let services = Services::new(&tokens, &clock);
     let c = conversation();
     let err =
         block_on(manager.condense(&c, Some("magic"), CondensationOptions::default(), services)).unwrap_err();
     assert_eq!(
         err,
-        CondenseError::ProviderNotFound { id: "magic".into(), known: "lossless, truncation".into() }
+        CondenseError::ProviderNotFound {
+            id: "magic".into(),
+            known: "lossless, manual, native, truncation".into()
+        }
     );
     manager
         .registry_mut()
@@ -231,8 +234,8 @@ fn separate_engines_do_not_share_registries() {
     let mut a = CondensationManager::with_builtin_providers();
     let b = CondensationManager::with_builtin_providers();
     a.registry_mut().unregister("lossless");
-    assert_eq!(a.list_providers(false).len(), 1);
-    assert_eq!(b.list_providers(false).len(), 2);
+    assert_eq!(a.list_providers(false).len(), 3);
+    assert_eq!(b.list_providers(false).len(), 4);
 }
 
 #[test]

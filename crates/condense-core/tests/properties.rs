@@ -110,8 +110,7 @@ fn run(c: &Conversation, provider: &str, options: CondensationOptions) -> conden
     let manager = CondensationManager::with_builtin_providers();
     let tokens = counter();
     let clock = StepClock::default();
-    block_on(manager.condense(c, Some(provider), options, Services { tokens: &tokens, clock: &clock }))
-        .unwrap()
+    block_on(manager.condense(c, Some(provider), options, Services::new(&tokens, &clock))).unwrap()
 }
 
 /// The checks every provider must pass.

@@ -70,8 +70,7 @@ fn condense(c: &Conversation, provider: &str, options: CondensationOptions) -> C
     let tokens = counter();
     let clock = StepClock::default();
     let manager = CondensationManager::with_builtin_providers();
-    block_on(manager.condense(c, Some(provider), options, Services { tokens: &tokens, clock: &clock }))
-        .unwrap()
+    block_on(manager.condense(c, Some(provider), options, Services::new(&tokens, &clock))).unwrap()
 }
 
 #[test]

@@ -71,7 +71,7 @@ impl CondensationProvider for LosslessProvider {
         parse_config::<LosslessConfig>(config).map(|_| ())
     }
 
-    fn estimate_cost(&self, _ctx: &CondensationContext<'_>, _options: &CondensationOptions) -> f64 {
+    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
         0.0
     }
 

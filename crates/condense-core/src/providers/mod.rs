@@ -1,9 +1,15 @@
 //! The built-in condensation providers.
 
 mod lossless;
+pub mod manual;
+mod native;
+pub mod summary;
 mod truncation;
 
 pub use lossless::{LosslessConfig, LosslessProvider};
+pub use manual::{ManualConfig, ManualProvider};
+pub use native::NativeProvider;
+pub use summary::SummaryConfig;
 pub use truncation::{TruncationConfig, TruncationProvider};
 
 /// Reads a provider's configuration from JSON: `null` means the defaults; unknown fields are an

@@ -138,7 +138,7 @@ impl CondensationProvider for TruncationProvider {
         Ok(())
     }
 
-    fn estimate_cost(&self, _ctx: &CondensationContext<'_>, _options: &CondensationOptions) -> f64 {
+    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
         0.0
     }
 

@@ -1,0 +1,350 @@
+//! The clients: [`HttpLlm`] for the OpenAI, Anthropic and OpenAI-compatible APIs, with bounded
+//! retries; [`ManualLlm`] for manual mode, which renders but never sends.
+
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use futures::StreamExt;
+use futures::stream::LocalBoxStream;
+
+use super::error::{LlmError, LlmErrorKind};
+use super::http::{
+    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
+};
+use super::profile::LlmProfile;
+use super::prompt::{ApiAdapter, ManualAdapter, PromptAdapter, PromptBundle};
+use super::sse::SseParser;
+use super::wire::{Decoder, Wire};
+use super::{LlmProvider, StreamChunk};
+
+/// When and how often to try again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// The first back-off, doubled at each retry.
+    pub base_delay_ms: u64,
+    /// The longest wait; a server asking for longer is not waited for.
+    pub max_delay_ms: u64,
+    /// Seeds the jitter; hosts pass something that differs between runs, such as the time.
+    pub jitter_seed: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            base_delay_ms: 1000,
+            max_delay_ms: 30_000,
+            jitter_seed: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry number `retry` (1-based), or `None` when the server asks for longer
+    /// than the policy allows. The server's `Retry-After` wins; otherwise exponential back-off
+    /// with "equal jitter": between half and all of the doubled delay.
+    pub fn delay_ms(&self, retry: u32, retry_after_ms: Option<u64>) -> Option<u64> {
+        if let Some(ms) = retry_after_ms {
+            return (ms <= self.max_delay_ms).then_some(ms);
+        }
+        let exp =
+            self.base_delay_ms.saturating_mul(1u64 << retry.saturating_sub(1).min(20)).min(self.max_delay_ms);
+        let mut x = self.jitter_seed ^ u64::from(retry).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+        x ^= x >> 33;
+        let fraction = (x % 1000) as f64 / 1000.0;
+        Some(exp / 2 + ((exp - exp / 2) as f64 * fraction) as u64)
+    }
+}
+
+/// An HTTP LLM client for one profile.
+pub struct HttpLlm {
+    profile: LlmProfile,
+    wire: Wire,
+    api_key: Option<String>,
+    http: Rc<dyn HttpClient>,
+    timer: Rc<dyn Timer>,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for HttpLlm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key is never printed.
+        f.debug_struct("HttpLlm")
+            .field("profile", &self.profile.id)
+            .field("has_key", &self.api_key.is_some())
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+impl HttpLlm {
+    /// A client for a profile, with the key the host resolved from the profile's reference.
+    pub fn new(
+        profile: LlmProfile,
+        api_key: Option<String>,
+        http: Rc<dyn HttpClient>,
+        timer: Rc<dyn Timer>,
+        retry: RetryPolicy,
+    ) -> Result<Self, LlmError> {
+        profile.validate()?;
+        let wire = Wire::of(profile.kind).ok_or_else(|| {
+            LlmError::new(
+                LlmErrorKind::Config,
+                format!("profile '{}' is manual: it has no API to call", profile.id),
+            )
+        })?;
+        Ok(HttpLlm { profile, wire, api_key: api_key.filter(|k| !k.is_empty()), http, timer, retry })
+    }
+}
+
+impl LlmProvider for HttpLlm {
+    fn profile(&self) -> &LlmProfile {
+        &self.profile
+    }
+
+    fn adapter(&self) -> &dyn PromptAdapter {
+        &ApiAdapter
+    }
+
+    fn stream_completion<'a>(
+        &'a self,
+        bundle: &PromptBundle,
+        abort: &AbortSignal,
+    ) -> LocalBoxStream<'a, StreamChunk> {
+        let api = ApiAdapter.to_api_request(bundle, &self.capabilities());
+        let phase = match self.wire.build(&self.profile, self.api_key.as_deref(), &api) {
+            Ok(request) => Phase::Connect(request),
+            Err(e) => Phase::Failed(e),
+        };
+        let run = Run {
+            llm: self,
+            abort: abort.clone(),
+            phase,
+            parser: SseParser::new(),
+            decoder: Decoder::default(),
+            partial: String::new(),
+            attempts: 0,
+            pending: VecDeque::new(),
+        };
+        futures::stream::unfold(run, |mut run| async move { run.next().await.map(|c| (c, run)) })
+            .boxed_local()
+    }
+}
+
+enum Phase {
+    Connect(HttpRequest),
+    Failed(LlmError),
+    Body(BodyStream),
+    Done,
+}
+
+/// One call in flight.
+struct Run<'a> {
+    llm: &'a HttpLlm,
+    abort: AbortSignal,
+    phase: Phase,
+    parser: SseParser,
+    decoder: Decoder,
+    partial: String,
+    attempts: u32,
+    pending: VecDeque<StreamChunk>,
+}
+
+impl Run<'_> {
+    async fn next(&mut self) -> Option<StreamChunk> {
+        loop {
+            if let Some(chunk) = self.pending.pop_front() {
+                return Some(chunk);
+            }
+            match std::mem::replace(&mut self.phase, Phase::Done) {
+                Phase::Done => return None,
+                Phase::Failed(e) => self.fail(e),
+                Phase::Connect(request) => match self.connect(request).await {
+                    Ok(body) => self.phase = Phase::Body(body),
+                    Err(e) => self.fail(e),
+                },
+                Phase::Body(mut body) => {
+                    if self.abort.is_aborted() {
+                        self.fail(cancelled());
+                        continue;
+                    }
+                    match body.next().await {
+                        Some(Ok(bytes)) => {
+                            self.phase = Phase::Body(body);
+                            self.bytes(&bytes);
+                        }
+                        Some(Err(t)) => self.fail(transport(t)),
+                        None if self.decoder.finish_reason.is_some() && !self.parser.has_pending() => {
+                            // Some servers close after the stop reason without an end marker.
+                            self.finish();
+                        }
+                        None => self.fail(LlmError::new(
+                            LlmErrorKind::MalformedStream,
+                            "the connection closed before the answer was complete",
+                        )),
+                    }
+                }
+            }
+        }
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for event in self.parser.feed(bytes) {
+            match self.decoder.event(self.llm.wire, &event) {
+                Ok(d) => {
+                    if !d.content.is_empty() || d.role.is_some() {
+                        self.partial.push_str(&d.content);
+                        self.pending.push_back(StreamChunk {
+                            content: d.content,
+                            role: d.role,
+                            ..Default::default()
+                        });
+                    }
+                    if self.decoder.done {
+                        self.finish();
+                        return;
+                    }
+                }
+                Err(e) => {
+                    self.fail(e);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        self.pending.push_back(StreamChunk {
+            finished: true,
+            usage: self.decoder.usage,
+            finish_reason: self.decoder.finish_reason.clone(),
+            ..Default::default()
+        });
+        self.phase = Phase::Done;
+    }
+
+    fn fail(&mut self, mut e: LlmError) {
+        e.partial = self.partial.clone();
+        e.attempts = self.attempts;
+        self.pending.push_back(StreamChunk { error: Some(e), ..Default::default() });
+        self.phase = Phase::Done;
+    }
+
+    /// Sends the request until it is answered with success, or retries are spent. Retries
+    /// happen only here, before any byte of an answer.
+    async fn connect(&mut self, request: HttpRequest) -> Result<BodyStream, LlmError> {
+        let policy = self.llm.retry;
+        loop {
+            if self.abort.is_aborted() {
+                return Err(cancelled());
+            }
+            self.attempts += 1;
+            let error = match self.llm.http.send(request.clone(), &self.abort).await {
+                Ok(response) if (200..300).contains(&response.status) => return Ok(response.body),
+                Ok(response) => {
+                    let retry_after = retry_after_ms(&response);
+                    let status = response.status;
+                    let body = read_error_body(response.body).await;
+                    self.llm.wire.status_error(status, retry_after, &body)
+                }
+                Err(t) => transport(t),
+            };
+            let retry = self.attempts; // the retry this would be, 1-based
+            if !error.is_retryable() || retry > policy.max_retries {
+                return Err(error);
+            }
+            let Some(ms) = policy.delay_ms(retry, error.retry_after_ms) else { return Err(error) };
+            self.llm.timer.sleep(ms, &self.abort).await;
+        }
+    }
+}
+
+fn cancelled() -> LlmError {
+    LlmError::new(LlmErrorKind::Cancelled, "cancelled")
+}
+
+fn transport(t: TransportError) -> LlmError {
+    let kind = match t.kind {
+        TransportErrorKind::Network => LlmErrorKind::Network,
+        TransportErrorKind::Timeout => LlmErrorKind::Timeout,
+        TransportErrorKind::Cancelled => LlmErrorKind::Cancelled,
+    };
+    LlmError::new(kind, t.message)
+}
+
+/// `retry-after-ms` (OpenAI) or `retry-after` in seconds.
+fn retry_after_ms(response: &HttpResponse) -> Option<u64> {
+    if let Some(ms) = response.header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        return Some(ms.max(0.0) as u64);
+    }
+    response
+        .header("retry-after")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map(|s| (s.max(0.0) * 1000.0) as u64)
+}
+
+/// An error body, up to 64 KiB: enough for any error message, bounded against a runaway server.
+async fn read_error_body(mut body: BodyStream) -> String {
+    let mut bytes = Vec::new();
+    while let Some(Ok(chunk)) = body.next().await {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() > 64 * 1024 {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Manual mode: renders prompts as one block for a person to paste; never sends.
+#[derive(Debug, Clone)]
+pub struct ManualLlm {
+    profile: LlmProfile,
+}
+
+impl ManualLlm {
+    /// A manual client for a profile of kind `manual`.
+    pub fn new(profile: LlmProfile) -> Self {
+        ManualLlm { profile }
+    }
+}
+
+impl LlmProvider for ManualLlm {
+    fn profile(&self) -> &LlmProfile {
+        &self.profile
+    }
+
+    fn adapter(&self) -> &dyn PromptAdapter {
+        &ManualAdapter
+    }
+
+    fn stream_completion<'a>(&'a self, _: &PromptBundle, _: &AbortSignal) -> LocalBoxStream<'a, StreamChunk> {
+        let error = LlmError::new(
+            LlmErrorKind::Config,
+            "a manual profile sends nothing: copy the rendered prompt into any chat and paste the answer back",
+        );
+        futures::stream::iter([StreamChunk { error: Some(error), ..Default::default() }]).boxed_local()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn back_off_doubles_with_jitter_and_honours_retry_after() {
+        let p = RetryPolicy::default();
+        for retry in 1..=6 {
+            let full = (1000u64 << (retry - 1)).min(30_000);
+            let d = p.delay_ms(retry, None).unwrap();
+            assert!(d >= full / 2 && d <= full, "retry {retry}: {d} not in [{}, {full}]", full / 2);
+        }
+        assert_eq!(p.delay_ms(1, Some(2500)), Some(2500));
+        assert_eq!(p.delay_ms(1, Some(120_000)), None, "too long a wait is not waited for");
+        let other = RetryPolicy { jitter_seed: 7, ..p };
+        assert!((1..=6).any(|r| other.delay_ms(r, None) != p.delay_ms(r, None)), "the seed matters");
+    }
+}

@@ -1,0 +1,224 @@
+//! LLM profiles: a named model endpoint with its limits and prices. The API key is a reference
+//! (a SecretStorage id in the extension, an environment variable in the CLI), never the key.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{LlmError, LlmErrorKind};
+use super::prompt::{GenerationParams, ProviderCapabilities};
+use super::{ModelInfo, Usage};
+
+/// Which client talks to the profile's endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LlmKind {
+    /// OpenAI Chat Completions at api.openai.com (or a proxy of it).
+    Openai,
+    /// Anthropic Messages at api.anthropic.com.
+    Anthropic,
+    /// Any server speaking the OpenAI Chat Completions format: Ollama, LM Studio, llama.cpp
+    /// server, vLLM, OpenRouter.
+    OpenaiCompatible,
+    /// No API: prompts are copied to any chat by hand and the answer pasted back.
+    Manual,
+}
+
+impl LlmKind {
+    /// The default base URL, where there is one.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            LlmKind::Openai => Some("https://api.openai.com/v1"),
+            LlmKind::Anthropic => Some("https://api.anthropic.com"),
+            LlmKind::OpenaiCompatible | LlmKind::Manual => None,
+        }
+    }
+}
+
+/// A named LLM endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmProfile {
+    /// Stable id, e.g. `gpt-4o-mini`.
+    pub id: String,
+    /// The client.
+    pub kind: LlmKind,
+    /// The endpoint's base URL; required for `openai-compatible`.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The model id sent to the API.
+    pub model: String,
+    /// The model's context window, in tokens.
+    pub context_window: usize,
+    /// The longest answer the model writes, in tokens.
+    #[serde(default = "default_max_output")]
+    pub max_output: usize,
+    /// US dollars per million input tokens.
+    #[serde(default)]
+    pub price_input_per_mtok: f64,
+    /// US dollars per million output tokens.
+    #[serde(default)]
+    pub price_output_per_mtok: f64,
+    /// Where the key is kept: a SecretStorage id (extension) or an environment variable (CLI).
+    #[serde(default)]
+    pub api_key_ref: Option<String>,
+    /// Generation parameters for chatting.
+    #[serde(default)]
+    pub chat: GenerationParams,
+    /// Generation parameters for condensing (summaries want a low temperature).
+    #[serde(default = "default_condense_params")]
+    pub condense: GenerationParams,
+}
+
+fn default_max_output() -> usize {
+    4096
+}
+
+fn default_condense_params() -> GenerationParams {
+    GenerationParams { max_input_tokens: None, max_output_tokens: Some(2048), temperature: Some(0.2) }
+}
+
+impl LlmProfile {
+    /// A profile with the defaults for a kind.
+    pub fn new(
+        id: impl Into<String>,
+        kind: LlmKind,
+        model: impl Into<String>,
+        context_window: usize,
+    ) -> Self {
+        LlmProfile {
+            id: id.into(),
+            kind,
+            base_url: None,
+            model: model.into(),
+            context_window,
+            max_output: default_max_output(),
+            price_input_per_mtok: 0.0,
+            price_output_per_mtok: 0.0,
+            api_key_ref: None,
+            chat: GenerationParams::default(),
+            condense: default_condense_params(),
+        }
+    }
+
+    /// Checks the profile: a usable base URL, a model, sensible limits and prices.
+    pub fn validate(&self) -> Result<(), LlmError> {
+        let bad = |m: String| Err(LlmError::new(LlmErrorKind::Config, format!("profile '{}': {m}", self.id)));
+        if self.id.trim().is_empty() {
+            return Err(LlmError::new(LlmErrorKind::Config, "a profile needs an id"));
+        }
+        if self.model.trim().is_empty() && self.kind != LlmKind::Manual {
+            return bad("model is empty".into());
+        }
+        if self.kind == LlmKind::OpenaiCompatible && self.base_url.is_none() {
+            return bad(
+                "an openai-compatible profile needs a base_url, e.g. http://127.0.0.1:11434/v1".into()
+            );
+        }
+        if let Some(url) = &self.base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return bad(format!("base_url must start with http:// or https://, got {url:?}"));
+        }
+        if self.context_window == 0 {
+            return bad("context_window must be above 0".into());
+        }
+        if self.max_output == 0 || self.max_output >= self.context_window {
+            return bad(format!(
+                "max_output ({}) must be above 0 and below context_window ({})",
+                self.max_output, self.context_window
+            ));
+        }
+        for (name, price) in [
+            ("price_input_per_mtok", self.price_input_per_mtok),
+            ("price_output_per_mtok", self.price_output_per_mtok),
+        ] {
+            if !price.is_finite() || price < 0.0 {
+                return bad(format!("{name} must be a price of 0 or more, got {price}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The base URL in use, without a trailing slash.
+    pub fn base_url(&self) -> Option<String> {
+        self.base_url.as_deref().or(self.kind.default_base_url()).map(|u| u.trim_end_matches('/').to_owned())
+    }
+
+    /// What a call with this usage cost, in US dollars.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        (usage.input_tokens as f64 * self.price_input_per_mtok
+            + usage.output_tokens as f64 * self.price_output_per_mtok)
+            / 1_000_000.0
+    }
+
+    /// The model's family, from its id.
+    pub fn model_family(&self) -> Option<String> {
+        let m = self.model.to_ascii_lowercase();
+        let family = [
+            "claude", "gpt", "o1", "o3", "o4", "llama", "qwen", "mistral", "gemma", "deepseek", "smollm",
+            "phi",
+        ]
+        .into_iter()
+        .find(|f| m.contains(f));
+        family.map(str::to_owned).or_else(|| match self.kind {
+            LlmKind::Anthropic => Some("claude".into()),
+            LlmKind::Openai => Some("gpt".into()),
+            _ => None,
+        })
+    }
+
+    /// What a client for this profile can do.
+    pub fn capabilities(&self) -> ProviderCapabilities {
+        let reasoning = matches!(self.model_family().as_deref(), Some("o1" | "o3" | "o4"));
+        ProviderCapabilities {
+            max_context_tokens: Some(self.context_window),
+            max_output_tokens: Some(self.max_output),
+            supports_system_prompt: true,
+            supports_streaming: self.kind != LlmKind::Manual,
+            supports_multi_turn: self.kind != LlmKind::Manual,
+            // OpenAI's reasoning models refuse a temperature.
+            supports_temperature: self.kind != LlmKind::Manual && !reasoning,
+            min_temperature: 0.0,
+            max_temperature: if self.kind == LlmKind::Anthropic { 1.0 } else { 2.0 },
+            model_id: Some(self.model.clone()),
+            model_family: self.model_family(),
+        }
+    }
+
+    /// The model as lists show it.
+    pub fn model_info(&self) -> ModelInfo {
+        ModelInfo {
+            id: self.model.clone(),
+            profile_id: self.id.clone(),
+            kind: self.kind,
+            context_window: self.context_window,
+            max_output: self.max_output,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_follows_the_prices() {
+        let mut p = LlmProfile::new("p", LlmKind::Openai, "gpt-4o-mini", 128_000);
+        p.price_input_per_mtok = 0.15;
+        p.price_output_per_mtok = 0.60;
+        let cost = p.cost(&Usage { input_tokens: 10_000, output_tokens: 1_000 });
+        assert!((cost - 0.0021).abs() < 1e-12, "{cost}");
+    }
+
+    #[test]
+    fn invalid_profiles_say_what_is_wrong() {
+        let p = LlmProfile::new("local", LlmKind::OpenaiCompatible, "llama3", 8192);
+        assert!(p.validate().unwrap_err().message.contains("needs a base_url"));
+        let p = LlmProfile { base_url: Some("localhost:11434".into()), ..p };
+        assert!(p.validate().unwrap_err().message.contains("must start with http"));
+        let p = LlmProfile { base_url: Some("http://127.0.0.1:11434/v1/".into()), ..p };
+        p.validate().unwrap();
+        assert_eq!(p.base_url().unwrap(), "http://127.0.0.1:11434/v1");
+        let p = LlmProfile { max_output: 9000, ..p };
+        assert!(p.validate().unwrap_err().message.contains("below context_window"));
+    }
+}

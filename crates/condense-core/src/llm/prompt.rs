@@ -1,0 +1,373 @@
+//! Prompts as structured values (seed 004): a [`PromptBundle`] says what to ask; a
+//! [`PromptAdapter`] says how one kind of client asks it — one readable block for people and
+//! manual mode, or the parts of an API request.
+
+use serde::{Deserialize, Serialize};
+
+/// Who speaks in a prompt's conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl ChatRole {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChatRole::User => "user",
+            ChatRole::Assistant => "assistant",
+        }
+    }
+}
+
+/// One plain-text turn of a prompt's conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Who says it.
+    pub role: ChatRole,
+    /// What is said.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A user turn.
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage { role: ChatRole::User, content: content.into() }
+    }
+
+    /// An assistant turn.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        ChatMessage { role: ChatRole::Assistant, content: content.into() }
+    }
+}
+
+/// What a phase asks of the model: set by the profile, clamped by the provider's capabilities.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct GenerationParams {
+    /// Most tokens the prompt may have.
+    pub max_input_tokens: Option<usize>,
+    /// Most tokens the answer may have.
+    pub max_output_tokens: Option<usize>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+}
+
+impl GenerationParams {
+    /// These parameters within what the provider can do: token limits lowered to the provider's,
+    /// the temperature dropped where unsupported and clamped into its range otherwise.
+    pub fn clamped(self, caps: &ProviderCapabilities) -> GenerationParams {
+        let min = |want: Option<usize>, limit: Option<usize>| match (want, limit) {
+            (Some(w), Some(l)) => Some(w.min(l)),
+            (w, l) => w.or(l),
+        };
+        let max_output_tokens = min(self.max_output_tokens, caps.max_output_tokens);
+        let input_limit = caps.max_context_tokens.map(|c| c.saturating_sub(max_output_tokens.unwrap_or(0)));
+        GenerationParams {
+            max_input_tokens: min(self.max_input_tokens, input_limit),
+            max_output_tokens,
+            temperature: match (caps.supports_temperature, self.temperature) {
+                (true, Some(t)) => Some(t.clamp(caps.min_temperature, caps.max_temperature)),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// What a provider instance can do: hard limits, not settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderCapabilities {
+    /// The context window, in tokens; `None` when unknown.
+    pub max_context_tokens: Option<usize>,
+    /// The longest answer, in tokens; `None` when unknown.
+    pub max_output_tokens: Option<usize>,
+    /// Whether a separate system prompt is accepted.
+    pub supports_system_prompt: bool,
+    /// Whether answers stream.
+    pub supports_streaming: bool,
+    /// Whether a conversation history may be sent.
+    pub supports_multi_turn: bool,
+    /// Whether a temperature may be set.
+    pub supports_temperature: bool,
+    /// Lowest temperature.
+    pub min_temperature: f64,
+    /// Highest temperature.
+    pub max_temperature: f64,
+    /// The model id, e.g. `gpt-4o`.
+    pub model_id: Option<String>,
+    /// The model family, e.g. `gpt`, `claude`, `llama`.
+    pub model_family: Option<String>,
+}
+
+impl Default for ProviderCapabilities {
+    fn default() -> Self {
+        ProviderCapabilities {
+            max_context_tokens: None,
+            max_output_tokens: None,
+            supports_system_prompt: true,
+            supports_streaming: false,
+            supports_multi_turn: true,
+            supports_temperature: true,
+            min_temperature: 0.0,
+            max_temperature: 1.0,
+            model_id: None,
+            model_family: None,
+        }
+    }
+}
+
+/// A structured prompt.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PromptBundle {
+    /// Role, standards and constraints: the system prompt where there is one.
+    pub system_context: String,
+    /// The task.
+    pub request: String,
+    /// The form the answer must take.
+    pub output_instructions: String,
+    /// Few-shot examples.
+    pub examples: Vec<String>,
+    /// Turns before the request.
+    pub conversation_history: Vec<ChatMessage>,
+    /// The phase's generation parameters.
+    pub generation_params: Option<GenerationParams>,
+    /// The caller's bookkeeping. Never sent to a model.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The parts of an API request, before the wire format.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiRequest {
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The turns, alternating, ending with the user's.
+    pub messages: Vec<ChatMessage>,
+    /// Most tokens of the answer.
+    pub max_tokens: usize,
+    /// Sampling temperature, when the model takes one.
+    pub temperature: Option<f64>,
+}
+
+/// Turns a bundle into what one kind of client needs.
+pub trait PromptAdapter {
+    /// One readable block: for manual mode, logs and previews.
+    fn render_for_display(&self, bundle: &PromptBundle) -> String;
+    /// The parts of an API request.
+    fn to_api_request(&self, bundle: &PromptBundle, caps: &ProviderCapabilities) -> ApiRequest;
+}
+
+/// The answer size asked for when neither the phase nor the model says.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 4096;
+
+/// The adapter of API clients: the system context as system prompt (with the examples), the
+/// history as turns, the request and output instructions as the last user turn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiAdapter;
+
+impl PromptAdapter for ApiAdapter {
+    fn render_for_display(&self, bundle: &PromptBundle) -> String {
+        let mut out = String::new();
+        if !bundle.system_context.is_empty() {
+            out.push_str(&format!("[system]\n{}\n\n", system_with_examples(bundle)));
+        }
+        for m in &bundle.conversation_history {
+            out.push_str(&format!("[{}]\n{}\n\n", m.role.as_str(), m.content));
+        }
+        out.push_str(&format!("[user]\n{}", last_turn(bundle)));
+        out
+    }
+
+    fn to_api_request(&self, bundle: &PromptBundle, caps: &ProviderCapabilities) -> ApiRequest {
+        let params = bundle.generation_params.unwrap_or_default().clamped(caps);
+        let mut turns: Vec<ChatMessage> = if caps.supports_multi_turn {
+            bundle.conversation_history.clone()
+        } else if bundle.conversation_history.is_empty() {
+            Vec::new()
+        } else {
+            // One turn only: the history becomes a transcript inside the user's message.
+            let transcript = bundle
+                .conversation_history
+                .iter()
+                .map(|m| format!("[{}]\n{}", m.role.as_str(), m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            vec![ChatMessage::user(transcript)]
+        };
+        turns.push(ChatMessage::user(last_turn(bundle)));
+        let mut system = Some(system_with_examples(bundle)).filter(|s| !s.is_empty());
+        if !caps.supports_system_prompt
+            && let Some(s) = system.take()
+        {
+            turns.insert(0, ChatMessage::user(s));
+        }
+        ApiRequest {
+            system,
+            messages: alternate(turns),
+            max_tokens: params.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
+            temperature: params.temperature,
+        }
+    }
+}
+
+/// The adapter of manual mode: one self-contained block to paste into any chat.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ManualAdapter;
+
+impl PromptAdapter for ManualAdapter {
+    fn render_for_display(&self, bundle: &PromptBundle) -> String {
+        let mut parts = vec![format!("## Instructions\n\n{}", bundle.system_context.trim())];
+        if !bundle.conversation_history.is_empty() {
+            let transcript = bundle
+                .conversation_history
+                .iter()
+                .map(|m| format!("### {}\n\n{}", capitalised(m.role.as_str()), m.content.trim()))
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            parts.push(format!("## Conversation\n\n{transcript}"));
+        }
+        parts.push(format!("## Your task\n\n{}", bundle.request.trim()));
+        if !bundle.output_instructions.is_empty() {
+            parts.push(format!("## Output format\n\n{}", bundle.output_instructions.trim()));
+        }
+        if !bundle.examples.is_empty() {
+            let examples = bundle
+                .examples
+                .iter()
+                .enumerate()
+                .map(|(i, e)| format!("### Example {}\n\n{e}", i + 1))
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            parts.push(format!("## Examples\n\n{examples}"));
+        }
+        parts.join("\n\n---\n\n") + "\n"
+    }
+
+    fn to_api_request(&self, bundle: &PromptBundle, caps: &ProviderCapabilities) -> ApiRequest {
+        let params = bundle.generation_params.unwrap_or_default().clamped(caps);
+        ApiRequest {
+            system: None,
+            messages: vec![ChatMessage::user(self.render_for_display(bundle))],
+            max_tokens: params.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
+            temperature: params.temperature,
+        }
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
+
+fn system_with_examples(bundle: &PromptBundle) -> String {
+    let mut s = bundle.system_context.clone();
+    for (i, e) in bundle.examples.iter().enumerate() {
+        s.push_str(&format!("\n\nExample {}:\n{e}", i + 1));
+    }
+    s
+}
+
+fn last_turn(bundle: &PromptBundle) -> String {
+    [bundle.request.trim(), bundle.output_instructions.trim()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Merges consecutive turns of the same role and makes the list start with the user, as the
+/// Anthropic API requires and every other accepts.
+fn alternate(turns: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::with_capacity(turns.len());
+    for t in turns {
+        match out.last_mut() {
+            Some(last) if last.role == t.role => {
+                last.content.push_str("\n\n");
+                last.content.push_str(&t.content);
+            }
+            None if t.role == ChatRole::Assistant => {
+                out.push(ChatMessage::user("(conversation continues)"));
+                out.push(t);
+            }
+            _ => out.push(t),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle() -> PromptBundle {
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("secret_bookkeeping".into(), "never-sent".into());
+        PromptBundle {
+            system_context: "You summarize.".into(),
+            request: "Summarize the conversation above.".into(),
+            output_instructions: "Use sections.".into(),
+            examples: vec![],
+            conversation_history: vec![
+                ChatMessage::user("hi"),
+                ChatMessage::user("more"),
+                ChatMessage::assistant("hello"),
+            ],
+            generation_params: Some(GenerationParams {
+                max_input_tokens: Some(100_000),
+                max_output_tokens: Some(8000),
+                temperature: Some(1.7),
+            }),
+            metadata,
+        }
+    }
+
+    #[test]
+    fn params_are_clamped_by_capabilities() {
+        let caps = ProviderCapabilities {
+            max_context_tokens: Some(8192),
+            max_output_tokens: Some(2048),
+            ..Default::default()
+        };
+        let p = bundle().generation_params.unwrap().clamped(&caps);
+        assert_eq!(
+            p,
+            GenerationParams {
+                max_input_tokens: Some(6144),
+                max_output_tokens: Some(2048),
+                temperature: Some(1.0)
+            }
+        );
+        let no_temp = ProviderCapabilities { supports_temperature: false, ..caps };
+        assert_eq!(bundle().generation_params.unwrap().clamped(&no_temp).temperature, None);
+    }
+
+    #[test]
+    fn api_requests_alternate_and_never_carry_metadata() {
+        let caps = ProviderCapabilities { max_output_tokens: Some(2048), ..Default::default() };
+        let req = ApiAdapter.to_api_request(&bundle(), &caps);
+        assert_eq!(req.system.as_deref(), Some("You summarize."));
+        let roles: Vec<ChatRole> = req.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [ChatRole::User, ChatRole::Assistant, ChatRole::User]);
+        assert_eq!(req.messages[0].content, "hi\n\nmore");
+        assert_eq!(req.messages[2].content, "Summarize the conversation above.\n\nUse sections.");
+        assert_eq!(req.max_tokens, 2048);
+        assert!(!serde_json::to_string(&req).unwrap().contains("never-sent"));
+        let no_system = ProviderCapabilities { supports_system_prompt: false, ..caps };
+        let req = ApiAdapter.to_api_request(&bundle(), &no_system);
+        assert_eq!(req.system, None);
+        assert!(req.messages[0].content.starts_with("You summarize.\n\nhi"));
+    }
+
+    #[test]
+    fn manual_mode_is_one_readable_block() {
+        let text = ManualAdapter.render_for_display(&bundle());
+        assert!(text.starts_with("## Instructions\n\nYou summarize."));
+        let task = text.find("## Your task").unwrap();
+        assert!(text.find("### User\n\nhi").unwrap() < task, "the conversation comes before the task");
+        assert!(!text.contains("never-sent"));
+    }
+}

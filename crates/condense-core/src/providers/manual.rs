@@ -1,0 +1,125 @@
+//! The `manual` provider (SPEC §4), for users with no API: step one renders the summary request as
+//! one readable block to paste into any LLM chat; step two takes the pasted answer back and
+//! applies it exactly as `native` applies a model's answer.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CondenseError;
+use crate::llm::{ManualAdapter, PromptAdapter};
+use crate::model::Message;
+use crate::provider::{
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
+};
+use crate::tokens::TokenCounter;
+
+use super::parse_config;
+use super::summary::{self, SummaryConfig};
+
+/// Configuration of the `manual` provider: the summary settings, plus the pasted answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ManualConfig {
+    /// Messages at the end kept as they are.
+    pub keep_last: Option<usize>,
+    /// Instructions replacing the default summary prompt.
+    pub custom_prompt: Option<String>,
+    /// The answer pasted back from the LLM (step two).
+    pub answer: Option<String>,
+}
+
+impl ManualConfig {
+    fn summary(&self, options: &CondensationOptions) -> SummaryConfig {
+        SummaryConfig {
+            keep_last: options.keep_last.or(self.keep_last).unwrap_or(summary::DEFAULT_KEEP_LAST),
+            custom_prompt: self.custom_prompt.clone(),
+        }
+    }
+}
+
+fn config(options: &CondensationOptions) -> Result<ManualConfig, CondenseError> {
+    parse_config(&options.config)
+        .map_err(|message| CondenseError::InvalidConfig { id: "manual".into(), message })
+}
+
+/// Step one: the request to copy into any LLM chat, as one Markdown block.
+pub fn render_request(
+    messages: &[Message],
+    system: Option<&str>,
+    options: &CondensationOptions,
+    tokens: &dyn TokenCounter,
+) -> Result<String, CondenseError> {
+    let prev_context_tokens = tokens.count_request(system, &crate::model::api_view(messages));
+    let ctx = CondensationContext { messages, system, prev_context_tokens };
+    let config = config(options)?.summary(options);
+    let plan = summary::plan(&ctx, config.keep_last)?;
+    Ok(ManualAdapter.render_for_display(&summary::bundle(&ctx, &plan, &config)))
+}
+
+/// Applies a summary pasted by hand.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ManualProvider;
+
+#[async_trait::async_trait(?Send)]
+impl CondensationProvider for ManualProvider {
+    fn id(&self) -> &str {
+        "manual"
+    }
+
+    fn name(&self) -> &str {
+        "Manual summary (copy/paste)"
+    }
+
+    fn description(&self) -> &str {
+        "Renders the summary request to paste into any LLM, then applies the answer you paste back."
+    }
+
+    fn default_config(&self) -> serde_json::Value {
+        serde_json::to_value(ManualConfig::default()).expect("config serializes")
+    }
+
+    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
+        let c: ManualConfig = parse_config(config)?;
+        c.summary(&CondensationOptions::default()).validate()
+    }
+
+    fn validate(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+    ) -> Result<(), CondenseError> {
+        let c = config(options)?;
+        if c.answer.as_deref().is_none_or(|a| a.trim().is_empty()) {
+            return Err(CondenseError::InvalidInput(
+                "no summary pasted yet: render the request, paste it into any LLM, and pass its answer"
+                    .into(),
+            ));
+        }
+        summary::plan(ctx, c.summary(options).keep_last).map(|_| ())
+    }
+
+    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
+        0.0
+    }
+
+    async fn condense_internal(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        services: Services<'_>,
+        _: TemplateToken,
+    ) -> Result<Condensed, CondenseError> {
+        let c = config(options)?;
+        let answer = c.answer.as_deref().unwrap_or_default().trim();
+        let plan = summary::plan(ctx, c.summary(options).keep_last)?;
+        let (condense_id, messages) = summary::apply(ctx.messages, &plan, answer);
+        let after = ctx.tokens_of(services.tokens, &messages);
+        if after >= ctx.prev_context_tokens {
+            return Err(CondenseError::ContextGrew { before: ctx.prev_context_tokens, after });
+        }
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("condense_id".into(), condense_id.into());
+        metrics.insert("messages_summarized".into(), plan.middle.len().into());
+        metrics.insert("summary_tokens".into(), services.tokens.count_text(answer).into());
+        Ok(Condensed { messages, summary: Some(answer.to_owned()), cost: 0.0, metrics })
+    }
+}

@@ -1,0 +1,300 @@
+//! What `native` and `manual` share: which messages a summary stands in for, the sectioned prompt
+//! that asks for it, and how the answer enters the conversation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CondenseError;
+use crate::llm::{ChatMessage, ChatRole, PromptBundle};
+use crate::model::{ContentBlock, Message, Role, ToolResultPart, next_condense_id};
+use crate::provider::CondensationContext;
+
+/// The fewest visible messages worth summarizing.
+pub const MIN_MESSAGES: usize = 5;
+/// The fewest tokens worth summarizing.
+pub const MIN_TOKENS: usize = 200;
+/// The fewest messages since the last summary before another.
+pub const MIN_MESSAGES_SINCE_SUMMARY: usize = 3;
+/// Messages at the end kept as they are, unless configured.
+pub const DEFAULT_KEEP_LAST: usize = 3;
+
+/// The default instructions: the sections of Roo Code's condense prompt.
+pub const SUMMARY_PROMPT: &str = "\
+Write a detailed summary of the conversation above, so that the work can go on without it. \
+Capture the user's explicit requests, what was done, the technical details, code and decisions \
+needed to continue.
+
+Use these sections:
+1. Primary request and intent: everything the user asked for, in detail.
+2. Key technical concepts: technologies, frameworks and ideas that came up.
+3. Files and code: each file read, changed or created, why it matters, and the important snippets.
+4. Errors and fixes: problems met and how they were fixed, including the user's feedback.
+5. Problem solving: what was solved and any troubleshooting still going on.
+6. All user messages: every message the user wrote (not tool results), listed.
+7. Pending tasks: what the user asked for that is not done yet.
+8. Current work: precisely what was being worked on just before this summary.
+9. Next step: the next step, in line with the most recent request; quote the latest messages \
+verbatim to show exactly where the work stopped.";
+
+/// How the summary must be written.
+pub const OUTPUT_INSTRUCTIONS: &str =
+    "Answer with the summary only, in Markdown, under the numbered section headings above.";
+
+/// The settings both summary providers share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SummaryConfig {
+    /// Messages at the end kept as they are.
+    pub keep_last: usize,
+    /// Instructions replacing [`SUMMARY_PROMPT`].
+    pub custom_prompt: Option<String>,
+}
+
+impl Default for SummaryConfig {
+    fn default() -> Self {
+        SummaryConfig { keep_last: DEFAULT_KEEP_LAST, custom_prompt: None }
+    }
+}
+
+impl SummaryConfig {
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.custom_prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err("custom_prompt is empty; leave it out to use the default prompt".into());
+        }
+        Ok(())
+    }
+}
+
+/// Which messages a summary replaces: the visible ones between the first and the kept tail.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryPlan {
+    /// Index (in the whole list) of the first visible message, kept.
+    pub first: usize,
+    /// Indices of the visible messages the summary stands in for.
+    pub middle: Vec<usize>,
+    /// Index of the first message of the kept tail.
+    pub tail_start: usize,
+}
+
+/// Chooses what to summarize, or says why there is nothing to. The tail starts at a user message
+/// that answers no tool call where possible, so the summary (an assistant turn) keeps the roles
+/// alternating and no tool result loses its call.
+pub fn plan(ctx: &CondensationContext<'_>, keep_last: usize) -> Result<SummaryPlan, CondenseError> {
+    let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+    if visible.len() < MIN_MESSAGES {
+        return Err(CondenseError::NothingToCondense(format!(
+            "{} messages; a summary needs at least {MIN_MESSAGES}",
+            visible.len()
+        )));
+    }
+    if ctx.prev_context_tokens < MIN_TOKENS {
+        return Err(CondenseError::NothingToCondense(format!(
+            "{} tokens; a summary needs at least {MIN_TOKENS}",
+            ctx.prev_context_tokens
+        )));
+    }
+    if let Some(last_summary) = visible.iter().rposition(|&i| ctx.messages[i].is_summary) {
+        let since = visible.len() - 1 - last_summary;
+        if since < MIN_MESSAGES_SINCE_SUMMARY {
+            return Err(CondenseError::NothingToCondense(format!(
+                "{since} messages since the last summary; at least {MIN_MESSAGES_SINCE_SUMMARY} are needed"
+            )));
+        }
+    }
+    let answers_a_call =
+        |i: usize| ctx.messages[i].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }));
+    let clean_start = |i: usize| ctx.messages[i].role == Role::User && !answers_a_call(i);
+    let wanted = visible.len().saturating_sub(keep_last).max(1);
+    let mut start = wanted;
+    while start > 1 && start < visible.len() && !clean_start(visible[start]) {
+        start -= 1;
+    }
+    if start <= 1 || (start < visible.len() && !clean_start(visible[start])) {
+        // No clean user turn: settle for a tail that at least answers no hidden call.
+        start = wanted;
+        while start > 1 && start < visible.len() && answers_a_call(visible[start]) {
+            start -= 1;
+        }
+    }
+    if start <= 1 {
+        return Err(CondenseError::NothingToCondense(format!(
+            "nothing between the first message and the last {keep_last} to summarize"
+        )));
+    }
+    Ok(SummaryPlan {
+        first: visible[0],
+        middle: visible[1..start].to_vec(),
+        tail_start: visible.get(start).copied().unwrap_or(ctx.messages.len()),
+    })
+}
+
+/// A message as plain text for a summary prompt: tool calls and results written out.
+fn as_text(message: &Message) -> String {
+    let mut parts = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } => parts.push(text.clone()),
+            ContentBlock::ToolUse { name, input, .. } => parts.push(format!("[tool call: {name} {input}]")),
+            ContentBlock::ToolResult { content, is_error, .. } => {
+                let text: Vec<String> = content
+                    .iter()
+                    .map(|p| match p {
+                        ToolResultPart::Text { text } => text.clone(),
+                        ToolResultPart::Image { .. } => "[image]".into(),
+                    })
+                    .collect();
+                let label = if *is_error { "tool error" } else { "tool result" };
+                parts.push(format!("[{label}]\n{}", text.join("\n")));
+            }
+            ContentBlock::Image { .. } => parts.push("[image]".into()),
+        }
+    }
+    parts.join("\n")
+}
+
+/// The request for a summary: the first message and the middle as the conversation, then the
+/// instructions as the last turn — small models follow an instruction best when it comes last.
+pub fn bundle(ctx: &CondensationContext<'_>, plan: &SummaryPlan, config: &SummaryConfig) -> PromptBundle {
+    let conversation_history = std::iter::once(plan.first)
+        .chain(plan.middle.iter().copied())
+        .map(|i| {
+            let m = &ctx.messages[i];
+            let role = match m.role {
+                Role::User => ChatRole::User,
+                Role::Assistant => ChatRole::Assistant,
+            };
+            ChatMessage { role, content: as_text(m) }
+        })
+        .collect();
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("messages_summarized".into(), plan.middle.len().into());
+    PromptBundle {
+        system_context: "You summarize software engineering conversations between a user and an AI \
+            coding assistant, faithfully and completely."
+            .into(),
+        request: config.custom_prompt.clone().unwrap_or_else(|| SUMMARY_PROMPT.to_owned()),
+        output_instructions: OUTPUT_INSTRUCTIONS.into(),
+        examples: Vec::new(),
+        conversation_history,
+        generation_params: None,
+        metadata,
+    }
+}
+
+/// The conversation with the middle hidden under a new condensation id and the summary in its
+/// place, an assistant message marked `is_summary`.
+pub fn apply(messages: &[Message], plan: &SummaryPlan, summary: &str) -> (String, Vec<Message>) {
+    let condense_id = next_condense_id(messages);
+    let last_hidden = *plan.middle.last().expect("a plan has a middle");
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    for (i, m) in messages.iter().enumerate() {
+        let mut m = m.clone();
+        if plan.middle.binary_search(&i).is_ok() {
+            m.condense_parent = Some(condense_id.clone());
+        }
+        out.push(m);
+        if i == last_hidden {
+            let mut s = Message::new(
+                format!("{condense_id}.summary"),
+                Role::Assistant,
+                vec![ContentBlock::text(summary.trim())],
+            );
+            s.ts = messages[last_hidden].ts;
+            s.is_summary = true;
+            s.condense_id = Some(condense_id.clone());
+            out.push(s);
+        }
+    }
+    (condense_id, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::{Encoding, TiktokenCounter, TokenCounter};
+
+    fn msg(id: &str, role: Role, blocks: Vec<ContentBlock>) -> Message {
+        Message::new(id, role, blocks)
+    }
+
+    fn ctx_of(messages: &[Message]) -> usize {
+        let t = TiktokenCounter::new(Encoding::O200kBase);
+        t.count_request(None, &crate::model::api_view(messages))
+    }
+
+    fn long(n: usize) -> String {
+        "words that carry meaning ".repeat(n)
+    }
+
+    #[test]
+    fn the_tail_starts_at_a_clean_user_turn() {
+        let call = |id: &str| ContentBlock::ToolUse {
+            id: id.into(),
+            name: "read_file".into(),
+            input: serde_json::json!({}),
+        };
+        let messages = vec![
+            msg("a", Role::User, vec![ContentBlock::text(long(20))]),
+            msg("b", Role::Assistant, vec![ContentBlock::text("ok"), call("t1")]),
+            msg("c", Role::User, vec![ContentBlock::tool_result_text("t1", long(20))]),
+            msg("d", Role::Assistant, vec![call("t2")]),
+            msg("e", Role::User, vec![ContentBlock::tool_result_text("t2", long(5))]),
+            msg("f", Role::Assistant, vec![ContentBlock::text("done")]),
+            msg("g", Role::User, vec![ContentBlock::text("thanks")]),
+        ];
+        let tokens = ctx_of(&messages);
+        let ctx = CondensationContext { messages: &messages, system: None, prev_context_tokens: tokens };
+        // The last 3 would start at `e`, a tool result. No clean user turn lies between the first
+        // message and `e`, so the tail moves back just far enough to keep `e` with its call `d`.
+        let p = plan(&ctx, 3).unwrap();
+        assert_eq!(p.first, 0);
+        assert_eq!(p.middle, [1, 2]);
+        assert_eq!(p.tail_start, 3);
+        let (cid, out) = apply(&messages, &p, "summary text");
+        assert_eq!(cid, "c1");
+        let view = crate::model::api_view(&out);
+        let ids: Vec<&str> = view.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["a", "c1.summary", "d", "e", "f", "g"]);
+        crate::model::check_tool_pairs(&view).unwrap();
+        assert_eq!(crate::model::undo_last(&out).unwrap().1, messages);
+    }
+
+    #[test]
+    fn guards_refuse_with_reasons() {
+        let few: Vec<Message> = (0..4)
+            .map(|i| {
+                msg(
+                    &format!("m{i}"),
+                    if i % 2 == 0 { Role::User } else { Role::Assistant },
+                    vec![ContentBlock::text(long(30))],
+                )
+            })
+            .collect();
+        let ctx = CondensationContext { messages: &few, system: None, prev_context_tokens: ctx_of(&few) };
+        assert!(plan(&ctx, 3).unwrap_err().to_string().contains("at least 5"));
+        let short: Vec<Message> = (0..6)
+            .map(|i| {
+                msg(
+                    &format!("m{i}"),
+                    if i % 2 == 0 { Role::User } else { Role::Assistant },
+                    vec![ContentBlock::text("hi")],
+                )
+            })
+            .collect();
+        let ctx = CondensationContext { messages: &short, system: None, prev_context_tokens: ctx_of(&short) };
+        assert!(plan(&ctx, 3).unwrap_err().to_string().contains("at least 200"));
+        let mut recent: Vec<Message> = (0..8)
+            .map(|i| {
+                msg(
+                    &format!("m{i}"),
+                    if i % 2 == 0 { Role::User } else { Role::Assistant },
+                    vec![ContentBlock::text(long(30))],
+                )
+            })
+            .collect();
+        recent[6].is_summary = true;
+        let ctx =
+            CondensationContext { messages: &recent, system: None, prev_context_tokens: ctx_of(&recent) };
+        assert!(plan(&ctx, 3).unwrap_err().to_string().contains("1 messages since the last summary"));
+    }
+}
