@@ -10,14 +10,19 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use condense_core::formats::{self, Parsed};
+use condense_core::llm::{AbortSignal, LlmError, LlmErrorKind, LlmProvider, PromptBundle};
+use condense_core::providers::summary::to_chat;
 use condense_core::{
-    Clock, CondensationManager, CondensationOptions, Conversation, Services, TiktokenCounter, TokenCounter,
+    Clock, CondensationManager, CondensationOptions, CondenseError, Conversation, Services, TiktokenCounter,
+    TokenCounter,
 };
 use serde_json::json;
 
+mod llm;
+
 /// Condense LLM conversations: count tokens, de-duplicate, truncate, undo.
 #[derive(Debug, Parser)]
-#[command(name = "condense", version, about)]
+#[command(name = "condense", version, about, args_override_self = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -44,10 +49,28 @@ enum Command {
         /// Messages at the end kept as they are.
         #[arg(long)]
         keep_last: Option<usize>,
-        /// Model whose tokenizer to use.
-        #[arg(long, default_value = "gpt-4o")]
-        model: String,
+        /// Manual provider, step one: print the summary request to paste into any LLM.
+        #[arg(long, conflicts_with = "answer")]
+        render: bool,
+        /// Manual provider, step two: the file holding the LLM's answer (`-` for stdin).
+        #[arg(long)]
+        answer: Option<String>,
+        /// A separate, cheaper LLM profile (JSON file) to write the native summary with.
+        #[arg(long)]
+        condense_profile: Option<String>,
+        /// The LLM, for the native provider; its model also picks the tokenizer.
+        #[command(flatten)]
+        llm: llm::LlmArgs,
         /// Conversation file, or `-` for stdin.
+        file: String,
+    },
+    /// Send the conversation plus one new user message (read from stdin) to an LLM and stream the
+    /// answer to stdout; usage and cost go to stderr.
+    Chat {
+        /// The LLM.
+        #[command(flatten)]
+        llm: llm::LlmArgs,
+        /// Conversation file.
         file: String,
     },
     /// List the registered providers as JSON.
@@ -85,9 +108,9 @@ impl Clock for NativeClock {
 }
 
 /// A failure that ends the command: the exit code and the line for stderr.
-struct Failure(u8, String);
+pub(crate) struct Failure(u8, String);
 
-fn usage(message: impl Into<String>) -> Failure {
+pub(crate) fn usage(message: impl Into<String>) -> Failure {
     Failure(2, message.into())
 }
 
@@ -99,6 +122,68 @@ fn read_conversation(file: &str) -> Result<Parsed, Failure> {
         text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?;
     }
     formats::parse_conversation(&text).map_err(|e| usage(format!("{file}: {e}")))
+}
+
+/// A whole text file, or stdin for `-`.
+fn read_text(file: &str) -> Result<String, Failure> {
+    let mut text = String::new();
+    if file == "-" {
+        std::io::stdin().read_to_string(&mut text).map_err(|e| usage(format!("cannot read stdin: {e}")))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {file}: {e}")))
+}
+
+/// Streams one answer to stdout. Exit 1 with the typed error on stderr when the call fails; the
+/// text that did arrive stays on stdout.
+fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -> Result<u8, Failure> {
+    use futures::StreamExt;
+    use std::io::Write;
+    let bundle = PromptBundle {
+        system_context: conversation.system.clone().unwrap_or_default(),
+        conversation_history: conversation.api_view().into_iter().map(to_chat).collect(),
+        request: question.to_owned(),
+        generation_params: Some(client.profile().chat),
+        ..Default::default()
+    };
+    let abort = AbortSignal::new();
+    let mut stream = client.stream_completion(&bundle, &abort);
+    let mut stdout = std::io::stdout().lock();
+    let outcome = futures::executor::block_on(async {
+        while let Some(chunk) = stream.next().await {
+            // A closed stdout (a pager quit) ends the answer quietly.
+            if stdout.write_all(chunk.content.as_bytes()).and_then(|()| stdout.flush()).is_err() {
+                abort.abort();
+            }
+            if let Some(e) = chunk.error {
+                return Err(e);
+            }
+            if chunk.finished {
+                return Ok((chunk.usage, chunk.finish_reason));
+            }
+        }
+        Err(LlmError::new(LlmErrorKind::MalformedStream, "the stream ended without a last chunk"))
+    });
+    let _ = writeln!(stdout);
+    match outcome {
+        Ok((usage, finish)) => {
+            let finish = finish.unwrap_or_else(|| "unknown".into());
+            match usage {
+                Some(u) => eprintln!(
+                    "usage: input_tokens={} output_tokens={} cost_usd={:.6} finish_reason={finish}",
+                    u.input_tokens,
+                    u.output_tokens,
+                    client.cost(&u)
+                ),
+                None => eprintln!("usage: not reported by the server; finish_reason={finish}"),
+            }
+            Ok(0)
+        }
+        Err(e) => {
+            let kind = CondenseError::Llm(e.clone()).kind();
+            Err(Failure(1, format!("{kind}: {} (after {} attempt(s))", e.message, e.attempts)))
+        }
+    }
 }
 
 fn print_json(value: &impl serde::Serialize) {
@@ -122,13 +207,48 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }));
             Ok(0)
         }
-        Command::Run { provider, target_tokens, keep_last, model, file } => {
+        Command::Run { provider, target_tokens, keep_last, render, answer, condense_profile, llm, file } => {
             let conversation = read_conversation(&file)?.conversation;
             let manager = CondensationManager::with_builtin_providers();
-            let counter = TiktokenCounter::for_model(&model);
+            let profile = if llm.given() { Some(llm.profile()?) } else { None };
+            let counter = TiktokenCounter::for_model(profile.as_ref().map_or("gpt-4o", |p| p.model.as_str()));
+            let mut options = CondensationOptions { target_tokens, keep_last, ..Default::default() };
+            if render || answer.is_some() {
+                if provider.as_deref() != Some("manual") {
+                    return Err(usage("--render and --answer belong to --provider manual"));
+                }
+            }
+            if render {
+                let text = condense_core::providers::manual::render_request(
+                    &conversation.messages,
+                    conversation.system.as_deref(),
+                    &options,
+                    &counter,
+                )
+                .map_err(|e| Failure(1, e.to_string()))?;
+                print!("{text}");
+                return Ok(0);
+            }
+            if let Some(path) = &answer {
+                let text = read_text(path)?;
+                options.config = json!({ "answer": text });
+            }
+            // The native provider writes with the condensing profile if one is given, else the LLM.
+            let client = match (&condense_profile, profile) {
+                (Some(path), _) => Some(llm.client(llm::read_profile(path)?)?),
+                (None, Some(p)) => Some(llm.client(p)?),
+                (None, None) => None,
+            };
+            if provider.as_deref() == Some("native") && client.is_none() {
+                return Err(usage(
+                    "the native provider needs an LLM: --llm KIND --model M, or --profile FILE",
+                ));
+            }
             let clock = NativeClock(Instant::now());
-            let services = Services::new(&counter, &clock);
-            let options = CondensationOptions { target_tokens, keep_last, ..Default::default() };
+            let mut services = Services::new(&counter, &clock);
+            if let Some(c) = &client {
+                services = services.with_llm(c);
+            }
             let result = futures::executor::block_on(manager.condense(
                 &conversation,
                 provider.as_deref(),
@@ -144,6 +264,15 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }
             print_json(&out);
             Ok(if result.is_ok() { 0 } else { 1 })
+        }
+        Command::Chat { llm, file } => {
+            let conversation = read_conversation(&file)?.conversation;
+            let question = read_text("-")?;
+            if question.trim().is_empty() {
+                return Err(usage("write the new user message on stdin"));
+            }
+            let client = llm.client(llm.profile()?)?;
+            chat(&client, &conversation, question.trim())
         }
         Command::Providers => {
             print_json(&CondensationManager::with_builtin_providers().list_providers(false));

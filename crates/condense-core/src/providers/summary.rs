@@ -128,7 +128,17 @@ pub fn plan(ctx: &CondensationContext<'_>, keep_last: usize) -> Result<SummaryPl
     })
 }
 
-/// A message as plain text for a summary prompt: tool calls and results written out.
+/// A message as a plain-text prompt turn: tool calls and results written out, so that any model
+/// can read it without tool definitions.
+pub fn to_chat(m: &Message) -> ChatMessage {
+    let role = match m.role {
+        Role::User => ChatRole::User,
+        Role::Assistant => ChatRole::Assistant,
+    };
+    ChatMessage { role, content: as_text(m) }
+}
+
+/// A message as plain text for a prompt: tool calls and results written out.
 fn as_text(message: &Message) -> String {
     let mut parts = Vec::new();
     for block in &message.content {
@@ -157,14 +167,7 @@ fn as_text(message: &Message) -> String {
 pub fn bundle(ctx: &CondensationContext<'_>, plan: &SummaryPlan, config: &SummaryConfig) -> PromptBundle {
     let conversation_history = std::iter::once(plan.first)
         .chain(plan.middle.iter().copied())
-        .map(|i| {
-            let m = &ctx.messages[i];
-            let role = match m.role {
-                Role::User => ChatRole::User,
-                Role::Assistant => ChatRole::Assistant,
-            };
-            ChatMessage { role, content: as_text(m) }
-        })
+        .map(|i| to_chat(&ctx.messages[i]))
         .collect();
     let mut metadata = serde_json::Map::new();
     metadata.insert("messages_summarized".into(), plan.middle.len().into());

@@ -1,0 +1,234 @@
+//! The CLI's side of the LLM layer: a blocking native HTTP client (ureq: small, maintained, rustls,
+//! no async runtime to embed) behind the core's `HttpClient`, a sleeping timer, and LLM profiles
+//! from flags or a file with keys from the environment.
+
+use std::io::Read;
+use std::rc::Rc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use condense_core::llm::{
+    AbortSignal, BodyStream, HttpClient, HttpLlm, HttpRequest, HttpResponse, LlmKind, LlmProfile,
+    RetryPolicy, Timer, TransportError, TransportErrorKind,
+};
+
+use crate::{Failure, usage};
+
+/// The client kinds, as flags spell them.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum KindFlag {
+    Openai,
+    Anthropic,
+    OpenaiCompatible,
+}
+
+/// Where the LLM is.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LlmArgs {
+    /// Client kind; with --model, and --base-url for openai-compatible.
+    #[arg(long, value_enum, conflicts_with = "profile")]
+    llm: Option<KindFlag>,
+    /// Base URL, e.g. http://127.0.0.1:11434/v1 for Ollama.
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model id.
+    #[arg(long)]
+    model: Option<String>,
+    /// Environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY).
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// Context window of the model, in tokens.
+    #[arg(long, default_value_t = 128_000)]
+    context_window: usize,
+    /// Longest answer, in tokens.
+    #[arg(long, default_value_t = 4096)]
+    max_output: usize,
+    /// US dollars per million input tokens.
+    #[arg(long, default_value_t = 0.0)]
+    price_in: f64,
+    /// US dollars per million output tokens.
+    #[arg(long, default_value_t = 0.0)]
+    price_out: f64,
+    /// An LLM profile as a JSON file (see README), instead of the flags above.
+    #[arg(long)]
+    profile: Option<String>,
+    /// Seconds without a byte from the server before giving up.
+    #[arg(long, default_value_t = 60)]
+    timeout_secs: u64,
+    /// Retries on 429 and 5xx before the first byte of an answer.
+    #[arg(long, default_value_t = 3)]
+    max_retries: u32,
+}
+
+impl LlmArgs {
+    /// Whether an LLM was described at all.
+    pub(crate) fn given(&self) -> bool {
+        self.llm.is_some() || self.profile.is_some()
+    }
+
+    /// The profile the flags or the file describe.
+    pub(crate) fn profile(&self) -> Result<LlmProfile, Failure> {
+        if let Some(path) = &self.profile {
+            return read_profile(path);
+        }
+        let kind = match self.llm {
+            Some(KindFlag::Openai) => LlmKind::Openai,
+            Some(KindFlag::Anthropic) => LlmKind::Anthropic,
+            Some(KindFlag::OpenaiCompatible) => LlmKind::OpenaiCompatible,
+            None => return Err(usage("no LLM given: pass --llm KIND --model M (or --profile FILE)")),
+        };
+        let model = self.model.clone().ok_or_else(|| usage("--llm needs --model"))?;
+        let profile = LlmProfile {
+            base_url: self.base_url.clone(),
+            max_output: self.max_output,
+            price_input_per_mtok: self.price_in,
+            price_output_per_mtok: self.price_out,
+            api_key_ref: self.api_key_env.clone(),
+            ..LlmProfile::new(model.clone(), kind, model, self.context_window)
+        };
+        profile.validate().map_err(|e| usage(e.message))?;
+        Ok(profile)
+    }
+
+    /// A client for a profile, with its key from the environment.
+    pub(crate) fn client(&self, profile: LlmProfile) -> Result<HttpLlm, Failure> {
+        let var = profile.api_key_ref.clone().or_else(|| match profile.kind {
+            LlmKind::Openai => Some("OPENAI_API_KEY".into()),
+            LlmKind::Anthropic => Some("ANTHROPIC_API_KEY".into()),
+            LlmKind::OpenaiCompatible | LlmKind::Manual => None,
+        });
+        let key = match &var {
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.is_empty() => Some(k),
+                _ if profile.kind == LlmKind::OpenaiCompatible => None,
+                _ => {
+                    return Err(usage(format!("the API key is missing: set the environment variable {var}")));
+                }
+            },
+            None => None,
+        };
+        let retry =
+            RetryPolicy { max_retries: self.max_retries, jitter_seed: seed(), ..RetryPolicy::default() };
+        let http = Rc::new(NativeHttp::new(Duration::from_secs(self.timeout_secs.max(1))));
+        HttpLlm::new(profile, key, http, Rc::new(NativeTimer), retry).map_err(|e| usage(e.message))
+    }
+}
+
+fn seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Reads an LLM profile file, naming the field at fault.
+pub(crate) fn read_profile(path: &str) -> Result<LlmProfile, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read {path}: {e}")))?;
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    let profile: LlmProfile = serde_path_to_error::deserialize(de)
+        .map_err(|e| usage(format!("{path}: {}: {}", e.path(), e.inner())))?;
+    profile.validate().map_err(|e| usage(format!("{path}: {}", e.message)))?;
+    Ok(profile)
+}
+
+/// A blocking HTTP client. The CLI runs one request at a time on one thread, so blocking inside
+/// the core's futures is what we want; `timeout` bounds every wait for bytes.
+pub(crate) struct NativeHttp {
+    agent: ureq::Agent,
+}
+
+impl NativeHttp {
+    fn new(timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(30)))
+            .timeout_recv_response(Some(timeout))
+            .timeout_per_read(Some(timeout))
+            .build();
+        NativeHttp { agent: config.into() }
+    }
+}
+
+fn transport(e: ureq::Error) -> TransportError {
+    match e {
+        ureq::Error::Timeout(t) => {
+            TransportError::new(TransportErrorKind::Timeout, format!("timed out ({t})"))
+        }
+        other => TransportError::new(TransportErrorKind::Network, other.to_string()),
+    }
+}
+
+fn io_transport(e: std::io::Error) -> TransportError {
+    let timed_out = e.kind() == std::io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|i| i.downcast_ref::<ureq::Error>())
+            .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
+    if timed_out {
+        TransportError::new(TransportErrorKind::Timeout, format!("no data from the server: {e}"))
+    } else {
+        TransportError::new(TransportErrorKind::Network, format!("the connection broke: {e}"))
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl HttpClient for NativeHttp {
+    async fn send(&self, request: HttpRequest, abort: &AbortSignal) -> Result<HttpResponse, TransportError> {
+        if abort.is_aborted() {
+            return Err(TransportError::new(TransportErrorKind::Cancelled, "cancelled"));
+        }
+        let mut builder = self.agent.post(&request.url);
+        for (k, v) in &request.headers {
+            builder = builder.header(k, v);
+        }
+        let response = builder.send(request.body.as_bytes()).map_err(transport)?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
+            .collect();
+        let mut reader = response.into_body().into_reader();
+        let abort = abort.clone();
+        let mut ended = false;
+        let body: BodyStream = Box::pin(futures::stream::poll_fn(move |_| {
+            if ended {
+                return std::task::Poll::Ready(None);
+            }
+            if abort.is_aborted() {
+                ended = true;
+                return std::task::Poll::Ready(Some(Err(TransportError::new(
+                    TransportErrorKind::Cancelled,
+                    "cancelled",
+                ))));
+            }
+            let mut buf = vec![0u8; 16 * 1024];
+            std::task::Poll::Ready(match reader.read(&mut buf) {
+                Ok(0) => {
+                    ended = true;
+                    None
+                }
+                Ok(n) => {
+                    buf.truncate(n);
+                    Some(Ok(buf))
+                }
+                Err(e) => {
+                    ended = true;
+                    Some(Err(io_transport(e)))
+                }
+            })
+        }));
+        Ok(HttpResponse { status, headers, body })
+    }
+}
+
+/// Sleeps the thread, in slices so that an abort cuts the wait short.
+pub(crate) struct NativeTimer;
+
+#[async_trait::async_trait(?Send)]
+impl Timer for NativeTimer {
+    async fn sleep(&self, ms: u64, abort: &AbortSignal) {
+        let mut left = ms;
+        while left > 0 && !abort.is_aborted() {
+            let step = left.min(50);
+            std::thread::sleep(Duration::from_millis(step));
+            left -= step;
+        }
+    }
+}

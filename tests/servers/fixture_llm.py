@@ -1,0 +1,668 @@
+#!/usr/bin/env python3
+"""Fixture LLM HTTP server for integration tests (Python 3 stdlib only).
+
+Speaks the real OpenAI Chat Completions and Anthropic Messages wire formats,
+both non-streaming (JSON) and streaming (Server-Sent Events).
+
+Usage:
+    python3 tests/servers/fixture_llm.py [--port 0] [--answer TEXT]
+                                         [--answer-file PATH]
+                                         [--stall-seconds 30] [--quiet]
+
+Binds 127.0.0.1 only (port 0 = pick a free port). Once listening it prints
+exactly one line ``LISTENING <port>`` to stdout. It exits on SIGTERM/SIGINT
+and when stdin (if it is a pipe or socket) reaches EOF, so it dies together
+with the test process that spawned it. Spawn it with a piped stdin and keep
+the write end open for as long as the server is needed.
+
+Endpoints:
+    POST   /v1/chat/completions  (also /chat/completions)  OpenAI format
+           requires ``Authorization: Bearer <non-empty key>``
+    POST   /v1/messages          (also /messages)          Anthropic format
+           requires ``x-api-key`` and ``anthropic-version`` headers
+    GET    /v1/models            (also /models) lists the model "fixture"
+           (Anthropic shape when x-api-key/anthropic-version is sent,
+           OpenAI shape otherwise)
+    GET    /health               {"status": "ok"}
+    GET    /requests             every LLM request so far:
+                                 [{path, headers (lower-case), body}]
+    DELETE /requests             clears the recorded list
+
+LLM requests are recorded before auth checks and fault handling, so tests
+can count attempts (retries included).
+
+Fault modes are selected by the request's ``model`` field; every other model
+name gets a normal answer. Each wire format uses its own error bodies.
+    fault-401           401 auth error, even when a key is present
+    fault-429           429 rate limit, header ``Retry-After: 1``
+    fault-429-once      429 for the first request with this model (per path,
+                        per server process), normal answers afterwards
+    fault-500           500 server error
+    fault-500-once      500 once (as above), normal answers afterwards
+    fault-529           Anthropic: 529 overloaded_error; OpenAI: 503
+    fault-overflow      400 context-length-exceeded error
+    fault-cut           stream: start + deltas "Partial ", "answer", then the
+                        connection is closed with no finish/[DONE]/
+                        message_stop. Non-stream: Content-Length larger than
+                        the body actually written, then close.
+    fault-malformed     stream: delta "Partial answer", then an event whose
+                        data is not JSON, then the rest of a normal stream.
+                        Non-stream: 200 with truncated JSON body.
+    fault-stall         stream: start + delta "Partial", then silence for
+                        --stall-seconds (default 30), then close.
+                        Non-stream: silence before anything is sent.
+    fault-stream-error  stream: delta "Partial", then an in-stream error
+                        event, then close. Non-stream: OpenAI 500 /
+                        Anthropic 529 with the same error body.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DEFAULT_ANSWER = """\
+## 1. Primary request
+The user asked to fix a bug in the expression parser where nested \
+parentheses were silently dropped.
+
+## 2. Work completed
+- Reproduced the failure with a minimal test case.
+- Fixed the recursion in `parse_group` and added regression tests.
+
+## 3. Current state
+All parser tests pass.
+
+## 4. Next steps
+Review edge cases for empty groups and trailing commas."""
+
+OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
+ANTHROPIC_PATHS = ("/v1/messages", "/messages")
+MODEL_PATHS = ("/v1/models", "/models")
+MODEL_ID = "fixture"
+WORDS_PER_DELTA = 3
+
+# --------------------------------------------------------------------------
+# Error bodies: (status, body, extra headers) per fault, per wire format.
+# --------------------------------------------------------------------------
+
+
+def openai_error(message, type_, param=None, code=None):
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def anthropic_error(type_, message):
+    return {"type": "error", "error": {"type": type_, "message": message}}
+
+
+OPENAI_AUTH_ERROR = openai_error(
+    "Incorrect API key provided", "invalid_request_error", None, "invalid_api_key")
+OPENAI_SERVER_ERROR = openai_error(
+    "The server had an error while processing your request.", "server_error")
+ANTHROPIC_AUTH_ERROR = anthropic_error("authentication_error", "invalid x-api-key")
+ANTHROPIC_OVERLOADED = anthropic_error("overloaded_error", "Overloaded")
+
+RETRY_AFTER = {"Retry-After": "1"}
+
+OPENAI_FAULTS = {
+    "fault-401": (401, OPENAI_AUTH_ERROR, {}),
+    "fault-429": (429, openai_error(
+        "Rate limit reached", "requests", None, "rate_limit_exceeded"), RETRY_AFTER),
+    "fault-500": (500, OPENAI_SERVER_ERROR, {}),
+    "fault-529": (503, openai_error(
+        "The engine is currently overloaded", "server_error"), {}),
+    "fault-overflow": (400, openai_error(
+        "This model's maximum context length is 128000 tokens. However, your "
+        "messages resulted in 130000 tokens.",
+        "invalid_request_error", "messages", "context_length_exceeded"), {}),
+    # Non-stream variant of fault-stream-error.
+    "fault-stream-error": (500, OPENAI_SERVER_ERROR, {}),
+}
+
+ANTHROPIC_FAULTS = {
+    "fault-401": (401, ANTHROPIC_AUTH_ERROR, {}),
+    "fault-429": (429, anthropic_error(
+        "rate_limit_error",
+        "Number of request tokens has exceeded your per-minute rate limit"), RETRY_AFTER),
+    "fault-500": (500, anthropic_error("api_error", "Internal server error"), {}),
+    "fault-529": (529, ANTHROPIC_OVERLOADED, {}),
+    "fault-overflow": (400, anthropic_error(
+        "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"), {}),
+    # Non-stream variant of fault-stream-error.
+    "fault-stream-error": (529, ANTHROPIC_OVERLOADED, {}),
+}
+
+ONCE_FAULTS = {"fault-429-once": "fault-429", "fault-500-once": "fault-500"}
+
+# --------------------------------------------------------------------------
+# Shared server state.
+# --------------------------------------------------------------------------
+
+
+class State:
+    def __init__(self, answer, stall_seconds):
+        self.answer = answer
+        self.stall_seconds = stall_seconds
+        self.lock = threading.Lock()
+        self.requests = []
+        self.once_fired = set()  # (path, model) pairs whose one-shot fault fired
+
+    def record(self, path, headers, body):
+        with self.lock:
+            self.requests.append({"path": path, "headers": headers, "body": body})
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.requests)
+
+    def clear(self):
+        with self.lock:
+            self.requests.clear()
+
+    def take_once(self, path, model):
+        """True the first time (path, model) is seen, False afterwards."""
+        with self.lock:
+            key = (path, model)
+            if key in self.once_fired:
+                return False
+            self.once_fired.add(key)
+            return True
+
+
+STATE = None  # set in main()
+
+# --------------------------------------------------------------------------
+# Text helpers.
+# --------------------------------------------------------------------------
+
+
+def content_chars(content):
+    """Characters of text in a string, or a list of text parts/blocks."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(content_chars(part) for part in content)
+    if isinstance(content, dict):
+        if isinstance(content.get("text"), str):
+            return len(content["text"])
+        if "content" in content:  # e.g. Anthropic tool_result blocks
+            return content_chars(content["content"])
+    return 0
+
+
+def messages_chars(messages):
+    if not isinstance(messages, list):
+        return 0
+    return sum(content_chars(m.get("content")) for m in messages if isinstance(m, dict))
+
+
+def count_words(text):
+    return len(text.split())
+
+
+def split_deltas(text, words_per_delta=WORDS_PER_DELTA):
+    """Split text into chunks of a few words; their concatenation == text."""
+    pieces = re.findall(r"\S+\s*", text)
+    if not pieces:
+        return [text] if text else []
+    lead = text[: len(text) - len(text.lstrip())]
+    pieces[0] = lead + pieces[0]
+    return ["".join(pieces[i:i + words_per_delta])
+            for i in range(0, len(pieces), words_per_delta)]
+
+
+def decode_chunked(rfile):
+    """Read a chunked transfer-encoded request body."""
+    data = b""
+    while True:
+        size = int(rfile.readline().split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            while rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return data
+        data += rfile.read(size)
+        rfile.readline()  # CRLF after the chunk
+
+
+# --------------------------------------------------------------------------
+# Request handler.
+# --------------------------------------------------------------------------
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fixture-llm/1.0"
+    quiet = False
+
+    def log_message(self, fmt, *args):
+        if not self.quiet:
+            sys.stderr.write("fixture_llm: %s - %s\n" % (self.address_string(), fmt % args))
+
+    # ---- low-level response helpers ------------------------------------
+
+    def send_json(self, status, obj, headers=None):
+        body = json.dumps(obj).encode()
+        self.send_raw(status, body, "application/json", headers)
+
+    def send_raw(self, status, body, content_type, headers=None, content_length=None):
+        self.send_response(status, "Overloaded" if status == 529 else None)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length",
+                         str(len(body) if content_length is None else content_length))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def start_sse(self, headers=None):
+        """Begin a streaming response: no Content-Length, Connection: close."""
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.flush()
+
+    def write_event(self, data, event=None):
+        """Write one SSE event; data is a dict (JSON-encoded) or a raw string."""
+        if not isinstance(data, str):
+            data = json.dumps(data)
+        text = ("event: %s\n" % event if event else "") + "data: %s\n\n" % data
+        self.wfile.write(text.encode())
+        self.wfile.flush()
+
+    def hang_up(self):
+        """Close the connection now, without finishing the response."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def stall(self):
+        time.sleep(STATE.stall_seconds)
+        self.hang_up()
+
+    def lower_headers(self):
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    def read_body(self):
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return decode_chunked(self.rfile)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    # ---- dispatch ------------------------------------------------------
+
+    def do_GET(self):
+        self.guarded(self.route_get)
+
+    def do_POST(self):
+        self.guarded(self.route_post)
+
+    def do_DELETE(self):
+        self.guarded(self.route_delete)
+
+    def guarded(self, route):
+        try:
+            route(self.path.split("?", 1)[0])
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.close_connection = True
+
+    def not_found(self):
+        self.send_json(404, {"error": {"message": "Not found: %s %s" % (self.command, self.path),
+                                       "type": "not_found_error"}})
+
+    def route_get(self, path):
+        if path == "/health":
+            self.send_json(200, {"status": "ok"})
+        elif path == "/requests":
+            self.send_json(200, STATE.snapshot())
+        elif path in MODEL_PATHS:
+            self.send_json(200, self.models_list())
+        else:
+            self.not_found()
+
+    def route_delete(self, path):
+        if path == "/requests":
+            STATE.clear()
+            self.send_json(200, {"status": "cleared"})
+        else:
+            self.not_found()
+
+    def route_post(self, path):
+        if path in OPENAI_PATHS:
+            kind = "openai"
+        elif path in ANTHROPIC_PATHS:
+            kind = "anthropic"
+        else:
+            self.read_body()
+            self.not_found()
+            return
+        raw = self.read_body()
+        try:
+            body = json.loads(raw.decode("utf-8")) if raw else None
+        except (UnicodeDecodeError, ValueError):
+            body = None
+        STATE.record(path, self.lower_headers(),
+                     body if body is not None else raw.decode("utf-8", "replace"))
+        if kind == "openai":
+            self.handle_openai(path, body)
+        else:
+            self.handle_anthropic(path, body)
+
+    def models_list(self):
+        now = int(time.time())
+        if self.headers.get("x-api-key") or self.headers.get("anthropic-version"):
+            return {"data": [{"type": "model", "id": MODEL_ID, "display_name": "Fixture",
+                              "created_at": "2024-01-01T00:00:00Z"}],
+                    "has_more": False, "first_id": MODEL_ID, "last_id": MODEL_ID}
+        return {"object": "list",
+                "data": [{"id": MODEL_ID, "object": "model", "created": now,
+                          "owned_by": "fixture"}]}
+
+    def resolve_fault(self, path, model):
+        """Map the model name to an active fault name, or None."""
+        if model in ONCE_FAULTS:
+            return ONCE_FAULTS[model] if STATE.take_once(path, model) else None
+        if isinstance(model, str) and model.startswith("fault-"):
+            return model
+        return None
+
+    # ---- OpenAI --------------------------------------------------------
+
+    def handle_openai(self, path, body):
+        headers = {"x-request-id": "req_fixture"}
+        auth = self.headers.get("Authorization", "")
+        if not auth.startswith("Bearer ") or not auth[len("Bearer "):].strip():
+            self.send_json(401, OPENAI_AUTH_ERROR, headers)
+            return
+        if not isinstance(body, dict):
+            self.send_json(400, openai_error(
+                "We could not parse the JSON body of your request.",
+                "invalid_request_error"), headers)
+            return
+        model = body.get("model") or MODEL_ID
+        fault = self.resolve_fault(path, model)
+        stream = body.get("stream") is True
+        if fault in OPENAI_FAULTS and not (stream and fault == "fault-stream-error"):
+            status, err, extra = OPENAI_FAULTS[fault]
+            self.send_json(status, err, {**headers, **extra})
+            return
+        answer = STATE.answer
+        usage = {
+            "prompt_tokens": messages_chars(body.get("messages")) // 4 + 1,
+            "completion_tokens": count_words(answer),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if stream:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self.openai_stream(model, answer, usage, include_usage, fault, headers)
+        else:
+            self.openai_complete(model, answer, usage, fault, headers)
+
+    def openai_complete(self, model, answer, usage, fault, headers):
+        if fault == "fault-stall":
+            self.stall()
+            return
+        if fault == "fault-malformed":
+            self.send_raw(200, b'{"id": "chatcmpl', "application/json", headers)
+            return
+        body = json.dumps({
+            "id": "chatcmpl-fixture",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": answer, "refusal": None},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }],
+            "usage": usage,
+            "system_fingerprint": None,
+        }).encode()
+        if fault == "fault-cut":
+            self.send_raw(200, body[: len(body) // 2], "application/json", headers,
+                          content_length=len(body))
+            self.hang_up()
+            return
+        self.send_raw(200, body, "application/json", headers)
+
+    def openai_stream(self, model, answer, usage, include_usage, fault, headers):
+        created = int(time.time())
+
+        def chunk(delta, finish_reason=None):
+            obj = {
+                "id": "chatcmpl-fixture",
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": None,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                             "finish_reason": finish_reason}],
+            }
+            if include_usage:
+                obj["usage"] = None
+            return obj
+
+        def content(text):
+            self.write_event(chunk({"content": text}))
+
+        self.start_sse(headers)
+        self.write_event(chunk({"role": "assistant", "content": ""}))
+        if fault == "fault-cut":
+            content("Partial ")
+            content("answer")
+            self.hang_up()
+            return
+        if fault == "fault-stall":
+            content("Partial")
+            self.stall()
+            return
+        if fault == "fault-stream-error":
+            content("Partial")
+            self.write_event(OPENAI_SERVER_ERROR)
+            self.hang_up()
+            return
+        if fault == "fault-malformed":
+            content("Partial answer")
+            self.write_event('{"choices": [ this is not json')
+        for piece in split_deltas(answer):
+            content(piece)
+        self.write_event(chunk({}, "stop"))
+        if include_usage:
+            final = chunk({})
+            final["choices"] = []
+            final["usage"] = usage
+            self.write_event(final)
+        self.write_event("[DONE]")
+        self.hang_up()
+
+    # ---- Anthropic -----------------------------------------------------
+
+    def handle_anthropic(self, path, body):
+        headers = {"request-id": "req_fixture"}
+        if not self.headers.get("x-api-key", "").strip():
+            self.send_json(401, ANTHROPIC_AUTH_ERROR, headers)
+            return
+        if not self.headers.get("anthropic-version", "").strip():
+            self.send_json(400, anthropic_error(
+                "invalid_request_error", "anthropic-version: header is required"), headers)
+            return
+        if not isinstance(body, dict):
+            self.send_json(400, anthropic_error(
+                "invalid_request_error", "There was an issue with your request body: "
+                "it is not valid JSON"), headers)
+            return
+        model = body.get("model") or MODEL_ID
+        fault = self.resolve_fault(path, model)
+        stream = body.get("stream") is True
+        if fault in ANTHROPIC_FAULTS and not (stream and fault == "fault-stream-error"):
+            status, err, extra = ANTHROPIC_FAULTS[fault]
+            self.send_json(status, err, {**headers, **extra})
+            return
+        if "max_tokens" not in body:
+            self.send_json(400, anthropic_error(
+                "invalid_request_error", "max_tokens: Field required"), headers)
+            return
+        answer = STATE.answer
+        input_tokens = (content_chars(body.get("system"))
+                        + messages_chars(body.get("messages"))) // 4 + 1
+        output_tokens = count_words(answer)
+        if stream:
+            self.anthropic_stream(model, answer, input_tokens, output_tokens, fault, headers)
+        else:
+            self.anthropic_complete(model, answer, input_tokens, output_tokens, fault, headers)
+
+    def anthropic_complete(self, model, answer, input_tokens, output_tokens, fault, headers):
+        if fault == "fault-stall":
+            self.stall()
+            return
+        if fault == "fault-malformed":
+            self.send_raw(200, b'{"id": "msg_fix', "application/json", headers)
+            return
+        body = json.dumps({
+            "id": "msg_fixture",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": answer}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        }).encode()
+        if fault == "fault-cut":
+            self.send_raw(200, body[: len(body) // 2], "application/json", headers,
+                          content_length=len(body))
+            self.hang_up()
+            return
+        self.send_raw(200, body, "application/json", headers)
+
+    def anthropic_stream(self, model, answer, input_tokens, output_tokens, fault, headers):
+        def event(name, data):
+            self.write_event(data, event=name)
+
+        def delta(text):
+            event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                          "delta": {"type": "text_delta", "text": text}})
+
+        self.start_sse(headers)
+        event("message_start", {"type": "message_start", "message": {
+            "id": "msg_fixture", "type": "message", "role": "assistant", "content": [],
+            "model": model, "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})
+        event("content_block_start", {"type": "content_block_start", "index": 0,
+                                      "content_block": {"type": "text", "text": ""}})
+        event("ping", {"type": "ping"})
+        if fault == "fault-cut":
+            delta("Partial ")
+            delta("answer")
+            self.hang_up()
+            return
+        if fault == "fault-stall":
+            delta("Partial")
+            self.stall()
+            return
+        if fault == "fault-stream-error":
+            delta("Partial")
+            event("error", ANTHROPIC_OVERLOADED)
+            self.hang_up()
+            return
+        if fault == "fault-malformed":
+            delta("Partial answer")
+            event("content_block_delta", "{not json")
+        for piece in split_deltas(answer):
+            delta(piece)
+        event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        event("message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                "usage": {"output_tokens": output_tokens}})
+        event("message_stop", {"type": "message_stop"})
+        self.hang_up()
+
+
+# --------------------------------------------------------------------------
+# Process lifetime.
+# --------------------------------------------------------------------------
+
+
+def watch_stdin(stop):
+    """Set `stop` when stdin hits EOF, if stdin is a pipe or socket.
+
+    A /dev/null, tty or regular-file stdin is ignored: EOF there says nothing
+    about whether the parent is still alive.
+    """
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        return
+
+    def run():
+        try:
+            while os.read(sys.stdin.fileno(), 65536):
+                pass
+        except OSError:
+            pass
+        stop.set()
+
+    threading.Thread(target=run, name="stdin-watch", daemon=True).start()
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description="Fixture OpenAI/Anthropic LLM server.")
+    parser.add_argument("--port", type=int, default=0, help="port (0 = any free port)")
+    parser.add_argument("--answer", help="assistant answer text")
+    parser.add_argument("--answer-file", help="read the assistant answer from this file")
+    parser.add_argument("--stall-seconds", type=float, default=30.0,
+                        help="how long fault-stall stays silent (default 30)")
+    parser.add_argument("--quiet", action="store_true", help="no request log on stderr")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    global STATE
+    args = parse_args(argv)
+    answer = DEFAULT_ANSWER
+    if args.answer_file:
+        with open(args.answer_file, encoding="utf-8") as f:
+            answer = f.read()
+    if args.answer is not None:
+        answer = args.answer
+    STATE = State(answer, args.stall_seconds)
+    Handler.quiet = args.quiet
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    watch_stdin(stop)
+
+    threading.Thread(target=server.serve_forever, name="http", daemon=True).start()
+    sys.stdout.write("LISTENING %d\n" % server.server_address[1])
+    sys.stdout.flush()
+
+    while not stop.wait(0.5):
+        pass
+    server.shutdown()
+    server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
