@@ -213,10 +213,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let profile = if llm.given() { Some(llm.profile()?) } else { None };
             let counter = TiktokenCounter::for_model(profile.as_ref().map_or("gpt-4o", |p| p.model.as_str()));
             let mut options = CondensationOptions { target_tokens, keep_last, ..Default::default() };
-            if render || answer.is_some() {
-                if provider.as_deref() != Some("manual") {
-                    return Err(usage("--render and --answer belong to --provider manual"));
-                }
+            if (render || answer.is_some()) && provider.as_deref() != Some("manual") {
+                return Err(usage("--render and --answer belong to --provider manual"));
             }
             if render {
                 let text = condense_core::providers::manual::render_request(
