@@ -1,0 +1,273 @@
+//! The LLM client and the native provider over a scripted in-memory HTTP client: retries and
+//! their waits, aborts, never retrying after the first byte, usage and cost, and the native
+//! provider's refusals. (The same paths over real sockets are tested in the CLI crate.)
+
+mod common;
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use common::{StepClock, block_on, counter, text};
+use condense_core::llm::{
+    AbortSignal, HttpClient, HttpLlm, HttpRequest, HttpResponse, LlmErrorKind, LlmKind, LlmProfile,
+    LlmProvider, PromptBundle, RetryPolicy, Timer, TransportError, TransportErrorKind,
+};
+use condense_core::{CondensationManager, CondensationOptions, Conversation, Role, Services, TokenCounter};
+use futures::StreamExt;
+
+type Chunks = Vec<Result<Vec<u8>, TransportError>>;
+
+enum Reply {
+    Http(u16, Vec<(String, String)>, Chunks),
+    Fail(TransportError),
+}
+
+#[derive(Default)]
+struct Scripted {
+    replies: RefCell<VecDeque<Reply>>,
+    sent: RefCell<Vec<HttpRequest>>,
+    /// Fires this signal when the body's n-th chunk is read.
+    abort_at_chunk: Option<(usize, AbortSignal)>,
+}
+
+#[async_trait::async_trait(?Send)]
+impl HttpClient for Scripted {
+    async fn send(&self, request: HttpRequest, _: &AbortSignal) -> Result<HttpResponse, TransportError> {
+        self.sent.borrow_mut().push(request);
+        match self.replies.borrow_mut().pop_front().expect("a scripted reply") {
+            Reply::Fail(e) => Err(e),
+            Reply::Http(status, headers, chunks) => {
+                let abort = self.abort_at_chunk.clone();
+                let body = futures::stream::iter(chunks.into_iter().enumerate().map(move |(i, c)| {
+                    if let Some((n, signal)) = &abort
+                        && i == *n
+                    {
+                        signal.abort();
+                    }
+                    c
+                }));
+                Ok(HttpResponse { status, headers, body: Box::pin(body) })
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct RecordingTimer(RefCell<Vec<u64>>);
+
+#[async_trait::async_trait(?Send)]
+impl Timer for RecordingTimer {
+    async fn sleep(&self, ms: u64, _: &AbortSignal) {
+        self.0.borrow_mut().push(ms);
+    }
+}
+
+fn sse(events: &[&str]) -> Chunks {
+    events.iter().map(|e| Ok(format!("data: {e}\n\n").into_bytes())).collect()
+}
+
+fn answer(text: &str, usage: bool) -> Chunks {
+    let mut events = vec![
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#
+            .to_owned(),
+    ];
+    for word in text.split_inclusive(' ') {
+        events.push(
+            serde_json::json!({"choices":[{"index":0,"delta":{"content":word},"finish_reason":null}]})
+                .to_string(),
+        );
+    }
+    events.push(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.to_owned());
+    if usage {
+        events.push(
+            r#"{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":100,"total_tokens":1100}}"#
+                .to_owned(),
+        );
+    }
+    events.push("[DONE]".to_owned());
+    sse(&events.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+fn profile() -> LlmProfile {
+    LlmProfile {
+        base_url: Some("http://127.0.0.1:9/v1".into()),
+        price_input_per_mtok: 2.0,
+        price_output_per_mtok: 10.0,
+        ..LlmProfile::new("local", LlmKind::OpenaiCompatible, "test-model", 32_000)
+    }
+}
+
+fn client(http: Rc<Scripted>, timer: Rc<RecordingTimer>, max_retries: u32) -> HttpLlm {
+    HttpLlm::new(profile(), Some("k".into()), http, timer, RetryPolicy { max_retries, ..Default::default() })
+        .unwrap()
+}
+
+fn bundle() -> PromptBundle {
+    PromptBundle { request: "hello?".into(), ..Default::default() }
+}
+
+fn status(code: u16, headers: &[(&str, &str)], body: &str) -> Reply {
+    Reply::Http(
+        code,
+        headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        vec![Ok(body.as_bytes().to_vec())],
+    )
+}
+
+#[test]
+fn a_429_waits_as_long_as_the_server_asks_then_succeeds() {
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().extend([
+        status(429, &[("Retry-After", "2")], r#"{"error":{"message":"slow down"}}"#),
+        status(503, &[], r#"{"error":{"message":"overloaded"}}"#),
+        Reply::Http(200, vec![], answer("all good", true)),
+    ]);
+    let timer = Rc::new(RecordingTimer::default());
+    let llm = client(http.clone(), timer.clone(), 3);
+    let response = block_on(llm.complete(&bundle(), &AbortSignal::new())).unwrap();
+    assert_eq!(response.content, "all good");
+    assert_eq!(response.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(http.sent.borrow().len(), 3);
+    let waits = timer.0.borrow().clone();
+    assert_eq!(waits[0], 2000, "Retry-After honoured");
+    assert!((1000..=2000).contains(&waits[1]), "second retry backs off with jitter: {}", waits[1]);
+    assert_eq!(llm.cost(&response.usage.unwrap()), (1000.0 * 2.0 + 100.0 * 10.0) / 1e6);
+}
+
+#[test]
+fn retries_are_bounded_and_auth_errors_are_not_retried() {
+    let http = Rc::new(Scripted::default());
+    for _ in 0..3 {
+        http.replies.borrow_mut().push_back(status(500, &[], "oops"));
+    }
+    let timer = Rc::new(RecordingTimer::default());
+    let err = block_on(client(http.clone(), timer.clone(), 2).complete(&bundle(), &AbortSignal::new()))
+        .unwrap_err();
+    assert_eq!((err.kind, err.attempts, err.status), (LlmErrorKind::Server, 3, Some(500)));
+    assert_eq!(timer.0.borrow().len(), 2);
+
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(status(401, &[], r#"{"error":{"message":"bad key"}}"#));
+    let err = block_on(client(http.clone(), timer, 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!((err.kind, err.attempts, err.message.as_str()), (LlmErrorKind::Auth, 1, "bad key"));
+}
+
+#[test]
+fn a_network_failure_after_the_first_byte_is_not_retried_and_keeps_the_text() {
+    let http = Rc::new(Scripted::default());
+    let mut chunks = answer("one two three", true);
+    chunks.truncate(3);
+    chunks.push(Err(TransportError::new(TransportErrorKind::Network, "connection reset")));
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], chunks));
+    let err = block_on(client(http.clone(), Rc::default(), 3).complete(&bundle(), &AbortSignal::new()))
+        .unwrap_err();
+    assert_eq!(err.kind, LlmErrorKind::Network);
+    assert_eq!(err.partial, "one two ");
+    assert_eq!(http.sent.borrow().len(), 1);
+}
+
+#[test]
+fn an_abort_mid_stream_ends_in_cancelled_with_the_partial_text() {
+    let abort = AbortSignal::new();
+    let http = Rc::new(Scripted { abort_at_chunk: Some((3, abort.clone())), ..Default::default() });
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], answer("a b c d e", true)));
+    let llm = client(http, Rc::default(), 3);
+    let chunks: Vec<_> = block_on(llm.stream_completion(&bundle(), &abort).collect::<Vec<_>>());
+    let last = chunks.last().unwrap();
+    let err = last.error.as_ref().expect("the stream ends in an error");
+    assert_eq!(err.kind, LlmErrorKind::Cancelled);
+    assert_eq!(err.partial, "a b c ", "the text received before the abort is kept");
+    assert_eq!(chunks.first().unwrap().role.as_deref(), Some("assistant"));
+    // And an abort before sending sends nothing.
+    let http = Rc::new(Scripted::default());
+    let aborted = AbortSignal::new();
+    aborted.abort();
+    let err = block_on(client(http.clone(), Rc::default(), 3).complete(&bundle(), &aborted)).unwrap_err();
+    assert_eq!(err.kind, LlmErrorKind::Cancelled);
+    assert!(http.sent.borrow().is_empty());
+}
+
+fn session() -> Conversation {
+    let mut messages = Vec::new();
+    for i in 0..8 {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        messages.push(text(
+            &format!("m{i}"),
+            role,
+            &format!("message {i}: {}", "details of the work ".repeat(30)),
+        ));
+    }
+    Conversation::new(messages)
+}
+
+fn native(c: &Conversation, llm: &dyn LlmProvider) -> condense_core::CondensationResult {
+    let tokens = counter();
+    let clock = StepClock::default();
+    let manager = CondensationManager::with_builtin_providers();
+    let services = Services::new(&tokens, &clock).with_llm(llm);
+    block_on(manager.condense(c, Some("native"), CondensationOptions::default(), services)).unwrap()
+}
+
+#[test]
+fn native_estimates_usage_when_the_server_reports_none() {
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Http(
+        200,
+        vec![],
+        answer("## 1. Primary request\nshort summary", false),
+    ));
+    let llm = client(http, Rc::default(), 0);
+    let result = native(&session(), &llm);
+    assert!(result.is_ok(), "{:?}", result.error);
+    let usage = &result.metrics.as_ref().unwrap().extra["usage"];
+    assert_eq!(usage["estimated"], true);
+    assert!(usage["input_tokens"].as_u64().unwrap() > 300);
+    assert!(result.cost > 0.0);
+}
+
+#[test]
+fn a_summary_that_would_not_shrink_the_context_is_refused() {
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Http(
+        200,
+        vec![],
+        answer(&"very long summary ".repeat(800), true),
+    ));
+    let c = session();
+    let result = native(&c, &client(http, Rc::default(), 0));
+    assert_eq!(result.error.unwrap().kind, "context_grew");
+    assert_eq!(result.messages, c.messages);
+
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], answer("   ", true)));
+    let result = native(&c, &client(http, Rc::default(), 0));
+    assert_eq!(result.error.unwrap().kind, "llm_malformed_stream");
+}
+
+#[test]
+fn native_estimates_its_cost_before_running() {
+    let tokens = counter();
+    let clock = StepClock::default();
+    let llm = client(Rc::default(), Rc::default(), 0);
+    let manager = CondensationManager::with_builtin_providers();
+    let c = session();
+    let provider = manager.registry().get("native").unwrap();
+    let before = tokens.count_request(None, &c.api_view());
+    let ctx = condense_core::provider::CondensationContext {
+        messages: &c.messages,
+        system: None,
+        prev_context_tokens: before,
+    };
+    let services = Services::new(&tokens, &clock).with_llm(&llm);
+    let estimate = provider.estimate_cost(&ctx, &CondensationOptions::default(), services);
+    // At most: the whole prompt in, the condense phase's 2048 tokens out.
+    assert!(
+        estimate > 2048.0 * 10.0 / 1e6 && estimate < (before as f64 * 2.0 * 2.0 + 2048.0 * 10.0) / 1e6,
+        "{estimate}"
+    );
+    assert_eq!(
+        provider.estimate_cost(&ctx, &CondensationOptions::default(), Services::new(&tokens, &clock)),
+        0.0
+    );
+}
