@@ -154,6 +154,29 @@ fn retries_are_bounded_and_auth_errors_are_not_retried() {
 }
 
 #[test]
+fn a_refused_connection_is_retried() {
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().extend([
+        Reply::Fail(TransportError::new(TransportErrorKind::Network, "connection refused")),
+        Reply::Http(200, vec![], answer("back", true)),
+    ]);
+    let response =
+        block_on(client(http.clone(), Rc::default(), 1).complete(&bundle(), &AbortSignal::new())).unwrap();
+    assert_eq!(response.content, "back");
+    assert_eq!(http.sent.borrow().len(), 2);
+    let http = Rc::new(Scripted::default());
+    http.replies
+        .borrow_mut()
+        .push_back(Reply::Fail(TransportError::new(TransportErrorKind::Timeout, "no answer")));
+    let err = block_on(client(http, Rc::default(), 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!(
+        (err.kind, err.attempts),
+        (LlmErrorKind::Timeout, 1),
+        "a timeout is not retried: the server may be working"
+    );
+}
+
+#[test]
 fn a_network_failure_after_the_first_byte_is_not_retried_and_keeps_the_text() {
     let http = Rc::new(Scripted::default());
     let mut chunks = answer("one two three", true);
