@@ -111,15 +111,7 @@ impl CondensationProvider for ManualProvider {
         let c = config(options)?;
         let answer = c.answer.as_deref().unwrap_or_default().trim();
         let plan = summary::plan(ctx, c.summary(options).keep_last)?;
-        let (condense_id, messages) = summary::apply(ctx.messages, &plan, answer);
-        let after = ctx.tokens_of(services.tokens, &messages);
-        if after >= ctx.prev_context_tokens {
-            return Err(CondenseError::ContextGrew { before: ctx.prev_context_tokens, after });
-        }
-        let mut metrics = serde_json::Map::new();
-        metrics.insert("condense_id".into(), condense_id.into());
-        metrics.insert("messages_summarized".into(), plan.middle.len().into());
-        metrics.insert("summary_tokens".into(), services.tokens.count_text(answer).into());
+        let (messages, metrics) = summary::apply_checked(ctx, services.tokens, &plan, answer)?;
         Ok(Condensed { messages, summary: Some(answer.to_owned()), cost: 0.0, metrics })
     }
 }

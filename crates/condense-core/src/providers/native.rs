@@ -97,11 +97,7 @@ impl CondensationProvider for NativeProvider {
                 "the model answered with an empty summary",
             )));
         }
-        let (condense_id, messages) = summary::apply(ctx.messages, &plan, text);
-        let after = ctx.tokens_of(services.tokens, &messages);
-        if after >= ctx.prev_context_tokens {
-            return Err(CondenseError::ContextGrew { before: ctx.prev_context_tokens, after });
-        }
+        let (messages, mut metrics) = summary::apply_checked(ctx, services.tokens, &plan, text)?;
         // The reported usage prices the call; when a server reports none, the counter estimates it.
         let (usage, estimated) = match response.usage {
             Some(u) => (u, false),
@@ -116,10 +112,6 @@ impl CondensationProvider for NativeProvider {
                 )
             }
         };
-        let mut metrics = serde_json::Map::new();
-        metrics.insert("condense_id".into(), condense_id.into());
-        metrics.insert("messages_summarized".into(), plan.middle.len().into());
-        metrics.insert("summary_tokens".into(), services.tokens.count_text(text).into());
         metrics.insert("profile_id".into(), llm.profile().id.clone().into());
         metrics.insert("model".into(), llm.profile().model.clone().into());
         metrics.insert("usage".into(), json!({"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "estimated": estimated}));

@@ -211,6 +211,26 @@ pub fn apply(messages: &[Message], plan: &SummaryPlan, summary: &str) -> (String
     (condense_id, out)
 }
 
+/// Applies a summary and checks it pays: the new conversation and the metrics both summary
+/// providers report, or `context_grew` when the summary would not shrink the context.
+pub fn apply_checked(
+    ctx: &CondensationContext<'_>,
+    tokens: &dyn crate::tokens::TokenCounter,
+    plan: &SummaryPlan,
+    summary: &str,
+) -> Result<(Vec<Message>, serde_json::Map<String, serde_json::Value>), CondenseError> {
+    let (condense_id, messages) = apply(ctx.messages, plan, summary);
+    let after = ctx.tokens_of(tokens, &messages);
+    if after >= ctx.prev_context_tokens {
+        return Err(CondenseError::ContextGrew { before: ctx.prev_context_tokens, after });
+    }
+    let mut metrics = serde_json::Map::new();
+    metrics.insert("condense_id".into(), condense_id.into());
+    metrics.insert("messages_summarized".into(), plan.middle.len().into());
+    metrics.insert("summary_tokens".into(), tokens.count_text(summary).into());
+    Ok((messages, metrics))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
