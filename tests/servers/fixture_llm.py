@@ -463,23 +463,10 @@ class Handler(BaseHTTPRequestHandler):
 
         self.start_sse(headers)
         self.write_event(chunk({"role": "assistant", "content": ""}))
-        if fault == "fault-cut":
-            content("Partial ")
-            content("answer")
-            self.hang_up()
+        if self.stream_fault(fault, content,
+                             lambda: self.write_event(OPENAI_SERVER_ERROR),
+                             lambda: self.write_event('{"choices": [ this is not json')):
             return
-        if fault == "fault-stall":
-            content("Partial")
-            self.stall()
-            return
-        if fault == "fault-stream-error":
-            content("Partial")
-            self.write_event(OPENAI_SERVER_ERROR)
-            self.hang_up()
-            return
-        if fault == "fault-malformed":
-            content("Partial answer")
-            self.write_event('{"choices": [ this is not json')
         for piece in split_deltas(answer):
             content(piece)
         self.write_event(chunk({}, "stop"))
@@ -490,6 +477,28 @@ class Handler(BaseHTTPRequestHandler):
             self.write_event(final)
         self.write_event("[DONE]")
         self.hang_up()
+
+    def stream_fault(self, fault, delta, send_error, send_malformed):
+        """Plays the part of a streaming fault both wire formats share, with each format's own
+        delta, error event and malformed event. True when the stream is over."""
+        if fault == "fault-cut":
+            delta("Partial ")
+            delta("answer")
+            self.hang_up()
+            return True
+        if fault == "fault-stall":
+            delta("Partial")
+            self.stall()
+            return True
+        if fault == "fault-stream-error":
+            delta("Partial")
+            send_error()
+            self.hang_up()
+            return True
+        if fault == "fault-malformed":
+            delta("Partial answer")
+            send_malformed()
+        return False
 
     # ---- Anthropic -----------------------------------------------------
 
@@ -567,23 +576,10 @@ class Handler(BaseHTTPRequestHandler):
         event("content_block_start", {"type": "content_block_start", "index": 0,
                                       "content_block": {"type": "text", "text": ""}})
         event("ping", {"type": "ping"})
-        if fault == "fault-cut":
-            delta("Partial ")
-            delta("answer")
-            self.hang_up()
+        if self.stream_fault(fault, delta,
+                             lambda: event("error", ANTHROPIC_OVERLOADED),
+                             lambda: event("content_block_delta", "{not json")):
             return
-        if fault == "fault-stall":
-            delta("Partial")
-            self.stall()
-            return
-        if fault == "fault-stream-error":
-            delta("Partial")
-            event("error", ANTHROPIC_OVERLOADED)
-            self.hang_up()
-            return
-        if fault == "fault-malformed":
-            delta("Partial answer")
-            event("content_block_delta", "{not json")
         for piece in split_deltas(answer):
             delta(piece)
         event("content_block_stop", {"type": "content_block_stop", "index": 0})
