@@ -115,12 +115,7 @@ pub(crate) fn usage(message: impl Into<String>) -> Failure {
 }
 
 fn read_conversation(file: &str) -> Result<Parsed, Failure> {
-    let mut text = String::new();
-    if file == "-" {
-        std::io::stdin().read_to_string(&mut text).map_err(|e| usage(format!("cannot read stdin: {e}")))?;
-    } else {
-        text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?;
-    }
+    let text = read_text(file)?;
     formats::parse_conversation(&text).map_err(|e| usage(format!("{file}: {e}")))
 }
 

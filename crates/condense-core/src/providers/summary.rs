@@ -282,39 +282,25 @@ mod tests {
         assert_eq!(crate::model::undo_last(&out).unwrap().1, messages);
     }
 
+    /// `n` messages alternating user and assistant, each saying `text`.
+    fn alternating(n: usize, text: &str) -> Vec<Message> {
+        (0..n)
+            .map(|i| {
+                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+                msg(&format!("m{i}"), role, vec![ContentBlock::text(text)])
+            })
+            .collect()
+    }
+
     #[test]
     fn guards_refuse_with_reasons() {
-        let few: Vec<Message> = (0..4)
-            .map(|i| {
-                msg(
-                    &format!("m{i}"),
-                    if i % 2 == 0 { Role::User } else { Role::Assistant },
-                    vec![ContentBlock::text(long(30))],
-                )
-            })
-            .collect();
+        let few = alternating(4, &long(30));
         let ctx = CondensationContext { messages: &few, system: None, prev_context_tokens: ctx_of(&few) };
         assert!(plan(&ctx, 3).unwrap_err().to_string().contains("at least 5"));
-        let short: Vec<Message> = (0..6)
-            .map(|i| {
-                msg(
-                    &format!("m{i}"),
-                    if i % 2 == 0 { Role::User } else { Role::Assistant },
-                    vec![ContentBlock::text("hi")],
-                )
-            })
-            .collect();
+        let short = alternating(6, "hi");
         let ctx = CondensationContext { messages: &short, system: None, prev_context_tokens: ctx_of(&short) };
         assert!(plan(&ctx, 3).unwrap_err().to_string().contains("at least 200"));
-        let mut recent: Vec<Message> = (0..8)
-            .map(|i| {
-                msg(
-                    &format!("m{i}"),
-                    if i % 2 == 0 { Role::User } else { Role::Assistant },
-                    vec![ContentBlock::text(long(30))],
-                )
-            })
-            .collect();
+        let mut recent = alternating(8, &long(30));
         recent[6].is_summary = true;
         let ctx =
             CondensationContext { messages: &recent, system: None, prev_context_tokens: ctx_of(&recent) };
