@@ -17,7 +17,8 @@ the write end open for as long as the server is needed.
 
 Endpoints:
     POST   /v1/chat/completions  (also /chat/completions)  OpenAI format
-           requires ``Authorization: Bearer <non-empty key>``
+           requires ``Authorization: Bearer <key>`` (any non-empty key, or
+           exactly the one given with --api-key)
     POST   /v1/messages          (also /messages)          Anthropic format
            requires ``x-api-key`` and ``anthropic-version`` headers
     GET    /v1/models            (also /models) lists the model "fixture"
@@ -240,6 +241,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fixture-llm/1.0"
     quiet = False
+    api_key = None
 
     def log_message(self, fmt, *args):
         if not self.quiet:
@@ -381,12 +383,16 @@ class Handler(BaseHTTPRequestHandler):
             return model
         return None
 
+    def key_ok(self, key):
+        """Any non-empty key, or exactly the one given with --api-key."""
+        return bool(key) and (Handler.api_key is None or key == Handler.api_key)
+
     # ---- OpenAI --------------------------------------------------------
 
     def handle_openai(self, path, body):
         headers = {"x-request-id": "req_fixture"}
         auth = self.headers.get("Authorization", "")
-        if not auth.startswith("Bearer ") or not auth[len("Bearer "):].strip():
+        if not auth.startswith("Bearer ") or not self.key_ok(auth[len("Bearer "):].strip()):
             self.send_json(401, OPENAI_AUTH_ERROR, headers)
             return
         if not isinstance(body, dict):
@@ -504,7 +510,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_anthropic(self, path, body):
         headers = {"request-id": "req_fixture"}
-        if not self.headers.get("x-api-key", "").strip():
+        if not self.key_ok(self.headers.get("x-api-key", "").strip()):
             self.send_json(401, ANTHROPIC_AUTH_ERROR, headers)
             return
         if not self.headers.get("anthropic-version", "").strip():
@@ -627,6 +633,7 @@ def parse_args(argv):
     parser.add_argument("--stall-seconds", type=float, default=30.0,
                         help="how long fault-stall stays silent (default 30)")
     parser.add_argument("--quiet", action="store_true", help="no request log on stderr")
+    parser.add_argument("--api-key", help="accept only this API key (default: any non-empty key)")
     return parser.parse_args(argv)
 
 
@@ -641,6 +648,7 @@ def main(argv=None):
         answer = args.answer
     STATE = State(answer, args.stall_seconds)
     Handler.quiet = args.quiet
+    Handler.api_key = args.api_key
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

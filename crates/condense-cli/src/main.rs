@@ -14,7 +14,6 @@ use condense_core::llm::{AbortSignal, LlmError, LlmErrorKind, LlmProvider, Promp
 use condense_core::providers::summary::to_chat;
 use condense_core::{
     Clock, CondensationManager, CondensationOptions, CondenseError, Conversation, Services, TiktokenCounter,
-    TokenCounter,
 };
 use serde_json::json;
 
@@ -189,17 +188,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Count { model, file } => {
             let conversation = read_conversation(&file)?.conversation;
-            let counter = TiktokenCounter::for_model(&model);
-            let view = conversation.api_view();
-            let total = counter.count_request(conversation.system.as_deref(), &view);
-            let messages: Vec<_> =
-                view.iter().map(|m| json!({"id": m.id, "tokens": counter.count_message(m)})).collect();
-            print_json(&json!({
-                "model": model,
-                "encoding": counter.encoding().name(),
-                "total_tokens": total,
-                "messages": messages,
-            }));
+            print_json(&condense_core::tokens::TokenReport::of(&conversation, &model));
             Ok(0)
         }
         Command::Run { provider, target_tokens, keep_last, render, answer, condense_profile, llm, file } => {
@@ -251,10 +240,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             .map_err(|e| usage(e.to_string()))?;
             // The result carries the system prompt too, so that it is a complete conversation
             // file for `count`, `view`, `undo` and a further `run`.
-            let mut out = serde_json::to_value(&result).expect("results serialize");
-            if let (Some(system), Some(obj)) = (&conversation.system, out.as_object_mut()) {
-                obj.insert("system".into(), system.clone().into());
-            }
+            let out = result.to_document(conversation.system.as_deref());
             print_json(&out);
             Ok(if result.is_ok() { 0 } else { 1 })
         }

@@ -141,6 +141,17 @@ impl CondensationResult {
     pub fn is_ok(&self) -> bool {
         self.error.is_none()
     }
+
+    /// The result as a document that is also a complete conversation file: the result's fields
+    /// with the conversation's system prompt put back, so that it can be counted, viewed, undone
+    /// or condensed again.
+    pub fn to_document(&self, system: Option<&str>) -> serde_json::Value {
+        let mut out = serde_json::to_value(self).expect("results serialize");
+        if let (Some(system), Some(obj)) = (system, out.as_object_mut()) {
+            obj.insert("system".into(), system.into());
+        }
+        out
+    }
 }
 
 /// A condensation provider. Implementors write the hooks; [`run_provider`] runs them.

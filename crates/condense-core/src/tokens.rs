@@ -67,6 +67,45 @@ impl Encoding {
     }
 }
 
+/// What a conversation costs in tokens: the request as a whole and each visible message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenReport {
+    /// The model the count is for.
+    pub model: String,
+    /// The encoding the model uses.
+    pub encoding: String,
+    /// Tokens of the API view, system prompt and reply priming included.
+    pub total_tokens: usize,
+    /// Each visible message's tokens, in order.
+    pub messages: Vec<MessageTokens>,
+}
+
+/// One message's share of a [`TokenReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageTokens {
+    /// The message's id.
+    pub id: String,
+    /// Its tokens, framing included.
+    pub tokens: usize,
+}
+
+impl TokenReport {
+    /// Counts the API view of a conversation for a model.
+    pub fn of(conversation: &crate::model::Conversation, model: &str) -> TokenReport {
+        let counter = TiktokenCounter::for_model(model);
+        let view = conversation.api_view();
+        TokenReport {
+            model: model.to_owned(),
+            encoding: counter.encoding().name().to_owned(),
+            total_tokens: counter.count_request(conversation.system.as_deref(), &view),
+            messages: view
+                .iter()
+                .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
+                .collect(),
+        }
+    }
+}
+
 /// Counts tokens. Implementations must be deterministic.
 pub trait TokenCounter {
     /// The encoding in use.

@@ -111,6 +111,11 @@ impl AbortSignal {
         self.0.store(true, Ordering::SeqCst);
     }
 
+    /// Whether `other` is a clone of this signal (fires with it).
+    pub fn same_as(&self, other: &AbortSignal) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Whether the signal fired.
     pub fn is_aborted(&self) -> bool {
         self.0.load(Ordering::SeqCst)

@@ -1,0 +1,202 @@
+//! The TypeScript types of the values that cross the boundary, emitted into the generated
+//! `.d.ts`. They mirror the core's serde shapes; the extension's `tsc` checks its use of them,
+//! and the Node tests check real values against them.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** What the host lends the engine. */
+export interface Host {
+  /** Sends a request; the Response-like answer's body is a ReadableStream of bytes. */
+  fetch(request: HttpRequest, signal: AbortSignal): Promise<ResponseLike>;
+  /** Milliseconds, monotonic. */
+  now(): number;
+  /** One log line; never given secrets. */
+  log(level: "info" | "warn" | "error", message: string): void;
+  /** Milliseconds a response may go without a byte (default 60000). */
+  readTimeoutMs?: number;
+}
+
+export interface HttpRequest {
+  method: string;
+  url: string;
+  /** May hold an API key: never log them. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface ResponseLike {
+  status: number;
+  headers: Iterable<[string, string]> | Record<string, string>;
+  body: ReadableStream<Uint8Array> | null;
+}
+
+export type Role = "user" | "assistant" | "system";
+
+export type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown }
+  | { type: "tool_result"; tool_use_id: string; content: string | Array<{ type: "text"; text: string } | { type: "image"; source: unknown }>; is_error?: boolean }
+  | { type: "image"; source: { type: "base64"; media_type: string; data: string } | { type: "url"; url: string } };
+
+export interface Message {
+  id: string;
+  ts?: number;
+  role: Role;
+  content: ContentBlock[];
+  is_summary?: boolean;
+  condense_id?: string;
+  condense_parent?: string;
+}
+
+export interface Conversation {
+  format?: string;
+  system?: string;
+  messages: Message[];
+}
+
+export interface ProviderInfo {
+  id: string;
+  name: string;
+  description: string;
+  enabled: boolean;
+  priority: number;
+}
+
+export interface ProviderConfig {
+  enabled: boolean;
+  priority: number;
+  config: unknown;
+}
+
+export interface ProviderConfigUpdate {
+  enabled?: boolean;
+  priority?: number;
+  config?: unknown;
+}
+
+export interface ErrorInfo {
+  kind: string;
+  message: string;
+}
+
+export interface Metrics {
+  provider_id: string;
+  time_elapsed_ms: number;
+  tokens_saved?: number;
+  [extra: string]: unknown;
+}
+
+export interface CondensationResult {
+  messages: Message[];
+  summary: string | null;
+  cost: number;
+  new_context_tokens: number | null;
+  error: ErrorInfo | null;
+  metrics: Metrics | null;
+}
+
+/** A result that is also a conversation: the system prompt is put back. */
+export interface CondensationDocument extends CondensationResult {
+  system?: string;
+}
+
+export interface UndoResult {
+  condense_id: string;
+  conversation: Conversation;
+}
+
+export interface TokenReport {
+  model: string;
+  encoding: string;
+  total_tokens: number;
+  messages: Array<{ id: string; tokens: number }>;
+}
+
+export interface GenerationParams {
+  max_input_tokens?: number | null;
+  max_output_tokens?: number | null;
+  temperature?: number | null;
+}
+
+export interface LlmProfile {
+  id: string;
+  kind: "openai" | "anthropic" | "openai-compatible" | "manual";
+  base_url?: string | null;
+  model: string;
+  context_window: number;
+  max_output?: number;
+  price_input_per_mtok?: number;
+  price_output_per_mtok?: number;
+  api_key_ref?: string | null;
+  chat?: GenerationParams;
+  condense?: GenerationParams;
+}
+
+/** An LLM to call: a profile, and the key the host read for it from its secret storage. */
+export interface LlmTarget {
+  profile: LlmProfile;
+  apiKey?: string;
+  maxRetries?: number;
+}
+
+export interface CondenseOptions {
+  /** A provider id; the default provider when absent. */
+  provider?: string;
+  targetTokens?: number;
+  keepLast?: number;
+  isAutomatic?: boolean;
+  /** The provider's configuration for this call; the registry's when absent. */
+  config?: unknown;
+  /** The model whose tokenizer counts (default: the LLM's model, else gpt-4o). */
+  model?: string;
+  /** The LLM that writes summaries, for the providers that need one. */
+  llm?: LlmTarget;
+}
+
+export interface ChatMessage {
+  role: "user" | "assistant";
+  content: string;
+}
+
+export interface PromptBundle {
+  system_context?: string;
+  request?: string;
+  output_instructions?: string;
+  examples?: string[];
+  conversation_history?: ChatMessage[];
+  generation_params?: GenerationParams | null;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface StreamChunk {
+  content: string;
+  role: string | null;
+  finished: boolean;
+  error: (ErrorInfo & { partial?: string; status?: number; attempts: number }) | null;
+  usage: Usage | null;
+  finish_reason: string | null;
+}
+
+export interface Completion {
+  content: string;
+  usage: Usage | null;
+  finish_reason: string | null;
+  cost: number;
+}
+
+/** What every failure throws or rejects with. */
+export interface CondenseErrorLike extends Error {
+  kind: string;
+  partial?: string;
+  status?: number;
+  attempts?: number;
+  retryAfterMs?: number;
+}
+"#;

@@ -1,0 +1,175 @@
+// The bindings from Node: the wasm package that the extension loads (extension/wasm, built by
+// scripts/build-wasm), driven through the same host contract, with `fetch` pointed at the fixture
+// LLM server on 127.0.0.1. Run: node --test crates/condense-wasm/tests-js/
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { repoRoot, startFixtureLlm } from "../../../tests/js/servers.mjs";
+
+const require = createRequire(import.meta.url);
+const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
+
+const fixture = (name) => readFileSync(path.join(repoRoot, "tests/fixtures", name), "utf8");
+const session = JSON.parse(fixture("small-session.json"));
+const KEY = "sk-test-bindings";
+
+function makeEngine(extra = {}) {
+  const logs = [];
+  const engine = new CondenseEngine({
+    fetch: (req, signal) => fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal }),
+    now: () => performance.now(),
+    log: (level, message) => logs.push(`${level} ${message}`),
+    ...extra,
+  });
+  return { engine, logs };
+}
+
+/** The CLI on the same input: the bindings must agree with it. */
+function cli(...args) {
+  return JSON.parse(
+    execFileSync("cargo", ["run", "--quiet", "-p", "condense-cli", "--", ...args], { cwd: repoRoot, encoding: "utf8" }),
+  );
+}
+
+let llm;
+before(async () => {
+  llm = await startFixtureLlm({ apiKey: KEY, stallSeconds: 5 });
+});
+after(async () => {
+  await llm?.stop();
+});
+
+const profile = (kind, model = "fixture") => ({
+  id: `test-${kind}`,
+  kind,
+  base_url: kind === "anthropic" ? llm.origin : `${llm.origin}/v1`,
+  model,
+  context_window: 32000,
+  max_output: 1000,
+  price_input_per_mtok: 3,
+  price_output_per_mtok: 15,
+});
+
+test("lists the built-in providers, lossless the default", () => {
+  const { engine } = makeEngine();
+  const ids = engine.listProviders().map((p) => p.id);
+  assert.deepEqual(ids, ["native", "lossless", "truncation", "manual"]);
+  assert.equal(engine.defaultProvider, "lossless");
+  engine.updateProviderConfig("truncation", { enabled: false });
+  assert.deepEqual(engine.listProviders(true).map((p) => p.id), ["native", "lossless", "manual"]);
+  assert.equal(engine.providerConfig("truncation").enabled, false);
+});
+
+test("counts tokens as the CLI does", () => {
+  const { engine } = makeEngine();
+  const report = engine.countTokens(session, "gpt-4o");
+  const expected = cli("count", "--model", "gpt-4o", "tests/fixtures/small-session.json");
+  assert.deepEqual(report, expected);
+  // Text in, and the OpenAI format, read by the same parser.
+  assert.equal(engine.countTokens(fixture("small-session.json")).total_tokens, expected.total_tokens);
+  assert.ok(engine.countTokens(fixture("openai-chat.json")).total_tokens > 0);
+});
+
+test("condenses losslessly as the CLI does, and undo brings every message back", async () => {
+  const { engine, logs } = makeEngine();
+  const result = await engine.condense(session, {});
+  const expected = cli("run", "--provider", "lossless", "tests/fixtures/small-session.json");
+  assert.equal(result.error, null);
+  assert.deepEqual(result.messages, expected.messages);
+  assert.equal(result.new_context_tokens, expected.new_context_tokens);
+  assert.equal(result.system, session.system);
+  assert.ok(result.metrics.tokens_saved > 0, "lossless saves tokens on this fixture");
+  assert.ok(logs.some((l) => l.startsWith("info condensed with lossless")), logs.join("\n"));
+
+  const undone = engine.undoLast(result);
+  assert.deepEqual(undone.conversation.messages, engine.parseConversation(session).messages);
+  assert.throws(() => engine.undoLast(session), (e) => e.kind === "nothing_to_undo");
+});
+
+test("bad input and bad calls are typed errors, never crashes", async () => {
+  const { engine } = makeEngine();
+  assert.throws(() => engine.countTokens(fixture("broken.json")), (e) => e.kind === "invalid_input");
+  assert.throws(
+    () => engine.countTokens({ messages: [{ id: "a", role: "user", content: [{ type: "text" }] }] }),
+    (e) => e.kind === "invalid_input" && /messages\[0\]/.test(e.message),
+  );
+  await assert.rejects(engine.condense(session, { provider: "nope" }), (e) => e.kind === "provider_not_found");
+  await assert.rejects(engine.condense(session, { bogus: 1 }), (e) => e.kind === "invalid_input" && /bogus/.test(e.message));
+  engine.updateProviderConfig("truncation", { enabled: false });
+  await assert.rejects(engine.condense(session, { provider: "truncation" }), (e) => e.kind === "provider_disabled");
+  assert.throws(() => engine.updateProviderConfig("lossless", { wrong: true }), (e) => e.kind === "invalid_input");
+  assert.throws(() => new CondenseEngine({ now: () => 0, log() {} }), (e) => e.kind === "invalid_input" && /fetch/.test(e.message));
+});
+
+for (const kind of ["openai", "anthropic"]) {
+  test(`native summary through the host's fetch (${kind})`, async () => {
+    const { engine } = makeEngine();
+    await llm.clearRequests();
+    const result = await engine.condense(session, { provider: "native", llm: { profile: profile(kind), apiKey: KEY } });
+    assert.equal(result.error, null, JSON.stringify(result.error));
+    assert.ok(result.summary && result.summary.length > 0);
+    assert.ok(result.cost > 0, "priced profile, reported usage");
+    assert.ok(result.messages.some((m) => m.is_summary));
+    const [request] = await llm.requests();
+    const sent = kind === "anthropic" ? request.headers["x-api-key"] : request.headers.authorization;
+    assert.ok(sent.endsWith(KEY), "the key reached the server");
+  });
+}
+
+test("a wrong API key is llm_auth, the conversation untouched, the key not in the message", async () => {
+  const { engine, logs } = makeEngine();
+  const wrong = "sk-wrong-canary-1234";
+  const result = await engine.condense(session, { provider: "native", llm: { profile: profile("openai"), apiKey: wrong } });
+  assert.equal(result.error.kind, "llm_auth");
+  assert.deepEqual(result.messages, engine.parseConversation(session).messages);
+  assert.equal(result.cost, 0);
+  assert.ok(!JSON.stringify(result).includes(wrong));
+  assert.ok(logs.some((l) => l.startsWith("warn condensation with native failed: llm_auth")), logs.join("\n"));
+  assert.ok(!logs.join("\n").includes(wrong));
+});
+
+test("streams chunks as they arrive and ends with usage and cost", async () => {
+  const { engine } = makeEngine();
+  const chunks = [];
+  const done = await engine.stream(
+    { profile: profile("openai"), apiKey: KEY },
+    { request: "Say something.", conversation_history: [] },
+    (c) => chunks.push(c),
+  );
+  assert.ok(chunks.length > 2, `several chunks, got ${chunks.length}`);
+  assert.equal(chunks.at(-1).finished, true);
+  assert.equal(done.content, chunks.map((c) => c.content).join(""));
+  assert.ok(done.usage.output_tokens > 0);
+  assert.ok(done.cost > 0);
+});
+
+test("a server that goes silent ends in llm_timeout with the partial text", async () => {
+  const { engine } = makeEngine({ readTimeoutMs: 300 });
+  await assert.rejects(
+    engine.complete({ profile: profile("openai", "fault-stall"), apiKey: KEY, maxRetries: 0 }, { request: "Hi" }),
+    (e) => e.kind === "llm_timeout" && e.partial === "Partial",
+  );
+});
+
+test("cancel aborts the request in flight: llm_cancelled, partial kept", async () => {
+  const { engine } = makeEngine();
+  const pending = engine.stream(
+    { profile: profile("anthropic", "fault-stall"), apiKey: KEY },
+    { request: "Hi" },
+    (c) => {
+      if (c.content) engine.cancel();
+    },
+  );
+  await assert.rejects(pending, (e) => e.kind === "llm_cancelled" && e.partial === "Partial");
+});
+
+test("retries a 429 once through the host's fetch", async () => {
+  const { engine } = makeEngine();
+  await llm.clearRequests();
+  const done = await engine.complete({ profile: profile("openai", "fault-429-once"), apiKey: KEY }, { request: "Hi" });
+  assert.ok(done.content.length > 0);
+  assert.equal((await llm.requests()).length, 2);
+});
