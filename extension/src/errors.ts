@@ -1,0 +1,60 @@
+// What the user reads when something fails. Pure. The engine's errors carry a `kind`; each kind
+// gets a sentence that says what to do, and the actions that help.
+
+export interface Failure {
+  kind: string;
+  message: string;
+}
+
+export interface Advice {
+  /** One or two sentences for a notification. */
+  text: string;
+  /** Command titles to offer as buttons, with the command each runs. */
+  actions: Array<{ title: string; command: string }>;
+  /** Whether this is the user's setup (a warning) rather than a fault (an error). */
+  severity: "warning" | "error";
+}
+
+const SET_KEY = { title: "Set API Key…", command: "contextCondenser.setApiKey" };
+const SHOW_LOG = { title: "Show Log", command: "contextCondenser.showLog" };
+
+/** A thrown value as a failure: engine errors keep their kind, anything else is `internal`. */
+export function asFailure(e: unknown): Failure {
+  if (typeof e === "object" && e !== null && "message" in e) {
+    const kind = "kind" in e && typeof e.kind === "string" ? e.kind : "internal";
+    return { kind, message: String((e as { message: unknown }).message) };
+  }
+  return { kind: "internal", message: String(e) };
+}
+
+export function advise(f: Failure, profileId?: string): Advice {
+  const profile = profileId ? ` for profile "${profileId}"` : "";
+  switch (f.kind) {
+    case "llm_auth":
+      return {
+        text: `The API key${profile} was rejected by the server. Set the key again. (${f.message})`,
+        actions: [SET_KEY, SHOW_LOG],
+        severity: "warning",
+      };
+    case "llm_config":
+      return { text: `The LLM profile${profile} cannot be used: ${f.message}`, actions: [SET_KEY, SHOW_LOG], severity: "warning" };
+    case "llm_rate_limit":
+      return { text: `The LLM server is rate-limiting requests; try again shortly. (${f.message})`, actions: [SHOW_LOG], severity: "warning" };
+    case "llm_network":
+    case "llm_timeout":
+      return { text: `The LLM server could not be reached or stopped answering: ${f.message}`, actions: [SHOW_LOG], severity: "error" };
+    case "llm_cancelled":
+      return { text: "Condensation cancelled; the conversation is unchanged.", actions: [], severity: "warning" };
+    case "nothing_to_condense":
+    case "nothing_to_undo":
+    case "context_grew":
+      return { text: f.message, actions: [], severity: "warning" };
+    case "provider_not_found":
+    case "provider_disabled":
+    case "invalid_input":
+    case "invalid_config":
+      return { text: f.message, actions: [SHOW_LOG], severity: "warning" };
+    default:
+      return { text: `Condensation failed (${f.kind}): ${f.message}`, actions: [SHOW_LOG], severity: "error" };
+  }
+}

@@ -1,0 +1,50 @@
+// The status-bar context meter's text. Pure. It shows only figures it was given: with no chat and
+// no conversation file open it says so, and without a context window it shows the count alone.
+
+export interface MeterInput {
+  /** Tokens of the conversation's API view, or undefined when there is nothing to measure. */
+  tokens?: number;
+  /** The chat profile's context window, when a profile is set. */
+  contextWindow?: number;
+  /** Where the figure comes from, for the tooltip. */
+  source?: string;
+}
+
+export interface MeterText {
+  text: string;
+  tooltip: string;
+  /** Whether to draw attention: at or past the auto-condense threshold. */
+  warning: boolean;
+}
+
+/** 86123 → "86k", 1234 → "1.2k", 999 → "999". */
+export function compact(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
+  return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+export function meterText(input: MeterInput, thresholdPercent: number): MeterText {
+  if (input.tokens === undefined) {
+    return {
+      text: "$(symbol-ruler) ctx: no chat",
+      tooltip: "Context Condenser: no chat yet. Open a conversation file (JSON) to measure it.",
+      warning: false,
+    };
+  }
+  const source = input.source ? ` of ${input.source}` : "";
+  if (!input.contextWindow) {
+    return {
+      text: `$(symbol-ruler) ctx ${compact(input.tokens)}`,
+      tooltip: `Context Condenser: ${input.tokens.toLocaleString("en-US")} tokens${source}. Set a chat profile to see the share of its context window.`,
+      warning: false,
+    };
+  }
+  const percent = Math.round((input.tokens / input.contextWindow) * 100);
+  return {
+    text: `$(symbol-ruler) ctx ${percent}% · ${compact(input.tokens)}/${compact(input.contextWindow)}`,
+    tooltip: `Context Condenser: ${input.tokens.toLocaleString("en-US")} of ${input.contextWindow.toLocaleString("en-US")} tokens${source} (${percent}%). Auto-condense at ${thresholdPercent}%.`,
+    warning: percent >= thresholdPercent,
+  };
+}

@@ -1,0 +1,150 @@
+// The `contextCondenser.*` settings, read and checked. Pure: no `vscode` import, so vitest runs it.
+// The engine validates provider configurations itself; this module only turns settings into the
+// calls that hand them over, and finds the LLM profile a call needs.
+
+import type { LlmProfile, ProviderConfigUpdate } from "../wasm/condense_wasm";
+
+export const SECTION = "contextCondenser";
+
+/** Reads one setting under `contextCondenser.` (what `WorkspaceConfiguration.get` does). */
+export type Get = (key: string) => unknown;
+
+export interface Settings {
+  defaultProvider: string;
+  providers: Record<string, ProviderConfigUpdate>;
+  autoCondense: { enabled: boolean; thresholdPercent: number };
+  customPrompt: string;
+  profiles: LlmProfile[];
+  chatProfile: string;
+  condensingProfile: string;
+}
+
+/** A setting that could not be used, and why: shown to the user and logged. */
+export interface SettingProblem {
+  setting: string;
+  message: string;
+}
+
+const PROFILE_FIELDS = new Set([
+  "id",
+  "kind",
+  "base_url",
+  "model",
+  "context_window",
+  "max_output",
+  "price_input_per_mtok",
+  "price_output_per_mtok",
+]);
+const KINDS = new Set(["openai", "anthropic", "openai-compatible", "manual"]);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Reads the settings. Bad entries are left out and reported; a profile that carries an API key
+ * is refused without repeating the key, which belongs in the secret storage.
+ */
+export function readSettings(get: Get): { settings: Settings; problems: SettingProblem[] } {
+  const problems: SettingProblem[] = [];
+  const str = (key: string, fallback: string): string => {
+    const v = get(key);
+    if (v === undefined || v === null) return fallback;
+    if (typeof v === "string") return v;
+    problems.push({ setting: `${SECTION}.${key}`, message: "must be a string" });
+    return fallback;
+  };
+
+  const providers: Record<string, ProviderConfigUpdate> = {};
+  const rawProviders = get("providers") ?? {};
+  if (isObject(rawProviders)) {
+    for (const [id, entry] of Object.entries(rawProviders)) {
+      if (isObject(entry)) providers[id] = entry as ProviderConfigUpdate;
+      else problems.push({ setting: `${SECTION}.providers.${id}`, message: "must be an object" });
+    }
+  } else {
+    problems.push({ setting: `${SECTION}.providers`, message: "must be an object keyed by provider id" });
+  }
+
+  const profiles: LlmProfile[] = [];
+  const rawProfiles = get("profiles") ?? [];
+  if (Array.isArray(rawProfiles)) {
+    const seen = new Set<string>();
+    rawProfiles.forEach((p, i) => {
+      const where = `${SECTION}.profiles[${i}]`;
+      const problem = profileProblem(p, seen);
+      if (problem) problems.push({ setting: where, message: problem });
+      else {
+        profiles.push(p as LlmProfile);
+        seen.add((p as LlmProfile).id);
+      }
+    });
+  } else {
+    problems.push({ setting: `${SECTION}.profiles`, message: "must be a list of profiles" });
+  }
+
+  const enabled = get("autoCondense.enabled");
+  const threshold = get("autoCondense.thresholdPercent");
+  const thresholdOk = typeof threshold === "number" && threshold >= 10 && threshold <= 100;
+  if (threshold !== undefined && !thresholdOk) {
+    problems.push({ setting: `${SECTION}.autoCondense.thresholdPercent`, message: "must be a number from 10 to 100" });
+  }
+
+  return {
+    settings: {
+      defaultProvider: str("defaultProvider", "lossless"),
+      providers,
+      autoCondense: { enabled: enabled !== false, thresholdPercent: thresholdOk ? threshold : 80 },
+      customPrompt: str("customPrompt", ""),
+      profiles,
+      chatProfile: str("chatProfile", ""),
+      condensingProfile: str("condensingProfile", ""),
+    },
+    problems,
+  };
+}
+
+function profileProblem(p: unknown, seen: Set<string>): string | undefined {
+  if (!isObject(p)) return "must be an object";
+  for (const key of Object.keys(p)) {
+    if (/key|secret|token$|password/i.test(key) && !PROFILE_FIELDS.has(key)) {
+      return `has a field "${key}": API keys are not settings. Remove it and use "Context Condenser: Set API Key…"`;
+    }
+    if (!PROFILE_FIELDS.has(key)) return `has an unknown field "${key}"`;
+  }
+  if (typeof p.id !== "string" || p.id.trim() === "") return "needs an id";
+  if (seen.has(p.id)) return `repeats the id "${p.id}"`;
+  if (typeof p.kind !== "string" || !KINDS.has(p.kind)) return `kind must be one of ${[...KINDS].join(", ")}`;
+  if (typeof p.model !== "string" || p.model.trim() === "") return "needs a model";
+  if (!Number.isInteger(p.context_window) || (p.context_window as number) < 1) return "needs a context_window (tokens)";
+  return undefined;
+}
+
+/**
+ * What the engine's registry should hold: each provider's settings, with the custom prompt put
+ * into the configuration of the providers that write summaries when the user gave one.
+ */
+export function providerUpdates(settings: Settings): Array<{ id: string; update: ProviderConfigUpdate }> {
+  const ids = new Set(Object.keys(settings.providers));
+  const prompt = settings.customPrompt.trim();
+  if (prompt) ["native", "manual"].forEach((id) => ids.add(id));
+  return [...ids].map((id) => {
+    const update: ProviderConfigUpdate = { ...settings.providers[id] };
+    if (prompt && (id === "native" || id === "manual")) {
+      const config = isObject(update.config) ? update.config : {};
+      update.config = { ...config, custom_prompt: prompt };
+    }
+    return { id, update };
+  });
+}
+
+/** The profile that writes summaries: the condensing profile, else the chat profile. */
+export function condensingProfile(settings: Settings): LlmProfile | undefined {
+  const id = settings.condensingProfile || settings.chatProfile;
+  return settings.profiles.find((p) => p.id === id);
+}
+
+/** The profile chats use. */
+export function chatProfile(settings: Settings): LlmProfile | undefined {
+  return settings.profiles.find((p) => p.id === settings.chatProfile);
+}

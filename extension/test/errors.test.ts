@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { advise, asFailure } from "../src/errors";
+
+describe("advise", () => {
+  it("tells the user to set the key again on llm_auth, naming the profile", () => {
+    const a = advise({ kind: "llm_auth", message: "401 Incorrect API key provided" }, "gpt");
+    expect(a.text).toMatch(/API key for profile "gpt" was rejected/);
+    expect(a.actions.map((x) => x.command)).toContain("contextCondenser.setApiKey");
+    expect(a.severity).toBe("warning");
+  });
+
+  it("keeps unknown kinds visible as errors", () => {
+    const a = advise({ kind: "internal", message: "boom" });
+    expect(a.severity).toBe("error");
+    expect(a.text).toContain("boom");
+  });
+});
+
+describe("asFailure", () => {
+  it("keeps the kind of engine errors and names anything else internal", () => {
+    const e = Object.assign(new Error("bad"), { kind: "invalid_input" });
+    expect(asFailure(e)).toEqual({ kind: "invalid_input", message: "bad" });
+    expect(asFailure("text")).toEqual({ kind: "internal", message: "text" });
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { chatProfile, condensingProfile, providerUpdates, readSettings } from "../src/settings";
+
+const from = (values: Record<string, unknown>) => (key: string) => values[key];
+const profile = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
+
+describe("readSettings", () => {
+  it("gives the defaults for empty settings", () => {
+    const { settings, problems } = readSettings(from({}));
+    expect(problems).toEqual([]);
+    expect(settings.defaultProvider).toBe("lossless");
+    expect(settings.autoCondense).toEqual({ enabled: true, thresholdPercent: 80 });
+    expect(settings.profiles).toEqual([]);
+  });
+
+  it("keeps good profiles and reports bad ones by index", () => {
+    const { settings, problems } = readSettings(
+      from({ profiles: [profile, { ...profile, id: "" }, { ...profile, kind: "nope", id: "x" }, profile] }),
+    );
+    expect(settings.profiles).toEqual([profile]);
+    expect(problems.map((p) => p.setting)).toEqual([
+      "contextCondenser.profiles[1]",
+      "contextCondenser.profiles[2]",
+      "contextCondenser.profiles[3]",
+    ]);
+    expect(problems[2].message).toMatch(/repeats the id/);
+  });
+
+  it("refuses a profile that carries an API key, without repeating the key", () => {
+    const canary = "sk-canary-settings-0000";
+    const { settings, problems } = readSettings(from({ profiles: [{ ...profile, api_key: canary }] }));
+    expect(settings.profiles).toEqual([]);
+    expect(problems[0].message).toMatch(/API keys are not settings/);
+    expect(JSON.stringify(problems)).not.toContain(canary);
+  });
+
+  it("reports a threshold out of range and keeps the default", () => {
+    const { settings, problems } = readSettings(from({ "autoCondense.thresholdPercent": 5 }));
+    expect(settings.autoCondense.thresholdPercent).toBe(80);
+    expect(problems[0].setting).toBe("contextCondenser.autoCondense.thresholdPercent");
+  });
+});
+
+describe("providerUpdates", () => {
+  it("passes provider settings through", () => {
+    const { settings } = readSettings(from({ providers: { truncation: { enabled: false } } }));
+    expect(providerUpdates(settings)).toEqual([{ id: "truncation", update: { enabled: false } }]);
+  });
+
+  it("puts the custom prompt into the summary providers' config", () => {
+    const { settings } = readSettings(
+      from({ customPrompt: " Summarize tersely. ", providers: { native: { config: { keep_last: 5 } } } }),
+    );
+    const updates = Object.fromEntries(providerUpdates(settings).map((u) => [u.id, u.update]));
+    expect(updates.native).toEqual({ config: { keep_last: 5, custom_prompt: "Summarize tersely." } });
+    expect(updates.manual).toEqual({ config: { custom_prompt: "Summarize tersely." } });
+  });
+});
+
+describe("profiles", () => {
+  it("condenses with the condensing profile, else the chat profile", () => {
+    const other = { ...profile, id: "cheap", model: "gpt-4o-mini" };
+    const { settings } = readSettings(from({ profiles: [profile, other], chatProfile: "gpt" }));
+    expect(chatProfile(settings)?.id).toBe("gpt");
+    expect(condensingProfile(settings)?.id).toBe("gpt");
+    const { settings: s2 } = readSettings(from({ profiles: [profile, other], chatProfile: "gpt", condensingProfile: "cheap" }));
+    expect(condensingProfile(s2)?.id).toBe("cheap");
+    expect(condensingProfile(readSettings(from({})).settings)).toBeUndefined();
+  });
+});
