@@ -69,7 +69,8 @@ class Controller implements vscode.Disposable {
     } catch (e) {
       problems.push({ setting: `${SECTION}.defaultProvider`, message: asFailure(e).message });
     }
-    this.engine?.free();
+    // The old engine is not freed here: a condensation in flight may still hold it. The bindings
+    // are built with weak references, so the GC frees it once nothing does.
     this.engine = engine;
     this.settings = settings;
     for (const p of problems) this.log.warn(`setting ${p.setting} ignored: ${p.message}`);

@@ -6,6 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { format } from "node:util";
 import { chromium } from "playwright-core";
 import { repoRoot, startFixtureLlm } from "../js/servers.mjs";
 
@@ -14,6 +15,11 @@ const VSIX = path.join(repoRoot, "context-condenser-0.1.0.vsix");
 const RIGHT_KEY = "sk-e2e-right-key-7f3a";
 const CANARY = "sk-canary-e2e-wrong-key-91c4";
 const log = (m) => console.log(`e2e: ${m}`);
+let failed = 0;
+const check = (ok, what) => {
+  log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failed++;
+};
 
 fs.rmSync(OUT, { recursive: true, force: true });
 fs.mkdirSync(OUT, { recursive: true });
@@ -100,6 +106,8 @@ const env = {
 };
 const profileArgs = ["--user-data-dir", dirs.ud, "--extensions-dir", dirs.exts];
 
+const vsixBytes = fs.statSync(VSIX).size;
+check(vsixBytes <= 8 * 1024 * 1024, `the VSIX is at most 8 MB (${(vsixBytes / 1048576).toFixed(2)} MB)`);
 log("installing the VSIX");
 execFileSync(CODE_SERVER, [...profileArgs, "--install-extension", VSIX], { env, stdio: "inherit" });
 
@@ -138,11 +146,6 @@ const launch = () =>
       "--disable-component-update", "--disable-sync"],
   });
 
-let failed = 0;
-const check = (ok, what) => {
-  log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  if (!ok) failed++;
-};
 
 // ---- 1. the UI, on a plain server --------------------------------------------------------------
 async function uiScenario() {
@@ -258,7 +261,7 @@ async function extensionHostSuite() {
     const exit = new Promise((resolve) => {
       page.exposeFunction("codeAutomationExit", (code) => resolve(code));
     });
-    await page.exposeFunction("codeAutomationLog", (type, args) => console.log(`ext-host ${type}: ${[].concat(args).join(" ")}`));
+    await page.exposeFunction("codeAutomationLog", (type, args) => console.log(`ext-host ${type}: ${format(...[].concat(args))}`));
     const payload = JSON.stringify([
       ["extensionDevelopmentPath", `vscode-remote://${host}${path.join(repoRoot, "extension")}`],
       ["extensionTestsPath", `vscode-remote://${host}${path.join(repoRoot, "tests/e2e/suite/index")}`],

@@ -8,6 +8,12 @@ const vscode = require("vscode");
 const expect = JSON.parse(fs.readFileSync(process.env.CONDENSE_E2E_EXPECT, "utf8"));
 const ID = "context-condenser.context-condenser";
 
+/** Waits for a settings change to reach the extension (an event, not a timed assertion). */
+async function until(condition) {
+  for (let i = 0; i < 400 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(condition(), "the change reached the extension");
+}
+
 describe("Context Condenser in VS Code", () => {
   let api;
 
@@ -26,6 +32,17 @@ describe("Context Condenser in VS Code", () => {
 
   it("lists the providers through the exported API", () => {
     assert.deepEqual(api.listProviders().map((p) => p.id), ["native", "lossless", "truncation", "manual"]);
+  });
+
+  it("applies a settings change to the engine, and a removed setting returns to its default", async () => {
+    const config = () => vscode.workspace.getConfiguration("contextCondenser");
+    const truncation = () => api.listProviders().find((p) => p.id === "truncation");
+    await config().update("providers", { truncation: { enabled: false, priority: 5 } }, vscode.ConfigurationTarget.Global);
+    await until(() => truncation().enabled === false);
+    assert.equal(truncation().priority, 5);
+    await config().update("providers", undefined, vscode.ConfigurationTarget.Global);
+    await until(() => truncation().enabled === true);
+    assert.equal(truncation().priority, 70);
   });
 
   it("counts tokens as the CLI does", () => {
