@@ -383,6 +383,15 @@ class Handler(BaseHTTPRequestHandler):
             return model
         return None
 
+    def status_fault(self, faults, fault, stream, headers):
+        """Answers with the fault's error status, if it is one (a stream-error fault is played
+        inside the stream instead). Returns whether it answered."""
+        if fault not in faults or (stream and fault == "fault-stream-error"):
+            return False
+        status, err, extra = faults[fault]
+        self.send_json(status, err, {**headers, **extra})
+        return True
+
     def key_ok(self, key):
         """Any non-empty key, or exactly the one given with --api-key."""
         return bool(key) and (Handler.api_key is None or key == Handler.api_key)
@@ -403,9 +412,7 @@ class Handler(BaseHTTPRequestHandler):
         model = body.get("model") or MODEL_ID
         fault = self.resolve_fault(path, model)
         stream = body.get("stream") is True
-        if fault in OPENAI_FAULTS and not (stream and fault == "fault-stream-error"):
-            status, err, extra = OPENAI_FAULTS[fault]
-            self.send_json(status, err, {**headers, **extra})
+        if self.status_fault(OPENAI_FAULTS, fault, stream, headers):
             return
         answer = STATE.answer
         usage = {
@@ -525,9 +532,7 @@ class Handler(BaseHTTPRequestHandler):
         model = body.get("model") or MODEL_ID
         fault = self.resolve_fault(path, model)
         stream = body.get("stream") is True
-        if fault in ANTHROPIC_FAULTS and not (stream and fault == "fault-stream-error"):
-            status, err, extra = ANTHROPIC_FAULTS[fault]
-            self.send_json(status, err, {**headers, **extra})
+        if self.status_fault(ANTHROPIC_FAULTS, fault, stream, headers):
             return
         if "max_tokens" not in body:
             self.send_json(400, anthropic_error(
