@@ -42,6 +42,9 @@ name gets a normal answer. Each wire format uses its own error bodies.
     fault-500-once      500 once (as above), normal answers afterwards
     fault-529           Anthropic: 529 overloaded_error; OpenAI: 503
     fault-overflow      400 context-length-exceeded error
+    fault-overflow-above-N
+                        fault-overflow when the request's messages hold more
+                        than N characters, normal answers otherwise
     fault-cut           stream: start + deltas "Partial ", "answer", then the
                         connection is closed with no finish/[DONE]/
                         message_stop. Non-stream: Content-Length larger than
@@ -140,6 +143,7 @@ ANTHROPIC_FAULTS = {
     "fault-stream-error": (529, ANTHROPIC_OVERLOADED, {}),
 }
 
+OVERFLOW_ABOVE = "fault-overflow-above-"
 ONCE_FAULTS = {"fault-429-once": "fault-429", "fault-500-once": "fault-500"}
 
 # --------------------------------------------------------------------------
@@ -375,8 +379,11 @@ class Handler(BaseHTTPRequestHandler):
                 "data": [{"id": MODEL_ID, "object": "model", "created": now,
                           "owned_by": "fixture"}]}
 
-    def resolve_fault(self, path, model):
+    def resolve_fault(self, path, model, body):
         """Map the model name to an active fault name, or None."""
+        if isinstance(model, str) and model.startswith(OVERFLOW_ABOVE):
+            limit = int(model[len(OVERFLOW_ABOVE):])
+            return "fault-overflow" if messages_chars(body.get("messages")) > limit else None
         if model in ONCE_FAULTS:
             return ONCE_FAULTS[model] if STATE.take_once(path, model) else None
         if isinstance(model, str) and model.startswith("fault-"):
@@ -410,7 +417,7 @@ class Handler(BaseHTTPRequestHandler):
                 "invalid_request_error"), headers)
             return
         model = body.get("model") or MODEL_ID
-        fault = self.resolve_fault(path, model)
+        fault = self.resolve_fault(path, model, body)
         stream = body.get("stream") is True
         if self.status_fault(OPENAI_FAULTS, fault, stream, headers):
             return
@@ -530,7 +537,7 @@ class Handler(BaseHTTPRequestHandler):
                 "it is not valid JSON"), headers)
             return
         model = body.get("model") or MODEL_ID
-        fault = self.resolve_fault(path, model)
+        fault = self.resolve_fault(path, model, body)
         stream = body.get("stream") is True
         if self.status_fault(ANTHROPIC_FAULTS, fault, stream, headers):
             return

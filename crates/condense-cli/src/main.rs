@@ -4,16 +4,16 @@
 //! Exit codes: 0 success; 1 the condensation (or undo) failed — the typed error is in the output;
 //! 2 bad input or usage, with one line on stderr.
 
+use condense_cli::native::NativeClock;
 use std::io::Read;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use condense_core::formats::{self, Parsed};
 use condense_core::llm::{AbortSignal, LlmError, LlmErrorKind, LlmProvider, PromptBundle};
 use condense_core::providers::summary::to_chat;
 use condense_core::{
-    Clock, CondensationManager, CondensationOptions, CondenseError, Conversation, Services, TiktokenCounter,
+    CondensationManager, CondensationOptions, CondenseError, Conversation, Services, TiktokenCounter,
 };
 use serde_json::json;
 
@@ -95,15 +95,6 @@ enum Command {
 enum WireFormat {
     Openai,
     Anthropic,
-}
-
-/// The wall clock of this process, for timing condensations.
-struct NativeClock(Instant);
-
-impl Clock for NativeClock {
-    fn now_ms(&self) -> f64 {
-        self.0.elapsed().as_secs_f64() * 1000.0
-    }
 }
 
 /// A failure that ends the command: the exit code and the line for stderr.
@@ -226,7 +217,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     "the native provider needs an LLM: --llm KIND --model M, or --profile FILE",
                 ));
             }
-            let clock = NativeClock(Instant::now());
+            let clock = NativeClock::start();
             let mut services = Services::new(&counter, &clock);
             if let Some(c) = &client {
                 services = services.with_llm(c);

@@ -1,58 +1,11 @@
 //! The CLI against LLM servers on 127.0.0.1 that speak the real wire formats: the fixture server
 //! (scripted answers and faults) and, when set up, the real small model of E2E.md.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStdin, Command as Process, Stdio};
+mod common;
 
 use assert_cmd::Command;
+use common::{Server, root};
 use serde_json::Value;
-
-fn root(path: &str) -> String {
-    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A server child process: stopped (stdin closed, killed, reaped) when dropped.
-struct Server {
-    child: Child,
-    _stdin: ChildStdin,
-    port: u16,
-}
-
-impl Server {
-    fn start(program: &str, args: &[&str]) -> Server {
-        let mut child = Process::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
-        let stdin = child.stdin.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.strip_prefix("LISTENING ").and_then(|p| p.trim().parse().ok()).unwrap_or_else(|| {
-            let _ = child.kill();
-            panic!("{program} did not start: {line:?}")
-        });
-        Server { child, _stdin: stdin, port }
-    }
-
-    fn fixture() -> Server {
-        Server::start("python3", &[&root("tests/servers/fixture_llm.py"), "--port", "0"])
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        let mut response = ureq::get(&format!("http://127.0.0.1:{}/requests", self.port)).call().unwrap();
-        serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum WireKind {

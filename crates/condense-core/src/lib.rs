@@ -3,6 +3,7 @@
 //! outside (a clock, later an HTTP fetch and a command runner) comes in through traits the host
 //! implements.
 
+pub mod agent;
 pub mod error;
 pub mod formats;
 pub mod llm;

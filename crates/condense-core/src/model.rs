@@ -167,6 +167,10 @@ pub struct Message {
     /// the API view but kept, so that undo can bring them back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condense_parent: Option<String>,
+    /// Set on an answer that was cut short, kept with the text that did arrive: `cancelled`, or
+    /// the kind of the error that ended it (e.g. `llm_network`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 impl Message {
@@ -180,6 +184,7 @@ impl Message {
             is_summary: false,
             condense_id: None,
             condense_parent: None,
+            interrupted: None,
         }
     }
 

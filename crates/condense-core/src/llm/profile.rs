@@ -60,6 +60,10 @@ pub struct LlmProfile {
     /// Where the key is kept: a SecretStorage id (extension) or an environment variable (CLI).
     #[serde(default)]
     pub api_key_ref: Option<String>,
+    /// The context percent at which a chat with this profile condenses automatically; `-1` or
+    /// absent: the global threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_percent: Option<i32>,
     /// Generation parameters for chatting.
     #[serde(default)]
     pub chat: GenerationParams,
@@ -94,6 +98,7 @@ impl LlmProfile {
             price_input_per_mtok: 0.0,
             price_output_per_mtok: 0.0,
             api_key_ref: None,
+            threshold_percent: None,
             chat: GenerationParams::default(),
             condense: default_condense_params(),
         }
@@ -126,6 +131,12 @@ impl LlmProfile {
                 "max_output ({}) must be above 0 and below context_window ({})",
                 self.max_output, self.context_window
             ));
+        }
+        if let Some(t) = self.threshold_percent
+            && t != -1
+            && !(1..=100).contains(&t)
+        {
+            return bad(format!("threshold_percent must be -1 (the global value) or 1 to 100, got {t}"));
         }
         for (name, price) in [
             ("price_input_per_mtok", self.price_input_per_mtok),

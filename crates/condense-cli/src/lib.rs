@@ -1,0 +1,4 @@
+//! The native side of Context Condenser, shared by the `condense` binary and the Rust tests that
+//! run the core against real servers.
+
+pub mod native;
