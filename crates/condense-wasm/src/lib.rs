@@ -7,8 +7,12 @@
 //! `CondenseError::kind`).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
+use condense_core::agent::{
+    AgentEvent, AgentInput, AutoCondense, ChatTask, ContextStatus, DefaultAgent, Turn,
+};
 use condense_core::formats::parse_conversation;
 use condense_core::llm::{
     AbortSignal, HttpLlm, LlmError, LlmProfile, LlmProvider, PromptBundle, RetryPolicy, StreamChunk,
@@ -16,8 +20,8 @@ use condense_core::llm::{
 use condense_core::model::undo_last;
 use condense_core::tokens::TokenReport;
 use condense_core::{
-    Clock, CondensationManager, CondensationOptions, CondenseError, Conversation, ProviderConfigUpdate,
-    Services, TiktokenCounter,
+    Clock, CondensationManager, CondensationOptions, CondenseError, Conversation, Encoding,
+    ProviderConfigUpdate, Services, TiktokenCounter,
 };
 use futures::StreamExt;
 use js_sys::{Function, Promise};
@@ -97,14 +101,55 @@ struct Completion {
     cost: f64,
 }
 
+/// The options of `chat` and `chatContext`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ChatCall {
+    llm: LlmTarget,
+    #[serde(default)]
+    condensing_llm: Option<LlmTarget>,
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    auto: AutoCondense,
+    now_ms: f64,
+}
+
+/// What a chat input ends with.
+#[derive(Serialize)]
+struct ChatOutcome {
+    task: ChatTask,
+    context: ContextStatus,
+}
+
+/// What `undoChat` returns.
+#[derive(Serialize)]
+struct ChatUndo {
+    task: ChatTask,
+    condense_id: String,
+}
+
 struct Inner {
     host: Rc<JsHost>,
     manager: RefCell<CondensationManager>,
     /// The abort signals of work in flight, fired by `cancel`.
     running: RefCell<Vec<AbortSignal>>,
+    /// One counter per encoding, kept across calls: its per-message cache makes the check after
+    /// a new message cost only that message.
+    counters: RefCell<HashMap<Encoding, Rc<TiktokenCounter>>>,
 }
 
 impl Inner {
+    fn counter(&self, model: &str) -> Rc<TiktokenCounter> {
+        let encoding = Encoding::for_model(model);
+        Rc::clone(
+            self.counters
+                .borrow_mut()
+                .entry(encoding)
+                .or_insert_with(|| Rc::new(TiktokenCounter::new(encoding))),
+        )
+    }
+
     fn client(&self, target: LlmTarget) -> Result<HttpLlm, JsValue> {
         let retry = RetryPolicy {
             max_retries: target.max_retries.unwrap_or(RetryPolicy::default().max_retries),
@@ -177,6 +222,7 @@ impl CondenseEngine {
                 host,
                 manager: RefCell::new(CondensationManager::with_builtin_providers()),
                 running: RefCell::new(Vec::new()),
+                counters: RefCell::new(HashMap::new()),
             }),
         })
     }
@@ -341,6 +387,58 @@ impl CondenseEngine {
         self.stream(llm, bundle, None)
     }
 
+    /// A new, empty chat task.
+    #[wasm_bindgen(js_name = newChat, unchecked_return_type = "ChatTask")]
+    pub fn new_chat(&self, id: &str, now_ms: f64) -> Result<JsValue, JsValue> {
+        to_js(&ChatTask::new(id, now_ms as i64))
+    }
+
+    /// Works on one chat input (a user message, retry, condense, shutdown): `onEvent` gets every
+    /// agent event as it happens; resolves with the updated task and its context status. Failures
+    /// of the turn are `Error` events, and the task keeps what arrived; rejects only for a bad
+    /// call.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ChatOutcome>")]
+    pub fn chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AgentInput")] input: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "((event: AgentEvent) => void) | undefined")] on_event: Option<
+            Function,
+        >,
+    ) -> Promise {
+        future_to_promise(chat(Rc::clone(&self.inner), task, input, options, on_event))
+    }
+
+    /// How full a chat's context is for the options' chat profile.
+    #[wasm_bindgen(js_name = chatContext, unchecked_return_type = "ContextStatus")]
+    pub fn chat_context(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptions")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let task: ChatTask = from_js(&task, "the chat task")?;
+        let call = chat_call(&options)?;
+        let counter = self.inner.counter(&call.llm.profile.model);
+        to_js(&task.context_status(&call.llm.profile, &call.auto, counter.as_ref()))
+    }
+
+    /// Undoes a condensation of a chat (the last one when `condenseId` is absent).
+    #[wasm_bindgen(js_name = undoChat, unchecked_return_type = "ChatUndo")]
+    pub fn undo_chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
+        condense_id: Option<String>,
+        now_ms: f64,
+    ) -> Result<JsValue, JsValue> {
+        let mut task: ChatTask = from_js(&task, "the chat task")?;
+        let condense_id = task
+            .undo(condense_id.as_deref(), now_ms as i64)
+            .ok_or_else(|| error("nothing_to_undo", "the chat has no such condensation to undo"))?;
+        self.inner.host.log("info", &format!("chat {}: undid condensation {condense_id}", task.id));
+        to_js(&ChatUndo { task, condense_id })
+    }
+
     /// Cancels everything in flight: LLM calls end with `llm_cancelled`, condensations with their
     /// original messages.
     pub fn cancel(&self) {
@@ -373,6 +471,88 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     let result = outcome.map_err(|e| core_error(&e))?;
     log_result(&inner.host, &result);
     to_js(&result.to_document(conversation.system.as_deref()))
+}
+
+fn chat_call(options: &JsValue) -> Result<ChatCall, JsValue> {
+    let call: ChatCall = from_js(options, "the options")?;
+    call.auto.validate().map_err(|e| core_error(&e))?;
+    call.llm.profile.validate().map_err(|e| llm_error(&e))?;
+    Ok(call)
+}
+
+// As in `condense`, the shared borrow of the manager is held through the turn on purpose.
+#[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
+async fn chat(
+    inner: Rc<Inner>,
+    task: JsValue,
+    input: JsValue,
+    options: JsValue,
+    on_event: Option<Function>,
+) -> Result<JsValue, JsValue> {
+    let task: ChatTask = from_js(&task, "the chat task")?;
+    let input: AgentInput = from_js(&input, "the input")?;
+    let call = chat_call(&options)?;
+    let counter = inner.counter(&call.llm.profile.model);
+    let llm = inner.client(call.llm)?;
+    let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
+    let abort = inner.begin();
+    let manager = inner.manager.borrow();
+    let turn = Turn {
+        llm: &llm,
+        condense_llm: condensing.as_ref().map(|c| c as &dyn LlmProvider),
+        manager: &manager,
+        provider: call.provider.as_deref(),
+        auto: &call.auto,
+        tokens: counter.as_ref(),
+        clock: inner.host.as_ref(),
+        abort: &abort,
+        now_ms: call.now_ms as i64,
+    };
+    let mut agent = DefaultAgent::new(task);
+    let host = Rc::clone(&inner.host);
+    agent
+        .process(input, &turn, &mut |event| {
+            log_event(&host, &event);
+            if let (Some(f), Ok(value)) = (&on_event, to_js(&event)) {
+                // A throwing callback is the host's bug; it must not end the turn.
+                let _ = f.call1(&JsValue::NULL, &value);
+            }
+        })
+        .await;
+    drop(manager);
+    inner.end(&abort);
+    let task = agent.into_task();
+    let context = task.context_status(llm.profile(), &call.auto, counter.as_ref());
+    to_js(&ChatOutcome { task, context })
+}
+
+/// The log lines of a chat turn: condensations with their metrics, skips and failures.
+fn log_event(host: &JsHost, event: &AgentEvent) {
+    match event {
+        AgentEvent::CondenseEnd { record: Some(r), .. } => host.log(
+            "info",
+            &format!(
+                "condensed with {} ({:?}{}): {} → {} tokens, cost ${:.6}, {:.0} ms",
+                r.provider_id,
+                r.reason,
+                if r.automatic { ", automatic" } else { "" },
+                r.tokens_before,
+                r.tokens_after,
+                r.cost,
+                r.time_ms
+            ),
+        ),
+        AgentEvent::CondenseEnd { error: Some(e), .. } => {
+            host.log("warn", &format!("condensation not applied: {}: {}", e.kind, e.message));
+        }
+        AgentEvent::CondenseSkipped { reason, tokens } => {
+            host.log("info", &format!("automatic condensation skipped at {tokens} tokens: {reason}"));
+        }
+        AgentEvent::Error { error, .. } => {
+            host.log("warn", &format!("chat turn failed: {}: {}", error.kind, error.message))
+        }
+        _ => {}
+    }
 }
 
 fn call_options(options: &Option<JsValue>) -> Result<CondenseCall, JsValue> {

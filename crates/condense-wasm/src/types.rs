@@ -32,7 +32,7 @@ export interface ResponseLike {
   body: ReadableStream<Uint8Array> | null;
 }
 
-export type Role = "user" | "assistant" | "system";
+export type Role = "user" | "assistant";
 
 export type ContentBlock =
   | { type: "text"; text: string }
@@ -48,6 +48,8 @@ export interface Message {
   is_summary?: boolean;
   condense_id?: string;
   condense_parent?: string;
+  /** Set on an answer cut short: `cancelled` or the error kind. */
+  interrupted?: string;
 }
 
 export interface Conversation {
@@ -130,6 +132,8 @@ export interface LlmProfile {
   price_input_per_mtok?: number;
   price_output_per_mtok?: number;
   api_key_ref?: string | null;
+  /** Auto-condense threshold for chats with this profile; -1 or absent: the global one. */
+  threshold_percent?: number | null;
   chat?: GenerationParams;
   condense?: GenerationParams;
 }
@@ -189,6 +193,92 @@ export interface Completion {
   usage: Usage | null;
   finish_reason: string | null;
   cost: number;
+}
+
+/** The automatic-condensation settings. */
+export interface AutoCondense {
+  enabled?: boolean;
+  /** Global threshold, percent of the context window (default 80). */
+  threshold_percent?: number;
+  /** An automatic condensation saving less than this share of the window is not applied (default 5). */
+  min_gain_percent?: number;
+}
+
+export type CondenseReason = "threshold" | "limit" | "overflow" | "manual";
+
+export interface CondensationRecord {
+  condense_id: string;
+  provider_id: string;
+  reason: CondenseReason;
+  automatic: boolean;
+  tokens_before: number;
+  tokens_after: number;
+  cost: number;
+  time_ms: number;
+  summary: string | null;
+  at_ms: number;
+}
+
+/** A chat: saved by the host as it is, handed back for the next input. */
+export interface ChatTask {
+  id: string;
+  title: string;
+  created_ms: number;
+  updated_ms: number;
+  conversation: Conversation;
+  condensations: CondensationRecord[];
+  guard?: { auto_at_ms: number[]; last_auto_after: string | null };
+  reported?: { through: string; tokens: number };
+}
+
+export interface ContextStatus {
+  tokens: number;
+  window: number;
+  percent: number;
+  threshold_percent: number | null;
+  limit: number;
+  source: "reported" | "counted";
+}
+
+export type AgentInput =
+  | { type: "user"; content: string }
+  | { type: "retry" }
+  | { type: "condense" }
+  | { type: "shutdown" };
+
+export type AgentEvent =
+  | { type: "ThinkingStart" }
+  | { type: "UserMessage"; message: Message }
+  | { type: "MessageStart"; id: string }
+  | { type: "MessageContent"; id: string; delta: string }
+  | { type: "MessageEnd"; id: string; interrupted: string | null; kept: boolean; usage: Usage | null; finish_reason: string | null; cost: number }
+  | { type: "ThinkingEnd" }
+  | { type: "Error"; error: ErrorInfo; partial: string; retryable: boolean }
+  | { type: "CondenseStart"; reason: CondenseReason; provider: string; tokens: number; automatic: boolean }
+  | { type: "CondenseEnd"; condense_id: string | null; summary: string | null; metrics: Metrics | null; record: CondensationRecord | null; error: ErrorInfo | null }
+  | { type: "CondenseSkipped"; reason: string; tokens: number }
+  | { type: "StatusShutdown" };
+
+export interface ChatOptions {
+  /** The chat model. */
+  llm: LlmTarget;
+  /** The model that writes summaries, when it is not the chat model. */
+  condensingLlm?: LlmTarget;
+  /** The condensation provider; the default provider when absent. */
+  provider?: string;
+  auto?: AutoCondense;
+  /** The input's wall-clock time, ms since the Unix epoch. */
+  nowMs: number;
+}
+
+export interface ChatOutcome {
+  task: ChatTask;
+  context: ContextStatus;
+}
+
+export interface ChatUndo {
+  task: ChatTask;
+  condense_id: string;
 }
 
 /** What every failure throws or rejects with. */

@@ -173,3 +173,111 @@ test("retries a 429 once through the host's fetch", async () => {
   assert.ok(done.content.length > 0);
   assert.equal((await llm.requests()).length, 2);
 });
+
+// ---- Chat tasks (DefaultAgent) ---------------------------------------------------------------
+
+const chatOptions = (p, extra = {}) => ({ llm: { profile: p, apiKey: KEY }, provider: "native", nowMs: Date.now(), ...extra });
+const eventTypes = (events) =>
+  events.map((e) => e.type).filter((t, i, all) => !(t === "MessageContent" && all[i - 1] === "MessageContent"));
+
+/** A chat task holding `n` long turns. */
+function longChat(engine, n) {
+  const task = engine.newChat("chat-1", 1000);
+  for (let i = 0; i < n; i++) {
+    task.conversation.messages.push({
+      id: `m${i + 1}`,
+      ts: 1000,
+      role: i % 2 ? "assistant" : "user",
+      content: [{ type: "text", text: `Turn ${i}: ${"the parser drops nested parentheses in grouped expressions; ".repeat(10)}` }],
+    });
+  }
+  return task;
+}
+
+test("a chat turn streams agent events and resolves with the task to save", async () => {
+  const { engine, logs } = makeEngine();
+  const events = [];
+  const { task, context } = await engine.chat(
+    engine.newChat("chat-1", 1000),
+    { type: "user", content: "Why are nested groups dropped?" },
+    chatOptions(profile("openai-compatible")),
+    (e) => events.push(e),
+  );
+  assert.deepEqual(eventTypes(events), [
+    "ThinkingStart", "UserMessage", "MessageStart", "MessageContent", "MessageEnd", "ThinkingEnd",
+  ]);
+  const streamed = events.filter((e) => e.type === "MessageContent").map((e) => e.delta).join("");
+  assert.equal(task.conversation.messages.length, 2);
+  assert.equal(task.conversation.messages[1].content[0].text, streamed);
+  assert.equal(task.title, "Why are nested groups dropped?");
+  assert.equal(context.source, "reported");
+  assert.equal(context.window, 32000);
+  assert.equal(context.threshold_percent, 80);
+  // The task is plain JSON: it survives a save and a load, and the next turn continues it.
+  const reloaded = JSON.parse(JSON.stringify(task));
+  const next = await engine.chat(reloaded, { type: "user", content: "And commas?" }, chatOptions(profile("anthropic")));
+  assert.equal(next.task.conversation.messages.length, 4);
+  assert.ok(!logs.join("\n").includes(KEY));
+});
+
+test("a chat past its threshold condenses before the request; undoChat brings every message back", async () => {
+  const { engine, logs } = makeEngine();
+  const small = { ...profile("openai-compatible"), context_window: 1400, max_output: 200 };
+  const events = [];
+  const { task, context } = await engine.chat(
+    longChat(engine, 12),
+    { type: "user", content: "What is left?" },
+    chatOptions(small),
+    (e) => events.push(e),
+  );
+  assert.deepEqual(eventTypes(events).slice(0, 5), [
+    "ThinkingStart", "UserMessage", "CondenseStart", "CondenseEnd", "MessageStart",
+  ]);
+  const end = events.find((e) => e.type === "CondenseEnd");
+  assert.equal(end.record.provider_id, "native");
+  assert.equal(end.record.reason, "threshold");
+  assert.ok(end.record.tokens_after < end.record.tokens_before);
+  assert.equal(task.condensations.length, 1);
+  assert.ok(context.tokens < end.record.tokens_before);
+  assert.match(logs.join("\n"), /condensed with native \(Threshold, automatic\): \d+ → \d+ tokens/);
+
+  const undone = engine.undoChat(task, "c1", Date.now());
+  assert.equal(undone.condense_id, "c1");
+  assert.equal(undone.task.condensations.length, 0);
+  assert.ok(undone.task.conversation.messages.every((m) => !m.condense_parent && !m.is_summary));
+  assert.equal(undone.task.conversation.messages.length, 14);
+  assert.throws(() => engine.undoChat(undone.task, undefined, Date.now()), { kind: "nothing_to_undo" });
+  // The status of a task can be asked for without a turn.
+  const status = engine.chatContext(undone.task, chatOptions(small));
+  assert.ok(status.percent > 80);
+});
+
+test("cancel during a chat turn aborts the fetch; the partial answer is kept and marked", async () => {
+  const { engine } = makeEngine();
+  const events = [];
+  const { task } = await engine.chat(
+    engine.newChat("chat-2", 1000),
+    { type: "user", content: "Go on" },
+    chatOptions(profile("openai-compatible", "fault-stall")),
+    (e) => {
+      events.push(e);
+      if (e.type === "MessageContent") engine.cancel();
+    },
+  );
+  const error = events.find((e) => e.type === "Error");
+  assert.equal(error.error.kind, "llm_cancelled");
+  assert.equal(error.partial, "Partial");
+  const last = task.conversation.messages.at(-1);
+  assert.equal(last.interrupted, "cancelled");
+  assert.equal(last.content[0].text, "Partial");
+});
+
+test("bad chat calls are typed errors", async () => {
+  const { engine } = makeEngine();
+  const task = engine.newChat("chat-3", 1000);
+  await assert.rejects(engine.chat(task, { type: "dance" }, chatOptions(profile("openai"))), { kind: "invalid_input" });
+  await assert.rejects(
+    engine.chat(task, { type: "user", content: "hi" }, chatOptions(profile("openai"), { auto: { threshold_percent: 150 } })),
+    { kind: "invalid_input", message: /threshold/ },
+  );
+});

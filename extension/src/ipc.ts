@@ -1,0 +1,187 @@
+// The messages between the extension and its webviews, typed once and validated on arrival on both
+// sides. Core values (messages, chat tasks, agent events) keep the core's snake_case JSON shape;
+// the envelopes are camelCase like any JS API.
+//
+// Both sides call `parseToHost` / `parseToWebview`: an invalid message is never acted on; the
+// receiver logs it and answers with an `error` message naming what was wrong.
+
+import { z } from "zod";
+
+// ---- Core values ---------------------------------------------------------------------------
+
+export const ContentBlock = z
+  .object({ type: z.enum(["text", "tool_use", "tool_result", "image"]) })
+  .passthrough();
+export type ContentBlock = z.infer<typeof ContentBlock>;
+
+export const Message = z.object({
+  id: z.string(),
+  ts: z.number().optional(),
+  role: z.enum(["user", "assistant"]),
+  content: z.array(ContentBlock),
+  is_summary: z.boolean().optional(),
+  condense_id: z.string().optional(),
+  condense_parent: z.string().optional(),
+  /** Set on an answer that was cut short: `cancelled` or the error kind. */
+  interrupted: z.string().optional(),
+});
+export type Message = z.infer<typeof Message>;
+
+export const Usage = z.object({ input_tokens: z.number(), output_tokens: z.number() });
+
+export const ErrorInfo = z.object({ kind: z.string(), message: z.string() });
+export type ErrorInfo = z.infer<typeof ErrorInfo>;
+
+export const CondenseReason = z.enum(["threshold", "limit", "overflow", "manual"]);
+export type CondenseReason = z.infer<typeof CondenseReason>;
+
+/** One condensation applied to a chat, as its row in the chat shows it. */
+export const CondensationRecord = z.object({
+  condense_id: z.string(),
+  provider_id: z.string(),
+  reason: CondenseReason,
+  automatic: z.boolean(),
+  tokens_before: z.number(),
+  tokens_after: z.number(),
+  cost: z.number(),
+  time_ms: z.number(),
+  summary: z.string().nullable().optional(),
+  at_ms: z.number(),
+});
+export type CondensationRecord = z.infer<typeof CondensationRecord>;
+
+export const ChatTask = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    created_ms: z.number(),
+    updated_ms: z.number(),
+    conversation: z.object({
+      format: z.string().optional(),
+      system: z.string().optional(),
+      messages: z.array(Message),
+    }),
+    condensations: z.array(CondensationRecord),
+  })
+  .passthrough();
+export type ChatTask = z.infer<typeof ChatTask>;
+
+/** How full the context is, by the core's count. */
+export const ContextStatus = z.object({
+  tokens: z.number(),
+  window: z.number(),
+  percent: z.number(),
+  /** The threshold that triggers a condensation; null when auto-condense is off. */
+  threshold_percent: z.number().nullable(),
+  /** window − max output − 10% buffer. */
+  limit: z.number(),
+  source: z.enum(["reported", "counted"]),
+});
+export type ContextStatus = z.infer<typeof ContextStatus>;
+
+const id = z.string();
+export const AgentEvent = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ThinkingStart") }),
+  z.object({ type: z.literal("UserMessage"), message: Message }),
+  z.object({ type: z.literal("MessageStart"), id }),
+  z.object({ type: z.literal("MessageContent"), id, delta: z.string() }),
+  z.object({
+    type: z.literal("MessageEnd"),
+    id,
+    interrupted: z.string().nullable().optional(),
+    kept: z.boolean(),
+    usage: Usage.nullable().optional(),
+    finish_reason: z.string().nullable().optional(),
+    cost: z.number(),
+  }),
+  z.object({ type: z.literal("ThinkingEnd") }),
+  z.object({ type: z.literal("Error"), error: ErrorInfo, partial: z.string(), retryable: z.boolean() }),
+  z.object({
+    type: z.literal("CondenseStart"),
+    reason: CondenseReason,
+    provider: z.string(),
+    tokens: z.number(),
+    automatic: z.boolean(),
+  }),
+  z.object({
+    type: z.literal("CondenseEnd"),
+    condense_id: z.string().nullable().optional(),
+    summary: z.string().nullable().optional(),
+    metrics: z.record(z.string(), z.unknown()).nullable().optional(),
+    record: CondensationRecord.nullable().optional(),
+    error: ErrorInfo.nullable().optional(),
+  }),
+  z.object({ type: z.literal("CondenseSkipped"), reason: z.string(), tokens: z.number() }),
+  z.object({ type: z.literal("StatusShutdown") }),
+]);
+export type AgentEvent = z.infer<typeof AgentEvent>;
+
+// ---- Extension → webview -------------------------------------------------------------------
+
+export const ChatSummary = z.object({
+  id: z.string(),
+  title: z.string(),
+  updated_ms: z.number(),
+  messages: z.number(),
+});
+export type ChatSummary = z.infer<typeof ChatSummary>;
+
+export const ProfileOption = z.object({
+  id: z.string(),
+  model: z.string(),
+  context_window: z.number(),
+});
+export type ProfileOption = z.infer<typeof ProfileOption>;
+
+export const ToWebview = z.discriminatedUnion("type", [
+  /** The whole state of the view: sent on `ready`, after every turn and every change. */
+  z.object({
+    type: z.literal("state"),
+    task: ChatTask.nullable(),
+    chats: z.array(ChatSummary),
+    profiles: z.array(ProfileOption),
+    profileId: z.string().nullable(),
+    context: ContextStatus.nullable(),
+    busy: z.boolean(),
+  }),
+  /** One agent event of the turn in flight, for streaming. */
+  z.object({ type: z.literal("event"), taskId: z.string(), event: AgentEvent }),
+  /** A request failed or was invalid. */
+  z.object({ type: z.literal("error"), message: z.string() }),
+]);
+export type ToWebview = z.infer<typeof ToWebview>;
+
+// ---- Webview → extension -------------------------------------------------------------------
+
+export const ToHost = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready") }),
+  z.object({ type: z.literal("send"), text: z.string().min(1).max(1_000_000) }),
+  z.object({ type: z.literal("stop") }),
+  z.object({ type: z.literal("retry") }),
+  z.object({ type: z.literal("condense") }),
+  z.object({ type: z.literal("undo"), condenseId: z.string().min(1) }),
+  z.object({ type: z.literal("newChat") }),
+  z.object({ type: z.literal("openChat"), id: z.string().min(1) }),
+  z.object({ type: z.literal("selectProfile"), id: z.string().min(1) }),
+  /** The webview got a message it could not accept; the extension logs it. */
+  z.object({ type: z.literal("error"), message: z.string() }),
+]);
+export type ToHost = z.infer<typeof ToHost>;
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function parseWith<T>(schema: z.ZodType<T>, raw: unknown): Parsed<T> {
+  const r = schema.safeParse(raw);
+  if (r.success) return { ok: true, value: r.data };
+  const issue = r.error.issues[0];
+  const where = issue && issue.path.length ? issue.path.join(".") : "message";
+  const type =
+    raw && typeof raw === "object" && "type" in raw ? String((raw as { type: unknown }).type) : "?";
+  return { ok: false, error: `invalid message (type ${type}): ${where}: ${issue?.message ?? "rejected"}` };
+}
+
+/** Checks a message that arrived at the extension. */
+export const parseToHost = (raw: unknown): Parsed<ToHost> => parseWith(ToHost, raw);
+
+/** Checks a message that arrived at a webview. */
+export const parseToWebview = (raw: unknown): Parsed<ToWebview> => parseWith(ToWebview, raw);
