@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import type {
+  ChatOptions,
   CondenseEngine,
   CondenseOptions,
   CondensationDocument,
@@ -13,10 +14,21 @@ import type {
   ProviderInfo,
   TokenReport,
 } from "../wasm/condense_wasm";
+import { ChatStore } from "./chatStore";
+import { ChatView } from "./chatView";
 import { newEngine } from "./engine";
 import { advise, asFailure, type Failure } from "./errors";
+import type { ProfileOption } from "./ipc";
 import { meterText } from "./meter";
-import { SECTION, type Settings, chatProfile, condensingProfile, providerUpdates, readSettings } from "./settings";
+import {
+  SECTION,
+  type Settings,
+  autoCondense,
+  chatProfile,
+  condensingProfile,
+  providerUpdates,
+  readSettings,
+} from "./settings";
 
 /** What other extensions get from `vscode.extensions.getExtension(...).exports`. */
 export interface ContextCondenserApi {
@@ -36,6 +48,7 @@ class Controller implements vscode.Disposable {
   private settings!: Settings;
   private readonly meter = vscode.window.createStatusBarItem("contextCondenser.meter", vscode.StatusBarAlignment.Right, 100);
   private meterTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly chat: ChatView;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -44,6 +57,20 @@ class Controller implements vscode.Disposable {
     this.meter.name = "Context Condenser: context meter";
     this.meter.command = "contextCondenser.condenseNow";
     this.applySettings();
+    const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
+    this.chat = new ChatView(context.extensionUri, store, context.globalState, {
+      engine: () => this.engine,
+      chatOptions: () => this.chatOptions(),
+      measureOptions: () => this.measureOptions(),
+      profiles: () => this.profileOptions(),
+      profileId: () => chatProfile(this.settings)?.id ?? null,
+      selectProfile: async (id) => {
+        await vscode.workspace.getConfiguration(SECTION).update("chatProfile", id, vscode.ConfigurationTarget.Global);
+      },
+      report: (failure, profileId) => this.report(failure, profileId, { logged: true }),
+      changed: () => this.updateMeter(),
+      log,
+    });
     this.updateMeter();
     this.meter.show();
   }
@@ -85,6 +112,47 @@ class Controller implements vscode.Disposable {
         });
     }
     this.updateMeter();
+    void this.chat?.refresh();
+  }
+
+  // ---- chats --------------------------------------------------------------------------------
+
+  private profileOptions(): ProfileOption[] {
+    return this.settings.profiles
+      .filter((p) => p.kind !== "manual")
+      .map((p) => ({ id: p.id, model: p.model, context_window: p.context_window }));
+  }
+
+  /** The options of a chat turn without keys: enough to measure a chat. */
+  private measureOptions(): ChatOptions | undefined {
+    const profile = chatProfile(this.settings);
+    return profile ? { llm: { profile }, auto: autoCondense(this.settings), nowMs: Date.now() } : undefined;
+  }
+
+  /** The options of a chat turn, with the keys from the secret storage. */
+  private async chatOptions(): Promise<ChatOptions> {
+    const profile = chatProfile(this.settings);
+    if (!profile || profile.kind === "manual") {
+      const failure: Failure = {
+        kind: "llm_config",
+        message: profile
+          ? `the chat profile "${profile.id}" is a manual profile; chats need an API profile`
+          : "no chat profile: add an LLM profile in contextCondenser.profiles and choose it in contextCondenser.chatProfile (or in the chat's profile picker)",
+      };
+      this.report(failure);
+      throw failure;
+    }
+    const key = async (id: string) => (await this.context.secrets.get(secretName(id))) ?? undefined;
+    const options: ChatOptions = {
+      llm: { profile, apiKey: await key(profile.id) },
+      auto: autoCondense(this.settings),
+      nowMs: Date.now(),
+    };
+    const writer = condensingProfile(this.settings);
+    if (writer && writer.id !== profile.id && writer.kind !== "manual") {
+      options.condensingLlm = { profile: writer, apiKey: await key(writer.id) };
+    }
+    return options;
   }
 
   // ---- the API ------------------------------------------------------------------------------
@@ -145,7 +213,13 @@ class Controller implements vscode.Disposable {
 
   // ---- commands -----------------------------------------------------------------------------
 
+  /** Whether the commands act on the conversation file in the editor rather than the chat. */
+  private editorFirst(): boolean {
+    return this.activeConversation() !== undefined || !this.chat.active().task;
+  }
+
   async condenseNow(): Promise<void> {
+    if (!this.editorFirst()) return this.chat.condense();
     const target = this.target("condense");
     if (!target) return;
     const provider = this.engine.defaultProvider;
@@ -182,6 +256,14 @@ class Controller implements vscode.Disposable {
   }
 
   async undoLast(): Promise<void> {
+    if (!this.editorFirst()) {
+      try {
+        await this.chat.undo();
+      } catch (e) {
+        this.report(asFailure(e));
+      }
+      return;
+    }
     const target = this.target("undo a condensation in");
     if (!target) return;
     try {
@@ -259,16 +341,28 @@ class Controller implements vscode.Disposable {
     this.meterTimer = setTimeout(() => this.updateMeter(), 300);
   }
 
+  /** The meter follows the conversation file in the editor, else the active chat. */
   updateMeter(): void {
+    if (!this.chat) return;
     const active = this.activeConversation();
-    let tokens: number | undefined;
-    if (active?.conversation && active.conversation.messages.length > 0) {
-      tokens = this.engine.countTokens(active.conversation, this.model()).total_tokens;
+    const chat = this.chat.active();
+    let view;
+    if (!active && chat.task && chat.context) {
+      view = meterText(
+        { tokens: chat.context.tokens, contextWindow: chat.context.window, source: `chat "${chat.task.title || "new chat"}"` },
+        chat.context.threshold_percent,
+      );
+    } else {
+      let tokens: number | undefined;
+      if (active?.conversation && active.conversation.messages.length > 0) {
+        tokens = this.engine.countTokens(active.conversation, this.model()).total_tokens;
+      }
+      const a = this.settings.autoCondense;
+      view = meterText(
+        { tokens, contextWindow: chatProfile(this.settings)?.context_window, source: active ? vscode.workspace.asRelativePath(active.doc.uri) : undefined },
+        a.enabled ? a.thresholdPercent : null,
+      );
     }
-    const view = meterText(
-      { tokens, contextWindow: chatProfile(this.settings)?.context_window, source: active ? vscode.workspace.asRelativePath(active.doc.uri) : undefined },
-      this.settings.autoCondense.thresholdPercent,
-    );
     this.meter.text = view.text;
     this.meter.tooltip = view.tooltip;
     this.meter.backgroundColor = view.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
@@ -282,6 +376,11 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   context.subscriptions.push(
     log,
     controller,
+    vscode.window.registerWebviewViewProvider(ChatView.id, controller.chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand("contextCondenser.newChat", async () => {
+      await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+      await controller.chat.newChat();
+    }),
     vscode.commands.registerCommand("contextCondenser.condenseNow", () => controller.condenseNow()),
     vscode.commands.registerCommand("contextCondenser.undoLastCondensation", () => controller.undoLast()),
     vscode.commands.registerCommand("contextCondenser.setApiKey", (profileId?: string, key?: string) =>

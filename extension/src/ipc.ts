@@ -50,20 +50,18 @@ export const CondensationRecord = z.object({
 });
 export type CondensationRecord = z.infer<typeof CondensationRecord>;
 
-export const ChatTask = z
-  .object({
-    id: z.string(),
-    title: z.string(),
-    created_ms: z.number(),
-    updated_ms: z.number(),
-    conversation: z.object({
-      format: z.string().optional(),
-      system: z.string().optional(),
-      messages: z.array(Message),
-    }),
-    condensations: z.array(CondensationRecord),
-  })
-  .passthrough();
+export const ChatTask = z.object({
+  id: z.string(),
+  title: z.string(),
+  created_ms: z.number(),
+  updated_ms: z.number(),
+  conversation: z.object({
+    format: z.string().optional(),
+    system: z.string().optional(),
+    messages: z.array(Message),
+  }),
+  condensations: z.array(CondensationRecord),
+});
 export type ChatTask = z.infer<typeof ChatTask>;
 
 /** How full the context is, by the core's count. */

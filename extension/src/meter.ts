@@ -25,7 +25,8 @@ export function compact(n: number): string {
   return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
 }
 
-export function meterText(input: MeterInput, thresholdPercent: number): MeterText {
+/** `thresholdPercent` is null when automatic condensation is off. */
+export function meterText(input: MeterInput, thresholdPercent: number | null): MeterText {
   if (input.tokens === undefined) {
     return {
       text: "$(symbol-ruler) ctx: no chat",
@@ -44,7 +45,7 @@ export function meterText(input: MeterInput, thresholdPercent: number): MeterTex
   const percent = Math.round((input.tokens / input.contextWindow) * 100);
   return {
     text: `$(symbol-ruler) ctx ${percent}% · ${compact(input.tokens)}/${compact(input.contextWindow)}`,
-    tooltip: `Context Condenser: ${input.tokens.toLocaleString("en-US")} of ${input.contextWindow.toLocaleString("en-US")} tokens${source} (${percent}%). Auto-condense at ${thresholdPercent}%.`,
-    warning: percent >= thresholdPercent,
+    tooltip: `Context Condenser: ${input.tokens.toLocaleString("en-US")} of ${input.contextWindow.toLocaleString("en-US")} tokens${source} (${percent}%). ${thresholdPercent === null ? "Auto-condense is off." : `Auto-condense at ${thresholdPercent}%.`}`,
+    warning: percent >= (thresholdPercent ?? 100),
   };
 }

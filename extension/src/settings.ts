@@ -12,7 +12,7 @@ export type Get = (key: string) => unknown;
 export interface Settings {
   defaultProvider: string;
   providers: Record<string, ProviderConfigUpdate>;
-  autoCondense: { enabled: boolean; thresholdPercent: number };
+  autoCondense: { enabled: boolean; thresholdPercent: number; minGainPercent: number };
   customPrompt: string;
   profiles: LlmProfile[];
   chatProfile: string;
@@ -34,6 +34,7 @@ const PROFILE_FIELDS = new Set([
   "max_output",
   "price_input_per_mtok",
   "price_output_per_mtok",
+  "threshold_percent",
 ]);
 const KINDS = new Set(["openai", "anthropic", "openai-compatible", "manual"]);
 
@@ -90,11 +91,21 @@ export function readSettings(get: Get): { settings: Settings; problems: SettingP
     problems.push({ setting: `${SECTION}.autoCondense.thresholdPercent`, message: "must be a number from 10 to 100" });
   }
 
+  const minGain = get("autoCondense.minGainPercent");
+  const minGainOk = typeof minGain === "number" && minGain >= 0 && minGain <= 100;
+  if (minGain !== undefined && !minGainOk) {
+    problems.push({ setting: `${SECTION}.autoCondense.minGainPercent`, message: "must be a number from 0 to 100" });
+  }
+
   return {
     settings: {
       defaultProvider: str("defaultProvider", "lossless"),
       providers,
-      autoCondense: { enabled: enabled !== false, thresholdPercent: thresholdOk ? threshold : 80 },
+      autoCondense: {
+        enabled: enabled !== false,
+        thresholdPercent: thresholdOk ? threshold : 80,
+        minGainPercent: minGainOk ? minGain : 5,
+      },
       customPrompt: str("customPrompt", ""),
       profiles,
       chatProfile: str("chatProfile", ""),
@@ -117,6 +128,10 @@ function profileProblem(p: unknown, seen: Set<string>): string | undefined {
   if (typeof p.kind !== "string" || !KINDS.has(p.kind)) return `kind must be one of ${[...KINDS].join(", ")}`;
   if (typeof p.model !== "string" || p.model.trim() === "") return "needs a model";
   if (!Number.isInteger(p.context_window) || (p.context_window as number) < 1) return "needs a context_window (tokens)";
+  const t = p.threshold_percent;
+  if (t !== undefined && !(Number.isInteger(t) && (t === -1 || ((t as number) >= 1 && (t as number) <= 100)))) {
+    return "threshold_percent must be -1 (the global threshold) or 1 to 100";
+  }
   return undefined;
 }
 
@@ -142,6 +157,12 @@ export function providerUpdates(settings: Settings): Array<{ id: string; update:
 export function condensingProfile(settings: Settings): LlmProfile | undefined {
   const id = settings.condensingProfile || settings.chatProfile;
   return settings.profiles.find((p) => p.id === id);
+}
+
+/** The automatic-condensation settings in the core's shape. */
+export function autoCondense(settings: Settings): { enabled: boolean; threshold_percent: number; min_gain_percent: number } {
+  const a = settings.autoCondense;
+  return { enabled: a.enabled, threshold_percent: a.thresholdPercent, min_gain_percent: a.minGainPercent };
 }
 
 /** The profile chats use. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chatProfile, condensingProfile, providerUpdates, readSettings } from "../src/settings";
+import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings } from "../src/settings";
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 const profile = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
@@ -9,7 +9,7 @@ describe("readSettings", () => {
     const { settings, problems } = readSettings(from({}));
     expect(problems).toEqual([]);
     expect(settings.defaultProvider).toBe("lossless");
-    expect(settings.autoCondense).toEqual({ enabled: true, thresholdPercent: 80 });
+    expect(settings.autoCondense).toEqual({ enabled: true, thresholdPercent: 80, minGainPercent: 5 });
     expect(settings.profiles).toEqual([]);
   });
 
@@ -38,6 +38,25 @@ describe("readSettings", () => {
     const { settings, problems } = readSettings(from({ "autoCondense.thresholdPercent": 5 }));
     expect(settings.autoCondense.thresholdPercent).toBe(80);
     expect(problems[0].setting).toBe("contextCondenser.autoCondense.thresholdPercent");
+  });
+
+  it("checks the minimum gain and a profile's own threshold, and hands the core its shape", () => {
+    const { settings, problems } = readSettings(
+      from({
+        "autoCondense.minGainPercent": -3,
+        profiles: [
+          { ...profile, id: "own", threshold_percent: 60 },
+          { ...profile, id: "global", threshold_percent: -1 },
+          { ...profile, id: "bad", threshold_percent: 150 },
+        ],
+      }),
+    );
+    expect(settings.profiles.map((p) => p.id)).toEqual(["own", "global"]);
+    expect(problems.map((p) => p.setting)).toEqual([
+      "contextCondenser.profiles[2]",
+      "contextCondenser.autoCondense.minGainPercent",
+    ]);
+    expect(autoCondense(settings)).toEqual({ enabled: true, threshold_percent: 80, min_gain_percent: 5 });
   });
 });
 

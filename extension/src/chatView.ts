@@ -1,0 +1,269 @@
+// The chat view in the activity bar: a React webview (webview-ui/, copied to extension/webview/)
+// talking to this class through the typed messages of ./ipc. The class holds the active chat,
+// runs each input through the core's DefaultAgent (CondenseEngine.chat), forwards the agent's
+// events to the webview as they happen, and saves the chat after every change.
+
+import * as vscode from "vscode";
+import type { AgentEvent, AgentInput, ChatOptions, ChatTask, CondenseEngine, ContextStatus } from "../wasm/condense_wasm";
+import { ChatStore, newChatId } from "./chatStore";
+import { asFailure, type Failure } from "./errors";
+import { type ProfileOption, type ToHost, type ToWebview, parseToHost } from "./ipc";
+import { webviewHtml } from "./webviewHtml";
+
+const ACTIVE_CHAT = "contextCondenser.activeChat";
+
+/** What the chat view needs from the rest of the extension. */
+export interface ChatHost {
+  /** The engine with the current settings. */
+  engine(): CondenseEngine;
+  /** The options of a turn, keys included; throws a Failure when no chat profile is usable. */
+  chatOptions(): Promise<ChatOptions>;
+  /** The options without keys, to measure a chat; undefined without a chat profile. */
+  measureOptions(): ChatOptions | undefined;
+  profiles(): ProfileOption[];
+  profileId(): string | null;
+  selectProfile(id: string): Promise<void>;
+  /** A notification for failures the user must act on outside the chat (a key, a profile). */
+  report(failure: Failure, profileId?: string): void;
+  /** The chat or its context changed: the status bar follows. */
+  changed(): void;
+  log: vscode.LogOutputChannel;
+}
+
+export class ChatView implements vscode.WebviewViewProvider {
+  static readonly id = "contextCondenser.chat";
+  private view: vscode.WebviewView | undefined;
+  private task: ChatTask | null = null;
+  private context: ContextStatus | null = null;
+  private busy = false;
+  private readonly restored: Promise<void>;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly store: ChatStore,
+    private readonly memento: vscode.Memento,
+    private readonly host: ChatHost,
+  ) {
+    this.restored = this.restore();
+  }
+
+  /** The chat that was open when the window closed, from disk. */
+  private async restore(): Promise<void> {
+    const id = this.memento.get<string>(ACTIVE_CHAT);
+    if (!id) return;
+    try {
+      this.task = (await this.store.load(id)) ?? null;
+      this.measure();
+      this.host.changed();
+    } catch (e) {
+      this.host.log.error(`could not restore chat ${id}: ${asFailure(e).message}`);
+    }
+  }
+
+  /** The active chat and its context, for the status bar and the commands. */
+  active(): { task: ChatTask | null; context: ContextStatus | null } {
+    return { task: this.task, context: this.context };
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const root = vscode.Uri.joinPath(this.extensionUri, "webview");
+    view.webview.options = { enableScripts: true, localResourceRoots: [root] };
+    view.webview.html = webviewHtml({
+      cspSource: view.webview.cspSource,
+      script: view.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.js")).toString(),
+      style: view.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.css")).toString(),
+      title: "Context Condenser",
+    });
+    view.webview.onDidReceiveMessage((raw: unknown) => this.receive(raw));
+    view.onDidDispose(() => {
+      if (this.view === view) this.view = undefined;
+    });
+  }
+
+  private post(message: ToWebview): void {
+    void this.view?.webview.postMessage(message);
+  }
+
+  private async postState(): Promise<void> {
+    if (!this.view) return;
+    const chats = await this.store.list((file, error) => this.host.log.warn(`chat file ${file} skipped: ${error}`));
+    this.post({
+      type: "state",
+      task: this.task,
+      chats,
+      profiles: this.host.profiles(),
+      profileId: this.host.profileId(),
+      context: this.context,
+      busy: this.busy,
+    });
+  }
+
+  /** Settings changed: measure again with the new profile and tell the webview. */
+  async refresh(): Promise<void> {
+    this.measure();
+    this.host.changed();
+    await this.postState();
+  }
+
+  private measure(): void {
+    const options = this.host.measureOptions();
+    try {
+      this.context = this.task && options ? this.host.engine().chatContext(this.task, options) : null;
+    } catch (e) {
+      this.context = null;
+      this.host.log.warn(`cannot measure the chat: ${asFailure(e).message}`);
+    }
+  }
+
+  private async receive(raw: unknown): Promise<void> {
+    const parsed = parseToHost(raw);
+    if (!parsed.ok) {
+      this.host.log.warn(`chat view: ${parsed.error}`);
+      this.post({ type: "error", message: parsed.error });
+      return;
+    }
+    try {
+      await this.handle(parsed.value);
+    } catch (e) {
+      const failure = asFailure(e);
+      this.host.log.error(`chat view: ${parsed.value.type} failed: ${failure.kind}: ${failure.message}`);
+      this.post({ type: "error", message: failure.message });
+    }
+  }
+
+  private async handle(message: ToHost): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        await this.restored;
+        return this.postState();
+      case "send":
+        await this.run({ type: "user", content: message.text });
+        return;
+      case "retry":
+        await this.run({ type: "retry" });
+        return;
+      case "condense":
+        return this.condense();
+      case "stop":
+        this.host.engine().cancel();
+        return;
+      case "undo":
+        return this.undo(message.condenseId);
+      case "newChat":
+        return this.newChat();
+      case "openChat":
+        return this.open(message.id);
+      case "selectProfile":
+        return this.host.selectProfile(message.id);
+      case "error":
+        this.host.log.warn(`the chat view refused a message: ${message.message}`);
+        return;
+    }
+  }
+
+  /** While a turn runs, other changes to the chat wait: the webview is told why. */
+  private refusedWhileBusy(): boolean {
+    if (this.busy) this.post({ type: "error", message: "The chat is busy: wait for the answer or press Stop." });
+    return this.busy;
+  }
+
+  /** Runs one input through the agent, streaming its events to the webview, and saves the chat. */
+  private async run(input: AgentInput, progress?: string): Promise<ChatTask | undefined> {
+    if (this.refusedWhileBusy()) return undefined;
+    const options = await this.host.chatOptions();
+    const engine = this.host.engine();
+    const task = this.task ?? engine.newChat(newChatId(), Date.now());
+    this.task = task;
+    this.busy = true;
+    await this.memento.update(ACTIVE_CHAT, task.id);
+    await this.postState();
+    const onEvent = (event: AgentEvent) => {
+      this.post({ type: "event", taskId: task.id, event });
+      if (event.type === "Error" && (event.error.kind === "llm_auth" || event.error.kind === "llm_config")) {
+        this.host.report(event.error, options.llm.profile.id);
+      }
+    };
+    try {
+      const turn = () => engine.chat(task, input, { ...options, nowMs: Date.now() }, onEvent);
+      const outcome = progress
+        ? await vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: progress, cancellable: true },
+            (_p, token) => {
+              token.onCancellationRequested(() => engine.cancel());
+              return turn();
+            },
+          )
+        : await turn();
+      this.task = outcome.task;
+      this.context = outcome.context;
+      await this.store.save(outcome.task);
+      return outcome.task;
+    } finally {
+      this.busy = false;
+      this.host.changed();
+      await this.postState();
+    }
+  }
+
+  /** Condenses the active chat now, with the default provider; the result shows in the chat. */
+  async condense(): Promise<void> {
+    await this.restored;
+    if (!this.task || this.task.conversation.messages.length === 0) {
+      void vscode.window.showInformationMessage("Context Condenser: the chat is empty; there is nothing to condense.");
+      return;
+    }
+    const provider = this.host.engine().defaultProvider;
+    const before = this.task.condensations.length;
+    const task = await this.run({ type: "condense" }, `Condensing the chat with ${provider}…`);
+    const record = task && task.condensations.length > before ? task.condensations.at(-1) : undefined;
+    if (!record) return;
+    const saved = record.tokens_before - record.tokens_after;
+    const percent = record.tokens_before > 0 ? Math.round((saved / record.tokens_before) * 100) : 0;
+    const choice = await vscode.window.showInformationMessage(
+      `Condensed with ${record.provider_id}: ${record.tokens_before.toLocaleString("en-US")} → ${record.tokens_after.toLocaleString("en-US")} tokens (−${percent}%) · $${record.cost.toFixed(4)} · ${Math.round(record.time_ms)} ms`,
+      "Undo",
+    );
+    if (choice === "Undo") await this.undo(record.condense_id);
+  }
+
+  /** Undoes a condensation of the active chat (the last one when no id is given). */
+  async undo(condenseId?: string): Promise<void> {
+    await this.restored;
+    if (!this.task) {
+      void vscode.window.showInformationMessage("Context Condenser: no chat is open.");
+      return;
+    }
+    if (this.refusedWhileBusy()) return;
+    const undone = this.host.engine().undoChat(this.task, condenseId, Date.now());
+    this.task = undone.task;
+    await this.store.save(undone.task);
+    this.measure();
+    this.host.changed();
+    await this.postState();
+    void vscode.window.showInformationMessage(
+      `Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`,
+    );
+  }
+
+  async newChat(): Promise<void> {
+    await this.restored;
+    if (this.refusedWhileBusy()) return;
+    this.task = null;
+    this.context = null;
+    await this.memento.update(ACTIVE_CHAT, undefined);
+    this.host.changed();
+    await this.postState();
+  }
+
+  private async open(id: string): Promise<void> {
+    if (this.refusedWhileBusy()) return;
+    const task = await this.store.load(id);
+    if (!task) throw new Error(`there is no saved chat "${id}"`);
+    this.task = task;
+    await this.memento.update(ACTIVE_CHAT, id);
+    this.measure();
+    this.host.changed();
+    await this.postState();
+  }
+}

@@ -1,0 +1,111 @@
+import { useCallback, useEffect, useId, useReducer, useRef, useState } from "react";
+import type { Host } from "../host";
+import { parseToWebview, type ToHost } from "../protocol";
+import { initialState, isBusy, reduce, snapshotMessages } from "../state";
+import { ChatList } from "./ChatList";
+import { ChatLog } from "./ChatLog";
+import { Composer } from "./Composer";
+import { Header } from "./Header";
+
+const NO_CONDENSATIONS: never[] = [];
+
+/** What VS Code keeps for the view while it is hidden: the text being written. */
+interface Saved {
+  draft: string;
+}
+
+const savedDraft = (saved: unknown): string =>
+  typeof saved === "object" && saved !== null && typeof (saved as Partial<Saved>).draft === "string"
+    ? (saved as Saved).draft
+    : "";
+
+export function App({ host }: { host: Host }) {
+  const [state, dispatch] = useReducer(reduce, initialState);
+  const [chatsOpen, setChatsOpen] = useState(false);
+  const [sends, setSends] = useState(0);
+  const [initialDraft] = useState(() => savedDraft(host.getState()));
+  const chatListId = useId();
+  const chatsToggle = useRef<HTMLButtonElement>(null);
+
+  useEffect(() => {
+    const onMessage = (event: MessageEvent<unknown>) => {
+      const parsed = parseToWebview(event.data);
+      if (!parsed.ok) {
+        console.error(`Context Condenser webview: ${parsed.error}`);
+        host.post({ type: "error", message: parsed.error });
+        return;
+      }
+      dispatch({ type: "received", message: parsed.value });
+    };
+    window.addEventListener("message", onMessage);
+    host.post({ type: "ready" });
+    return () => window.removeEventListener("message", onMessage);
+  }, [host]);
+
+  const post = useCallback((message: ToHost) => host.post(message), [host]);
+  const onUndo = useCallback((condenseId: string) => post({ type: "undo", condenseId }), [post]);
+
+  const { snapshot } = state;
+  const task = snapshot?.task ?? null;
+  const messages = snapshotMessages(state);
+  const busy = isBusy(state);
+
+  return (
+    <div className="app">
+      <Header
+        profiles={snapshot?.profiles ?? []}
+        profileId={snapshot?.profileId ?? null}
+        context={snapshot?.context ?? null}
+        canCondense={!busy && messages.length > 0}
+        chatsOpen={chatsOpen}
+        chatListId={chatListId}
+        chatsToggle={chatsToggle}
+        onSelectProfile={(id) => post({ type: "selectProfile", id })}
+        onCondense={() => post({ type: "condense" })}
+        onNewChat={() => post({ type: "newChat" })}
+        onToggleChats={() => setChatsOpen(!chatsOpen)}
+      />
+      {chatsOpen && (
+        <ChatList
+          id={chatListId}
+          chats={snapshot?.chats ?? []}
+          currentId={task?.id ?? null}
+          now={Date.now()}
+          onOpen={(id) => {
+            post({ type: "openChat", id });
+            setChatsOpen(false);
+          }}
+          onClose={() => {
+            setChatsOpen(false);
+            chatsToggle.current?.focus();
+          }}
+        />
+      )}
+      <ChatLog
+        messages={messages}
+        condensations={task?.condensations ?? NO_CONDENSATIONS}
+        live={state.live}
+        thinking={state.thinking}
+        notices={state.notices}
+        error={state.error}
+        followKey={`${task?.id ?? ""}:${sends}`}
+        onUndo={onUndo}
+        onRetry={() => {
+          dispatch({ type: "retried" });
+          post({ type: "retry" });
+        }}
+      />
+      <Composer
+        busy={busy}
+        initialText={initialDraft}
+        onTextChange={(draft) => host.setState({ draft } satisfies Saved)}
+        onSend={(text) => {
+          dispatch({ type: "sent" });
+          post({ type: "send", text });
+          setSends((n) => n + 1);
+        }}
+        onStop={() => post({ type: "stop" })}
+      />
+    </div>
+  );
+}

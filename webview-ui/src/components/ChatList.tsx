@@ -1,0 +1,49 @@
+import { ago } from "../format";
+import type { ChatSummary } from "../protocol";
+
+interface Props {
+  id: string;
+  chats: readonly ChatSummary[];
+  currentId: string | null;
+  now: number;
+  onOpen: (id: string) => void;
+  onClose: () => void;
+}
+
+/** The earlier chats, newest first. */
+export function ChatList({ id, chats, currentId, now, onOpen, onClose }: Props) {
+  const sorted = [...chats].sort((a, b) => b.updated_ms - a.updated_ms);
+  return (
+    <nav
+      id={id}
+      className="chats"
+      aria-label="Chats"
+      onKeyDown={(e) => {
+        if (e.key === "Escape") onClose();
+      }}
+    >
+      {sorted.length === 0 ? (
+        <p className="chats__empty">No chats yet.</p>
+      ) : (
+        <ul>
+          {sorted.map((chat) => (
+            <li key={chat.id}>
+              <button
+                type="button"
+                className="chats__item"
+                data-testid="chat-item"
+                aria-current={chat.id === currentId ? "true" : undefined}
+                onClick={() => onOpen(chat.id)}
+              >
+                <span className="chats__title">{chat.title || "Untitled chat"}</span>
+                <span className="chats__meta">
+                  {ago(chat.updated_ms, now)} · {chat.messages} {chat.messages === 1 ? "message" : "messages"}
+                </span>
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </nav>
+  );
+}

@@ -1,0 +1,65 @@
+import { useRef, useState } from "react";
+
+interface Props {
+  busy: boolean;
+  initialText: string;
+  onTextChange: (text: string) => void;
+  onSend: (text: string) => void;
+  onStop: () => void;
+}
+
+/** The input: Enter sends, Shift+Enter is a newline; Stop while a turn runs. */
+export function Composer({ busy, initialText, onTextChange, onSend, onStop }: Props) {
+  const [text, setText] = useState(initialText);
+  const box = useRef<HTMLTextAreaElement>(null);
+  const canSend = !busy && text.trim().length > 0;
+
+  const change = (value: string) => {
+    setText(value);
+    onTextChange(value);
+  };
+  const send = () => {
+    if (!canSend) return;
+    onSend(text.trim());
+    change("");
+    box.current?.focus();
+  };
+
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
+      <textarea
+        ref={box}
+        className="composer__input"
+        data-testid="input"
+        aria-label="Message"
+        placeholder={busy ? "Waiting for the answer…" : "Ask something (Enter to send, Shift+Enter for a new line)"}
+        rows={2}
+        value={text}
+        autoFocus
+        onChange={(e) => change(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault();
+            send();
+          }
+        }}
+      />
+      <div className="composer__actions">
+        {busy && (
+          <button type="button" className="button button--secondary" data-testid="stop" onClick={onStop}>
+            Stop
+          </button>
+        )}
+        <button type="submit" className="button" data-testid="send" disabled={!canSend}>
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}

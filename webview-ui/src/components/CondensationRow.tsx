@@ -1,0 +1,131 @@
+import { useId, useState, type ReactNode } from "react";
+import { dollars, duration, savedPercent, tokens } from "../format";
+import type { CondensationRecord, CondenseReason } from "../protocol";
+import { Markdown } from "./Markdown";
+
+export const REASONS: Record<CondenseReason, string> = {
+  threshold: "threshold reached",
+  limit: "request limit reached",
+  overflow: "context overflow",
+  manual: "requested",
+};
+
+/** "automatic: threshold reached" or "manual". */
+export const trigger = (automatic: boolean, reason: CondenseReason): string =>
+  automatic ? `automatic: ${REASONS[reason]}` : reason === "manual" ? "manual" : `manual: ${REASONS[reason]}`;
+
+interface Props {
+  record: CondensationRecord;
+  /** The summary's text: the record's, or its summary message's. */
+  summary: string | null;
+  /** How many messages the condensation hid; they show in `children` when expanded. */
+  hiddenCount: number;
+  children?: ReactNode;
+  /** Absent while the snapshot does not have the condensation yet. */
+  onUndo?: (condenseId: string) => void;
+}
+
+/** One condensation where it happened in the chat: its figures, its summary, its hidden messages. */
+export function CondensationRow({ record, summary, hiddenCount, children, onUndo }: Props) {
+  const saved = savedPercent(record.tokens_before, record.tokens_after);
+  return (
+    <section className="condensation" data-testid="condensation-row" aria-label={`Condensation with ${record.provider_id}`}>
+      <div className="condensation__head">
+        <span className="condensation__title">
+          Condensed with <strong>{record.provider_id}</strong>
+        </span>
+        {onUndo && (
+          <button
+            type="button"
+            className="button button--secondary button--small"
+            data-testid="undo"
+            title="Undo this condensation: the hidden messages come back"
+            onClick={() => onUndo(record.condense_id)}
+          >
+            Undo
+          </button>
+        )}
+      </div>
+      <p className="condensation__figures">
+        <span className="condensation__tokens">
+          {tokens(record.tokens_before)} → {tokens(record.tokens_after)} tokens ({saved >= 0 ? "−" : "+"}
+          {Math.abs(saved)}%)
+        </span>
+        <span>{dollars(record.cost)}</span>
+        <span>{duration(record.time_ms)}</span>
+        <span>{trigger(record.automatic, record.reason)}</span>
+      </p>
+      {hiddenCount > 0 && (
+        <Expander
+          label={`${hiddenCount} earlier ${hiddenCount === 1 ? "message" : "messages"} condensed`}
+          className="condensation__hidden"
+        >
+          {children}
+        </Expander>
+      )}
+      {summary && (
+        <Expander label="Summary" className="condensation__summary" testIds={{ toggle: "summary-toggle", body: "summary" }}>
+          <Markdown text={summary} />
+        </Expander>
+      )}
+    </section>
+  );
+}
+
+interface ExpanderProps {
+  label: string;
+  className: string;
+  children: ReactNode;
+  testIds?: { toggle: string; body: string };
+}
+
+/** A disclosure: a button that shows or hides its content (collapsed at first). */
+function Expander({ label, className, children, testIds }: ExpanderProps) {
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  return (
+    <div className={className}>
+      <button
+        type="button"
+        className="disclosure"
+        aria-expanded={open}
+        aria-controls={open ? id : undefined}
+        data-testid={testIds?.toggle}
+        onClick={() => setOpen(!open)}
+      >
+        <span className="disclosure__chevron" aria-hidden="true" />
+        {label}
+      </button>
+      {open && (
+        <div id={id} className={`${className}-body`} data-testid={testIds?.body}>
+          {children}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** The condensation running now. */
+export function CondensingRow({
+  provider,
+  tokens: count,
+  automatic,
+  reason,
+}: {
+  provider: string;
+  tokens: number;
+  automatic: boolean;
+  reason: CondenseReason;
+}) {
+  return (
+    <div className="condensation condensation--running" data-testid="condensing" role="status">
+      <span className="spinner" aria-hidden="true" />
+      <span>
+        Condensing with <strong>{provider}</strong>…
+      </span>
+      <span className="condensation__figures">
+        {tokens(count)} tokens · {trigger(automatic, reason)}
+      </span>
+    </div>
+  );
+}

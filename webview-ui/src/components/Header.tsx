@@ -1,0 +1,80 @@
+import type { Ref } from "react";
+import type { ContextStatus, ProfileOption } from "../protocol";
+import { compact } from "../format";
+import { ContextMeter } from "./ContextMeter";
+
+interface Props {
+  profiles: readonly ProfileOption[];
+  profileId: string | null;
+  context: ContextStatus | null;
+  canCondense: boolean;
+  chatsOpen: boolean;
+  chatListId: string;
+  chatsToggle: Ref<HTMLButtonElement>;
+  onSelectProfile: (id: string) => void;
+  onCondense: () => void;
+  onNewChat: () => void;
+  onToggleChats: () => void;
+}
+
+export function Header(props: Props) {
+  const { profiles, profileId, context, canCondense, chatsOpen, chatListId } = props;
+  return (
+    <header className="header">
+      <div className="header__row">
+        <select
+          className="select"
+          data-testid="profile-select"
+          aria-label="Chat profile"
+          value={profileId ?? ""}
+          disabled={profiles.length === 0}
+          onChange={(e) => e.target.value && props.onSelectProfile(e.target.value)}
+        >
+          {(profileId === null || !profiles.some((p) => p.id === profileId)) && (
+            <option value={profileId ?? ""} disabled>
+              {profiles.length === 0 ? "No profiles" : "Choose a profile…"}
+            </option>
+          )}
+          {profiles.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.id} · {p.model} ({compact(p.context_window)})
+            </option>
+          ))}
+        </select>
+        <div className="header__actions">
+          <button
+            type="button"
+            className="button button--secondary"
+            data-testid="condense"
+            disabled={!canCondense}
+            title="Condense this chat now"
+            onClick={props.onCondense}
+          >
+            Condense
+          </button>
+          <button
+            type="button"
+            className="button button--secondary"
+            data-testid="new-chat"
+            title="Start a new chat"
+            onClick={props.onNewChat}
+          >
+            New Chat
+          </button>
+          <button
+            ref={props.chatsToggle}
+            type="button"
+            className="button button--secondary"
+            data-testid="chats-toggle"
+            aria-expanded={chatsOpen}
+            aria-controls={chatListId}
+            onClick={props.onToggleChats}
+          >
+            Chats
+          </button>
+        </div>
+      </div>
+      <ContextMeter context={context} />
+    </header>
+  );
+}

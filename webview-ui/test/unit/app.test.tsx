@@ -1,0 +1,277 @@
+import { act, render, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { App } from "../../src/components/App";
+import type { Host } from "../../src/host";
+import type { AgentEvent, Message, Snapshot, ToHost } from "../../src/protocol";
+import { eventMessage, record, snapshot, stateMessage, text } from "./fixtures";
+
+function setup(saved?: unknown) {
+  const sent: ToHost[] = [];
+  const host: Host = { post: (m) => sent.push(m), getState: () => saved, setState: vi.fn() };
+  const user = userEvent.setup();
+  render(<App host={host} />);
+  return { sent, host, user };
+}
+
+function deliver(data: unknown) {
+  act(() => {
+    window.dispatchEvent(new MessageEvent("message", { data }));
+  });
+}
+
+const showState = (s: Snapshot) => deliver(stateMessage(s));
+const showEvents = (...events: AgentEvent[]) => events.forEach((e) => deliver(eventMessage(e)));
+
+const chat: Message[] = [text("u1", "user", "What is **2+2**?"), text("a1", "assistant", "It is **4**.")];
+
+/** A chat condensed once by a summary: two messages hidden, then the summary, then one more turn. */
+const condensed = snapshot(
+  [
+    text("u1", "user", "first question", { condense_parent: "c1" }),
+    text("a1", "assistant", "first answer", { condense_parent: "c1" }),
+    text("c1.summary", "assistant", "The user asked a first question.", { is_summary: true, condense_id: "c1" }),
+    text("u2", "user", "second question"),
+    text("a2", "assistant", "second answer"),
+  ],
+  {},
+  [record("c1", { summary: null, provider_id: "native", tokens_before: 12_000, tokens_after: 3_000 })],
+);
+
+describe("the chat view", () => {
+  it("says it is ready, then renders the state it is sent", () => {
+    const { sent } = setup();
+    expect(sent).toEqual([{ type: "ready" }]);
+    expect(screen.getByTestId("empty")).toBeTruthy();
+    showState(snapshot(chat));
+    expect(screen.queryByTestId("empty")).toBeNull();
+    expect(screen.getByTestId("message-user").textContent).toContain("What is **2+2**?");
+    const answer = screen.getByTestId("message-assistant");
+    expect(answer.querySelector("strong")?.textContent).toBe("4");
+    expect((screen.getByTestId("profile-select") as HTMLSelectElement).value).toBe("local");
+    expect(screen.getByTestId("meter").textContent).toContain("1.2k / 8k · 15%");
+  });
+
+  it("answers an invalid message with an error and keeps working", () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const { sent } = setup();
+    deliver({ type: "state", task: null });
+    deliver("not even an object");
+    deliver({ type: "event", taskId: "t1", event: { type: "MessageContent", id: "a1" } });
+    expect(errors).toHaveBeenCalledTimes(3);
+    const replies = sent.filter((m) => m.type === "error");
+    expect(replies).toHaveLength(3);
+    expect(replies[0]).toMatchObject({ message: expect.stringContaining("invalid message (type state)") });
+    expect(replies[2]).toMatchObject({ message: expect.stringContaining("event.delta") });
+    showState(snapshot(chat));
+    expect(screen.getAllByTestId("message-assistant")).toHaveLength(1);
+  });
+
+  it("streams an answer delta by delta, Markdown with a highlighted code block", () => {
+    setup();
+    showState(snapshot([], { busy: true }));
+    showEvents(
+      { type: "ThinkingStart" },
+      { type: "UserMessage", message: text("u1", "user", "show code") },
+      { type: "MessageStart", id: "a1" },
+      { type: "MessageContent", id: "a1", delta: "Here:\n\n```ts\nconst x" },
+    );
+    expect(screen.getByTestId("message-user").textContent).toContain("show code");
+    expect(screen.getByTestId("message-assistant").textContent).toContain("const x");
+    showEvents({ type: "MessageContent", id: "a1", delta: ": number = 1;\n```\n" });
+    const code = screen.getByTestId("message-assistant").querySelector("pre code")!;
+    expect(code.className).toContain("language-ts");
+    expect(code.className).toContain("hljs");
+    expect(code.querySelector(".hljs-keyword")?.textContent).toBe("const");
+    expect(code.querySelector(".hljs-number")?.textContent).toBe("1");
+    showEvents({ type: "MessageEnd", id: "a1", interrupted: "cancelled", kept: true, cost: 0 });
+    expect(screen.getByTestId("message-assistant").textContent).toContain("interrupted: cancelled");
+  });
+
+  it("never renders HTML from a message", () => {
+    setup();
+    showState(snapshot([text("a1", "assistant", 'Hi <img src=x onerror="alert(1)"> there\n\n<script>alert(2)</script>')]));
+    const answer = screen.getByTestId("message-assistant");
+    expect(answer.querySelector("img, script")).toBeNull();
+    expect(answer.textContent).toContain('<img src=x onerror="alert(1)">');
+    expect(answer.textContent).toContain("<script>alert(2)</script>");
+  });
+
+  it("shows tool blocks compactly", () => {
+    setup();
+    const call: Message = { id: "a1", role: "assistant", content: [{ type: "tool_use", id: "t", name: "read_file", input: { path: "a.rs" } }] };
+    const result: Message = {
+      id: "u2",
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: "fn main() {}" }] }],
+    };
+    showState(snapshot([call, result]));
+    const details = screen.getAllByRole("group");
+    expect(details).toHaveLength(2);
+    expect(details[0]!.textContent).toContain("read_file");
+    expect(details[0]!.textContent).toContain('"path": "a.rs"');
+    expect(details[1]!.textContent).toContain("fn main() {}");
+    expect(details.every((d) => !(d as HTMLDetailsElement).open)).toBe(true);
+  });
+
+  it("shows a condensation as one row where it happened, with its hidden messages collapsed", async () => {
+    const { sent, user } = setup();
+    showState(condensed);
+    const row = screen.getByTestId("condensation-row");
+    expect(row.textContent).toContain("native");
+    expect(row.textContent).toContain("12,000 → 3,000 tokens (−75%)");
+    expect(row.textContent).toContain("$0.0123");
+    expect(row.textContent).toContain("1.5 s");
+    expect(row.textContent).toContain("automatic: threshold reached");
+    // The summary message is the row, the hidden messages are not bubbles, the rest follow it.
+    const log = row.parentElement!;
+    const order = [...log.children].map((el) => el.getAttribute("data-testid"));
+    expect(order).toEqual(["condensation-row", "message-user", "message-assistant"]);
+    expect(screen.queryByText("first question")).toBeNull();
+
+    const group = within(row).getByRole("button", { name: "2 earlier messages condensed" });
+    expect(group.getAttribute("aria-expanded")).toBe("false");
+    await user.click(group);
+    expect(within(row).getByText("first question")).toBeTruthy();
+
+    expect(screen.queryByTestId("summary")).toBeNull();
+    const toggle = screen.getByTestId("summary-toggle");
+    toggle.focus();
+    await user.keyboard("{Enter}");
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    expect(screen.getByTestId("summary").textContent).toContain("The user asked a first question.");
+
+    await user.click(screen.getByTestId("undo"));
+    expect(sent.at(-1)).toEqual({ type: "undo", condenseId: "c1" });
+  });
+
+  it("shows the condensation running, then its notice when the loop guard skips one", () => {
+    setup();
+    showState(snapshot(chat, { busy: true }));
+    showEvents({ type: "CondenseStart", reason: "threshold", provider: "native", tokens: 6_500, automatic: true });
+    expect(screen.getByTestId("condensing").textContent).toContain("Condensing with native…");
+    showEvents(
+      { type: "CondenseEnd", record: record("c1") },
+      { type: "CondenseSkipped", reason: "condensed too recently", tokens: 6_600 },
+    );
+    expect(screen.queryByTestId("condensing")).toBeNull();
+    expect(screen.getByTestId("condensation-row").textContent).toContain("12,000 → 3,000");
+    expect(screen.getByTestId("notice").textContent).toContain("condensed too recently");
+    showState(snapshot(chat));
+    expect(screen.getByTestId("notice")).toBeTruthy();
+  });
+
+  it("sends with Enter, makes a newline with Shift+Enter, and clears the box", async () => {
+    const { sent, user } = setup();
+    showState(snapshot(chat));
+    const input = screen.getByTestId("input") as HTMLTextAreaElement;
+    const send = screen.getByTestId("send") as HTMLButtonElement;
+    expect(send.disabled).toBe(true);
+    await user.click(input);
+    await user.keyboard("line one{Shift>}{Enter}{/Shift}line two");
+    expect(input.value).toBe("line one\nline two");
+    expect(send.disabled).toBe(false);
+    await user.keyboard("{Enter}");
+    expect(sent.at(-1)).toEqual({ type: "send", text: "line one\nline two" });
+    expect(input.value).toBe("");
+    await user.keyboard("{Enter}");
+    expect(sent.filter((m) => m.type === "send")).toHaveLength(1);
+
+    await user.type(input, "again");
+    await user.click(send);
+    expect(sent.at(-1)).toEqual({ type: "send", text: "again" });
+    expect(document.activeElement).toBe(input);
+  });
+
+  it("does not send while busy, and offers Stop", async () => {
+    const { sent, user } = setup();
+    showState(snapshot(chat, { busy: true }));
+    const input = screen.getByTestId("input") as HTMLTextAreaElement;
+    await user.type(input, "hold on{Enter}");
+    expect(sent.some((m) => m.type === "send")).toBe(false);
+    expect(input.value).toBe("hold on");
+    expect((screen.getByTestId("send") as HTMLButtonElement).disabled).toBe(true);
+    await user.click(screen.getByTestId("stop"));
+    expect(sent.at(-1)).toEqual({ type: "stop" });
+    showState(snapshot(chat));
+    expect(screen.queryByTestId("stop")).toBeNull();
+  });
+
+  it("shows an error inline with Retry, kept until the next send", async () => {
+    const { sent, user } = setup();
+    showState(snapshot(chat, { busy: true }));
+    showEvents({ type: "Error", error: { kind: "rate_limited", message: "429 from the server" }, partial: "", retryable: true });
+    showState(snapshot(chat));
+    expect(screen.getByTestId("error").textContent).toContain("429 from the server");
+    await user.click(screen.getByTestId("retry"));
+    expect(sent.at(-1)).toEqual({ type: "retry" });
+
+    showEvents({ type: "Error", error: { kind: "auth", message: "wrong key" }, partial: "", retryable: false });
+    expect(screen.getByTestId("error").textContent).toContain("wrong key");
+    expect(screen.queryByTestId("retry")).toBeNull();
+    await user.type(screen.getByTestId("input"), "next{Enter}");
+    expect(screen.queryByTestId("error")).toBeNull();
+  });
+
+  it("posts the header's commands", async () => {
+    const { sent, user } = setup();
+    showState(
+      snapshot(chat, {
+        chats: [
+          { id: "t1", title: "A chat", updated_ms: Date.now() - 5 * 60_000, messages: 2 },
+          { id: "t0", title: "Older chat", updated_ms: Date.now() - 2 * 24 * 3600_000, messages: 14 },
+        ],
+      }),
+    );
+    await user.selectOptions(screen.getByTestId("profile-select"), "fast");
+    expect(sent.at(-1)).toEqual({ type: "selectProfile", id: "fast" });
+    await user.click(screen.getByTestId("condense"));
+    expect(sent.at(-1)).toEqual({ type: "condense" });
+    await user.click(screen.getByTestId("new-chat"));
+    expect(sent.at(-1)).toEqual({ type: "newChat" });
+
+    expect(screen.queryAllByTestId("chat-item")).toHaveLength(0);
+    await user.click(screen.getByTestId("chats-toggle"));
+    const items = screen.getAllByTestId("chat-item");
+    expect(items.map((i) => i.textContent)).toEqual([
+      "A chat5 minutes ago · 2 messages",
+      "Older chat2 days ago · 14 messages",
+    ]);
+    expect(items[0]!.getAttribute("aria-current")).toBe("true");
+    await user.click(items[1]!);
+    expect(sent.at(-1)).toEqual({ type: "openChat", id: "t0" });
+    expect(screen.queryAllByTestId("chat-item")).toHaveLength(0);
+  });
+
+  it("closes the chat list with Escape and gives the focus back to its toggle", async () => {
+    const { user } = setup();
+    showState(snapshot(chat, { chats: [{ id: "t1", title: "A chat", updated_ms: Date.now(), messages: 2 }] }));
+    const toggle = screen.getByTestId("chats-toggle");
+    await user.click(toggle);
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    screen.getByTestId("chat-item").focus();
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("chat-item")).toBeNull();
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    expect(document.activeElement).toBe(toggle);
+  });
+
+  it("disables Condense while busy or with no messages", () => {
+    setup();
+    const condense = () => (screen.getByTestId("condense") as HTMLButtonElement).disabled;
+    showState(snapshot([]));
+    expect(condense()).toBe(true);
+    showState(snapshot(chat, { busy: true }));
+    expect(condense()).toBe(true);
+    showState(snapshot(chat));
+    expect(condense()).toBe(false);
+  });
+
+  it("keeps the text being written in VS Code's view state", async () => {
+    const { host, user } = setup({ draft: "half a thought" });
+    const input = screen.getByTestId("input") as HTMLTextAreaElement;
+    expect(input.value).toBe("half a thought");
+    await user.type(input, "!");
+    expect(host.setState).toHaveBeenLastCalledWith({ draft: "half a thought!" });
+  });
+});
