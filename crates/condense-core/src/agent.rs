@@ -549,10 +549,7 @@ impl DefaultAgent {
         let now = turn.now_ms;
         match ended {
             Ok((usage, finish_reason)) => {
-                let mut message = Message::new(id.clone(), Role::Assistant, vec![ContentBlock::text(text)]);
-                message.ts = now;
-                self.task.conversation.messages.push(message);
-                self.task.updated_ms = now;
+                self.push_answer(&id, text, now, None);
                 self.task.reported = usage
                     .map(|u| ReportedUsage { through: id.clone(), tokens: u.input_tokens + u.output_tokens });
                 let cost = usage.map_or(0.0, |u| turn.llm.cost(&u));
@@ -576,24 +573,15 @@ impl DefaultAgent {
                         retryable: e.kind != LlmErrorKind::Config,
                     });
                 }
+                let interrupted =
+                    if e.kind == LlmErrorKind::Cancelled { "cancelled".to_owned() } else { kind };
                 let kept = !text.is_empty();
                 if kept {
-                    let mut message =
-                        Message::new(id.clone(), Role::Assistant, vec![ContentBlock::text(text)]);
-                    message.ts = now;
-                    message.interrupted = Some(if e.kind == LlmErrorKind::Cancelled {
-                        "cancelled".into()
-                    } else {
-                        kind.clone()
-                    });
-                    self.task.conversation.messages.push(message);
-                    self.task.updated_ms = now;
+                    self.push_answer(&id, text, now, Some(interrupted.clone()));
                 }
-                let interrupted =
-                    Some(if e.kind == LlmErrorKind::Cancelled { "cancelled".to_owned() } else { kind });
                 emit(AgentEvent::MessageEnd {
                     id,
-                    interrupted,
+                    interrupted: Some(interrupted),
                     kept,
                     usage: None,
                     finish_reason: None,
@@ -602,6 +590,15 @@ impl DefaultAgent {
                 if overflow { Streamed::Overflow(e) } else { Streamed::Failed }
             }
         }
+    }
+
+    /// Adds an answer to the history; `interrupted` marks one cut short.
+    fn push_answer(&mut self, id: &str, text: String, now_ms: i64, interrupted: Option<String>) {
+        let mut message = Message::new(id, Role::Assistant, vec![ContentBlock::text(text)]);
+        message.ts = now_ms;
+        message.interrupted = interrupted;
+        self.task.conversation.messages.push(message);
+        self.task.updated_ms = now_ms;
     }
 
     /// The request for the last user message: the API view before it as history.
