@@ -8,12 +8,13 @@ import net from "node:net";
 import path from "node:path";
 import { format } from "node:util";
 import { chromium } from "playwright-core";
-import { repoRoot, startFixtureLlm } from "../js/servers.mjs";
+import { repoRoot, startFixtureLlm, startRealLlm } from "../js/servers.mjs";
 
 const OUT = path.join(repoRoot, "test-output", "e2e");
 const VSIX = path.join(repoRoot, "context-condenser-0.1.0.vsix");
 const RIGHT_KEY = "sk-e2e-right-key-7f3a";
 const CANARY = "sk-canary-e2e-wrong-key-91c4";
+const REAL_KEY = "sk-e2e-real-model-5d1e";
 const log = (m) => console.log(`e2e: ${m}`);
 let failed = 0;
 const check = (ok, what) => {
@@ -51,6 +52,7 @@ fs.mkdirSync(WORKSPACE, { recursive: true });
 fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session.json"));
 
 const llm = await startFixtureLlm({ apiKey: RIGHT_KEY });
+const real = await startRealLlm({ apiKey: REAL_KEY });
 const settings = {
   "chat.disableAIFeatures": true,
   "workbench.startupEditor": "none",
@@ -73,8 +75,32 @@ const settings = {
       price_input_per_mtok: 3,
       price_output_per_mtok: 15,
     },
+    // Chats with a small context window and their own threshold (50%), so that a few turns
+    // cross it.
+    {
+      id: "small",
+      kind: "openai-compatible",
+      base_url: `${llm.origin}/v1`,
+      model: "fixture",
+      context_window: 2400,
+      max_output: 200,
+      threshold_percent: 50,
+      price_input_per_mtok: 3,
+      price_output_per_mtok: 15,
+    },
+    // The real small model (llama.cpp serves a 4096-token context; the profile claims less).
+    {
+      id: "smollm",
+      kind: "openai-compatible",
+      base_url: `${real.origin}/v1`,
+      model: "smollm2-135m",
+      context_window: 2400,
+      threshold_percent: 50,
+      max_output: 128,
+    },
   ],
   "contextCondenser.chatProfile": "fixture",
+  "contextCondenser.autoCondense.minGainPercent": 2,
 };
 fs.mkdirSync(path.join(dirs.ud, "User"), { recursive: true });
 fs.writeFileSync(path.join(dirs.ud, "User", "settings.json"), JSON.stringify(settings, null, 2));
@@ -168,14 +194,14 @@ async function uiScenario() {
     };
     // The palette lists our commands (a fresh install may need a retry while it loads).
     let titles = [];
-    for (let attempt = 0; attempt < 10 && titles.length < 4; attempt++) {
+    for (let attempt = 0; attempt < 10 && titles.length < 5; attempt++) {
       await palette("Context Condenser:");
       await page.waitForTimeout(1000);
       titles = await page.locator(".quick-input-list .monaco-list-row .label-name").allInnerTexts();
       titles = titles.filter((t) => t.startsWith("Context Condenser:"));
       await page.keyboard.press("Escape");
     }
-    for (const t of ["Condense Now", "Undo Last Condensation", "Set API Key…", "Show Log"]) {
+    for (const t of ["New Chat", "Condense Now", "Undo Last Condensation", "Set API Key…", "Show Log"]) {
       check(titles.includes(`Context Condenser: ${t}`), `the palette lists "Context Condenser: ${t}"`);
     }
     const run = async (title) => {
@@ -209,12 +235,22 @@ async function uiScenario() {
       await page.keyboard.press("Enter");
     };
 
+    // Set API Key…: pick the profile, then type the key in the password box.
+    const setKey = async (profile, key) => {
+      await run("Context Condenser: Set API Key…");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: profile }).first().waitFor();
+      await page.locator(".quick-input-widget input").fill(profile);
+      await page.waitForTimeout(300);
+      await page.keyboard.press("Enter");
+      const keyBox = page.locator(".quick-input-widget input[type=password]");
+      await keyBox.waitFor();
+      await keyBox.fill(key);
+      await page.keyboard.press("Enter");
+      await page.waitForTimeout(300);
+    };
+
     // A wrong key: a clear notification, no crash.
-    await run("Context Condenser: Set API Key…");
-    const keyBox = page.locator(".quick-input-widget input[type=password]");
-    await keyBox.waitFor();
-    await keyBox.fill(CANARY);
-    await page.keyboard.press("Enter");
+    await setKey("fixture", CANARY);
     await run("Context Condenser: Condense Now");
     await toast(/API key for profile "fixture" was rejected/).waitFor({ timeout: 30_000 }).then(
       () => check(true, "a wrong API key gives a clear notification"),
@@ -224,10 +260,7 @@ async function uiScenario() {
     await clearToasts();
 
     // The right key: the condensation runs, is measured, and the file changes.
-    await run("Context Condenser: Set API Key…");
-    await keyBox.waitFor();
-    await keyBox.fill(RIGHT_KEY);
-    await page.keyboard.press("Enter");
+    await setKey("fixture", RIGHT_KEY);
     await run("Context Condenser: Condense Now");
     await toast(/Condensed with native: [\d,]+ → [\d,]+ tokens/).waitFor({ timeout: 30_000 }).then(
       () => check(true, "Condense Now summarizes and reports tokens before → after"),
@@ -242,6 +275,14 @@ async function uiScenario() {
       conversation.messages.every((m) => saved.messages.some((s) => s.id === m.id)),
       "every original message is still in the file (hidden, not deleted)",
     );
+
+    // The chat view, with the fixture server and then the real small model.
+    await clearToasts();
+    await run("View: Close All Editors");
+    await setKey("small", RIGHT_KEY);
+    await setKey("smollm", REAL_KEY);
+    await chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 });
+    await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});
@@ -249,6 +290,110 @@ async function uiScenario() {
     await browser.close();
     await server.stop();
   }
+}
+
+/** Polls until `ok()` holds; false after `ms`. */
+async function until(ok, ms) {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    if (await ok().catch(() => false)) return true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+/** A chat in the chat view: a few turns, the context pushed past the threshold of a small
+ *  window, the condensation row, a window reload, Undo on the restored chat. */
+async function chatScenario(page, run, toast, { profile, name, answer, turnMs }) {
+  const step = (what) => `chat (${name}): ${what}`;
+  const shot = (file) => page.screenshot({ path: path.join(OUT, `chat-${name}-${file}.png`) });
+  const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
+  const count = (id) => chat.locator(`[data-testid=${id}]`).count();
+  const input = chat.locator("[data-testid=input]");
+
+  await run("Context Condenser: New Chat");
+  check(await input.waitFor({ timeout: 60_000 }).then(() => true, () => false), step("the chat view opens"));
+  await chat.locator("[data-testid=profile-select]").selectOption(profile);
+  const userSettings = path.join(dirs.ud, "User", "settings.json");
+  check(
+    await until(async () => JSON.parse(fs.readFileSync(userSettings, "utf8"))["contextCondenser.chatProfile"] === profile, 20_000),
+    step("the profile picker sets contextCondenser.chatProfile"),
+  );
+
+  // A turn is over when the chat saved by the extension holds its answer and Stop is gone.
+  const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
+  const chatFiles = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
+  const earlier = new Set(chatFiles());
+  /** This scenario's chat as saved (the one file New Chat's first turn made). */
+  const savedChat = () => {
+    const mine = chatFiles().filter((f) => !earlier.has(f));
+    return mine.length === 1 ? JSON.parse(fs.readFileSync(path.join(chats, mine[0]), "utf8")) : undefined;
+  };
+  const savedMessages = () => savedChat()?.conversation.messages ?? [];
+  const turn = async (text) => {
+    const before = savedMessages().filter((m) => !m.is_summary).length;
+    await input.fill(text);
+    await input.press("Enter");
+    return until(async () => {
+      const messages = savedMessages().filter((m) => !m.is_summary);
+      const last = messages.at(-1);
+      return messages.length >= before + 2 && last.role === "assistant" && !last.interrupted && (await count("stop")) === 0;
+    }, turnMs);
+  };
+  const question = (i) =>
+    `Question ${i}: the parser drops nested parentheses when a group follows a comma, for example in f(a, (b, c)) ` +
+    "where the inner group vanishes from the tree; the tokenizer looks right and the failing test is test_nested_groups. " +
+    "Which function should I look at first, what would a minimal failing test look like, and how do I keep trailing " +
+    "commas working? Please answer briefly.";
+  let ok = await turn(question(1));
+  const first = await chat.locator("[data-testid=message-assistant]").last().innerText();
+  check(ok && answer.test(first), step(`the answer streams into the chat (${first.slice(0, 40).replace(/\s+/g, " ")}…)`));
+  for (const i of [2, 3, 4, 5]) ok = (await turn(question(i))) && ok;
+  check(ok, step("five turns answered"));
+  check(
+    await until(async () => /ctx \d+% · [\d.k]+\/2\.4k/.test(await page.locator(".statusbar-item", { hasText: "ctx" }).first().innerText()), 10_000),
+    step("the status-bar meter follows the chat"),
+  );
+  await shot("before");
+
+  // A long message (about 1,200 tokens) pushes the context past the profile's 50% of its 2.4k
+  // window: the agent condenses before it sends the request.
+  const long = "The parser drops nested parentheses in grouped expressions when a comma follows. ".repeat(90);
+  ok = await turn(`Here is the full log of the failing runs: ${long} What is left to do?`);
+  check(ok, step("the long turn is answered"));
+  const row = chat.locator("[data-testid=condensation-row]");
+  const saved = savedChat();
+  const rows = saved?.condensations.length ?? 0;
+  check(rows >= 1 && saved.condensations.at(-1).reason === "threshold", step(`the chat was condensed at the threshold (${rows} condensation(s) saved)`));
+  check(await until(async () => (await row.count()) === rows, 10_000), step("a condensation row shows in the chat"));
+  const rowText = await row.last().innerText().catch(() => "");
+  check(/native/.test(rowText) && /→/.test(rowText), step(`the row names the provider and tokens before → after (${rowText.replace(/\s+/g, " ").slice(0, 80)})`));
+  await chat.locator("[data-testid=summary-toggle]").last().click();
+  check(await chat.locator("[data-testid=summary]").last().isVisible().catch(() => false), step("the summary expands"));
+  await shot("condensed");
+  const users = await count("message-user");
+
+  // Reload the window: the chat comes back from the extension's storage, row and all.
+  await page.reload();
+  await page.locator(".monaco-workbench").waitFor({ timeout: 120_000 });
+  if (!(await until(async () => (await row.count()) === rows, 30_000))) {
+    await run("Context Condenser: Focus on Chat View").catch(() => {});
+  }
+  check(await until(async () => rows > 0 && (await row.count()) === rows, 60_000), step("after a reload the chat is restored with its condensation rows"));
+  check((await count("message-user")) === users, step(`after a reload the same user messages show (${users})`));
+  await shot("restored");
+
+  // Undo still works after the reload: the last row goes, the messages it hid come back.
+  const undone = saved?.condensations.at(-1)?.condense_id;
+  await chat.locator("[data-testid=undo]").last().click();
+  check(await until(async () => (await row.count()) === rows - 1, 15_000), step("Undo removes the condensation row"));
+  check(await toast(new RegExp(`undid condensation ${undone}`)).waitFor({ timeout: 15_000 }).then(() => true, () => false), step(`Undo of ${undone} is confirmed`));
+  const after = savedChat();
+  check(
+    after?.condensations.length === rows - 1 &&
+      after.conversation.messages.every((m) => m.condense_parent !== undone && m.condense_id !== undone),
+    step("the saved chat has the hidden messages back and no trace of the undone condensation"),
+  );
+  await shot("undone");
 }
 
 // ---- 2. the extension-host suite, with the smoke-test driver ----------------------------------
@@ -294,18 +439,22 @@ function filesContaining(root, needle) {
 
 try {
   await uiScenario();
+  // The chat scenario changed the chat profile through the picker: the suite starts from the
+  // settings this script wrote.
+  fs.writeFileSync(path.join(dirs.ud, "User", "settings.json"), JSON.stringify(settings, null, 2));
   await extensionHostSuite();
   const logs = filesContaining(dirs.ud, "llm_auth").filter((f) => f.includes("logs") && f.endsWith(".log"));
   check(logs.length > 0, `the wrong key left a log line (${logs.join(", ") || "no log file with llm_auth"})`);
-  for (const key of [CANARY, RIGHT_KEY]) {
+  for (const [key, what] of [[CANARY, "the canary key"], [RIGHT_KEY, "the fixture key"], [REAL_KEY, "the real model's key"]]) {
     const hits = [...filesContaining(D, key), ...filesContaining(WORKSPACE, key).map((f) => `workspace/${f}`)];
     if (hits.length) log(`files holding a key: ${hits.join(", ")}`);
-    check(hits.length === 0, `${key === CANARY ? "the canary key" : "the right key"} is in no settings, log, storage or state file`);
+    check(hits.length === 0, `${what} is in no settings, log, storage, chat or state file`);
   }
   const settingsText = fs.readFileSync(path.join(dirs.ud, "User", "settings.json"), "utf8");
   check(!settingsText.includes(CANARY) && !settingsText.includes(RIGHT_KEY), "settings.json holds no key");
 } finally {
   await llm.stop();
+  await real.stop();
 }
 
 log(failed === 0 ? "all passed" : `${failed} check(s) failed; artifacts in ${OUT}`);

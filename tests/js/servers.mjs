@@ -56,3 +56,16 @@ export async function startFixtureLlm({ apiKey, stallSeconds = 5 } = {}) {
     },
   };
 }
+
+/** SmolLM2-135M behind llama.cpp's OpenAI-compatible server (E2E.md), installed by
+ *  scripts/setup-llm into a cached venv; only `apiKey` is accepted. */
+export async function startRealLlm({ apiKey, ctx = 4096 } = {}) {
+  const { execFileSync } = await import("node:child_process");
+  const python = execFileSync("bash", [path.join(repoRoot, "scripts/setup-llm")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] })
+    .trim()
+    .split("\n")
+    .at(-1);
+  const args = ["--port", "0", "--ctx", String(ctx)];
+  if (apiKey) args.push("--api-key", apiKey);
+  return start(python, path.join(repoRoot, "tests/servers/real_llm.py"), args);
+}
