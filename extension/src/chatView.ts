@@ -162,16 +162,25 @@ export class ChatView implements vscode.WebviewViewProvider {
     }
   }
 
-  /** While a turn runs, other changes to the chat wait: the webview is told why. */
-  private refusedWhileBusy(): boolean {
-    if (this.busy) this.post({ type: "error", message: "The chat is busy: wait for the answer or press Stop." });
+  /** While a turn runs, other changes to the chat wait: the webview is told why (and gets back
+   *  the text of a message it could not send). */
+  private refusedWhileBusy(draft?: string): boolean {
+    if (this.busy) this.post({ type: "error", message: "The chat is busy: wait for the answer or press Stop.", draft });
     return this.busy;
   }
 
   /** Runs one input through the agent, streaming its events to the webview, and saves the chat. */
   private async run(input: AgentInput, progress?: string): Promise<ChatTask | undefined> {
-    if (this.refusedWhileBusy()) return undefined;
-    const options = await this.host.chatOptions();
+    const draft = input.type === "user" ? input.content : undefined;
+    if (this.refusedWhileBusy(draft)) return undefined;
+    let options: ChatOptions;
+    try {
+      options = await this.host.chatOptions();
+    } catch (e) {
+      // Nothing was sent: the webview puts the text back in its input.
+      this.post({ type: "error", message: asFailure(e).message, draft });
+      return undefined;
+    }
     const engine = this.host.engine();
     const task = this.task ?? engine.newChat(newChatId(), Date.now());
     this.task = task;

@@ -144,8 +144,9 @@ export const ToWebview = z.discriminatedUnion("type", [
   }),
   /** One agent event of the turn in flight, for streaming. */
   z.object({ type: z.literal("event"), taskId: z.string(), event: AgentEvent }),
-  /** A request failed or was invalid. */
-  z.object({ type: z.literal("error"), message: z.string() }),
+  /** A request failed or was invalid. `draft`: the text of a message that could not be sent,
+   *  for the input box, so that nothing typed is lost. */
+  z.object({ type: z.literal("error"), message: z.string(), draft: z.string().optional() }),
 ]);
 export type ToWebview = z.infer<typeof ToWebview>;
 

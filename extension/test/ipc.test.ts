@@ -19,6 +19,8 @@ describe("ipc", () => {
     expect(parseToWebview({ type: "event", taskId: "chat-1", event }).ok).toBe(true);
     const bad = parseToWebview({ type: "event", taskId: "chat-1", event: { type: "MessageContent", id: "m2" } });
     expect(!bad.ok && bad.error).toMatch(/event\.delta/);
+    expect(parseToWebview({ type: "error", message: "no chat profile", draft: "Hello" }).ok).toBe(true);
+    expect(parseToWebview({ type: "error", message: "x", draft: 3 }).ok).toBe(false);
   });
 });
 

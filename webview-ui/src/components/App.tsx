@@ -24,6 +24,7 @@ export function App({ host }: { host: Host }) {
   const [chatsOpen, setChatsOpen] = useState(false);
   const [sends, setSends] = useState(0);
   const [initialDraft] = useState(() => savedDraft(host.getState()));
+  const [restore, setRestore] = useState({ text: "", n: 0 });
   const chatListId = useId();
   const chatsToggle = useRef<HTMLButtonElement>(null);
 
@@ -35,7 +36,12 @@ export function App({ host }: { host: Host }) {
         host.post({ type: "error", message: parsed.error });
         return;
       }
-      dispatch({ type: "received", message: parsed.value });
+      const message = parsed.value;
+      if (message.type === "error" && message.draft) {
+        const text = message.draft;
+        setRestore((r) => ({ text, n: r.n + 1 }));
+      }
+      dispatch({ type: "received", message });
     };
     window.addEventListener("message", onMessage);
     host.post({ type: "ready" });
@@ -98,6 +104,7 @@ export function App({ host }: { host: Host }) {
       <Composer
         busy={busy}
         initialText={initialDraft}
+        restore={restore}
         onTextChange={(draft) => host.setState({ draft } satisfies Saved)}
         onSend={(text) => {
           dispatch({ type: "sent" });

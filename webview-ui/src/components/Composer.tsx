@@ -1,15 +1,17 @@
-import { useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 
 interface Props {
   busy: boolean;
   initialText: string;
+  /** Text handed back by the extension for a message it could not send; `n` changes each time. */
+  restore: { text: string; n: number };
   onTextChange: (text: string) => void;
   onSend: (text: string) => void;
   onStop: () => void;
 }
 
 /** The input: Enter sends, Shift+Enter is a newline; Stop while a turn runs. */
-export function Composer({ busy, initialText, onTextChange, onSend, onStop }: Props) {
+export function Composer({ busy, initialText, restore, onTextChange, onSend, onStop }: Props) {
   const [text, setText] = useState(initialText);
   const box = useRef<HTMLTextAreaElement>(null);
   const canSend = !busy && text.trim().length > 0;
@@ -18,6 +20,16 @@ export function Composer({ busy, initialText, onTextChange, onSend, onStop }: Pr
     setText(value);
     onTextChange(value);
   };
+  // A message the extension could not send comes back into an empty box; what the user typed
+  // since then wins.
+  useEffect(() => {
+    if (restore.n === 0) return;
+    setText((current) => {
+      if (current.trim() !== "") return current;
+      onTextChange(restore.text);
+      return restore.text;
+    });
+  }, [restore]);
   const send = () => {
     if (!canSend) return;
     onSend(text.trim());

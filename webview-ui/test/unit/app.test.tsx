@@ -213,6 +213,23 @@ describe("the chat view", () => {
     expect(screen.queryByTestId("error")).toBeNull();
   });
 
+  it("puts back the text of a message the extension could not send", async () => {
+    const { sent, user } = setup();
+    showState(snapshot(chat));
+    const input = screen.getByTestId("input") as HTMLTextAreaElement;
+    await user.type(input, "Explain the bug{Enter}");
+    expect(sent.at(-1)).toEqual({ type: "send", text: "Explain the bug" });
+    expect(input.value).toBe("");
+    deliver({ type: "error", message: "no chat profile", draft: "Explain the bug" });
+    expect(input.value).toBe("Explain the bug");
+    expect(screen.getByTestId("error").textContent).toContain("no chat profile");
+    // What the user typed since wins over a late restore.
+    await user.clear(input);
+    await user.type(input, "something else");
+    deliver({ type: "error", message: "busy", draft: "Explain the bug" });
+    expect(input.value).toBe("something else");
+  });
+
   it("posts the header's commands", async () => {
     const { sent, user } = setup();
     showState(
