@@ -36,6 +36,9 @@ export class ChatView implements vscode.WebviewViewProvider {
   private task: ChatTask | null = null;
   private context: ContextStatus | null = null;
   private busy = false;
+  /** The engine running the turn in flight: Stop must reach it even if the settings changed
+   *  (and with them the engine) meanwhile. */
+  private turnEngine: CondenseEngine | undefined;
   private readonly restored: Promise<void>;
 
   constructor(
@@ -146,7 +149,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       case "condense":
         return this.condense();
       case "stop":
-        this.host.engine().cancel();
+        this.turnEngine?.cancel(this.task?.id);
         return;
       case "undo":
         return this.undo(message.condenseId);
@@ -185,6 +188,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     const task = this.task ?? engine.newChat(newChatId(), Date.now());
     this.task = task;
     this.busy = true;
+    this.turnEngine = engine;
     await this.memento.update(ACTIVE_CHAT, task.id);
     await this.postState();
     const onEvent = (event: AgentEvent) => {
@@ -199,7 +203,7 @@ export class ChatView implements vscode.WebviewViewProvider {
         ? await vscode.window.withProgress(
             { location: vscode.ProgressLocation.Notification, title: progress, cancellable: true },
             (_p, token) => {
-              token.onCancellationRequested(() => engine.cancel());
+              token.onCancellationRequested(() => engine.cancel(task.id));
               return turn();
             },
           )
@@ -210,6 +214,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       return outcome.task;
     } finally {
       this.busy = false;
+      this.turnEngine = undefined;
       this.host.changed();
       await this.postState();
     }

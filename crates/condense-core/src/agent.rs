@@ -95,6 +95,18 @@ pub enum CondenseReason {
     Manual,
 }
 
+impl CondenseReason {
+    /// The stable name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CondenseReason::Threshold => "threshold",
+            CondenseReason::Limit => "limit",
+            CondenseReason::Overflow => "overflow",
+            CondenseReason::Manual => "manual",
+        }
+    }
+}
+
 /// Where a context count comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -845,5 +857,13 @@ mod tests {
         let i: AgentInput = serde_json::from_str(r#"{"type": "user", "content": "Hi"}"#).unwrap();
         assert_eq!(i, AgentInput::User { content: "Hi".into() });
         assert!(serde_json::from_str::<AgentInput>(r#"{"type": "undo"}"#).is_err());
+        for reason in [
+            CondenseReason::Threshold,
+            CondenseReason::Limit,
+            CondenseReason::Overflow,
+            CondenseReason::Manual,
+        ] {
+            assert_eq!(serde_json::to_value(reason).unwrap(), reason.as_str());
+        }
     }
 }

@@ -132,8 +132,8 @@ struct ChatUndo {
 struct Inner {
     host: Rc<JsHost>,
     manager: RefCell<CondensationManager>,
-    /// The abort signals of work in flight, fired by `cancel`.
-    running: RefCell<Vec<AbortSignal>>,
+    /// The abort signals of work in flight, each with its scope (a chat's id), fired by `cancel`.
+    running: RefCell<Vec<(Option<String>, AbortSignal)>>,
     /// One counter per encoding, kept across calls: its per-message cache makes the check after
     /// a new message cost only that message.
     counters: RefCell<HashMap<Encoding, Rc<TiktokenCounter>>>,
@@ -166,14 +166,14 @@ impl Inner {
         .map_err(|e| llm_error(&e))
     }
 
-    fn begin(&self) -> AbortSignal {
+    fn begin(&self, scope: Option<&str>) -> AbortSignal {
         let signal = AbortSignal::new();
-        self.running.borrow_mut().push(signal.clone());
+        self.running.borrow_mut().push((scope.map(str::to_owned), signal.clone()));
         signal
     }
 
     fn end(&self, signal: &AbortSignal) {
-        self.running.borrow_mut().retain(|s| !s.same_as(signal));
+        self.running.borrow_mut().retain(|(_, s)| !s.same_as(signal));
     }
 }
 
@@ -363,7 +363,7 @@ impl CondenseEngine {
             let target: LlmTarget = from_js(&llm, "the LLM")?;
             let bundle: PromptBundle = from_js(&bundle, "the prompt bundle")?;
             let client = inner.client(target)?;
-            let abort = inner.begin();
+            let abort = inner.begin(None);
             let outcome = stream_answer(&client, &bundle, &abort, on_chunk.as_ref()).await;
             inner.end(&abort);
             let (content, last) = outcome?;
@@ -439,12 +439,15 @@ impl CondenseEngine {
         to_js(&ChatUndo { task, condense_id })
     }
 
-    /// Cancels everything in flight: LLM calls end with `llm_cancelled`, condensations with their
-    /// original messages.
-    pub fn cancel(&self) {
+    /// Cancels work in flight: the turn of the chat `taskId` when one is given, else everything.
+    /// LLM calls end with `llm_cancelled`, condensations with their original messages, chat turns
+    /// with the partial answer kept.
+    pub fn cancel(&self, #[wasm_bindgen(js_name = taskId)] task_id: Option<String>) {
         let running = self.inner.running.borrow().clone();
-        for signal in &running {
-            self.inner.host.abort(signal);
+        for (scope, signal) in &running {
+            if task_id.is_none() || *scope == task_id {
+                self.inner.host.abort(signal);
+            }
         }
     }
 }
@@ -459,7 +462,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     let options = call.options();
     let provider = call.provider.clone();
     let client = call.llm.map(|target| inner.client(target)).transpose()?;
-    let abort = inner.begin();
+    let abort = inner.begin(None);
     let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
     if let Some(c) = &client {
         services = services.with_llm(c);
@@ -495,7 +498,7 @@ async fn chat(
     let counter = inner.counter(&call.llm.profile.model);
     let llm = inner.client(call.llm)?;
     let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
-    let abort = inner.begin();
+    let abort = inner.begin(Some(&task.id));
     let manager = inner.manager.borrow();
     let turn = Turn {
         llm: &llm,
@@ -532,9 +535,9 @@ fn log_event(host: &JsHost, event: &AgentEvent) {
         AgentEvent::CondenseEnd { record: Some(r), .. } => host.log(
             "info",
             &format!(
-                "condensed with {} ({:?}{}): {} → {} tokens, cost ${:.6}, {:.0} ms",
+                "condensed with {} ({}{}): {} → {} tokens, cost ${:.6}, {:.0} ms",
                 r.provider_id,
-                r.reason,
+                r.reason.as_str(),
                 if r.automatic { ", automatic" } else { "" },
                 r.tokens_before,
                 r.tokens_after,

@@ -239,7 +239,7 @@ test("a chat past its threshold condenses before the request; undoChat brings ev
   assert.ok(end.record.tokens_after < end.record.tokens_before);
   assert.equal(task.condensations.length, 1);
   assert.ok(context.tokens < end.record.tokens_before);
-  assert.match(logs.join("\n"), /condensed with native \(Threshold, automatic\): \d+ → \d+ tokens/);
+  assert.match(logs.join("\n"), /condensed with native \(threshold, automatic\): \d+ → \d+ tokens/);
 
   const undone = engine.undoChat(task, "c1", Date.now());
   assert.equal(undone.condense_id, "c1");
@@ -270,6 +270,31 @@ test("cancel during a chat turn aborts the fetch; the partial answer is kept and
   const last = task.conversation.messages.at(-1);
   assert.equal(last.interrupted, "cancelled");
   assert.equal(last.content[0].text, "Partial");
+});
+
+test("cancel with a chat's id stops that chat's turn only", async () => {
+  const { engine } = makeEngine();
+  const events = [];
+  const { task } = await engine.chat(
+    engine.newChat("chat-4", 1000),
+    { type: "user", content: "Go on" },
+    chatOptions(profile("openai-compatible")),
+    (e) => {
+      events.push(e);
+      // Another chat's Stop must not touch this turn.
+      if (e.type === "MessageContent") engine.cancel("chat-other");
+    },
+  );
+  assert.ok(!events.some((e) => e.type === "Error"));
+  assert.equal(task.conversation.messages.at(-1).interrupted, undefined);
+
+  const cut = [];
+  const second = await engine.chat(task, { type: "user", content: "More" }, chatOptions(profile("openai-compatible")), (e) => {
+    cut.push(e);
+    if (e.type === "MessageContent") engine.cancel("chat-4");
+  });
+  assert.equal(cut.find((e) => e.type === "Error").error.kind, "llm_cancelled");
+  assert.equal(second.task.conversation.messages.at(-1).interrupted, "cancelled");
 });
 
 test("bad chat calls are typed errors", async () => {
