@@ -640,7 +640,7 @@ impl DefaultAgent {
         }
         let last = self.task.last_message_id().map(str::to_owned);
         let guard = &mut self.task.guard;
-        guard.auto_at_ms.retain(|t| turn.now_ms - t < MINUTE_MS && *t <= turn.now_ms);
+        guard.auto_at_ms.retain(|&t| in_last_minute(t, turn.now_ms));
         guard.auto_at_ms.push(turn.now_ms);
         guard.last_auto_after = last;
         self.condense(turn, emit, reason).await
@@ -661,8 +661,7 @@ impl DefaultAgent {
                     .into(),
             );
         }
-        let recent =
-            guard.auto_at_ms.iter().filter(|&&t| turn.now_ms - t < MINUTE_MS && t <= turn.now_ms).count();
+        let recent = guard.auto_at_ms.iter().filter(|&&t| in_last_minute(t, turn.now_ms)).count();
         if recent >= MAX_AUTO_PER_MINUTE {
             return Some(format!(
                 "{MAX_AUTO_PER_MINUTE} automatic condensations in the last minute; waiting before the next"
@@ -753,6 +752,12 @@ impl DefaultAgent {
         });
         true
     }
+}
+
+/// Whether an attempt at `t` falls in the minute before `now` (a time after `now`, from a clock
+/// that went back, does not count).
+fn in_last_minute(t: i64, now: i64) -> bool {
+    t <= now && now - t < MINUTE_MS
 }
 
 fn error_event(kind: &str, message: &str, retryable: bool) -> AgentEvent {
