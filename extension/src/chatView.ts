@@ -102,7 +102,8 @@ export class ChatView implements vscode.WebviewViewProvider {
     });
   }
 
-  /** Settings changed: measure again with the new profile and tell the webview. */
+  /** The chat, the settings or the profile changed: measure again, and tell the status bar and
+   *  the webview. */
   async refresh(): Promise<void> {
     this.measure();
     this.host.changed();
@@ -252,9 +253,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     const undone = this.host.engine().undoChat(this.task, condenseId, Date.now());
     this.task = undone.task;
     await this.store.save(undone.task);
-    this.measure();
-    this.host.changed();
-    await this.postState();
+    await this.refresh();
     void vscode.window.showInformationMessage(
       `Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`,
     );
@@ -264,10 +263,8 @@ export class ChatView implements vscode.WebviewViewProvider {
     await this.restored;
     if (this.refusedWhileBusy()) return;
     this.task = null;
-    this.context = null;
     await this.memento.update(ACTIVE_CHAT, undefined);
-    this.host.changed();
-    await this.postState();
+    await this.refresh();
   }
 
   private async open(id: string): Promise<void> {
@@ -276,8 +273,6 @@ export class ChatView implements vscode.WebviewViewProvider {
     if (!task) throw new Error(`there is no saved chat "${id}"`);
     this.task = task;
     await this.memento.update(ACTIVE_CHAT, id);
-    this.measure();
-    this.host.changed();
-    await this.postState();
+    await this.refresh();
   }
 }
