@@ -77,6 +77,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       script: view.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.js")).toString(),
       style: view.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.css")).toString(),
       title: "Context Condenser",
+      view: "chat",
     });
     view.webview.onDidReceiveMessage((raw: unknown) => this.receive(raw));
     view.onDidDispose(() => {

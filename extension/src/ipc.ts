@@ -167,6 +167,145 @@ export const ToHost = z.discriminatedUnion("type", [
 ]);
 export type ToHost = z.infer<typeof ToHost>;
 
+// ---- The settings panel ----------------------------------------------------------------------
+//
+// The panel renders from what the core sends: the registry's providers, each with its
+// configuration and the schema of its configuration form. Field ids name what a `rejected` message
+// is about: `provider.<id>.enabled`, `provider.<id>.priority`, `provider.<id>.config.<key>`,
+// `default`, `shared.<key>`, `auto.enabled`, `auto.thresholdPercent`, `auto.minGainPercent`,
+// `profile.<id>` (`profile.` + the id being edited, or `profile.new` for an added one),
+// `key.<profileId>`.
+
+/** One field of a provider's configuration form, as the core describes it. */
+export const ConfigField = z.object({
+  /** The key in the provider's configuration (or in `shared` when `shared`). */
+  key: z.string(),
+  label: z.string(),
+  description: z.string(),
+  /** integer: a whole number in [min, max]; boolean: a switch; text: a string (`multiline` for a
+   *  prompt); profile: the id of an LLM profile, "" for none. */
+  kind: z.enum(["integer", "boolean", "text", "profile"]),
+  min: z.number().nullable().optional(),
+  max: z.number().nullable().optional(),
+  /** Whether the field may be left empty (null: the provider's own default applies). */
+  optional: z.boolean(),
+  multiline: z.boolean().optional(),
+  /** A unit shown after a number: "messages", "%", "bytes". */
+  unit: z.string().nullable().optional(),
+  /** What "reset to default" puts back; for a prompt, the built-in prompt's text. */
+  default: z.unknown(),
+  /** Stored once for every provider that uses it (in `shared`), not in this provider's config. */
+  shared: z.boolean(),
+});
+export type ConfigField = z.infer<typeof ConfigField>;
+
+/** One card of the panel: a registered provider, its registry entry and its form. */
+export const ProviderEntry = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  enabled: z.boolean(),
+  priority: z.number(),
+  config: z.record(z.string(), z.unknown()),
+  schema: z.array(ConfigField),
+});
+export type ProviderEntry = z.infer<typeof ProviderEntry>;
+
+/** An LLM profile as settings hold it (no key: keys live in the secret storage). */
+export const ProfileSettings = z
+  .object({
+    id: z.string(),
+    kind: z.enum(["openai", "anthropic", "openai-compatible", "manual"]),
+    base_url: z.string().optional(),
+    model: z.string(),
+    context_window: z.number(),
+    max_output: z.number().optional(),
+    price_input_per_mtok: z.number().optional(),
+    price_output_per_mtok: z.number().optional(),
+    /** −1 or absent: the global threshold. */
+    threshold_percent: z.number().optional(),
+  })
+  .strict();
+export type ProfileSettings = z.infer<typeof ProfileSettings>;
+
+export const SettingProblem = z.object({ setting: z.string(), message: z.string() });
+
+export const AutoSettings = z.object({
+  enabled: z.boolean(),
+  thresholdPercent: z.number(),
+  minGainPercent: z.number(),
+});
+export type AutoSettings = z.infer<typeof AutoSettings>;
+
+export const ConnectionReport = z.object({
+  latencyMs: z.number(),
+  /** The model the server says answered (else the profile's). */
+  model: z.string(),
+  reply: z.string(),
+});
+export type ConnectionReport = z.infer<typeof ConnectionReport>;
+
+export const SettingsToWebview = z.discriminatedUnion("type", [
+  /** Everything the panel shows: sent on `ready` and after every change, wherever it came from
+   *  (the panel or settings.json). */
+  z.object({
+    type: z.literal("state"),
+    providers: z.array(ProviderEntry),
+    defaultProvider: z.string(),
+    auto: AutoSettings,
+    /** Values shared by providers (`custom_prompt`, `condensing_profile`). */
+    shared: z.record(z.string(), z.string()),
+    profiles: z.array(ProfileSettings),
+    chatProfile: z.string(),
+    /** Whether each profile has a key in the secret storage. Never the key. */
+    keys: z.record(z.string(), z.boolean()),
+    /** Settings that settings.json holds but could not be used. */
+    problems: z.array(SettingProblem),
+  }),
+  /** A change was refused and not saved: the inline message for the field. */
+  z.object({ type: z.literal("rejected"), field: z.string(), message: z.string() }),
+  /** A change was saved. */
+  z.object({ type: z.literal("accepted"), field: z.string() }),
+  z.object({
+    type: z.literal("testResult"),
+    profileId: z.string(),
+    report: ConnectionReport.optional(),
+    error: ErrorInfo.optional(),
+  }),
+  z.object({ type: z.literal("error"), message: z.string() }),
+]);
+export type SettingsToWebview = z.infer<typeof SettingsToWebview>;
+
+export const SettingsToHost = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready") }),
+  /** Changes a provider's registry entry; `config` holds only the keys that change (null: back
+   *  to the provider's default). */
+  z.object({
+    type: z.literal("updateProvider"),
+    id: z.string().min(1),
+    enabled: z.boolean().optional(),
+    priority: z.number().optional(),
+    config: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.object({ type: z.literal("setDefault"), id: z.string().min(1) }),
+  z.object({ type: z.literal("setShared"), key: z.string().min(1), value: z.string().max(100_000) }),
+  z.object({
+    type: z.literal("setAuto"),
+    enabled: z.boolean().optional(),
+    thresholdPercent: z.number().optional(),
+    minGainPercent: z.number().optional(),
+  }),
+  /** Adds a profile (no `originalId`) or replaces the one with `originalId`. */
+  z.object({ type: z.literal("saveProfile"), profile: ProfileSettings, originalId: z.string().optional() }),
+  z.object({ type: z.literal("removeProfile"), id: z.string().min(1) }),
+  /** Stores a key in the secret storage. The panel clears its field at once and never shows it. */
+  z.object({ type: z.literal("setKey"), profileId: z.string().min(1), key: z.string().min(1).max(10_000) }),
+  z.object({ type: z.literal("clearKey"), profileId: z.string().min(1) }),
+  z.object({ type: z.literal("testConnection"), profileId: z.string().min(1) }),
+  z.object({ type: z.literal("error"), message: z.string() }),
+]);
+export type SettingsToHost = z.infer<typeof SettingsToHost>;
+
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function parseWith<T>(schema: z.ZodType<T>, raw: unknown): Parsed<T> {
@@ -184,3 +323,9 @@ export const parseToHost = (raw: unknown): Parsed<ToHost> => parseWith(ToHost, r
 
 /** Checks a message that arrived at a webview. */
 export const parseToWebview = (raw: unknown): Parsed<ToWebview> => parseWith(ToWebview, raw);
+
+/** Checks a message that arrived at the extension from the settings panel. */
+export const parseSettingsToHost = (raw: unknown): Parsed<SettingsToHost> => parseWith(SettingsToHost, raw);
+
+/** Checks a message that arrived at the settings panel. */
+export const parseSettingsToWebview = (raw: unknown): Parsed<SettingsToWebview> => parseWith(SettingsToWebview, raw);

@@ -10,6 +10,8 @@ export interface PageInput {
   script: string;
   style: string;
   title: string;
+  /** Which app the bundle renders: the chat view or the settings panel. */
+  view: "chat" | "settings";
   /** A fixed nonce, for tests; a fresh random one otherwise. */
   nonce?: string;
 }
@@ -35,7 +37,7 @@ export function webviewHtml(input: PageInput): string {
 <title>${escape(input.title)}</title>
 </head>
 <body>
-<div id="root"></div>
+<div id="root" data-view="${input.view}"></div>
 <script type="module" nonce="${nonce}" src="${escape(input.script)}"></script>
 </body>
 </html>

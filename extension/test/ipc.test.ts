@@ -26,15 +26,15 @@ describe("ipc", () => {
 
 describe("webviewHtml", () => {
   it("allows only the nonce's script and the extension's own styles", () => {
-    const html = webviewHtml({ cspSource: "vscode-resource:", script: "s.js", style: "s.css", title: "T", nonce: "abc" });
+    const html = webviewHtml({ cspSource: "vscode-resource:", script: "s.js", style: "s.css", title: "T", view: "chat", nonce: "abc" });
     const csp = /content="([^"]+)"/.exec(html)?.[1] ?? "";
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("script-src 'nonce-abc'");
     expect(csp).toContain("style-src vscode-resource:");
     expect(csp).not.toContain("unsafe");
     expect(html).toContain('<script type="module" nonce="abc" src="s.js">');
-    expect(webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T" })).not.toBe(
-      webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T" }),
+    expect(webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T", view: "chat" })).not.toBe(
+      webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T", view: "chat" }),
     );
   });
 });
