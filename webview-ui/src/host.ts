@@ -1,5 +1,6 @@
 // The VS Code webview API. `acquireVsCodeApi` may be called only once per page, so it is called
 // here, on first use, and the rest of the UI talks to the `Host` interface (which tests fake).
+// One page hosts one app (the chat view or the settings panel), each with its own messages.
 
 import type { ToHost } from "./protocol";
 
@@ -13,16 +14,18 @@ declare global {
   function acquireVsCodeApi(): VsCodeApi;
 }
 
-export interface Host {
-  post(message: ToHost): void;
+/** The extension as an app sees it; `Out` is what the app posts (`ToHost`, `SettingsToHost`). */
+export interface Host<Out = ToHost> {
+  post(message: Out): void;
   /** The state VS Code keeps for this view while it is hidden. */
   getState(): unknown;
   setState(state: unknown): void;
 }
 
-let host: Host | undefined;
+let host: Host<unknown> | undefined;
 
-export function vscodeHost(): Host {
+/** The page's one host; the app that calls it says which messages it posts. */
+export function vscodeHost<Out = ToHost>(): Host<Out> {
   if (!host) {
     const api = acquireVsCodeApi();
     host = {

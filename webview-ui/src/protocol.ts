@@ -2,7 +2,7 @@
 // imports it only through this module, which turns zod's JIT off before the schemas are built.
 
 import "./zod-jitless";
-import type { ToWebview } from "@ipc";
+import type { SettingsToWebview, ToWebview } from "@ipc";
 
 export {
   parseToWebview,
@@ -17,7 +17,20 @@ export {
   type ProfileOption,
   type ToHost,
   type ToWebview,
+  // The settings panel.
+  parseSettingsToWebview,
+  type AutoSettings,
+  type ConfigField,
+  type ConnectionReport,
+  type ErrorInfo,
+  type ProfileSettings,
+  type ProviderEntry,
+  type SettingsToHost,
+  type SettingsToWebview,
 } from "@ipc";
 
 /** The `state` message without its tag: everything the view renders from. */
 export type Snapshot = Omit<Extract<ToWebview, { type: "state" }>, "type">;
+
+/** The settings panel's `state` message without its tag. */
+export type SettingsSnapshot = Omit<Extract<SettingsToWebview, { type: "state" }>, "type">;

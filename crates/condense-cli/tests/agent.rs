@@ -406,9 +406,10 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     assert_eq!(agent.task().condensations.len(), 1);
 
     // A threshold every turn crosses: at most three automatic condensations a minute.
-    // (1% of 50,000 tokens is 500: every turn of this chat is past it.)
-    let mut low = profile(&server, "fixture", 50_000);
-    low.threshold_percent = Some(1);
+    // (10% of 2,000 tokens is 200: every turn of this chat is past it.)
+    let mut low = profile(&server, "fixture", 2_000);
+    low.max_output = 128;
+    low.threshold_percent = Some(10);
     let llm = client(low);
     let mut agent = DefaultAgent::new(long_chat(12));
     let mut skipped = Vec::new();

@@ -20,6 +20,10 @@ use crate::tokens::TokenCounter;
 
 /// The threshold when neither the settings nor the profile name one.
 pub const DEFAULT_THRESHOLD_PERCENT: u8 = 80;
+/// The lowest threshold a user may set, globally or per profile.
+pub const THRESHOLD_MIN: i32 = 10;
+/// The highest threshold.
+pub const THRESHOLD_MAX: i32 = 100;
 /// The share of the window kept free on top of the longest answer.
 pub const BUFFER_PERCENT: usize = 10;
 /// Automatic condensations allowed in any minute.
@@ -46,18 +50,15 @@ impl Default for AutoCondense {
 
 impl AutoCondense {
     /// Checks the settings.
-    pub fn validate(&self) -> Result<(), CondenseError> {
-        if !(1..=100).contains(&self.threshold_percent) {
-            return Err(CondenseError::InvalidInput(format!(
-                "the threshold must be 1 to 100 percent, got {}",
+    pub fn validate(&self) -> Result<(), String> {
+        if !(THRESHOLD_MIN..=THRESHOLD_MAX).contains(&i32::from(self.threshold_percent)) {
+            return Err(format!(
+                "the threshold must be {THRESHOLD_MIN} to {THRESHOLD_MAX} percent, got {}",
                 self.threshold_percent
-            )));
+            ));
         }
         if !(0.0..=100.0).contains(&self.min_gain_percent) {
-            return Err(CondenseError::InvalidInput(format!(
-                "the minimum gain must be 0 to 100 percent, got {}",
-                self.min_gain_percent
-            )));
+            return Err(format!("the minimum gain must be 0 to 100 percent, got {}", self.min_gain_percent));
         }
         Ok(())
     }

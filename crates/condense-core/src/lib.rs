@@ -12,6 +12,7 @@ pub mod model;
 pub mod provider;
 pub mod providers;
 pub mod registry;
+pub mod settings;
 pub mod tokens;
 
 pub use error::{CondenseError, ErrorInfo, ParseError};

@@ -169,6 +169,12 @@ pub trait CondensationProvider {
         serde_json::Value::Object(Default::default())
     }
 
+    /// The form of its configuration, for settings panels. The registry checks every
+    /// configuration against it before `validate_config`.
+    fn config_schema(&self) -> Vec<crate::settings::ConfigField> {
+        Vec::new()
+    }
+
     /// Checks a configuration before the registry stores it.
     fn validate_config(&self, _config: &serde_json::Value) -> Result<(), String> {
         Ok(())

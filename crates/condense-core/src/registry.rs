@@ -46,6 +46,15 @@ pub struct ProviderInfo {
     pub priority: i32,
 }
 
+/// A configuration checked against the provider's form, then by the provider itself.
+fn check_provider_config(
+    provider: &dyn CondensationProvider,
+    config: &serde_json::Value,
+) -> Result<(), String> {
+    crate::settings::check_config(&provider.config_schema(), config)?;
+    provider.validate_config(config)
+}
+
 struct Entry {
     provider: Box<dyn CondensationProvider>,
     config: ProviderConfig,
@@ -81,8 +90,7 @@ impl ProviderRegistry {
             priority: 0,
             config: provider.default_config(),
         });
-        provider
-            .validate_config(&config.config)
+        check_provider_config(provider.as_ref(), &config.config)
             .map_err(|message| CondenseError::InvalidConfig { id: provider.id().to_owned(), message })?;
         self.entries.insert(provider.id().to_owned(), Entry { provider, config });
         Ok(())
@@ -129,9 +137,7 @@ impl ProviderRegistry {
             .get_mut(id)
             .ok_or_else(|| CondenseError::ProviderNotFound { id: id.to_owned(), known })?;
         if let Some(config) = &update.config {
-            entry
-                .provider
-                .validate_config(config)
+            check_provider_config(entry.provider.as_ref(), config)
                 .map_err(|message| CondenseError::InvalidConfig { id: id.to_owned(), message })?;
         }
         if let Some(enabled) = update.enabled {
@@ -144,6 +150,15 @@ impl ProviderRegistry {
             entry.config.config = config;
         }
         Ok(())
+    }
+
+    /// Whether a provider would accept this configuration: the message to show if not. Nothing
+    /// changes.
+    pub fn check_config(&self, id: &str, config: &serde_json::Value) -> Result<(), String> {
+        let entry = self.entries.get(id).ok_or_else(|| {
+            CondenseError::ProviderNotFound { id: id.to_owned(), known: self.known_ids() }.to_string()
+        })?;
+        check_provider_config(entry.provider.as_ref(), config)
     }
 
     /// A provider's settings.

@@ -253,3 +253,61 @@ fn the_counter_recounts_only_new_messages() {
     assert_eq!(tokens.encoded_messages(), 21);
     assert!(second > first);
 }
+
+#[test]
+fn lossless_de_duplicates_only_what_its_configuration_names() {
+    use condense_core::model::ContentBlock;
+    let file = "fn main() { println!(\"hello\"); }\n".repeat(20);
+    let log = "error: connection refused (os error 111)\n".repeat(10);
+    let tool_use =
+        |id: &str| ContentBlock::ToolUse { id: id.into(), name: "read".into(), input: serde_json::json!({}) };
+    let messages = vec![
+        text("u1", Role::User, "Read main.rs"),
+        Message::new("a1", Role::Assistant, vec![tool_use("t1")]),
+        Message::new("u2", Role::User, vec![ContentBlock::tool_result_text("t1", &file)]),
+        text("a2", Role::Assistant, &log),
+        Message::new("a3", Role::Assistant, vec![tool_use("t2")]),
+        Message::new("u3", Role::User, vec![ContentBlock::tool_result_text("t2", &file)]),
+        text("a4", Role::Assistant, &log),
+    ];
+    let c = Conversation { messages, ..Default::default() };
+    let tokens = counter();
+    let clock = StepClock::default();
+    let services = Services::new(&tokens, &clock);
+    let mut manager = CondensationManager::with_builtin_providers();
+    let mut replaced = |config: serde_json::Value| {
+        manager
+            .registry_mut()
+            .update_config("lossless", ProviderConfigUpdate { config: Some(config), ..Default::default() })
+            .unwrap();
+        let result =
+            block_on(manager.condense(&c, Some("lossless"), CondensationOptions::default(), services))
+                .unwrap();
+        assert!(result.error.is_none(), "{:?}", result.error);
+        let edited: Vec<String> =
+            result.messages.iter().filter(|m| m.condense_parent.is_some()).map(|m| m.id.clone()).collect();
+        edited
+    };
+    assert_eq!(replaced(serde_json::json!({})), ["u2", "a2"]);
+    assert_eq!(replaced(serde_json::json!({"text_blocks": false})), ["u2"]);
+    assert_eq!(replaced(serde_json::json!({"tool_results": false})), ["a2"]);
+    let err = manager
+        .registry_mut()
+        .update_config(
+            "lossless",
+            ProviderConfigUpdate {
+                config: Some(serde_json::json!({"tool_results": false, "text_blocks": false})),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("nothing to de-duplicate"), "{err}");
+    let err = manager
+        .registry_mut()
+        .update_config(
+            "lossless",
+            ProviderConfigUpdate { config: Some(serde_json::json!({"min_bytes": -1})), ..Default::default() },
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("min_bytes must be a whole number of 0 or more, got -1"), "{err}");
+}

@@ -478,7 +478,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
 
 fn chat_call(options: &JsValue) -> Result<ChatCall, JsValue> {
     let call: ChatCall = from_js(options, "the options")?;
-    call.auto.validate().map_err(|e| core_error(&e))?;
+    call.auto.validate().map_err(|m| core_error(&CondenseError::InvalidInput(m)))?;
     call.llm.profile.validate().map_err(|e| llm_error(&e))?;
     Ok(call)
 }

@@ -222,6 +222,7 @@ impl Run<'_> {
             finished: true,
             usage: self.decoder.usage,
             finish_reason: self.decoder.finish_reason.clone(),
+            model: self.decoder.model.clone(),
             ..Default::default()
         });
         self.phase = Phase::Done;

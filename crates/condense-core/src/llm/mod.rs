@@ -5,6 +5,7 @@
 mod client;
 mod error;
 mod http;
+mod probe;
 mod profile;
 mod prompt;
 mod sse;
@@ -19,6 +20,7 @@ pub use error::{LlmError, LlmErrorKind};
 pub use http::{
     AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
 };
+pub use probe::{ConnectionReport, PROBE_REQUEST, test_connection};
 pub use profile::{LlmKind, LlmProfile};
 pub use prompt::{
     ApiAdapter, ApiRequest, ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, GenerationParams,
@@ -52,6 +54,9 @@ pub struct StreamChunk {
     pub usage: Option<Usage>,
     /// Why the model stopped (`stop`, `end_turn`, `length`, …), on the last chunk.
     pub finish_reason: Option<String>,
+    /// The model the server says answered, on the last chunk, when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A whole answer.
@@ -65,6 +70,9 @@ pub struct ProviderResponse {
     pub usage: Option<Usage>,
     /// Why the model stopped.
     pub finish_reason: Option<String>,
+    /// The model the server says answered, when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// The model behind a provider.
@@ -137,6 +145,7 @@ pub trait LlmProvider {
                     conversation_state: None,
                     usage: chunk.usage,
                     finish_reason: chunk.finish_reason,
+                    model: chunk.model,
                 });
             }
         }

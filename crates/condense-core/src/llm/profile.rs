@@ -134,9 +134,12 @@ impl LlmProfile {
         }
         if let Some(t) = self.threshold_percent
             && t != -1
-            && !(1..=100).contains(&t)
+            && !(crate::agent::THRESHOLD_MIN..=crate::agent::THRESHOLD_MAX).contains(&t)
         {
-            return bad(format!("threshold_percent must be -1 (the global value) or 1 to 100, got {t}"));
+            let (min, max) = (crate::agent::THRESHOLD_MIN, crate::agent::THRESHOLD_MAX);
+            return bad(format!(
+                "threshold_percent must be -1 (the global value) or {min} to {max}, got {t}"
+            ));
         }
         for (name, price) in [
             ("price_input_per_mtok", self.price_input_per_mtok),

@@ -169,6 +169,8 @@ pub(super) struct Decoder {
     pub finish_reason: Option<String>,
     /// Whether the stream's end marker arrived.
     pub done: bool,
+    /// The model the server named.
+    pub model: Option<String>,
 }
 
 /// What one event meant.
@@ -198,6 +200,11 @@ impl Decoder {
         let v = parse(&event.data)?;
         if let Some(e) = v.get("error") {
             return Err(stream_error(e));
+        }
+        if let Some(model) = v.get("model").and_then(Value::as_str)
+            && self.model.is_none()
+        {
+            self.model = Some(model.to_owned());
         }
         if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
             let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -233,6 +240,7 @@ impl Decoder {
                 let role = message.get("role").and_then(Value::as_str).unwrap_or("assistant").to_owned();
                 self.role = Some(role.clone());
                 out.role = Some(role);
+                self.model = message.get("model").and_then(Value::as_str).map(str::to_owned);
                 if let Some(u) = message.get("usage") {
                     self.usage = Some(Usage {
                         input_tokens: n(u, "input_tokens").unwrap_or(0)

@@ -16,18 +16,23 @@ use crate::provider::{
 };
 
 use super::parse_config;
+use crate::settings::ConfigField;
 
 /// Configuration of the `lossless` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LosslessConfig {
+    /// De-duplicate text blocks: pasted text, repeated answers, file contents quoted in messages.
+    pub text_blocks: bool,
+    /// De-duplicate tool results: file reads, listings, searches, command output.
+    pub tool_results: bool,
     /// Content shorter than this many bytes is left alone: its reference would save little.
     pub min_bytes: usize,
 }
 
 impl Default for LosslessConfig {
     fn default() -> Self {
-        LosslessConfig { min_bytes: 200 }
+        LosslessConfig { text_blocks: true, tool_results: true, min_bytes: 200 }
     }
 }
 
@@ -67,8 +72,39 @@ impl CondensationProvider for LosslessProvider {
         serde_json::to_value(LosslessConfig::default()).expect("plain struct")
     }
 
+    fn config_schema(&self) -> Vec<ConfigField> {
+        let defaults = LosslessConfig::default();
+        vec![
+            ConfigField::boolean(
+                "tool_results",
+                "Tool results",
+                "Repeated file reads, listings, searches and command output.",
+                defaults.tool_results,
+            ),
+            ConfigField::boolean(
+                "text_blocks",
+                "Text blocks",
+                "Text pasted or written twice: logs, quoted files, repeated answers.",
+                defaults.text_blocks,
+            ),
+            ConfigField::integer(
+                "min_bytes",
+                "Smallest copy",
+                "Copies shorter than this are left alone: their reference would save little.",
+                0,
+                None,
+                defaults.min_bytes as i64,
+            )
+            .unit("bytes"),
+        ]
+    }
+
     fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
-        parse_config::<LosslessConfig>(config).map(|_| ())
+        let c: LosslessConfig = parse_config(config)?;
+        if !c.text_blocks && !c.tool_results {
+            return Err("nothing to de-duplicate: turn on text_blocks, tool_results or both".into());
+        }
+        Ok(())
     }
 
     fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
@@ -92,17 +128,17 @@ impl CondensationProvider for LosslessProvider {
         for (vi, &mi) in visible.iter().enumerate() {
             for (bi, block) in ctx.messages[mi].content.iter().enumerate() {
                 match block {
-                    ContentBlock::Text { text } => {
+                    ContentBlock::Text { text } if config.text_blocks => {
                         sites.push((Site { message: vi, block: bi, part: None }, text));
                     }
-                    ContentBlock::ToolResult { content, .. } => {
+                    ContentBlock::ToolResult { content, .. } if config.tool_results => {
                         for (pi, part) in content.iter().enumerate() {
                             if let ToolResultPart::Text { text } = part {
                                 sites.push((Site { message: vi, block: bi, part: Some(pi) }, text));
                             }
                         }
                     }
-                    ContentBlock::ToolUse { .. } | ContentBlock::Image { .. } => {}
+                    _ => {}
                 }
             }
         }

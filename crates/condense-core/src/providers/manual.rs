@@ -77,6 +77,10 @@ impl CondensationProvider for ManualProvider {
         serde_json::to_value(ManualConfig::default()).expect("config serializes")
     }
 
+    fn config_schema(&self) -> Vec<crate::settings::ConfigField> {
+        summary::prompt_fields(false)
+    }
+
     fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
         let c: ManualConfig = parse_config(config)?;
         c.summary(&CondensationOptions::default()).validate()

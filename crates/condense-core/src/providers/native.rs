@@ -12,6 +12,7 @@ use crate::provider::{
 
 use super::parse_config;
 use super::summary::{self, SummaryConfig};
+use crate::settings::ConfigField;
 
 /// Summarizes with an LLM.
 #[derive(Debug, Default, Clone, Copy)]
@@ -42,6 +43,10 @@ impl CondensationProvider for NativeProvider {
 
     fn default_config(&self) -> serde_json::Value {
         serde_json::to_value(SummaryConfig::default()).expect("config serializes")
+    }
+
+    fn config_schema(&self) -> Vec<ConfigField> {
+        summary::prompt_fields(true)
     }
 
     fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {

@@ -7,6 +7,7 @@ use crate::error::CondenseError;
 use crate::llm::{ChatMessage, ChatRole, PromptBundle};
 use crate::model::{ContentBlock, Message, Role, ToolResultPart, next_condense_id};
 use crate::provider::CondensationContext;
+use crate::settings::ConfigField;
 
 /// The fewest visible messages worth summarizing.
 pub const MIN_MESSAGES: usize = 5;
@@ -38,6 +39,40 @@ verbatim to show exactly where the work stopped.";
 /// How the summary must be written.
 pub const OUTPUT_INSTRUCTIONS: &str =
     "Answer with the summary only, in Markdown, under the numbered section headings above.";
+
+/// The form fields of a summary provider: how many messages to keep, the instructions (shared by
+/// `native` and `manual`), and, for a provider that calls an LLM, which profile writes.
+pub fn prompt_fields(calls_llm: bool) -> Vec<ConfigField> {
+    let keep_last = ConfigField::integer(
+        "keep_last",
+        "Keep last",
+        "Messages at the end of the conversation kept word for word after the summary.",
+        0,
+        None,
+        DEFAULT_KEEP_LAST as i64,
+    )
+    .unit("messages");
+    let prompt = ConfigField::text(
+        "custom_prompt",
+        "Summary instructions",
+        "What the summary must contain. Empty: the built-in sectioned prompt. Shared by every provider that writes a summary.",
+        SUMMARY_PROMPT,
+    )
+    .multiline()
+    .shared();
+    let mut fields = vec![if calls_llm { keep_last } else { keep_last.optional() }, prompt];
+    if calls_llm {
+        fields.push(
+            ConfigField::profile(
+                "condensing_profile",
+                "Condensing profile",
+                "The LLM profile that writes summaries, e.g. a cheaper model than the chat's. Empty: the chat profile.",
+            )
+            .shared(),
+        );
+    }
+    fields
+}
 
 /// The settings both summary providers share.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

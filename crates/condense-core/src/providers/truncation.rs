@@ -130,6 +130,31 @@ impl CondensationProvider for TruncationProvider {
         serde_json::to_value(TruncationConfig::default()).expect("plain struct")
     }
 
+    fn config_schema(&self) -> Vec<crate::settings::ConfigField> {
+        use crate::settings::ConfigField;
+        let defaults = TruncationConfig::default();
+        vec![
+            ConfigField::integer(
+                "keep_last",
+                "Keep last",
+                "Messages at the end of the conversation never truncated.",
+                0,
+                None,
+                defaults.keep_last as i64,
+            )
+            .unit("messages"),
+            ConfigField::integer(
+                "target_percent",
+                "Target",
+                "How small the context should get, in percent of its current size, when no target in tokens is given.",
+                1,
+                Some(100),
+                i64::from(defaults.target_percent),
+            )
+            .unit("%"),
+        ]
+    }
+
     fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
         let c: TruncationConfig = parse_config(config)?;
         if c.target_percent == 0 || c.target_percent > 100 {

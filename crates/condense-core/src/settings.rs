@@ -1,0 +1,342 @@
+//! What a settings panel needs from the core: each provider's configuration form (its schema), the
+//! cards the panel renders from the registry, and the checks a setting must pass before a host
+//! saves it. Pure: the host reads and writes its own settings store; this module only describes
+//! and judges.
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{AutoCondense, THRESHOLD_MAX, THRESHOLD_MIN};
+use crate::error::CondenseError;
+use crate::llm::LlmProfile;
+use crate::manager::CondensationManager;
+use crate::registry::ProviderConfigUpdate;
+
+/// What kind of value a configuration field holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldKind {
+    /// A whole number in `[min, max]`.
+    Integer,
+    /// On or off.
+    Boolean,
+    /// A string; `multiline` for a prompt.
+    Text,
+    /// The id of an LLM profile; empty for none.
+    Profile,
+}
+
+/// One field of a provider's configuration form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigField {
+    /// The key in the provider's configuration (or the shared value's key when `shared`).
+    pub key: String,
+    /// Label for people.
+    pub label: String,
+    /// One or two sentences on what the field does.
+    pub description: String,
+    /// The value's kind.
+    pub kind: FieldKind,
+    /// Smallest allowed value, for integers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i64>,
+    /// Largest allowed value, for integers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+    /// Whether the field may be absent (null): the provider's own default applies.
+    pub optional: bool,
+    /// A text field for several lines.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multiline: bool,
+    /// Unit shown after a number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// What "reset to default" puts back; for a prompt, the built-in prompt.
+    pub default: serde_json::Value,
+    /// A value stored once for every provider that uses it (the host keeps it outside the
+    /// provider's configuration and hands it over), e.g. the custom summary prompt.
+    pub shared: bool,
+}
+
+impl ConfigField {
+    /// A whole-number field.
+    pub fn integer(
+        key: &str,
+        label: &str,
+        description: &str,
+        min: i64,
+        max: Option<i64>,
+        default: i64,
+    ) -> Self {
+        ConfigField {
+            key: key.into(),
+            label: label.into(),
+            description: description.into(),
+            kind: FieldKind::Integer,
+            min: Some(min),
+            max,
+            optional: false,
+            multiline: false,
+            unit: None,
+            default: default.into(),
+            shared: false,
+        }
+    }
+
+    /// An on/off field.
+    pub fn boolean(key: &str, label: &str, description: &str, default: bool) -> Self {
+        ConfigField {
+            kind: FieldKind::Boolean,
+            min: None,
+            default: default.into(),
+            ..Self::integer(key, label, description, 0, None, 0)
+        }
+    }
+
+    /// A free-text field.
+    pub fn text(key: &str, label: &str, description: &str, default: &str) -> Self {
+        ConfigField {
+            kind: FieldKind::Text,
+            min: None,
+            default: default.into(),
+            ..Self::integer(key, label, description, 0, None, 0)
+        }
+    }
+
+    /// A field naming an LLM profile.
+    pub fn profile(key: &str, label: &str, description: &str) -> Self {
+        ConfigField {
+            kind: FieldKind::Profile,
+            min: None,
+            default: "".into(),
+            ..Self::integer(key, label, description, 0, None, 0)
+        }
+    }
+
+    /// The same field with a unit.
+    pub fn unit(self, unit: &str) -> Self {
+        ConfigField { unit: Some(unit.into()), ..self }
+    }
+
+    /// The same field, allowed to be absent.
+    pub fn optional(self) -> Self {
+        ConfigField { optional: true, ..self }
+    }
+
+    /// The same field over several lines.
+    pub fn multiline(self) -> Self {
+        ConfigField { multiline: true, ..self }
+    }
+
+    /// The same field, shared between providers.
+    pub fn shared(self) -> Self {
+        ConfigField { shared: true, ..self }
+    }
+
+    /// Checks one value against the field; the message names the field and the allowed values.
+    pub fn check(&self, value: &serde_json::Value) -> Result<(), String> {
+        if value.is_null() {
+            return if self.optional || self.shared {
+                Ok(())
+            } else {
+                Err(format!("{} needs a value", self.key))
+            };
+        }
+        match self.kind {
+            FieldKind::Integer => {
+                let n = value.as_i64().filter(|_| value.is_i64() || value.is_u64());
+                let range = match (self.min, self.max) {
+                    (Some(min), Some(max)) => format!(" from {min} to {max}"),
+                    (Some(min), None) => format!(" of {min} or more"),
+                    (None, Some(max)) => format!(" of {max} or less"),
+                    (None, None) => String::new(),
+                };
+                match n {
+                    Some(n) if self.min.is_none_or(|m| n >= m) && self.max.is_none_or(|m| n <= m) => Ok(()),
+                    _ => Err(format!("{} must be a whole number{range}, got {value}", self.key)),
+                }
+            }
+            FieldKind::Boolean if value.is_boolean() => Ok(()),
+            FieldKind::Boolean => Err(format!("{} must be true or false, got {value}", self.key)),
+            FieldKind::Text | FieldKind::Profile if value.is_string() => Ok(()),
+            FieldKind::Text | FieldKind::Profile => {
+                Err(format!("{} must be a string, got {value}", self.key))
+            }
+        }
+    }
+}
+
+/// Checks a provider configuration against its schema: every field present has a valid value.
+/// Keys the schema does not name are left to the provider's own check.
+pub fn check_config(schema: &[ConfigField], config: &serde_json::Value) -> Result<(), String> {
+    let Some(map) = config.as_object() else {
+        return if config.is_null() {
+            Ok(())
+        } else {
+            Err(format!("the configuration must be an object, got {config}"))
+        };
+    };
+    for field in schema.iter().filter(|f| !f.shared) {
+        if let Some(value) = map.get(&field.key) {
+            field.check(value)?;
+        }
+    }
+    Ok(())
+}
+
+/// A card of the settings panel: one registered provider with its registry entry and form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderEntry {
+    /// Stable id.
+    pub id: String,
+    /// Name for people.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Whether it may run.
+    pub enabled: bool,
+    /// Sort key, higher first.
+    pub priority: i32,
+    /// Its configuration, as the registry holds it.
+    pub config: serde_json::Value,
+    /// The form of its configuration.
+    pub schema: Vec<ConfigField>,
+}
+
+/// The cards of the settings panel, highest priority first.
+pub fn provider_entries(manager: &CondensationManager) -> Vec<ProviderEntry> {
+    let registry = manager.registry();
+    registry
+        .list(false)
+        .into_iter()
+        .filter_map(|info| {
+            let provider = registry.get(&info.id)?;
+            let config = registry.get_config(&info.id)?;
+            Some(ProviderEntry {
+                schema: provider.config_schema(),
+                config: config.config.clone(),
+                id: info.id,
+                name: info.name,
+                description: info.description,
+                enabled: info.enabled,
+                priority: info.priority,
+            })
+        })
+        .collect()
+}
+
+/// A setting a host is about to save.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "setting", content = "value", rename_all = "snake_case")]
+pub enum SettingChange {
+    /// The provider used when none is asked for.
+    DefaultProvider(String),
+    /// One provider's registry entry (its whole configuration when `config` is there).
+    Provider {
+        /// The provider's id.
+        id: String,
+        /// The change.
+        update: ProviderConfigUpdate,
+    },
+    /// Automatic condensation.
+    AutoCondense(AutoCondense),
+    /// An LLM profile, new or edited.
+    Profile(Box<LlmProfile>),
+}
+
+/// Whether a setting may be saved, judged against the engine's registry: `Err` carries the message
+/// to show beside the field. Nothing is changed.
+pub fn check_setting(manager: &CondensationManager, change: &SettingChange) -> Result<(), String> {
+    let registry = manager.registry();
+    let known = |id: &str| {
+        registry.get(id).map(|_| ()).ok_or_else(|| {
+            CondenseError::ProviderNotFound { id: id.to_owned(), known: registry.known_ids() }.to_string()
+        })
+    };
+    match change {
+        SettingChange::DefaultProvider(id) => known(id),
+        SettingChange::Provider { id, update } => {
+            known(id)?;
+            if let Some(config) = &update.config {
+                registry.check_config(id, config)?;
+            }
+            Ok(())
+        }
+        SettingChange::AutoCondense(auto) => auto.validate(),
+        SettingChange::Profile(profile) => profile.validate().map_err(|e| e.message),
+    }
+}
+
+/// The threshold's allowed range, for messages and forms.
+pub fn threshold_range() -> (i32, i32) {
+    (THRESHOLD_MIN, THRESHOLD_MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn manager() -> CondensationManager {
+        CondensationManager::with_builtin_providers()
+    }
+
+    #[test]
+    fn every_builtin_provider_describes_its_form() {
+        let entries = provider_entries(&manager());
+        let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["native", "lossless", "truncation", "manual"]);
+        for e in &entries {
+            assert!(!e.schema.is_empty(), "{} has no form", e.id);
+            // Every field the form shows reads back from the configuration (or is shared).
+            for f in e.schema.iter().filter(|f| !f.shared) {
+                let value = e.config.get(&f.key).cloned().unwrap_or(serde_json::Value::Null);
+                f.check(&value).unwrap_or_else(|m| panic!("{}: default {m}", e.id));
+            }
+        }
+        let native = &entries[0];
+        let prompt = native.schema.iter().find(|f| f.key == "custom_prompt").unwrap();
+        assert!(prompt.shared && prompt.multiline);
+        assert!(prompt.default.as_str().unwrap().contains("summary"), "the default is the built-in prompt");
+    }
+
+    #[test]
+    fn bad_settings_are_refused_with_a_message_for_the_field() {
+        let m = manager();
+        let refuse = |change: SettingChange| check_setting(&m, &change).unwrap_err();
+        let auto =
+            |t| SettingChange::AutoCondense(AutoCondense { threshold_percent: t, ..AutoCondense::default() });
+        assert!(refuse(auto(150)).contains("10 to 100"), "{}", refuse(auto(150)));
+        assert!(check_setting(&m, &auto(60)).is_ok());
+        let provider = |id: &str, config| SettingChange::Provider {
+            id: id.into(),
+            update: ProviderConfigUpdate { config: Some(config), ..Default::default() },
+        };
+        let msg = refuse(provider("truncation", json!({"keep_last": -2, "target_percent": 50})));
+        assert!(msg.contains("keep_last must be a whole number of 0 or more"), "{msg}");
+        let msg = refuse(provider("truncation", json!({"keep_last": 2, "target_percent": 150})));
+        assert!(msg.contains("target_percent"), "{msg}");
+        assert!(
+            check_setting(&m, &provider("truncation", json!({"keep_last": 2, "target_percent": 40}))).is_ok()
+        );
+        let msg = refuse(SettingChange::DefaultProvider("smart2".into()));
+        assert!(msg.contains("smart2") && msg.contains("lossless"), "{msg}");
+        let msg = refuse(provider("nope", json!({})));
+        assert!(msg.contains("nope"), "{msg}");
+        let mut p = LlmProfile::new("local", crate::llm::LlmKind::OpenaiCompatible, "llama3", 8192);
+        p.base_url = Some("localhost:11434".into());
+        assert!(refuse(SettingChange::Profile(Box::new(p.clone()))).contains("http://"));
+        p.base_url = Some("http://127.0.0.1:11434/v1".into());
+        assert!(check_setting(&m, &SettingChange::Profile(Box::new(p))).is_ok());
+    }
+
+    #[test]
+    fn a_change_arrives_as_tagged_json() {
+        let change: SettingChange = serde_json::from_value(
+            json!({"setting": "provider", "value": {"id": "native", "update": {"enabled": false}}}),
+        )
+        .unwrap();
+        assert!(matches!(change, SettingChange::Provider { ref id, .. } if id == "native"));
+        assert!(check_setting(&manager(), &change).is_ok());
+    }
+}
