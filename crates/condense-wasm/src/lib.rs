@@ -275,6 +275,48 @@ impl CondenseEngine {
         self.manager_mut()?.set_default_provider(id).map_err(|e| core_error(&e))
     }
 
+    /// The settings panel's cards: every registered provider, highest priority first, with its
+    /// configuration and the schema of its configuration form.
+    #[wasm_bindgen(js_name = providerEntries, unchecked_return_type = "ProviderEntry[]")]
+    pub fn provider_entries(&self) -> Result<JsValue, JsValue> {
+        to_js(&condense_core::settings::provider_entries(&self.inner.manager.borrow()))
+    }
+
+    /// Whether a setting may be saved: `undefined` when it may, else the message to show beside
+    /// the field. Nothing changes; an unreadable change is an `invalid_input` error.
+    #[wasm_bindgen(js_name = checkSetting, unchecked_return_type = "string | undefined")]
+    pub fn check_setting(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "SettingChange")] change: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let change: condense_core::settings::SettingChange = from_js(&change, "the setting")?;
+        Ok(match condense_core::settings::check_setting(&self.inner.manager.borrow(), &change) {
+            Ok(()) => JsValue::UNDEFINED,
+            Err(message) => message.into(),
+        })
+    }
+
+    /// Test Connection: one short real request with the profile and key; resolves with the
+    /// latency, the model the server names and its reply; rejects with the typed `llm_*` error.
+    /// `cancel(scope)` with the same scope stops it.
+    #[wasm_bindgen(js_name = testConnection, unchecked_return_type = "Promise<ConnectionReport>")]
+    pub fn test_connection(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "LlmTarget")] llm: JsValue,
+        scope: Option<String>,
+    ) -> Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            let target: LlmTarget = from_js(&llm, "the LLM")?;
+            target.profile.validate().map_err(|e| llm_error(&e))?;
+            let client = inner.client(target)?;
+            let abort = inner.begin(scope.as_deref());
+            let outcome = condense_core::llm::test_connection(&client, &*inner.host, &abort).await;
+            inner.end(&abort);
+            to_js(&outcome.map_err(|e| llm_error(&e))?)
+        })
+    }
+
     fn manager_mut(&self) -> Result<std::cell::RefMut<'_, CondensationManager>, JsValue> {
         self.inner.manager.try_borrow_mut().map_err(|_| {
             error("busy", "a condensation is running: change the provider settings when it has ended")

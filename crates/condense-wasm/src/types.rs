@@ -78,6 +78,49 @@ export interface ProviderConfigUpdate {
   config?: unknown;
 }
 
+/** One field of a provider's configuration form. */
+export interface ConfigField {
+  key: string;
+  label: string;
+  description: string;
+  kind: "integer" | "boolean" | "text" | "profile";
+  min?: number;
+  max?: number;
+  optional: boolean;
+  multiline?: boolean;
+  unit?: string;
+  default: unknown;
+  /** Stored once for every provider that uses it, outside the provider's configuration. */
+  shared: boolean;
+}
+
+/** A settings-panel card: a registered provider, its registry entry and its form. */
+export interface ProviderEntry {
+  id: string;
+  name: string;
+  description: string;
+  enabled: boolean;
+  priority: number;
+  config: Record<string, unknown>;
+  schema: ConfigField[];
+}
+
+/** A setting about to be saved, for `checkSetting`. */
+export type SettingChange =
+  | { setting: "default_provider"; value: string }
+  | { setting: "provider"; value: { id: string; update: ProviderConfigUpdate } }
+  | { setting: "auto_condense"; value: AutoCondense }
+  | { setting: "profile"; value: LlmProfile };
+
+/** What Test Connection found. */
+export interface ConnectionReport {
+  latencyMs: number;
+  /** The model the server says answered; the profile's when it did not say. */
+  model: string;
+  reply: string;
+  usage?: Usage;
+}
+
 export interface ErrorInfo {
   kind: string;
   message: string;
@@ -186,6 +229,7 @@ export interface StreamChunk {
   error: (ErrorInfo & { partial?: string; status?: number; attempts: number }) | null;
   usage: Usage | null;
   finish_reason: string | null;
+  model?: string;
 }
 
 export interface Completion {

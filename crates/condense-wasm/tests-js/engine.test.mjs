@@ -306,3 +306,49 @@ test("bad chat calls are typed errors", async () => {
     { kind: "invalid_input", message: /threshold/ },
   );
 });
+
+test("providerEntries: the registry's cards with their forms, and checkSetting judges changes", () => {
+  const { engine } = makeEngine();
+  const entries = engine.providerEntries();
+  assert.deepEqual(entries.map((e) => e.id), ["native", "lossless", "truncation", "manual"]);
+  const truncation = entries.find((e) => e.id === "truncation");
+  assert.deepEqual(truncation.schema.map((f) => [f.key, f.kind, f.min, f.max ?? null]), [
+    ["keep_last", "integer", 0, null],
+    ["target_percent", "integer", 1, 100],
+  ]);
+  assert.deepEqual(truncation.config, { keep_last: 3, target_percent: 50 });
+  const native = entries.find((e) => e.id === "native");
+  const prompt = native.schema.find((f) => f.key === "custom_prompt");
+  assert.equal(prompt.shared, true);
+  assert.match(prompt.default, /Primary request and intent/);
+
+  assert.equal(engine.checkSetting({ setting: "auto_condense", value: { threshold_percent: 60 } }), undefined);
+  assert.match(engine.checkSetting({ setting: "auto_condense", value: { threshold_percent: 150 } }), /10 to 100/);
+  const keepLast = (n) => ({ setting: "provider", value: { id: "truncation", update: { config: { keep_last: n } } } });
+  assert.equal(engine.checkSetting(keepLast(2)), undefined);
+  assert.match(engine.checkSetting(keepLast(-1)), /keep_last must be a whole number of 0 or more, got -1/);
+  assert.match(engine.checkSetting({ setting: "default_provider", value: "smart9" }), /'smart9' not found/);
+  const bad = { ...profile("openai-compatible"), base_url: "127.0.0.1:8080/v1" };
+  assert.match(engine.checkSetting({ setting: "profile", value: bad }), /must start with http:\/\/ or https:\/\//);
+  assert.throws(() => engine.checkSetting({ setting: "colour", value: 1 }), (e) => e.kind === "invalid_input");
+  // Checking changes nothing.
+  assert.equal(engine.providerConfig("truncation").config.keep_last, 3);
+});
+
+test("testConnection: latency and the model the server names, or the typed error", async () => {
+  const { engine } = makeEngine();
+  for (const kind of ["openai-compatible", "anthropic"]) {
+    const report = await engine.testConnection({ profile: profile(kind, "fixture-probe"), apiKey: KEY });
+    assert.equal(report.model, "fixture-probe");
+    assert.ok(report.latencyMs > 0, JSON.stringify(report));
+    assert.ok(report.reply.length > 0);
+  }
+  await assert.rejects(
+    engine.testConnection({ profile: profile("openai-compatible"), apiKey: "wrong" }),
+    (e) => e.kind === "llm_auth" && !JSON.stringify(e).includes("wrong"),
+  );
+  await assert.rejects(
+    engine.testConnection({ profile: { ...profile("openai-compatible"), base_url: "localhost/v1" } }),
+    (e) => e.kind === "llm_config" && /http/.test(e.message),
+  );
+});
