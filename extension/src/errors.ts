@@ -17,6 +17,7 @@ export interface Advice {
 
 const SET_KEY = { title: "Set API Key…", command: "contextCondenser.setApiKey" };
 const SHOW_LOG = { title: "Show Log", command: "contextCondenser.showLog" };
+const OPEN_SETTINGS = { title: "Open Settings", command: "contextCondenser.openSettings" };
 
 /** A thrown value as a failure: engine errors keep their kind, anything else is `internal`. */
 export function asFailure(e: unknown): Failure {
@@ -26,6 +27,8 @@ export function asFailure(e: unknown): Failure {
   }
   return { kind: "internal", message: String(e) };
 }
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 export function advise(f: Failure, profileId?: string): Advice {
   const profile = profileId ? ` for profile "${profileId}"` : "";
@@ -49,8 +52,14 @@ export function advise(f: Failure, profileId?: string): Advice {
     case "nothing_to_undo":
     case "context_grew":
       return { text: f.message, actions: [], severity: "warning" };
-    case "provider_not_found":
     case "provider_disabled":
+      return {
+        text: `${capitalize(f.message)}. Enable it or choose another default provider in the settings.`,
+        actions: [OPEN_SETTINGS],
+        severity: "warning",
+      };
+    case "provider_not_found":
+      return { text: `${capitalize(f.message)}.`, actions: [OPEN_SETTINGS], severity: "warning" };
     case "invalid_input":
     case "invalid_config":
       return { text: f.message, actions: [SHOW_LOG], severity: "warning" };

@@ -20,8 +20,10 @@ import { newEngine } from "./engine";
 import { advise, asFailure, type Failure } from "./errors";
 import type { ProfileOption } from "./ipc";
 import { meterText } from "./meter";
+import { SettingsPanel, secretName } from "./settingsPanel";
 import {
   SECTION,
+  type SettingProblem,
   type Settings,
   autoCondense,
   chatProfile,
@@ -40,15 +42,16 @@ export interface ContextCondenserApi {
   listProviders(): ProviderInfo[];
 }
 
-const secretName = (profileId: string) => `${SECTION}.apiKey.${profileId}`;
 const asConversation = (c: Conversation | Message[]): Conversation => (Array.isArray(c) ? { messages: c } : c);
 
 class Controller implements vscode.Disposable {
   private engine!: CondenseEngine;
   private settings!: Settings;
+  private problems: SettingProblem[] = [];
   private readonly meter = vscode.window.createStatusBarItem("contextCondenser.meter", vscode.StatusBarAlignment.Right, 100);
   private meterTimer: ReturnType<typeof setTimeout> | undefined;
   readonly chat: ChatView;
+  readonly settingsPanel: SettingsPanel;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -56,6 +59,12 @@ class Controller implements vscode.Disposable {
   ) {
     this.meter.name = "Context Condenser: context meter";
     this.meter.command = "contextCondenser.condenseNow";
+    this.settingsPanel = new SettingsPanel(context.extensionUri, {
+      engine: () => this.engine,
+      settings: () => ({ settings: this.settings, problems: this.problems }),
+      secrets: context.secrets,
+      log,
+    });
     this.applySettings();
     const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
     this.chat = new ChatView(context.extensionUri, store, context.globalState, {
@@ -78,6 +87,7 @@ class Controller implements vscode.Disposable {
   dispose(): void {
     clearTimeout(this.meterTimer);
     this.meter.dispose();
+    this.settingsPanel.dispose();
   }
 
   /** A fresh engine with the current settings: a setting removed goes back to its default. */
@@ -100,6 +110,7 @@ class Controller implements vscode.Disposable {
     // are built with weak references, so the GC frees it once nothing does.
     this.engine = engine;
     this.settings = settings;
+    this.problems = problems;
     for (const p of problems) this.log.warn(`setting ${p.setting} ignored: ${p.message}`);
     if (problems.length > 0) {
       const first = problems[0];
@@ -107,12 +118,13 @@ class Controller implements vscode.Disposable {
       void vscode.window
         .showWarningMessage(`Context Condenser: ${first.setting} ${first.message}${more}`, "Open Settings", "Show Log")
         .then((choice) => {
-          if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", SECTION);
+          if (choice === "Open Settings") this.settingsPanel.open();
           if (choice === "Show Log") this.log.show();
         });
     }
     this.updateMeter();
     void this.chat?.refresh();
+    void this.settingsPanel.refresh();
   }
 
   // ---- chats --------------------------------------------------------------------------------
@@ -313,10 +325,12 @@ class Controller implements vscode.Disposable {
     if (value.trim() === "") {
       await this.context.secrets.delete(secretName(id));
       this.log.info(`API key removed for profile "${id}"`);
+      void this.settingsPanel.refresh();
       void vscode.window.showInformationMessage(`Context Condenser: API key removed for "${id}".`);
     } else {
       await this.context.secrets.store(secretName(id), value.trim());
       this.log.info(`API key stored for profile "${id}"`);
+      void this.settingsPanel.refresh();
       void vscode.window.showInformationMessage(`Context Condenser: API key stored for "${id}".`);
     }
   }
@@ -387,6 +401,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
       controller.setApiKey(typeof profileId === "string" ? profileId : undefined, typeof key === "string" ? key : undefined),
     ),
     vscode.commands.registerCommand("contextCondenser.showLog", () => log.show()),
+    vscode.commands.registerCommand("contextCondenser.openSettings", () => controller.settingsPanel.open()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(SECTION)) controller.applySettings();
     }),

@@ -129,8 +129,8 @@ function profileProblem(p: unknown, seen: Set<string>): string | undefined {
   if (typeof p.model !== "string" || p.model.trim() === "") return "needs a model";
   if (!Number.isInteger(p.context_window) || (p.context_window as number) < 1) return "needs a context_window (tokens)";
   const t = p.threshold_percent;
-  if (t !== undefined && !(Number.isInteger(t) && (t === -1 || ((t as number) >= 1 && (t as number) <= 100)))) {
-    return "threshold_percent must be -1 (the global threshold) or 1 to 100";
+  if (t !== undefined && !(Number.isInteger(t) && (t === -1 || ((t as number) >= 10 && (t as number) <= 100)))) {
+    return "threshold_percent must be -1 (the global threshold) or 10 to 100";
   }
   return undefined;
 }

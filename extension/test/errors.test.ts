@@ -23,3 +23,12 @@ describe("asFailure", () => {
     expect(asFailure("text")).toEqual({ kind: "internal", message: "text" });
   });
 });
+
+describe("provider errors", () => {
+  it("say the provider is disabled and offer the settings panel", () => {
+    const a = advise({ kind: "provider_disabled", message: "provider 'truncation' is disabled" });
+    expect(a.text).toBe("Provider 'truncation' is disabled. Enable it or choose another default provider in the settings.");
+    expect(a.actions.map((x) => x.command)).toEqual(["contextCondenser.openSettings"]);
+    expect(a.severity).toBe("warning");
+  });
+});

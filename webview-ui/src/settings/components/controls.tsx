@@ -15,12 +15,12 @@ export function FieldError({ id, field, message }: { id?: string; field: string;
 
 type SwitchProps = Omit<InputHTMLAttributes<HTMLInputElement>, "type" | "role" | "onChange" | "checked"> & {
   checked: boolean;
-  onToggle: (checked: boolean) => void;
+  onSwitch: (checked: boolean) => void;
   testId: string;
 };
 
 /** An on/off switch: a checkbox with the switch role, which commits at once. */
-export function Switch({ checked, onToggle, testId, className, ...rest }: SwitchProps) {
+export function Switch({ checked, onSwitch, testId, className, ...rest }: SwitchProps) {
   return (
     <input
       {...rest}
@@ -29,7 +29,7 @@ export function Switch({ checked, onToggle, testId, className, ...rest }: Switch
       className={`switch${className ? ` ${className}` : ""}`}
       data-testid={testId}
       checked={checked}
-      onChange={(e) => onToggle(e.target.checked)}
+      onChange={(e) => onSwitch(e.target.checked)}
     />
   );
 }
@@ -123,7 +123,7 @@ export function NumberInput<T>({ saved, check, onCommit, onChecked, testId, inva
   );
 }
 
-type TextProps = Commit<string> & {
+type TextProps<T> = Commit<T> & {
   id: string;
   testId: string;
   invalid: boolean;
@@ -133,7 +133,7 @@ type TextProps = Commit<string> & {
 };
 
 /** A text input, or a text area for several lines (Ctrl+Enter commits there), committing on blur. */
-export function TextInput({ saved, check, onCommit, onChecked, id, testId, invalid, multiline, placeholder, describedBy }: TextProps) {
+export function TextInput<T>({ saved, check, onCommit, onChecked, id, testId, invalid, multiline, placeholder, describedBy }: TextProps<T>) {
   const field = useCommit({ saved, check, onCommit, onChecked });
   const common = {
     id,
@@ -171,7 +171,8 @@ export function SliderInput({
   check,
   onCommit,
   onChecked,
-}: Commit<number> & {
+}: Omit<Commit<number>, "saved"> & {
+  saved: number;
   min: number;
   max: number;
   unit: string;

@@ -1,0 +1,195 @@
+// The settings panel (SPEC §8): a webview panel with the React settings app (webview-ui/, the same
+// bundle as the chat, `data-view="settings"`). It renders from the core's registry
+// (`providerEntries`) and the `contextCondenser.*` settings; every change is judged by the core
+// (settingsModel.planChange) and written to the settings, whose change event brings the new state
+// back to the panel — so an edit of settings.json shows in an open panel the same way. Keys go to
+// the secret storage and only "set / not set" ever reaches the webview.
+
+import * as vscode from "vscode";
+import type { CondenseEngine, LlmProfile } from "../wasm/condense_wasm";
+import { asFailure } from "./errors";
+import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "./ipc";
+import { SECTION, type SettingProblem, type Settings } from "./settings";
+import { panelState, planChange, type Write } from "./settingsModel";
+import { webviewHtml } from "./webviewHtml";
+
+/** What the panel needs from the rest of the extension. */
+export interface SettingsHost {
+  /** The engine with the current settings. */
+  engine(): CondenseEngine;
+  /** The settings as read, and what could not be used. */
+  settings(): { settings: Settings; problems: SettingProblem[] };
+  secrets: vscode.SecretStorage;
+  log: vscode.LogOutputChannel;
+}
+
+/** The secret storage's name for a profile's key. */
+export const secretName = (profileId: string) => `${SECTION}.apiKey.${profileId}`;
+
+export class SettingsPanel implements vscode.Disposable {
+  static readonly viewType = "contextCondenser.settings";
+  private panel: vscode.WebviewPanel | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly host: SettingsHost,
+  ) {}
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+
+  /** Opens the panel, or brings the open one to the front. */
+  open(): void {
+    if (this.panel) {
+      this.panel.reveal();
+      return;
+    }
+    const root = vscode.Uri.joinPath(this.extensionUri, "webview");
+    const panel = vscode.window.createWebviewPanel(
+      SettingsPanel.viewType,
+      "Context Condenser Settings",
+      vscode.ViewColumn.Active,
+      { enableScripts: true, localResourceRoots: [root], retainContextWhenHidden: true },
+    );
+    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, "media", "condenser.svg");
+    panel.webview.html = webviewHtml({
+      cspSource: panel.webview.cspSource,
+      script: panel.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.js")).toString(),
+      style: panel.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.css")).toString(),
+      title: "Context Condenser Settings",
+      view: "settings",
+    });
+    panel.webview.onDidReceiveMessage((raw: unknown) => this.receive(raw));
+    panel.onDidDispose(() => {
+      if (this.panel === panel) this.panel = undefined;
+    });
+    this.panel = panel;
+  }
+
+  /** The settings or the keys changed: an open panel shows them. */
+  async refresh(): Promise<void> {
+    if (!this.panel) return;
+    const { settings, problems } = this.host.settings();
+    const engine = this.host.engine();
+    const keys: Record<string, boolean> = {};
+    for (const p of settings.profiles) keys[p.id] = (await this.host.secrets.get(secretName(p.id))) !== undefined;
+    this.post(panelState({ settings, problems, entries: engine.providerEntries(), defaultProvider: engine.defaultProvider, keys }));
+  }
+
+  private post(message: SettingsToWebview): void {
+    void this.panel?.webview.postMessage(message);
+  }
+
+  private async receive(raw: unknown): Promise<void> {
+    const parsed = parseSettingsToHost(raw);
+    if (!parsed.ok) {
+      this.host.log.warn(`settings panel: ${parsed.error}`);
+      this.post({ type: "error", message: parsed.error });
+      return;
+    }
+    try {
+      await this.handle(parsed.value);
+    } catch (e) {
+      const failure = asFailure(e);
+      this.host.log.error(`settings panel: ${parsed.value.type} failed: ${failure.kind}: ${failure.message}`);
+      this.post({ type: "error", message: failure.message });
+    }
+  }
+
+  private async handle(message: SettingsToHost): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        return this.refresh();
+      case "error":
+        this.host.log.warn(`settings panel: ${message.message}`);
+        return;
+      case "setKey":
+      case "clearKey":
+        return this.setKey(message.profileId, message.type === "setKey" ? message.key : undefined);
+      case "testConnection":
+        return this.testConnection(message.profileId);
+      default: {
+        const config = vscode.workspace.getConfiguration(SECTION);
+        const plan = planChange(message, this.host.settings().settings, (c) => this.host.engine().checkSetting(c), (k) => config.get(k));
+        if (!plan.ok) {
+          this.host.log.info(`settings panel: ${plan.field} refused: ${plan.message}`);
+          this.post({ type: "rejected", field: plan.field, message: plan.message });
+          return;
+        }
+        if (plan.renamed) await this.moveKey(plan.renamed.from, plan.renamed.to);
+        for (const w of plan.writes) await write(w);
+        if (plan.removed) await this.host.secrets.delete(secretName(plan.removed));
+        this.host.log.info(`settings panel: ${plan.field} saved (${plan.writes.map((w) => `${SECTION}.${w.key}`).join(", ")})`);
+        this.post({ type: "accepted", field: plan.field });
+        // The configuration event refreshes the panel; a removed key changes no setting.
+        if (plan.removed || plan.renamed) await this.refresh();
+      }
+    }
+  }
+
+  private async setKey(profileId: string, key: string | undefined): Promise<void> {
+    const field = `key.${profileId}`;
+    if (!this.host.settings().settings.profiles.some((p) => p.id === profileId)) {
+      this.post({ type: "rejected", field, message: `there is no LLM profile "${profileId}"` });
+      return;
+    }
+    if (key === undefined || key.trim() === "") {
+      await this.host.secrets.delete(secretName(profileId));
+      this.host.log.info(`API key removed for profile "${profileId}"`);
+    } else {
+      await this.host.secrets.store(secretName(profileId), key.trim());
+      this.host.log.info(`API key stored for profile "${profileId}"`);
+    }
+    this.post({ type: "accepted", field });
+    await this.refresh();
+  }
+
+  private async moveKey(from: string, to: string): Promise<void> {
+    const key = await this.host.secrets.get(secretName(from));
+    if (key === undefined) return;
+    await this.host.secrets.store(secretName(to), key);
+    await this.host.secrets.delete(secretName(from));
+  }
+
+  /** One real request through the core with the profile and its key. */
+  private async testConnection(profileId: string): Promise<void> {
+    const profile: LlmProfile | undefined = this.host.settings().settings.profiles.find((p) => p.id === profileId);
+    if (!profile) {
+      this.post({ type: "testResult", profileId, error: { kind: "llm_config", message: `there is no LLM profile "${profileId}"` } });
+      return;
+    }
+    if (profile.kind === "manual") {
+      this.post({
+        type: "testResult",
+        profileId,
+        error: { kind: "llm_config", message: "a manual profile has no server to test: you paste its answers yourself" },
+      });
+      return;
+    }
+    const apiKey = (await this.host.secrets.get(secretName(profileId))) ?? undefined;
+    try {
+      const report = await this.host.engine().testConnection({ profile, apiKey, maxRetries: 0 }, `probe:${profileId}`);
+      this.host.log.info(`test connection "${profileId}": ${Math.round(report.latencyMs)} ms, model ${report.model}`);
+      this.post({ type: "testResult", profileId, report: { latencyMs: report.latencyMs, model: report.model, reply: report.reply } });
+    } catch (e) {
+      const { kind, message } = asFailure(e);
+      this.host.log.warn(`test connection "${profileId}": ${kind}: ${message}`);
+      this.post({ type: "testResult", profileId, error: { kind, message } });
+    }
+  }
+}
+
+/** Writes where the user keeps the setting: the workspace when it is set there, else the user's
+ *  settings. */
+async function write({ key, value }: Write): Promise<void> {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const where = config.inspect(key);
+  const target =
+    where?.workspaceFolderValue !== undefined
+      ? vscode.ConfigurationTarget.WorkspaceFolder
+      : where?.workspaceValue !== undefined
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
+  await config.update(key, value, target);
+}

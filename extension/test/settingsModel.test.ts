@@ -1,0 +1,132 @@
+// The settings panel's decisions with the real core judging every change (the wasm package the
+// extension ships, loaded in Node).
+import { createRequire } from "node:module";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CondenseEngine } from "../wasm/condense_wasm";
+import { panelState, planChange } from "../src/settingsModel";
+import { readSettings } from "../src/settings";
+
+const require = createRequire(import.meta.url);
+const wasm = require(path.join(__dirname, "..", "wasm", "condense_wasm.js")) as typeof import("../wasm/condense_wasm");
+const engine: CondenseEngine = new wasm.CondenseEngine({
+  fetch: () => Promise.reject(new Error("no network in this test")),
+  now: () => 0,
+  log: () => {},
+});
+const check = (c: Parameters<CondenseEngine["checkSetting"]>[0]) => engine.checkSetting(c);
+
+const gpt = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
+const local = { id: "local", kind: "openai-compatible", base_url: "http://127.0.0.1:11434/v1", model: "llama3", context_window: 8192, max_output: 1024 };
+
+function world(values: Record<string, unknown>) {
+  const get = (key: string) => values[key];
+  const { settings } = readSettings(get);
+  return { settings, get };
+}
+
+describe("planChange", () => {
+  it("writes a provider's switch and keeps its other settings", () => {
+    const { settings, get } = world({ providers: { truncation: { priority: 5, config: { keep_last: 4 } } } });
+    const plan = planChange({ type: "updateProvider", id: "truncation", enabled: false }, settings, check, get);
+    expect(plan).toEqual({
+      ok: true,
+      field: "provider.truncation.enabled",
+      writes: [{ key: "providers", value: { truncation: { priority: 5, enabled: false, config: { keep_last: 4 } } } }],
+    });
+  });
+
+  it("merges one config key, null puts back the default, and the core refuses a negative N", () => {
+    const { settings, get } = world({ providers: { truncation: { config: { keep_last: 4, target_percent: 30 } } } });
+    const plan = planChange({ type: "updateProvider", id: "truncation", config: { target_percent: null } }, settings, check, get);
+    expect(plan.ok && plan.writes[0].value).toEqual({ truncation: { config: { keep_last: 4 } } });
+    const bad = planChange({ type: "updateProvider", id: "truncation", config: { keep_last: -2 } }, settings, check, get);
+    expect(bad).toEqual({
+      ok: false,
+      field: "provider.truncation.config.keep_last",
+      message: expect.stringContaining("keep_last must be a whole number of 0 or more, got -2"),
+    });
+  });
+
+  it("refuses an unknown provider, as default or as an entry", () => {
+    const { settings, get } = world({});
+    const a = planChange({ type: "setDefault", id: "smarter" }, settings, check, get);
+    expect(a.ok).toBe(false);
+    expect(!a.ok && a.message).toMatch(/provider 'smarter' not found; known providers: lossless, manual, native, truncation/);
+    const b = planChange({ type: "updateProvider", id: "smarter", enabled: true }, settings, check, get);
+    expect(!b.ok && b.field).toBe("provider.smarter.enabled");
+    const ok = planChange({ type: "setDefault", id: "truncation" }, settings, check, get);
+    expect(ok).toEqual({ ok: true, field: "default", writes: [{ key: "defaultProvider", value: "truncation" }] });
+  });
+
+  it("refuses a threshold of 150 or 2.5, and writes a good one", () => {
+    const { settings, get } = world({});
+    const high = planChange({ type: "setAuto", thresholdPercent: 150 }, settings, check, get);
+    expect(high).toEqual({ ok: false, field: "auto.thresholdPercent", message: "the threshold must be 10 to 100 percent, got 150" });
+    expect(planChange({ type: "setAuto", thresholdPercent: 2.5 }, settings, check, get).ok).toBe(false);
+    const good = planChange({ type: "setAuto", thresholdPercent: 65 }, settings, check, get);
+    expect(good).toEqual({ ok: true, field: "auto.thresholdPercent", writes: [{ key: "autoCondense.thresholdPercent", value: 65 }] });
+  });
+
+  it("refuses a malformed base URL and a duplicate id; adds, renames and removes profiles", () => {
+    const { settings, get } = world({ profiles: [gpt, local], chatProfile: "local" });
+    const bad = planChange({ type: "saveProfile", profile: { ...local, id: "new", base_url: "127.0.0.1:8080" } }, settings, check, get);
+    expect(bad).toEqual({ ok: false, field: "profile.new", message: expect.stringMatching(/base_url must start with http:\/\/ or https:\/\//) });
+    const dup = planChange({ type: "saveProfile", profile: { ...local, id: "gpt" }, originalId: "local" }, settings, check, get);
+    expect(!dup.ok && dup.message).toBe('a profile "gpt" already exists');
+    const threshold = planChange({ type: "saveProfile", profile: { ...local, threshold_percent: 5 }, originalId: "local" }, settings, check, get);
+    expect(!threshold.ok && threshold.message).toMatch(/threshold_percent must be -1 \(the global value\) or 10 to 100/);
+
+    const renamed = planChange({ type: "saveProfile", profile: { ...local, id: "ollama", threshold_percent: 60 }, originalId: "local" }, settings, check, get);
+    expect(renamed).toEqual({
+      ok: true,
+      field: "profile.local",
+      writes: [
+        { key: "profiles", value: [gpt, { ...local, id: "ollama", threshold_percent: 60 }] },
+        { key: "chatProfile", value: "ollama" },
+      ],
+      renamed: { from: "local", to: "ollama" },
+    });
+    const removed = planChange({ type: "removeProfile", id: "local" }, settings, check, get);
+    expect(removed).toEqual({
+      ok: true,
+      field: "profile.local",
+      writes: [{ key: "profiles", value: [gpt] }, { key: "chatProfile", value: undefined }],
+      removed: "local",
+    });
+  });
+
+  it("never drops a hand-written entry it could not use", () => {
+    const broken = { id: "broken", kind: "nope", model: "m", context_window: 1 };
+    const { settings, get } = world({ profiles: [gpt, broken] });
+    expect(settings.profiles).toEqual([gpt]);
+    const plan = planChange({ type: "saveProfile", profile: { ...local } }, settings, check, get);
+    expect(plan.ok && plan.writes[0].value).toEqual([gpt, broken, local]);
+  });
+
+  it("stores shared values in their own settings; an unknown condensing profile is refused", () => {
+    const { settings, get } = world({ profiles: [gpt] });
+    expect(planChange({ type: "setShared", key: "custom_prompt", value: "  Be brief.  " }, settings, check, get)).toEqual({
+      ok: true,
+      field: "shared.custom_prompt",
+      writes: [{ key: "customPrompt", value: "Be brief." }],
+    });
+    expect(planChange({ type: "setShared", key: "custom_prompt", value: "" }, settings, check, get)).toMatchObject({
+      writes: [{ key: "customPrompt", value: undefined }],
+    });
+    expect(planChange({ type: "setShared", key: "condensing_profile", value: "ghost" }, settings, check, get).ok).toBe(false);
+    expect(planChange({ type: "updateProvider", id: "native", config: { custom_prompt: "x" } }, settings, check, get).ok).toBe(false);
+  });
+});
+
+describe("panelState", () => {
+  it("renders from the core's registry and says only whether keys are set", () => {
+    const { settings } = world({ profiles: [gpt], customPrompt: "Be brief." });
+    const state = panelState({ settings, problems: [], entries: engine.providerEntries(), defaultProvider: engine.defaultProvider, keys: { gpt: true } });
+    expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual"]);
+    expect(state.defaultProvider).toBe("lossless");
+    expect(state.shared).toEqual({ custom_prompt: "Be brief.", condensing_profile: "" });
+    expect(state.keys).toEqual({ gpt: true });
+    expect(JSON.stringify(state)).not.toMatch(/apiKey|api_key_ref/);
+  });
+});

@@ -1,0 +1,184 @@
+// The form that adds a profile or changes one. It checks what it can (ids, models, numbers); the
+// host checks the rest (a base URL, for one) and answers `rejected` for `profile.<id>`, shown under
+// the form, which stays open with what was typed.
+
+import { useId, useState, type ReactNode } from "react";
+import type { ProfileSettings } from "../../protocol";
+import { baseUrlPlaceholder, checkProfile, draftOf, PROFILE_KINDS, type DraftErrors, type ProfileDraft } from "../check";
+import { fieldId } from "../state";
+import { FieldError } from "./controls";
+
+interface Props {
+  /** The profile edited; null for a new one. */
+  profile: ProfileSettings | null;
+  profiles: readonly ProfileSettings[];
+  /** The host's message about the last Save. */
+  rejection: string | undefined;
+  saving: boolean;
+  onSave: (profile: ProfileSettings) => void;
+  onCancel: () => void;
+}
+
+export function ProfileEditor({ profile, profiles, rejection, saving, onSave, onCancel }: Props) {
+  const id = useId();
+  const originalId = profile?.id ?? null;
+  const formField = fieldId.profile(originalId);
+  const [draft, setDraft] = useState<ProfileDraft>(() => draftOf(profile));
+  const [errors, setErrors] = useState<DraftErrors>({});
+  const set = <K extends keyof ProfileDraft>(key: K, value: ProfileDraft[K]) => {
+    setDraft((d) => ({ ...d, [key]: value }));
+    if (errors[key]) setErrors(({ [key]: _, ...rest }) => rest);
+  };
+
+  const save = () => {
+    const checked = checkProfile(draft, profiles, originalId);
+    if (!checked.ok) {
+      setErrors(checked.errors);
+      const first = Object.keys(checked.errors)[0];
+      if (first) document.getElementById(`${id}-${first}`)?.focus();
+      return;
+    }
+    setErrors({});
+    onSave(checked.profile);
+  };
+
+  /** One labelled input with its inline message. */
+  const row = (key: keyof ProfileDraft, label: string, input: ReactNode, hint?: string, wide = false) => (
+    <div className={`editor__field${wide ? " editor__field--wide" : ""}`}>
+      <label className="editor__label" htmlFor={`${id}-${key}`}>
+        {label}
+      </label>
+      {input}
+      {hint && (
+        <span className="hint" id={`${id}-${key}-hint`}>
+          {hint}
+        </span>
+      )}
+      <FieldError id={`${id}-${key}-err`} field={`${formField}.${key}`} message={errors[key]} />
+    </div>
+  );
+  const described = (key: keyof ProfileDraft, hint = false) =>
+    [hint ? `${id}-${key}-hint` : "", errors[key] ? `${id}-${key}-err` : ""].filter(Boolean).join(" ") || undefined;
+  const text = (key: "id" | "baseUrl" | "model", testId: string, placeholder?: string, hint = false) => (
+    <input
+      id={`${id}-${key}`}
+      type="text"
+      className="input"
+      data-testid={testId}
+      aria-invalid={Boolean(errors[key]) || undefined}
+      aria-describedby={described(key, hint)}
+      spellCheck={false}
+      autoComplete="off"
+      placeholder={placeholder}
+      value={draft[key]}
+      onChange={(e) => set(key, e.target.value)}
+    />
+  );
+  const number = (
+    key: "contextWindow" | "maxOutput" | "priceIn" | "priceOut" | "threshold",
+    testId: string,
+    unit: string,
+    options: { step?: string; placeholder?: string; disabled?: boolean } = {},
+  ) => (
+    <span className="with-unit">
+      <input
+        id={`${id}-${key}`}
+        type="number"
+        className="input input--number"
+        data-testid={testId}
+        aria-invalid={Boolean(errors[key]) || undefined}
+        aria-describedby={described(key)}
+        min={key === "threshold" ? 10 : key.startsWith("price") ? 0 : 1}
+        max={key === "threshold" ? 100 : undefined}
+        step={options.step ?? "1"}
+        placeholder={options.placeholder}
+        disabled={options.disabled}
+        value={draft[key]}
+        onChange={(e) => set(key, e.target.value)}
+      />
+      <span className="unit">{unit}</span>
+    </span>
+  );
+
+  return (
+    <form
+      className="editor"
+      data-testid="profile-editor"
+      aria-labelledby={`${id}-title`}
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        save();
+      }}
+      aria-busy={saving || undefined}
+    >
+      <h3 className="editor__title" id={`${id}-title`}>
+        {profile ? `Edit profile “${profile.id}”` : "New profile"}
+      </h3>
+      <div className="editor__grid">
+        {row("id", "Id", text("id", "profile-id", "e.g. gpt-4o-mini"))}
+        {row(
+          "kind",
+          "Kind",
+          <select
+            id={`${id}-kind`}
+            className="select settings-select"
+            data-testid="profile-kind"
+            value={draft.kind}
+            onChange={(e) => set("kind", e.target.value as ProfileDraft["kind"])}
+          >
+            {PROFILE_KINDS.map((k) => (
+              <option key={k.kind} value={k.kind}>
+                {k.label}
+              </option>
+            ))}
+          </select>,
+        )}
+        {row(
+          "baseUrl",
+          "Base URL",
+          text("baseUrl", "profile-base-url", baseUrlPlaceholder(draft.kind), true),
+          draft.kind === "openai-compatible" ? "Required for this kind." : "Optional: empty uses the default.",
+          true,
+        )}
+        {row("model", "Model", text("model", "profile-model", "The model id the API expects"), undefined, true)}
+        {row("contextWindow", "Context window", number("contextWindow", "profile-window", "tokens"))}
+        {row("maxOutput", "Max output", number("maxOutput", "profile-max-output", "tokens", { placeholder: "Default" }))}
+        {row("priceIn", "Input price", number("priceIn", "profile-price-in", "$ / 1M tokens", { step: "any", placeholder: "0" }))}
+        {row("priceOut", "Output price", number("priceOut", "profile-price-out", "$ / 1M tokens", { step: "any", placeholder: "0" }))}
+        <fieldset className="editor__field editor__field--wide editor__threshold">
+          <legend className="editor__label">Condensation threshold</legend>
+          <div className="editor__threshold-row">
+            <label className="checkbox-label">
+              <input
+                type="checkbox"
+                className="checkbox"
+                data-testid="profile-global-threshold"
+                checked={draft.globalThreshold}
+                onChange={(e) => set("globalThreshold", e.target.checked)}
+              />
+              Use the global threshold
+            </label>
+            <label className="visually-hidden" htmlFor={`${id}-threshold`}>
+              Threshold for this profile
+            </label>
+            {number("threshold", "profile-threshold", "%", {
+              disabled: draft.globalThreshold,
+              placeholder: draft.globalThreshold ? "global" : "10–100",
+            })}
+          </div>
+          <FieldError id={`${id}-threshold-err`} field={`${formField}.threshold`} message={errors.threshold} />
+        </fieldset>
+      </div>
+      <FieldError field={formField} message={rejection} />
+      <div className="editor__actions">
+        <button type="submit" className="button" data-testid="profile-save">
+          Save
+        </button>
+        <button type="button" className="button button--secondary" data-testid="profile-cancel" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
