@@ -194,14 +194,14 @@ async function uiScenario() {
     };
     // The palette lists our commands (a fresh install may need a retry while it loads).
     let titles = [];
-    for (let attempt = 0; attempt < 10 && titles.length < 5; attempt++) {
+    for (let attempt = 0; attempt < 10 && titles.length < 6; attempt++) {
       await palette("Context Condenser:");
       await page.waitForTimeout(1000);
       titles = await page.locator(".quick-input-list .monaco-list-row .label-name").allInnerTexts();
       titles = titles.filter((t) => t.startsWith("Context Condenser:"));
       await page.keyboard.press("Escape");
     }
-    for (const t of ["New Chat", "Condense Now", "Undo Last Condensation", "Set API Key…", "Show Log"]) {
+    for (const t of ["New Chat", "Condense Now", "Undo Last Condensation", "Set API Key…", "Show Log", "Open Settings"]) {
       check(titles.includes(`Context Condenser: ${t}`), `the palette lists "Context Condenser: ${t}"`);
     }
     const run = async (title) => {
@@ -283,6 +283,8 @@ async function uiScenario() {
     await setKey("smollm", REAL_KEY);
     await chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 });
     await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
+    await clearToasts();
+    await settingsScenario(page, run, toast);
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});
@@ -394,6 +396,123 @@ async function chatScenario(page, run, toast, { profile, name, answer, turnMs })
     step("the saved chat has the hidden messages back and no trace of the undone condensation"),
   );
   await shot("undone");
+}
+
+/** The frame (at any depth) that shows `testid`, once it does; undefined after `ms`. */
+async function frameWith(page, testid, ms) {
+  let found;
+  await until(async () => {
+    for (const f of page.frames()) {
+      if ((await f.locator(`[data-testid=${testid}]`).count().catch(() => 0)) > 0) {
+        found = f;
+        return true;
+      }
+    }
+    return false;
+  }, ms);
+  return found;
+}
+
+/** The settings panel: opened from the chat view's gear; a provider disabled, lossless made the
+ *  default, the threshold changed (150 refused first), all checked in settings.json; Test
+ *  Connection; a key saved and never shown; settings.json edited by hand shows in the open panel;
+ *  Condense Now uses the new default, and a disabled default fails with "provider disabled". */
+async function settingsScenario(page, run, toast) {
+  const step = (what) => `settings panel: ${what}`;
+  const userSettings = path.join(dirs.ud, "User", "settings.json");
+  const stored = () => JSON.parse(fs.readFileSync(userSettings, "utf8"));
+  const storedHas = (key, value) => until(async () => JSON.stringify(stored()[key]) === JSON.stringify(value), 20_000);
+
+  const gear = page.locator('.part.sidebar .title-actions a.action-label[aria-label^="Open Settings"]').first();
+  const viaGear = await gear.waitFor({ timeout: 20_000 }).then(() => true, () => false);
+  check(viaGear, step("the chat view has a gear"));
+  if (viaGear) await gear.click();
+  else await run("Context Condenser: Open Settings");
+  const panel = await frameWith(page, "settings", 60_000);
+  check(panel !== undefined, step("Open Settings shows the panel"));
+  if (!panel) return;
+  const card = (id) => panel.locator(`[data-testid=provider-card][data-provider=${id}]`);
+  await card("truncation").waitFor({ timeout: 20_000 });
+  const ids = await panel.locator("[data-testid=provider-card]").evaluateAll((cards) => cards.map((c) => c.dataset.provider));
+  check(JSON.stringify(ids) === JSON.stringify(["native", "lossless", "truncation", "manual"]), step(`one card per registered provider, by priority (${ids.join(", ")})`));
+  check((await card("native").locator("[data-testid=default-badge]").count()) === 1, step("native, the default of settings.json, wears the badge"));
+
+  // Disable truncation.
+  await card("truncation").locator("[data-testid=provider-enabled]").click();
+  check(await storedHas("contextCondenser.providers", { truncation: { enabled: false } }), step("disabling truncation writes providers.truncation.enabled = false"));
+  // Make lossless the default.
+  await card("lossless").locator("[data-testid=provider-default]").click();
+  check(await storedHas("contextCondenser.defaultProvider", "lossless"), step("Set as default writes defaultProvider = lossless"));
+  check(await until(async () => (await card("lossless").locator("[data-testid=default-badge]").count()) === 1, 10_000), step("the badge moves to lossless"));
+  // The threshold: 150 is refused inline and not saved; 65 is saved.
+  const threshold = panel.locator("[data-testid=threshold-input]");
+  await threshold.fill("150");
+  await threshold.press("Enter");
+  const thresholdError = panel.locator('[data-testid=field-error][data-field="auto.thresholdPercent"]');
+  check(await thresholdError.waitFor({ timeout: 10_000 }).then(() => true, () => false), step("a threshold of 150 is refused inline"));
+  check(stored()["contextCondenser.autoCondense.thresholdPercent"] === undefined, step("a threshold of 150 is not saved"));
+  await threshold.fill("65");
+  await threshold.press("Enter");
+  check(await storedHas("contextCondenser.autoCondense.thresholdPercent", 65), step("a threshold of 65 is saved"));
+  // A negative N is refused inline and not saved.
+  const keepLast = card("truncation").locator("[data-testid=field-keep_last]");
+  await keepLast.fill("-1");
+  await keepLast.press("Enter");
+  check(
+    await panel.locator('[data-testid=field-error][data-field="provider.truncation.config.keep_last"]').waitFor({ timeout: 10_000 }).then(() => true, () => false),
+    step("keep-last -1 is refused inline"),
+  );
+  check(JSON.stringify(stored()["contextCondenser.providers"]) === JSON.stringify({ truncation: { enabled: false } }), step("keep-last -1 is not saved"));
+  await page.screenshot({ path: path.join(OUT, "settings-dark.png") });
+
+  // Test Connection: a real request to the fixture server through the core.
+  const small = panel.locator("[data-testid=profile-row][data-profile=small]");
+  await small.locator("[data-testid=profile-test]").click();
+  const result = small.locator("[data-testid=test-result]");
+  const tested = await until(async () => /✓\s*\d+\s*ms\s*·\s*fixture/.test(await result.innerText()), 30_000);
+  check(tested, step(`Test Connection shows latency and model (${(await result.innerText().catch(() => "")).trim()})`));
+  // The key field: saved to the secret storage, cleared, never shown.
+  await small.locator("[data-testid=key-input]").fill(RIGHT_KEY);
+  await small.locator("[data-testid=key-save]").click();
+  check(await until(async () => (await small.locator("[data-testid=key-input]").inputValue()) === "", 10_000), step("the key field is cleared once saved"));
+  check(/set/i.test(await small.locator("[data-testid=key-status]").innerText()) && !/not set/i.test(await small.locator("[data-testid=key-status]").innerText()), step("the key shows as set"));
+  check(!(await panel.content()).includes(RIGHT_KEY), step("the page never holds the key"));
+
+  // settings.json edited by hand: the open panel follows. (And the light theme, for its screenshot.)
+  fs.writeFileSync(
+    userSettings,
+    JSON.stringify({ ...stored(), "contextCondenser.autoCondense.thresholdPercent": 70, "workbench.colorTheme": "Default Light Modern" }, null, 2),
+  );
+  check(await until(async () => (await threshold.inputValue()) === "70", 20_000), step("an edit of settings.json shows in the open panel"));
+  await page.waitForTimeout(1000);
+  await page.screenshot({ path: path.join(OUT, "settings-light.png") });
+
+  // Condense Now uses the new default.
+  fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session-lossless.json"));
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").fill("session-lossless.json");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "session-lossless.json" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(500);
+  await run("Context Condenser: Condense Now");
+  check(
+    await toast(/Condensed with lossless: [\d,]+ → [\d,]+ tokens/).waitFor({ timeout: 30_000 }).then(() => true, () => false),
+    step("Condense Now uses the new default, lossless"),
+  );
+  await page.screenshot({ path: path.join(OUT, "settings-condensed-lossless.png") });
+
+  // The disabled provider as the default: Condense Now fails with the clear error.
+  fs.writeFileSync(userSettings, JSON.stringify({ ...stored(), "contextCondenser.defaultProvider": "truncation" }, null, 2));
+  check(
+    await until(async () => (await card("truncation").locator("[data-testid=disabled-default-warning]").count()) === 1, 20_000),
+    step("the panel warns that the default provider is disabled"),
+  );
+  await run("Context Condenser: Condense Now");
+  check(
+    await toast(/Provider 'truncation' is disabled/).waitFor({ timeout: 30_000 }).then(() => true, () => false),
+    step('Condense Now with the disabled provider fails with "provider disabled"'),
+  );
+  await page.screenshot({ path: path.join(OUT, "settings-provider-disabled.png") });
 }
 
 // ---- 2. the extension-host suite, with the smoke-test driver ----------------------------------

@@ -25,7 +25,7 @@ describe("Context Condenser in VS Code", () => {
 
   it("activates and registers its commands", async () => {
     const commands = await vscode.commands.getCommands(true);
-    for (const c of ["newChat", "condenseNow", "undoLastCondensation", "setApiKey", "showLog"]) {
+    for (const c of ["newChat", "condenseNow", "undoLastCondensation", "setApiKey", "showLog", "openSettings"]) {
       assert.ok(commands.includes(`contextCondenser.${c}`), `contextCondenser.${c} is registered`);
     }
   });

@@ -66,11 +66,16 @@ export const MIN_GAIN_RULE: IntegerRule = { min: 0, max: 100 };
 
 export type ProfileKind = ProfileSettings["kind"];
 
-export const PROFILE_KINDS: readonly { kind: ProfileKind; label: string; baseUrl: string | null }[] = [
-  { kind: "openai", label: "OpenAI", baseUrl: "https://api.openai.com/v1" },
-  { kind: "anthropic", label: "Anthropic", baseUrl: "https://api.anthropic.com" },
-  { kind: "openai-compatible", label: "OpenAI-compatible (Ollama, LM Studio, vLLM, OpenRouter…)", baseUrl: null },
-  { kind: "manual", label: "Manual (copy and paste, no API)", baseUrl: null },
+export const PROFILE_KINDS: readonly { kind: ProfileKind; label: string; about: string; baseUrl: string | null }[] = [
+  { kind: "openai", label: "OpenAI", about: "OpenAI's Chat Completions API.", baseUrl: "https://api.openai.com/v1" },
+  { kind: "anthropic", label: "Anthropic", about: "Anthropic's Messages API.", baseUrl: "https://api.anthropic.com" },
+  {
+    kind: "openai-compatible",
+    label: "OpenAI-compatible",
+    about: "Any server with the OpenAI format: Ollama, LM Studio, llama.cpp, vLLM, OpenRouter.",
+    baseUrl: null,
+  },
+  { kind: "manual", label: "Manual", about: "No API: prompts are copied to any chat by hand.", baseUrl: null },
 ];
 
 /** What the base URL field shows when empty. */

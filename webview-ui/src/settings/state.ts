@@ -17,6 +17,8 @@ export const fieldId = {
   autoThreshold: "auto.thresholdPercent",
   autoMinGain: "auto.minGainPercent",
   default: "default",
+  /** A change to several of a provider's entries at once. */
+  provider: (id: string) => `provider.${id}`,
   providerEnabled: (id: string) => `provider.${id}.enabled`,
   providerPriority: (id: string) => `provider.${id}.priority`,
   /** A form field: the shared value's id when the field is shared. */
@@ -106,10 +108,12 @@ function receive(view: SettingsView, message: SettingsToWebview): SettingsView {
     case "state": {
       const { type: _, ...snapshot } = message;
       const next = { ...view, snapshot };
-      // The state holds what the editor saved: the save went through.
-      const saving = view.editor?.saving;
-      if (saving && snapshot.profiles.some((p) => sameProfile(p, saving))) return closeEditor(next);
-      return next;
+      // The state holds what the editor saved: the save went through. Or the profile being
+      // edited is gone (removed, or renamed by this save).
+      const editor = view.editor;
+      const saved = editor?.saving && snapshot.profiles.some((p) => sameProfile(p, editor.saving!));
+      const gone = editor && editor.originalId !== null && !snapshot.profiles.some((p) => p.id === editor.originalId);
+      return saved || gone ? closeEditor(next) : next;
     }
     case "rejected": {
       let next = setError(view, message.field, message.message);
@@ -162,7 +166,7 @@ export function isShown(view: SettingsView, field: string): boolean {
   if (view.editor && field === editorField(view)) return true;
   if (!s) return false;
   for (const p of s.providers) {
-    if (field === fieldId.providerEnabled(p.id) || field === fieldId.providerPriority(p.id)) return true;
+    if ([fieldId.provider(p.id), fieldId.providerEnabled(p.id), fieldId.providerPriority(p.id)].includes(field)) return true;
     if (p.schema.some((f) => field === fieldId.config(p.id, f))) return true;
   }
   // A profile's row shows its messages (and its key's) while its editor is closed.

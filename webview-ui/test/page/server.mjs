@@ -1,6 +1,7 @@
 // A tiny server for the page tests: the built webview (dist/) in a page like the one the extension
 // writes, under the same strict CSP (as a header and as a meta tag), with VS Code's theme
-// variables from a stylesheet (light or dark, by ?theme=).
+// variables from a stylesheet (light, dark or high contrast, by ?theme=), hosting the chat view or
+// the settings panel (by ?view=).
 
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -9,6 +10,9 @@ import { fileURLToPath } from "node:url";
 
 const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
 const themes = fileURLToPath(new URL("./themes.css", import.meta.url));
+
+/** The class VS Code puts on the webview's body for each kind of theme. */
+const THEMES = { dark: "vscode-dark", light: "vscode-light", hc: "vscode-high-contrast" };
 
 const TYPES = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
 
@@ -30,8 +34,9 @@ export async function startServer() {
     };
     try {
       if (url.pathname === "/") {
-        const theme = url.searchParams.get("theme") === "light" ? "light" : "dark";
-        return send(200, "text/html; charset=utf-8", page(theme, csp(), nonce));
+        const theme = THEMES[url.searchParams.get("theme") ?? "dark"] ?? THEMES.dark;
+        const view = url.searchParams.get("view") === "settings" ? "settings" : "chat";
+        return send(200, "text/html; charset=utf-8", page(theme, view, csp(), nonce));
       }
       if (url.pathname === "/themes.css") return send(200, TYPES[".css"], await readFile(themes));
       if (url.pathname === "/dist/chat.js") return send(200, TYPES[".js"], await readFile(`${dist}chat.js`));
@@ -55,7 +60,7 @@ export async function startServer() {
   };
 }
 
-function page(theme, csp, nonce) {
+function page(themeClass, view, csp, nonce) {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -65,10 +70,10 @@ function page(theme, csp, nonce) {
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/themes.css">
 <link rel="stylesheet" href="/dist/chat.css">
-<title>Context Condenser chat</title>
+<title>Context Condenser ${view}</title>
 </head>
-<body class="vscode-${theme}">
-<div id="root"></div>
+<body class="${themeClass}">
+<div id="root" data-view="${view}"></div>
 <script type="module" nonce="${nonce}" src="/dist/chat.js"></script>
 </body>
 </html>`;

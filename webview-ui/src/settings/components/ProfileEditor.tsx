@@ -61,6 +61,7 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
     [hint ? `${id}-${key}-hint` : "", errors[key] ? `${id}-${key}-err` : ""].filter(Boolean).join(" ") || undefined;
   const text = (key: "id" | "baseUrl" | "model", testId: string, placeholder?: string, hint = false) => (
     <input
+      autoFocus={key === "id"}
       id={`${id}-${key}`}
       type="text"
       className="input"
@@ -124,6 +125,7 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
             id={`${id}-kind`}
             className="select settings-select"
             data-testid="profile-kind"
+            aria-describedby={`${id}-kind-hint`}
             value={draft.kind}
             onChange={(e) => set("kind", e.target.value as ProfileDraft["kind"])}
           >
@@ -133,12 +135,17 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
               </option>
             ))}
           </select>,
+          PROFILE_KINDS.find((k) => k.kind === draft.kind)?.about,
         )}
         {row(
           "baseUrl",
           "Base URL",
-          text("baseUrl", "profile-base-url", baseUrlPlaceholder(draft.kind), true),
-          draft.kind === "openai-compatible" ? "Required for this kind." : "Optional: empty uses the default.",
+          text("baseUrl", "profile-base-url", baseUrlPlaceholder(draft.kind), draft.kind !== "manual"),
+          draft.kind === "openai-compatible"
+            ? "Required for this kind."
+            : draft.kind === "manual"
+              ? undefined
+              : "Optional: empty uses the one shown.",
           true,
         )}
         {row("model", "Model", text("model", "profile-model", "The model id the API expects"), undefined, true)}
@@ -170,7 +177,7 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
           <FieldError id={`${id}-threshold-err`} field={`${formField}.threshold`} message={errors.threshold} />
         </fieldset>
       </div>
-      <FieldError field={formField} message={rejection} />
+      <FieldError className="editor__rejection" field={formField} message={rejection} />
       <div className="editor__actions">
         <button type="submit" className="button" data-testid="profile-save">
           Save

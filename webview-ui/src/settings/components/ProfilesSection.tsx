@@ -2,7 +2,7 @@
 // or changes one. An API key goes from its input straight into the `setKey` message: it is never
 // held in React state, saved with the view's state or shown; the page only knows whether one is set.
 
-import { useId, useRef, useState, type ReactNode } from "react";
+import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { compact } from "../../format";
 import type { ProfileSettings, SettingsSnapshot } from "../../protocol";
 import { PROFILE_KINDS } from "../check";
@@ -27,6 +27,22 @@ export function ProfilesSection(props: Props) {
   const { snapshot, errors, editor, onEdit } = props;
   const id = useId();
   const adding = editor !== null && editor.originalId === null;
+  const section = useRef<HTMLElement>(null);
+  // When the editor closes and took the focus with it, the focus goes back to what opened it.
+  const edited = useRef<string | null | undefined>(undefined);
+  useEffect(() => {
+    const closed = edited.current !== undefined && editor === null;
+    if (closed && (document.activeElement === null || document.activeElement === document.body)) {
+      const opener =
+        edited.current === null
+          ? section.current?.querySelector<HTMLElement>('[data-testid="add-profile"]')
+          : [...(section.current?.querySelectorAll<HTMLElement>('[data-testid="profile-row"]') ?? [])]
+              .find((r) => r.dataset["profile"] === edited.current)
+              ?.querySelector<HTMLElement>('[data-testid="profile-edit"]');
+      opener?.focus();
+    }
+    edited.current = editor ? editor.originalId : undefined;
+  }, [editor]);
   const editorFor = (profile: ProfileSettings | null) => (
     <ProfileEditor
       key={profile?.id ?? "new"}
@@ -39,7 +55,7 @@ export function ProfilesSection(props: Props) {
     />
   );
   return (
-    <section className="settings-section" aria-labelledby={`${id}-title`}>
+    <section ref={section} className="settings-section" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>LLM profiles</h2>
       <p className="section-description">
         The models that chats and LLM summaries use. API keys are kept in VS Code's secret storage: this page never shows
@@ -77,9 +93,10 @@ export function ProfilesSection(props: Props) {
   );
 }
 
-const kindLabel = (kind: ProfileSettings["kind"]) => PROFILE_KINDS.find((k) => k.kind === kind)?.label.split(" (")[0] ?? kind;
+const kindLabel = (kind: ProfileSettings["kind"]) => PROFILE_KINDS.find((k) => k.kind === kind)?.label ?? kind;
 
-const price = (n: number | undefined) => (n === undefined ? null : `$${n}`);
+/** 0.6 → "$0.60", 0.075 → "$0.075". */
+const price = (n: number | undefined) => (n === undefined ? null : `$${Number.isInteger(n * 100) ? n.toFixed(2) : String(n)}`);
 
 interface RowProps {
   profile: ProfileSettings;
@@ -109,7 +126,7 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
     profile.model,
     `${compact(profile.context_window)} window`,
     profile.max_output !== undefined ? `${compact(profile.max_output)} max output` : null,
-    prices.some(Boolean) ? `${prices[0] ?? "$0"} / ${prices[1] ?? "$0"} per 1M tokens` : null,
+    prices.some(Boolean) ? `${prices[0] ?? "$0"} in / ${prices[1] ?? "$0"} out per 1M tokens` : null,
     threshold,
   ].filter((f): f is string => f !== null);
 

@@ -56,6 +56,7 @@ export function ProviderCard({ provider, isDefault, shared, profiles, errors, ac
         </div>
       </div>
       <p className="card__description">{provider.description}</p>
+      <FieldError field={fieldId.provider(providerId)} message={errors[fieldId.provider(providerId)]} />
       <FieldError id={`${id}-enabled-err`} field={enabledField} message={enabledError} />
       {isDefault && !provider.enabled && (
         <p className="warning" data-testid="disabled-default-warning" role="status">

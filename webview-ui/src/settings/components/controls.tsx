@@ -1,13 +1,29 @@
 // The settings panel's inputs: switches, inline messages, and fields that commit on blur or Enter.
 
-import { useEffect, useRef, useState, type InputHTMLAttributes, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type CSSProperties, type InputHTMLAttributes, type KeyboardEvent } from "react";
 import type { Checked } from "../check";
 
 /** An inline message under a field. `field`: its id in the contract. */
-export function FieldError({ id, field, message }: { id?: string; field: string; message: string | undefined }) {
+export function FieldError({
+  id,
+  field,
+  message,
+  className,
+}: {
+  id?: string;
+  field: string;
+  message: string | undefined;
+  className?: string;
+}) {
   if (!message) return null;
   return (
-    <p className="field-error" id={id} data-testid="field-error" data-field={field} role="alert">
+    <p
+      className={`field-error${className ? ` ${className}` : ""}`}
+      id={id}
+      data-testid="field-error"
+      data-field={field}
+      role="alert"
+    >
       {message}
     </p>
   );
@@ -59,11 +75,13 @@ export function useCommit<T>({ saved, check, onCommit, onChecked }: Commit<T>) {
   }
   const text = draft?.text ?? saved;
 
-  /** Checks and posts what was typed: `typed` when given (the DOM's value), else the draft. */
+  /** Checks and posts what was typed: `typed` when given (the DOM's value), else the draft.
+   *  `unreadable`: the browser could not read the number typed. */
   const commit = (typed?: string, unreadable = false) => {
     const value = typed ?? (draft?.dirty ? draft.text : undefined);
     if (value === undefined) return;
-    const checked: Checked<T> = unreadable ? { ok: false, message: "Not a number." } : check(value);
+    // A number input the browser cannot read has the value "": checked as what it is, not a number.
+    const checked = check(unreadable ? "?" : value);
     if (!checked.ok) {
       setDraft({ text: value, dirty: true });
       onChecked(checked.message);
@@ -211,6 +229,7 @@ export function SliderInput({
         max={max}
         step={1}
         value={position}
+        style={{ "--fill": `${((position - min) / (max - min)) * 100}%` } as CSSProperties}
         onChange={(e) => field.change(e.target.value)}
       />
       <span className="with-unit">

@@ -1,0 +1,580 @@
+// The settings panel of the built bundle (dist/chat.js with data-view="settings") in real
+// Chromium, under the extension's strict CSP, with a fake extension that records what the page
+// posts and answers as the extension does: a new `state` after each change, `rejected` for what it
+// refuses, `testResult` for a connection test. Any CSP violation or page error fails the test.
+// Screenshots go to test-output/webview/settings-{light,dark,hc}.png.
+
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startServer } from "./server.mjs";
+
+const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
+const shots = fileURLToPath(new URL("../../../test-output/webview/", import.meta.url));
+
+// ---- The extension's state -----------------------------------------------------------------
+
+const PROMPT = `Write a detailed summary of the conversation above, so that the work can go on without it. Capture the user's explicit requests, what was done, the technical details, code and decisions needed to continue.
+
+Use these sections:
+1. Primary request and intent: everything the user asked for, in detail.
+2. Key technical concepts: technologies, frameworks and ideas that came up.
+3. Files and code: each file read, changed or created, why it matters, and the important snippets.
+4. Errors and fixes: problems met and how they were fixed, including the user's feedback.
+5. Problem solving: what was solved and any troubleshooting still going on.
+6. All user messages: every message the user wrote (not tool results), listed.
+7. Pending tasks: what the user asked for that is not done yet.
+8. Current work: precisely what was being worked on just before this summary.
+9. Next step: the next step, in line with the most recent request.`;
+
+const field = (key, label, description, kind, extra = {}) => ({
+  key,
+  label,
+  description,
+  kind,
+  optional: false,
+  default: null,
+  shared: false,
+  ...extra,
+});
+
+const keepLast = (min, extra = {}) =>
+  field("keep_last", "Keep last", "Messages at the end of the conversation kept word for word.", "integer", {
+    min,
+    unit: "messages",
+    default: 3,
+    ...extra,
+  });
+
+const customPrompt = field(
+  "custom_prompt",
+  "Summary instructions",
+  "What the summary must contain. Empty: the built-in sectioned prompt. Shared by every provider that writes a summary.",
+  "text",
+  { multiline: true, default: PROMPT, shared: true },
+);
+
+const STATE = {
+  type: "state",
+  providers: [
+    {
+      id: "native",
+      name: "LLM summary",
+      description: "An LLM summarizes the middle of the conversation in fixed sections; the first message and the last N stay.",
+      enabled: true,
+      priority: 20,
+      config: { keep_last: 3 },
+      schema: [
+        keepLast(1),
+        customPrompt,
+        field(
+          "condensing_profile",
+          "Condensing profile",
+          "The LLM profile that writes summaries, e.g. a cheaper model than the chat's. Empty: the chat profile.",
+          "profile",
+          { default: "", shared: true },
+        ),
+      ],
+    },
+    {
+      id: "lossless",
+      name: "Lossless de-duplication",
+      description:
+        "Replaces earlier copies of repeated file reads, tool results and pasted text with a reference to the latest identical copy. No LLM, no cost, nothing lost.",
+      enabled: true,
+      priority: 10,
+      config: { text_blocks: true, tool_results: true, min_bytes: 200 },
+      schema: [
+        field("tool_results", "Tool results", "Repeated file reads, listings, searches and command output.", "boolean", { default: true }),
+        field("text_blocks", "Text blocks", "Text pasted or written twice: logs, quoted files, repeated answers.", "boolean", { default: true }),
+        field("min_bytes", "Smallest copy", "Copies shorter than this are left alone: their reference would save little.", "integer", {
+          min: 0,
+          unit: "bytes",
+          default: 200,
+        }),
+      ],
+    },
+    {
+      id: "truncation",
+      name: "Truncation",
+      description:
+        "Keeps the first and the last N messages and trims the oldest in between — tool results first, then tool parameters, assistant text, user text — until the target is met. No LLM, no cost.",
+      enabled: true,
+      priority: 5,
+      config: { keep_last: 4, target_percent: 50 },
+      schema: [
+        keepLast(0, { default: 4 }),
+        field(
+          "target_percent",
+          "Target",
+          "How small the context should get, in percent of its current size, when no target in tokens is given.",
+          "integer",
+          { min: 1, max: 100, unit: "%", default: 50 },
+        ),
+      ],
+    },
+    {
+      id: "manual",
+      name: "Manual summary (copy/paste)",
+      description: "Renders the summary request to paste into any LLM, then applies the answer you paste back.",
+      enabled: false,
+      priority: 0,
+      config: {},
+      schema: [keepLast(0, { optional: true }), customPrompt],
+    },
+  ],
+  defaultProvider: "native",
+  auto: { enabled: true, thresholdPercent: 80, minGainPercent: 5 },
+  shared: { custom_prompt: "", condensing_profile: "local" },
+  profiles: [
+    {
+      id: "gpt",
+      kind: "openai",
+      model: "gpt-4o-mini",
+      context_window: 128_000,
+      max_output: 16_384,
+      price_input_per_mtok: 0.15,
+      price_output_per_mtok: 0.6,
+      threshold_percent: -1,
+    },
+    {
+      id: "local",
+      kind: "openai-compatible",
+      base_url: "http://127.0.0.1:11434/v1",
+      model: "qwen2.5-coder:7b",
+      context_window: 32_768,
+      threshold_percent: 70,
+    },
+  ],
+  chatProfile: "gpt",
+  keys: { gpt: true, local: false },
+  problems: [{ setting: "contextCondenser.autoCondense.minGainPercent", message: "must be a number from 0 to 100" }],
+};
+
+// ---- The page -------------------------------------------------------------------------------
+
+/**
+ * Runs in the page before its scripts: the fake VS Code API, whose `postMessage` records the
+ * message and answers it as the extension would, and the CSP violation log.
+ */
+function fakeHost(initial) {
+  window.__sent = [];
+  window.__stored = [];
+  window.__acquired = 0;
+  window.__violations = [];
+  document.addEventListener(
+    "securitypolicyviolation",
+    (e) => window.__violations.push(`${e.violatedDirective} blocked ${e.blockedURI || "(inline)"}`),
+    true,
+  );
+  const state = structuredClone(initial);
+  const deliver = (message, delay = 0) => setTimeout(() => window.postMessage(message, "*"), delay);
+  const sendState = () => deliver(structuredClone(state));
+  const accepted = (field) => deliver({ type: "accepted", field });
+  const rejected = (field, message) => deliver({ type: "rejected", field, message });
+
+  function answer(m) {
+    switch (m.type) {
+      case "ready":
+        return sendState();
+      case "updateProvider": {
+        const p = state.providers.find((x) => x.id === m.id);
+        if (m.enabled !== undefined) p.enabled = m.enabled;
+        if (m.priority !== undefined) p.priority = m.priority;
+        for (const [key, value] of Object.entries(m.config ?? {})) {
+          if (value === null) delete p.config[key];
+          else p.config[key] = value;
+        }
+        state.providers.sort((a, b) => b.priority - a.priority || a.id.localeCompare(b.id));
+        sendState();
+        const key = Object.keys(m.config ?? {})[0];
+        return accepted(key ? `provider.${m.id}.config.${key}` : `provider.${m.id}.${m.enabled !== undefined ? "enabled" : "priority"}`);
+      }
+      case "setDefault":
+        state.defaultProvider = m.id;
+        sendState();
+        return accepted("default");
+      case "setShared":
+        state.shared[m.key] = m.value;
+        sendState();
+        return accepted(`shared.${m.key}`);
+      case "setAuto": {
+        const { type: _, ...changes } = m;
+        Object.assign(state.auto, changes);
+        sendState();
+        return accepted(`auto.${Object.keys(changes)[0]}`);
+      }
+      case "saveProfile": {
+        const field = `profile.${m.originalId ?? "new"}`;
+        if (m.profile.base_url !== undefined && !/^https?:\/\//.test(m.profile.base_url)) {
+          return rejected(field, "base_url must start with http:// or https://");
+        }
+        const at = state.profiles.findIndex((p) => p.id === m.originalId);
+        if (at >= 0) state.profiles[at] = m.profile;
+        else state.profiles.push(m.profile);
+        sendState();
+        return accepted(field);
+      }
+      case "removeProfile":
+        state.profiles = state.profiles.filter((p) => p.id !== m.id);
+        delete state.keys[m.id];
+        sendState();
+        return accepted(`profile.${m.id}`);
+      case "setKey":
+        state.keys[m.profileId] = true;
+        sendState();
+        return accepted(`key.${m.profileId}`);
+      case "clearKey":
+        state.keys[m.profileId] = false;
+        sendState();
+        return accepted(`key.${m.profileId}`);
+      case "testConnection": {
+        const p = state.profiles.find((x) => x.id === m.profileId);
+        const result = state.keys[m.profileId]
+          ? { report: { latencyMs: 412, model: `${p.model}-2024-07-18`, reply: "pong" } }
+          : { error: { kind: "auth", message: "401 Unauthorized: no API key" } };
+        return deliver({ type: "testResult", profileId: m.profileId, ...result }, 150);
+      }
+    }
+  }
+
+  let saved;
+  window.acquireVsCodeApi = () => {
+    window.__acquired += 1;
+    return {
+      postMessage: (message) => {
+        window.__sent.push(message);
+        answer(message);
+      },
+      getState: () => saved,
+      setState: (s) => {
+        window.__stored.push(JSON.stringify(s));
+        saved = s;
+      },
+    };
+  };
+}
+
+let server;
+let browser;
+
+before(async () => {
+  assert.deepEqual(
+    existsSync(dist) ? readdirSync(dist).sort() : [],
+    ["chat.css", "chat.js"],
+    "dist/ must hold exactly chat.js and chat.css: run `npm run build --workspace webview-ui` first",
+  );
+  mkdirSync(shots, { recursive: true });
+  server = await startServer();
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/**
+ * Opens the settings panel in a fresh page with the fake extension, and waits for its first
+ * state. `t.after` closes it once the test has checked that nothing went wrong: no CSP
+ * violation, no page error, no console error.
+ */
+async function openSettings(t, { theme = "dark", state = STATE, width = 900 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console error: ${m.text()}`);
+  });
+  await page.addInitScript(fakeHost, state);
+  await page.goto(`${server.origin}/?view=settings&theme=${theme}`);
+  await page.getByTestId("provider-card").first().waitFor();
+
+  const tid = (id) => page.getByTestId(id);
+  const panel = {
+    page,
+    tid,
+    card: (id) => page.locator(`[data-testid="provider-card"][data-provider="${id}"]`),
+    profile: (id) => page.locator(`[data-testid="profile-row"][data-profile="${id}"]`),
+    error: (field) => page.locator(`[data-testid="field-error"][data-field="${field}"]`),
+    sent: () => page.evaluate(() => window.__sent),
+    /** The messages posted since `from` (a count of earlier messages). */
+    sentSince: async (from) => (await panel.sent()).slice(from),
+    count: async () => (await panel.sent()).length,
+    /** Waits until the page posted n messages in all. */
+    waitSent: (n) => page.waitForFunction((count) => window.__sent.length >= count, n),
+    /** Waits until the locator's text contains `expected`. */
+    waitText: (locator, expected) => locator.filter({ hasText: expected }).first().waitFor(),
+    /** Lets pending messages arrive and render. */
+    settle: () => page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => r()), 20))),
+  };
+  t.after(async () => {
+    const violations = await page.evaluate(() => window.__violations).catch((e) => [`unreadable: ${e}`]);
+    await context.close();
+    assert.deepEqual(violations, [], "CSP violations");
+    assert.deepEqual(problems, [], "page errors");
+  });
+  return panel;
+}
+
+// ---- Tests ----------------------------------------------------------------------------------
+
+describe("the settings panel under the extension's CSP", () => {
+  it("acquires the VS Code API once, says it is ready and renders every card from the state", async (t) => {
+    const panel = await openSettings(t);
+    const sent = await panel.sent();
+    assert.deepEqual(sent[0], { type: "ready" });
+    assert.equal(await panel.page.evaluate(() => window.__acquired), 1);
+    const ids = await panel.tid("provider-card").evaluateAll((cards) => cards.map((c) => c.dataset.provider));
+    assert.deepEqual(ids, ["native", "lossless", "truncation", "manual"]);
+    assert.equal(await panel.tid("default-badge").count(), 1);
+    assert.equal(await panel.card("native").getByTestId("default-badge").count(), 1);
+    assert.match(await panel.tid("problems").innerText(), /minGainPercent: must be a number from 0 to 100/);
+    assert.equal(await panel.card("native").getByTestId("field-condensing_profile").inputValue(), "local");
+    assert.equal(await panel.card("native").getByTestId("field-custom_prompt").getAttribute("placeholder"), PROMPT);
+    assert.equal(await panel.tid("threshold-slider").inputValue(), "80");
+    assert.deepEqual(server.requests.filter((r) => r.status !== 200), [], "every request the page made was served");
+  });
+
+  it("toggles a provider: the switch posts, the state round-trip flips it", async (t) => {
+    const panel = await openSettings(t);
+    const toggle = panel.card("lossless").getByTestId("provider-enabled");
+    assert.equal(await toggle.isChecked(), true);
+    assert.equal(await toggle.getAttribute("role"), "switch");
+    const n = await panel.count();
+    await toggle.click();
+    assert.deepEqual(await panel.sentSince(n), [{ type: "updateProvider", id: "lossless", enabled: false }]);
+    await panel.page.waitForFunction(
+      () => !document.querySelector('[data-provider="lossless"] [data-testid="provider-enabled"]').checked,
+    );
+    // From the keyboard, back on.
+    await toggle.focus();
+    await panel.page.keyboard.press("Space");
+    await panel.waitSent(n + 2);
+    assert.deepEqual((await panel.sent()).at(-1), { type: "updateProvider", id: "lossless", enabled: true });
+  });
+
+  it("makes another provider the default: the badge moves, a disabled default is warned about", async (t) => {
+    const panel = await openSettings(t);
+    assert.equal(await panel.card("native").getByTestId("provider-default").isDisabled(), true);
+    await panel.card("manual").getByTestId("provider-default").click();
+    await panel.card("manual").getByTestId("default-badge").waitFor();
+    assert.equal(await panel.card("native").getByTestId("default-badge").count(), 0);
+    assert.equal(await panel.tid("default-badge").count(), 1);
+    assert.deepEqual((await panel.sent()).at(-1), { type: "setDefault", id: "manual" });
+    // manual is disabled: Condense Now would fail.
+    await panel.card("manual").getByTestId("disabled-default-warning").waitFor();
+    await panel.card("manual").getByTestId("provider-enabled").click();
+    await panel.card("manual").getByTestId("disabled-default-warning").waitFor({ state: "detached" });
+  });
+
+  it("refuses a threshold of 150 in the page, posts nothing, and commits a good one", async (t) => {
+    const panel = await openSettings(t);
+    const input = panel.tid("threshold-input");
+    const n = await panel.count();
+    await input.fill("150");
+    await input.press("Enter");
+    const error = panel.error("auto.thresholdPercent");
+    await error.waitFor();
+    assert.match(await error.innerText(), /whole number from 10 to 100/);
+    assert.equal(await input.getAttribute("aria-invalid"), "true");
+    await input.fill("2.5");
+    await input.blur();
+    await panel.settle();
+    assert.equal(await error.count(), 1);
+    // What the browser cannot read as a number (its value is "") is refused as such.
+    await input.fill("");
+    await input.pressSequentially("1e");
+    await input.press("Enter");
+    await panel.settle();
+    assert.equal(await error.innerText(), "Must be a whole number from 10 to 100.");
+    assert.deepEqual(await panel.sentSince(n), [], "nothing posted");
+
+    await input.fill("65");
+    await input.press("Enter");
+    await error.waitFor({ state: "detached" });
+    assert.deepEqual(await panel.sentSince(n), [{ type: "setAuto", thresholdPercent: 65 }]);
+    await panel.page.waitForFunction(() => document.querySelector('[data-testid="threshold-slider"]').value === "65");
+
+    // The slider commits when released (here: a key press, which also fires `change`).
+    await panel.tid("threshold-slider").focus();
+    await panel.page.keyboard.press("ArrowRight");
+    await panel.waitSent(n + 2);
+    assert.deepEqual((await panel.sent()).at(-1), { type: "setAuto", thresholdPercent: 66 });
+    await panel.page.waitForFunction(() => document.querySelector('[data-testid="threshold-input"]').value === "66");
+  });
+
+  it("refuses a negative keep-last in a provider's form, posts nothing; a good one posts only that key", async (t) => {
+    const panel = await openSettings(t);
+    const input = panel.card("truncation").getByTestId("field-keep_last");
+    const n = await panel.count();
+    await input.fill("-2");
+    await input.blur();
+    const error = panel.error("provider.truncation.config.keep_last");
+    await error.waitFor();
+    assert.match(await error.innerText(), /whole number of 0 or more/);
+    await panel.settle();
+    assert.deepEqual(await panel.sentSince(n), []);
+    await input.fill("6");
+    await input.press("Enter");
+    await error.waitFor({ state: "detached" });
+    assert.deepEqual(await panel.sentSince(n), [{ type: "updateProvider", id: "truncation", config: { keep_last: 6 } }]);
+  });
+
+  it("shows the host's rejection of a malformed base URL under the editor, which stays open", async (t) => {
+    const panel = await openSettings(t);
+    await panel.profile("local").getByTestId("profile-edit").click();
+    const editor = panel.tid("profile-editor");
+    await editor.waitFor();
+    assert.equal(await panel.tid("profile-base-url").inputValue(), "http://127.0.0.1:11434/v1");
+    await panel.tid("profile-base-url").fill("127.0.0.1:11434");
+    await panel.tid("profile-save").click();
+    const error = panel.error("profile.local");
+    await error.waitFor();
+    assert.match(await error.innerText(), /base_url must start with http:\/\/ or https:\/\//);
+    assert.equal(await panel.tid("profile-base-url").inputValue(), "127.0.0.1:11434", "what was typed stays");
+    assert.deepEqual((await panel.sent()).at(-1), {
+      type: "saveProfile",
+      originalId: "local",
+      profile: {
+        id: "local",
+        kind: "openai-compatible",
+        base_url: "127.0.0.1:11434",
+        model: "qwen2.5-coder:7b",
+        context_window: 32_768,
+        threshold_percent: 70,
+      },
+    });
+
+    await panel.tid("profile-base-url").fill("http://127.0.0.1:8080/v1");
+    await panel.tid("profile-save").click();
+    await editor.waitFor({ state: "detached" });
+    assert.match(await panel.profile("local").innerText(), /qwen2\.5-coder:7b/);
+  });
+
+  it("adds a profile with the editor", async (t) => {
+    const panel = await openSettings(t);
+    await panel.tid("add-profile").click();
+    await panel.tid("profile-save").click();
+    // The page's own checks: id, model and window are needed.
+    assert.equal(await panel.error("profile.new.id").count(), 1);
+    assert.equal(await panel.error("profile.new.model").count(), 1);
+    assert.equal(await panel.error("profile.new.contextWindow").count(), 1);
+    assert.notEqual((await panel.sent()).at(-1).type, "saveProfile");
+
+    await panel.tid("profile-id").fill("claude");
+    await panel.tid("profile-kind").selectOption("anthropic");
+    assert.equal(await panel.tid("profile-base-url").getAttribute("placeholder"), "https://api.anthropic.com");
+    await panel.tid("profile-model").fill("claude-3-5-haiku-latest");
+    await panel.tid("profile-window").fill("200000");
+    await panel.tid("profile-price-in").fill("0.8");
+    await panel.tid("profile-global-threshold").uncheck();
+    await panel.tid("profile-threshold").fill("75");
+    await panel.tid("profile-save").click();
+    await panel.tid("profile-editor").waitFor({ state: "detached" });
+    assert.deepEqual((await panel.sent()).find((m) => m.type === "saveProfile"), {
+      type: "saveProfile",
+      profile: {
+        id: "claude",
+        kind: "anthropic",
+        model: "claude-3-5-haiku-latest",
+        context_window: 200_000,
+        price_input_per_mtok: 0.8,
+        threshold_percent: 75,
+      },
+    });
+    await panel.profile("claude").waitFor();
+    assert.equal(await panel.profile("claude").getByTestId("key-status").innerText(), "key not set");
+  });
+
+  it("saves an API key: posted once, the input emptied, never in the page or its stored state", async (t) => {
+    const panel = await openSettings(t);
+    const KEY = "sk-test-0123456789abcdefSECRET";
+    const row = panel.profile("local");
+    assert.equal(await row.getByTestId("key-status").innerText(), "key not set");
+    const input = row.getByTestId("key-input");
+    assert.equal(await input.getAttribute("type"), "password");
+    assert.equal(await input.getAttribute("autocomplete"), "off");
+    await input.fill(KEY);
+    const n = await panel.count();
+    await row.getByTestId("key-save").click();
+    assert.deepEqual(await panel.sentSince(n), [{ type: "setKey", profileId: "local", key: KEY }]);
+    assert.equal(await input.inputValue(), "", "the input is emptied at once");
+    await panel.waitText(row.getByTestId("key-status"), "key set");
+    assert.equal(await row.getByTestId("key-status").innerText(), "key set");
+    assert.equal((await panel.sent()).filter((m) => JSON.stringify(m).includes(KEY)).length, 1, "posted once");
+    const html = await panel.page.content();
+    assert.equal(html.includes(KEY), false, "not in the page");
+    const values = await panel.page.evaluate(() => [...document.querySelectorAll("input, textarea")].map((el) => el.value));
+    assert.equal(values.some((v) => v.includes(KEY)), false, "not in any input");
+    const stored = await panel.page.evaluate(() => window.__stored);
+    assert.equal(stored.some((s) => s.includes(KEY)), false, "not in the view's stored state");
+
+    // And removed again.
+    await row.getByTestId("key-clear").click();
+    await panel.waitText(row.getByTestId("key-status"), "key not set");
+    assert.deepEqual((await panel.sent()).at(-1), { type: "clearKey", profileId: "local" });
+  });
+
+  it("tests a connection: Testing… then the result", async (t) => {
+    const panel = await openSettings(t);
+    const row = panel.profile("gpt");
+    await row.getByTestId("profile-test").click();
+    const result = row.getByTestId("test-result");
+    assert.equal(await result.innerText(), "Testing…");
+    assert.deepEqual((await panel.sent()).at(-1), { type: "testConnection", profileId: "gpt" });
+    await panel.waitText(result, "✓");
+    assert.equal(await result.innerText(), "✓ 412 ms · gpt-4o-mini-2024-07-18");
+
+    await panel.profile("local").getByTestId("profile-test").click();
+    await panel.waitText(panel.profile("local").getByTestId("test-result"), "✗");
+    assert.equal(await panel.profile("local").getByTestId("test-result").innerText(), "✗ auth: 401 Unauthorized: no API key");
+  });
+
+  it("looks right in light, dark and high contrast themes", async (t) => {
+    for (const theme of ["light", "dark", "hc"]) {
+      await t.test(theme, async (t) => {
+        const panel = await openSettings(t, { theme });
+        await panel.profile("gpt").getByTestId("profile-test").click();
+        await panel.waitText(panel.profile("gpt").getByTestId("test-result"), "✓");
+        // An inline message, as it shows.
+        await panel.card("lossless").getByTestId("field-min_bytes").fill("-1");
+        await panel.card("lossless").getByTestId("field-min_bytes").blur();
+        await panel.error("provider.lossless.config.min_bytes").waitFor();
+        await panel.page.mouse.move(0, 0);
+        await panel.page.screenshot({ path: `${shots}settings-${theme}.png`, fullPage: true });
+
+        // The profile editor, with the host's rejection under it.
+        await panel.profile("local").getByTestId("profile-edit").click();
+        await panel.tid("profile-base-url").fill("localhost:11434");
+        await panel.tid("profile-save").click();
+        await panel.error("profile.local").waitFor();
+        await panel.page.mouse.move(0, 0);
+        const section = panel.page.locator("section", { has: panel.tid("add-profile") });
+        await section.screenshot({ path: `${shots}settings-editor-${theme}.png` });
+      });
+    }
+  });
+
+  it("fits a narrow panel", async (t) => {
+    const panel = await openSettings(t, { width: 420 });
+    await panel.tid("add-profile").click();
+    const overflow = await panel.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(overflow, 0, "no horizontal scrolling");
+    await panel.page.screenshot({ path: `${shots}settings-narrow-dark.png`, fullPage: true });
+  });
+});

@@ -1,0 +1,73 @@
+// Builders of the settings panel's contract values for the tests. The providers are made up: the
+// panel must render whatever the core describes.
+
+import type { ConfigField, ProviderEntry, SettingsSnapshot, SettingsToWebview } from "../../src/protocol";
+
+export const BUILT_IN = "Summarize the conversation.\nUse sections.";
+
+export const field = (key: string, kind: ConfigField["kind"], extra: Partial<ConfigField> = {}): ConfigField => ({
+  key,
+  label: `The ${key} label`,
+  description: `What ${key} does.`,
+  kind,
+  optional: false,
+  default: null,
+  shared: false,
+  ...extra,
+});
+
+/** A provider no real registry has, with a field of each kind. */
+export const smart = (extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
+  id: "smart",
+  name: "Smart squeeze",
+  description: "Squeezes cleverly.",
+  enabled: true,
+  priority: 7,
+  config: { depth: 4, fast: false, style: "terse" },
+  schema: [
+    field("depth", "integer", { min: 2, max: 9, unit: "levels", default: 3 }),
+    field("fast", "boolean", { default: true }),
+    field("style", "text", { default: "plain" }),
+    field("custom_prompt", "text", { multiline: true, shared: true, default: BUILT_IN }),
+    field("writer", "profile", { shared: true, default: "" }),
+    field("spare", "integer", { min: 0, optional: true, default: 5 }),
+  ],
+  ...extra,
+});
+
+export const plain = (extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
+  id: "plain",
+  name: "Plain cut",
+  description: "Cuts.",
+  enabled: true,
+  priority: 1,
+  config: {},
+  schema: [],
+  ...extra,
+});
+
+export function settings(extra: Partial<SettingsSnapshot> = {}): SettingsSnapshot {
+  return {
+    providers: [smart(), plain()],
+    defaultProvider: "smart",
+    auto: { enabled: true, thresholdPercent: 80, minGainPercent: 5 },
+    shared: { custom_prompt: "", writer: "" },
+    profiles: [
+      { id: "gpt", kind: "openai", model: "gpt-4o-mini", context_window: 128_000, threshold_percent: -1 },
+      {
+        id: "local",
+        kind: "openai-compatible",
+        base_url: "http://127.0.0.1:11434/v1",
+        model: "qwen",
+        context_window: 32_768,
+        threshold_percent: 70,
+      },
+    ],
+    chatProfile: "gpt",
+    keys: { gpt: true, local: false },
+    problems: [],
+    ...extra,
+  };
+}
+
+export const settingsState = (s: SettingsSnapshot = settings()): SettingsToWebview => ({ type: "state", ...s });
