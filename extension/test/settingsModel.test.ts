@@ -16,8 +16,8 @@ const engine: CondenseEngine = new wasm.CondenseEngine({
 });
 const check = (c: Parameters<CondenseEngine["checkSetting"]>[0]) => engine.checkSetting(c);
 
-const gpt = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
-const local = { id: "local", kind: "openai-compatible", base_url: "http://127.0.0.1:11434/v1", model: "llama3", context_window: 8192, max_output: 1024 };
+const gpt = { id: "gpt", kind: "openai" as const, model: "gpt-4o", context_window: 128000 };
+const local = { id: "local", kind: "openai-compatible" as const, base_url: "http://127.0.0.1:11434/v1", model: "llama3", context_window: 8192, max_output: 1024 };
 
 function world(values: Record<string, unknown>) {
   const get = (key: string) => values[key];
