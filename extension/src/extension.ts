@@ -403,7 +403,10 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     vscode.commands.registerCommand("contextCondenser.showLog", () => log.show()),
     vscode.commands.registerCommand("contextCondenser.openSettings", () => controller.settingsPanel.open()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(SECTION)) controller.applySettings();
+      if (e.affectsConfiguration(SECTION)) {
+        log.info("settings changed: applied to a fresh engine");
+        controller.applySettings();
+      }
     }),
     vscode.window.onDidChangeActiveTextEditor(() => controller.updateMeter()),
     vscode.workspace.onDidChangeTextDocument((e) => {

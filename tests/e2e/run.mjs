@@ -50,6 +50,8 @@ Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
 const WORKSPACE = path.join(OUT, "workspace");
 fs.mkdirSync(WORKSPACE, { recursive: true });
 fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session.json"));
+// The settings scenario's Condense Now works on a copy made now, so that Quick Open lists it.
+fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session-lossless.json"));
 
 const llm = await startFixtureLlm({ apiKey: RIGHT_KEY });
 const real = await startRealLlm({ apiKey: REAL_KEY });
@@ -63,6 +65,7 @@ const settings = {
   "security.workspace.trust.enabled": false,
   "git.enabled": false,
   "workbench.tips.enabled": false,
+  "workbench.colorTheme": "Default Dark Modern",
   "contextCondenser.defaultProvider": "native",
   "contextCondenser.profiles": [
     {
@@ -463,6 +466,8 @@ async function settingsScenario(page, run, toast) {
     step("keep-last -1 is refused inline"),
   );
   check(JSON.stringify(stored()["contextCondenser.providers"]) === JSON.stringify({ truncation: { enabled: false } }), step("keep-last -1 is not saved"));
+  const toTop = () => panel.evaluate(() => document.scrollingElement?.scrollTo(0, 0));
+  await toTop();
   await page.screenshot({ path: path.join(OUT, "settings-dark.png") });
 
   // Test Connection: a real request to the fixture server through the core.
@@ -478,22 +483,42 @@ async function settingsScenario(page, run, toast) {
   check(/set/i.test(await small.locator("[data-testid=key-status]").innerText()) && !/not set/i.test(await small.locator("[data-testid=key-status]").innerText()), step("the key shows as set"));
   check(!(await panel.content()).includes(RIGHT_KEY), step("the page never holds the key"));
 
-  // settings.json edited by hand: the open panel follows. (And the light theme, for its screenshot.)
-  fs.writeFileSync(
-    userSettings,
-    JSON.stringify({ ...stored(), "contextCondenser.autoCondense.thresholdPercent": 70, "workbench.colorTheme": "Default Light Modern" }, null, 2),
-  );
+  // settings.json edited by hand, in the editor as a user would: the open panel follows. (And the
+  // light theme, for its screenshot.)
+  const editSettings = async (changes) => {
+    const next = JSON.stringify({ ...stored(), ...changes });
+    await run("Preferences: Open User Settings (JSON)");
+    // (It opens as a tab, or in a modal editor in recent versions.)
+    const editor = page.locator(".monaco-editor", { hasText: "chat.disableAIFeatures" }).last();
+    await editor.waitFor({ timeout: 20_000 });
+    await editor.locator(".view-lines").click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.insertText(next);
+    await page.keyboard.press("Control+S");
+    const saved = await until(async () => JSON.stringify(stored()) === JSON.stringify(JSON.parse(next)), 10_000);
+    // Close the modal editor (Escape may first close a suggestion or a hover).
+    for (let i = 0; i < 2; i++) {
+      await page.keyboard.press("Escape");
+      await page.waitForTimeout(300);
+    }
+    if (await editor.isVisible().catch(() => false)) await run("View: Close Editor");
+    return saved;
+  };
+  check(await editSettings({ "contextCondenser.autoCondense.thresholdPercent": 70, "workbench.colorTheme": "Default Light Modern" }), step("settings.json edited in the editor and saved"));
   check(await until(async () => (await threshold.inputValue()) === "70", 20_000), step("an edit of settings.json shows in the open panel"));
+  await run("Context Condenser: Open Settings");
+  await toTop();
   await page.waitForTimeout(1000);
   await page.screenshot({ path: path.join(OUT, "settings-light.png") });
 
   // Condense Now uses the new default.
-  fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session-lossless.json"));
-  await page.keyboard.press("Control+P");
-  await page.locator(".quick-input-widget input").fill("session-lossless.json");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "session-lossless.json" }).first().waitFor();
-  await page.keyboard.press("Enter");
-  await page.waitForTimeout(500);
+  const openSession = async () => {
+    await run("View: Show Explorer");
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "session-lossless.json" }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: "session-lossless.json" }).waitFor({ timeout: 10_000 });
+  };
+  await openSession();
   await run("Context Condenser: Condense Now");
   check(
     await toast(/Condensed with lossless: [\d,]+ → [\d,]+ tokens/).waitFor({ timeout: 30_000 }).then(() => true, () => false),
@@ -501,12 +526,14 @@ async function settingsScenario(page, run, toast) {
   );
   await page.screenshot({ path: path.join(OUT, "settings-condensed-lossless.png") });
 
-  // The disabled provider as the default: Condense Now fails with the clear error.
-  fs.writeFileSync(userSettings, JSON.stringify({ ...stored(), "contextCondenser.defaultProvider": "truncation" }, null, 2));
+  // The disabled provider as the default: the panel warns, and Condense Now fails with the clear error.
+  await editSettings({ "contextCondenser.defaultProvider": "truncation" });
   check(
     await until(async () => (await card("truncation").locator("[data-testid=disabled-default-warning]").count()) === 1, 20_000),
     step("the panel warns that the default provider is disabled"),
   );
+  // (The provider is checked before anything else: the file, condensed once already, does not matter.)
+  await openSession();
   await run("Context Condenser: Condense Now");
   check(
     await toast(/Provider 'truncation' is disabled/).waitFor({ timeout: 30_000 }).then(() => true, () => false),
