@@ -8,6 +8,7 @@ import type { AgentEvent, AgentInput, ChatOptions, ChatTask, CondenseEngine, Con
 import { ChatStore, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
 import { type ProfileOption, type ToHost, type ToWebview, parseToHost } from "./ipc";
+import { receiveFromWebview } from "./webviewMessages";
 import { webviewHtml } from "./webviewHtml";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
@@ -121,20 +122,8 @@ export class ChatView implements vscode.WebviewViewProvider {
     }
   }
 
-  private async receive(raw: unknown): Promise<void> {
-    const parsed = parseToHost(raw);
-    if (!parsed.ok) {
-      this.host.log.warn(`chat view: ${parsed.error}`);
-      this.post({ type: "error", message: parsed.error });
-      return;
-    }
-    try {
-      await this.handle(parsed.value);
-    } catch (e) {
-      const failure = asFailure(e);
-      this.host.log.error(`chat view: ${parsed.value.type} failed: ${failure.kind}: ${failure.message}`);
-      this.post({ type: "error", message: failure.message });
-    }
+  private receive(raw: unknown): Promise<void> {
+    return receiveFromWebview(raw, "chat view", parseToHost, (m) => this.handle(m), (e) => this.post(e), this.host.log);
   }
 
   private async handle(message: ToHost): Promise<void> {

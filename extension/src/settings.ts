@@ -25,7 +25,8 @@ export interface SettingProblem {
   message: string;
 }
 
-const PROFILE_FIELDS = new Set([
+/** The fields a profile may have in settings (never a key). */
+export const PROFILE_KEYS = [
   "id",
   "kind",
   "base_url",
@@ -35,7 +36,8 @@ const PROFILE_FIELDS = new Set([
   "price_input_per_mtok",
   "price_output_per_mtok",
   "threshold_percent",
-]);
+] as const;
+const PROFILE_FIELDS = new Set<string>(PROFILE_KEYS);
 const KINDS = new Set(["openai", "anthropic", "openai-compatible", "manual"]);
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -5,7 +5,7 @@
 
 import type { LlmProfile, ProviderConfigUpdate, ProviderEntry, SettingChange } from "../wasm/condense_wasm";
 import type { ProfileSettings, SettingsToHost, SettingsToWebview } from "./ipc";
-import type { Get, SettingProblem, Settings } from "./settings";
+import { type Get, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
 
 /** Values a provider's form marks `shared`, and the setting each lives in. */
 export const SHARED_SETTINGS: Readonly<Record<string, "customPrompt" | "condensingProfile">> = {
@@ -34,18 +34,6 @@ export type Plan =
 export type Check = (change: SettingChange) => string | undefined;
 
 type Change = Exclude<SettingsToHost, { type: "ready" | "setKey" | "clearKey" | "testConnection" | "error" }>;
-
-const PROFILE_KEYS = [
-  "id",
-  "kind",
-  "base_url",
-  "model",
-  "context_window",
-  "max_output",
-  "price_input_per_mtok",
-  "price_output_per_mtok",
-  "threshold_percent",
-] as const;
 
 /** A profile as the panel shows it: the settings' fields only. */
 export function profileSettings(p: LlmProfile): ProfileSettings {

@@ -11,6 +11,7 @@ import { asFailure } from "./errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "./ipc";
 import { SECTION, type SettingProblem, type Settings } from "./settings";
 import { panelState, planChange, type Write } from "./settingsModel";
+import { receiveFromWebview } from "./webviewMessages";
 import { webviewHtml } from "./webviewHtml";
 
 /** What the panel needs from the rest of the extension. */
@@ -81,20 +82,8 @@ export class SettingsPanel implements vscode.Disposable {
     void this.panel?.webview.postMessage(message);
   }
 
-  private async receive(raw: unknown): Promise<void> {
-    const parsed = parseSettingsToHost(raw);
-    if (!parsed.ok) {
-      this.host.log.warn(`settings panel: ${parsed.error}`);
-      this.post({ type: "error", message: parsed.error });
-      return;
-    }
-    try {
-      await this.handle(parsed.value);
-    } catch (e) {
-      const failure = asFailure(e);
-      this.host.log.error(`settings panel: ${parsed.value.type} failed: ${failure.kind}: ${failure.message}`);
-      this.post({ type: "error", message: failure.message });
-    }
+  private receive(raw: unknown): Promise<void> {
+    return receiveFromWebview(raw, "settings panel", parseSettingsToHost, (m) => this.handle(m), (e) => this.post(e), this.host.log);
   }
 
   private async handle(message: SettingsToHost): Promise<void> {

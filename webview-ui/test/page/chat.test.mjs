@@ -3,14 +3,9 @@
 // unexpected console error fails the test that caused it. Screenshots go to test-output/webview/.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { startServer } from "./server.mjs";
+import { openPage, shots, startHarness } from "./harness.mjs";
 
-const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
-const shots = fileURLToPath(new URL("../../../test-output/webview/", import.meta.url));
 
 // ---- Messages from the extension ------------------------------------------------------------
 
@@ -98,51 +93,22 @@ function fakeHost() {
   };
 }
 
+let harness;
 let server;
 let browser;
 
 before(async () => {
-  assert.deepEqual(
-    existsSync(dist) ? readdirSync(dist).sort() : [],
-    ["chat.css", "chat.js"],
-    "dist/ must hold exactly chat.js and chat.css: run `npm run build --workspace webview-ui` first",
-  );
-  mkdirSync(shots, { recursive: true });
-  server = await startServer();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  harness = await startHarness();
+  ({ server, browser } = harness);
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
+  await harness?.close();
 });
 
-/**
- * Opens the chat in a fresh page. `t.after` closes it once the test has checked that nothing went
- * wrong: no CSP violation, no page error, no console error but those the test expects.
- */
+/** Opens the chat in a fresh page (see `openPage` for what fails the test). */
 async function openChat(t, { theme = "dark", expectedConsoleErrors = [] } = {}) {
-  const context = await browser.newContext({ viewport: { width: 440, height: 760 }, deviceScaleFactor: 1 });
-  const page = await context.newPage();
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error" && !expectedConsoleErrors.some((re) => re.test(m.text()))) {
-      problems.push(`console error: ${m.text()}`);
-    }
-  });
-  await page.addInitScript(fakeHost);
+  const page = await openPage(t, browser, { viewport: { width: 440, height: 760 }, fakeHost, expectedConsoleErrors });
   await page.goto(`${server.origin}/?theme=${theme}`);
   await page.waitForFunction(() => window.__sent.length > 0);
 
@@ -162,12 +128,6 @@ async function openChat(t, { theme = "dark", expectedConsoleErrors = [] } = {}) 
       if (theme === "dark") await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
     },
   };
-  t.after(async () => {
-    const violations = await page.evaluate(() => window.__violations).catch((e) => [`unreadable: ${e}`]);
-    await context.close();
-    assert.deepEqual(violations, [], "CSP violations");
-    assert.deepEqual(problems, [], "page errors");
-  });
   return chat;
 }
 

@@ -5,14 +5,9 @@
 // Screenshots go to test-output/webview/settings-{light,dark,hc}.png.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { startServer } from "./server.mjs";
+import { openPage, shots, startHarness } from "./harness.mjs";
 
-const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
-const shots = fileURLToPath(new URL("../../../test-output/webview/", import.meta.url));
 
 // ---- The extension's state -----------------------------------------------------------------
 
@@ -257,50 +252,25 @@ function fakeHost(initial) {
   };
 }
 
+let harness;
 let server;
 let browser;
 
 before(async () => {
-  assert.deepEqual(
-    existsSync(dist) ? readdirSync(dist).sort() : [],
-    ["chat.css", "chat.js"],
-    "dist/ must hold exactly chat.js and chat.css: run `npm run build --workspace webview-ui` first",
-  );
-  mkdirSync(shots, { recursive: true });
-  server = await startServer();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  harness = await startHarness();
+  ({ server, browser } = harness);
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
+  await harness?.close();
 });
 
 /**
  * Opens the settings panel in a fresh page with the fake extension, and waits for its first
- * state. `t.after` closes it once the test has checked that nothing went wrong: no CSP
- * violation, no page error, no console error.
+ * state (see `openPage` for what fails the test).
  */
 async function openSettings(t, { theme = "dark", state = STATE, width = 900 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, deviceScaleFactor: 1 });
-  const page = await context.newPage();
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console error: ${m.text()}`);
-  });
-  await page.addInitScript(fakeHost, state);
+  const page = await openPage(t, browser, { viewport: { width, height: 900 }, fakeHost, arg: state });
   await page.goto(`${server.origin}/?view=settings&theme=${theme}`);
   await page.getByTestId("provider-card").first().waitFor();
 
@@ -322,12 +292,6 @@ async function openSettings(t, { theme = "dark", state = STATE, width = 900 } = 
     /** Lets pending messages arrive and render. */
     settle: () => page.evaluate(() => new Promise((r) => setTimeout(() => requestAnimationFrame(() => r()), 20))),
   };
-  t.after(async () => {
-    const violations = await page.evaluate(() => window.__violations).catch((e) => [`unreadable: ${e}`]);
-    await context.close();
-    assert.deepEqual(violations, [], "CSP violations");
-    assert.deepEqual(problems, [], "page errors");
-  });
   return panel;
 }
 
