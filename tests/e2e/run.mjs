@@ -51,7 +51,7 @@ const WORKSPACE = path.join(OUT, "workspace");
 fs.mkdirSync(WORKSPACE, { recursive: true });
 fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session.json"));
 // The settings scenario's Condense Now works on a copy made now, so that Quick Open lists it.
-fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session-lossless.json"));
+fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "settings-check.json"));
 
 const llm = await startFixtureLlm({ apiKey: RIGHT_KEY });
 const real = await startRealLlm({ apiKey: REAL_KEY });
@@ -515,8 +515,8 @@ async function settingsScenario(page, run, toast) {
   // Condense Now uses the new default.
   const openSession = async () => {
     await run("View: Show Explorer");
-    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "session-lossless.json" }).first().click();
-    await page.locator(".tabs-container .tab.active", { hasText: "session-lossless.json" }).waitFor({ timeout: 10_000 });
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "settings-check.json" }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: "settings-check.json" }).waitFor({ timeout: 10_000 });
   };
   await openSession();
   await run("Context Condenser: Condense Now");
