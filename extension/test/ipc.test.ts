@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseToHost, parseToWebview } from "../src/ipc";
+import { parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "../src/ipc";
 import { webviewHtml } from "../src/webviewHtml";
 
 describe("ipc", () => {
@@ -21,6 +21,35 @@ describe("ipc", () => {
     expect(!bad.ok && bad.error).toMatch(/event\.delta/);
     expect(parseToWebview({ type: "error", message: "no chat profile", draft: "Hello" }).ok).toBe(true);
     expect(parseToWebview({ type: "error", message: "x", draft: 3 }).ok).toBe(false);
+  });
+});
+
+describe("ipc: the settings panel", () => {
+  it("refuses a key that is empty, a profile with a key field, and messages it does not know", () => {
+    expect(parseSettingsToHost({ type: "setKey", profileId: "gpt", key: "sk-1" }).ok).toBe(true);
+    expect(parseSettingsToHost({ type: "setKey", profileId: "gpt", key: "" }).ok).toBe(false);
+    const profile = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
+    expect(parseSettingsToHost({ type: "saveProfile", profile }).ok).toBe(true);
+    const withKey = parseSettingsToHost({ type: "saveProfile", profile: { ...profile, api_key: "sk-2" } });
+    expect(withKey.ok).toBe(false);
+    expect(parseSettingsToHost({ type: "saveProfile", profile: { ...profile, kind: "azure" } }).ok).toBe(false);
+    expect(parseSettingsToHost({ type: "send", text: "chat message to the wrong webview" }).ok).toBe(false);
+  });
+
+  it("checks the state it sends: a key's presence is a boolean, never a string", () => {
+    const state = {
+      type: "state",
+      providers: [],
+      defaultProvider: "lossless",
+      auto: { enabled: true, thresholdPercent: 80, minGainPercent: 5 },
+      shared: {},
+      profiles: [],
+      chatProfile: "",
+      keys: { gpt: true },
+      problems: [],
+    };
+    expect(parseSettingsToWebview(state).ok).toBe(true);
+    expect(parseSettingsToWebview({ ...state, keys: { gpt: "sk-3" } }).ok).toBe(false);
   });
 });
 
