@@ -3,8 +3,8 @@
 // unexpected console error fails the test that caused it. Screenshots go to test-output/webview/.
 
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { openPage, shots, startHarness } from "./harness.mjs";
+import { describe, it } from "node:test";
+import { openPage, shots, useHarness } from "./harness.mjs";
 
 
 // ---- Messages from the extension ------------------------------------------------------------
@@ -93,23 +93,12 @@ function fakeHost() {
   };
 }
 
-let harness;
-let server;
-let browser;
-
-before(async () => {
-  harness = await startHarness();
-  ({ server, browser } = harness);
-});
-
-after(async () => {
-  await harness?.close();
-});
+const harness = useHarness();
 
 /** Opens the chat in a fresh page (see `openPage` for what fails the test). */
 async function openChat(t, { theme = "dark", expectedConsoleErrors = [] } = {}) {
-  const page = await openPage(t, browser, { viewport: { width: 440, height: 760 }, fakeHost, expectedConsoleErrors });
-  await page.goto(`${server.origin}/?theme=${theme}`);
+  const page = await openPage(t, harness.browser, { viewport: { width: 440, height: 760 }, fakeHost, expectedConsoleErrors });
+  await page.goto(`${harness.server.origin}/?theme=${theme}`);
   await page.waitForFunction(() => window.__sent.length > 0);
 
   const chat = {
@@ -145,7 +134,7 @@ describe("the chat webview under the extension's CSP", () => {
     assert.equal(await chat.tid("empty").count(), 0);
     assert.match(await chat.tid("meter").innerText(), /1\.2k \/ 8\.2k · 15%/);
     assert.equal(await chat.tid("profile-select").inputValue(), "local");
-    const paths = server.requests.filter((r) => r.status !== 200);
+    const paths = harness.server.requests.filter((r) => r.status !== 200);
     assert.deepEqual(paths, [], "every request the page made was served");
   });
 

@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { startServer } from "./server.mjs";
@@ -42,6 +43,21 @@ export async function startHarness() {
       await server.close();
     },
   };
+}
+
+/**
+ * The harness for one test file: started before its tests, closed after them. Read `server` and
+ * `browser` from it inside tests.
+ */
+export function useHarness() {
+  const harness = {};
+  before(async () => {
+    Object.assign(harness, await startHarness());
+  });
+  after(async () => {
+    await harness.close?.();
+  });
+  return harness;
 }
 
 /**

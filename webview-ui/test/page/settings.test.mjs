@@ -5,8 +5,8 @@
 // Screenshots go to test-output/webview/settings-{light,dark,hc}.png.
 
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { openPage, shots, startHarness } from "./harness.mjs";
+import { describe, it } from "node:test";
+import { openPage, shots, useHarness } from "./harness.mjs";
 
 
 // ---- The extension's state -----------------------------------------------------------------
@@ -252,26 +252,15 @@ function fakeHost(initial) {
   };
 }
 
-let harness;
-let server;
-let browser;
-
-before(async () => {
-  harness = await startHarness();
-  ({ server, browser } = harness);
-});
-
-after(async () => {
-  await harness?.close();
-});
+const harness = useHarness();
 
 /**
  * Opens the settings panel in a fresh page with the fake extension, and waits for its first
  * state (see `openPage` for what fails the test).
  */
 async function openSettings(t, { theme = "dark", state = STATE, width = 900 } = {}) {
-  const page = await openPage(t, browser, { viewport: { width, height: 900 }, fakeHost, arg: state });
-  await page.goto(`${server.origin}/?view=settings&theme=${theme}`);
+  const page = await openPage(t, harness.browser, { viewport: { width, height: 900 }, fakeHost, arg: state });
+  await page.goto(`${harness.server.origin}/?view=settings&theme=${theme}`);
   await page.getByTestId("provider-card").first().waitFor();
 
   const tid = (id) => page.getByTestId(id);
@@ -311,7 +300,7 @@ describe("the settings panel under the extension's CSP", () => {
     assert.equal(await panel.card("native").getByTestId("field-condensing_profile").inputValue(), "local");
     assert.equal(await panel.card("native").getByTestId("field-custom_prompt").getAttribute("placeholder"), PROMPT);
     assert.equal(await panel.tid("threshold-slider").inputValue(), "80");
-    assert.deepEqual(server.requests.filter((r) => r.status !== 200), [], "every request the page made was served");
+    assert.deepEqual(harness.server.requests.filter((r) => r.status !== 200), [], "every request the page made was served");
   });
 
   it("toggles a provider: the switch posts, the state round-trip flips it", async (t) => {
