@@ -8,8 +8,7 @@ import type { AgentEvent, AgentInput, ChatOptions, ChatTask, CondenseEngine, Con
 import { ChatStore, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
 import { type ProfileOption, type ToHost, type ToWebview, parseToHost } from "./ipc";
-import { receiveFromWebview } from "./webviewMessages";
-import { webviewHtml } from "./webviewHtml";
+import { loadApp, receiveFromWebview } from "./webviewApp";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
 
@@ -71,15 +70,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
-    const root = vscode.Uri.joinPath(this.extensionUri, "webview");
-    view.webview.options = { enableScripts: true, localResourceRoots: [root] };
-    view.webview.html = webviewHtml({
-      cspSource: view.webview.cspSource,
-      script: view.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.js")).toString(),
-      style: view.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.css")).toString(),
-      title: "Context Condenser",
-      view: "chat",
-    });
+    loadApp(view.webview, this.extensionUri, "chat", "Context Condenser");
     view.webview.onDidReceiveMessage((raw: unknown) => this.receive(raw));
     view.onDidDispose(() => {
       if (this.view === view) this.view = undefined;

@@ -11,8 +11,7 @@ import { asFailure } from "./errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "./ipc";
 import { SECTION, type SettingProblem, type Settings } from "./settings";
 import { panelState, planChange, type Write } from "./settingsModel";
-import { receiveFromWebview } from "./webviewMessages";
-import { webviewHtml } from "./webviewHtml";
+import { loadApp, receiveFromWebview } from "./webviewApp";
 
 /** What the panel needs from the rest of the extension. */
 export interface SettingsHost {
@@ -46,21 +45,14 @@ export class SettingsPanel implements vscode.Disposable {
       this.panel.reveal();
       return;
     }
-    const root = vscode.Uri.joinPath(this.extensionUri, "webview");
     const panel = vscode.window.createWebviewPanel(
       SettingsPanel.viewType,
       "Context Condenser Settings",
       vscode.ViewColumn.Active,
-      { enableScripts: true, localResourceRoots: [root], retainContextWhenHidden: true },
+      { enableScripts: true, retainContextWhenHidden: true },
     );
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, "media", "condenser.svg");
-    panel.webview.html = webviewHtml({
-      cspSource: panel.webview.cspSource,
-      script: panel.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.js")).toString(),
-      style: panel.webview.asWebviewUri(vscode.Uri.joinPath(root, "chat.css")).toString(),
-      title: "Context Condenser Settings",
-      view: "settings",
-    });
+    loadApp(panel.webview, this.extensionUri, "settings", "Context Condenser Settings");
     panel.webview.onDidReceiveMessage((raw: unknown) => this.receive(raw));
     panel.onDidDispose(() => {
       if (this.panel === panel) this.panel = undefined;
