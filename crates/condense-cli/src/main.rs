@@ -9,12 +9,11 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use condense_core::AbortSignal;
 use condense_core::formats::{self, Parsed};
-use condense_core::llm::{AbortSignal, LlmError, LlmErrorKind, LlmProvider, PromptBundle};
+use condense_core::llm::{LlmProvider, PromptBundle, collect};
 use condense_core::providers::summary::to_chat;
-use condense_core::{
-    CondensationManager, CondensationOptions, CondenseError, Conversation, Services, TiktokenCounter,
-};
+use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TiktokenCounter};
 use serde_json::json;
 
 mod llm;
@@ -122,7 +121,6 @@ fn read_text(file: &str) -> Result<String, Failure> {
 /// Streams one answer to stdout. Exit 1 with the typed error on stderr when the call fails; the
 /// text that did arrive stays on stdout.
 fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -> Result<u8, Failure> {
-    use futures::StreamExt;
     use std::io::Write;
     let bundle = PromptBundle {
         system_context: conversation.system.clone().unwrap_or_default(),
@@ -132,28 +130,19 @@ fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -
         ..Default::default()
     };
     let abort = AbortSignal::new();
-    let mut stream = client.stream_completion(&bundle, &abort);
     let mut stdout = std::io::stdout().lock();
-    let outcome = futures::executor::block_on(async {
-        while let Some(chunk) = stream.next().await {
-            // A closed stdout (a pager quit) ends the answer quietly.
-            if stdout.write_all(chunk.content.as_bytes()).and_then(|()| stdout.flush()).is_err() {
-                abort.abort();
-            }
-            if let Some(e) = chunk.error {
-                return Err(e);
-            }
-            if chunk.finished {
-                return Ok((chunk.usage, chunk.finish_reason));
-            }
+    let stream = client.stream_completion(&bundle, &abort);
+    let outcome = futures::executor::block_on(collect(stream, &abort, |delta| {
+        // A closed stdout (a pager quit) ends the answer quietly.
+        if stdout.write_all(delta.as_bytes()).and_then(|()| stdout.flush()).is_err() {
+            abort.abort();
         }
-        Err(LlmError::new(LlmErrorKind::MalformedStream, "the stream ended without a last chunk"))
-    });
+    }));
     let _ = writeln!(stdout);
     match outcome {
-        Ok((usage, finish)) => {
-            let finish = finish.unwrap_or_else(|| "unknown".into());
-            match usage {
+        Ok(answer) => {
+            let finish = answer.finish_reason.unwrap_or_else(|| "unknown".into());
+            match answer.usage {
                 Some(u) => eprintln!(
                     "usage: input_tokens={} output_tokens={} cost_usd={:.6} finish_reason={finish}",
                     u.input_tokens,
@@ -164,10 +153,7 @@ fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -
             }
             Ok(0)
         }
-        Err(e) => {
-            let kind = CondenseError::Llm(e.clone()).kind();
-            Err(Failure(1, format!("{kind}: {} (after {} attempt(s))", e.message, e.attempts)))
-        }
+        Err(e) => Err(Failure(1, format!("{}: {} (after {} attempt(s))", e.kind, e.message, e.attempts))),
     }
 }
 

@@ -5,9 +5,9 @@
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use condense_core::Clock;
-use condense_core::llm::{
-    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
+use condense_core::host::{
+    AbortSignal, BodyStream, Clock, HttpClient, HttpRequest, HttpResponse, Timer, TransportError,
+    TransportErrorKind,
 };
 
 /// A blocking HTTP client. The CLI runs one request at a time on one thread, so blocking inside

@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use common::Server;
 use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
+use condense_core::AbortSignal;
 use condense_core::agent::{
-    AgentEvent, AgentInput, AutoCondense, ChatTask, CondenseReason, DefaultAgent, Turn,
+    AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent, Turn,
 };
-use condense_core::llm::{AbortSignal, HttpLlm, LlmKind, LlmProfile, RetryPolicy};
+use condense_core::limits::AutoCondense;
+use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, RetryPolicy};
 use condense_core::model::{ContentBlock, Message, Role};
 use condense_core::{CondensationManager, Encoding, TiktokenCounter};
 use serde_json::Value;
@@ -70,7 +72,7 @@ impl Bench {
         let abort = AbortSignal::new();
         let turn = Turn {
             llm,
-            condense_llm: condense_llm.map(|c| c as _),
+            condensing_llm: condense_llm.map(|c| c as _),
             manager: &self.manager,
             provider: Some(self.provider),
             auto: &self.auto,
@@ -299,13 +301,12 @@ fn the_context_past_the_threshold_is_condensed_before_the_request() {
     );
     let AgentEvent::CondenseStart { reason, provider, automatic, .. } = &events[2] else { panic!() };
     assert_eq!((*reason, provider.as_str(), *automatic), (CondenseReason::Threshold, "native", true));
-    let AgentEvent::CondenseEnd { record: Some(record), condense_id, summary, error: None, .. } = &events[3]
-    else {
+    let AgentEvent::CondenseEnd(CondenseOutcome::Applied { record, .. }) = &events[3] else {
         panic!("{:?}", events[3])
     };
-    assert_eq!(condense_id.as_deref(), Some("c1"));
+    assert_eq!(record.condense_id, "c1");
     assert!(record.tokens_after < record.tokens_before && record.cost > 0.0);
-    assert!(summary.as_deref().unwrap().starts_with(ANSWER_START));
+    assert!(record.summary.as_deref().unwrap().starts_with(ANSWER_START));
 
     // Two requests: the summary, then the answer over the condensed history.
     let sent = chat_requests(&server);
@@ -362,7 +363,7 @@ fn an_overflow_answer_condenses_and_retries_once() {
     assert_eq!((interrupted.as_deref(), *kept), (Some("llm_context_overflow"), false));
     let AgentEvent::CondenseStart { reason, .. } = &events[4] else { panic!() };
     assert_eq!(*reason, CondenseReason::Overflow);
-    assert!(matches!(&events[5], AgentEvent::CondenseEnd { record: Some(_), .. }));
+    assert!(matches!(&events[5], AgentEvent::CondenseEnd(CondenseOutcome::Applied { .. })));
     let models: Vec<String> =
         chat_requests(&server).iter().map(|r| r["body"]["model"].as_str().unwrap().to_owned()).collect();
     assert_eq!(models, ["fault-overflow-above-3000", "fixture", "fault-overflow-above-3000"]);
@@ -435,7 +436,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     let llm = client(low);
     let mut agent = DefaultAgent::new(long_chat(12));
     let events = bench.run(&mut agent, &llm, None, say("Next?"), 2_000, |_, _| {});
-    let AgentEvent::CondenseEnd { error: Some(error), record: None, .. } = &events[3] else {
+    let AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, .. }) = &events[3] else {
         panic!("{events:?}")
     };
     assert_eq!(error.kind, "insufficient_gain");

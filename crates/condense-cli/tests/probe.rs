@@ -8,9 +8,8 @@ use std::time::Duration;
 
 use common::Server;
 use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
-use condense_core::llm::{
-    AbortSignal, HttpLlm, LlmKind, LlmProfile, PROBE_REQUEST, RetryPolicy, test_connection,
-};
+use condense_core::{AbortSignal, ErrorKind};
+use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, PROBE_REQUEST, RetryPolicy, test_connection};
 
 fn client(server: &Server, kind: LlmKind, model: &str, key: Option<&str>) -> HttpLlm {
     let base = match kind {
@@ -24,7 +23,7 @@ fn client(server: &Server, kind: LlmKind, model: &str, key: Option<&str>) -> Htt
     HttpLlm::new(profile, key.map(str::to_owned), http, Rc::new(NativeTimer), retry).unwrap()
 }
 
-fn probe(llm: &HttpLlm) -> Result<condense_core::llm::ConnectionReport, condense_core::llm::LlmError> {
+fn probe(llm: &HttpLlm) -> Result<condense_core::llm::ConnectionReport, condense_core::LlmError> {
     futures::executor::block_on(test_connection(llm, &NativeClock::start(), &AbortSignal::new()))
 }
 
@@ -55,9 +54,9 @@ fn a_probe_reports_latency_model_and_reply_through_both_wires() {
 fn a_failed_probe_is_the_typed_error() {
     let server = Server::fixture();
     let err = probe(&client(&server, LlmKind::OpenaiCompatible, "fault-401", Some("k"))).unwrap_err();
-    assert_eq!(err.kind.as_str(), "auth");
+    assert_eq!(err.kind, ErrorKind::LlmAuth);
     let err = probe(&client(&server, LlmKind::Anthropic, "fault-500", Some("k"))).unwrap_err();
-    assert_eq!(err.kind.as_str(), "server");
+    assert_eq!(err.kind, ErrorKind::LlmServer);
     drop(server);
     let gone = Server::fixture();
     let port = gone.port;
@@ -75,5 +74,5 @@ fn a_failed_probe_is_the_typed_error() {
         RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
     )
     .unwrap();
-    assert_eq!(probe(&llm).unwrap_err().kind.as_str(), "network");
+    assert_eq!(probe(&llm).unwrap_err().kind, ErrorKind::LlmNetwork);
 }

@@ -1,7 +1,127 @@
-//! Typed errors of the core. A typed `kind` crosses every boundary (CLI JSON, wasm), never a bare
-//! string.
+//! Typed errors of the core, and the one closed set of failure kinds ([`ErrorKind`]) that every
+//! boundary reports: the CLI's JSON, the wasm bindings' `Error.kind`, the chat's events and the
+//! extension's notifications. A new kind is added here and nowhere else; the TypeScript union is
+//! generated from it.
 
 use serde::{Deserialize, Serialize};
+
+/// Every kind of failure the core, the bindings and the host report. Serialized in snake_case
+/// (`llm_auth`, `provider_disabled`, …); the names are a public contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The input cannot be used as it is: an unreadable conversation or call, too few messages,
+    /// bad options, an empty chat message.
+    InvalidInput,
+    /// No provider with the id asked for is registered.
+    ProviderNotFound,
+    /// The provider is registered but the user disabled it.
+    ProviderDisabled,
+    /// A provider's configuration does not fit its form.
+    InvalidConfig,
+    /// The condensed context would not be smaller than the original.
+    ContextGrew,
+    /// Nothing the provider may remove would change the context.
+    NothingToCondense,
+    /// An automatic condensation saved less than the minimum gain and was not applied.
+    InsufficientGain,
+    /// There is no condensation to undo.
+    NothingToUndo,
+    /// The engine is running a condensation and cannot change its providers now.
+    Busy,
+    /// A bug: a provider broke an invariant, or the host failed in a way it should not.
+    Internal,
+    /// 401 or 403: the key is missing, wrong or lacks access.
+    LlmAuth,
+    /// 429 after the retries allowed.
+    LlmRateLimit,
+    /// The prompt does not fit the model's context window.
+    LlmContextOverflow,
+    /// Another 4xx: the request was refused as invalid.
+    LlmBadRequest,
+    /// 5xx or 529 after the retries allowed, or an error event in the stream.
+    LlmServer,
+    /// The server could not be reached, or the connection broke.
+    LlmNetwork,
+    /// No byte for longer than the timeout.
+    LlmTimeout,
+    /// The user cancelled the call.
+    LlmCancelled,
+    /// The response could not be parsed, or the stream ended before the end of the answer.
+    LlmMalformedStream,
+    /// The profile or the call is wrongly set up: no key, no base URL, no chat profile, a manual
+    /// profile asked to send.
+    LlmConfig,
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order (for tests and generated code).
+    pub const ALL: [ErrorKind; 20] = [
+        ErrorKind::InvalidInput,
+        ErrorKind::ProviderNotFound,
+        ErrorKind::ProviderDisabled,
+        ErrorKind::InvalidConfig,
+        ErrorKind::ContextGrew,
+        ErrorKind::NothingToCondense,
+        ErrorKind::InsufficientGain,
+        ErrorKind::NothingToUndo,
+        ErrorKind::Busy,
+        ErrorKind::Internal,
+        ErrorKind::LlmAuth,
+        ErrorKind::LlmRateLimit,
+        ErrorKind::LlmContextOverflow,
+        ErrorKind::LlmBadRequest,
+        ErrorKind::LlmServer,
+        ErrorKind::LlmNetwork,
+        ErrorKind::LlmTimeout,
+        ErrorKind::LlmCancelled,
+        ErrorKind::LlmMalformedStream,
+        ErrorKind::LlmConfig,
+    ];
+
+    /// The stable, machine-readable name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "invalid_input",
+            ErrorKind::ProviderNotFound => "provider_not_found",
+            ErrorKind::ProviderDisabled => "provider_disabled",
+            ErrorKind::InvalidConfig => "invalid_config",
+            ErrorKind::ContextGrew => "context_grew",
+            ErrorKind::NothingToCondense => "nothing_to_condense",
+            ErrorKind::InsufficientGain => "insufficient_gain",
+            ErrorKind::NothingToUndo => "nothing_to_undo",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Internal => "internal",
+            ErrorKind::LlmAuth => "llm_auth",
+            ErrorKind::LlmRateLimit => "llm_rate_limit",
+            ErrorKind::LlmContextOverflow => "llm_context_overflow",
+            ErrorKind::LlmBadRequest => "llm_bad_request",
+            ErrorKind::LlmServer => "llm_server",
+            ErrorKind::LlmNetwork => "llm_network",
+            ErrorKind::LlmTimeout => "llm_timeout",
+            ErrorKind::LlmCancelled => "llm_cancelled",
+            ErrorKind::LlmMalformedStream => "llm_malformed_stream",
+            ErrorKind::LlmConfig => "llm_config",
+        }
+    }
+
+    /// Whether this is a failure of an LLM call.
+    pub fn is_llm(self) -> bool {
+        self.as_str().starts_with("llm_")
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
 
 /// Why a condensation, or a call into the engine, did not succeed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -44,48 +164,92 @@ pub enum CondenseError {
     Internal(String),
     /// The LLM call behind the condensation failed.
     #[error("LLM call failed: {0}")]
-    Llm(crate::llm::LlmError),
+    Llm(LlmError),
 }
 
 impl CondenseError {
-    /// The stable, machine-readable name of the error's kind.
-    pub fn kind(&self) -> &'static str {
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            CondenseError::InvalidInput(_) => "invalid_input",
-            CondenseError::ProviderNotFound { .. } => "provider_not_found",
-            CondenseError::ProviderDisabled(_) => "provider_disabled",
-            CondenseError::InvalidConfig { .. } => "invalid_config",
-            CondenseError::ContextGrew { .. } => "context_grew",
-            CondenseError::NothingToCondense(_) => "nothing_to_condense",
-            CondenseError::Internal(_) => "internal",
-            CondenseError::Llm(e) => match e.kind {
-                crate::llm::LlmErrorKind::Auth => "llm_auth",
-                crate::llm::LlmErrorKind::RateLimit => "llm_rate_limit",
-                crate::llm::LlmErrorKind::ContextOverflow => "llm_context_overflow",
-                crate::llm::LlmErrorKind::BadRequest => "llm_bad_request",
-                crate::llm::LlmErrorKind::Server => "llm_server",
-                crate::llm::LlmErrorKind::Network => "llm_network",
-                crate::llm::LlmErrorKind::Timeout => "llm_timeout",
-                crate::llm::LlmErrorKind::Cancelled => "llm_cancelled",
-                crate::llm::LlmErrorKind::MalformedStream => "llm_malformed_stream",
-                crate::llm::LlmErrorKind::Config => "llm_config",
-            },
+            CondenseError::InvalidInput(_) => ErrorKind::InvalidInput,
+            CondenseError::ProviderNotFound { .. } => ErrorKind::ProviderNotFound,
+            CondenseError::ProviderDisabled(_) => ErrorKind::ProviderDisabled,
+            CondenseError::InvalidConfig { .. } => ErrorKind::InvalidConfig,
+            CondenseError::ContextGrew { .. } => ErrorKind::ContextGrew,
+            CondenseError::NothingToCondense(_) => ErrorKind::NothingToCondense,
+            CondenseError::Internal(_) => ErrorKind::Internal,
+            CondenseError::Llm(e) => e.kind,
         }
     }
 
     /// The boundary form: `{kind, message}`.
     pub fn to_info(&self) -> ErrorInfo {
-        ErrorInfo { kind: self.kind().to_owned(), message: self.to_string() }
+        ErrorInfo { kind: self.kind(), message: self.to_string() }
     }
 }
 
 /// An error as it crosses a boundary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorInfo {
-    /// See [`CondenseError::kind`].
-    pub kind: String,
+    /// What kind of failure.
+    pub kind: ErrorKind,
     /// A sentence for people.
     pub message: String,
+}
+
+impl ErrorInfo {
+    /// An error of a kind.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ErrorInfo { kind, message: message.into() }
+    }
+}
+
+/// A failed LLM call. Every failure of a call ends in one of the `llm_*` kinds, with the text
+/// streamed before the failure kept in `partial`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{}: {message}", kind.as_str().trim_start_matches("llm_"))]
+pub struct LlmError {
+    /// What kind of failure: one of the `llm_*` kinds.
+    pub kind: ErrorKind,
+    /// What happened, for people: the server's own message where it sent one.
+    pub message: String,
+    /// The HTTP status, when the server answered with an error status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The wait the server asked for, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// Text streamed before the failure.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub partial: String,
+    /// Requests sent, retries included.
+    #[serde(default)]
+    pub attempts: u32,
+}
+
+impl LlmError {
+    /// A new error of a kind.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        debug_assert!(kind.is_llm(), "an LLM error has an llm_* kind, got {kind}");
+        LlmError {
+            kind,
+            message: message.into(),
+            status: None,
+            retry_after_ms: None,
+            partial: String::new(),
+            attempts: 0,
+        }
+    }
+
+    /// Whether another attempt may succeed, before any byte of an answer arrived.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.kind, ErrorKind::LlmRateLimit | ErrorKind::LlmServer | ErrorKind::LlmNetwork)
+    }
+
+    /// The boundary form: `{kind, message}`, the message as the user reads it.
+    pub fn to_info(&self) -> ErrorInfo {
+        CondenseError::Llm(self.clone()).to_info()
+    }
 }
 
 /// A conversation file could not be read. `path` names where, e.g. `messages[12].content[0]`.
@@ -102,5 +266,34 @@ impl ParseError {
     /// An error at `path`.
     pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
         ParseError { path: path.into(), message: message.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_serializes_as_its_name_and_all_lists_every_kind() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+            let back: ErrorKind = serde_json::from_value(kind.as_str().into()).unwrap();
+            assert_eq!(back, kind);
+        }
+        let distinct: std::collections::HashSet<_> = ErrorKind::ALL.iter().collect();
+        assert_eq!(distinct.len(), ErrorKind::ALL.len());
+        // The schema lists the same set, so the generated TypeScript union cannot drift.
+        // (schemars writes documented unit variants as `oneOf` of one-value enums.)
+        let schema = serde_json::to_value(schemars::schema_for!(ErrorKind)).unwrap();
+        let names: Vec<&str> =
+            schema["oneOf"].as_array().expect("oneOf").iter().filter_map(|v| v["enum"][0].as_str()).collect();
+        assert_eq!(names, ErrorKind::ALL.map(ErrorKind::as_str));
+    }
+
+    #[test]
+    fn an_llm_error_reads_as_before_kind_without_its_prefix() {
+        let e = LlmError::new(ErrorKind::LlmAuth, "bad key");
+        assert_eq!(e.to_string(), "auth: bad key");
+        assert_eq!(CondenseError::Llm(e).to_info().message, "LLM call failed: auth: bad key");
     }
 }

@@ -1,11 +1,28 @@
 //! Context Condenser's core: the conversation model, token counting, the condensation providers,
-//! their registry and the manager. Pure Rust: no IO, no clock, no network. What the core needs from
-//! outside (a clock, later an HTTP fetch and a command runner) comes in through traits the host
-//! implements.
+//! their registry and the manager, the LLM layer and the chat agent. Pure Rust: no IO, no clock, no
+//! network. What the core needs from outside (a clock, an HTTP fetch, a timer) comes in through the
+//! traits of [`host`], which the host implements.
+//!
+//! The modules form layers; each uses only the layers below it (ARCHITECTURE.md draws them, and
+//! `tests/layers.rs` fails on an upward or circular `use`):
+//!
+//! 1. [`host`], [`error`] — capabilities the host lends; the one [`ErrorKind`] and typed errors.
+//! 2. [`model`] — messages, content blocks, conversations, the API view, condense ids.
+//! 3. [`tokens`], [`limits`], [`config`] — counting; the numbers the core owns; provider forms.
+//! 4. [`formats`] — conversation files in and out (own format, OpenAI, Anthropic).
+//! 5. [`llm`] — prompts, profiles, wire formats, the HTTP client, the stream collector.
+//! 6. [`provider`] — the provider contract and the template that runs every provider.
+//! 7. [`providers`] — lossless, truncation, native, manual.
+//! 8. [`registry`], then [`manager`] — providers by id with their settings; picking and running.
+//! 9. [`settings`], [`agent`] — the settings panel's cards and checks; the chat agent.
+//! 10. [`testing`] (feature `testing`) — a scripted LLM and a step clock for tests.
 
 pub mod agent;
+pub mod config;
 pub mod error;
 pub mod formats;
+pub mod host;
+pub mod limits;
 pub mod llm;
 pub mod manager;
 pub mod model;
@@ -13,13 +30,14 @@ pub mod provider;
 pub mod providers;
 pub mod registry;
 pub mod settings;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod tokens;
 
-pub use error::{CondenseError, ErrorInfo, ParseError};
+pub use error::{CondenseError, ErrorInfo, ErrorKind, LlmError, ParseError};
+pub use host::{AbortSignal, Clock};
 pub use manager::CondensationManager;
 pub use model::{ContentBlock, Conversation, Message, Role};
-pub use provider::{
-    Clock, CondensationOptions, CondensationProvider, CondensationResult, Services, run_provider,
-};
+pub use provider::{CondensationOptions, CondensationProvider, CondensationResult, Services, run_provider};
 pub use registry::{ProviderConfig, ProviderConfigUpdate, ProviderInfo, ProviderRegistry};
 pub use tokens::{Encoding, TiktokenCounter, TokenCounter};

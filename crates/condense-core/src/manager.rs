@@ -34,7 +34,7 @@ impl CondensationManager {
             let config = ProviderConfig { enabled: true, priority, config: provider.default_config() };
             registry.register(provider, Some(config)).expect("built-in defaults are valid");
         }
-        Self::new(registry, "lossless")
+        Self::new(registry, crate::limits::DEFAULT_PROVIDER)
     }
 
     /// The registry.

@@ -8,15 +8,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CondenseError, ErrorInfo};
-use crate::llm::{AbortSignal, LlmProvider};
+use crate::host::{AbortSignal, Clock};
+use crate::llm::LlmProvider;
 use crate::model::{Message, api_view, check_tool_pairs};
 use crate::tokens::TokenCounter;
-
-/// A monotonic clock in milliseconds, injected by the host (the core reads no clock of its own).
-pub trait Clock {
-    /// Milliseconds since an arbitrary origin; never goes backwards.
-    fn now_ms(&self) -> f64;
-}
 
 /// Proof that the caller is [`run_provider`]. Providers receive it; only this module makes one.
 #[derive(Debug)]
@@ -171,7 +166,7 @@ pub trait CondensationProvider {
 
     /// The form of its configuration, for settings panels. The registry checks every
     /// configuration against it before `validate_config`.
-    fn config_schema(&self) -> Vec<crate::settings::ConfigField> {
+    fn config_schema(&self) -> Vec<crate::config::ConfigField> {
         Vec::new()
     }
 

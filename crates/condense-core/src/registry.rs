@@ -51,7 +51,7 @@ fn check_provider_config(
     provider: &dyn CondensationProvider,
     config: &serde_json::Value,
 ) -> Result<(), String> {
-    crate::settings::check_config(&provider.config_schema(), config)?;
+    crate::config::check_config(&provider.config_schema(), config)?;
     provider.validate_config(config)
 }
 

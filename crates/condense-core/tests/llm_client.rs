@@ -9,10 +9,11 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use common::{StepClock, block_on, counter, text};
-use condense_core::llm::{
-    AbortSignal, HttpClient, HttpLlm, HttpRequest, HttpResponse, LlmErrorKind, LlmKind, LlmProfile,
-    LlmProvider, PromptBundle, RetryPolicy, Timer, TransportError, TransportErrorKind,
+use condense_core::ErrorKind;
+use condense_core::host::{
+    AbortSignal, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
 };
+use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, LlmProvider, PromptBundle, RetryPolicy, StreamEvent};
 use condense_core::{CondensationManager, CondensationOptions, Conversation, Role, Services, TokenCounter};
 use futures::StreamExt;
 
@@ -144,13 +145,13 @@ fn retries_are_bounded_and_auth_errors_are_not_retried() {
     let timer = Rc::new(RecordingTimer::default());
     let err = block_on(client(http.clone(), timer.clone(), 2).complete(&bundle(), &AbortSignal::new()))
         .unwrap_err();
-    assert_eq!((err.kind, err.attempts, err.status), (LlmErrorKind::Server, 3, Some(500)));
+    assert_eq!((err.kind, err.attempts, err.status), (ErrorKind::LlmServer, 3, Some(500)));
     assert_eq!(timer.0.borrow().len(), 2);
 
     let http = Rc::new(Scripted::default());
     http.replies.borrow_mut().push_back(status(401, &[], r#"{"error":{"message":"bad key"}}"#));
     let err = block_on(client(http.clone(), timer, 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
-    assert_eq!((err.kind, err.attempts, err.message.as_str()), (LlmErrorKind::Auth, 1, "bad key"));
+    assert_eq!((err.kind, err.attempts, err.message.as_str()), (ErrorKind::LlmAuth, 1, "bad key"));
 }
 
 #[test]
@@ -171,7 +172,7 @@ fn a_refused_connection_is_retried() {
     let err = block_on(client(http, Rc::default(), 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
     assert_eq!(
         (err.kind, err.attempts),
-        (LlmErrorKind::Timeout, 1),
+        (ErrorKind::LlmTimeout, 1),
         "a timeout is not retried: the server may be working"
     );
 }
@@ -185,7 +186,7 @@ fn a_network_failure_after_the_first_byte_is_not_retried_and_keeps_the_text() {
     http.replies.borrow_mut().push_back(Reply::Http(200, vec![], chunks));
     let err = block_on(client(http.clone(), Rc::default(), 3).complete(&bundle(), &AbortSignal::new()))
         .unwrap_err();
-    assert_eq!(err.kind, LlmErrorKind::Network);
+    assert_eq!(err.kind, ErrorKind::LlmNetwork);
     assert_eq!(err.partial, "one two ");
     assert_eq!(http.sent.borrow().len(), 1);
 }
@@ -197,17 +198,16 @@ fn an_abort_mid_stream_ends_in_cancelled_with_the_partial_text() {
     http.replies.borrow_mut().push_back(Reply::Http(200, vec![], answer("a b c d e", true)));
     let llm = client(http, Rc::default(), 3);
     let chunks: Vec<_> = block_on(llm.stream_completion(&bundle(), &abort).collect::<Vec<_>>());
-    let last = chunks.last().unwrap();
-    let err = last.error.as_ref().expect("the stream ends in an error");
-    assert_eq!(err.kind, LlmErrorKind::Cancelled);
+    let Some(StreamEvent::Failed(err)) = chunks.last() else { panic!("the stream ends in an error") };
+    assert_eq!(err.kind, ErrorKind::LlmCancelled);
     assert_eq!(err.partial, "a b c ", "the text received before the abort is kept");
-    assert_eq!(chunks.first().unwrap().role.as_deref(), Some("assistant"));
+    assert_eq!(chunks.first(), Some(&StreamEvent::Start { role: "assistant".into() }));
     // And an abort before sending sends nothing.
     let http = Rc::new(Scripted::default());
     let aborted = AbortSignal::new();
     aborted.abort();
     let err = block_on(client(http.clone(), Rc::default(), 3).complete(&bundle(), &aborted)).unwrap_err();
-    assert_eq!(err.kind, LlmErrorKind::Cancelled);
+    assert_eq!(err.kind, ErrorKind::LlmCancelled);
     assert!(http.sent.borrow().is_empty());
 }
 

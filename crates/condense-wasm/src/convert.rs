@@ -1,7 +1,7 @@
 //! Values across the boundary: one serializer configuration out, one parse path in, and errors as
 //! `Error` objects carrying `{kind, message}`.
 
-use condense_core::{CondenseError, ErrorInfo};
+use condense_core::{CondenseError, ErrorInfo, ErrorKind};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
@@ -11,17 +11,17 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
     let serializer = serde_wasm_bindgen::Serializer::json_compatible();
     value
         .serialize(&serializer)
-        .map_err(|e| error("internal", &format!("cannot convert a result to JS: {e}")))
+        .map_err(|e| error(ErrorKind::Internal, &format!("cannot convert a result to JS: {e}")))
 }
 
 /// JS → JSON text, through `JSON.stringify`, so that every input is read by the same serde_json
 /// code as the CLI's files (with the same error paths).
 pub(crate) fn json_text(value: &JsValue, what: &str) -> Result<String, JsValue> {
     if value.is_undefined() {
-        return Err(error("invalid_input", &format!("{what} is missing")));
+        return Err(error(ErrorKind::InvalidInput, &format!("{what} is missing")));
     }
     let text = js_sys::JSON::stringify(value).map_err(|_| {
-        error("invalid_input", &format!("{what} cannot be turned into JSON (a cycle, or a BigInt)"))
+        error(ErrorKind::InvalidInput, &format!("{what} cannot be turned into JSON (a cycle, or a BigInt)"))
     })?;
     Ok(String::from(text))
 }
@@ -33,16 +33,16 @@ pub(crate) fn from_js<T: DeserializeOwned>(value: &JsValue, what: &str) -> Resul
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let at = if path == "." { String::new() } else { format!(" at {path}") };
-        error("invalid_input", &format!("{what}{at}: {}", e.inner()))
+        error(ErrorKind::InvalidInput, &format!("{what}{at}: {}", e.inner()))
     })
 }
 
 /// A JS `Error` with a `kind` property: what every failure of the bindings throws or rejects with.
-pub(crate) fn error(kind: &str, message: &str) -> JsValue {
+pub(crate) fn error(kind: ErrorKind, message: &str) -> JsValue {
     let e = js_sys::Error::new(message);
     e.set_name("CondenseError");
     // Setting a property on a fresh Error cannot fail.
-    let _ = js_sys::Reflect::set(&e, &"kind".into(), &kind.into());
+    let _ = js_sys::Reflect::set(&e, &"kind".into(), &kind.as_str().into());
     e.into()
 }
 
@@ -53,5 +53,5 @@ pub(crate) fn core_error(e: &CondenseError) -> JsValue {
 
 /// A boundary error, thrown.
 pub(crate) fn info_error(info: &ErrorInfo) -> JsValue {
-    error(&info.kind, &info.message)
+    error(info.kind, &info.message)
 }

@@ -5,9 +5,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use condense_core::Clock;
-use condense_core::llm::{
-    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
+use condense_core::ErrorKind;
+use condense_core::host::{
+    AbortSignal, BodyStream, Clock, HttpClient, HttpRequest, HttpResponse, Timer, TransportError,
+    TransportErrorKind,
 };
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -32,7 +33,7 @@ fn function(host: &JsValue, name: &str) -> Result<Function, JsValue> {
     Reflect::get(host, &name.into())
         .ok()
         .and_then(|f| f.dyn_into::<Function>().ok())
-        .ok_or_else(|| error("invalid_input", &format!("the host object needs a function `{name}`")))
+        .ok_or_else(|| error(ErrorKind::InvalidInput, &format!("the host object needs a function `{name}`")))
 }
 
 fn get(target: &JsValue, name: &str) -> JsValue {

@@ -1,5 +1,5 @@
-//! The clients: [`HttpLlm`] for the OpenAI, Anthropic and OpenAI-compatible APIs, with bounded
-//! retries; [`ManualLlm`] for manual mode, which renders but never sends.
+//! The HTTP client for the OpenAI, Anthropic and OpenAI-compatible APIs: [`HttpLlm`], with
+//! bounded retries before the first byte of an answer.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -7,15 +7,15 @@ use std::rc::Rc;
 use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 
-use super::error::{LlmError, LlmErrorKind};
-use super::http::{
-    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
-};
 use super::profile::LlmProfile;
-use super::prompt::{ApiAdapter, ManualAdapter, PromptAdapter, PromptBundle};
+use super::prompt::{ApiAdapter, PromptAdapter, PromptBundle};
 use super::sse::SseParser;
 use super::wire::{Decoder, Wire};
-use super::{LlmProvider, StreamChunk};
+use super::{Finish, LlmProvider, StreamEvent};
+use crate::error::{ErrorKind, LlmError};
+use crate::host::{
+    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
+};
 
 /// When and how often to try again.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,7 +93,7 @@ impl HttpLlm {
         profile.validate()?;
         let wire = Wire::of(profile.kind).ok_or_else(|| {
             LlmError::new(
-                LlmErrorKind::Config,
+                ErrorKind::LlmConfig,
                 format!("profile '{}' is manual: it has no API to call", profile.id),
             )
         })?;
@@ -114,7 +114,7 @@ impl LlmProvider for HttpLlm {
         &'a self,
         bundle: &PromptBundle,
         abort: &AbortSignal,
-    ) -> LocalBoxStream<'a, StreamChunk> {
+    ) -> LocalBoxStream<'a, StreamEvent> {
         let api = ApiAdapter.to_api_request(bundle, &self.capabilities());
         let phase = match self.wire.build(&self.profile, self.api_key.as_deref(), &api) {
             Ok(request) => Phase::Connect(request),
@@ -151,11 +151,11 @@ struct Run<'a> {
     decoder: Decoder,
     partial: String,
     attempts: u32,
-    pending: VecDeque<StreamChunk>,
+    pending: VecDeque<StreamEvent>,
 }
 
 impl Run<'_> {
-    async fn next(&mut self) -> Option<StreamChunk> {
+    async fn next(&mut self) -> Option<StreamEvent> {
         loop {
             if let Some(chunk) = self.pending.pop_front() {
                 return Some(chunk);
@@ -183,7 +183,7 @@ impl Run<'_> {
                             self.finish();
                         }
                         None => self.fail(LlmError::new(
-                            LlmErrorKind::MalformedStream,
+                            ErrorKind::LlmMalformedStream,
                             "the connection closed before the answer was complete",
                         )),
                     }
@@ -196,13 +196,12 @@ impl Run<'_> {
         for event in self.parser.feed(bytes) {
             match self.decoder.event(self.llm.wire, &event) {
                 Ok(d) => {
-                    if !d.content.is_empty() || d.role.is_some() {
+                    if let Some(role) = d.role {
+                        self.pending.push_back(StreamEvent::Start { role });
+                    }
+                    if !d.content.is_empty() {
                         self.partial.push_str(&d.content);
-                        self.pending.push_back(StreamChunk {
-                            content: d.content,
-                            role: d.role,
-                            ..Default::default()
-                        });
+                        self.pending.push_back(StreamEvent::Delta(d.content));
                     }
                     if self.decoder.done {
                         self.finish();
@@ -218,20 +217,18 @@ impl Run<'_> {
     }
 
     fn finish(&mut self) {
-        self.pending.push_back(StreamChunk {
-            finished: true,
+        self.pending.push_back(StreamEvent::Done(Finish {
             usage: self.decoder.usage,
             finish_reason: self.decoder.finish_reason.clone(),
             model: self.decoder.model.clone(),
-            ..Default::default()
-        });
+        }));
         self.phase = Phase::Done;
     }
 
     fn fail(&mut self, mut e: LlmError) {
         e.partial = self.partial.clone();
         e.attempts = self.attempts;
-        self.pending.push_back(StreamChunk { error: Some(e), ..Default::default() });
+        self.pending.push_back(StreamEvent::Failed(e));
         self.phase = Phase::Done;
     }
 
@@ -265,14 +262,14 @@ impl Run<'_> {
 }
 
 fn cancelled() -> LlmError {
-    LlmError::new(LlmErrorKind::Cancelled, "cancelled")
+    LlmError::new(ErrorKind::LlmCancelled, "cancelled")
 }
 
 fn transport(t: TransportError) -> LlmError {
     let kind = match t.kind {
-        TransportErrorKind::Network => LlmErrorKind::Network,
-        TransportErrorKind::Timeout => LlmErrorKind::Timeout,
-        TransportErrorKind::Cancelled => LlmErrorKind::Cancelled,
+        TransportErrorKind::Network => ErrorKind::LlmNetwork,
+        TransportErrorKind::Timeout => ErrorKind::LlmTimeout,
+        TransportErrorKind::Cancelled => ErrorKind::LlmCancelled,
     };
     LlmError::new(kind, t.message)
 }
@@ -298,37 +295,6 @@ async fn read_error_body(mut body: BodyStream) -> String {
         }
     }
     String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// Manual mode: renders prompts as one block for a person to paste; never sends.
-#[derive(Debug, Clone)]
-pub struct ManualLlm {
-    profile: LlmProfile,
-}
-
-impl ManualLlm {
-    /// A manual client for a profile of kind `manual`.
-    pub fn new(profile: LlmProfile) -> Self {
-        ManualLlm { profile }
-    }
-}
-
-impl LlmProvider for ManualLlm {
-    fn profile(&self) -> &LlmProfile {
-        &self.profile
-    }
-
-    fn adapter(&self) -> &dyn PromptAdapter {
-        &ManualAdapter
-    }
-
-    fn stream_completion<'a>(&'a self, _: &PromptBundle, _: &AbortSignal) -> LocalBoxStream<'a, StreamChunk> {
-        let error = LlmError::new(
-            LlmErrorKind::Config,
-            "a manual profile sends nothing: copy the rendered prompt into any chat and paste the answer back",
-        );
-        futures::stream::iter([StreamChunk { error: Some(error), ..Default::default() }]).boxed_local()
-    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
-//! The LLM layer (seeds 001 and 004): providers that stream [`StreamChunk`]s, prompt bundles and
-//! their adapters, profiles, the two wire formats, and the typed errors. The core builds every
-//! request and parses every byte of the answer; the host's [`HttpClient`] only moves bytes.
+//! The LLM layer (seeds 001 and 004): clients that stream [`StreamEvent`]s, the one collector
+//! that turns a stream into an answer, prompt bundles and their adapters, profiles and the two
+//! wire formats. The core builds every request and parses every byte of the answer; the host's
+//! [`HttpClient`](crate::host::HttpClient) only moves bytes.
 
 mod client;
-mod error;
-mod http;
 mod probe;
 mod profile;
 mod prompt;
@@ -15,11 +14,7 @@ use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 use serde::{Deserialize, Serialize};
 
-pub use client::{HttpLlm, ManualLlm, RetryPolicy};
-pub use error::{LlmError, LlmErrorKind};
-pub use http::{
-    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
-};
+pub use client::{HttpLlm, RetryPolicy};
 pub use probe::{ConnectionReport, PROBE_REQUEST, test_connection};
 pub use profile::{LlmKind, LlmProfile};
 pub use prompt::{
@@ -29,8 +24,11 @@ pub use prompt::{
 pub use sse::{SseEvent, SseParser};
 pub use wire::{ANTHROPIC_VERSION, Wire};
 
+use crate::error::{ErrorKind, LlmError};
+use crate::host::AbortSignal;
+
 /// Tokens a call used, as the server reported them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,
@@ -38,25 +36,32 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
-/// One piece of a streamed answer. The first carries the role; the last is `finished` (with the
-/// usage and stop reason) or carries an `error`.
+/// How a complete answer ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StreamChunk {
-    /// Text to append.
-    pub content: String,
-    /// The speaker, on the first chunk.
-    pub role: Option<String>,
-    /// Whether this is the last chunk of a complete answer.
-    pub finished: bool,
-    /// Why the stream ended early.
-    pub error: Option<LlmError>,
-    /// Tokens used, on the last chunk, when the server reported them.
+pub struct Finish {
+    /// Tokens used, when the server reported them.
     pub usage: Option<Usage>,
-    /// Why the model stopped (`stop`, `end_turn`, `length`, …), on the last chunk.
+    /// Why the model stopped (`stop`, `end_turn`, `length`, …).
     pub finish_reason: Option<String>,
-    /// The model the server says answered, on the last chunk, when it said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The model the server says answered, when it said.
     pub model: Option<String>,
+}
+
+/// One event of a streamed answer. A stream is `Start` when the server announces the speaker,
+/// any number of `Delta`s, then exactly one `Done` or `Failed`, then nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// The server announced who speaks (`assistant`), before any text.
+    Start {
+        /// The speaker.
+        role: String,
+    },
+    /// Text to append.
+    Delta(String),
+    /// The answer is complete.
+    Done(Finish),
+    /// The call failed; the error's `partial` holds the text streamed before.
+    Failed(LlmError),
 }
 
 /// A whole answer.
@@ -64,8 +69,6 @@ pub struct StreamChunk {
 pub struct ProviderResponse {
     /// The answer's text.
     pub content: String,
-    /// State a multi-turn client carries to its next call; API clients are stateless.
-    pub conversation_state: Option<serde_json::Value>,
     /// Tokens used, when reported.
     pub usage: Option<Usage>,
     /// Why the model stopped.
@@ -75,19 +78,46 @@ pub struct ProviderResponse {
     pub model: Option<String>,
 }
 
-/// The model behind a provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelInfo {
-    /// The model id.
-    pub id: String,
-    /// The profile it comes from.
-    pub profile_id: String,
-    /// The client kind.
-    pub kind: LlmKind,
-    /// Context window, in tokens.
-    pub context_window: usize,
-    /// Longest answer, in tokens.
-    pub max_output: usize,
+/// Reads a stream to its end: `on_delta` sees each piece of text as it arrives. The abort signal
+/// is checked between events too, so a burst of buffered text cannot outrun the user's Stop. On
+/// failure the error's `partial` is the text that did arrive. The one place a stream is collected.
+pub async fn collect(
+    mut stream: LocalBoxStream<'_, StreamEvent>,
+    abort: &AbortSignal,
+    mut on_delta: impl FnMut(&str),
+) -> Result<ProviderResponse, LlmError> {
+    let mut content = String::new();
+    let fail = |mut e: LlmError, content: String| {
+        if e.partial.is_empty() {
+            e.partial = content;
+        }
+        Err(e)
+    };
+    loop {
+        if abort.is_aborted() {
+            return fail(LlmError::new(ErrorKind::LlmCancelled, "cancelled by the user"), content);
+        }
+        match stream.next().await {
+            Some(StreamEvent::Start { .. }) => {}
+            Some(StreamEvent::Delta(text)) => {
+                on_delta(&text);
+                content.push_str(&text);
+            }
+            Some(StreamEvent::Done(f)) => {
+                return Ok(ProviderResponse {
+                    content,
+                    usage: f.usage,
+                    finish_reason: f.finish_reason,
+                    model: f.model,
+                });
+            }
+            Some(StreamEvent::Failed(e)) => return fail(e, content),
+            None => {
+                let e = LlmError::new(ErrorKind::LlmMalformedStream, "the stream ended without a last chunk");
+                return fail(e, content);
+            }
+        }
+    }
 }
 
 /// An LLM to talk to.
@@ -99,18 +129,12 @@ pub trait LlmProvider {
     /// How prompts are shaped for it.
     fn adapter(&self) -> &dyn PromptAdapter;
 
-    /// Sends the bundle and streams the answer. The stream always ends with a chunk that is
-    /// `finished` or carries an `error`.
+    /// Sends the bundle and streams the answer: `Delta`s, then `Done` or `Failed`.
     fn stream_completion<'a>(
         &'a self,
         bundle: &PromptBundle,
         abort: &AbortSignal,
-    ) -> LocalBoxStream<'a, StreamChunk>;
-
-    /// The model.
-    fn model_info(&self) -> ModelInfo {
-        self.profile().model_info()
-    }
+    ) -> LocalBoxStream<'a, StreamEvent>;
 
     /// What it can do.
     fn capabilities(&self) -> ProviderCapabilities {
@@ -129,29 +153,41 @@ pub trait LlmProvider {
         bundle: &PromptBundle,
         abort: &AbortSignal,
     ) -> Result<ProviderResponse, LlmError> {
-        let mut stream = self.stream_completion(bundle, abort);
-        let mut content = String::new();
-        while let Some(chunk) = stream.next().await {
-            content.push_str(&chunk.content);
-            if let Some(mut e) = chunk.error {
-                if e.partial.is_empty() {
-                    e.partial = content;
-                }
-                return Err(e);
-            }
-            if chunk.finished {
-                return Ok(ProviderResponse {
-                    content,
-                    conversation_state: None,
-                    usage: chunk.usage,
-                    finish_reason: chunk.finish_reason,
-                    model: chunk.model,
-                });
-            }
-        }
-        Err(LlmError {
-            partial: content,
-            ..LlmError::new(LlmErrorKind::MalformedStream, "the stream ended without a last chunk")
-        })
+        collect(self.stream_completion(bundle, abort), abort, |_| {}).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::executor::block_on;
+
+    use super::*;
+
+    fn events(list: Vec<StreamEvent>) -> LocalBoxStream<'static, StreamEvent> {
+        futures::stream::iter(list).boxed_local()
+    }
+
+    #[test]
+    fn collect_joins_the_deltas_and_keeps_them_as_partial_on_failure() {
+        let abort = AbortSignal::new();
+        let mut seen = Vec::new();
+        let done = StreamEvent::Done(Finish { finish_reason: Some("stop".into()), ..Finish::default() });
+        let stream = events(vec![StreamEvent::Delta("Hel".into()), StreamEvent::Delta("lo".into()), done]);
+        let answer = block_on(collect(stream, &abort, |d| seen.push(d.to_owned()))).unwrap();
+        assert_eq!((answer.content.as_str(), seen.len()), ("Hello", 2));
+        assert_eq!(answer.finish_reason.as_deref(), Some("stop"));
+
+        let failed = StreamEvent::Failed(LlmError::new(ErrorKind::LlmServer, "boom"));
+        let e = block_on(collect(events(vec![StreamEvent::Delta("Par".into()), failed]), &abort, |_| {}))
+            .unwrap_err();
+        assert_eq!((e.kind, e.partial.as_str()), (ErrorKind::LlmServer, "Par"));
+
+        let e =
+            block_on(collect(events(vec![StreamEvent::Delta("cut".into())]), &abort, |_| {})).unwrap_err();
+        assert_eq!((e.kind, e.partial.as_str()), (ErrorKind::LlmMalformedStream, "cut"));
+
+        abort.abort();
+        let e = block_on(collect(events(vec![StreamEvent::Delta("x".into())]), &abort, |_| {})).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::LlmCancelled);
     }
 }

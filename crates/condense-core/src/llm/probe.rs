@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AbortSignal, GenerationParams, LlmError, LlmProvider, PromptBundle, Usage};
-use crate::provider::Clock;
+use super::{GenerationParams, LlmProvider, PromptBundle, Usage};
+use crate::error::LlmError;
+use crate::host::{AbortSignal, Clock};
 
 /// The question the probe asks.
 pub const PROBE_REQUEST: &str = "Reply with the single word OK.";

@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{LlmError, LlmErrorKind};
+use super::Usage;
 use super::prompt::{GenerationParams, ProviderCapabilities};
-use super::{ModelInfo, Usage};
+use crate::error::{ErrorKind, LlmError};
+use crate::limits::{DEFAULT_MAX_OUTPUT, check_profile_threshold};
 
 /// Which client talks to the profile's endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -73,7 +74,7 @@ pub struct LlmProfile {
 }
 
 fn default_max_output() -> usize {
-    4096
+    DEFAULT_MAX_OUTPUT
 }
 
 fn default_condense_params() -> GenerationParams {
@@ -106,9 +107,9 @@ impl LlmProfile {
 
     /// Checks the profile: a usable base URL, a model, sensible limits and prices.
     pub fn validate(&self) -> Result<(), LlmError> {
-        let bad = |m: String| Err(LlmError::new(LlmErrorKind::Config, format!("profile '{}': {m}", self.id)));
+        let bad = |m: String| Err(LlmError::new(ErrorKind::LlmConfig, format!("profile '{}': {m}", self.id)));
         if self.id.trim().is_empty() {
-            return Err(LlmError::new(LlmErrorKind::Config, "a profile needs an id"));
+            return Err(LlmError::new(ErrorKind::LlmConfig, "a profile needs an id"));
         }
         if self.model.trim().is_empty() && self.kind != LlmKind::Manual {
             return bad("model is empty".into());
@@ -132,14 +133,9 @@ impl LlmProfile {
                 self.max_output, self.context_window
             ));
         }
-        if let Some(t) = self.threshold_percent
-            && t != -1
-            && !(crate::agent::THRESHOLD_MIN..=crate::agent::THRESHOLD_MAX).contains(&t)
-        {
-            let (min, max) = (crate::agent::THRESHOLD_MIN, crate::agent::THRESHOLD_MAX);
-            return bad(format!(
-                "threshold_percent must be -1 (the global value) or {min} to {max}, got {t}"
-            ));
+        if let Some(t) = self.threshold_percent {
+            check_profile_threshold(t)
+                .map_err(|m| LlmError::new(ErrorKind::LlmConfig, format!("profile '{}': {m}", self.id)))?;
         }
         for (name, price) in [
             ("price_input_per_mtok", self.price_input_per_mtok),
@@ -187,7 +183,6 @@ impl LlmProfile {
             max_context_tokens: Some(self.context_window),
             max_output_tokens: Some(self.max_output),
             supports_system_prompt: true,
-            supports_streaming: self.kind != LlmKind::Manual,
             supports_multi_turn: self.kind != LlmKind::Manual,
             // OpenAI's reasoning models refuse a temperature.
             supports_temperature: self.kind != LlmKind::Manual && !reasoning,
@@ -195,17 +190,6 @@ impl LlmProfile {
             max_temperature: if self.kind == LlmKind::Anthropic { 1.0 } else { 2.0 },
             model_id: Some(self.model.clone()),
             model_family: self.model_family(),
-        }
-    }
-
-    /// The model as lists show it.
-    pub fn model_info(&self) -> ModelInfo {
-        ModelInfo {
-            id: self.model.clone(),
-            profile_id: self.id.clone(),
-            kind: self.kind,
-            context_window: self.context_window,
-            max_output: self.max_output,
         }
     }
 }

@@ -87,8 +87,6 @@ pub struct ProviderCapabilities {
     pub max_output_tokens: Option<usize>,
     /// Whether a separate system prompt is accepted.
     pub supports_system_prompt: bool,
-    /// Whether answers stream.
-    pub supports_streaming: bool,
     /// Whether a conversation history may be sent.
     pub supports_multi_turn: bool,
     /// Whether a temperature may be set.
@@ -109,7 +107,6 @@ impl Default for ProviderCapabilities {
             max_context_tokens: None,
             max_output_tokens: None,
             supports_system_prompt: true,
-            supports_streaming: false,
             supports_multi_turn: true,
             supports_temperature: true,
             min_temperature: 0.0,

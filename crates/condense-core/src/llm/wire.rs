@@ -5,11 +5,11 @@
 use serde_json::{Value, json};
 
 use super::Usage;
-use super::error::{LlmError, LlmErrorKind};
-use super::http::HttpRequest;
 use super::profile::{LlmKind, LlmProfile};
 use super::prompt::ApiRequest;
 use super::sse::SseEvent;
+use crate::error::{ErrorKind, LlmError};
+use crate::host::HttpRequest;
 
 /// The Anthropic API version sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -41,7 +41,7 @@ impl Wire {
         req: &ApiRequest,
     ) -> Result<HttpRequest, LlmError> {
         let base = profile.base_url().ok_or_else(|| {
-            LlmError::new(LlmErrorKind::Config, format!("profile '{}' has no base_url", profile.id))
+            LlmError::new(ErrorKind::LlmConfig, format!("profile '{}' has no base_url", profile.id))
         })?;
         let messages: Vec<Value> =
             req.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect();
@@ -73,7 +73,7 @@ impl Wire {
                     Some(key) => headers.push(("authorization".into(), format!("Bearer {key}"))),
                     None if profile.kind == LlmKind::Openai => {
                         return Err(LlmError::new(
-                            LlmErrorKind::Config,
+                            ErrorKind::LlmConfig,
                             format!("profile '{}' has no API key", profile.id),
                         ));
                     }
@@ -95,7 +95,7 @@ impl Wire {
                     body["temperature"] = t.into();
                 }
                 let key = api_key.ok_or_else(|| {
-                    LlmError::new(LlmErrorKind::Config, format!("profile '{}' has no API key", profile.id))
+                    LlmError::new(ErrorKind::LlmConfig, format!("profile '{}' has no API key", profile.id))
                 })?;
                 headers.push(("x-api-key".into(), key.to_owned()));
                 headers.push(("anthropic-version".into(), ANTHROPIC_VERSION.into()));
@@ -135,11 +135,11 @@ impl Wire {
             })
             .unwrap_or_default();
         let kind = match status {
-            401 | 403 => LlmErrorKind::Auth,
-            429 => LlmErrorKind::RateLimit,
-            400 | 413 if is_overflow(&code, &message) => LlmErrorKind::ContextOverflow,
-            500..=599 => LlmErrorKind::Server,
-            _ => LlmErrorKind::BadRequest,
+            401 | 403 => ErrorKind::LlmAuth,
+            429 => ErrorKind::LlmRateLimit,
+            400 | 413 if is_overflow(&code, &message) => ErrorKind::LlmContextOverflow,
+            500..=599 => ErrorKind::LlmServer,
+            _ => ErrorKind::LlmBadRequest,
         };
         LlmError { status: Some(status), retry_after_ms, ..LlmError::new(kind, message) }
     }
@@ -281,7 +281,7 @@ fn parse(data: &str) -> Result<Value, LlmError> {
 }
 
 fn malformed(message: &str) -> LlmError {
-    LlmError::new(LlmErrorKind::MalformedStream, message)
+    LlmError::new(ErrorKind::LlmMalformedStream, message)
 }
 
 /// An error event inside a stream: overloads and server errors are `server`, the rest by type.
@@ -289,10 +289,10 @@ fn stream_error(e: &Value) -> LlmError {
     let message = e.get("message").and_then(Value::as_str).unwrap_or("error event in the stream").to_owned();
     let kind_text = e.get("type").and_then(Value::as_str).unwrap_or("");
     let kind = match kind_text {
-        "rate_limit_error" => LlmErrorKind::RateLimit,
-        "authentication_error" | "permission_error" => LlmErrorKind::Auth,
-        "invalid_request_error" if is_overflow(kind_text, &message) => LlmErrorKind::ContextOverflow,
-        _ => LlmErrorKind::Server,
+        "rate_limit_error" => ErrorKind::LlmRateLimit,
+        "authentication_error" | "permission_error" => ErrorKind::LlmAuth,
+        "invalid_request_error" if is_overflow(kind_text, &message) => ErrorKind::LlmContextOverflow,
+        _ => ErrorKind::LlmServer,
     };
     LlmError::new(kind, message)
 }
@@ -329,7 +329,7 @@ mod tests {
         let http = Wire::OpenAi.build(&local, None, &req).unwrap();
         assert_eq!(http.header("authorization"), None);
         assert!(http.body.contains("\"max_tokens\":100"));
-        assert_eq!(Wire::OpenAi.build(&p, None, &req).unwrap_err().kind, LlmErrorKind::Config);
+        assert_eq!(Wire::OpenAi.build(&p, None, &req).unwrap_err().kind, ErrorKind::LlmConfig);
     }
 
     #[test]
@@ -379,10 +379,10 @@ mod tests {
         let err = d
             .event(Wire::OpenAi, &ev(None, r#"{"error":{"message":"boom","type":"server_error"}}"#))
             .unwrap_err();
-        assert_eq!(err.kind, LlmErrorKind::Server);
+        assert_eq!(err.kind, ErrorKind::LlmServer);
         assert_eq!(
             d.event(Wire::OpenAi, &ev(None, "{not json")).unwrap_err().kind,
-            LlmErrorKind::MalformedStream
+            ErrorKind::LlmMalformedStream
         );
     }
 
@@ -414,7 +414,7 @@ mod tests {
                 ),
             )
             .unwrap_err();
-        assert_eq!((e.kind, e.message.as_str()), (LlmErrorKind::Server, "Overloaded"));
+        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::LlmServer, "Overloaded"));
     }
 
     #[test]
@@ -423,35 +423,35 @@ mod tests {
             (
                 401,
                 r#"{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}"#,
-                LlmErrorKind::Auth,
+                ErrorKind::LlmAuth,
             ),
             (
                 429,
                 r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
-                LlmErrorKind::RateLimit,
+                ErrorKind::LlmRateLimit,
             ),
             (
                 400,
                 r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","code":"context_length_exceeded"}}"#,
-                LlmErrorKind::ContextOverflow,
+                ErrorKind::LlmContextOverflow,
             ),
             (
                 400,
                 r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
-                LlmErrorKind::ContextOverflow,
+                ErrorKind::LlmContextOverflow,
             ),
             (
                 400,
                 r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
-                LlmErrorKind::ContextOverflow,
+                ErrorKind::LlmContextOverflow,
             ),
-            (400, r#"{"error":{"message":"bad temperature"}}"#, LlmErrorKind::BadRequest),
+            (400, r#"{"error":{"message":"bad temperature"}}"#, ErrorKind::LlmBadRequest),
             (
                 529,
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-                LlmErrorKind::Server,
+                ErrorKind::LlmServer,
             ),
-            (502, "<html>bad gateway</html>", LlmErrorKind::Server),
+            (502, "<html>bad gateway</html>", ErrorKind::LlmServer),
         ];
         for (status, body, kind) in cases {
             let e = Wire::OpenAi.status_error(status, None, body);

@@ -16,7 +16,7 @@ use crate::provider::{
 };
 
 use super::parse_config;
-use crate::settings::ConfigField;
+use crate::config::ConfigField;
 
 /// Configuration of the `lossless` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -77,7 +77,7 @@ impl CondensationProvider for ManualProvider {
         serde_json::to_value(ManualConfig::default()).expect("config serializes")
     }
 
-    fn config_schema(&self) -> Vec<crate::settings::ConfigField> {
+    fn config_schema(&self) -> Vec<crate::config::ConfigField> {
         summary::prompt_fields(false)
     }
 

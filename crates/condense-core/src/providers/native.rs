@@ -5,14 +5,16 @@
 use serde_json::json;
 
 use crate::error::CondenseError;
-use crate::llm::{AbortSignal, LlmError, LlmErrorKind, Usage};
+use crate::error::{ErrorKind, LlmError};
+use crate::host::AbortSignal;
+use crate::llm::Usage;
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
 };
 
 use super::parse_config;
 use super::summary::{self, SummaryConfig};
-use crate::settings::ConfigField;
+use crate::config::ConfigField;
 
 /// Summarizes with an LLM.
 #[derive(Debug, Default, Clone, Copy)]
@@ -98,7 +100,7 @@ impl CondensationProvider for NativeProvider {
         let text = response.content.trim();
         if text.is_empty() {
             return Err(CondenseError::Llm(LlmError::new(
-                LlmErrorKind::MalformedStream,
+                ErrorKind::LlmMalformedStream,
                 "the model answered with an empty summary",
             )));
         }

@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::ConfigField;
 use crate::error::CondenseError;
 use crate::llm::{ChatMessage, ChatRole, PromptBundle};
 use crate::model::{ContentBlock, Message, Role, ToolResultPart, next_condense_id};
 use crate::provider::CondensationContext;
-use crate::settings::ConfigField;
 
 /// The fewest visible messages worth summarizing.
 pub const MIN_MESSAGES: usize = 5;

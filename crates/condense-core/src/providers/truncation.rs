@@ -130,8 +130,8 @@ impl CondensationProvider for TruncationProvider {
         serde_json::to_value(TruncationConfig::default()).expect("plain struct")
     }
 
-    fn config_schema(&self) -> Vec<crate::settings::ConfigField> {
-        use crate::settings::ConfigField;
+    fn config_schema(&self) -> Vec<crate::config::ConfigField> {
+        use crate::config::ConfigField;
         let defaults = TruncationConfig::default();
         vec![
             ConfigField::integer(

@@ -1,22 +1,9 @@
 //! Helpers shared by the core's integration tests.
 #![allow(dead_code, unreachable_pub)]
 
-use std::cell::Cell;
-
+use condense_core::TiktokenCounter;
 use condense_core::model::{ContentBlock, Message, Role};
-use condense_core::{Clock, TiktokenCounter};
-
-/// A clock that advances 5 ms each time it is read.
-#[derive(Default)]
-pub struct StepClock(Cell<f64>);
-
-impl Clock for StepClock {
-    fn now_ms(&self) -> f64 {
-        let t = self.0.get();
-        self.0.set(t + 5.0);
-        t
-    }
-}
+pub use condense_core::testing::StepClock;
 
 pub fn counter() -> TiktokenCounter {
     TiktokenCounter::new(condense_core::Encoding::O200kBase)

@@ -1,12 +1,20 @@
-//! What the core needs from the host to talk to an LLM: an HTTP client that streams the response
-//! body and honours an abort signal, and a timer for retry back-off. The core builds requests and
-//! parses responses; the host only moves bytes and waits.
+//! The host's capabilities: everything the core needs from outside, as traits the host implements
+//! (the CLI natively, the wasm bindings with the host's JS functions, tests with fakes): a clock,
+//! an HTTP client that streams the response body and honours an abort signal, and a timer for
+//! retry back-off. The core builds requests and parses responses; the host only moves bytes,
+//! waits and tells the time. The lowest layer: it depends on no other module of the core.
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::Stream;
+
+/// A monotonic clock in milliseconds, injected by the host (the core reads no clock of its own).
+pub trait Clock {
+    /// Milliseconds since an arbitrary origin; never goes backwards.
+    fn now_ms(&self) -> f64;
+}
 
 /// An HTTP request the core wants sent.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,333 @@
+//! The turn engine: [`DefaultAgent::process`] works on one input through a [`Turn`] (what the host
+//! lends it), condensing before a request when the policy asks, streaming the answer into the
+//! history, and on an overflow condensing and trying once more.
+
+use super::events::{AgentEvent, AgentInput, CondenseOutcome};
+use super::policy::{CondenseReason, min_gain_tokens};
+use super::task::{ChatTask, CondensationRecord, ReportedUsage, title_of};
+use crate::error::{ErrorInfo, ErrorKind, LlmError};
+use crate::host::{AbortSignal, Clock};
+use crate::limits::AutoCondense;
+use crate::llm::{LlmProvider, PromptBundle, collect};
+use crate::manager::CondensationManager;
+use crate::model::{ContentBlock, Message, Role, last_condense_id};
+use crate::provider::{CondensationOptions, Services};
+use crate::providers::summary::to_chat;
+use crate::tokens::TokenCounter;
+
+/// What the host lends the agent for one input.
+#[derive(Clone, Copy)]
+pub struct Turn<'a> {
+    /// The chat model.
+    pub llm: &'a dyn LlmProvider,
+    /// The model that writes summaries (the condensing model), when it is not the chat model.
+    pub condensing_llm: Option<&'a dyn LlmProvider>,
+    /// The providers.
+    pub manager: &'a CondensationManager,
+    /// The condensation provider; `None`: the manager's default.
+    pub provider: Option<&'a str>,
+    /// The automatic-condensation settings.
+    pub auto: &'a AutoCondense,
+    /// Counts tokens for the chat model (cached per message).
+    pub tokens: &'a dyn TokenCounter,
+    /// Times condensations.
+    pub clock: &'a dyn Clock,
+    /// Fired by the host to cancel the request in flight.
+    pub abort: &'a AbortSignal,
+    /// The input's wall-clock time, in milliseconds since the Unix epoch.
+    pub now_ms: i64,
+}
+
+impl Turn<'_> {
+    fn provider_id(&self) -> String {
+        self.provider.unwrap_or(self.manager.default_provider()).to_owned()
+    }
+}
+
+/// How one request ended.
+enum Streamed {
+    Done,
+    /// The API refused the prompt as too long before any text arrived.
+    Overflow(LlmError),
+    Failed,
+}
+
+/// The chat agent over one task.
+#[derive(Debug, Clone)]
+pub struct DefaultAgent {
+    task: ChatTask,
+}
+
+impl DefaultAgent {
+    /// An agent holding a task.
+    pub fn new(task: ChatTask) -> Self {
+        DefaultAgent { task }
+    }
+
+    /// The task as it is now.
+    pub fn task(&self) -> &ChatTask {
+        &self.task
+    }
+
+    /// The task, to save.
+    pub fn into_task(self) -> ChatTask {
+        self.task
+    }
+
+    /// Works on one input; every step is told through `emit`. Never fails: failures are `Error`
+    /// events, and the history keeps whatever arrived.
+    pub async fn process(&mut self, input: AgentInput, turn: &Turn<'_>, emit: &mut dyn FnMut(AgentEvent)) {
+        match input {
+            AgentInput::User { content } => {
+                let content = content.trim();
+                if content.is_empty() {
+                    emit(error_event(ErrorKind::InvalidInput, "the message is empty"));
+                    return;
+                }
+                emit(AgentEvent::ThinkingStart);
+                let mut message =
+                    Message::new(self.task.next_message_id(), Role::User, vec![ContentBlock::text(content)]);
+                message.ts = turn.now_ms;
+                if self.task.title.is_empty() {
+                    self.task.title = title_of(content);
+                }
+                self.task.conversation.messages.push(message.clone());
+                self.task.updated_ms = turn.now_ms;
+                emit(AgentEvent::UserMessage { message });
+                self.answer(turn, emit).await;
+                emit(AgentEvent::ThinkingEnd);
+            }
+            AgentInput::Retry => {
+                let messages = &mut self.task.conversation.messages;
+                if messages.last().is_some_and(|m| m.role == Role::Assistant && m.interrupted.is_some()) {
+                    messages.pop();
+                }
+                if messages.iter().rev().find(|m| m.is_visible()).is_none_or(|m| m.role != Role::User) {
+                    emit(error_event(
+                        ErrorKind::InvalidInput,
+                        "nothing to retry: the last message has its answer",
+                    ));
+                    return;
+                }
+                emit(AgentEvent::ThinkingStart);
+                self.answer(turn, emit).await;
+                emit(AgentEvent::ThinkingEnd);
+            }
+            AgentInput::Condense => {
+                self.condense(turn, emit, CondenseReason::Manual).await;
+            }
+            AgentInput::Shutdown => emit(AgentEvent::StatusShutdown),
+        }
+    }
+
+    /// Answers the last user message: condense first if the context asks for it, stream the
+    /// answer, and on an overflow condense and try once more.
+    async fn answer(&mut self, turn: &Turn<'_>, emit: &mut dyn FnMut(AgentEvent)) {
+        let status = self.task.context_status(turn.llm.profile(), turn.auto, turn.tokens);
+        if let Some(reason) = status.reason() {
+            self.auto_condense(turn, emit, reason).await;
+        }
+        let mut retried = false;
+        loop {
+            match self.stream_once(turn, emit).await {
+                Streamed::Done | Streamed::Failed => return,
+                Streamed::Overflow(e) if !retried => {
+                    retried = true;
+                    if !self.auto_condense(turn, emit, CondenseReason::Overflow).await {
+                        emit(llm_error_event(&e));
+                        return;
+                    }
+                }
+                Streamed::Overflow(e) => {
+                    emit(llm_error_event(&e));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// One request: the answer streamed into the history.
+    async fn stream_once(&mut self, turn: &Turn<'_>, emit: &mut dyn FnMut(AgentEvent)) -> Streamed {
+        let bundle = self.request();
+        let id = self.task.next_message_id();
+        emit(AgentEvent::MessageStart { id: id.clone() });
+        let stream = turn.llm.stream_completion(&bundle, turn.abort);
+        let answer = collect(stream, turn.abort, |delta| {
+            emit(AgentEvent::MessageContent { id: id.clone(), delta: delta.to_owned() });
+        })
+        .await;
+        let now = turn.now_ms;
+        match answer {
+            Ok(answer) => {
+                self.push_answer(&id, answer.content, now, None);
+                self.task.reported = answer
+                    .usage
+                    .map(|u| ReportedUsage { through: id.clone(), tokens: u.input_tokens + u.output_tokens });
+                let cost = answer.usage.map_or(0.0, |u| turn.llm.cost(&u));
+                emit(AgentEvent::MessageEnd {
+                    id,
+                    interrupted: None,
+                    kept: true,
+                    usage: answer.usage,
+                    finish_reason: answer.finish_reason,
+                    cost,
+                });
+                Streamed::Done
+            }
+            Err(e) => {
+                let text = e.partial.clone();
+                let overflow = e.kind == ErrorKind::LlmContextOverflow && text.is_empty();
+                if !overflow {
+                    emit(AgentEvent::Error {
+                        error: ErrorInfo::new(e.kind, e.message.clone()),
+                        partial: text.clone(),
+                        retryable: e.kind != ErrorKind::LlmConfig,
+                    });
+                }
+                let interrupted = if e.kind == ErrorKind::LlmCancelled {
+                    "cancelled".to_owned()
+                } else {
+                    e.kind.as_str().to_owned()
+                };
+                let kept = !text.is_empty();
+                if kept {
+                    self.push_answer(&id, text, now, Some(interrupted.clone()));
+                }
+                emit(AgentEvent::MessageEnd {
+                    id,
+                    interrupted: Some(interrupted),
+                    kept,
+                    usage: None,
+                    finish_reason: None,
+                    cost: 0.0,
+                });
+                if overflow { Streamed::Overflow(e) } else { Streamed::Failed }
+            }
+        }
+    }
+
+    /// Adds an answer to the history; `interrupted` marks one cut short.
+    fn push_answer(&mut self, id: &str, text: String, now_ms: i64, interrupted: Option<String>) {
+        let mut message = Message::new(id, Role::Assistant, vec![ContentBlock::text(text)]);
+        message.ts = now_ms;
+        message.interrupted = interrupted;
+        self.task.conversation.messages.push(message);
+        self.task.updated_ms = now_ms;
+    }
+
+    /// The request for the last user message: the API view before it as history.
+    fn request(&self) -> PromptBundle {
+        let view = self.task.conversation.api_view();
+        let (last, history) = view.split_last().expect("a request follows a user message");
+        PromptBundle {
+            system_context: self.task.conversation.system.clone().unwrap_or_default(),
+            conversation_history: history.iter().map(|m| to_chat(m)).collect(),
+            request: to_chat(last).content,
+            ..Default::default()
+        }
+    }
+
+    /// An automatic condensation, if the off switch and the loop guard allow it. Returns whether
+    /// one was applied.
+    async fn auto_condense(
+        &mut self,
+        turn: &Turn<'_>,
+        emit: &mut dyn FnMut(AgentEvent),
+        reason: CondenseReason,
+    ) -> bool {
+        let (tokens, _) = self.task.context_tokens(turn.tokens);
+        let last = self.task.last_message_id();
+        let refusal = if turn.auto.enabled {
+            self.task.guard.refusal(last, turn.now_ms)
+        } else {
+            Some("automatic condensation is off; condense by hand or turn it on in the settings".into())
+        };
+        if let Some(why) = refusal {
+            emit(AgentEvent::CondenseSkipped { reason: why, tokens });
+            return false;
+        }
+        let last = last.map(str::to_owned);
+        self.task.guard.record(last, turn.now_ms);
+        self.condense(turn, emit, reason).await
+    }
+
+    /// Runs the turn's provider on the history and applies the result when it succeeded (and,
+    /// for an automatic run, saved at least the minimum gain). Returns whether it was applied.
+    async fn condense(
+        &mut self,
+        turn: &Turn<'_>,
+        emit: &mut dyn FnMut(AgentEvent),
+        reason: CondenseReason,
+    ) -> bool {
+        let automatic = reason != CondenseReason::Manual;
+        let provider = turn.provider_id();
+        let conversation = &self.task.conversation;
+        let before = turn.tokens.count_request(conversation.system.as_deref(), &conversation.api_view());
+        emit(AgentEvent::CondenseStart { reason, provider: provider.clone(), tokens: before, automatic });
+        let llm = turn.condensing_llm.unwrap_or(turn.llm);
+        let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
+        let options = CondensationOptions { is_automatic: automatic, ..Default::default() };
+        let outcome = turn.manager.condense(conversation, Some(&provider), options, services).await;
+        let not_applied = |error: ErrorInfo, metrics| {
+            AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics })
+        };
+        let result = match outcome {
+            Err(e) => {
+                emit(not_applied(e.to_info(), None));
+                return false;
+            }
+            Ok(r) => match r.error {
+                Some(error) => {
+                    emit(not_applied(error, r.metrics));
+                    return false;
+                }
+                None => r,
+            },
+        };
+        let after = result.new_context_tokens.unwrap_or(before);
+        let gain = before.saturating_sub(after);
+        let min_gain = min_gain_tokens(turn.llm.profile().context_window, turn.auto.min_gain_percent);
+        // An overflow proved the window wrong, so any gain is worth it there.
+        if matches!(reason, CondenseReason::Threshold | CondenseReason::Limit) && gain < min_gain {
+            let message = format!(
+                "saved {gain} tokens, less than the minimum of {min_gain} ({}% of the window); the chat is unchanged",
+                turn.auto.min_gain_percent
+            );
+            emit(not_applied(ErrorInfo::new(ErrorKind::InsufficientGain, message), result.metrics));
+            return false;
+        }
+        let Some(condense_id) = last_condense_id(&result.messages) else {
+            emit(not_applied(
+                ErrorInfo::new(ErrorKind::Internal, "the condensation left no id"),
+                result.metrics,
+            ));
+            return false;
+        };
+        let record = CondensationRecord {
+            condense_id,
+            provider_id: provider,
+            reason,
+            automatic,
+            tokens_before: before,
+            tokens_after: after,
+            cost: result.cost,
+            time_ms: result.metrics.as_ref().map_or(0.0, |m| m.time_elapsed_ms),
+            summary: result.summary,
+            at_ms: turn.now_ms,
+        };
+        self.task.conversation.messages = result.messages;
+        self.task.condensations.push(record.clone());
+        self.task.reported = None;
+        self.task.updated_ms = turn.now_ms;
+        emit(AgentEvent::CondenseEnd(CondenseOutcome::Applied { record, metrics: result.metrics }));
+        true
+    }
+}
+
+fn error_event(kind: ErrorKind, message: &str) -> AgentEvent {
+    AgentEvent::Error { error: ErrorInfo::new(kind, message), partial: String::new(), retryable: false }
+}
+
+fn llm_error_event(e: &LlmError) -> AgentEvent {
+    AgentEvent::Error { error: e.to_info(), partial: e.partial.clone(), retryable: false }
+}

@@ -1,0 +1,186 @@
+//! `CondenseEngine`'s chats: a new task, one agent input at a time with its events as they
+//! happen, the context status, and undo. Turns write their condensations, skips and failures to
+//! the host's log.
+
+use std::rc::Rc;
+
+use condense_core::agent::{
+    AgentEvent, AgentInput, ChatTask, CondenseOutcome, ContextStatus, DefaultAgent, Turn,
+};
+use condense_core::limits::AutoCondense;
+use condense_core::llm::LlmProvider;
+use condense_core::{CondenseError, ErrorKind};
+use js_sys::{Function, Promise};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::convert::{core_error, error, from_js, to_js};
+use crate::engine::{CondenseEngine, Inner};
+use crate::host::JsHost;
+use crate::llm_api::{LlmTarget, llm_error};
+
+/// The options of `chat` and `chatContext`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ChatCall {
+    llm: LlmTarget,
+    #[serde(default)]
+    condensing_llm: Option<LlmTarget>,
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    auto: AutoCondense,
+    now_ms: f64,
+}
+
+/// What a chat input ends with.
+#[derive(Serialize)]
+struct ChatOutcome {
+    task: ChatTask,
+    context: ContextStatus,
+}
+
+/// What `undoChat` returns.
+#[derive(Serialize)]
+struct ChatUndo {
+    task: ChatTask,
+    condense_id: String,
+}
+
+fn chat_call(options: &JsValue) -> Result<ChatCall, JsValue> {
+    let call: ChatCall = from_js(options, "the options")?;
+    call.auto.validate().map_err(|m| core_error(&CondenseError::InvalidInput(m)))?;
+    call.llm.profile.validate().map_err(|e| llm_error(&e))?;
+    Ok(call)
+}
+
+#[wasm_bindgen]
+impl CondenseEngine {
+    /// A new, empty chat task.
+    #[wasm_bindgen(js_name = newChat, unchecked_return_type = "ChatTask")]
+    pub fn new_chat(&self, id: &str, now_ms: f64) -> Result<JsValue, JsValue> {
+        to_js(&ChatTask::new(id, now_ms as i64))
+    }
+
+    /// Works on one chat input (a user message, retry, condense, shutdown): `onEvent` gets every
+    /// agent event as it happens; resolves with the updated task and its context status. Failures
+    /// of the turn are `Error` events, and the task keeps what arrived; rejects only for a bad
+    /// call.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ChatOutcome>")]
+    pub fn chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AgentInput")] input: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "((event: AgentEvent) => void) | undefined")] on_event: Option<
+            Function,
+        >,
+    ) -> Promise {
+        future_to_promise(chat(Rc::clone(&self.inner), task, input, options, on_event))
+    }
+
+    /// How full a chat's context is for the options' chat profile.
+    #[wasm_bindgen(js_name = chatContext, unchecked_return_type = "ContextStatus")]
+    pub fn chat_context(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptions")] options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let task: ChatTask = from_js(&task, "the chat task")?;
+        let call = chat_call(&options)?;
+        let counter = self.inner.counter(&call.llm.profile.model);
+        to_js(&task.context_status(&call.llm.profile, &call.auto, counter.as_ref()))
+    }
+
+    /// Undoes a condensation of a chat (the last one when `condenseId` is absent).
+    #[wasm_bindgen(js_name = undoChat, unchecked_return_type = "ChatUndo")]
+    pub fn undo_chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
+        condense_id: Option<String>,
+        now_ms: f64,
+    ) -> Result<JsValue, JsValue> {
+        let mut task: ChatTask = from_js(&task, "the chat task")?;
+        let condense_id = task
+            .undo(condense_id.as_deref(), now_ms as i64)
+            .ok_or_else(|| error(ErrorKind::NothingToUndo, "the chat has no such condensation to undo"))?;
+        self.inner.host.log("info", &format!("chat {}: undid condensation {condense_id}", task.id));
+        to_js(&ChatUndo { task, condense_id })
+    }
+}
+
+// As in `condense`, the shared borrow of the manager is held through the turn on purpose.
+#[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
+async fn chat(
+    inner: Rc<Inner>,
+    task: JsValue,
+    input: JsValue,
+    options: JsValue,
+    on_event: Option<Function>,
+) -> Result<JsValue, JsValue> {
+    let task: ChatTask = from_js(&task, "the chat task")?;
+    let input: AgentInput = from_js(&input, "the input")?;
+    let call = chat_call(&options)?;
+    let counter = inner.counter(&call.llm.profile.model);
+    let llm = inner.client(call.llm)?;
+    let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
+    let abort = inner.begin(Some(&task.id));
+    let manager = inner.manager.borrow();
+    let turn = Turn {
+        llm: &llm,
+        condensing_llm: condensing.as_ref().map(|c| c as &dyn LlmProvider),
+        manager: &manager,
+        provider: call.provider.as_deref(),
+        auto: &call.auto,
+        tokens: counter.as_ref(),
+        clock: inner.host.as_ref(),
+        abort: &abort,
+        now_ms: call.now_ms as i64,
+    };
+    let mut agent = DefaultAgent::new(task);
+    let host = Rc::clone(&inner.host);
+    agent
+        .process(input, &turn, &mut |event| {
+            log_event(&host, &event);
+            if let (Some(f), Ok(value)) = (&on_event, to_js(&event)) {
+                // A throwing callback is the host's bug; it must not end the turn.
+                let _ = f.call1(&JsValue::NULL, &value);
+            }
+        })
+        .await;
+    drop(manager);
+    inner.end(&abort);
+    let task = agent.into_task();
+    let context = task.context_status(llm.profile(), &call.auto, counter.as_ref());
+    to_js(&ChatOutcome { task, context })
+}
+
+/// The log lines of a chat turn: condensations with their metrics, skips and failures.
+fn log_event(host: &JsHost, event: &AgentEvent) {
+    match event {
+        AgentEvent::CondenseEnd(CondenseOutcome::Applied { record: r, .. }) => host.log(
+            "info",
+            &format!(
+                "condensed with {} ({}{}): {} → {} tokens, cost ${:.6}, {:.0} ms",
+                r.provider_id,
+                r.reason.as_str(),
+                if r.automatic { ", automatic" } else { "" },
+                r.tokens_before,
+                r.tokens_after,
+                r.cost,
+                r.time_ms
+            ),
+        ),
+        AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error: e, .. }) => {
+            host.log("warn", &format!("condensation not applied: {}: {}", e.kind, e.message));
+        }
+        AgentEvent::CondenseSkipped { reason, tokens } => {
+            host.log("info", &format!("automatic condensation skipped at {tokens} tokens: {reason}"));
+        }
+        AgentEvent::Error { error, .. } => {
+            host.log("warn", &format!("chat turn failed: {}: {}", error.kind, error.message))
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,188 @@
+//! `CondenseEngine`'s conversations: parse any supported format, count tokens, condense, undo, and
+//! render the manual provider's request.
+
+use std::rc::Rc;
+
+use condense_core::formats::parse_conversation;
+use condense_core::model::undo_last;
+use condense_core::tokens::TokenReport;
+use condense_core::{
+    CondensationOptions, CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter,
+};
+use js_sys::Promise;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::convert::{core_error, error, from_js, json_text, to_js};
+use crate::engine::{CondenseEngine, DEFAULT_MODEL, Inner};
+use crate::host::JsHost;
+use crate::llm_api::LlmTarget;
+
+/// The options of `condense`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct CondenseCall {
+    provider: Option<String>,
+    target_tokens: Option<usize>,
+    keep_last: Option<usize>,
+    is_automatic: bool,
+    config: Option<serde_json::Value>,
+    model: Option<String>,
+    llm: Option<LlmTarget>,
+}
+
+impl CondenseCall {
+    fn options(&self) -> CondensationOptions {
+        CondensationOptions {
+            target_tokens: self.target_tokens,
+            keep_last: self.keep_last,
+            is_automatic: self.is_automatic,
+            config: self.config.clone().unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// The tokenizer follows the model named, else the LLM's model.
+    fn model(&self) -> &str {
+        self.model.as_deref().or(self.llm.as_ref().map(|l| l.profile.model.as_str())).unwrap_or(DEFAULT_MODEL)
+    }
+}
+
+/// What `undoLast` returns.
+#[derive(Serialize)]
+struct Undone {
+    condense_id: String,
+    conversation: Conversation,
+}
+
+/// A conversation given as text or as an object, in any supported format.
+pub(crate) fn conversation(value: &JsValue) -> Result<Conversation, JsValue> {
+    let text = match value.as_string() {
+        Some(text) => text,
+        None => json_text(value, "the conversation")?,
+    };
+    parse_conversation(&text)
+        .map(|p| p.conversation)
+        .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
+}
+
+fn call_options(options: &Option<JsValue>) -> Result<CondenseCall, JsValue> {
+    match options {
+        Some(o) if !o.is_undefined() && !o.is_null() => from_js(o, "the options"),
+        _ => Ok(CondenseCall::default()),
+    }
+}
+
+#[wasm_bindgen]
+impl CondenseEngine {
+    /// Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text or
+    /// as an object) and returns it in this project's format.
+    #[wasm_bindgen(js_name = parseConversation, unchecked_return_type = "Conversation")]
+    pub fn parse_conversation(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        to_js(&conversation(&value)?)
+    }
+
+    /// Tokens of the conversation's API view for a model (default `gpt-4o`).
+    #[wasm_bindgen(js_name = countTokens, unchecked_return_type = "TokenReport")]
+    pub fn count_tokens(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+        model: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let conversation = conversation(&value)?;
+        to_js(&TokenReport::of(&conversation, model.as_deref().unwrap_or(DEFAULT_MODEL)))
+    }
+
+    /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new
+    /// conversation (the original ones, untouched, when `error` is set) and which carries the
+    /// system prompt, so it is a conversation itself. Rejects only for a bad call: unreadable
+    /// input, an unknown or disabled provider.
+    #[wasm_bindgen(unchecked_return_type = "Promise<CondensationDocument>")]
+    pub fn condense(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondenseOptions")] options: Option<JsValue>,
+    ) -> Promise {
+        future_to_promise(condense(Rc::clone(&self.inner), value, options))
+    }
+
+    /// Undoes the last condensation: its summary goes, the messages it hid come back.
+    #[wasm_bindgen(js_name = undoLast, unchecked_return_type = "UndoResult")]
+    pub fn undo_last(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let conversation = conversation(&value)?;
+        let (condense_id, messages) = undo_last(&conversation.messages)
+            .ok_or_else(|| error(ErrorKind::NothingToUndo, "the conversation has no condensation to undo"))?;
+        self.inner.host.log("info", &format!("undid condensation {condense_id}"));
+        to_js(&Undone { condense_id, conversation: Conversation { messages, ..conversation } })
+    }
+
+    /// The prompt of the manual provider, to copy into any chat.
+    #[wasm_bindgen(js_name = renderManualRequest)]
+    pub fn render_manual_request(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondenseOptions")] options: Option<JsValue>,
+    ) -> Result<String, JsValue> {
+        let conversation = conversation(&value)?;
+        let call = call_options(&options)?;
+        let counter = TiktokenCounter::for_model(call.model());
+        condense_core::providers::manual::render_request(
+            &conversation.messages,
+            conversation.system.as_deref(),
+            &call.options(),
+            &counter,
+        )
+        .map_err(|e| core_error(&e))
+    }
+}
+
+// The shared borrow of the manager is held through the run on purpose: condensations run side by
+// side, and a settings change meanwhile gets a `busy` error (see `Inner::manager_mut`).
+#[expect(clippy::await_holding_refcell_ref, reason = "see above")]
+async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> Result<JsValue, JsValue> {
+    let conversation = conversation(&value)?;
+    let call: CondenseCall = call_options(&options)?;
+    let counter = TiktokenCounter::for_model(call.model());
+    let options = call.options();
+    let provider = call.provider.clone();
+    let client = call.llm.map(|target| inner.client(target)).transpose()?;
+    let abort = inner.begin(None);
+    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
+    if let Some(c) = &client {
+        services = services.with_llm(c);
+    }
+    let manager = inner.manager.borrow();
+    let outcome = manager.condense(&conversation, provider.as_deref(), options, services).await;
+    drop(manager);
+    inner.end(&abort);
+    let result = outcome.map_err(|e| core_error(&e))?;
+    log_result(&inner.host, &result);
+    to_js(&result.to_document(conversation.system.as_deref()))
+}
+
+fn log_result(host: &JsHost, result: &CondensationResult) {
+    let Some(metrics) = &result.metrics else { return };
+    match &result.error {
+        None => host.log(
+            "info",
+            &format!(
+                "condensed with {}: {} tokens after, {} saved, cost ${:.6}, {:.0} ms",
+                metrics.provider_id,
+                result.new_context_tokens.unwrap_or(0),
+                metrics.tokens_saved.unwrap_or(0),
+                result.cost,
+                metrics.time_elapsed_ms
+            ),
+        ),
+        Some(e) => host.log(
+            "warn",
+            &format!("condensation with {} failed: {}: {}", metrics.provider_id, e.kind, e.message),
+        ),
+    }
+}

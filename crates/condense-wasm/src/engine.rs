@@ -1,0 +1,124 @@
+//! The engine: one registry, one set of token counters and the work in flight, shared by the
+//! method groups of the other files through [`Inner`].
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use condense_core::host::{AbortSignal, Clock};
+use condense_core::llm::{HttpLlm, RetryPolicy};
+use condense_core::{CondensationManager, Encoding, ErrorKind, TiktokenCounter};
+use wasm_bindgen::prelude::*;
+
+use crate::convert::error;
+use crate::host::{JsHost, JsHttp, JsTimer};
+use crate::llm_api::{LlmTarget, llm_error};
+
+/// The model whose tokenizer counts when the caller names none.
+pub(crate) const DEFAULT_MODEL: &str = "gpt-4o";
+
+pub(crate) struct Inner {
+    pub(crate) host: Rc<JsHost>,
+    pub(crate) manager: RefCell<CondensationManager>,
+    /// The abort signals of work in flight, each with its scope (a chat's id), fired by `cancel`.
+    running: RefCell<Vec<(Option<String>, AbortSignal)>>,
+    /// One counter per encoding, kept across calls: its per-message cache makes the check after
+    /// a new message cost only that message.
+    counters: RefCell<HashMap<Encoding, Rc<TiktokenCounter>>>,
+}
+
+impl Inner {
+    pub(crate) fn counter(&self, model: &str) -> Rc<TiktokenCounter> {
+        let encoding = Encoding::for_model(model);
+        Rc::clone(
+            self.counters
+                .borrow_mut()
+                .entry(encoding)
+                .or_insert_with(|| Rc::new(TiktokenCounter::new(encoding))),
+        )
+    }
+
+    pub(crate) fn client(&self, target: LlmTarget) -> Result<HttpLlm, JsValue> {
+        let retry = RetryPolicy {
+            max_retries: target.max_retries.unwrap_or(RetryPolicy::default().max_retries),
+            jitter_seed: self.host.now_ms().to_bits(),
+            ..RetryPolicy::default()
+        };
+        HttpLlm::new(
+            target.profile,
+            target.api_key,
+            Rc::new(JsHttp(Rc::clone(&self.host))),
+            Rc::new(JsTimer),
+            retry,
+        )
+        .map_err(|e| llm_error(&e))
+    }
+
+    /// Starts a piece of work that `cancel(scope)` (or `cancel()`) can stop.
+    pub(crate) fn begin(&self, scope: Option<&str>) -> AbortSignal {
+        let signal = AbortSignal::new();
+        self.running.borrow_mut().push((scope.map(str::to_owned), signal.clone()));
+        signal
+    }
+
+    pub(crate) fn end(&self, signal: &AbortSignal) {
+        self.running.borrow_mut().retain(|(_, s)| !s.same_as(signal));
+    }
+
+    /// Fires the signals of the work in `scope` (a chat's id), or of all work.
+    pub(crate) fn cancel(&self, scope: Option<String>) {
+        let running = self.running.borrow().clone();
+        for (s, signal) in &running {
+            if scope.is_none() || *s == scope {
+                self.host.abort(signal);
+            }
+        }
+    }
+
+    pub(crate) fn manager_mut(&self) -> Result<std::cell::RefMut<'_, CondensationManager>, JsValue> {
+        self.manager.try_borrow_mut().map_err(|_| {
+            error(
+                ErrorKind::Busy,
+                "a condensation is running: change the provider settings when it has ended",
+            )
+        })
+    }
+}
+
+/// The core, for one extension (or one test): its own registry and default provider.
+#[wasm_bindgen]
+pub struct CondenseEngine {
+    pub(crate) inner: Rc<Inner>,
+}
+
+#[wasm_bindgen]
+impl CondenseEngine {
+    /// An engine using the host's `fetch(request, signal)`, `now()` and `log(level, message)`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Host")] host: JsValue,
+    ) -> Result<CondenseEngine, JsValue> {
+        let host = JsHost::new(&host)?;
+        Ok(CondenseEngine {
+            inner: Rc::new(Inner {
+                host,
+                manager: RefCell::new(CondensationManager::with_builtin_providers()),
+                running: RefCell::new(Vec::new()),
+                counters: RefCell::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The version of the core.
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_owned()
+    }
+
+    /// Cancels work in flight: the turn of the chat `taskId` when one is given, else everything.
+    /// LLM calls end with `llm_cancelled`, condensations with their original messages, chat turns
+    /// with the partial answer kept.
+    pub fn cancel(&self, #[wasm_bindgen(js_name = taskId)] task_id: Option<String>) {
+        self.inner.cancel(task_id);
+    }
+}
