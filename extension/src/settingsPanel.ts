@@ -9,6 +9,7 @@ import * as vscode from "vscode";
 import type { CondenseEngine, LlmProfile } from "../wasm/condense_wasm";
 import { asFailure } from "./errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "./ipc";
+import { secretName } from "./secrets";
 import { SECTION, type SettingProblem, type Settings } from "./settings";
 import { panelState, planChange, type Write } from "./settingsModel";
 import { loadApp, receiveFromWebview } from "./webviewApp";
@@ -23,8 +24,8 @@ export interface SettingsHost {
   log: vscode.LogOutputChannel;
 }
 
-/** The secret storage's name for a profile's key. */
-export const secretName = (profileId: string) => `${SECTION}.apiKey.${profileId}`;
+/** The secret storage's name for a profile's key (kept in secrets.ts; exported here as before). */
+export { secretName };
 
 export class SettingsPanel implements vscode.Disposable {
   static readonly viewType = "contextCondenser.settings";

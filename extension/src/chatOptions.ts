@@ -1,0 +1,63 @@
+// What the settings and the keys make of an LLM run: the options of a chat turn (the chat profile,
+// the condensing profile when it is another one, their keys from secrets.ts, the auto-condense
+// settings), the same without keys to measure a chat, the profiles the chat's picker offers, and
+// the LLM that writes summaries for Condense Now on a file and for the API.
+
+import type { ChatOptions, LlmTarget } from "../wasm/condense_wasm";
+import type { EngineHolder } from "./engineHolder";
+import type { Failure } from "./errors";
+import type { ProfileOption } from "./ipc";
+import type { Report } from "./report";
+import type { Secrets } from "./secrets";
+import { autoCondense, chatProfile, condensingProfile } from "./settings";
+
+/** The profiles the chat can use (API profiles), for its picker. */
+export function profileOptions(holder: EngineHolder): ProfileOption[] {
+  return holder.settings.profiles
+    .filter((p) => p.kind !== "manual")
+    .map((p) => ({ id: p.id, model: p.model, context_window: p.context_window }));
+}
+
+/** The chat profile's model, which counts tokens; undefined without a chat profile. */
+export function chatModel(holder: EngineHolder): string | undefined {
+  return chatProfile(holder.settings)?.model;
+}
+
+/** The options of a chat turn without keys: enough to measure a chat. */
+export function measureOptions(holder: EngineHolder): ChatOptions | undefined {
+  const profile = chatProfile(holder.settings);
+  return profile ? { llm: { profile }, auto: autoCondense(holder.settings), nowMs: Date.now() } : undefined;
+}
+
+/** The options of a chat turn, with the keys from the secret storage. Without a usable chat
+ *  profile it reports why and throws the failure. */
+export async function chatOptions(holder: EngineHolder, secrets: Secrets, report: Report): Promise<ChatOptions> {
+  const profile = chatProfile(holder.settings);
+  if (!profile || profile.kind === "manual") {
+    const failure: Failure = {
+      kind: "llm_config",
+      message: profile
+        ? `the chat profile "${profile.id}" is a manual profile; chats need an API profile`
+        : "no chat profile: add an LLM profile in contextCondenser.profiles and choose it in contextCondenser.chatProfile (or in the chat's profile picker)",
+    };
+    report(failure);
+    throw failure;
+  }
+  const options: ChatOptions = {
+    llm: { profile, apiKey: await secrets.key(profile.id) },
+    auto: autoCondense(holder.settings),
+    nowMs: Date.now(),
+  };
+  const writer = condensingProfile(holder.settings);
+  if (writer && writer.id !== profile.id && writer.kind !== "manual") {
+    options.condensingLlm = { profile: writer, apiKey: await secrets.key(writer.id) };
+  }
+  return options;
+}
+
+/** The LLM that writes summaries, with its key from the secret storage; none when unset. */
+export async function condensingLlm(holder: EngineHolder, secrets: Secrets): Promise<LlmTarget | undefined> {
+  const profile = condensingProfile(holder.settings);
+  if (!profile) return undefined;
+  return { profile, apiKey: await secrets.key(profile.id) };
+}

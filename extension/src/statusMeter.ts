@@ -1,0 +1,65 @@
+// The status-bar context meter: how full the context is, for the conversation file in the editor,
+// else the active chat. Clicking it runs Condense Now. Its text comes from meter.ts (pure); typing
+// in the file recounts after a pause, not at every key.
+
+import * as vscode from "vscode";
+import { chatModel } from "./chatOptions";
+import type { ChatView } from "./chatView";
+import type { EngineHolder } from "./engineHolder";
+import { activeConversation } from "./fileCommands";
+import { meterText } from "./meter";
+import { chatProfile } from "./settings";
+
+export class StatusMeter implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem("contextCondenser.meter", vscode.StatusBarAlignment.Right, 100);
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Shows the meter, measured at once. */
+  constructor(
+    private readonly holder: EngineHolder,
+    private readonly chat: ChatView,
+  ) {
+    this.item.name = "Context Condenser: context meter";
+    this.item.command = "contextCondenser.condenseNow";
+    this.update();
+    this.item.show();
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.item.dispose();
+  }
+
+  /** Recounts soon: typing does not recount at every key. */
+  schedule(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.update(), 300);
+  }
+
+  /** The meter follows the conversation file in the editor, else the active chat. */
+  update(): void {
+    const active = activeConversation(this.holder.engine);
+    const chat = this.chat.active();
+    let view;
+    if (!active && chat.task && chat.context) {
+      view = meterText(
+        { tokens: chat.context.tokens, contextWindow: chat.context.window, source: `chat "${chat.task.title || "new chat"}"` },
+        chat.context.threshold_percent,
+      );
+    } else {
+      let tokens: number | undefined;
+      if (active?.conversation && active.conversation.messages.length > 0) {
+        tokens = this.holder.engine.countTokens(active.conversation, chatModel(this.holder)).total_tokens;
+      }
+      const settings = this.holder.settings;
+      const a = settings.autoCondense;
+      view = meterText(
+        { tokens, contextWindow: chatProfile(settings)?.context_window, source: active ? vscode.workspace.asRelativePath(active.doc.uri) : undefined },
+        a.enabled ? a.thresholdPercent : null,
+      );
+    }
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    this.item.backgroundColor = view.warning ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+  }
+}
