@@ -1,0 +1,260 @@
+//! The agent's turn logic without sockets: a scripted LLM (`condense_core::testing`) answers, so
+//! each test states exactly what the model says and checks the events, the history and the
+//! requests. The same paths over real HTTP are tested in the CLI crate (`tests/agent.rs`).
+
+mod common;
+
+use common::{StepClock, block_on, counter};
+use condense_core::agent::{
+    AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent, Turn,
+};
+use condense_core::limits::AutoCondense;
+use condense_core::llm::{LlmKind, LlmProfile, Usage};
+use condense_core::model::{ContentBlock, Message, Role};
+use condense_core::testing::ScriptedLlm;
+use condense_core::{AbortSignal, CondensationManager, ErrorKind, TiktokenCounter};
+
+fn profile(window: usize) -> LlmProfile {
+    LlmProfile {
+        max_output: 1_000,
+        price_input_per_mtok: 1.0,
+        price_output_per_mtok: 2.0,
+        ..LlmProfile::new("scripted", LlmKind::Openai, "gpt-4o", window)
+    }
+}
+
+/// What the host lends the agent, owned by the test.
+struct Bench {
+    manager: CondensationManager,
+    auto: AutoCondense,
+    counter: TiktokenCounter,
+    clock: StepClock,
+    abort: AbortSignal,
+}
+
+impl Bench {
+    fn new() -> Self {
+        Bench {
+            manager: CondensationManager::with_builtin_providers(),
+            auto: AutoCondense::default(),
+            counter: counter(),
+            clock: StepClock::default(),
+            abort: AbortSignal::new(),
+        }
+    }
+
+    /// Runs one input; `on_event` sees each event as it is emitted (and may fire the abort).
+    fn run(
+        &self,
+        agent: &mut DefaultAgent,
+        llm: &ScriptedLlm,
+        condensing: Option<&ScriptedLlm>,
+        input: AgentInput,
+        mut on_event: impl FnMut(&AgentEvent, &AbortSignal),
+    ) -> Vec<AgentEvent> {
+        let turn = Turn {
+            llm,
+            condensing_llm: condensing.map(|c| c as _),
+            manager: &self.manager,
+            provider: Some("native"),
+            auto: &self.auto,
+            tokens: &self.counter,
+            clock: &self.clock,
+            abort: &self.abort,
+            now_ms: 1_700_000_000_000,
+        };
+        let mut events = Vec::new();
+        block_on(agent.process(input, &turn, &mut |e| {
+            on_event(&e, &self.abort);
+            events.push(e);
+        }));
+        events
+    }
+}
+
+fn say(text: &str) -> AgentInput {
+    AgentInput::User { content: text.into() }
+}
+
+/// The events' names, with runs of `MessageContent` folded into one `MessageContent*`.
+fn names(events: &[AgentEvent]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in events {
+        let name = serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned();
+        let name = if name == "MessageContent" { "MessageContent*".to_owned() } else { name };
+        if out.last() != Some(&name) || name != "MessageContent*" {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// A chat of `n` messages, long enough for a summary.
+fn long_chat(n: usize) -> ChatTask {
+    let mut task = ChatTask::new("t", 0);
+    for i in 1..=n {
+        let role = if i % 2 == 1 { Role::User } else { Role::Assistant };
+        let text = format!(
+            "Turn {i}: {}",
+            "the parser keeps its state between calls and the tests cover it ".repeat(8)
+        );
+        task.conversation.messages.push(Message::new(format!("m{i}"), role, vec![ContentBlock::text(text)]));
+    }
+    task
+}
+
+fn text_of(m: &Message) -> String {
+    m.content
+        .iter()
+        .filter_map(|b| if let ContentBlock::Text { text } = b { Some(text.as_str()) } else { None })
+        .collect()
+}
+
+#[test]
+fn a_turn_streams_the_answer_into_the_history_with_usage_and_cost() {
+    let bench = Bench::new();
+    let usage = Usage { input_tokens: 1_000, output_tokens: 500 };
+    let llm = ScriptedLlm::new(profile(128_000)).then_answer("Hello from the model.", Some(usage));
+    let mut agent = DefaultAgent::new(ChatTask::new("t", 0));
+    let events = bench.run(&mut agent, &llm, None, say("Hi there"), |_, _| {});
+    assert_eq!(
+        names(&events),
+        ["ThinkingStart", "UserMessage", "MessageStart", "MessageContent*", "MessageEnd", "ThinkingEnd"]
+    );
+    let AgentEvent::MessageEnd { interrupted, kept, usage: reported, cost, .. } = &events[events.len() - 2]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!((interrupted, *kept, *reported), (&None, true, Some(usage)));
+    assert!((cost - 0.002).abs() < 1e-12, "1000 in at $1/M + 500 out at $2/M, got {cost}");
+    let task = agent.task();
+    assert_eq!(task.title, "Hi there");
+    assert_eq!(text_of(&task.conversation.messages[1]), "Hello from the model.");
+    assert_eq!(task.reported.as_ref().map(|r| (r.through.as_str(), r.tokens)), Some(("m2", 1_500)));
+    let sent = llm.requests();
+    assert_eq!((sent.len(), sent[0].request.as_str()), (1, "Hi there"));
+    assert!(sent[0].conversation_history.is_empty());
+}
+
+#[test]
+fn stop_mid_stream_keeps_the_partial_answer_marked_and_retry_replaces_it() {
+    let bench = Bench::new();
+    let llm = ScriptedLlm::new(profile(128_000))
+        .then_answer("Partial answer that goes on", None)
+        .then_answer("A whole answer.", None);
+    let mut agent = DefaultAgent::new(ChatTask::new("t", 0));
+    let events = bench.run(&mut agent, &llm, None, say("Tell me"), |e, abort| {
+        if matches!(e, AgentEvent::MessageContent { .. }) {
+            abort.abort();
+        }
+    });
+    let deltas: Vec<&AgentEvent> =
+        events.iter().filter(|e| matches!(e, AgentEvent::MessageContent { .. })).collect();
+    assert_eq!(deltas.len(), 1, "the abort is checked between events: {events:?}");
+    let Some(AgentEvent::Error { error, partial, retryable }) =
+        events.iter().find(|e| matches!(e, AgentEvent::Error { .. }))
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!((error.kind, partial.as_str(), *retryable), (ErrorKind::LlmCancelled, "Partial ", true));
+    let last = agent.task().conversation.messages.last().unwrap();
+    assert_eq!((text_of(last).as_str(), last.interrupted.as_deref()), ("Partial ", Some("cancelled")));
+
+    let bench = Bench::new();
+    let events = bench.run(&mut agent, &llm, None, AgentInput::Retry, |_, _| {});
+    assert_eq!(
+        names(&events),
+        ["ThinkingStart", "MessageStart", "MessageContent*", "MessageEnd", "ThinkingEnd"]
+    );
+    let messages = &agent.task().conversation.messages;
+    assert_eq!(messages.len(), 2, "the cut answer was replaced");
+    assert_eq!(
+        (text_of(&messages[1]).as_str(), messages[1].interrupted.as_deref()),
+        ("A whole answer.", None)
+    );
+}
+
+#[test]
+fn an_overflow_condenses_with_the_condensing_model_and_sends_once_more() {
+    let bench = Bench::new();
+    let chat = ScriptedLlm::new(profile(128_000))
+        .then_fail("", ErrorKind::LlmContextOverflow, "prompt is too long")
+        .then_answer("Done, with room to spare.", None);
+    let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY: the parser work so far.", None);
+    let mut agent = DefaultAgent::new(long_chat(12));
+    let events = bench.run(&mut agent, &chat, Some(&writer), say("Next?"), |_, _| {});
+    assert_eq!(
+        names(&events),
+        [
+            "ThinkingStart",
+            "UserMessage",
+            "MessageStart",
+            "MessageEnd",
+            "CondenseStart",
+            "CondenseEnd",
+            "MessageStart",
+            "MessageContent*",
+            "MessageEnd",
+            "ThinkingEnd"
+        ]
+    );
+    let AgentEvent::MessageEnd { interrupted, kept, .. } = &events[3] else { panic!("{events:?}") };
+    assert_eq!((interrupted.as_deref(), *kept), (Some("llm_context_overflow"), false));
+    let AgentEvent::CondenseStart { reason, automatic, .. } = &events[4] else { panic!() };
+    assert_eq!((*reason, *automatic), (CondenseReason::Overflow, true));
+    let AgentEvent::CondenseEnd(CondenseOutcome::Applied { record, .. }) = &events[5] else {
+        panic!("{:?}", events[5])
+    };
+    assert!(record.tokens_after < record.tokens_before);
+    assert_eq!(writer.requests().len(), 1, "the condensing model wrote the summary");
+    let sent = chat.requests();
+    assert_eq!(sent.len(), 2);
+    let retried: String = sent[1].conversation_history.iter().map(|m| m.content.as_str()).collect();
+    assert!(retried.contains("SUMMARY: the parser work so far."), "the summary is in the retried request");
+    assert!(!retried.contains("Turn 5:"), "hidden messages are not");
+    assert_eq!(agent.task().condensations.len(), 1);
+}
+
+#[test]
+fn a_second_overflow_is_not_condensed_again_and_reports_the_error() {
+    let bench = Bench::new();
+    let chat = ScriptedLlm::new(profile(128_000))
+        .then_fail("", ErrorKind::LlmContextOverflow, "prompt is too long")
+        .then_fail("", ErrorKind::LlmContextOverflow, "still too long");
+    let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY.", None);
+    let mut agent = DefaultAgent::new(long_chat(12));
+    let events = bench.run(&mut agent, &chat, Some(&writer), say("Next?"), |_, _| {});
+    let condensations = events.iter().filter(|e| matches!(e, AgentEvent::CondenseStart { .. })).count();
+    assert_eq!(condensations, 1, "{events:?}");
+    let Some(AgentEvent::Error { error, .. }) =
+        events.iter().rev().find(|e| matches!(e, AgentEvent::Error { .. }))
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(error.kind, ErrorKind::LlmContextOverflow);
+    assert_eq!((chat.remaining(), writer.remaining()), (0, 0));
+}
+
+#[test]
+fn a_threshold_condensation_that_saves_too_little_is_not_applied() {
+    let mut bench = Bench::new();
+    bench.auto.min_gain_percent = 100.0;
+    let mut small = profile(4_000);
+    small.threshold_percent = Some(10);
+    let chat = ScriptedLlm::new(small).then_answer("Answer.", None);
+    let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY.", None);
+    let mut agent = DefaultAgent::new(long_chat(12));
+    let before = agent.task().conversation.clone();
+    let events = bench.run(&mut agent, &chat, Some(&writer), say("Next?"), |_, _| {});
+    let Some(AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics })) =
+        events.iter().find(|e| matches!(e, AgentEvent::CondenseEnd(_)))
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(error.kind, ErrorKind::InsufficientGain);
+    assert!(metrics.is_some(), "the provider ran");
+    assert!(agent.task().condensations.is_empty());
+    let kept = &agent.task().conversation.messages[..before.messages.len()];
+    assert_eq!(kept, &before.messages[..], "the chat is unchanged but for the new turn");
+    assert!(matches!(events.last(), Some(AgentEvent::ThinkingEnd)));
+}
