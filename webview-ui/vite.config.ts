@@ -7,9 +7,6 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   plugins: [react()],
   publicDir: false,
-  resolve: {
-    alias: { "@ipc": fileURLToPath(new URL("../extension/src/ipc.ts", import.meta.url)) },
-  },
   build: {
     outDir: "dist",
     emptyOutDir: true,

@@ -2,7 +2,7 @@
 // conversation, count its tokens, list the providers — with the current engine and settings, and
 // the condensing profile's key from the secret storage.
 
-import type { CondenseOptions, CondensationDocument, Conversation, Message, ProviderInfo, TokenReport } from "../wasm/condense_wasm";
+import type { CondenseOptionsInput, CondensationDocument, ConversationInput, Message, ProviderInfo, TokenReport } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";
 import type { EngineHolder } from "./engineHolder";
 import type { Secrets } from "./secrets";
@@ -10,14 +10,14 @@ import type { Secrets } from "./secrets";
 /** What other extensions get from `vscode.extensions.getExtension(...).exports`. */
 export interface ContextCondenserApi {
   /** Condenses a conversation (or a list of messages) with the configured providers. */
-  condense(conversation: Conversation | Message[], options?: Omit<CondenseOptions, "llm">): Promise<CondensationDocument>;
+  condense(conversation: ConversationInput | Message[], options?: Omit<CondenseOptionsInput, "llm">): Promise<CondensationDocument>;
   /** Tokens of a conversation's API view, for a model (default: the chat profile's, else gpt-4o). */
-  countTokens(conversation: Conversation | Message[], model?: string): TokenReport;
+  countTokens(conversation: ConversationInput | Message[], model?: string): TokenReport;
   /** The providers, highest priority first. */
   listProviders(): ProviderInfo[];
 }
 
-const asConversation = (c: Conversation | Message[]): Conversation => (Array.isArray(c) ? { messages: c } : c);
+const asConversation = (c: ConversationInput | Message[]): ConversationInput => (Array.isArray(c) ? { messages: c } : c);
 
 export function createApi(holder: EngineHolder, secrets: Secrets): ContextCondenserApi {
   return {

@@ -3,10 +3,10 @@
 // settings), the same without keys to measure a chat, the profiles the chat's picker offers, and
 // the LLM that writes summaries for Condense Now on a file and for the API.
 
-import type { ChatOptions, LlmTarget } from "../wasm/condense_wasm";
+import type { ChatOptions, LlmTarget } from "@context-condenser/protocol";
 import type { EngineHolder } from "./engineHolder";
 import type { Failure } from "./errors";
-import type { ProfileOption } from "./ipc";
+import type { ProfileOption } from "@context-condenser/protocol";
 import type { Report } from "./report";
 import type { Secrets } from "./secrets";
 import { autoCondense, chatProfile, condensingProfile } from "./settings";

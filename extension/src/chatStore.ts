@@ -5,8 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import type { ChatTask } from "../wasm/condense_wasm";
-import type { ChatSummary } from "./ipc";
+import type { ChatTask, ChatTaskInput } from "@context-condenser/protocol";
+import type { ChatSummary } from "@context-condenser/protocol";
 
 const ID = /^[A-Za-z0-9_-]{1,80}$/;
 
@@ -24,7 +24,7 @@ export class ChatStore {
   }
 
   /** Writes a chat: to a temporary file first, renamed over the old one. */
-  async save(task: ChatTask): Promise<void> {
+  async save(task: ChatTaskInput): Promise<void> {
     const target = this.file(task.id);
     await mkdir(this.dir, { recursive: true });
     const temp = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;

@@ -4,10 +4,11 @@
 // events to the webview as they happen, and saves the chat after every change.
 
 import * as vscode from "vscode";
-import type { AgentEvent, AgentInput, ChatOptions, ChatTask, CondenseEngine, ContextStatus } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { AgentEvent, AgentInput, ChatOptions, ChatTask, ContextStatus } from "@context-condenser/protocol";
 import { ChatStore, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
-import { type ProfileOption, type ToHost, type ToWebview, parseToHost } from "./ipc";
+import { type ProfileOption, type ToHost, type ToWebview, parseToHost } from "@context-condenser/protocol";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";

@@ -1,8 +1,12 @@
-// What the user reads when something fails. Pure. The engine's errors carry a `kind`; each kind
-// gets a sentence that says what to do, and the actions that help.
+// What the user reads when something fails. Pure. The engine's errors carry a `kind` from the one
+// closed set the core declares (`ErrorKind`, generated into the protocol package); each kind gets a
+// sentence that says what to do, and the actions that help. The switch is exhaustive: a kind added
+// in Rust fails this build until it is handled here.
+
+import { ErrorKind, unhandled } from "@context-condenser/protocol";
 
 export interface Failure {
-  kind: string;
+  kind: ErrorKind;
   message: string;
 }
 
@@ -22,7 +26,8 @@ const OPEN_SETTINGS = { title: "Open Settings", command: "contextCondenser.openS
 /** A thrown value as a failure: engine errors keep their kind, anything else is `internal`. */
 export function asFailure(e: unknown): Failure {
   if (typeof e === "object" && e !== null && "message" in e) {
-    const kind = "kind" in e && typeof e.kind === "string" ? e.kind : "internal";
+    const parsed = "kind" in e ? ErrorKind.safeParse(e.kind) : undefined;
+    const kind: ErrorKind = parsed?.success ? parsed.data : "internal";
     return { kind, message: String((e as { message: unknown }).message) };
   }
   return { kind: "internal", message: String(e) };
@@ -63,7 +68,15 @@ export function advise(f: Failure, profileId?: string): Advice {
     case "invalid_input":
     case "invalid_config":
       return { text: f.message, actions: [SHOW_LOG], severity: "warning" };
-    default:
+    case "insufficient_gain":
+    case "busy":
+    case "internal":
+    case "llm_context_overflow":
+    case "llm_bad_request":
+    case "llm_server":
+    case "llm_malformed_stream":
       return { text: `Condensation failed (${f.kind}): ${f.message}`, actions: [SHOW_LOG], severity: "error" };
+    default:
+      return unhandled(f.kind);
   }
 }

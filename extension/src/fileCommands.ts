@@ -4,7 +4,8 @@
 // offers Undo with the result; Undo brings every hidden message of the last condensation back.
 
 import * as vscode from "vscode";
-import type { CondenseEngine, CondensationDocument, Conversation } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { CondensationDocument, Conversation } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";

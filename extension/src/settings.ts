@@ -2,7 +2,9 @@
 // The engine validates provider configurations itself; this module only turns settings into the
 // calls that hand them over, and finds the LLM profile a call needs.
 
-import type { LlmProfile, ProviderConfigUpdate } from "../wasm/condense_wasm";
+import type { AutoCondense, AutoSettings, LlmProfile, ProviderConfigUpdateInput, SettingProblem } from "@context-condenser/protocol";
+
+export type { SettingProblem };
 
 export const SECTION = "contextCondenser";
 
@@ -11,18 +13,12 @@ export type Get = (key: string) => unknown;
 
 export interface Settings {
   defaultProvider: string;
-  providers: Record<string, ProviderConfigUpdate>;
-  autoCondense: { enabled: boolean; thresholdPercent: number; minGainPercent: number };
+  providers: Record<string, ProviderConfigUpdateInput>;
+  autoCondense: AutoSettings;
   customPrompt: string;
   profiles: LlmProfile[];
   chatProfile: string;
   condensingProfile: string;
-}
-
-/** A setting that could not be used, and why: shown to the user and logged. */
-export interface SettingProblem {
-  setting: string;
-  message: string;
 }
 
 /** The fields a profile may have in settings (never a key). */
@@ -58,11 +54,11 @@ export function readSettings(get: Get): { settings: Settings; problems: SettingP
     return fallback;
   };
 
-  const providers: Record<string, ProviderConfigUpdate> = {};
+  const providers: Record<string, ProviderConfigUpdateInput> = {};
   const rawProviders = get("providers") ?? {};
   if (isObject(rawProviders)) {
     for (const [id, entry] of Object.entries(rawProviders)) {
-      if (isObject(entry)) providers[id] = entry as ProviderConfigUpdate;
+      if (isObject(entry)) providers[id] = entry as ProviderConfigUpdateInput;
       else problems.push({ setting: `${SECTION}.providers.${id}`, message: "must be an object" });
     }
   } else {
@@ -141,12 +137,12 @@ function profileProblem(p: unknown, seen: Set<string>): string | undefined {
  * What the engine's registry should hold: each provider's settings, with the custom prompt put
  * into the configuration of the providers that write summaries when the user gave one.
  */
-export function providerUpdates(settings: Settings): Array<{ id: string; update: ProviderConfigUpdate }> {
+export function providerUpdates(settings: Settings): Array<{ id: string; update: ProviderConfigUpdateInput }> {
   const ids = new Set(Object.keys(settings.providers));
   const prompt = settings.customPrompt.trim();
   if (prompt) ["native", "manual"].forEach((id) => ids.add(id));
   return [...ids].map((id) => {
-    const update: ProviderConfigUpdate = { ...settings.providers[id] };
+    const update: ProviderConfigUpdateInput = { ...settings.providers[id] };
     if (prompt && (id === "native" || id === "manual")) {
       const config = isObject(update.config) ? update.config : {};
       update.config = { ...config, custom_prompt: prompt };
@@ -162,7 +158,7 @@ export function condensingProfile(settings: Settings): LlmProfile | undefined {
 }
 
 /** The automatic-condensation settings in the core's shape. */
-export function autoCondense(settings: Settings): { enabled: boolean; threshold_percent: number; min_gain_percent: number } {
+export function autoCondense(settings: Settings): AutoCondense {
   const a = settings.autoCondense;
   return { enabled: a.enabled, threshold_percent: a.thresholdPercent, min_gain_percent: a.minGainPercent };
 }

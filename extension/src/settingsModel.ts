@@ -3,8 +3,8 @@
 // the core (`check`, the engine's `checkSetting`) before anything is written; a refused change
 // writes nothing and comes back as the message for its field.
 
-import type { LlmProfile, ProviderConfigUpdate, ProviderEntry, SettingChange } from "../wasm/condense_wasm";
-import type { ProfileSettings, SettingsToHost, SettingsToWebview } from "./ipc";
+import type { LlmProfile, ProviderConfigUpdateInput, ProviderEntry, SettingChange } from "@context-condenser/protocol";
+import type { ProfileSettings, SettingsToHost, SettingsToWebview } from "@context-condenser/protocol";
 import { type Get, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
 
 /** Values a provider's form marks `shared`, and the setting each lives in. */
@@ -95,8 +95,8 @@ export function planChange(change: Change, settings: Settings, check: Check, get
   switch (change.type) {
     case "updateProvider": {
       const { id } = change;
-      const current: ProviderConfigUpdate = isObject(rawProviders[id]) ? (rawProviders[id] as ProviderConfigUpdate) : {};
-      const next: ProviderConfigUpdate = { ...current };
+      const current: ProviderConfigUpdateInput = isObject(rawProviders[id]) ? (rawProviders[id] as ProviderConfigUpdateInput) : {};
+      const next: ProviderConfigUpdateInput = { ...current };
       let field = `provider.${id}`;
       if (change.enabled !== undefined) {
         next.enabled = change.enabled;

@@ -6,9 +6,10 @@
 // the secret storage and only "set / not set" ever reaches the webview.
 
 import * as vscode from "vscode";
-import type { CondenseEngine, LlmProfile } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { LlmProfile } from "@context-condenser/protocol";
 import { asFailure } from "./errors";
-import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "./ipc";
+import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "@context-condenser/protocol";
 import { secretName } from "./secrets";
 import { SECTION, type SettingProblem, type Settings } from "./settings";
 import { panelState, planChange, type Write } from "./settingsModel";

@@ -44,7 +44,7 @@ export class StatusMeter implements vscode.Disposable {
     if (!active && chat.task && chat.context) {
       view = meterText(
         { tokens: chat.context.tokens, contextWindow: chat.context.window, source: `chat "${chat.task.title || "new chat"}"` },
-        chat.context.threshold_percent,
+        chat.context.threshold_percent ?? null,
       );
     } else {
       let tokens: number | undefined;

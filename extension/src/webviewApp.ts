@@ -6,7 +6,7 @@
 
 import * as vscode from "vscode";
 import { asFailure } from "./errors";
-import type { Parsed } from "./ipc";
+import type { Parsed } from "@context-condenser/protocol";
 import { webviewHtml } from "./webviewHtml";
 
 /** Loads the webview bundle (`webview/chat.js`, `chat.css`) into `webview` as the app `view`,

@@ -2,15 +2,15 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChatTask } from "../wasm/condense_wasm";
+import type { ChatTaskInput } from "@context-condenser/protocol";
 import { ChatStore, newChatId } from "../src/chatStore";
 
-const task = (id: string, updated: number, title = "A chat"): ChatTask => ({
+const task = (id: string, updated: number, title = "A chat"): ChatTaskInput => ({
   id,
   title,
   created_ms: 1,
   updated_ms: updated,
-  conversation: { messages: [{ id: "m1", ts: 1, role: "user", content: [{ type: "text", text: "hi" }] }] },
+  conversation: { format: "context-condenser/conversation@1", messages: [{ id: "m1", ts: 1, role: "user", content: [{ type: "text", text: "hi" }] }] },
   condensations: [],
 });
 
@@ -55,7 +55,7 @@ describe("ChatStore", () => {
   it("a failed write keeps the previous version", async () => {
     const store = new ChatStore(dir);
     await store.save(task("chat-a", 10, "Kept"));
-    const cyclic = task("chat-a", 20) as ChatTask & { self?: unknown };
+    const cyclic = task("chat-a", 20) as ChatTaskInput & { self?: unknown };
     cyclic.self = cyclic;
     await expect(store.save(cyclic)).rejects.toThrow();
     expect(JSON.parse(await readFile(path.join(dir, "chat-a.json"), "utf8")).title).toBe("Kept");

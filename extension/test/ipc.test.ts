@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "../src/ipc";
+import { parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "@context-condenser/protocol";
 import { webviewHtml } from "../src/webviewHtml";
 
 describe("ipc", () => {

@@ -1,8 +1,8 @@
-// The extension ⇄ webview contract, shared with the extension (extension/src/ipc.ts). The webview
-// imports it only through this module, which turns zod's JIT off before the schemas are built.
+// The extension ⇄ webview contract, from the protocol package both sides import (generated from
+// the Rust types; zod's JIT is off there, as the CSP needs). The webview's components import it
+// through this module.
 
-import "./zod-jitless";
-import type { SettingsToWebview, ToWebview } from "@ipc";
+import type { SettingsToWebview, ToWebview } from "@context-condenser/protocol";
 
 export {
   parseToWebview,
@@ -27,7 +27,7 @@ export {
   type ProviderEntry,
   type SettingsToHost,
   type SettingsToWebview,
-} from "@ipc";
+} from "@context-condenser/protocol";
 
 /** The `state` message without its tag: everything the view renders from. */
 export type Snapshot = Omit<Extract<ToWebview, { type: "state" }>, "type">;

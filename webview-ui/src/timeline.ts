@@ -44,7 +44,7 @@ export function buildTimeline(
 
   /** The group a message belongs to: the condensation that hid it, if the chat knows it. */
   const groupOf = (m: Message): string | null =>
-    m.condense_parent !== undefined && byId.has(m.condense_parent) ? m.condense_parent : null;
+    m.condense_parent != null && byId.has(m.condense_parent) ? m.condense_parent : null;
 
   const placements = new Map<string, Placement>();
   for (const record of byId.values()) placements.set(record.condense_id, place(record, messages, groupOf));

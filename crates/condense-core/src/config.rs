@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What kind of value a configuration field holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FieldKind {
     /// A whole number in `[min, max]`.
@@ -19,7 +19,7 @@ pub enum FieldKind {
 }
 
 /// One field of a provider's configuration form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfigField {
     /// The key in the provider's configuration (or the shared value's key when `shared`).
     pub key: String,

@@ -206,7 +206,7 @@ impl ErrorInfo {
 
 /// A failed LLM call. Every failure of a call ends in one of the `llm_*` kinds, with the text
 /// streamed before the failure kept in `partial`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, thiserror::Error)]
 #[error("{}: {message}", kind.as_str().trim_start_matches("llm_"))]
 pub struct LlmError {
     /// What kind of failure: one of the `llm_*` kinds.

@@ -99,7 +99,7 @@ pub struct Condensed {
 }
 
 /// Metrics of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
     /// The provider that ran.
     pub provider_id: String,
@@ -115,7 +115,7 @@ pub struct Metrics {
 
 /// The outcome of a condensation. On failure `messages` are the input, untouched, and `error` says
 /// why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CondensationResult {
     /// The whole conversation after the run, hidden messages included.
     pub messages: Vec<Message>,

@@ -9,7 +9,7 @@ use crate::error::CondenseError;
 use crate::provider::CondensationProvider;
 
 /// A provider's registry entry settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProviderConfig {
     /// Whether the provider may run.
     pub enabled: bool,
@@ -20,7 +20,7 @@ pub struct ProviderConfig {
 }
 
 /// A partial update of a [`ProviderConfig`]; absent fields stay as they are.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProviderConfigUpdate {
     /// New enabled state.
@@ -32,7 +32,7 @@ pub struct ProviderConfigUpdate {
 }
 
 /// What lists show of a provider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProviderInfo {
     /// Stable id.
     pub id: String,

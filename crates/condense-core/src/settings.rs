@@ -13,7 +13,7 @@ use crate::manager::CondensationManager;
 use crate::registry::ProviderConfigUpdate;
 
 /// A card of the settings panel: one registered provider with its registry entry and form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProviderEntry {
     /// Stable id.
     pub id: String,
@@ -26,7 +26,7 @@ pub struct ProviderEntry {
     /// Sort key, higher first.
     pub priority: i32,
     /// Its configuration, as the registry holds it.
-    pub config: serde_json::Value,
+    pub config: serde_json::Map<String, serde_json::Value>,
     /// The form of its configuration.
     pub schema: Vec<ConfigField>,
 }
@@ -42,7 +42,7 @@ pub fn provider_entries(manager: &CondensationManager) -> Vec<ProviderEntry> {
             let config = registry.get_config(&info.id)?;
             Some(ProviderEntry {
                 schema: provider.config_schema(),
-                config: config.config.clone(),
+                config: config.config.as_object().cloned().unwrap_or_default(),
                 id: info.id,
                 name: info.name,
                 description: info.description,
@@ -54,7 +54,7 @@ pub fn provider_entries(manager: &CondensationManager) -> Vec<ProviderEntry> {
 }
 
 /// A setting a host is about to save.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "setting", content = "value", rename_all = "snake_case")]
 pub enum SettingChange {
     /// The provider used when none is asked for.

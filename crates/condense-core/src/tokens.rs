@@ -32,7 +32,7 @@ pub const MESSAGE_OVERHEAD: usize = 4;
 pub const REPLY_PRIMING: usize = 3;
 
 /// A tiktoken encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Encoding {
     /// GPT-4o and later.
@@ -68,7 +68,7 @@ impl Encoding {
 }
 
 /// What a conversation costs in tokens: the request as a whole and each visible message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TokenReport {
     /// The model the count is for.
     pub model: String,
@@ -81,7 +81,7 @@ pub struct TokenReport {
 }
 
 /// One message's share of a [`TokenReport`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MessageTokens {
     /// The message's id.
     pub id: String,

@@ -4,52 +4,21 @@
 
 use std::rc::Rc;
 
-use condense_core::agent::{
-    AgentEvent, AgentInput, ChatTask, CondenseOutcome, ContextStatus, DefaultAgent, Turn,
-};
-use condense_core::limits::AutoCondense;
+use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, DefaultAgent, Turn};
 use condense_core::llm::LlmProvider;
 use condense_core::{CondenseError, ErrorKind};
+use condense_protocol::calls::{ChatOptions, ChatOutcome, ChatUndo};
 use js_sys::{Function, Promise};
-use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::convert::{core_error, error, from_js, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::host::JsHost;
-use crate::llm_api::{LlmTarget, llm_error};
+use crate::llm_api::llm_error;
 
-/// The options of `chat` and `chatContext`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ChatCall {
-    llm: LlmTarget,
-    #[serde(default)]
-    condensing_llm: Option<LlmTarget>,
-    #[serde(default)]
-    provider: Option<String>,
-    #[serde(default)]
-    auto: AutoCondense,
-    now_ms: f64,
-}
-
-/// What a chat input ends with.
-#[derive(Serialize)]
-struct ChatOutcome {
-    task: ChatTask,
-    context: ContextStatus,
-}
-
-/// What `undoChat` returns.
-#[derive(Serialize)]
-struct ChatUndo {
-    task: ChatTask,
-    condense_id: String,
-}
-
-fn chat_call(options: &JsValue) -> Result<ChatCall, JsValue> {
-    let call: ChatCall = from_js(options, "the options")?;
+fn chat_call(options: &JsValue) -> Result<ChatOptions, JsValue> {
+    let call: ChatOptions = from_js(options, "the options")?;
     call.auto.validate().map_err(|m| core_error(&CondenseError::InvalidInput(m)))?;
     call.llm.profile.validate().map_err(|e| llm_error(&e))?;
     Ok(call)
@@ -70,9 +39,9 @@ impl CondenseEngine {
     #[wasm_bindgen(unchecked_return_type = "Promise<ChatOutcome>")]
     pub fn chat(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AgentInput")] input: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ChatOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AgentInputInput")] input: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
         #[wasm_bindgen(unchecked_param_type = "((event: AgentEvent) => void) | undefined")] on_event: Option<
             Function,
         >,
@@ -84,8 +53,8 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = chatContext, unchecked_return_type = "ContextStatus")]
     pub fn chat_context(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ChatOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
         let task: ChatTask = from_js(&task, "the chat task")?;
         let call = chat_call(&options)?;
@@ -97,7 +66,7 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = undoChat, unchecked_return_type = "ChatUndo")]
     pub fn undo_chat(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTask")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
         condense_id: Option<String>,
         now_ms: f64,
     ) -> Result<JsValue, JsValue> {

@@ -6,54 +6,15 @@ use std::rc::Rc;
 use condense_core::formats::parse_conversation;
 use condense_core::model::undo_last;
 use condense_core::tokens::TokenReport;
-use condense_core::{
-    CondensationOptions, CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter,
-};
+use condense_core::{CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter};
+use condense_protocol::calls::{CondensationDocument, CondenseOptions, DEFAULT_MODEL, UndoResult};
 use js_sys::Promise;
-use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::convert::{core_error, error, from_js, json_text, to_js};
-use crate::engine::{CondenseEngine, DEFAULT_MODEL, Inner};
+use crate::engine::{CondenseEngine, Inner};
 use crate::host::JsHost;
-use crate::llm_api::LlmTarget;
-
-/// The options of `condense`.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-struct CondenseCall {
-    provider: Option<String>,
-    target_tokens: Option<usize>,
-    keep_last: Option<usize>,
-    is_automatic: bool,
-    config: Option<serde_json::Value>,
-    model: Option<String>,
-    llm: Option<LlmTarget>,
-}
-
-impl CondenseCall {
-    fn options(&self) -> CondensationOptions {
-        CondensationOptions {
-            target_tokens: self.target_tokens,
-            keep_last: self.keep_last,
-            is_automatic: self.is_automatic,
-            config: self.config.clone().unwrap_or(serde_json::Value::Null),
-        }
-    }
-
-    /// The tokenizer follows the model named, else the LLM's model.
-    fn model(&self) -> &str {
-        self.model.as_deref().or(self.llm.as_ref().map(|l| l.profile.model.as_str())).unwrap_or(DEFAULT_MODEL)
-    }
-}
-
-/// What `undoLast` returns.
-#[derive(Serialize)]
-struct Undone {
-    condense_id: String,
-    conversation: Conversation,
-}
 
 /// A conversation given as text or as an object, in any supported format.
 pub(crate) fn conversation(value: &JsValue) -> Result<Conversation, JsValue> {
@@ -66,10 +27,10 @@ pub(crate) fn conversation(value: &JsValue) -> Result<Conversation, JsValue> {
         .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
 }
 
-fn call_options(options: &Option<JsValue>) -> Result<CondenseCall, JsValue> {
+fn call_options(options: &Option<JsValue>) -> Result<CondenseOptions, JsValue> {
     match options {
         Some(o) if !o.is_undefined() && !o.is_null() => from_js(o, "the options"),
-        _ => Ok(CondenseCall::default()),
+        _ => Ok(CondenseOptions::default()),
     }
 }
 
@@ -80,7 +41,7 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = parseConversation, unchecked_return_type = "Conversation")]
     pub fn parse_conversation(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
     ) -> Result<JsValue, JsValue> {
         to_js(&conversation(&value)?)
     }
@@ -89,7 +50,7 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = countTokens, unchecked_return_type = "TokenReport")]
     pub fn count_tokens(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
         model: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let conversation = conversation(&value)?;
@@ -103,8 +64,8 @@ impl CondenseEngine {
     #[wasm_bindgen(unchecked_return_type = "Promise<CondensationDocument>")]
     pub fn condense(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondenseOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
     ) -> Promise {
         future_to_promise(condense(Rc::clone(&self.inner), value, options))
     }
@@ -113,21 +74,21 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = undoLast, unchecked_return_type = "UndoResult")]
     pub fn undo_last(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
     ) -> Result<JsValue, JsValue> {
         let conversation = conversation(&value)?;
         let (condense_id, messages) = undo_last(&conversation.messages)
             .ok_or_else(|| error(ErrorKind::NothingToUndo, "the conversation has no condensation to undo"))?;
         self.inner.host.log("info", &format!("undid condensation {condense_id}"));
-        to_js(&Undone { condense_id, conversation: Conversation { messages, ..conversation } })
+        to_js(&UndoResult { condense_id, conversation: Conversation { messages, ..conversation } })
     }
 
     /// The prompt of the manual provider, to copy into any chat.
     #[wasm_bindgen(js_name = renderManualRequest)]
     pub fn render_manual_request(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Conversation | object | string")] value: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondenseOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
     ) -> Result<String, JsValue> {
         let conversation = conversation(&value)?;
         let call = call_options(&options)?;
@@ -147,7 +108,7 @@ impl CondenseEngine {
 #[expect(clippy::await_holding_refcell_ref, reason = "see above")]
 async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> Result<JsValue, JsValue> {
     let conversation = conversation(&value)?;
-    let call: CondenseCall = call_options(&options)?;
+    let call = call_options(&options)?;
     let counter = TiktokenCounter::for_model(call.model());
     let options = call.options();
     let provider = call.provider.clone();
@@ -163,7 +124,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     inner.end(&abort);
     let result = outcome.map_err(|e| core_error(&e))?;
     log_result(&inner.host, &result);
-    to_js(&result.to_document(conversation.system.as_deref()))
+    to_js(&CondensationDocument { result, system: conversation.system })
 }
 
 fn log_result(host: &JsHost, result: &CondensationResult) {

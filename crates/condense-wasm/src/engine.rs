@@ -8,14 +8,12 @@ use std::rc::Rc;
 use condense_core::host::{AbortSignal, Clock};
 use condense_core::llm::{HttpLlm, RetryPolicy};
 use condense_core::{CondensationManager, Encoding, ErrorKind, TiktokenCounter};
+use condense_protocol::calls::LlmTarget;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::error;
 use crate::host::{JsHost, JsHttp, JsTimer};
-use crate::llm_api::{LlmTarget, llm_error};
-
-/// The model whose tokenizer counts when the caller names none.
-pub(crate) const DEFAULT_MODEL: &str = "gpt-4o";
+use crate::llm_api::llm_error;
 
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,

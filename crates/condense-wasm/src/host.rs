@@ -10,11 +10,12 @@ use condense_core::host::{
     AbortSignal, BodyStream, Clock, HttpClient, HttpRequest, HttpResponse, Timer, TransportError,
     TransportErrorKind,
 };
+use condense_protocol::calls::FetchRequest;
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::convert::error;
+use crate::convert::{error, to_js};
 
 /// How long a response may go without a byte, by default.
 pub(crate) const DEFAULT_READ_TIMEOUT_MS: f64 = 60_000.0;
@@ -175,15 +176,15 @@ async fn send(
     abort: &AbortSignal,
     controller: &JsValue,
 ) -> Result<HttpResponse, TransportError> {
-    let headers = Object::new();
-    for (name, value) in &request.headers {
-        let _ = Reflect::set(&headers, &name.into(), &value.into());
-    }
-    let req = Object::new();
-    let _ = Reflect::set(&req, &"method".into(), &request.method.as_str().into());
-    let _ = Reflect::set(&req, &"url".into(), &request.url.as_str().into());
-    let _ = Reflect::set(&req, &"headers".into(), &headers);
-    let _ = Reflect::set(&req, &"body".into(), &request.body.as_str().into());
+    let fetch_request = FetchRequest {
+        method: request.method.clone(),
+        url: request.url.clone(),
+        headers: request.headers.iter().cloned().collect(),
+        body: request.body.clone(),
+    };
+    let req = to_js(&fetch_request).map_err(|_| {
+        TransportError::new(TransportErrorKind::Network, "the request cannot be handed to fetch")
+    })?;
     let signal = get(controller, "signal");
 
     let failed = |e: JsValue| {

@@ -1,70 +1,18 @@
 //! `CondenseEngine`'s LLM calls: stream or complete a prompt bundle, and Test Connection. Chunks
-//! reach JS as [`StreamChunk`]s, the boundary form of the core's `StreamEvent`.
+//! reach JS as the protocol's `StreamChunk`s, the boundary form of the core's `StreamEvent`.
 
 use std::rc::Rc;
 
-use condense_core::llm::{LlmProfile, LlmProvider, PromptBundle, StreamEvent, Usage, collect};
+use condense_core::llm::{LlmProvider, PromptBundle, ProviderResponse, collect};
 use condense_core::{LlmError, host::AbortSignal};
+use condense_protocol::calls::{Completion, LlmTarget, StreamChunk};
 use futures::StreamExt;
 use js_sys::{Function, Promise};
-use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::convert::{error, from_js, to_js};
 use crate::engine::CondenseEngine;
-
-/// An LLM to call: a profile and the key the host read from its secret storage for it.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct LlmTarget {
-    pub(crate) profile: LlmProfile,
-    #[serde(default)]
-    pub(crate) api_key: Option<String>,
-    #[serde(default)]
-    pub(crate) max_retries: Option<u32>,
-}
-
-/// A piece of a streamed answer as JS sees it: a flat object, `finished` on the last one of a
-/// complete answer, `error` on the last one of a failed one.
-#[derive(Serialize, Default)]
-struct StreamChunk<'a> {
-    content: &'a str,
-    role: Option<&'a str>,
-    finished: bool,
-    error: Option<&'a LlmError>,
-    usage: Option<Usage>,
-    finish_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model: Option<&'a str>,
-}
-
-impl<'a> From<&'a StreamEvent> for StreamChunk<'a> {
-    fn from(event: &'a StreamEvent) -> Self {
-        match event {
-            StreamEvent::Start { role } => StreamChunk { role: Some(role), ..Default::default() },
-            StreamEvent::Delta(text) => StreamChunk { content: text, ..Default::default() },
-            StreamEvent::Done(f) => StreamChunk {
-                finished: true,
-                usage: f.usage,
-                finish_reason: f.finish_reason.as_deref(),
-                model: f.model.as_deref(),
-                ..Default::default()
-            },
-            StreamEvent::Failed(e) => StreamChunk { error: Some(e), ..Default::default() },
-        }
-    }
-}
-
-/// What a streamed or whole completion ends with.
-#[derive(Serialize)]
-struct Completion {
-    content: String,
-    usage: Option<Usage>,
-    finish_reason: Option<String>,
-    /// US dollars, by the profile's prices; 0 when the server reported no usage.
-    cost: f64,
-}
 
 /// An LLM error, thrown: `kind` and message, with `partial`, `attempts`, `status` and
 /// `retryAfterMs` where known.
@@ -92,7 +40,7 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = testConnection, unchecked_return_type = "Promise<ConnectionReport>")]
     pub fn test_connection(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "LlmTarget")] llm: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "LlmTargetInput")] llm: JsValue,
         scope: Option<String>,
     ) -> Promise {
         let inner = Rc::clone(&self.inner);
@@ -112,8 +60,8 @@ impl CondenseEngine {
     #[wasm_bindgen(unchecked_return_type = "Promise<Completion>")]
     pub fn stream(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "LlmTarget")] llm: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "PromptBundle")] bundle: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "LlmTargetInput")] llm: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PromptBundleInput")] bundle: JsValue,
         #[wasm_bindgen(unchecked_param_type = "((chunk: StreamChunk) => void) | undefined")] on_chunk: Option<
             Function,
         >,
@@ -140,8 +88,8 @@ impl CondenseEngine {
     #[wasm_bindgen(unchecked_return_type = "Promise<Completion>")]
     pub fn complete(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "LlmTarget")] llm: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "PromptBundle")] bundle: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "LlmTargetInput")] llm: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PromptBundleInput")] bundle: JsValue,
     ) -> Promise {
         self.stream(llm, bundle, None)
     }
@@ -153,7 +101,7 @@ async fn stream_answer(
     bundle: &PromptBundle,
     abort: &AbortSignal,
     on_chunk: Option<&Function>,
-) -> Result<condense_core::llm::ProviderResponse, LlmError> {
+) -> Result<ProviderResponse, LlmError> {
     let events = client.stream_completion(bundle, abort).inspect(|event| {
         if let (Some(f), Ok(chunk)) = (on_chunk, to_js(&StreamChunk::from(event))) {
             // A throwing callback is the host's bug; it must not end the answer.

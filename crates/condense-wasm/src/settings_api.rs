@@ -34,7 +34,7 @@ impl CondenseEngine {
     pub fn update_provider_config(
         &self,
         id: &str,
-        #[wasm_bindgen(unchecked_param_type = "ProviderConfigUpdate")] update: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ProviderConfigUpdateInput")] update: JsValue,
     ) -> Result<(), JsValue> {
         let update: ProviderConfigUpdate = from_js(&update, "the provider update")?;
         self.inner.manager_mut()?.registry_mut().update_config(id, update).map_err(|e| core_error(&e))
@@ -64,7 +64,7 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = checkSetting, unchecked_return_type = "string | undefined")]
     pub fn check_setting(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "SettingChange")] change: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "SettingChangeInput")] change: JsValue,
     ) -> Result<JsValue, JsValue> {
         let change: SettingChange = from_js(&change, "the setting")?;
         Ok(match check_setting(&self.inner.manager.borrow(), &change) {

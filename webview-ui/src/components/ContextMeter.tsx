@@ -13,7 +13,7 @@ export interface MeterView {
 
 export function meterView(context: ContextStatus): MeterView {
   const percent = Math.round(context.percent);
-  const threshold = context.threshold_percent;
+  const threshold = context.threshold_percent ?? null;
   const overLimit = context.tokens > context.limit;
   const warning = (threshold !== null && context.percent >= threshold) || overLimit;
   const tooltip = [

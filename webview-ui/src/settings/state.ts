@@ -128,7 +128,7 @@ function receive(view: SettingsView, message: SettingsToWebview): SettingsView {
     case "testResult": {
       const status: TestStatus = message.report
         ? { state: "passed", report: message.report }
-        : { state: "failed", error: message.error ?? { kind: "unknown", message: "no result" } };
+        : { state: "failed", error: message.error ?? { kind: "internal", message: "no result" } };
       return { ...view, tests: { ...view.tests, [message.profileId]: status } };
     }
     case "error":

@@ -278,7 +278,7 @@ describe("the chat webview under the extension's CSP", () => {
   it("shows an error inline with Retry, kept across the next state", async (t) => {
     const chat = await openChat(t);
     await chat.post(state({ busy: true }));
-    await chat.post(event({ type: "Error", error: { kind: "rate_limited", message: "429 Too Many Requests" }, partial: "", retryable: true }));
+    await chat.post(event({ type: "Error", error: { kind: "llm_rate_limit", message: "429 Too Many Requests" }, partial: "", retryable: true }));
     await chat.post(state());
     await chat.waitText(chat.tid("error"), "429 Too Many Requests");
     await chat.tid("retry").click();

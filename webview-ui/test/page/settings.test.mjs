@@ -229,7 +229,7 @@ function fakeHost(initial) {
         const p = state.profiles.find((x) => x.id === m.profileId);
         const result = state.keys[m.profileId]
           ? { report: { latencyMs: 412, model: `${p.model}-2024-07-18`, reply: "pong" } }
-          : { error: { kind: "auth", message: "401 Unauthorized: no API key" } };
+          : { error: { kind: "llm_auth", message: "401 Unauthorized: no API key" } };
         return deliver({ type: "testResult", profileId: m.profileId, ...result }, 150);
       }
     }
@@ -495,7 +495,7 @@ describe("the settings panel under the extension's CSP", () => {
 
     await panel.profile("local").getByTestId("profile-test").click();
     await panel.waitText(panel.profile("local").getByTestId("test-result"), "✗");
-    assert.equal(await panel.profile("local").getByTestId("test-result").innerText(), "✗ auth: 401 Unauthorized: no API key");
+    assert.equal(await panel.profile("local").getByTestId("test-result").innerText(), "✗ llm_auth: 401 Unauthorized: no API key");
   });
 
   it("looks right in light, dark and high contrast themes", async (t) => {

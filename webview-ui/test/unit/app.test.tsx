@@ -99,9 +99,10 @@ describe("the chat view", () => {
 
   it("shows tool blocks compactly", () => {
     setup();
-    const call: Message = { id: "a1", role: "assistant", content: [{ type: "tool_use", id: "t", name: "read_file", input: { path: "a.rs" } }] };
+    const call: Message = { id: "a1", ts: 0, role: "assistant", content: [{ type: "tool_use", id: "t", name: "read_file", input: { path: "a.rs" } }] };
     const result: Message = {
       id: "u2",
+      ts: 0,
       role: "user",
       content: [{ type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: "fn main() {}" }] }],
     };
@@ -200,13 +201,13 @@ describe("the chat view", () => {
   it("shows an error inline with Retry, kept until the next send", async () => {
     const { sent, user } = setup();
     showState(snapshot(chat, { busy: true }));
-    showEvents({ type: "Error", error: { kind: "rate_limited", message: "429 from the server" }, partial: "", retryable: true });
+    showEvents({ type: "Error", error: { kind: "llm_rate_limit", message: "429 from the server" }, partial: "", retryable: true });
     showState(snapshot(chat));
     expect(screen.getByTestId("error").textContent).toContain("429 from the server");
     await user.click(screen.getByTestId("retry"));
     expect(sent.at(-1)).toEqual({ type: "retry" });
 
-    showEvents({ type: "Error", error: { kind: "auth", message: "wrong key" }, partial: "", retryable: false });
+    showEvents({ type: "Error", error: { kind: "llm_auth", message: "wrong key" }, partial: "", retryable: false });
     expect(screen.getByTestId("error").textContent).toContain("wrong key");
     expect(screen.queryByTestId("retry")).toBeNull();
     await user.type(screen.getByTestId("input"), "next{Enter}");

@@ -11,6 +11,7 @@ import type {
 
 export const text = (id: string, role: Message["role"], body: string, extra: Partial<Message> = {}): Message => ({
   id,
+  ts: 0,
   role,
   content: [{ type: "text", text: body }],
   ...extra,
@@ -47,8 +48,9 @@ export function snapshot(messages: Message[] = [], extra: Partial<Snapshot> = {}
       title: "A chat",
       created_ms: 0,
       updated_ms: 0,
-      conversation: { messages },
+      conversation: { format: "context-condenser/conversation@1", messages },
       condensations,
+      guard: { auto_at_ms: [], last_auto_after: null },
     },
     chats: [],
     profiles: [

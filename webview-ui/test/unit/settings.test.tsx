@@ -502,9 +502,9 @@ describe("the LLM profiles", () => {
     expect(inRow("gpt", "test-result").textContent).toBe("Testing…");
     expect(inRow("gpt", "profile-test").disabled).toBe(true);
     // Another profile's result does not end this test.
-    deliver({ type: "testResult", profileId: "local", error: { kind: "network", message: "refused" } });
+    deliver({ type: "testResult", profileId: "local", error: { kind: "llm_network", message: "refused" } });
     expect(inRow("gpt", "test-result").textContent).toBe("Testing…");
-    expect(inRow("local", "test-result").textContent).toBe("✗ network: refused");
+    expect(inRow("local", "test-result").textContent).toBe("✗ llm_network: refused");
     deliver({ type: "testResult", profileId: "gpt", report: { latencyMs: 231.6, model: "gpt-4o-mini-2024", reply: "ok" } });
     expect(inRow("gpt", "test-result").textContent).toBe("✓ 232 ms · gpt-4o-mini-2024");
     expect(inRow("gpt", "profile-test").disabled).toBe(false);

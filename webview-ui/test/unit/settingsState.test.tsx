@@ -106,7 +106,7 @@ describe("the settings reducer", () => {
     let view = run({ type: "testing", profileId: "gpt" });
     expect(view.tests).toEqual({ gpt: { state: "testing" } });
     view = reduceSettings(view, received({ type: "testResult", profileId: "gpt" }));
-    expect(view.tests["gpt"]).toEqual({ state: "failed", error: { kind: "unknown", message: "no result" } });
+    expect(view.tests["gpt"]).toEqual({ state: "failed", error: { kind: "internal", message: "no result" } });
   });
 
   it("clears a field's message once the page's check passes", () => {

@@ -95,10 +95,10 @@ describe("reduce", () => {
       busyStart,
       ...events(
         { type: "CondenseSkipped", reason: "the loop guard: condensed 2 turns ago", tokens: 7_100 },
-        { type: "Error", error: { kind: "rate_limited", message: "slow down" }, partial: "", retryable: true },
+        { type: "Error", error: { kind: "llm_rate_limit", message: "slow down" }, partial: "", retryable: true },
       ),
     );
-    expect(failed.error).toEqual({ kind: "rate_limited", message: "slow down", retryable: true });
+    expect(failed.error).toEqual({ kind: "llm_rate_limit", message: "slow down", retryable: true });
     expect(failed.notices.map((n) => n.text)).toEqual([
       "Automatic condensation skipped at 7.1k tokens: the loop guard: condensed 2 turns ago",
     ]);
@@ -117,7 +117,7 @@ describe("reduce", () => {
     const failed = run(
       initialState,
       received(snapshot([hello])),
-      ...events({ type: "Error", error: { kind: "network", message: "down" }, partial: "", retryable: true }),
+      ...events({ type: "Error", error: { kind: "llm_network", message: "down" }, partial: "", retryable: true }),
     );
     const other = snapshot([], {});
     other.task = { ...other.task!, id: "t2" };
@@ -128,9 +128,9 @@ describe("reduce", () => {
     const fresh = run(
       initialState,
       received(snapshot([], { task: null })),
-      ...events({ type: "Error", error: { kind: "auth", message: "bad key" }, partial: "", retryable: false }),
+      ...events({ type: "Error", error: { kind: "llm_auth", message: "bad key" }, partial: "", retryable: false }),
     );
-    expect(run(fresh, received(snapshot([hello]))).error).toMatchObject({ kind: "auth" });
+    expect(run(fresh, received(snapshot([hello]))).error).toMatchObject({ kind: "llm_auth" });
   });
 
   it("cuts the streaming answer short on an error, and keeps a partial that never streamed", () => {
@@ -139,15 +139,15 @@ describe("reduce", () => {
       ...events(
         { type: "MessageStart", id: "a1" },
         { type: "MessageContent", id: "a1", delta: "Half" },
-        { type: "Error", error: { kind: "stream_cut", message: "cut" }, partial: "Half", retryable: true },
+        { type: "Error", error: { kind: "llm_malformed_stream", message: "cut" }, partial: "Half", retryable: true },
       ),
     );
-    expect(cut.live).toEqual([{ kind: "answer", id: "a1", text: "Half", done: true, interrupted: "stream_cut", kept: true }]);
+    expect(cut.live).toEqual([{ kind: "answer", id: "a1", text: "Half", done: true, interrupted: "llm_malformed_stream", kept: true }]);
     const partial = run(
       busyStart,
-      ...events({ type: "Error", error: { kind: "timeout", message: "stalled" }, partial: "Some", retryable: true }),
+      ...events({ type: "Error", error: { kind: "llm_timeout", message: "stalled" }, partial: "Some", retryable: true }),
     );
-    expect(partial.live).toMatchObject([{ kind: "answer", text: "Some", done: true, interrupted: "timeout" }]);
+    expect(partial.live).toMatchObject([{ kind: "answer", text: "Some", done: true, interrupted: "llm_timeout" }]);
   });
 
   it("shows a condensation running, then its record, or a notice when it failed", () => {

@@ -11,7 +11,7 @@ use crate::model::Message;
 use crate::provider::Metrics;
 
 /// What the agent tells its host, in order, while it works on an input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type")]
 pub enum AgentEvent {
     /// Work on an input began.
@@ -84,7 +84,7 @@ pub enum AgentEvent {
 }
 
 /// One input to the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AgentInput {
     /// A new user message.
@@ -121,9 +121,19 @@ pub enum CondenseOutcome {
     },
 }
 
+impl schemars::JsonSchema for CondenseOutcome {
+    fn schema_name() -> String {
+        "CondenseOutcome".into()
+    }
+
+    fn json_schema(generator: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
+        CondenseEndFields::json_schema(generator)
+    }
+}
+
 /// The JSON fields of a `CondenseEnd` event: one flat object, `record` or `error` set, with the
 /// record's id and summary repeated at the top for readers that want only those.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 struct CondenseEndFields {
     condense_id: Option<String>,
     summary: Option<String>,

@@ -9,7 +9,7 @@ use crate::limits::MAX_AUTO_PER_MINUTE;
 const MINUTE_MS: i64 = 60_000;
 
 /// Why a condensation ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CondenseReason {
     /// The context reached the threshold percent of the window.
@@ -35,7 +35,7 @@ impl CondenseReason {
 }
 
 /// Where a context count comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenSource {
     /// The usage the server reported for the last answer, plus the messages since.
@@ -45,7 +45,7 @@ pub enum TokenSource {
 }
 
 /// How full a chat's context is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ContextStatus {
     /// Tokens of the next request, before the new answer.
     pub tokens: usize,
@@ -76,7 +76,7 @@ impl ContextStatus {
 }
 
 /// The loop guard's memory: when automatic condensations ran, and after which message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct GuardState {
     /// Start times of recent automatic attempts, in milliseconds since the Unix epoch.

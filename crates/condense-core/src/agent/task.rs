@@ -11,7 +11,7 @@ use crate::model::{Conversation, last_condense_id, undo_condensation};
 use crate::tokens::TokenCounter;
 
 /// One condensation applied to a chat, as its row in the chat view shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CondensationRecord {
     /// The condensation's id in the messages (`c1`, `c2`, …).
     pub condense_id: String,
@@ -36,7 +36,7 @@ pub struct CondensationRecord {
 }
 
 /// The usage the server reported for an answer: the tokens of the request up to and including it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReportedUsage {
     /// The answer.
     pub through: String,
@@ -45,7 +45,7 @@ pub struct ReportedUsage {
 }
 
 /// A chat: its history and what the agent keeps about it. Saved by the host as it is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatTask {
     /// Stable id, chosen by the host.
     pub id: String,

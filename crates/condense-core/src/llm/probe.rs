@@ -12,7 +12,7 @@ use crate::host::{AbortSignal, Clock};
 pub const PROBE_REQUEST: &str = "Reply with the single word OK.";
 
 /// What a successful probe found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionReport {
     /// From the request to the end of the answer, by the host's clock.

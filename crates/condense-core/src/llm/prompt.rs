@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Who speaks in a prompt's conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatRole {
     /// The user.
@@ -25,7 +25,7 @@ impl ChatRole {
 }
 
 /// One plain-text turn of a prompt's conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatMessage {
     /// Who says it.
     pub role: ChatRole,
@@ -118,7 +118,7 @@ impl Default for ProviderCapabilities {
 }
 
 /// A structured prompt.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct PromptBundle {
     /// Role, standards and constraints: the system prompt where there is one.

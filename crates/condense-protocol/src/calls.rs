@@ -1,0 +1,216 @@
+//! The wasm engine's call options and results: what `CondenseEngine`'s methods take besides core
+//! values, and what they resolve with. Call options are camelCase, like any JS API; results keep the
+//! core's snake_case. The bindings (`condense-wasm`) parse and produce exactly these.
+
+use condense_core::agent::{AgentInput, ChatTask, ContextStatus};
+use condense_core::limits::AutoCondense;
+use condense_core::llm::{Finish, LlmProfile, StreamEvent, Usage};
+use condense_core::{CondensationOptions, CondensationResult, Conversation, LlmError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The model whose tokenizer counts when a call names none.
+pub const DEFAULT_MODEL: &str = "gpt-4o";
+
+/// An LLM to call: a profile, and the key the host read for it from its secret storage.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmTarget {
+    /// The profile.
+    pub profile: LlmProfile,
+    /// The key, for this call only; never stored or logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// Retries after the first attempt (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+}
+
+/// The options of `condense` and `renderManualRequest`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct CondenseOptions {
+    /// A provider id; the default provider when absent.
+    pub provider: Option<String>,
+    /// Tokens to get down to, for providers that work to a target.
+    pub target_tokens: Option<usize>,
+    /// Messages at the end that must stay as they are.
+    pub keep_last: Option<usize>,
+    /// Whether the condensation was triggered automatically.
+    pub is_automatic: bool,
+    /// The provider's configuration for this call; the registry's when absent.
+    pub config: Option<serde_json::Value>,
+    /// The model whose tokenizer counts (default: the LLM's model, else gpt-4o).
+    pub model: Option<String>,
+    /// The LLM that writes summaries, for the providers that need one.
+    pub llm: Option<LlmTarget>,
+}
+
+impl CondenseOptions {
+    /// The core's options of the run.
+    pub fn options(&self) -> CondensationOptions {
+        CondensationOptions {
+            target_tokens: self.target_tokens,
+            keep_last: self.keep_last,
+            is_automatic: self.is_automatic,
+            config: self.config.clone().unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// The tokenizer follows the model named, else the LLM's model.
+    pub fn model(&self) -> &str {
+        self.model.as_deref().or(self.llm.as_ref().map(|l| l.profile.model.as_str())).unwrap_or(DEFAULT_MODEL)
+    }
+}
+
+/// The options of `chat` and `chatContext`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChatOptions {
+    /// The chat model.
+    pub llm: LlmTarget,
+    /// The model that writes summaries (the condensing model), when it is not the chat model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condensing_llm: Option<LlmTarget>,
+    /// The condensation provider; the default provider when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The automatic-condensation settings.
+    #[serde(default)]
+    pub auto: AutoCondense,
+    /// The input's wall-clock time, in milliseconds since the Unix epoch.
+    pub now_ms: f64,
+}
+
+/// The input of `chat` (re-exported so the generated types name it).
+pub type ChatInput = AgentInput;
+
+/// What a chat input ends with: the task to save and how full its context is.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChatOutcome {
+    /// The updated task.
+    pub task: ChatTask,
+    /// Its context status for the chat profile.
+    pub context: ContextStatus,
+}
+
+/// What `undoChat` returns.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChatUndo {
+    /// The task with the condensation undone.
+    pub task: ChatTask,
+    /// The condensation undone.
+    pub condense_id: String,
+}
+
+/// What `undoLast` returns.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct UndoResult {
+    /// The condensation undone.
+    pub condense_id: String,
+    /// The conversation with its hidden messages back.
+    pub conversation: Conversation,
+}
+
+/// A condensation result that is also a conversation: the input's system prompt is put back.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CondensationDocument {
+    /// The result.
+    #[serde(flatten)]
+    pub result: CondensationResult,
+    /// The conversation's system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+}
+
+/// What a streamed or whole completion ends with.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Completion {
+    /// The answer's text.
+    pub content: String,
+    /// Tokens used, when reported.
+    pub usage: Option<Usage>,
+    /// Why the model stopped.
+    pub finish_reason: Option<String>,
+    /// US dollars, by the profile's prices; 0 when the server reported no usage.
+    pub cost: f64,
+}
+
+/// A piece of a streamed answer as JS sees it: the boundary form of the core's `StreamEvent`, one
+/// flat object; `finished` on the last one of a complete answer, `error` on the last one of a
+/// failed one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct StreamChunk {
+    /// Text to append.
+    pub content: String,
+    /// The speaker, on the chunk that announces it.
+    pub role: Option<String>,
+    /// Whether this is the last chunk of a complete answer.
+    pub finished: bool,
+    /// Why the stream ended early.
+    pub error: Option<LlmError>,
+    /// Tokens used, on the last chunk, when reported.
+    pub usage: Option<Usage>,
+    /// Why the model stopped, on the last chunk.
+    pub finish_reason: Option<String>,
+    /// The model the server says answered, on the last chunk, when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl From<&StreamEvent> for StreamChunk {
+    fn from(event: &StreamEvent) -> Self {
+        match event {
+            StreamEvent::Start { role } => StreamChunk { role: Some(role.clone()), ..Default::default() },
+            StreamEvent::Delta(text) => StreamChunk { content: text.clone(), ..Default::default() },
+            StreamEvent::Done(Finish { usage, finish_reason, model }) => StreamChunk {
+                finished: true,
+                usage: *usage,
+                finish_reason: finish_reason.clone(),
+                model: model.clone(),
+                ..Default::default()
+            },
+            StreamEvent::Failed(e) => StreamChunk { error: Some(e.clone()), ..Default::default() },
+        }
+    }
+}
+
+/// An HTTP request the engine asks the host's `fetch` to send.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FetchRequest {
+    /// `POST` for every LLM call.
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// Header names and values. May hold an API key: never log them.
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// The JSON body.
+    pub body: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_core::ErrorKind;
+
+    #[test]
+    fn a_stream_event_becomes_the_flat_chunk_js_reads() {
+        let chunk = |e: StreamEvent| serde_json::to_value(StreamChunk::from(&e)).unwrap();
+        let delta = chunk(StreamEvent::Delta("Hi".into()));
+        assert_eq!((delta["content"].as_str(), delta["finished"].as_bool()), (Some("Hi"), Some(false)));
+        let done =
+            chunk(StreamEvent::Done(Finish { finish_reason: Some("stop".into()), ..Finish::default() }));
+        assert_eq!((done["finished"].as_bool(), done["finish_reason"].as_str()), (Some(true), Some("stop")));
+        let failed = chunk(StreamEvent::Failed(LlmError::new(ErrorKind::LlmServer, "boom")));
+        assert_eq!(failed["error"]["kind"], "llm_server");
+        let start = chunk(StreamEvent::Start { role: "assistant".into() });
+        assert_eq!(start["role"], "assistant");
+    }
+
+    #[test]
+    fn condense_options_refuse_unknown_fields_and_pick_the_model() {
+        assert!(serde_json::from_str::<CondenseOptions>(r#"{"bogus": 1}"#).is_err());
+        let o: CondenseOptions = serde_json::from_str(r#"{"provider": "lossless"}"#).unwrap();
+        assert_eq!(o.model(), DEFAULT_MODEL);
+    }
+}

@@ -1,0 +1,347 @@
+//! The messages between the extension and its webviews (the chat view and the settings panel).
+//! Declared here once; the TypeScript types and the zod validators both sides run on arrival are
+//! generated from these types. Core values (messages, chat tasks, agent events) keep the core's
+//! snake_case JSON; the envelopes are camelCase like any JS API.
+//!
+//! An optional field of an envelope is absent or has a value, never `null` (`schemars(with)` says
+//! so to the generated validators; serde reads it into an `Option`).
+//!
+//! Field ids in the settings panel's `rejected` / `accepted` messages name what they are about:
+//! `provider.<id>.enabled`, `provider.<id>.priority`, `provider.<id>.config.<key>`, `default`,
+//! `shared.<key>`, `auto.enabled`, `auto.thresholdPercent`, `auto.minGainPercent`, `profile.<id>`
+//! (`profile.new` for an added one), `key.<profileId>`.
+
+use std::collections::BTreeMap;
+
+use condense_core::ErrorInfo;
+use condense_core::agent::{AgentEvent, ChatTask, ContextStatus};
+use condense_core::llm::{ConnectionReport, LlmKind};
+use condense_core::settings::ProviderEntry;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A chat in the Chats list.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChatSummary {
+    /// The chat's id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Last changed, in milliseconds since the Unix epoch.
+    pub updated_ms: f64,
+    /// How many messages it holds.
+    pub messages: usize,
+}
+
+/// An LLM profile in the chat's profile picker.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ProfileOption {
+    /// The profile's id.
+    pub id: String,
+    /// Its model.
+    pub model: String,
+    /// Its context window, in tokens.
+    pub context_window: usize,
+}
+
+/// Extension → chat view.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ToWebview {
+    /// The whole state of the view: sent on `ready`, after every turn and every change.
+    State {
+        /// The active chat.
+        task: Option<ChatTask>,
+        /// Every chat, for the Chats list.
+        chats: Vec<ChatSummary>,
+        /// The profiles a chat may use.
+        profiles: Vec<ProfileOption>,
+        /// The chat profile.
+        #[serde(rename = "profileId")]
+        profile_id: Option<String>,
+        /// How full the active chat's context is.
+        context: Option<ContextStatus>,
+        /// Whether a turn is running.
+        busy: bool,
+    },
+    /// One agent event of the turn in flight, for streaming.
+    Event {
+        /// The chat the turn belongs to.
+        #[serde(rename = "taskId")]
+        task_id: String,
+        /// The event.
+        event: AgentEvent,
+    },
+    /// A request failed or was invalid. `draft`: the text of a message that could not be sent,
+    /// for the input box, so that nothing typed is lost.
+    Error {
+        /// What went wrong.
+        message: String,
+        /// The unsent text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        draft: Option<String>,
+    },
+}
+
+/// Chat view → extension.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ToHost {
+    /// The view is ready for its state.
+    Ready,
+    /// A new user message.
+    Send {
+        /// Its text.
+        #[schemars(length(min = 1, max = 1_000_000))]
+        text: String,
+    },
+    /// Stop the turn in flight.
+    Stop,
+    /// Ask again after a failure or a Stop.
+    Retry,
+    /// Condense the chat now.
+    Condense,
+    /// Undo a condensation.
+    Undo {
+        /// The condensation.
+        #[serde(rename = "condenseId")]
+        #[schemars(length(min = 1))]
+        condense_id: String,
+    },
+    /// Start a new chat.
+    NewChat,
+    /// Open a saved chat.
+    OpenChat {
+        /// Its id.
+        #[schemars(length(min = 1))]
+        id: String,
+    },
+    /// Make a profile the chat profile.
+    SelectProfile {
+        /// Its id.
+        #[schemars(length(min = 1))]
+        id: String,
+    },
+    /// The webview got a message it could not accept; the extension logs it.
+    Error {
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// An LLM profile as settings hold it (never a key: keys live in the secret storage).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSettings {
+    /// Stable id.
+    pub id: String,
+    /// The client.
+    pub kind: LlmKind,
+    /// The endpoint's base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub base_url: Option<String>,
+    /// The model id sent to the API.
+    pub model: String,
+    /// The context window, in tokens.
+    pub context_window: f64,
+    /// The longest answer, in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub max_output: Option<f64>,
+    /// US dollars per million input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub price_input_per_mtok: Option<f64>,
+    /// US dollars per million output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub price_output_per_mtok: Option<f64>,
+    /// −1 or absent: the global threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub threshold_percent: Option<f64>,
+}
+
+/// A setting settings.json holds but that could not be used, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SettingProblem {
+    /// The setting, e.g. `contextCondenser.profiles[2]`.
+    pub setting: String,
+    /// Why it was not used.
+    pub message: String,
+}
+
+/// The automatic-condensation settings as the panel shows them.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoSettings {
+    /// The off switch.
+    pub enabled: bool,
+    /// The global threshold, in percent of the window.
+    pub threshold_percent: f64,
+    /// The minimum gain of an automatic condensation, in percent of the window.
+    pub min_gain_percent: f64,
+}
+
+/// Extension → settings panel.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum SettingsToWebview {
+    /// Everything the panel shows: sent on `ready` and after every change, wherever it came from
+    /// (the panel or settings.json).
+    #[serde(rename_all = "camelCase")]
+    State {
+        /// The registry's providers, highest priority first, with their forms.
+        providers: Vec<ProviderEntry>,
+        /// The default provider.
+        default_provider: String,
+        /// Automatic condensation.
+        auto: AutoSettings,
+        /// Values shared by providers (`custom_prompt`, `condensing_profile`).
+        shared: BTreeMap<String, String>,
+        /// The LLM profiles.
+        profiles: Vec<ProfileSettings>,
+        /// The chat profile.
+        chat_profile: String,
+        /// Whether each profile has a key in the secret storage. Never the key.
+        keys: BTreeMap<String, bool>,
+        /// Settings that settings.json holds but could not be used.
+        problems: Vec<SettingProblem>,
+    },
+    /// A change was refused and not saved: the inline message for the field.
+    Rejected {
+        /// The field.
+        field: String,
+        /// Why.
+        message: String,
+    },
+    /// A change was saved.
+    Accepted {
+        /// The field.
+        field: String,
+    },
+    /// What Test Connection found.
+    #[serde(rename_all = "camelCase")]
+    TestResult {
+        /// The profile tested.
+        profile_id: String,
+        /// The report, when it worked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "ConnectionReport")]
+        report: Option<ConnectionReport>,
+        /// The typed error, when it did not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "ErrorInfo")]
+        error: Option<ErrorInfo>,
+    },
+    /// A request failed or was invalid.
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Settings panel → extension.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum SettingsToHost {
+    /// The panel is ready for its state.
+    Ready,
+    /// Changes a provider's registry entry; `config` holds only the keys that change (null: back
+    /// to the provider's default).
+    UpdateProvider {
+        /// The provider.
+        #[schemars(length(min = 1))]
+        id: String,
+        /// The new switch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "bool")]
+        enabled: Option<bool>,
+        /// The new priority.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "f64")]
+        priority: Option<f64>,
+        /// The configuration keys that change.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+        config: Option<BTreeMap<String, serde_json::Value>>,
+    },
+    /// Makes a provider the default.
+    SetDefault {
+        /// The provider.
+        #[schemars(length(min = 1))]
+        id: String,
+    },
+    /// Sets a value shared by providers.
+    SetShared {
+        /// `custom_prompt` or `condensing_profile`.
+        #[schemars(length(min = 1))]
+        key: String,
+        /// The value.
+        #[schemars(length(max = 100_000))]
+        value: String,
+    },
+    /// Changes automatic condensation.
+    #[serde(rename_all = "camelCase")]
+    SetAuto {
+        /// The off switch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "bool")]
+        enabled: Option<bool>,
+        /// The global threshold.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "f64")]
+        threshold_percent: Option<f64>,
+        /// The minimum gain.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "f64")]
+        min_gain_percent: Option<f64>,
+    },
+    /// Adds a profile (no `originalId`) or replaces the one with `originalId`.
+    #[serde(rename_all = "camelCase")]
+    SaveProfile {
+        /// The profile.
+        profile: ProfileSettings,
+        /// The id of the profile it replaces.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        original_id: Option<String>,
+    },
+    /// Removes a profile and its key.
+    RemoveProfile {
+        /// The profile.
+        #[schemars(length(min = 1))]
+        id: String,
+    },
+    /// Stores a key in the secret storage. The panel clears its field at once and never shows it.
+    #[serde(rename_all = "camelCase")]
+    SetKey {
+        /// The profile.
+        #[schemars(length(min = 1))]
+        profile_id: String,
+        /// The key.
+        #[schemars(length(min = 1, max = 10_000))]
+        key: String,
+    },
+    /// Removes a profile's key.
+    #[serde(rename_all = "camelCase")]
+    ClearKey {
+        /// The profile.
+        #[schemars(length(min = 1))]
+        profile_id: String,
+    },
+    /// Runs Test Connection for a profile.
+    #[serde(rename_all = "camelCase")]
+    TestConnection {
+        /// The profile.
+        #[schemars(length(min = 1))]
+        profile_id: String,
+    },
+    /// The webview got a message it could not accept; the extension logs it.
+    Error {
+        /// What was wrong.
+        message: String,
+    },
+}
