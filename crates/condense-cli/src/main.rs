@@ -53,9 +53,10 @@ enum Command {
         /// Manual provider, step two: the file holding the LLM's answer (`-` for stdin).
         #[arg(long)]
         answer: Option<String>,
-        /// A separate, cheaper LLM profile (JSON file) to write the native summary with.
-        #[arg(long)]
-        condense_profile: Option<String>,
+        /// The condensing profile: a separate, cheaper LLM profile (JSON file) to write the native
+        /// summary with.
+        #[arg(long, alias = "condense-profile")]
+        condensing_profile: Option<String>,
         /// The LLM, for the native provider; its model also picks the tokenizer.
         #[command(flatten)]
         llm: llm::LlmArgs,
@@ -168,7 +169,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             print_json(&condense_core::tokens::TokenReport::of(&conversation, &model));
             Ok(0)
         }
-        Command::Run { provider, target_tokens, keep_last, render, answer, condense_profile, llm, file } => {
+        Command::Run { provider, target_tokens, keep_last, render, answer, condensing_profile, llm, file } => {
             let conversation = read_conversation(&file)?.conversation;
             let manager = CondensationManager::with_builtin_providers();
             let profile = if llm.given() { Some(llm.profile()?) } else { None };
@@ -193,7 +194,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 options.config = json!({ "answer": text });
             }
             // The native provider writes with the condensing profile if one is given, else the LLM.
-            let client = match (&condense_profile, profile) {
+            let client = match (&condensing_profile, profile) {
                 (Some(path), _) => Some(llm.client(llm::read_profile(path)?)?),
                 (None, Some(p)) => Some(llm.client(p)?),
                 (None, None) => None,
