@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::Server;
 use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
-use condense_core::{AbortSignal, ErrorKind};
 use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, PROBE_REQUEST, RetryPolicy, test_connection};
+use condense_core::{AbortSignal, ErrorKind};
 
 fn client(server: &Server, kind: LlmKind, model: &str, key: Option<&str>) -> HttpLlm {
     let base = match kind {
