@@ -165,9 +165,44 @@ export interface GenerationParams {
   temperature?: number | null;
 }
 
+export type LlmKind = "openai" | "anthropic" | "openai-compatible" | "manual";
+
+/** The numbers the core owns (condense_core::limits::Limits). */
+export interface Limits {
+  /** The lowest threshold, in percent, globally or per profile. */
+  threshold_min: number;
+  /** The highest threshold. */
+  threshold_max: number;
+  /** The threshold when the settings name none. */
+  default_threshold_percent: number;
+  /** The minimum gain of an automatic condensation, in percent of the window, by default. */
+  default_min_gain_percent: number;
+  /** The share of the window kept free on top of the longest answer. */
+  buffer_percent: number;
+  /** Automatic condensations allowed in any minute. */
+  max_auto_per_minute: number;
+  /** The provider used when the settings name none. */
+  default_provider: string;
+  /** The longest answer of a profile that names none, in tokens. */
+  default_max_output: number;
+}
+
+/** One kind of LLM profile: its default base URL, null when a profile must name one or uses no API. */
+export interface KindMetadata {
+  kind: LlmKind;
+  default_base_url: string | null;
+}
+
+/** What a host reads and checks its settings with (`engine.hostMetadata()`). */
+export interface HostMetadata {
+  limits: Limits;
+  /** Every kind, in the order a settings panel lists them. */
+  kinds: KindMetadata[];
+}
+
 export interface LlmProfile {
   id: string;
-  kind: "openai" | "anthropic" | "openai-compatible" | "manual";
+  kind: LlmKind;
   base_url?: string | null;
   model: string;
   context_window: number;
