@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "../src/ipc";
+import { ProfileSettings, parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "../src/ipc";
 import { webviewHtml } from "../src/webviewHtml";
+import { meta } from "./core";
 
 describe("ipc", () => {
   it("accepts the webview's messages and refuses bad ones with a reason", () => {
@@ -65,5 +66,9 @@ describe("webviewHtml", () => {
     expect(webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T", view: "chat" })).not.toBe(
       webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T", view: "chat" }),
     );
+  });
+
+  it("knows the core's kinds of LLM profile, in its order", () => {
+    expect(ProfileSettings.shape.kind.options).toEqual(meta.kinds.map((k) => k.kind));
   });
 });

@@ -1,19 +1,12 @@
 // The settings panel's decisions with the real core judging every change (the wasm package the
 // extension ships, loaded in Node).
-import { createRequire } from "node:module";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { panelState, planChange } from "../src/settingsModel";
 import { readSettings } from "../src/settings";
+import { meta, newTestEngine } from "./core";
 
-const require = createRequire(import.meta.url);
-const wasm = require(path.join(__dirname, "..", "wasm", "condense_wasm.js")) as typeof import("../wasm/condense_wasm");
-const engine: CondenseEngine = new wasm.CondenseEngine({
-  fetch: () => Promise.reject(new Error("no network in this test")),
-  now: () => 0,
-  log: () => {},
-});
+const engine: CondenseEngine = newTestEngine();
 const check = (c: Parameters<CondenseEngine["checkSetting"]>[0]) => engine.checkSetting(c);
 
 const gpt = { id: "gpt", kind: "openai" as const, model: "gpt-4o", context_window: 128000 };
@@ -21,7 +14,7 @@ const local = { id: "local", kind: "openai-compatible" as const, base_url: "http
 
 function world(values: Record<string, unknown>) {
   const get = (key: string) => values[key];
-  const { settings } = readSettings(get);
+  const { settings } = readSettings(get, meta);
   return { settings, get };
 }
 
