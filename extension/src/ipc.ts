@@ -211,11 +211,33 @@ export const ProviderEntry = z.object({
 });
 export type ProviderEntry = z.infer<typeof ProviderEntry>;
 
+/** The kinds of LLM profile (the core's `LlmKind`; a test checks they agree). */
+export const ProfileKind = z.enum(["openai", "anthropic", "openai-compatible", "manual"]);
+export type ProfileKind = z.infer<typeof ProfileKind>;
+
+/** The numbers the core owns (`engine.hostMetadata().limits`): the panel's ranges and defaults. */
+export const Limits = z.object({
+  threshold_min: z.number(),
+  threshold_max: z.number(),
+  default_threshold_percent: z.number(),
+  default_min_gain_percent: z.number(),
+  buffer_percent: z.number(),
+  max_auto_per_minute: z.number(),
+  default_provider: z.string(),
+  default_max_output: z.number(),
+});
+export type Limits = z.infer<typeof Limits>;
+
+/** A kind of LLM profile and the base URL used when a profile names none (null: it must name one,
+ *  or uses no API). From `engine.hostMetadata().kinds`, in the order the panel lists them. */
+export const KindMetadata = z.object({ kind: ProfileKind, default_base_url: z.string().nullable() });
+export type KindMetadata = z.infer<typeof KindMetadata>;
+
 /** An LLM profile as settings hold it (no key: keys live in the secret storage). */
 export const ProfileSettings = z
   .object({
     id: z.string(),
-    kind: z.enum(["openai", "anthropic", "openai-compatible", "manual"]),
+    kind: ProfileKind,
     base_url: z.string().optional(),
     model: z.string(),
     context_window: z.number(),
@@ -261,6 +283,10 @@ export const SettingsToWebview = z.discriminatedUnion("type", [
     keys: z.record(z.string(), z.boolean()),
     /** Settings that settings.json holds but could not be used. */
     problems: z.array(SettingProblem),
+    /** The core's ranges and defaults: the page checks what is typed against them. */
+    limits: Limits,
+    /** The kinds of LLM profile, with their default base URLs. */
+    kinds: z.array(KindMetadata),
   }),
   /** A change was refused and not saved: the inline message for the field. */
   z.object({ type: z.literal("rejected"), field: z.string(), message: z.string() }),

@@ -3,7 +3,7 @@
 // the core (`check`, the engine's `checkSetting`) before anything is written; a refused change
 // writes nothing and comes back as the message for its field.
 
-import type { LlmProfile, ProviderConfigUpdate, ProviderEntry, SettingChange } from "../wasm/condense_wasm";
+import type { HostMetadata, LlmProfile, ProviderConfigUpdate, ProviderEntry, SettingChange } from "../wasm/condense_wasm";
 import type { ProfileSettings, SettingsToHost, SettingsToWebview } from "./ipc";
 import { type Get, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
 
@@ -52,6 +52,8 @@ export function panelState(input: {
   entries: ProviderEntry[];
   defaultProvider: string;
   keys: Record<string, boolean>;
+  /** The core's limits and kinds (`engine.hostMetadata()`). */
+  meta: HostMetadata;
 }): Extract<SettingsToWebview, { type: "state" }> {
   const { settings } = input;
   return {
@@ -64,6 +66,8 @@ export function panelState(input: {
     chatProfile: settings.chatProfile,
     keys: input.keys,
     problems: input.problems,
+    limits: input.meta.limits,
+    kinds: input.meta.kinds,
   };
 }
 

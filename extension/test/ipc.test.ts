@@ -48,8 +48,11 @@ describe("ipc: the settings panel", () => {
       chatProfile: "",
       keys: { gpt: true },
       problems: [],
+      limits: meta.limits,
+      kinds: meta.kinds,
     };
     expect(parseSettingsToWebview(state).ok).toBe(true);
+    expect(parseSettingsToWebview({ ...state, limits: undefined }).ok).toBe(false);
     expect(parseSettingsToWebview({ ...state, keys: { gpt: "sk-3" } }).ok).toBe(false);
   });
 });

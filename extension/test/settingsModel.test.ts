@@ -2,6 +2,7 @@
 // extension ships, loaded in Node).
 import { describe, expect, it } from "vitest";
 import type { CondenseEngine } from "../wasm/condense_wasm";
+import { parseSettingsToWebview } from "../src/ipc";
 import { panelState, planChange } from "../src/settingsModel";
 import { readSettings } from "../src/settings";
 import { meta, newTestEngine } from "./core";
@@ -115,11 +116,22 @@ describe("planChange", () => {
 describe("panelState", () => {
   it("renders from the core's registry and says only whether keys are set", () => {
     const { settings } = world({ profiles: [gpt], customPrompt: "Be brief." });
-    const state = panelState({ settings, problems: [], entries: engine.providerEntries(), defaultProvider: engine.defaultProvider, keys: { gpt: true } });
+    const state = panelState({
+      settings,
+      problems: [],
+      entries: engine.providerEntries(),
+      defaultProvider: engine.defaultProvider,
+      keys: { gpt: true },
+      meta: engine.hostMetadata(),
+    });
     expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual"]);
     expect(state.defaultProvider).toBe("lossless");
     expect(state.shared).toEqual({ custom_prompt: "Be brief.", condensing_profile: "" });
     expect(state.keys).toEqual({ gpt: true });
     expect(JSON.stringify(state)).not.toMatch(/apiKey|api_key_ref/);
+    // The page checks with the core's limits and shows the core's base URLs.
+    expect(state.limits).toEqual(meta.limits);
+    expect(state.kinds).toEqual(meta.kinds);
+    expect(parseSettingsToWebview(state)).toEqual({ ok: true, value: state });
   });
 });
