@@ -47,8 +47,9 @@ export class EngineHolder implements vscode.Disposable {
 
   /** A fresh engine with the current settings: a setting removed goes back to its default. */
   apply(): void {
-    const { settings, problems } = readSettings((key) => vscode.workspace.getConfiguration(SECTION).get(key));
+    // The engine first: the settings are read with its limits and defaults.
     const engine = newEngine(this.extensionPath, this.log);
+    const { settings, problems } = readSettings((key) => vscode.workspace.getConfiguration(SECTION).get(key), engine.hostMetadata());
     for (const { id, update } of providerUpdates(settings)) {
       try {
         engine.updateProviderConfig(id, update);

@@ -1,8 +1,16 @@
 // The `contextCondenser.*` settings, read and checked. Pure: no `vscode` import, so vitest runs it.
 // The engine validates provider configurations itself; this module only turns settings into the
-// calls that hand them over, and finds the LLM profile a call needs.
+// calls that hand them over, and finds the LLM profile a call needs. The ranges, defaults and
+// profile kinds come from the core (`engine.hostMetadata()`), never from copies here.
 
-import type { AutoCondense, AutoSettings, LlmProfile, ProviderConfigUpdateInput, SettingProblem } from "@context-condenser/protocol";
+import type {
+  AutoCondense,
+  AutoSettings,
+  HostMetadata,
+  LlmProfile,
+  ProviderConfigUpdateInput,
+  SettingProblem,
+} from "@context-condenser/protocol";
 
 export type { SettingProblem };
 
@@ -34,17 +42,18 @@ export const PROFILE_KEYS = [
   "threshold_percent",
 ] as const;
 const PROFILE_FIELDS = new Set<string>(PROFILE_KEYS);
-const KINDS = new Set(["openai", "anthropic", "openai-compatible", "manual"]);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**
- * Reads the settings. Bad entries are left out and reported; a profile that carries an API key
- * is refused without repeating the key, which belongs in the secret storage.
+ * Reads the settings, with the core's ranges and defaults (`meta`, from `engine.hostMetadata()`).
+ * Bad entries are left out and reported; a profile that carries an API key is refused without
+ * repeating the key, which belongs in the secret storage.
  */
-export function readSettings(get: Get): { settings: Settings; problems: SettingProblem[] } {
+export function readSettings(get: Get, meta: HostMetadata): { settings: Settings; problems: SettingProblem[] } {
+  const { limits } = meta;
   const problems: SettingProblem[] = [];
   const str = (key: string, fallback: string): string => {
     const v = get(key);
@@ -71,7 +80,7 @@ export function readSettings(get: Get): { settings: Settings; problems: SettingP
     const seen = new Set<string>();
     rawProfiles.forEach((p, i) => {
       const where = `${SECTION}.profiles[${i}]`;
-      const problem = profileProblem(p, seen);
+      const problem = profileProblem(p, seen, meta);
       if (problem) problems.push({ setting: where, message: problem });
       else {
         profiles.push(p as LlmProfile);
@@ -84,9 +93,12 @@ export function readSettings(get: Get): { settings: Settings; problems: SettingP
 
   const enabled = get("autoCondense.enabled");
   const threshold = get("autoCondense.thresholdPercent");
-  const thresholdOk = typeof threshold === "number" && threshold >= 10 && threshold <= 100;
+  const thresholdOk = typeof threshold === "number" && threshold >= limits.threshold_min && threshold <= limits.threshold_max;
   if (threshold !== undefined && !thresholdOk) {
-    problems.push({ setting: `${SECTION}.autoCondense.thresholdPercent`, message: "must be a number from 10 to 100" });
+    problems.push({
+      setting: `${SECTION}.autoCondense.thresholdPercent`,
+      message: `must be a number from ${limits.threshold_min} to ${limits.threshold_max}`,
+    });
   }
 
   const minGain = get("autoCondense.minGainPercent");
@@ -97,12 +109,12 @@ export function readSettings(get: Get): { settings: Settings; problems: SettingP
 
   return {
     settings: {
-      defaultProvider: str("defaultProvider", "lossless"),
+      defaultProvider: str("defaultProvider", limits.default_provider),
       providers,
       autoCondense: {
         enabled: enabled !== false,
-        thresholdPercent: thresholdOk ? threshold : 80,
-        minGainPercent: minGainOk ? minGain : 5,
+        thresholdPercent: thresholdOk ? threshold : limits.default_threshold_percent,
+        minGainPercent: minGainOk ? minGain : limits.default_min_gain_percent,
       },
       customPrompt: str("customPrompt", ""),
       profiles,
@@ -113,7 +125,7 @@ export function readSettings(get: Get): { settings: Settings; problems: SettingP
   };
 }
 
-function profileProblem(p: unknown, seen: Set<string>): string | undefined {
+function profileProblem(p: unknown, seen: Set<string>, { limits, kinds }: HostMetadata): string | undefined {
   if (!isObject(p)) return "must be an object";
   for (const key of Object.keys(p)) {
     if (/key|secret|token$|password/i.test(key) && !PROFILE_FIELDS.has(key)) {
@@ -123,12 +135,15 @@ function profileProblem(p: unknown, seen: Set<string>): string | undefined {
   }
   if (typeof p.id !== "string" || p.id.trim() === "") return "needs an id";
   if (seen.has(p.id)) return `repeats the id "${p.id}"`;
-  if (typeof p.kind !== "string" || !KINDS.has(p.kind)) return `kind must be one of ${[...KINDS].join(", ")}`;
+  if (typeof p.kind !== "string" || !kinds.some((k) => k.kind === p.kind)) {
+    return `kind must be one of ${kinds.map((k) => k.kind).join(", ")}`;
+  }
   if (typeof p.model !== "string" || p.model.trim() === "") return "needs a model";
   if (!Number.isInteger(p.context_window) || (p.context_window as number) < 1) return "needs a context_window (tokens)";
   const t = p.threshold_percent;
-  if (t !== undefined && !(Number.isInteger(t) && (t === -1 || ((t as number) >= 10 && (t as number) <= 100)))) {
-    return "threshold_percent must be -1 (the global threshold) or 10 to 100";
+  const { threshold_min: min, threshold_max: max } = limits;
+  if (t !== undefined && !(Number.isInteger(t) && (t === -1 || ((t as number) >= min && (t as number) <= max)))) {
+    return `threshold_percent must be -1 (the global threshold) or ${min} to ${max}`;
   }
   return undefined;
 }

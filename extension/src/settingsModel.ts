@@ -3,8 +3,16 @@
 // the core (`check`, the engine's `checkSetting`) before anything is written; a refused change
 // writes nothing and comes back as the message for its field.
 
-import type { LlmProfile, ProviderConfigUpdateInput, ProviderEntry, SettingChange } from "@context-condenser/protocol";
-import type { ProfileSettings, SettingsToHost, SettingsToWebview } from "@context-condenser/protocol";
+import type {
+  HostMetadata,
+  LlmProfile,
+  ProfileSettings,
+  ProviderConfigUpdateInput,
+  ProviderEntry,
+  SettingChange,
+  SettingsToHost,
+  SettingsToWebview,
+} from "@context-condenser/protocol";
 import { type Get, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
 
 /** Values a provider's form marks `shared`, and the setting each lives in. */
@@ -52,6 +60,8 @@ export function panelState(input: {
   entries: ProviderEntry[];
   defaultProvider: string;
   keys: Record<string, boolean>;
+  /** The core's limits and kinds (`engine.hostMetadata()`). */
+  meta: HostMetadata;
 }): Extract<SettingsToWebview, { type: "state" }> {
   const { settings } = input;
   return {
@@ -64,6 +74,8 @@ export function panelState(input: {
     chatProfile: settings.chatProfile,
     keys: input.keys,
     problems: input.problems,
+    limits: input.meta.limits,
+    kinds: input.meta.kinds,
   };
 }
 

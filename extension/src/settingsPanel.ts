@@ -69,7 +69,16 @@ export class SettingsPanel implements vscode.Disposable {
     const engine = this.host.engine();
     const keys: Record<string, boolean> = {};
     for (const p of settings.profiles) keys[p.id] = (await this.host.secrets.get(secretName(p.id))) !== undefined;
-    this.post(panelState({ settings, problems, entries: engine.providerEntries(), defaultProvider: engine.defaultProvider, keys }));
+    this.post(
+      panelState({
+        settings,
+        problems,
+        entries: engine.providerEntries(),
+        defaultProvider: engine.defaultProvider,
+        keys,
+        meta: engine.hostMetadata(),
+      }),
+    );
   }
 
   private post(message: SettingsToWebview): void {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "@context-condenser/protocol";
+import { ProfileSettings, parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "@context-condenser/protocol";
 import { webviewHtml } from "../src/webviewHtml";
+import { meta } from "./core";
 
 describe("ipc", () => {
   it("accepts the webview's messages and refuses bad ones with a reason", () => {
@@ -47,8 +48,11 @@ describe("ipc: the settings panel", () => {
       chatProfile: "",
       keys: { gpt: true },
       problems: [],
+      limits: meta.limits,
+      kinds: meta.kinds,
     };
     expect(parseSettingsToWebview(state).ok).toBe(true);
+    expect(parseSettingsToWebview({ ...state, limits: undefined }).ok).toBe(false);
     expect(parseSettingsToWebview({ ...state, keys: { gpt: "sk-3" } }).ok).toBe(false);
   });
 });
@@ -65,5 +69,9 @@ describe("webviewHtml", () => {
     expect(webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T", view: "chat" })).not.toBe(
       webviewHtml({ cspSource: "x", script: "s", style: "s", title: "T", view: "chat" }),
     );
+  });
+
+  it("knows the core's kinds of LLM profile, in its order", () => {
+    expect(ProfileSettings.shape.kind.options).toEqual(meta.kinds.map((k) => k.kind));
   });
 });

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings } from "../src/settings";
+import type { HostMetadata } from "@context-condenser/protocol";
+import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings as read } from "../src/settings";
+import { meta } from "./core";
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
+/** The settings read with the real core's limits. */
+const readSettings = (get: (key: string) => unknown) => read(get, meta);
 const profile = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
 
 describe("readSettings", () => {
@@ -37,7 +41,35 @@ describe("readSettings", () => {
   it("reports a threshold out of range and keeps the default", () => {
     const { settings, problems } = readSettings(from({ "autoCondense.thresholdPercent": 5 }));
     expect(settings.autoCondense.thresholdPercent).toBe(80);
-    expect(problems[0].setting).toBe("contextCondenser.autoCondense.thresholdPercent");
+    expect(problems).toEqual([
+      { setting: "contextCondenser.autoCondense.thresholdPercent", message: "must be a number from 10 to 100" },
+    ]);
+    expect(readSettings(from({ "autoCondense.thresholdPercent": 10 })).problems).toEqual([]);
+    expect(readSettings(from({ "autoCondense.thresholdPercent": 101 })).problems).toHaveLength(1);
+  });
+
+  it("takes the ranges, the defaults and the kinds from the core it is given", () => {
+    const other: HostMetadata = {
+      limits: { ...meta.limits, threshold_min: 20, threshold_max: 90, default_threshold_percent: 70, default_min_gain_percent: 3, default_provider: "truncation" },
+      kinds: meta.kinds.filter((k) => k.kind !== "manual"),
+    };
+    const { settings, problems } = read(
+      from({
+        "autoCondense.thresholdPercent": 15,
+        profiles: [
+          { ...profile, id: "low", threshold_percent: 15 },
+          { ...profile, id: "by-hand", kind: "manual" },
+        ],
+      }),
+      other,
+    );
+    expect(settings.defaultProvider).toBe("truncation");
+    expect(settings.autoCondense).toEqual({ enabled: true, thresholdPercent: 70, minGainPercent: 3 });
+    expect(problems.map((p) => p.message)).toEqual([
+      "threshold_percent must be -1 (the global threshold) or 20 to 90",
+      "kind must be one of openai, anthropic, openai-compatible",
+      "must be a number from 20 to 90",
+    ]);
   });
 
   it("checks the minimum gain and a profile's own threshold, and hands the core its shape", () => {
@@ -56,6 +88,7 @@ describe("readSettings", () => {
       "contextCondenser.profiles[2]",
       "contextCondenser.autoCondense.minGainPercent",
     ]);
+    expect(problems[0].message).toBe("threshold_percent must be -1 (the global threshold) or 10 to 100");
     expect(autoCondense(settings)).toEqual({ enabled: true, threshold_percent: 80, min_gain_percent: 5 });
   });
 });

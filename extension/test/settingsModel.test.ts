@@ -1,19 +1,13 @@
 // The settings panel's decisions with the real core judging every change (the wasm package the
 // extension ships, loaded in Node).
-import { createRequire } from "node:module";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CondenseEngine } from "../wasm/condense_wasm";
+import { parseSettingsToWebview } from "@context-condenser/protocol";
 import { panelState, planChange } from "../src/settingsModel";
 import { readSettings } from "../src/settings";
+import { meta, newTestEngine } from "./core";
 
-const require = createRequire(import.meta.url);
-const wasm = require(path.join(__dirname, "..", "wasm", "condense_wasm.js")) as typeof import("../wasm/condense_wasm");
-const engine: CondenseEngine = new wasm.CondenseEngine({
-  fetch: () => Promise.reject(new Error("no network in this test")),
-  now: () => 0,
-  log: () => {},
-});
+const engine: CondenseEngine = newTestEngine();
 const check = (c: Parameters<CondenseEngine["checkSetting"]>[0]) => engine.checkSetting(c);
 
 const gpt = { id: "gpt", kind: "openai" as const, model: "gpt-4o", context_window: 128000 };
@@ -21,7 +15,7 @@ const local = { id: "local", kind: "openai-compatible" as const, base_url: "http
 
 function world(values: Record<string, unknown>) {
   const get = (key: string) => values[key];
-  const { settings } = readSettings(get);
+  const { settings } = readSettings(get, meta);
   return { settings, get };
 }
 
@@ -122,11 +116,22 @@ describe("planChange", () => {
 describe("panelState", () => {
   it("renders from the core's registry and says only whether keys are set", () => {
     const { settings } = world({ profiles: [gpt], customPrompt: "Be brief." });
-    const state = panelState({ settings, problems: [], entries: engine.providerEntries(), defaultProvider: engine.defaultProvider, keys: { gpt: true } });
+    const state = panelState({
+      settings,
+      problems: [],
+      entries: engine.providerEntries(),
+      defaultProvider: engine.defaultProvider,
+      keys: { gpt: true },
+      meta: engine.hostMetadata(),
+    });
     expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual"]);
     expect(state.defaultProvider).toBe("lossless");
     expect(state.shared).toEqual({ custom_prompt: "Be brief.", condensing_profile: "" });
     expect(state.keys).toEqual({ gpt: true });
     expect(JSON.stringify(state)).not.toMatch(/apiKey|api_key_ref/);
+    // The page checks with the core's limits and shows the core's base URLs.
+    expect(state.limits).toEqual(meta.limits);
+    expect(state.kinds).toEqual(meta.kinds);
+    expect(parseSettingsToWebview(state)).toEqual({ ok: true, value: state });
   });
 });

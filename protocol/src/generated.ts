@@ -650,6 +650,16 @@ export const FetchRequest = z.object({
 export type FetchRequest = z.output<typeof FetchRequest>;
 export type FetchRequestInput = z.input<typeof FetchRequest>;
 
+/** One kind of LLM profile, as a host shows it. */
+export const KindMetadata = z.object({
+  /** The base URL used when a profile names none; `None` when the profile must name one (or uses no API). */
+  default_base_url: z.string().nullable().optional(),
+  /** The kind, as settings spell it (`openai`, `openai-compatible`, …). */
+  kind: LlmKind,
+});
+export type KindMetadata = z.output<typeof KindMetadata>;
+export type KindMetadataInput = z.input<typeof KindMetadata>;
+
 /** The limits and defaults as one value, for hosts and settings panels. */
 export const Limits = z.object({
   /** See [`BUFFER_PERCENT`]. */
@@ -671,6 +681,16 @@ export const Limits = z.object({
 });
 export type Limits = z.output<typeof Limits>;
 export type LimitsInput = z.input<typeof Limits>;
+
+/** What a host needs to read and check its settings without copies of the core's rules: the limits and defaults, and each kind of LLM profile with its default base URL. */
+export const HostMetadata = z.object({
+  /** Every kind of LLM profile, in the order a settings panel lists them. */
+  kinds: z.array(KindMetadata),
+  /** The threshold range, the defaults and the other numbers the core owns. */
+  limits: Limits,
+});
+export type HostMetadata = z.output<typeof HostMetadata>;
+export type HostMetadataInput = z.input<typeof HostMetadata>;
 
 /** A failed LLM call. Every failure of a call ends in one of the `llm_*` kinds, with the text streamed before the failure kept in `partial`. */
 export const LlmError = z.object({
@@ -955,6 +975,10 @@ export const SettingsToWebview = z.discriminatedUnion("type", [
     defaultProvider: z.string(),
     /** Whether each profile has a key in the secret storage. Never the key. */
     keys: z.record(z.string(), z.boolean()),
+    /** The kinds of LLM profile, with their default base URLs, in the order the panel lists them. */
+    kinds: z.array(KindMetadata),
+    /** The core's ranges and defaults: the page checks what is typed against them. */
+    limits: Limits,
     /** Settings that settings.json holds but could not be used. */
     problems: z.array(SettingProblem),
     /** The LLM profiles. */

@@ -169,7 +169,16 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             print_json(&condense_core::tokens::TokenReport::of(&conversation, &model));
             Ok(0)
         }
-        Command::Run { provider, target_tokens, keep_last, render, answer, condensing_profile, llm, file } => {
+        Command::Run {
+            provider,
+            target_tokens,
+            keep_last,
+            render,
+            answer,
+            condensing_profile,
+            llm,
+            file,
+        } => {
             let conversation = read_conversation(&file)?.conversation;
             let manager = CondensationManager::with_builtin_providers();
             let profile = if llm.given() { Some(llm.profile()?) } else { None };

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigField;
 use crate::error::CondenseError;
-use crate::limits::AutoCondense;
-use crate::llm::LlmProfile;
+use crate::limits::{AutoCondense, Limits};
+use crate::llm::{LlmKind, LlmProfile};
 use crate::manager::CondensationManager;
 use crate::registry::ProviderConfigUpdate;
 
@@ -51,6 +51,37 @@ pub fn provider_entries(manager: &CondensationManager) -> Vec<ProviderEntry> {
             })
         })
         .collect()
+}
+
+/// What a host needs to read and check its settings without copies of the core's rules: the
+/// limits and defaults, and each kind of LLM profile with its default base URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HostMetadata {
+    /// The threshold range, the defaults and the other numbers the core owns.
+    pub limits: Limits,
+    /// Every kind of LLM profile, in the order a settings panel lists them.
+    pub kinds: Vec<KindMetadata>,
+}
+
+/// One kind of LLM profile, as a host shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KindMetadata {
+    /// The kind, as settings spell it (`openai`, `openai-compatible`, …).
+    pub kind: LlmKind,
+    /// The base URL used when a profile names none; `None` when the profile must name one (or
+    /// uses no API).
+    pub default_base_url: Option<String>,
+}
+
+/// The core's limits and per-kind metadata, for hosts (see [`HostMetadata`]).
+pub fn host_metadata() -> HostMetadata {
+    HostMetadata {
+        limits: Limits::current(),
+        kinds: LlmKind::ALL
+            .into_iter()
+            .map(|kind| KindMetadata { kind, default_base_url: kind.default_base_url().map(str::to_owned) })
+            .collect(),
+    }
 }
 
 /// A setting a host is about to save.
@@ -152,6 +183,27 @@ mod tests {
         assert!(refuse(SettingChange::Profile(Box::new(p.clone()))).contains("http://"));
         p.base_url = Some("http://127.0.0.1:11434/v1".into());
         assert!(check_setting(&m, &SettingChange::Profile(Box::new(p))).is_ok());
+    }
+
+    #[test]
+    fn hosts_get_the_limits_and_each_kind_with_its_base_url() {
+        let value = serde_json::to_value(host_metadata()).unwrap();
+        assert_eq!(value["limits"]["threshold_min"], json!(crate::limits::THRESHOLD_MIN));
+        assert_eq!(value["limits"]["threshold_max"], json!(crate::limits::THRESHOLD_MAX));
+        assert_eq!(value["limits"]["default_threshold_percent"], json!(80));
+        assert_eq!(value["limits"]["default_min_gain_percent"], json!(5.0));
+        assert_eq!(value["limits"]["default_provider"], json!("lossless"));
+        assert_eq!(
+            value["kinds"],
+            json!([
+                {"kind": "openai", "default_base_url": "https://api.openai.com/v1"},
+                {"kind": "anthropic", "default_base_url": "https://api.anthropic.com"},
+                {"kind": "openai-compatible", "default_base_url": null},
+                {"kind": "manual", "default_base_url": null},
+            ])
+        );
+        // The default provider is one the engine has.
+        assert!(manager().registry().get(&host_metadata().limits.default_provider).is_some());
     }
 
     #[test]

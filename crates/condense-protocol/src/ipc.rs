@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 
 use condense_core::ErrorInfo;
 use condense_core::agent::{AgentEvent, ChatTask, ContextStatus};
+use condense_core::limits::Limits;
 use condense_core::llm::{ConnectionReport, LlmKind};
-use condense_core::settings::ProviderEntry;
+use condense_core::settings::{KindMetadata, ProviderEntry};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -209,6 +210,11 @@ pub enum SettingsToWebview {
         keys: BTreeMap<String, bool>,
         /// Settings that settings.json holds but could not be used.
         problems: Vec<SettingProblem>,
+        /// The core's ranges and defaults: the page checks what is typed against them.
+        limits: Limits,
+        /// The kinds of LLM profile, with their default base URLs, in the order the panel lists
+        /// them.
+        kinds: Vec<KindMetadata>,
     },
     /// A change was refused and not saved: the inline message for the field.
     Rejected {

@@ -34,7 +34,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
     use condense_core::limits::{AutoCondense, Limits};
     use condense_core::llm::{ConnectionReport, LlmProfile, PromptBundle};
     use condense_core::registry::{ProviderConfig, ProviderConfigUpdate, ProviderInfo};
-    use condense_core::settings::{ProviderEntry, SettingChange};
+    use condense_core::settings::{HostMetadata, ProviderEntry, SettingChange};
     use condense_core::tokens::TokenReport;
     use condense_core::{CondensationResult, Conversation, ErrorInfo, ErrorKind, LlmError};
 
@@ -58,6 +58,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         SettingChange,
         AutoCondense,
         Limits,
+        HostMetadata,
         LlmProfile,
         ConnectionReport,
         PromptBundle,

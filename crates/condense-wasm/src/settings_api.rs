@@ -1,7 +1,8 @@
 //! `CondenseEngine`'s providers and settings: the registry's providers and their configurations,
-//! the default provider, and what the settings panel needs (its cards, the judge of a change).
+//! the default provider, and what the settings panel needs (its cards, the judge of a change, the
+//! core's limits and per-kind metadata).
 
-use condense_core::settings::{SettingChange, check_setting, provider_entries};
+use condense_core::settings::{SettingChange, check_setting, host_metadata, provider_entries};
 use condense_core::{CondenseError, ProviderConfigUpdate};
 use wasm_bindgen::prelude::*;
 
@@ -57,6 +58,14 @@ impl CondenseEngine {
     #[wasm_bindgen(js_name = providerEntries, unchecked_return_type = "ProviderEntry[]")]
     pub fn provider_entries(&self) -> Result<JsValue, JsValue> {
         to_js(&provider_entries(&self.inner.manager.borrow()))
+    }
+
+    /// The core's limits and defaults (threshold range, default threshold, minimum gain and
+    /// provider, …) and each kind of LLM profile with its default base URL: what a host reads and
+    /// checks its settings with, instead of copies.
+    #[wasm_bindgen(js_name = hostMetadata, unchecked_return_type = "HostMetadata")]
+    pub fn host_metadata(&self) -> Result<JsValue, JsValue> {
+        to_js(&host_metadata())
     }
 
     /// Whether a setting may be saved: `undefined` when it may, else the message to show beside

@@ -33,6 +33,7 @@ import type {
   Conversation,
   ErrorKind,
   FetchRequest,
+  HostMetadata,
   LlmTarget,
   PromptBundle,
   ProviderConfig,

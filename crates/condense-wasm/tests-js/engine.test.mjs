@@ -63,6 +63,28 @@ test("lists the built-in providers, lossless the default", () => {
   assert.equal(engine.providerConfig("truncation").enabled, false);
 });
 
+test("hands hosts the core's limits, defaults and each profile kind's base URL", () => {
+  const { engine } = makeEngine();
+  const { limits, kinds } = engine.hostMetadata();
+  assert.equal(limits.threshold_min, 10);
+  assert.equal(limits.threshold_max, 100);
+  assert.equal(limits.default_threshold_percent, 80);
+  assert.equal(limits.default_min_gain_percent, 5);
+  assert.equal(limits.default_provider, "lossless");
+  assert.equal(limits.default_provider, engine.defaultProvider);
+  assert.deepEqual(kinds, [
+    { kind: "openai", default_base_url: "https://api.openai.com/v1" },
+    { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
+    { kind: "openai-compatible", default_base_url: null },
+    { kind: "manual", default_base_url: null },
+  ]);
+  // The checks use the same numbers.
+  const auto = (t) => ({ setting: "auto_condense", value: { enabled: true, threshold_percent: t, min_gain_percent: 5 } });
+  assert.equal(engine.checkSetting(auto(limits.threshold_min)), undefined);
+  assert.equal(engine.checkSetting(auto(limits.threshold_max)), undefined);
+  assert.match(engine.checkSetting(auto(limits.threshold_min - 1)), /10 to 100/);
+});
+
 test("counts tokens as the CLI does", () => {
   const { engine } = makeEngine();
   const report = engine.countTokens(session, "gpt-4o");

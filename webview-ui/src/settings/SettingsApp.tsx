@@ -81,7 +81,7 @@ export function SettingsApp({ host }: { host: Host<SettingsToHost> }) {
         </p>
       ) : (
         <>
-          <AutoSection auto={snapshot.auto} errors={errors} act={act} />
+          <AutoSection auto={snapshot.auto} limits={snapshot.limits} errors={errors} act={act} />
 
           <section className="settings-section" aria-labelledby="providers-title">
             <h2 id="providers-title">Providers</h2>

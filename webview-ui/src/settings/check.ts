@@ -1,7 +1,7 @@
 // The page's own checks of what is typed into the settings panel, before anything is posted. The
 // host checks again (through the core) and may still refuse a value. Pure.
 
-import type { ProfileSettings } from "../protocol";
+import type { KindMetadata, Limits, ProfileKind, ProfileSettings } from "../protocol";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -59,28 +59,29 @@ export const MAX_TEXT = 100_000;
 /** The range of a provider's priority (the core stores an i32). */
 export const PRIORITY_RULE: IntegerRule = { min: -2_147_483_648, max: 2_147_483_647 };
 
-export const THRESHOLD_RULE: IntegerRule = { min: 10, max: 100 };
+/** The threshold's range, globally or per profile: the core's (the `state` message's `limits`). */
+export const thresholdRule = (limits: Limits): { min: number; max: number } => ({ min: limits.threshold_min, max: limits.threshold_max });
 export const MIN_GAIN_RULE: IntegerRule = { min: 0, max: 100 };
 
 // ---- The profile editor ---------------------------------------------------------------------
 
-export type ProfileKind = ProfileSettings["kind"];
+export type { ProfileKind };
 
-export const PROFILE_KINDS: readonly { kind: ProfileKind; label: string; about: string; baseUrl: string | null }[] = [
-  { kind: "openai", label: "OpenAI", about: "OpenAI's Chat Completions API.", baseUrl: "https://api.openai.com/v1" },
-  { kind: "anthropic", label: "Anthropic", about: "Anthropic's Messages API.", baseUrl: "https://api.anthropic.com" },
-  {
-    kind: "openai-compatible",
+/** How the page names and explains each kind; which kinds there are, their order and their base
+ *  URLs come from the core (the `state` message's `kinds`). */
+export const KIND_TEXT: Readonly<Record<ProfileKind, { label: string; about: string }>> = {
+  openai: { label: "OpenAI", about: "OpenAI's Chat Completions API." },
+  anthropic: { label: "Anthropic", about: "Anthropic's Messages API." },
+  "openai-compatible": {
     label: "OpenAI-compatible",
     about: "Any server with the OpenAI format: Ollama, LM Studio, llama.cpp, vLLM, OpenRouter.",
-    baseUrl: null,
   },
-  { kind: "manual", label: "Manual", about: "No API: prompts are copied to any chat by hand.", baseUrl: null },
-];
+  manual: { label: "Manual", about: "No API: prompts are copied to any chat by hand." },
+};
 
-/** What the base URL field shows when empty. */
-export function baseUrlPlaceholder(kind: ProfileKind): string {
-  const known = PROFILE_KINDS.find((k) => k.kind === kind)?.baseUrl;
+/** What the base URL field shows when empty: the kind's default base URL, if it has one. */
+export function baseUrlPlaceholder(kind: ProfileKind, kinds: readonly KindMetadata[]): string {
+  const known = kinds.find((k) => k.kind === kind)?.default_base_url;
   if (known) return known;
   return kind === "openai-compatible" ? "Required, e.g. http://127.0.0.1:11434/v1" : "Not used: no API";
 }
@@ -129,6 +130,7 @@ export function checkProfile(
   draft: ProfileDraft,
   others: readonly ProfileSettings[],
   originalId: string | null,
+  limits: Limits,
 ): { ok: true; profile: ProfileSettings } | { ok: false; errors: DraftErrors } {
   const errors: DraftErrors = {};
   const id = draft.id.trim();
@@ -149,7 +151,7 @@ export function checkProfile(
   if (!priceIn.ok) errors.priceIn = priceIn.message;
   const priceOut = checkPrice(draft.priceOut);
   if (!priceOut.ok) errors.priceOut = priceOut.message;
-  const threshold = draft.globalThreshold ? null : checkRequiredInteger(draft.threshold, THRESHOLD_RULE);
+  const threshold = draft.globalThreshold ? null : checkRequiredInteger(draft.threshold, thresholdRule(limits));
   if (threshold && !threshold.ok) errors.threshold = threshold.message;
 
   if (!window.ok || !maxOutput.ok || !priceIn.ok || !priceOut.ok || (threshold && !threshold.ok)) {

@@ -146,6 +146,23 @@ const STATE = {
   chatProfile: "gpt",
   keys: { gpt: true, local: false },
   problems: [{ setting: "contextCondenser.autoCondense.minGainPercent", message: "must be a number from 0 to 100" }],
+  // The core's limits and kinds, as the extension sends them (engine.hostMetadata()).
+  limits: {
+    threshold_min: 10,
+    threshold_max: 100,
+    default_threshold_percent: 80,
+    default_min_gain_percent: 5,
+    buffer_percent: 10,
+    max_auto_per_minute: 3,
+    default_provider: "lossless",
+    default_max_output: 4096,
+  },
+  kinds: [
+    { kind: "openai", default_base_url: "https://api.openai.com/v1" },
+    { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
+    { kind: "openai-compatible", default_base_url: null },
+    { kind: "manual", default_base_url: null },
+  ],
 };
 
 // ---- The page -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { Host } from "../../src/host";
 import type { SettingsSnapshot, SettingsToHost } from "../../src/protocol";
 import { SettingsApp } from "../../src/settings/SettingsApp";
-import { BUILT_IN, field, plain, settings, settingsState, smart } from "./settingsFixtures";
+import { BUILT_IN, field, KINDS, LIMITS, plain, settings, settingsState, smart } from "./settingsFixtures";
 
 function setup(first: SettingsSnapshot | null = settings()) {
   const sent: SettingsToHost[] = [];
@@ -240,6 +240,32 @@ describe("the settings panel", () => {
     expect(errorOf("auto.thresholdPercent")).toBeNull();
     expect((tid("threshold-slider") as HTMLInputElement).value).toBe("90");
     expect(posted()).toEqual([{ type: "setAuto", thresholdPercent: 90 }]);
+  });
+
+  it("takes the threshold's range and the kinds' base URLs from the state, not from copies", async () => {
+    const { posted, user } = setup(
+      settings({
+        limits: { ...LIMITS, threshold_min: 20, threshold_max: 90 },
+        kinds: KINDS.map((k) => (k.kind === "openai" ? { ...k, default_base_url: "https://proxy.example/v1" } : k)),
+      }),
+    );
+    const slider = tid("threshold-slider") as HTMLInputElement;
+    expect([slider.min, slider.max]).toEqual(["20", "90"]);
+    const input = tid("threshold-input") as HTMLInputElement;
+    await user.clear(input);
+    await user.type(input, "15{Enter}");
+    expect(errorOf("auto.thresholdPercent")?.textContent).toBe("Must be a whole number from 20 to 90.");
+    expect(posted()).toEqual([]);
+    await user.click(tid("add-profile"));
+    expect((tid("profile-base-url") as HTMLInputElement).placeholder).toBe("https://proxy.example/v1");
+    await user.click(tid("profile-global-threshold"));
+    expect((tid("profile-threshold") as HTMLInputElement).placeholder).toBe("20–90");
+    expect(within(tid("profile-kind")).getAllByRole("option").map((o) => o.textContent)).toEqual([
+      "OpenAI",
+      "Anthropic",
+      "OpenAI-compatible",
+      "Manual",
+    ]);
   });
 
   it("commits the threshold slider when it is released, and keeps the number in sync", () => {

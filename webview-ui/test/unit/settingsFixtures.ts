@@ -1,7 +1,7 @@
 // Builders of the settings panel's contract values for the tests. The providers are made up: the
 // panel must render whatever the core describes.
 
-import type { ConfigField, ProviderEntry, SettingsSnapshot, SettingsToWebview } from "../../src/protocol";
+import type { ConfigField, KindMetadata, Limits, ProviderEntry, SettingsSnapshot, SettingsToWebview } from "../../src/protocol";
 
 export const BUILT_IN = "Summarize the conversation.\nUse sections.";
 
@@ -46,6 +46,26 @@ export const plain = (extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
   ...extra,
 });
 
+/** The core's limits, as the extension sends them (engine.hostMetadata().limits). */
+export const LIMITS: Limits = {
+  threshold_min: 10,
+  threshold_max: 100,
+  default_threshold_percent: 80,
+  default_min_gain_percent: 5,
+  buffer_percent: 10,
+  max_auto_per_minute: 3,
+  default_provider: "lossless",
+  default_max_output: 4096,
+};
+
+/** The core's kinds of profile (engine.hostMetadata().kinds). */
+export const KINDS: KindMetadata[] = [
+  { kind: "openai", default_base_url: "https://api.openai.com/v1" },
+  { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
+  { kind: "openai-compatible", default_base_url: null },
+  { kind: "manual", default_base_url: null },
+];
+
 export function settings(extra: Partial<SettingsSnapshot> = {}): SettingsSnapshot {
   return {
     providers: [smart(), plain()],
@@ -66,6 +86,8 @@ export function settings(extra: Partial<SettingsSnapshot> = {}): SettingsSnapsho
     chatProfile: "gpt",
     keys: { gpt: true, local: false },
     problems: [],
+    limits: LIMITS,
+    kinds: KINDS,
     ...extra,
   };
 }

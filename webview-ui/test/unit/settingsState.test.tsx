@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkInteger, checkPrice, checkProfile, draftOf } from "../../src/settings/check";
 import { fieldId, initialSettings, reduceSettings, type SettingsAction, type SettingsView } from "../../src/settings/state";
-import { settings, settingsState, smart } from "./settingsFixtures";
+import { LIMITS, settings, settingsState, smart } from "./settingsFixtures";
 
 const run = (...actions: SettingsAction[]): SettingsView => actions.reduce(reduceSettings, initialSettings);
 const received = (message: unknown) => ({ type: "received", message }) as SettingsAction;
@@ -32,19 +32,25 @@ describe("the page's checks", () => {
 
   it("turns the editor's fields into a profile, leaving empty optional fields out", () => {
     const draft = { ...draftOf(null), id: " new ", model: "m", contextWindow: "4096" };
-    expect(checkProfile(draft, [], null)).toEqual({
+    expect(checkProfile(draft, [], null, LIMITS)).toEqual({
       ok: true,
       profile: { id: "new", kind: "openai", model: "m", context_window: 4096, threshold_percent: -1 },
     });
     const profile = settings().profiles[1]!;
-    expect(checkProfile(draftOf(profile), settings().profiles, "local")).toEqual({ ok: true, profile });
-    expect(checkProfile({ ...draftOf(profile), id: "gpt" }, settings().profiles, "local")).toMatchObject({
+    expect(checkProfile(draftOf(profile), settings().profiles, "local", LIMITS)).toEqual({ ok: true, profile });
+    expect(checkProfile({ ...draftOf(profile), id: "gpt" }, settings().profiles, "local", LIMITS)).toMatchObject({
       ok: false,
       errors: { id: "A profile named “gpt” exists already." },
     });
-    expect(checkProfile({ ...draftOf(profile), maxOutput: "0", globalThreshold: false, threshold: "" }, [], "local")).toEqual({
+    expect(checkProfile({ ...draftOf(profile), maxOutput: "0", globalThreshold: false, threshold: "" }, [], "local", LIMITS)).toEqual({
       ok: false,
       errors: { maxOutput: "Must be a whole number of 1 or more.", threshold: "Enter a whole number from 10 to 100." },
+    });
+    // The range is the core's, as the state message gives it.
+    const narrow = { ...LIMITS, threshold_min: 20, threshold_max: 90 };
+    expect(checkProfile({ ...draftOf(profile), threshold: "15" }, [], "local", narrow)).toEqual({
+      ok: false,
+      errors: { threshold: "Must be a whole number from 20 to 90." },
     });
   });
 });

@@ -24,6 +24,10 @@ pub enum LlmKind {
 }
 
 impl LlmKind {
+    /// Every kind, in the order settings panels list them.
+    pub const ALL: [LlmKind; 4] =
+        [LlmKind::Openai, LlmKind::Anthropic, LlmKind::OpenaiCompatible, LlmKind::Manual];
+
     /// The default base URL, where there is one.
     pub fn default_base_url(self) -> Option<&'static str> {
         match self {
@@ -197,6 +201,20 @@ impl LlmProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_kind_once() {
+        for (i, kind) in LlmKind::ALL.into_iter().enumerate() {
+            // A new kind fails to compile here: add it to `ALL` as well.
+            let at = match kind {
+                LlmKind::Openai => 0,
+                LlmKind::Anthropic => 1,
+                LlmKind::OpenaiCompatible => 2,
+                LlmKind::Manual => 3,
+            };
+            assert_eq!(at, i, "{kind:?}");
+        }
+    }
 
     #[test]
     fn cost_follows_the_prices() {

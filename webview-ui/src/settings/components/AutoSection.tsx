@@ -1,20 +1,23 @@
 // Automatic condensation: on or off, the global threshold, the least a condensation must save.
 
 import { useId } from "react";
-import type { AutoSettings } from "../../protocol";
-import { checkRequiredInteger, MIN_GAIN_RULE, THRESHOLD_RULE } from "../check";
+import type { AutoSettings, Limits } from "../../protocol";
+import { checkRequiredInteger, MIN_GAIN_RULE, thresholdRule } from "../check";
 import { fieldId } from "../state";
 import type { Actions } from "./actions";
 import { FieldError, NumberInput, SliderInput, Switch } from "./controls";
 
 interface Props {
   auto: AutoSettings;
+  /** The core's ranges. */
+  limits: Limits;
   errors: Readonly<Record<string, string>>;
   act: Actions;
 }
 
-export function AutoSection({ auto, errors, act }: Props) {
+export function AutoSection({ auto, limits, errors, act }: Props) {
   const id = useId();
+  const threshold = thresholdRule(limits);
   const described = (name: string, error: string | undefined) => (error ? `${id}-${name}-desc ${id}-${name}-err` : `${id}-${name}-desc`);
   const enabledError = errors[fieldId.autoEnabled];
   const thresholdError = errors[fieldId.autoThreshold];
@@ -54,8 +57,8 @@ export function AutoSection({ auto, errors, act }: Props) {
         <div className="setting__control">
           <SliderInput
             saved={auto.thresholdPercent}
-            min={THRESHOLD_RULE.min ?? 10}
-            max={THRESHOLD_RULE.max ?? 100}
+            min={threshold.min}
+            max={threshold.max}
             unit="%"
             label="Threshold"
             inputId={`${id}-threshold`}
@@ -63,7 +66,7 @@ export function AutoSection({ auto, errors, act }: Props) {
             invalid={Boolean(thresholdError)}
             sliderTestId="threshold-slider"
             inputTestId="threshold-input"
-            check={(t) => checkRequiredInteger(t, THRESHOLD_RULE)}
+            check={(t) => checkRequiredInteger(t, threshold)}
             onCommit={(thresholdPercent) => act.post({ type: "setAuto", thresholdPercent })}
             onChecked={(error) => act.checked(fieldId.autoThreshold, error)}
           />

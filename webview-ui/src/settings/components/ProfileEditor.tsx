@@ -3,8 +3,8 @@
 // the form, which stays open with what was typed.
 
 import { useId, useState, type ReactNode } from "react";
-import type { ProfileSettings } from "../../protocol";
-import { baseUrlPlaceholder, checkProfile, draftOf, PROFILE_KINDS, type DraftErrors, type ProfileDraft } from "../check";
+import type { KindMetadata, Limits, ProfileSettings } from "../../protocol";
+import { baseUrlPlaceholder, checkProfile, draftOf, KIND_TEXT, thresholdRule, type DraftErrors, type ProfileDraft } from "../check";
 import { fieldId } from "../state";
 import { FieldError } from "./controls";
 
@@ -12,6 +12,10 @@ interface Props {
   /** The profile edited; null for a new one. */
   profile: ProfileSettings | null;
   profiles: readonly ProfileSettings[];
+  /** The core's ranges. */
+  limits: Limits;
+  /** The kinds of profile, in order, with their default base URLs. */
+  kinds: readonly KindMetadata[];
   /** The host's message about the last Save. */
   rejection: string | undefined;
   saving: boolean;
@@ -19,8 +23,9 @@ interface Props {
   onCancel: () => void;
 }
 
-export function ProfileEditor({ profile, profiles, rejection, saving, onSave, onCancel }: Props) {
+export function ProfileEditor({ profile, profiles, limits, kinds, rejection, saving, onSave, onCancel }: Props) {
   const id = useId();
+  const threshold = thresholdRule(limits);
   const originalId = profile?.id ?? null;
   const formField = fieldId.profile(originalId);
   const [draft, setDraft] = useState<ProfileDraft>(() => draftOf(profile));
@@ -31,7 +36,7 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
   };
 
   const save = () => {
-    const checked = checkProfile(draft, profiles, originalId);
+    const checked = checkProfile(draft, profiles, originalId, limits);
     if (!checked.ok) {
       setErrors(checked.errors);
       const first = Object.keys(checked.errors)[0];
@@ -89,8 +94,8 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
         data-testid={testId}
         aria-invalid={Boolean(errors[key]) || undefined}
         aria-describedby={described(key)}
-        min={key === "threshold" ? 10 : key.startsWith("price") ? 0 : 1}
-        max={key === "threshold" ? 100 : undefined}
+        min={key === "threshold" ? threshold.min : key.startsWith("price") ? 0 : 1}
+        max={key === "threshold" ? threshold.max : undefined}
         step={options.step ?? "1"}
         placeholder={options.placeholder}
         disabled={options.disabled}
@@ -129,18 +134,18 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
             value={draft.kind}
             onChange={(e) => set("kind", e.target.value as ProfileDraft["kind"])}
           >
-            {PROFILE_KINDS.map((k) => (
+            {kinds.map((k) => (
               <option key={k.kind} value={k.kind}>
-                {k.label}
+                {KIND_TEXT[k.kind].label}
               </option>
             ))}
           </select>,
-          PROFILE_KINDS.find((k) => k.kind === draft.kind)?.about,
+          KIND_TEXT[draft.kind].about,
         )}
         {row(
           "baseUrl",
           "Base URL",
-          text("baseUrl", "profile-base-url", baseUrlPlaceholder(draft.kind), draft.kind !== "manual"),
+          text("baseUrl", "profile-base-url", baseUrlPlaceholder(draft.kind, kinds), draft.kind !== "manual"),
           draft.kind === "openai-compatible"
             ? "Required for this kind."
             : draft.kind === "manual"
@@ -171,7 +176,7 @@ export function ProfileEditor({ profile, profiles, rejection, saving, onSave, on
             </label>
             {number("threshold", "profile-threshold", "%", {
               disabled: draft.globalThreshold,
-              placeholder: draft.globalThreshold ? "global" : "10–100",
+              placeholder: draft.globalThreshold ? "global" : `${threshold.min}–${threshold.max}`,
             })}
           </div>
           <FieldError id={`${id}-threshold-err`} field={`${formField}.threshold`} message={errors.threshold} />

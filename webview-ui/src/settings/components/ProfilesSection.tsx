@@ -5,7 +5,7 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { compact } from "../../format";
 import type { ProfileSettings, SettingsSnapshot } from "../../protocol";
-import { PROFILE_KINDS } from "../check";
+import { KIND_TEXT } from "../check";
 import { fieldId, type Editor, type TestStatus } from "../state";
 import type { Actions } from "./actions";
 import { FieldError } from "./controls";
@@ -48,6 +48,8 @@ export function ProfilesSection(props: Props) {
       key={profile?.id ?? "new"}
       profile={profile}
       profiles={snapshot.profiles}
+      limits={snapshot.limits}
+      kinds={snapshot.kinds}
       rejection={errors[fieldId.profile(profile?.id ?? null)]}
       saving={editor?.saving != null}
       onSave={(p) => props.onSave(p, profile?.id ?? null)}
@@ -93,7 +95,7 @@ export function ProfilesSection(props: Props) {
   );
 }
 
-const kindLabel = (kind: ProfileSettings["kind"]) => PROFILE_KINDS.find((k) => k.kind === kind)?.label ?? kind;
+const kindLabel = (kind: ProfileSettings["kind"]) => KIND_TEXT[kind].label;
 
 /** 0.6 → "$0.60", 0.075 → "$0.075". */
 const price = (n: number | undefined) => (n === undefined ? null : `$${Number.isInteger(n * 100) ? n.toFixed(2) : String(n)}`);
