@@ -1,6 +1,11 @@
 // The status-bar context meter's text. Pure. It shows only figures it was given: with no chat and
 // no conversation file open it says so, and without a context window it shows the count alone.
 
+import { compact } from "@context-condenser/protocol";
+
+/** The one `compact`, shared with the webview. */
+export { compact };
+
 export interface MeterInput {
   /** Tokens of the conversation's API view, or undefined when there is nothing to measure. */
   tokens?: number;
@@ -17,13 +22,6 @@ export interface MeterText {
   warning: boolean;
 }
 
-/** 86123 → "86k", 1234 → "1.2k", 999 → "999". */
-export function compact(n: number): string {
-  if (n < 1000) return String(n);
-  if (n < 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
-  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
-  return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
-}
 
 /** `thresholdPercent` is null when automatic condensation is off. */
 export function meterText(input: MeterInput, thresholdPercent: number | null): MeterText {

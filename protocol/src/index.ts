@@ -9,6 +9,7 @@ import type { z } from "./zod";
 import { SettingsToHost, SettingsToWebview, ToHost, ToWebview } from "./generated";
 
 export * from "./generated";
+export { compact } from "./format";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
