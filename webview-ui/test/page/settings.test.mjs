@@ -5,120 +5,40 @@
 // Screenshots go to test-output/webview/settings-{light,dark,hc}.png.
 
 import assert from "node:assert/strict";
+import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 import { openPage, shots, useHarness } from "./harness.mjs";
 
 
 // ---- The extension's state -----------------------------------------------------------------
+//
+// The providers' cards, their forms, the built-in prompt, the limits and the kinds come from the
+// real core (the built wasm package), as the extension sends them; only what a user set (switches,
+// priorities, configurations, profiles) is this test's own.
 
-const PROMPT = `Write a detailed summary of the conversation above, so that the work can go on without it. Capture the user's explicit requests, what was done, the technical details, code and decisions needed to continue.
-
-Use these sections:
-1. Primary request and intent: everything the user asked for, in detail.
-2. Key technical concepts: technologies, frameworks and ideas that came up.
-3. Files and code: each file read, changed or created, why it matters, and the important snippets.
-4. Errors and fixes: problems met and how they were fixed, including the user's feedback.
-5. Problem solving: what was solved and any troubleshooting still going on.
-6. All user messages: every message the user wrote (not tool results), listed.
-7. Pending tasks: what the user asked for that is not done yet.
-8. Current work: precisely what was being worked on just before this summary.
-9. Next step: the next step, in line with the most recent request.`;
-
-const field = (key, label, description, kind, extra = {}) => ({
-  key,
-  label,
-  description,
-  kind,
-  optional: false,
-  default: null,
-  shared: false,
-  ...extra,
+const require = createRequire(import.meta.url);
+const { CondenseEngine } = require("../../../extension/wasm/condense_wasm.js");
+const core = new CondenseEngine({
+  fetch: async () => {
+    throw new Error("the page tests make no request");
+  },
+  now: () => 0,
+  log() {},
 });
+const entries = Object.fromEntries(core.providerEntries().map((e) => [e.id, e]));
+const { limits, kinds } = core.hostMetadata();
+const PROMPT = entries.native.schema.find((f) => f.key === "custom_prompt").default;
 
-const keepLast = (min, extra = {}) =>
-  field("keep_last", "Keep last", "Messages at the end of the conversation kept word for word.", "integer", {
-    min,
-    unit: "messages",
-    default: 3,
-    ...extra,
-  });
-
-const customPrompt = field(
-  "custom_prompt",
-  "Summary instructions",
-  "What the summary must contain. Empty: the built-in sectioned prompt. Shared by every provider that writes a summary.",
-  "text",
-  { multiline: true, default: PROMPT, shared: true },
-);
+/** A provider's card as the core describes it, with the user's settings. */
+const card = (id, settings) => ({ ...entries[id], ...settings });
 
 const STATE = {
   type: "state",
   providers: [
-    {
-      id: "native",
-      name: "LLM summary",
-      description: "An LLM summarizes the middle of the conversation in fixed sections; the first message and the last N stay.",
-      enabled: true,
-      priority: 20,
-      config: { keep_last: 3 },
-      schema: [
-        keepLast(1),
-        customPrompt,
-        field(
-          "condensing_profile",
-          "Condensing profile",
-          "The LLM profile that writes summaries, e.g. a cheaper model than the chat's. Empty: the chat profile.",
-          "profile",
-          { default: "", shared: true },
-        ),
-      ],
-    },
-    {
-      id: "lossless",
-      name: "Lossless de-duplication",
-      description:
-        "Replaces earlier copies of repeated file reads, tool results and pasted text with a reference to the latest identical copy. No LLM, no cost, nothing lost.",
-      enabled: true,
-      priority: 10,
-      config: { text_blocks: true, tool_results: true, min_bytes: 200 },
-      schema: [
-        field("tool_results", "Tool results", "Repeated file reads, listings, searches and command output.", "boolean", { default: true }),
-        field("text_blocks", "Text blocks", "Text pasted or written twice: logs, quoted files, repeated answers.", "boolean", { default: true }),
-        field("min_bytes", "Smallest copy", "Copies shorter than this are left alone: their reference would save little.", "integer", {
-          min: 0,
-          unit: "bytes",
-          default: 200,
-        }),
-      ],
-    },
-    {
-      id: "truncation",
-      name: "Truncation",
-      description:
-        "Keeps the first and the last N messages and trims the oldest in between — tool results first, then tool parameters, assistant text, user text — until the target is met. No LLM, no cost.",
-      enabled: true,
-      priority: 5,
-      config: { keep_last: 4, target_percent: 50 },
-      schema: [
-        keepLast(0, { default: 4 }),
-        field(
-          "target_percent",
-          "Target",
-          "How small the context should get, in percent of its current size, when no target in tokens is given.",
-          "integer",
-          { min: 1, max: 100, unit: "%", default: 50 },
-        ),
-      ],
-    },
-    {
-      id: "manual",
-      name: "Manual summary (copy/paste)",
-      description: "Renders the summary request to paste into any LLM, then applies the answer you paste back.",
-      enabled: false,
-      priority: 0,
-      config: {},
-      schema: [keepLast(0, { optional: true }), customPrompt],
-    },
+    card("native", { enabled: true, priority: 20, config: { keep_last: 3 } }),
+    card("lossless", { enabled: true, priority: 10, config: { text_blocks: true, tool_results: true, min_bytes: 200 } }),
+    card("truncation", { enabled: true, priority: 5, config: { keep_last: 4, target_percent: 50 } }),
+    card("manual", { enabled: false, priority: 0, config: {} }),
   ],
   defaultProvider: "native",
   auto: { enabled: true, thresholdPercent: 80, minGainPercent: 5 },
@@ -147,22 +67,8 @@ const STATE = {
   keys: { gpt: true, local: false },
   problems: [{ setting: "contextCondenser.autoCondense.minGainPercent", message: "must be a number from 0 to 100" }],
   // The core's limits and kinds, as the extension sends them (engine.hostMetadata()).
-  limits: {
-    threshold_min: 10,
-    threshold_max: 100,
-    default_threshold_percent: 80,
-    default_min_gain_percent: 5,
-    buffer_percent: 10,
-    max_auto_per_minute: 3,
-    default_provider: "lossless",
-    default_max_output: 4096,
-  },
-  kinds: [
-    { kind: "openai", default_base_url: "https://api.openai.com/v1" },
-    { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
-    { kind: "openai-compatible", default_base_url: null },
-    { kind: "manual", default_base_url: null },
-  ],
+  limits,
+  kinds,
 };
 
 // ---- The page -------------------------------------------------------------------------------
