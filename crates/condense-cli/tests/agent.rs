@@ -9,14 +9,10 @@ use std::time::Duration;
 
 use common::Server;
 use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
-use condense_core::AbortSignal;
-use condense_core::agent::{
-    AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent, Turn,
-};
-use condense_core::limits::AutoCondense;
+use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent};
 use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, RetryPolicy};
 use condense_core::model::{ContentBlock, Message, Role};
-use condense_core::{CondensationManager, Encoding, TiktokenCounter};
+use condense_core::testing::{TurnBench, event_shape as shape};
 use serde_json::Value;
 
 /// The fixture's default answer, as the deltas add up.
@@ -39,73 +35,8 @@ fn client(profile: LlmProfile) -> HttpLlm {
     HttpLlm::new(profile, Some("fixture-key".into()), http, Rc::new(NativeTimer), retry).unwrap()
 }
 
-/// What one input needs besides the agent: the manager, a counter, a clock and the settings.
-struct Bench {
-    manager: CondensationManager,
-    counter: TiktokenCounter,
-    clock: NativeClock,
-    auto: AutoCondense,
-    provider: &'static str,
-}
-
-impl Bench {
-    fn new() -> Bench {
-        Bench {
-            manager: CondensationManager::with_builtin_providers(),
-            counter: TiktokenCounter::new(Encoding::O200kBase),
-            clock: NativeClock::start(),
-            auto: AutoCondense::default(),
-            provider: "native",
-        }
-    }
-
-    /// Runs one input; `on_event` sees each event with the abort signal, to cancel mid-way.
-    fn run(
-        &self,
-        agent: &mut DefaultAgent,
-        llm: &HttpLlm,
-        condense_llm: Option<&HttpLlm>,
-        input: AgentInput,
-        now_ms: i64,
-        mut on_event: impl FnMut(&AgentEvent, &AbortSignal),
-    ) -> Vec<AgentEvent> {
-        let abort = AbortSignal::new();
-        let turn = Turn {
-            llm,
-            condensing_llm: condense_llm.map(|c| c as _),
-            manager: &self.manager,
-            provider: Some(self.provider),
-            auto: &self.auto,
-            tokens: &self.counter,
-            clock: &self.clock,
-            abort: &abort,
-            now_ms,
-        };
-        let mut events = Vec::new();
-        futures::executor::block_on(agent.process(input, &turn, &mut |e| {
-            on_event(&e, &abort);
-            events.push(e);
-        }));
-        events
-    }
-}
-
 fn say(text: &str) -> AgentInput {
     AgentInput::User { content: text.into() }
-}
-
-/// The event types in order, with a run of `MessageContent` written once as `MessageContent*`.
-fn shape(events: &[AgentEvent]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for e in events {
-        let name = serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned();
-        let name = if name == "MessageContent" { "MessageContent*".to_owned() } else { name };
-        if name == "MessageContent*" && out.last().is_some_and(|l| *l == name) {
-            continue;
-        }
-        out.push(name);
-    }
-    out
 }
 
 fn streamed_text(events: &[AgentEvent]) -> String {
@@ -143,7 +74,7 @@ fn chat_requests(server: &Server) -> Vec<Value> {
 #[test]
 fn a_normal_turn_streams_the_answer_into_the_history() {
     let server = Server::fixture();
-    let bench = Bench::new();
+    let bench = TurnBench::with_clock(NativeClock::start());
     let llm = client(profile(&server, "fixture", 128_000));
     let mut agent = DefaultAgent::new(ChatTask::new("t1", 1_000));
     let events = bench.run(&mut agent, &llm, None, say("Why are nested groups dropped?"), 2_000, |_, _| {});
@@ -185,7 +116,7 @@ fn a_normal_turn_streams_the_answer_into_the_history() {
 #[test]
 fn a_cancel_mid_stream_keeps_and_marks_the_partial_answer_and_retry_replaces_it() {
     let server = Server::fixture();
-    let bench = Bench::new();
+    let bench = TurnBench::with_clock(NativeClock::start());
     let llm = client(profile(&server, "fixture", 128_000));
     let mut agent = DefaultAgent::new(ChatTask::new("t1", 1_000));
     let events = bench.run(&mut agent, &llm, None, say("Explain the fix"), 2_000, |e, abort| {
@@ -233,7 +164,7 @@ fn a_cancel_mid_stream_keeps_and_marks_the_partial_answer_and_retry_replaces_it(
 #[test]
 fn an_error_mid_stream_ends_the_turn_with_the_partial_text_kept() {
     let server = Server::fixture();
-    let bench = Bench::new();
+    let bench = TurnBench::with_clock(NativeClock::start());
     for (model, kind) in [("fault-stream-error", "llm_server"), ("fault-cut", "llm_malformed_stream")] {
         let llm = client(profile(&server, model, 128_000));
         let mut agent = DefaultAgent::new(ChatTask::new("t1", 1_000));
@@ -278,7 +209,7 @@ fn an_error_mid_stream_ends_the_turn_with_the_partial_text_kept() {
 #[test]
 fn the_context_past_the_threshold_is_condensed_before_the_request() {
     let server = Server::fixture();
-    let bench = Bench::new();
+    let bench = TurnBench::with_clock(NativeClock::start());
     // About 1,190 tokens in a 1,400-token window: past 80%.
     let llm = client(profile(&server, "fixture", 1_400));
     let mut agent = DefaultAgent::new(long_chat(12));
@@ -337,13 +268,13 @@ fn llm_profile(llm: &HttpLlm) -> &LlmProfile {
 #[test]
 fn an_overflow_answer_condenses_and_retries_once() {
     let server = Server::fixture();
-    let bench = Bench::new();
+    let bench = TurnBench::with_clock(NativeClock::start());
     // The chat model refuses requests over 3,000 characters; the window is large, so only the
     // API's answer tells the agent. The summary is written by a model without that limit.
     let llm = client(profile(&server, "fault-overflow-above-3000", 128_000));
     let writer = client(profile(&server, "fixture", 128_000));
     let mut agent = DefaultAgent::new(long_chat(12));
-    let events = bench.run(&mut agent, &llm, Some(&writer), say("Summarize the plan"), 2_000, |_, _| {});
+    let events = bench.run(&mut agent, &llm, Some(&writer as _), say("Summarize the plan"), 2_000, |_, _| {});
     assert_eq!(
         shape(&events),
         [
@@ -373,12 +304,12 @@ fn an_overflow_answer_condenses_and_retries_once() {
 #[test]
 fn the_loop_guard_stops_a_thrash_and_says_why() {
     let server = Server::fixture();
-    let bench = Bench::new();
+    let bench = TurnBench::with_clock(NativeClock::start());
     // Every request overflows: one condensation and one retry, then the error.
     let llm = client(profile(&server, "fault-overflow", 128_000));
     let writer = client(profile(&server, "fixture", 128_000));
     let mut agent = DefaultAgent::new(long_chat(12));
-    let events = bench.run(&mut agent, &llm, Some(&writer), say("Next?"), 2_000, |_, _| {});
+    let events = bench.run(&mut agent, &llm, Some(&writer as _), say("Next?"), 2_000, |_, _| {});
     assert_eq!(
         shape(&events),
         [
@@ -397,7 +328,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     let AgentEvent::Error { error, .. } = &events[8] else { panic!() };
     assert_eq!(error.kind, "llm_context_overflow");
     // Retrying without a new message: no second automatic condensation, and the user is told.
-    let events = bench.run(&mut agent, &llm, Some(&writer), AgentInput::Retry, 3_000, |_, _| {});
+    let events = bench.run(&mut agent, &llm, Some(&writer as _), AgentInput::Retry, 3_000, |_, _| {});
     assert_eq!(
         shape(&events),
         ["ThinkingStart", "MessageStart", "MessageEnd", "CondenseSkipped", "Error", "ThinkingEnd"]
@@ -429,7 +360,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     assert!(skipped[4].is_none(), "a minute later the guard lets one through");
 
     // A condensation that saves less than the minimum gain is not applied.
-    let mut bench = Bench::new();
+    let mut bench = TurnBench::with_clock(NativeClock::start());
     bench.auto.min_gain_percent = 100.0;
     let mut low = profile(&server, "fixture", 2_000);
     low.threshold_percent = Some(10);
@@ -444,7 +375,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     assert!(agent.task().conversation.messages.iter().all(|m| m.condense_parent.is_none()));
 
     // With the off switch, nothing is condensed automatically, and an overflow says so.
-    let mut bench = Bench::new();
+    let mut bench = TurnBench::with_clock(NativeClock::start());
     bench.auto.enabled = false;
     let llm = client(profile(&server, "fault-overflow", 128_000));
     let mut agent = DefaultAgent::new(long_chat(12));

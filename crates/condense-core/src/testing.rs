@@ -1,6 +1,7 @@
 //! Test support, compiled for the core's own tests and behind the `testing` feature for other
 //! crates: [`ScriptedLlm`], an LLM whose answers are written in advance and which records every
-//! request, and [`StepClock`], a clock that moves only when told. With them the agent's turn logic
+//! request, [`StepClock`], a clock that moves only when told, and [`TurnBench`], what the agent
+//! needs besides its LLMs to work on one input. With them the agent's turn logic
 //! and the providers are tested without sockets; the HTTP path keeps its own tests against real
 //! servers on 127.0.0.1.
 
@@ -10,11 +11,15 @@ use std::collections::VecDeque;
 use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 
+use crate::agent::{AgentEvent, AgentInput, DefaultAgent, Turn};
 use crate::error::{ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
+use crate::limits::AutoCondense;
 use crate::llm::{
     ApiAdapter, Finish, LlmProfile, LlmProvider, PromptAdapter, PromptBundle, StreamEvent, Usage,
 };
+use crate::manager::CondensationManager;
+use crate::tokens::{Encoding, TiktokenCounter};
 
 /// A clock that advances by `step_ms` at every reading (5 ms by default), and by
 /// [`StepClock::advance`].
@@ -123,6 +128,94 @@ impl LlmProvider for ScriptedLlm {
         });
         futures::stream::iter(events).boxed_local()
     }
+}
+
+/// What one agent input needs besides the agent and its LLMs: the manager (built-in providers),
+/// a counter, a clock, the automatic-condensation settings and the provider to condense with.
+#[derive(Debug)]
+pub struct TurnBench<C: Clock = StepClock> {
+    /// The providers.
+    pub manager: CondensationManager,
+    /// Counts tokens (o200k).
+    pub counter: TiktokenCounter,
+    /// Times condensations.
+    pub clock: C,
+    /// The automatic-condensation settings.
+    pub auto: AutoCondense,
+    /// The condensation provider (`native` by default).
+    pub provider: &'static str,
+}
+
+impl TurnBench<StepClock> {
+    /// A bench with a step clock.
+    pub fn new() -> Self {
+        TurnBench::with_clock(StepClock::default())
+    }
+}
+
+impl Default for TurnBench<StepClock> {
+    fn default() -> Self {
+        TurnBench::new()
+    }
+}
+
+impl<C: Clock> TurnBench<C> {
+    /// A bench with the given clock.
+    pub fn with_clock(clock: C) -> Self {
+        TurnBench {
+            manager: CondensationManager::with_builtin_providers(),
+            counter: TiktokenCounter::new(Encoding::O200kBase),
+            clock,
+            auto: AutoCondense::default(),
+            provider: "native",
+        }
+    }
+
+    /// Runs one input at `now_ms`; `on_event` sees each event as it is emitted, with the turn's
+    /// abort signal (to cancel mid-way). Returns the events in order.
+    pub fn run(
+        &self,
+        agent: &mut DefaultAgent,
+        llm: &dyn LlmProvider,
+        condensing: Option<&dyn LlmProvider>,
+        input: AgentInput,
+        now_ms: i64,
+        mut on_event: impl FnMut(&AgentEvent, &AbortSignal),
+    ) -> Vec<AgentEvent> {
+        let abort = AbortSignal::new();
+        let turn = Turn {
+            llm,
+            condensing_llm: condensing,
+            manager: &self.manager,
+            provider: Some(self.provider),
+            auto: &self.auto,
+            tokens: &self.counter,
+            clock: &self.clock,
+            abort: &abort,
+            now_ms,
+        };
+        let mut events = Vec::new();
+        futures::executor::block_on(agent.process(input, &turn, &mut |e| {
+            on_event(&e, &abort);
+            events.push(e);
+        }));
+        events
+    }
+}
+
+/// The events' types in order, a run of `MessageContent` written once as `MessageContent*`.
+pub fn event_shape(events: &[AgentEvent]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in events {
+        let name =
+            serde_json::to_value(e).expect("events serialize")["type"].as_str().unwrap_or("?").to_owned();
+        let name = if name == "MessageContent" { "MessageContent*".to_owned() } else { name };
+        if name == "MessageContent*" && out.last().is_some_and(|l| *l == name) {
+            continue;
+        }
+        out.push(name);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -2,17 +2,14 @@
 //! each test states exactly what the model says and checks the events, the history and the
 //! requests. The same paths over real HTTP are tested in the CLI crate (`tests/agent.rs`).
 
-mod common;
-
-use common::{StepClock, block_on, counter};
-use condense_core::agent::{
-    AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent, Turn,
-};
-use condense_core::limits::AutoCondense;
+use condense_core::ErrorKind;
+use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent};
 use condense_core::llm::{LlmKind, LlmProfile, Usage};
 use condense_core::model::{ContentBlock, Message, Role};
-use condense_core::testing::ScriptedLlm;
-use condense_core::{AbortSignal, CondensationManager, ErrorKind, TiktokenCounter};
+use condense_core::testing::{ScriptedLlm, TurnBench, event_shape as names};
+
+/// The inputs' wall-clock time.
+const NOW: i64 = 1_700_000_000_000;
 
 fn profile(window: usize) -> LlmProfile {
     LlmProfile {
@@ -23,70 +20,8 @@ fn profile(window: usize) -> LlmProfile {
     }
 }
 
-/// What the host lends the agent, owned by the test.
-struct Bench {
-    manager: CondensationManager,
-    auto: AutoCondense,
-    counter: TiktokenCounter,
-    clock: StepClock,
-    abort: AbortSignal,
-}
-
-impl Bench {
-    fn new() -> Self {
-        Bench {
-            manager: CondensationManager::with_builtin_providers(),
-            auto: AutoCondense::default(),
-            counter: counter(),
-            clock: StepClock::default(),
-            abort: AbortSignal::new(),
-        }
-    }
-
-    /// Runs one input; `on_event` sees each event as it is emitted (and may fire the abort).
-    fn run(
-        &self,
-        agent: &mut DefaultAgent,
-        llm: &ScriptedLlm,
-        condensing: Option<&ScriptedLlm>,
-        input: AgentInput,
-        mut on_event: impl FnMut(&AgentEvent, &AbortSignal),
-    ) -> Vec<AgentEvent> {
-        let turn = Turn {
-            llm,
-            condensing_llm: condensing.map(|c| c as _),
-            manager: &self.manager,
-            provider: Some("native"),
-            auto: &self.auto,
-            tokens: &self.counter,
-            clock: &self.clock,
-            abort: &self.abort,
-            now_ms: 1_700_000_000_000,
-        };
-        let mut events = Vec::new();
-        block_on(agent.process(input, &turn, &mut |e| {
-            on_event(&e, &self.abort);
-            events.push(e);
-        }));
-        events
-    }
-}
-
 fn say(text: &str) -> AgentInput {
     AgentInput::User { content: text.into() }
-}
-
-/// The events' names, with runs of `MessageContent` folded into one `MessageContent*`.
-fn names(events: &[AgentEvent]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for e in events {
-        let name = serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned();
-        let name = if name == "MessageContent" { "MessageContent*".to_owned() } else { name };
-        if out.last() != Some(&name) || name != "MessageContent*" {
-            out.push(name);
-        }
-    }
-    out
 }
 
 /// A chat of `n` messages, long enough for a summary.
@@ -112,11 +47,11 @@ fn text_of(m: &Message) -> String {
 
 #[test]
 fn a_turn_streams_the_answer_into_the_history_with_usage_and_cost() {
-    let bench = Bench::new();
+    let bench = TurnBench::new();
     let usage = Usage { input_tokens: 1_000, output_tokens: 500 };
     let llm = ScriptedLlm::new(profile(128_000)).then_answer("Hello from the model.", Some(usage));
     let mut agent = DefaultAgent::new(ChatTask::new("t", 0));
-    let events = bench.run(&mut agent, &llm, None, say("Hi there"), |_, _| {});
+    let events = bench.run(&mut agent, &llm, None, say("Hi there"), NOW, |_, _| {});
     assert_eq!(
         names(&events),
         ["ThinkingStart", "UserMessage", "MessageStart", "MessageContent*", "MessageEnd", "ThinkingEnd"]
@@ -138,12 +73,12 @@ fn a_turn_streams_the_answer_into_the_history_with_usage_and_cost() {
 
 #[test]
 fn stop_mid_stream_keeps_the_partial_answer_marked_and_retry_replaces_it() {
-    let bench = Bench::new();
+    let bench = TurnBench::new();
     let llm = ScriptedLlm::new(profile(128_000))
         .then_answer("Partial answer that goes on", None)
         .then_answer("A whole answer.", None);
     let mut agent = DefaultAgent::new(ChatTask::new("t", 0));
-    let events = bench.run(&mut agent, &llm, None, say("Tell me"), |e, abort| {
+    let events = bench.run(&mut agent, &llm, None, say("Tell me"), NOW, |e, abort| {
         if matches!(e, AgentEvent::MessageContent { .. }) {
             abort.abort();
         }
@@ -160,8 +95,8 @@ fn stop_mid_stream_keeps_the_partial_answer_marked_and_retry_replaces_it() {
     let last = agent.task().conversation.messages.last().unwrap();
     assert_eq!((text_of(last).as_str(), last.interrupted.as_deref()), ("Partial ", Some("cancelled")));
 
-    let bench = Bench::new();
-    let events = bench.run(&mut agent, &llm, None, AgentInput::Retry, |_, _| {});
+    let bench = TurnBench::new();
+    let events = bench.run(&mut agent, &llm, None, AgentInput::Retry, NOW, |_, _| {});
     assert_eq!(
         names(&events),
         ["ThinkingStart", "MessageStart", "MessageContent*", "MessageEnd", "ThinkingEnd"]
@@ -176,13 +111,13 @@ fn stop_mid_stream_keeps_the_partial_answer_marked_and_retry_replaces_it() {
 
 #[test]
 fn an_overflow_condenses_with_the_condensing_model_and_sends_once_more() {
-    let bench = Bench::new();
+    let bench = TurnBench::new();
     let chat = ScriptedLlm::new(profile(128_000))
         .then_fail("", ErrorKind::LlmContextOverflow, "prompt is too long")
         .then_answer("Done, with room to spare.", None);
     let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY: the parser work so far.", None);
     let mut agent = DefaultAgent::new(long_chat(12));
-    let events = bench.run(&mut agent, &chat, Some(&writer), say("Next?"), |_, _| {});
+    let events = bench.run(&mut agent, &chat, Some(&writer as _), say("Next?"), NOW, |_, _| {});
     assert_eq!(
         names(&events),
         [
@@ -217,13 +152,13 @@ fn an_overflow_condenses_with_the_condensing_model_and_sends_once_more() {
 
 #[test]
 fn a_second_overflow_is_not_condensed_again_and_reports_the_error() {
-    let bench = Bench::new();
+    let bench = TurnBench::new();
     let chat = ScriptedLlm::new(profile(128_000))
         .then_fail("", ErrorKind::LlmContextOverflow, "prompt is too long")
         .then_fail("", ErrorKind::LlmContextOverflow, "still too long");
     let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY.", None);
     let mut agent = DefaultAgent::new(long_chat(12));
-    let events = bench.run(&mut agent, &chat, Some(&writer), say("Next?"), |_, _| {});
+    let events = bench.run(&mut agent, &chat, Some(&writer as _), say("Next?"), NOW, |_, _| {});
     let condensations = events.iter().filter(|e| matches!(e, AgentEvent::CondenseStart { .. })).count();
     assert_eq!(condensations, 1, "{events:?}");
     let Some(AgentEvent::Error { error, .. }) =
@@ -237,7 +172,7 @@ fn a_second_overflow_is_not_condensed_again_and_reports_the_error() {
 
 #[test]
 fn a_threshold_condensation_that_saves_too_little_is_not_applied() {
-    let mut bench = Bench::new();
+    let mut bench = TurnBench::new();
     bench.auto.min_gain_percent = 100.0;
     let mut small = profile(4_000);
     small.threshold_percent = Some(10);
@@ -245,7 +180,7 @@ fn a_threshold_condensation_that_saves_too_little_is_not_applied() {
     let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY.", None);
     let mut agent = DefaultAgent::new(long_chat(12));
     let before = agent.task().conversation.clone();
-    let events = bench.run(&mut agent, &chat, Some(&writer), say("Next?"), |_, _| {});
+    let events = bench.run(&mut agent, &chat, Some(&writer as _), say("Next?"), NOW, |_, _| {});
     let Some(AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics })) =
         events.iter().find(|e| matches!(e, AgentEvent::CondenseEnd(_)))
     else {
