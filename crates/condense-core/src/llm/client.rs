@@ -7,7 +7,6 @@ use std::rc::Rc;
 use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 
-use super::profile::LlmProfile;
 use super::prompt::{ApiAdapter, PromptAdapter, PromptBundle};
 use super::sse::SseParser;
 use super::wire::{Decoder, Wire};
@@ -16,6 +15,7 @@ use crate::error::{ErrorKind, LlmError};
 use crate::host::{
     AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
 };
+use crate::profile::LlmProfile;
 
 /// When and how often to try again.
 #[derive(Debug, Clone, Copy, PartialEq)]

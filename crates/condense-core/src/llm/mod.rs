@@ -5,7 +5,6 @@
 
 mod client;
 mod probe;
-mod profile;
 mod prompt;
 mod sse;
 mod wire;
@@ -16,25 +15,17 @@ use serde::{Deserialize, Serialize};
 
 pub use client::{HttpLlm, RetryPolicy};
 pub use probe::{ConnectionReport, PROBE_REQUEST, test_connection};
-pub use profile::{LlmKind, LlmProfile};
 pub use prompt::{
-    ApiAdapter, ApiRequest, ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, GenerationParams,
-    ManualAdapter, PromptAdapter, PromptBundle, ProviderCapabilities,
+    ApiAdapter, ApiRequest, ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, ManualAdapter, PromptAdapter,
+    PromptBundle,
 };
 pub use sse::{SseEvent, SseParser};
 pub use wire::{ANTHROPIC_VERSION, Wire};
 
 use crate::error::{ErrorKind, LlmError};
 use crate::host::AbortSignal;
-
-/// Tokens a call used, as the server reported them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Usage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Answer tokens.
-    pub output_tokens: u64,
-}
+/// Re-exported from [`crate::profile`], where the wire dialects can use them too.
+pub use crate::profile::{GenerationParams, LlmKind, LlmProfile, ProviderCapabilities, Usage};
 
 /// How a complete answer ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

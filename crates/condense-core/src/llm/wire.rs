@@ -4,12 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::Usage;
-use super::profile::{LlmKind, LlmProfile};
 use super::prompt::ApiRequest;
 use super::sse::SseEvent;
 use crate::error::{ErrorKind, LlmError};
 use crate::host::HttpRequest;
+use crate::profile::{LlmKind, LlmProfile, Usage};
 
 /// The Anthropic API version sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
