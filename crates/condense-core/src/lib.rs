@@ -10,8 +10,9 @@
 //! 2. [`model`] — messages, content blocks, conversations, the API view, condense ids.
 //! 3. [`tokens`], [`limits`], [`config`] — counting; the numbers the core owns; provider forms.
 //! 4. [`profile`] — LLM profiles, generation parameters, capabilities, reported usage.
-//! 5. [`formats`] — conversation files in and out (own format, OpenAI, Anthropic).
-//! 6. [`llm`] — prompts, wire formats, the HTTP client, the stream collector.
+//! 5. [`formats`] — one module per wire dialect (own format, OpenAI, Anthropic): conversation files
+//!    in and out, the streaming request of each wire, its SSE events and error bodies decoded.
+//! 6. [`llm`] — prompts and their adapters, the HTTP client with retries, the stream collector.
 //! 7. [`provider`] — the provider contract and the template that runs every provider.
 //! 8. [`providers`] — lossless, truncation, native, manual.
 //! 9. [`registry`], then [`manager`] — providers by id with their settings; picking and running.

@@ -8,10 +8,9 @@ use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 
 use super::prompt::{ApiAdapter, PromptAdapter, PromptBundle};
-use super::sse::SseParser;
-use super::wire::{Decoder, Wire};
 use super::{Finish, LlmProvider, StreamEvent};
 use crate::error::{ErrorKind, LlmError};
+use crate::formats::{Decoder, SseParser, Wire};
 use crate::host::{
     AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
 };

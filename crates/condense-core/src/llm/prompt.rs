@@ -4,48 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::formats::{ApiRequest, ChatMessage, ChatRole};
 use crate::profile::{GenerationParams, ProviderCapabilities};
-
-/// Who speaks in a prompt's conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChatRole {
-    /// The user.
-    User,
-    /// The model.
-    Assistant,
-}
-
-impl ChatRole {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChatRole::User => "user",
-            ChatRole::Assistant => "assistant",
-        }
-    }
-}
-
-/// One plain-text turn of a prompt's conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    /// Who says it.
-    pub role: ChatRole,
-    /// What is said.
-    pub content: String,
-}
-
-impl ChatMessage {
-    /// A user turn.
-    pub fn user(content: impl Into<String>) -> Self {
-        ChatMessage { role: ChatRole::User, content: content.into() }
-    }
-
-    /// An assistant turn.
-    pub fn assistant(content: impl Into<String>) -> Self {
-        ChatMessage { role: ChatRole::Assistant, content: content.into() }
-    }
-}
 
 /// A structured prompt.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -65,19 +25,6 @@ pub struct PromptBundle {
     pub generation_params: Option<GenerationParams>,
     /// The caller's bookkeeping. Never sent to a model.
     pub metadata: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The parts of an API request, before the wire format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ApiRequest {
-    /// The system prompt.
-    pub system: Option<String>,
-    /// The turns, alternating, ending with the user's.
-    pub messages: Vec<ChatMessage>,
-    /// Most tokens of the answer.
-    pub max_tokens: usize,
-    /// Sampling temperature, when the model takes one.
-    pub temperature: Option<f64>,
 }
 
 /// Turns a bundle into what one kind of client needs.
