@@ -9,13 +9,15 @@
 //! 1. [`host`], [`error`] — capabilities the host lends; the one [`ErrorKind`] and typed errors.
 //! 2. [`model`] — messages, content blocks, conversations, the API view, condense ids.
 //! 3. [`tokens`], [`limits`], [`config`] — counting; the numbers the core owns; provider forms.
-//! 4. [`formats`] — conversation files in and out (own format, OpenAI, Anthropic).
-//! 5. [`llm`] — prompts, profiles, wire formats, the HTTP client, the stream collector.
-//! 6. [`provider`] — the provider contract and the template that runs every provider.
-//! 7. [`providers`] — lossless, truncation, native, manual.
-//! 8. [`registry`], then [`manager`] — providers by id with their settings; picking and running.
-//! 9. [`settings`], [`agent`] — the settings panel's cards and checks; the chat agent.
-//! 10. [`testing`] (feature `testing`) — a scripted LLM and a step clock for tests.
+//! 4. [`profile`] — LLM profiles, generation parameters, capabilities, reported usage.
+//! 5. [`formats`] — one module per wire dialect (own format, OpenAI, Anthropic): conversation files
+//!    in and out, the streaming request of each wire, its SSE events and error bodies decoded.
+//! 6. [`llm`] — prompts and their adapters, the HTTP client with retries, the stream collector.
+//! 7. [`provider`] — the provider contract and the template that runs every provider.
+//! 8. [`providers`] — lossless, truncation, native, manual.
+//! 9. [`registry`], then [`manager`] — providers by id with their settings; picking and running.
+//! 10. [`settings`], [`agent`] — the settings panel's cards and checks; the chat agent.
+//! 11. `testing` (feature `testing`) — a scripted LLM, a step clock and the agent bench for tests.
 
 pub mod agent;
 pub mod config;
@@ -26,6 +28,7 @@ pub mod limits;
 pub mod llm;
 pub mod manager;
 pub mod model;
+pub mod profile;
 pub mod provider;
 pub mod providers;
 pub mod registry;

@@ -10,6 +10,7 @@ const LAYERS: &[&[&str]] = &[
     &["host", "error"],
     &["model"],
     &["tokens", "limits", "config"],
+    &["profile"],
     &["formats"],
     &["llm"],
     &["provider"],

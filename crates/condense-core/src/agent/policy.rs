@@ -55,7 +55,7 @@ pub struct ContextStatus {
     pub percent: f64,
     /// The threshold that triggers a condensation; `None` when automatic condensation is off.
     pub threshold_percent: Option<u8>,
-    /// The request limit (see [`request_limit`]).
+    /// The request limit (see [`crate::limits::request_limit`]).
     pub limit: usize,
     /// Where `tokens` comes from.
     pub source: TokenSource,

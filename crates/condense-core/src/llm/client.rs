@@ -7,15 +7,14 @@ use std::rc::Rc;
 use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 
-use super::profile::LlmProfile;
 use super::prompt::{ApiAdapter, PromptAdapter, PromptBundle};
-use super::sse::SseParser;
-use super::wire::{Decoder, Wire};
 use super::{Finish, LlmProvider, StreamEvent};
 use crate::error::{ErrorKind, LlmError};
+use crate::formats::{Decoder, SseParser, Wire};
 use crate::host::{
     AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
 };
+use crate::profile::LlmProfile;
 
 /// When and how often to try again.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,14 +1,12 @@
 //! The LLM layer (seeds 001 and 004): clients that stream [`StreamEvent`]s, the one collector
-//! that turns a stream into an answer, prompt bundles and their adapters, profiles and the two
-//! wire formats. The core builds every request and parses every byte of the answer; the host's
-//! [`HttpClient`](crate::host::HttpClient) only moves bytes.
+//! that turns a stream into an answer, prompt bundles and their adapters. The wire dialects
+//! (requests out, SSE events in, error bodies) live in [`crate::formats`], the profiles in
+//! [`crate::profile`]; both are re-exported here. The core builds every request and parses every
+//! byte of the answer; the host's [`HttpClient`](crate::host::HttpClient) only moves bytes.
 
 mod client;
 mod probe;
-mod profile;
 mod prompt;
-mod sse;
-mod wire;
 
 use futures::StreamExt;
 use futures::stream::LocalBoxStream;
@@ -16,25 +14,14 @@ use serde::{Deserialize, Serialize};
 
 pub use client::{HttpLlm, RetryPolicy};
 pub use probe::{ConnectionReport, PROBE_REQUEST, test_connection};
-pub use profile::{LlmKind, LlmProfile};
-pub use prompt::{
-    ApiAdapter, ApiRequest, ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, GenerationParams,
-    ManualAdapter, PromptAdapter, PromptBundle, ProviderCapabilities,
-};
-pub use sse::{SseEvent, SseParser};
-pub use wire::{ANTHROPIC_VERSION, Wire};
+pub use prompt::{ApiAdapter, DEFAULT_MAX_OUTPUT_TOKENS, ManualAdapter, PromptAdapter, PromptBundle};
 
 use crate::error::{ErrorKind, LlmError};
+/// Re-exported from [`crate::formats`], where each dialect encodes and decodes them.
+pub use crate::formats::{ANTHROPIC_VERSION, ApiRequest, ChatMessage, ChatRole, SseEvent, SseParser, Wire};
 use crate::host::AbortSignal;
-
-/// Tokens a call used, as the server reported them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Usage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Answer tokens.
-    pub output_tokens: u64,
-}
+/// Re-exported from [`crate::profile`], where the wire dialects can use them too.
+pub use crate::profile::{GenerationParams, LlmKind, LlmProfile, ProviderCapabilities, Usage};
 
 /// How a complete answer ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -4,118 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Who speaks in a prompt's conversation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ChatRole {
-    /// The user.
-    User,
-    /// The model.
-    Assistant,
-}
-
-impl ChatRole {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChatRole::User => "user",
-            ChatRole::Assistant => "assistant",
-        }
-    }
-}
-
-/// One plain-text turn of a prompt's conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ChatMessage {
-    /// Who says it.
-    pub role: ChatRole,
-    /// What is said.
-    pub content: String,
-}
-
-impl ChatMessage {
-    /// A user turn.
-    pub fn user(content: impl Into<String>) -> Self {
-        ChatMessage { role: ChatRole::User, content: content.into() }
-    }
-
-    /// An assistant turn.
-    pub fn assistant(content: impl Into<String>) -> Self {
-        ChatMessage { role: ChatRole::Assistant, content: content.into() }
-    }
-}
-
-/// What a phase asks of the model: set by the profile, clamped by the provider's capabilities.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct GenerationParams {
-    /// Most tokens the prompt may have.
-    pub max_input_tokens: Option<usize>,
-    /// Most tokens the answer may have.
-    pub max_output_tokens: Option<usize>,
-    /// Sampling temperature.
-    pub temperature: Option<f64>,
-}
-
-impl GenerationParams {
-    /// These parameters within what the provider can do: token limits lowered to the provider's,
-    /// the temperature dropped where unsupported and clamped into its range otherwise.
-    pub fn clamped(self, caps: &ProviderCapabilities) -> GenerationParams {
-        let min = |want: Option<usize>, limit: Option<usize>| match (want, limit) {
-            (Some(w), Some(l)) => Some(w.min(l)),
-            (w, l) => w.or(l),
-        };
-        let max_output_tokens = min(self.max_output_tokens, caps.max_output_tokens);
-        let input_limit = caps.max_context_tokens.map(|c| c.saturating_sub(max_output_tokens.unwrap_or(0)));
-        GenerationParams {
-            max_input_tokens: min(self.max_input_tokens, input_limit),
-            max_output_tokens,
-            temperature: match (caps.supports_temperature, self.temperature) {
-                (true, Some(t)) => Some(t.clamp(caps.min_temperature, caps.max_temperature)),
-                _ => None,
-            },
-        }
-    }
-}
-
-/// What a provider instance can do: hard limits, not settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProviderCapabilities {
-    /// The context window, in tokens; `None` when unknown.
-    pub max_context_tokens: Option<usize>,
-    /// The longest answer, in tokens; `None` when unknown.
-    pub max_output_tokens: Option<usize>,
-    /// Whether a separate system prompt is accepted.
-    pub supports_system_prompt: bool,
-    /// Whether a conversation history may be sent.
-    pub supports_multi_turn: bool,
-    /// Whether a temperature may be set.
-    pub supports_temperature: bool,
-    /// Lowest temperature.
-    pub min_temperature: f64,
-    /// Highest temperature.
-    pub max_temperature: f64,
-    /// The model id, e.g. `gpt-4o`.
-    pub model_id: Option<String>,
-    /// The model family, e.g. `gpt`, `claude`, `llama`.
-    pub model_family: Option<String>,
-}
-
-impl Default for ProviderCapabilities {
-    fn default() -> Self {
-        ProviderCapabilities {
-            max_context_tokens: None,
-            max_output_tokens: None,
-            supports_system_prompt: true,
-            supports_multi_turn: true,
-            supports_temperature: true,
-            min_temperature: 0.0,
-            max_temperature: 1.0,
-            model_id: None,
-            model_family: None,
-        }
-    }
-}
+use crate::formats::{ApiRequest, ChatMessage, ChatRole};
+use crate::profile::{GenerationParams, ProviderCapabilities};
 
 /// A structured prompt.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -135,19 +25,6 @@ pub struct PromptBundle {
     pub generation_params: Option<GenerationParams>,
     /// The caller's bookkeeping. Never sent to a model.
     pub metadata: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The parts of an API request, before the wire format.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ApiRequest {
-    /// The system prompt.
-    pub system: Option<String>,
-    /// The turns, alternating, ending with the user's.
-    pub messages: Vec<ChatMessage>,
-    /// Most tokens of the answer.
-    pub max_tokens: usize,
-    /// Sampling temperature, when the model takes one.
-    pub temperature: Option<f64>,
 }
 
 /// Turns a bundle into what one kind of client needs.

@@ -1,10 +1,10 @@
-//! LLM profiles: a named model endpoint with its limits and prices. The API key is a reference
-//! (a SecretStorage id in the extension, an environment variable in the CLI), never the key.
+//! What the wire dialects and the LLM layer both need to know about a model: LLM profiles (a named
+//! model endpoint with its limits and prices), the generation parameters of a phase, what a
+//! provider can do, and the usage a server reports. The API key is a reference (a SecretStorage id
+//! in the extension, an environment variable in the CLI), never the key.
 
 use serde::{Deserialize, Serialize};
 
-use super::Usage;
-use super::prompt::{GenerationParams, ProviderCapabilities};
 use crate::error::{ErrorKind, LlmError};
 use crate::limits::{DEFAULT_MAX_OUTPUT, check_profile_threshold};
 
@@ -194,6 +194,87 @@ impl LlmProfile {
             max_temperature: if self.kind == LlmKind::Anthropic { 1.0 } else { 2.0 },
             model_id: Some(self.model.clone()),
             model_family: self.model_family(),
+        }
+    }
+}
+
+/// Tokens a call used, as the server reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Answer tokens.
+    pub output_tokens: u64,
+}
+
+/// What a phase asks of the model: set by the profile, clamped by the provider's capabilities.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct GenerationParams {
+    /// Most tokens the prompt may have.
+    pub max_input_tokens: Option<usize>,
+    /// Most tokens the answer may have.
+    pub max_output_tokens: Option<usize>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+}
+
+impl GenerationParams {
+    /// These parameters within what the provider can do: token limits lowered to the provider's,
+    /// the temperature dropped where unsupported and clamped into its range otherwise.
+    pub fn clamped(self, caps: &ProviderCapabilities) -> GenerationParams {
+        let min = |want: Option<usize>, limit: Option<usize>| match (want, limit) {
+            (Some(w), Some(l)) => Some(w.min(l)),
+            (w, l) => w.or(l),
+        };
+        let max_output_tokens = min(self.max_output_tokens, caps.max_output_tokens);
+        let input_limit = caps.max_context_tokens.map(|c| c.saturating_sub(max_output_tokens.unwrap_or(0)));
+        GenerationParams {
+            max_input_tokens: min(self.max_input_tokens, input_limit),
+            max_output_tokens,
+            temperature: match (caps.supports_temperature, self.temperature) {
+                (true, Some(t)) => Some(t.clamp(caps.min_temperature, caps.max_temperature)),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// What a provider instance can do: hard limits, not settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderCapabilities {
+    /// The context window, in tokens; `None` when unknown.
+    pub max_context_tokens: Option<usize>,
+    /// The longest answer, in tokens; `None` when unknown.
+    pub max_output_tokens: Option<usize>,
+    /// Whether a separate system prompt is accepted.
+    pub supports_system_prompt: bool,
+    /// Whether a conversation history may be sent.
+    pub supports_multi_turn: bool,
+    /// Whether a temperature may be set.
+    pub supports_temperature: bool,
+    /// Lowest temperature.
+    pub min_temperature: f64,
+    /// Highest temperature.
+    pub max_temperature: f64,
+    /// The model id, e.g. `gpt-4o`.
+    pub model_id: Option<String>,
+    /// The model family, e.g. `gpt`, `claude`, `llama`.
+    pub model_family: Option<String>,
+}
+
+impl Default for ProviderCapabilities {
+    fn default() -> Self {
+        ProviderCapabilities {
+            max_context_tokens: None,
+            max_output_tokens: None,
+            supports_system_prompt: true,
+            supports_multi_turn: true,
+            supports_temperature: true,
+            min_temperature: 0.0,
+            max_temperature: 1.0,
+            model_id: None,
+            model_family: None,
         }
     }
 }

@@ -1,0 +1,49 @@
+//! This project's own format ([`FORMAT_TAG`](crate::model::FORMAT_TAG)): the conversation as the
+//! model serializes it, read with the path of any error; and the `CondensationResult` documents
+//! `condense run` writes, whose messages and system prompt are read back as a conversation.
+
+use serde_json::{Map, Value};
+
+use super::typed;
+use crate::error::ParseError;
+use crate::model::{Conversation, Message};
+
+/// Reads a document in the project's format.
+pub(super) fn from_native(value: Value) -> Result<Conversation, ParseError> {
+    typed(value, "")
+}
+
+/// Reads the conversation of a `CondensationResult`: its messages and its system prompt.
+pub(super) fn from_condensation_result(value: Value) -> Result<Conversation, ParseError> {
+    let mut obj = into_object(value)?;
+    let messages = obj.remove("messages").unwrap_or(Value::Null);
+    let messages: Vec<Message> = typed(messages, "messages")?;
+    let system = obj.get("system").and_then(Value::as_str).map(str::to_owned);
+    Ok(Conversation { system, ..Conversation::new(messages) })
+}
+
+fn into_object(value: Value) -> Result<Map<String, Value>, ParseError> {
+    match value {
+        Value::Object(o) => Ok(o),
+        _ => Err(ParseError::at("", "expected a JSON object")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::formats::parse_conversation;
+    use crate::model::FORMAT_TAG;
+
+    #[test]
+    fn unknown_block_type_names_its_place() {
+        let doc = json!({"format": FORMAT_TAG, "messages": [
+            {"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"id": "b", "role": "user", "content": [{"type": "foo"}]},
+        ]});
+        let e = parse_conversation(&doc.to_string()).unwrap_err();
+        assert_eq!(e.path, "messages[1].content[0]");
+        assert!(e.to_string().starts_with("messages[1].content[0]: unknown block type \"foo\""), "{e}");
+    }
+}
