@@ -46,15 +46,6 @@ pub struct ProviderInfo {
     pub priority: i32,
 }
 
-/// A configuration checked against the provider's form, then by the provider itself.
-fn check_provider_config(
-    provider: &dyn CondensationProvider,
-    config: &serde_json::Value,
-) -> Result<(), String> {
-    crate::config::check_config(&provider.config_schema(), config)?;
-    provider.validate_config(config)
-}
-
 struct Entry {
     provider: Box<dyn CondensationProvider>,
     config: ProviderConfig,
@@ -90,7 +81,8 @@ impl ProviderRegistry {
             priority: 0,
             config: provider.default_config(),
         });
-        check_provider_config(provider.as_ref(), &config.config)
+        provider
+            .validate_config(&config.config)
             .map_err(|message| CondenseError::InvalidConfig { id: provider.id().to_owned(), message })?;
         self.entries.insert(provider.id().to_owned(), Entry { provider, config });
         Ok(())
@@ -137,7 +129,9 @@ impl ProviderRegistry {
             .get_mut(id)
             .ok_or_else(|| CondenseError::ProviderNotFound { id: id.to_owned(), known })?;
         if let Some(config) = &update.config {
-            check_provider_config(entry.provider.as_ref(), config)
+            entry
+                .provider
+                .validate_config(config)
                 .map_err(|message| CondenseError::InvalidConfig { id: id.to_owned(), message })?;
         }
         if let Some(enabled) = update.enabled {
@@ -158,7 +152,7 @@ impl ProviderRegistry {
         let entry = self.entries.get(id).ok_or_else(|| {
             CondenseError::ProviderNotFound { id: id.to_owned(), known: self.known_ids() }.to_string()
         })?;
-        check_provider_config(entry.provider.as_ref(), config)
+        entry.provider.validate_config(config)
     }
 
     /// A provider's settings.
