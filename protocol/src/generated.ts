@@ -467,7 +467,7 @@ export type TokenSourceInput = z.input<typeof TokenSource>;
 
 /** How full a chat's context is. */
 export const ContextStatus = z.object({
-  /** The request limit (see [`request_limit`]). */
+  /** The request limit (see [`crate::limits::request_limit`]). */
   limit: z.number().int().gte(0),
   /** `tokens` in percent of `window`. */
   percent: z.number(),

@@ -1,7 +1,13 @@
 //! Provider configuration forms: the fields a provider's configuration has (integer with range
 //! and unit, boolean, text, profile), each checked on its own, so a settings panel can draw the
 //! form and the registry can judge a configuration before the provider sees it.
+//!
+//! A provider describes its configuration once, on the configuration type: [`ConfigForm`] gives
+//! its fields and cross-field rules; [`default_config`], [`schema`] and [`validate`] derive the
+//! rest from the type, and [`Form`] carries them to the provider trait. The values shared by
+//! providers (stored once by the host) are [`SharedSettings`].
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// What kind of value a configuration field holds.
@@ -51,15 +57,9 @@ pub struct ConfigField {
 }
 
 impl ConfigField {
-    /// A whole-number field.
-    pub fn integer(
-        key: &str,
-        label: &str,
-        description: &str,
-        min: i64,
-        max: Option<i64>,
-        default: i64,
-    ) -> Self {
+    /// A whole-number field. Its default is the configuration type's, unless given with
+    /// [`ConfigField::with_default`].
+    pub fn integer(key: &str, label: &str, description: &str, min: i64, max: Option<i64>) -> Self {
         ConfigField {
             key: key.into(),
             label: label.into(),
@@ -70,39 +70,35 @@ impl ConfigField {
             optional: false,
             multiline: false,
             unit: None,
-            default: default.into(),
+            default: serde_json::Value::Null,
             shared: false,
         }
     }
 
     /// An on/off field.
-    pub fn boolean(key: &str, label: &str, description: &str, default: bool) -> Self {
-        ConfigField {
-            kind: FieldKind::Boolean,
-            min: None,
-            default: default.into(),
-            ..Self::integer(key, label, description, 0, None, 0)
-        }
+    pub fn boolean(key: &str, label: &str, description: &str) -> Self {
+        ConfigField { kind: FieldKind::Boolean, min: None, ..Self::integer(key, label, description, 0, None) }
     }
 
     /// A free-text field.
-    pub fn text(key: &str, label: &str, description: &str, default: &str) -> Self {
-        ConfigField {
-            kind: FieldKind::Text,
-            min: None,
-            default: default.into(),
-            ..Self::integer(key, label, description, 0, None, 0)
-        }
+    pub fn text(key: &str, label: &str, description: &str) -> Self {
+        ConfigField { kind: FieldKind::Text, min: None, ..Self::integer(key, label, description, 0, None) }
     }
 
-    /// A field naming an LLM profile.
+    /// A field naming an LLM profile; empty (the default) for none.
     pub fn profile(key: &str, label: &str, description: &str) -> Self {
         ConfigField {
             kind: FieldKind::Profile,
             min: None,
             default: "".into(),
-            ..Self::integer(key, label, description, 0, None, 0)
+            ..Self::integer(key, label, description, 0, None)
         }
+    }
+
+    /// The same field with its own default, where the configuration type's is not what "reset to
+    /// default" should show (e.g. the built-in prompt for an absent custom prompt).
+    pub fn with_default(self, default: impl Into<serde_json::Value>) -> Self {
+        ConfigField { default: default.into(), ..self }
     }
 
     /// The same field with a unit.
@@ -174,4 +170,287 @@ pub fn check_config(schema: &[ConfigField], config: &serde_json::Value) -> Resul
         }
     }
     Ok(())
+}
+
+/// A configuration type that describes its own form: implemented once by each provider's
+/// configuration struct. Defaults come from `Default`, reading from `Deserialize`; the form's
+/// fields and the cross-field rules from here.
+pub trait ConfigForm: Serialize + DeserializeOwned + Default {
+    /// The form, in the order a settings panel shows it: one field per key, plus the shared
+    /// values the provider uses (see [`SharedSettings`]). A field without a default of its own
+    /// shows the value `Self::default()` serializes under its key.
+    fn fields() -> Vec<ConfigField>;
+
+    /// Rules across fields, run on a configuration whose every field passed its own check.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The configuration a new registry entry starts with: `T::default()` as JSON.
+pub fn default_config<T: ConfigForm>() -> serde_json::Value {
+    serde_json::to_value(T::default()).expect("a configuration type serializes")
+}
+
+/// The form of `T`, with every field's default filled in.
+pub fn schema<T: ConfigForm>() -> Vec<ConfigField> {
+    let defaults = default_config::<T>();
+    T::fields()
+        .into_iter()
+        .map(|field| match defaults.get(&field.key) {
+            Some(value) if field.default.is_null() => ConfigField { default: value.clone(), ..field },
+            _ => field,
+        })
+        .collect()
+}
+
+/// Reads a configuration: `null` means the defaults; an error names the field at fault (unknown
+/// fields too, for types that deny them). No range or cross-field check: see [`validate`].
+pub fn parse<T: DeserializeOwned + Default>(value: &serde_json::Value) -> Result<T, String> {
+    if value.is_null() {
+        return Ok(T::default());
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) }
+    })
+}
+
+/// Judges a configuration the way the registry does before storing it: every field present
+/// against its form field ([`check_config`]), then the whole read as `T` ([`parse`]), then
+/// [`ConfigForm::check`]. The message is the one to show beside the field.
+pub fn validate<T: ConfigForm>(value: &serde_json::Value) -> Result<T, String> {
+    check_config(&T::fields(), value)?;
+    let config: T = parse(value)?;
+    config.check()?;
+    Ok(config)
+}
+
+/// A configuration type's form behind plain function pointers, so that the object-safe provider
+/// trait can hand it over: `Form::of::<MyConfig>()`.
+#[derive(Clone, Copy)]
+pub struct Form {
+    default_config: fn() -> serde_json::Value,
+    schema: fn() -> Vec<ConfigField>,
+    validate: fn(&serde_json::Value) -> Result<(), String>,
+}
+
+impl Form {
+    /// The form of `T`.
+    pub fn of<T: ConfigForm>() -> Self {
+        Form {
+            default_config: default_config::<T>,
+            schema: schema::<T>,
+            validate: |value: &serde_json::Value| validate::<T>(value).map(drop),
+        }
+    }
+
+    /// See [`default_config`].
+    pub fn default_config(&self) -> serde_json::Value {
+        (self.default_config)()
+    }
+
+    /// See [`schema`].
+    pub fn schema(&self) -> Vec<ConfigField> {
+        (self.schema)()
+    }
+
+    /// See [`validate`].
+    pub fn validate(&self, value: &serde_json::Value) -> Result<(), String> {
+        (self.validate)(value)
+    }
+}
+
+impl std::fmt::Debug for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Form").field("schema", &self.schema()).finish()
+    }
+}
+
+/// The configuration of a provider that has none: `{}` by default, an empty form, and any object
+/// accepted (its keys are left to the provider).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoConfig {}
+
+impl ConfigForm for NoConfig {
+    fn fields() -> Vec<ConfigField> {
+        Vec::new()
+    }
+}
+
+/// The values stored once for every provider that uses them: the host keeps them outside the
+/// providers' configurations, and a provider's form lists the ones it uses (marked `shared`) so
+/// that a settings panel renders each once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct SharedSettings {
+    /// Instructions replacing the built-in summary prompt; absent for the built-in one.
+    pub custom_prompt: Option<String>,
+    /// The id of the LLM profile that writes summaries; absent for the chat's.
+    pub condensing_profile: Option<String>,
+}
+
+impl SharedSettings {
+    /// The form field of `custom_prompt`. A provider that writes summaries sets its default to
+    /// its built-in prompt, what "reset to default" puts back.
+    pub fn custom_prompt_field() -> ConfigField {
+        ConfigField::text(
+            "custom_prompt",
+            "Summary instructions",
+            "What the summary must contain. Empty: the built-in sectioned prompt. Shared by every provider that writes a summary.",
+        )
+        .multiline()
+        .shared()
+    }
+
+    /// The form field of `condensing_profile`.
+    pub fn condensing_profile_field() -> ConfigField {
+        ConfigField::profile(
+            "condensing_profile",
+            "Condensing profile",
+            "The LLM profile that writes summaries, e.g. a cheaper model than the chat's. Empty: the chat profile.",
+        )
+        .shared()
+    }
+}
+
+impl ConfigForm for SharedSettings {
+    fn fields() -> Vec<ConfigField> {
+        vec![Self::custom_prompt_field(), Self::condensing_profile_field()]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.custom_prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err("custom_prompt is empty; leave it out to use the default prompt".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A made-up configuration: a bounded number, an optional one, a switch pair and a name.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Demo {
+        count: u32,
+        limit: Option<u32>,
+        left: bool,
+        right: bool,
+        name: String,
+    }
+
+    impl Default for Demo {
+        fn default() -> Self {
+            Demo { count: 4, limit: None, left: true, right: false, name: "demo".into() }
+        }
+    }
+
+    impl ConfigForm for Demo {
+        fn fields() -> Vec<ConfigField> {
+            vec![
+                ConfigField::integer("count", "Count", "How many.", 1, Some(10)).unit("items"),
+                ConfigField::integer("limit", "Limit", "At most.", 0, None).optional().with_default(7),
+                ConfigField::boolean("left", "Left", "The left switch."),
+                ConfigField::boolean("right", "Right", "The right switch."),
+                ConfigField::text("name", "Name", "What to call it."),
+                SharedSettings::custom_prompt_field(),
+            ]
+        }
+
+        fn check(&self) -> Result<(), String> {
+            if !self.left && !self.right {
+                return Err("turn on left, right or both".into());
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_form_takes_its_defaults_from_the_type() {
+        assert_eq!(
+            default_config::<Demo>(),
+            json!({"count": 4, "limit": null, "left": true, "right": false, "name": "demo"})
+        );
+        let fields = schema::<Demo>();
+        let keys: Vec<&str> = fields.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(keys, ["count", "limit", "left", "right", "name", "custom_prompt"]);
+        let defaults: Vec<&serde_json::Value> = fields.iter().map(|f| &f.default).collect();
+        assert_eq!(
+            defaults,
+            [&json!(4), &json!(7), &json!(true), &json!(false), &json!("demo"), &json!(null)]
+        );
+        assert_eq!(fields[0].kind, FieldKind::Integer);
+        assert_eq!(
+            (fields[0].min, fields[0].max, fields[0].unit.as_deref()),
+            (Some(1), Some(10), Some("items"))
+        );
+        assert!(fields[1].optional && !fields[0].optional);
+        assert_eq!(fields[2].kind, FieldKind::Boolean);
+        assert_eq!(fields[4].kind, FieldKind::Text);
+        assert!(fields[5].shared && fields[5].multiline);
+        assert_eq!(Form::of::<Demo>().schema(), fields);
+        assert_eq!(Form::of::<Demo>().default_config(), default_config::<Demo>());
+    }
+
+    #[test]
+    fn validation_checks_fields_then_reads_then_checks_the_whole() {
+        assert_eq!(validate::<Demo>(&json!(null)).unwrap(), Demo::default());
+        assert_eq!(validate::<Demo>(&json!({"count": 10, "limit": null})).unwrap().count, 10);
+        // By range, word for word.
+        assert_eq!(
+            validate::<Demo>(&json!({"count": 0})).unwrap_err(),
+            "count must be a whole number from 1 to 10, got 0"
+        );
+        assert_eq!(
+            validate::<Demo>(&json!({"limit": -1})).unwrap_err(),
+            "limit must be a whole number of 0 or more, got -1"
+        );
+        assert_eq!(
+            validate::<Demo>(&json!({"left": "yes"})).unwrap_err(),
+            "left must be true or false, got \"yes\""
+        );
+        assert_eq!(validate::<Demo>(&json!({"name": null})).unwrap_err(), "name needs a value");
+        assert_eq!(
+            validate::<Demo>(&json!([1])).unwrap_err(),
+            "the configuration must be an object, got [1]"
+        );
+        // By reading: a shared field is typed by the configuration type, unknown keys are named.
+        assert_eq!(
+            validate::<Demo>(&json!({"custom_prompt": "x"})).unwrap_err(),
+            "custom_prompt: unknown field `custom_prompt`, expected one of `count`, `limit`, `left`, `right`, `name`"
+        );
+        // By `check`, only once every field is valid.
+        assert_eq!(validate::<Demo>(&json!({"left": false})).unwrap_err(), "turn on left, right or both");
+        assert_eq!(
+            Form::of::<Demo>().validate(&json!({"left": false, "count": 11})).unwrap_err(),
+            "count must be a whole number from 1 to 10, got 11"
+        );
+        assert!(Form::of::<Demo>().validate(&json!({"left": false, "right": true})).is_ok());
+    }
+
+    #[test]
+    fn no_config_accepts_any_object_and_shared_settings_refuse_an_empty_prompt() {
+        let none = Form::of::<NoConfig>();
+        assert_eq!(none.default_config(), json!({}));
+        assert!(none.schema().is_empty());
+        assert!(none.validate(&json!({"anything": 1})).is_ok());
+        assert_eq!(none.validate(&json!(5)).unwrap_err(), "the configuration must be an object, got 5");
+
+        let shared = schema::<SharedSettings>();
+        assert!(shared.iter().all(|f| f.shared));
+        assert_eq!(shared[1].kind, FieldKind::Profile);
+        assert_eq!(shared[1].default, json!(""));
+        assert_eq!(
+            validate::<SharedSettings>(&json!({"custom_prompt": " "})).unwrap_err(),
+            "custom_prompt is empty; leave it out to use the default prompt"
+        );
+        let ok =
+            validate::<SharedSettings>(&json!({"custom_prompt": "Be brief.", "condensing_profile": "cheap"}));
+        assert_eq!(ok.unwrap().condensing_profile.as_deref(), Some("cheap"));
+    }
 }

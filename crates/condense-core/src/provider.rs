@@ -5,8 +5,10 @@
 //! No provider can skip this path: `condense_internal` takes a [`TemplateToken`], which only this
 //! module can make, so the only way to run a provider is [`run_provider`].
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::config::{ConfigField, Form, NoConfig};
 use crate::error::{CondenseError, ErrorInfo};
 use crate::host::{AbortSignal, Clock};
 use crate::llm::LlmProvider;
@@ -52,6 +54,15 @@ pub struct CondensationOptions {
     pub is_automatic: bool,
     /// The provider's configuration (from the registry), as JSON.
     pub config: serde_json::Value,
+}
+
+impl CondensationOptions {
+    /// The configuration read as the provider's type (`null`: the defaults); one it cannot read is
+    /// `invalid_config` for provider `id`.
+    pub fn typed_config<T: DeserializeOwned + Default>(&self, id: &str) -> Result<T, CondenseError> {
+        crate::config::parse(&self.config)
+            .map_err(|message| CondenseError::InvalidConfig { id: id.to_owned(), message })
+    }
 }
 
 /// What the host lends a provider for one run.
@@ -159,20 +170,26 @@ pub trait CondensationProvider {
     /// One sentence on what it does.
     fn description(&self) -> &str;
 
+    /// Its configuration type's form (see [`crate::config::ConfigForm`]), from which the three
+    /// methods below derive: `Form::of::<MyConfig>()`. The default is [`NoConfig`].
+    fn config_form(&self) -> Form {
+        Form::of::<NoConfig>()
+    }
+
     /// The configuration a new registry entry starts with.
     fn default_config(&self) -> serde_json::Value {
-        serde_json::Value::Object(Default::default())
+        self.config_form().default_config()
     }
 
-    /// The form of its configuration, for settings panels. The registry checks every
-    /// configuration against it before `validate_config`.
-    fn config_schema(&self) -> Vec<crate::config::ConfigField> {
-        Vec::new()
+    /// The form of its configuration, for settings panels.
+    fn config_schema(&self) -> Vec<ConfigField> {
+        self.config_form().schema()
     }
 
-    /// Checks a configuration before the registry stores it.
-    fn validate_config(&self, _config: &serde_json::Value) -> Result<(), String> {
-        Ok(())
+    /// Checks a configuration before the registry stores it: against the form, then read as the
+    /// configuration type, then the type's own rules. An override replaces the whole check.
+    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
+        self.config_form().validate(config)
     }
 
     /// Checks the input before anything runs. The default rejects an empty conversation.

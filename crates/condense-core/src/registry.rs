@@ -46,7 +46,9 @@ pub struct ProviderInfo {
     pub priority: i32,
 }
 
-/// A configuration checked against the provider's form, then by the provider itself.
+/// A configuration checked against the provider's form, then by the provider itself: a provider
+/// that writes its own `validate_config` cannot skip the form (for the built-in ones, whose
+/// `validate_config` is the form's, the fields are read twice; they are few).
 fn check_provider_config(
     provider: &dyn CondensationProvider,
     config: &serde_json::Value,

@@ -15,8 +15,7 @@ use crate::provider::{
     apply_edits,
 };
 
-use super::parse_config;
-use crate::config::ConfigField;
+use crate::config::{ConfigField, ConfigForm, Form};
 
 /// Configuration of the `lossless` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +32,38 @@ pub struct LosslessConfig {
 impl Default for LosslessConfig {
     fn default() -> Self {
         LosslessConfig { text_blocks: true, tool_results: true, min_bytes: 200 }
+    }
+}
+
+impl ConfigForm for LosslessConfig {
+    fn fields() -> Vec<ConfigField> {
+        vec![
+            ConfigField::boolean(
+                "tool_results",
+                "Tool results",
+                "Repeated file reads, listings, searches and command output.",
+            ),
+            ConfigField::boolean(
+                "text_blocks",
+                "Text blocks",
+                "Text pasted or written twice: logs, quoted files, repeated answers.",
+            ),
+            ConfigField::integer(
+                "min_bytes",
+                "Smallest copy",
+                "Copies shorter than this are left alone: their reference would save little.",
+                0,
+                None,
+            )
+            .unit("bytes"),
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if !self.text_blocks && !self.tool_results {
+            return Err("nothing to de-duplicate: turn on text_blocks, tool_results or both".into());
+        }
+        Ok(())
     }
 }
 
@@ -68,43 +99,8 @@ impl CondensationProvider for LosslessProvider {
         "Replaces earlier copies of repeated file reads, tool results and pasted text with a reference to the latest identical copy. No LLM, no cost, nothing lost."
     }
 
-    fn default_config(&self) -> serde_json::Value {
-        serde_json::to_value(LosslessConfig::default()).expect("plain struct")
-    }
-
-    fn config_schema(&self) -> Vec<ConfigField> {
-        let defaults = LosslessConfig::default();
-        vec![
-            ConfigField::boolean(
-                "tool_results",
-                "Tool results",
-                "Repeated file reads, listings, searches and command output.",
-                defaults.tool_results,
-            ),
-            ConfigField::boolean(
-                "text_blocks",
-                "Text blocks",
-                "Text pasted or written twice: logs, quoted files, repeated answers.",
-                defaults.text_blocks,
-            ),
-            ConfigField::integer(
-                "min_bytes",
-                "Smallest copy",
-                "Copies shorter than this are left alone: their reference would save little.",
-                0,
-                None,
-                defaults.min_bytes as i64,
-            )
-            .unit("bytes"),
-        ]
-    }
-
-    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
-        let c: LosslessConfig = parse_config(config)?;
-        if !c.text_blocks && !c.tool_results {
-            return Err("nothing to de-duplicate: turn on text_blocks, tool_results or both".into());
-        }
-        Ok(())
+    fn config_form(&self) -> Form {
+        Form::of::<LosslessConfig>()
     }
 
     fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
@@ -118,8 +114,7 @@ impl CondensationProvider for LosslessProvider {
         _services: Services<'_>,
         _token: TemplateToken,
     ) -> Result<Condensed, CondenseError> {
-        let config: LosslessConfig = parse_config(&options.config)
-            .map_err(|message| CondenseError::InvalidConfig { id: self.id().into(), message })?;
+        let config: LosslessConfig = options.typed_config(self.id())?;
         // Indices of the visible messages in the full list.
         let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
 

@@ -12,8 +12,8 @@ use crate::provider::{
 };
 use crate::tokens::TokenCounter;
 
-use super::parse_config;
 use super::summary::{self, SummaryConfig};
+use crate::config::{ConfigField, ConfigForm, Form};
 
 /// Configuration of the `manual` provider: the summary settings, plus the pasted answer.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -36,9 +36,22 @@ impl ManualConfig {
     }
 }
 
+/// The form of a provider that calls no LLM: `keep_last` may be left out, and no profile.
+impl ConfigForm for ManualConfig {
+    fn fields() -> Vec<ConfigField> {
+        vec![
+            summary::keep_last_field().optional().with_default(summary::DEFAULT_KEEP_LAST),
+            summary::prompt_field(),
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        summary::check_prompt(self.custom_prompt.as_deref())
+    }
+}
+
 fn config(options: &CondensationOptions) -> Result<ManualConfig, CondenseError> {
-    parse_config(&options.config)
-        .map_err(|message| CondenseError::InvalidConfig { id: "manual".into(), message })
+    options.typed_config("manual")
 }
 
 /// Step one: the request to copy into any LLM chat, as one Markdown block.
@@ -73,17 +86,8 @@ impl CondensationProvider for ManualProvider {
         "Renders the summary request to paste into any LLM, then applies the answer you paste back."
     }
 
-    fn default_config(&self) -> serde_json::Value {
-        serde_json::to_value(ManualConfig::default()).expect("config serializes")
-    }
-
-    fn config_schema(&self) -> Vec<crate::config::ConfigField> {
-        summary::prompt_fields(false)
-    }
-
-    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
-        let c: ManualConfig = parse_config(config)?;
-        c.summary(&CondensationOptions::default()).validate()
+    fn config_form(&self) -> Form {
+        Form::of::<ManualConfig>()
     }
 
     fn validate(

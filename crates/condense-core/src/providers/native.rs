@@ -12,17 +12,15 @@ use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
 };
 
-use super::parse_config;
 use super::summary::{self, SummaryConfig};
-use crate::config::ConfigField;
+use crate::config::Form;
 
 /// Summarizes with an LLM.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NativeProvider;
 
 fn config(options: &CondensationOptions) -> Result<SummaryConfig, CondenseError> {
-    let mut c: SummaryConfig = parse_config(&options.config)
-        .map_err(|message| CondenseError::InvalidConfig { id: "native".into(), message })?;
+    let mut c: SummaryConfig = options.typed_config("native")?;
     if let Some(n) = options.keep_last {
         c.keep_last = n;
     }
@@ -43,16 +41,8 @@ impl CondensationProvider for NativeProvider {
         "An LLM summarizes the middle of the conversation in fixed sections; the first message and the last N stay."
     }
 
-    fn default_config(&self) -> serde_json::Value {
-        serde_json::to_value(SummaryConfig::default()).expect("config serializes")
-    }
-
-    fn config_schema(&self) -> Vec<ConfigField> {
-        summary::prompt_fields(true)
-    }
-
-    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
-        parse_config::<SummaryConfig>(config)?.validate()
+    fn config_form(&self) -> Form {
+        Form::of::<SummaryConfig>()
     }
 
     fn validate(

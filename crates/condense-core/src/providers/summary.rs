@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigField;
+use crate::config::{ConfigField, ConfigForm, SharedSettings};
 use crate::error::CondenseError;
 use crate::llm::{ChatMessage, ChatRole, PromptBundle};
 use crate::model::{ContentBlock, Message, Role, ToolResultPart, next_condense_id};
@@ -40,41 +40,31 @@ verbatim to show exactly where the work stopped.";
 pub const OUTPUT_INSTRUCTIONS: &str =
     "Answer with the summary only, in Markdown, under the numbered section headings above.";
 
-/// The form fields of a summary provider: how many messages to keep, the instructions (shared by
-/// `native` and `manual`), and, for a provider that calls an LLM, which profile writes.
-pub fn prompt_fields(calls_llm: bool) -> Vec<ConfigField> {
-    let keep_last = ConfigField::integer(
+/// The form field of how many messages to keep; its default is the configuration type's.
+pub fn keep_last_field() -> ConfigField {
+    ConfigField::integer(
         "keep_last",
         "Keep last",
         "Messages at the end of the conversation kept word for word after the summary.",
         0,
         None,
-        DEFAULT_KEEP_LAST as i64,
     )
-    .unit("messages");
-    let prompt = ConfigField::text(
-        "custom_prompt",
-        "Summary instructions",
-        "What the summary must contain. Empty: the built-in sectioned prompt. Shared by every provider that writes a summary.",
-        SUMMARY_PROMPT,
-    )
-    .multiline()
-    .shared();
-    let mut fields = vec![if calls_llm { keep_last } else { keep_last.optional() }, prompt];
-    if calls_llm {
-        fields.push(
-            ConfigField::profile(
-                "condensing_profile",
-                "Condensing profile",
-                "The LLM profile that writes summaries, e.g. a cheaper model than the chat's. Empty: the chat profile.",
-            )
-            .shared(),
-        );
-    }
-    fields
+    .unit("messages")
 }
 
-/// The settings both summary providers share.
+/// The form field of the summary instructions: the shared custom prompt, which resets to
+/// [`SUMMARY_PROMPT`].
+pub fn prompt_field() -> ConfigField {
+    SharedSettings::custom_prompt_field().with_default(SUMMARY_PROMPT)
+}
+
+/// The shared rule on a custom prompt (see [`SharedSettings`]), for a configuration that carries
+/// one.
+pub fn check_prompt(custom_prompt: Option<&str>) -> Result<(), String> {
+    SharedSettings { custom_prompt: custom_prompt.map(str::to_owned), condensing_profile: None }.check()
+}
+
+/// The settings both summary providers share; `native`'s configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SummaryConfig {
@@ -90,13 +80,14 @@ impl Default for SummaryConfig {
     }
 }
 
-impl SummaryConfig {
-    /// Checks the settings.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.custom_prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
-            return Err("custom_prompt is empty; leave it out to use the default prompt".into());
-        }
-        Ok(())
+/// The form of a provider that calls an LLM: the profile that writes is shared too.
+impl ConfigForm for SummaryConfig {
+    fn fields() -> Vec<ConfigField> {
+        vec![keep_last_field(), prompt_field(), SharedSettings::condensing_profile_field()]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        check_prompt(self.custom_prompt.as_deref())
     }
 }
 

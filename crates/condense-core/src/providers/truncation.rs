@@ -17,7 +17,7 @@ use crate::provider::{
     apply_edits,
 };
 
-use super::parse_config;
+use crate::config::{ConfigField, ConfigForm, Form};
 
 /// Configuration of the `truncation` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +32,29 @@ pub struct TruncationConfig {
 impl Default for TruncationConfig {
     fn default() -> Self {
         TruncationConfig { keep_last: 3, target_percent: 50 }
+    }
+}
+
+impl ConfigForm for TruncationConfig {
+    fn fields() -> Vec<ConfigField> {
+        vec![
+            ConfigField::integer(
+                "keep_last",
+                "Keep last",
+                "Messages at the end of the conversation never truncated.",
+                0,
+                None,
+            )
+            .unit("messages"),
+            ConfigField::integer(
+                "target_percent",
+                "Target",
+                "How small the context should get, in percent of its current size, when no target in tokens is given.",
+                1,
+                Some(100),
+            )
+            .unit("%"),
+        ]
     }
 }
 
@@ -126,41 +149,8 @@ impl CondensationProvider for TruncationProvider {
         "Keeps the first and the last N messages and trims the oldest in between — tool results first, then tool parameters, assistant text, user text — until the target is met. No LLM, no cost."
     }
 
-    fn default_config(&self) -> serde_json::Value {
-        serde_json::to_value(TruncationConfig::default()).expect("plain struct")
-    }
-
-    fn config_schema(&self) -> Vec<crate::config::ConfigField> {
-        use crate::config::ConfigField;
-        let defaults = TruncationConfig::default();
-        vec![
-            ConfigField::integer(
-                "keep_last",
-                "Keep last",
-                "Messages at the end of the conversation never truncated.",
-                0,
-                None,
-                defaults.keep_last as i64,
-            )
-            .unit("messages"),
-            ConfigField::integer(
-                "target_percent",
-                "Target",
-                "How small the context should get, in percent of its current size, when no target in tokens is given.",
-                1,
-                Some(100),
-                i64::from(defaults.target_percent),
-            )
-            .unit("%"),
-        ]
-    }
-
-    fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
-        let c: TruncationConfig = parse_config(config)?;
-        if c.target_percent == 0 || c.target_percent > 100 {
-            return Err(format!("target_percent must be between 1 and 100, got {}", c.target_percent));
-        }
-        Ok(())
+    fn config_form(&self) -> Form {
+        Form::of::<TruncationConfig>()
     }
 
     fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
@@ -174,8 +164,7 @@ impl CondensationProvider for TruncationProvider {
         services: Services<'_>,
         _token: TemplateToken,
     ) -> Result<Condensed, CondenseError> {
-        let config: TruncationConfig = parse_config(&options.config)
-            .map_err(|message| CondenseError::InvalidConfig { id: self.id().into(), message })?;
+        let config: TruncationConfig = options.typed_config(self.id())?;
         let keep_last = options.keep_last.unwrap_or(config.keep_last);
         let before = ctx.prev_context_tokens;
         let target = options.target_tokens.unwrap_or(before * usize::from(config.target_percent) / 100);
