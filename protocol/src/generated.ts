@@ -9,6 +9,36 @@ export const CondenseReason = z.enum(["threshold", "limit", "overflow", "manual"
 export type CondenseReason = z.output<typeof CondenseReason>;
 export type CondenseReasonInput = z.input<typeof CondenseReason>;
 
+/** One pass of a multi-pass run (`smart`), as its metrics and the chat's row show it. */
+export const PassMetric = z.object({
+  /** US dollars the pass spent. */
+  cost: z.number(),
+  /** The pass: a provider id (`lossless`, `mask`, `native`, `truncation`) or `trim_parameters`. */
+  pass: z.string(),
+  /** Why the pass changed nothing, when it did not (e.g. `nothing_to_condense`). */
+  skipped: z.string().nullable().optional(),
+  /** Wall time of the pass, by the injected clock. */
+  time_ms: z.number(),
+  /** Tokens of the context before the pass minus after it (0 when it found nothing to do). */
+  tokens_saved: z.number().int(),
+});
+export type PassMetric = z.output<typeof PassMetric>;
+export type PassMetricInput = z.input<typeof PassMetric>;
+
+/** The probes' verdict: how many of the facts a condensation must not lose (the user's instructions, the files edited, the open todos of the hidden messages) the model still sees, in the summary, the ledger or the kept messages. */
+export const Retention = z.object({
+  /** Probes found after the run (repairs included). */
+  kept: z.number().int().gte(0),
+  /** The probes still missing, as short labels. */
+  missing: z.array(z.string()).optional(),
+  /** Probes checked. */
+  probes: z.number().int().gte(0),
+  /** Probes the provider's own output missed and code put back. */
+  repaired: z.number().int().gte(0).default(0),
+});
+export type Retention = z.output<typeof Retention>;
+export type RetentionInput = z.input<typeof Retention>;
+
 /** One condensation applied to a chat, as its row in the chat view shows it. */
 export const CondensationRecord = z.object({
   /** When it ran, in milliseconds since the Unix epoch. */
@@ -19,12 +49,18 @@ export const CondensationRecord = z.object({
   condense_id: z.string(),
   /** US dollars spent. */
   cost: z.number(),
+  /** The passes of a multi-pass run (`smart`), oldest first. */
+  passes: z.array(PassMetric).optional(),
   /** The provider that ran. */
   provider_id: z.string(),
   /** Why it ran. */
   reason: CondenseReason,
+  /** How many of the facts it must not lose the model still sees. */
+  retention: Retention.nullable().optional(),
   /** The summary, for providers that write one. */
   summary: z.string().nullable().optional(),
+  /** The summary was cut by its output limit: kept, but incomplete. */
+  summary_truncated: z.boolean().optional(),
   /** Wall time of the run. */
   time_ms: z.number(),
   /** Tokens of the request after, by the tokenizer. */
@@ -246,6 +282,8 @@ export const AgentEvent = z.discriminatedUnion("type", [
   /** A condensation ended: applied or not (see [`CondenseOutcome`]). */
   z.object({
     condense_id: z.string().nullable().optional(),
+    /** US dollars spent: the record's cost, or what a run that was not applied spent. */
+    cost: z.number().default(0.0),
     error: ErrorInfo.nullable().optional(),
     metrics: Metrics.nullable().optional(),
     record: CondensationRecord.nullable().optional(),
@@ -454,6 +492,8 @@ export const ChatTask = z.object({
   reported: ReportedUsage.nullable().optional(),
   /** The first words of the first message. */
   title: z.string(),
+  /** US dollars spent on condensations that were not applied (failed after the model answered, or dropped for too little gain); the chat's total counts them. */
+  unapplied_cost: z.number().optional(),
   /** Last changed, in milliseconds since the Unix epoch. */
   updated_ms: z.number().int(),
 });
@@ -590,7 +630,7 @@ export type CondenseOptions = z.output<typeof CondenseOptions>;
 export type CondenseOptionsInput = z.input<typeof CondenseOptions>;
 
 /** What kind of value a configuration field holds. */
-export const FieldKind = z.enum(["integer", "boolean", "text", "profile"]);
+export const FieldKind = z.enum(["integer", "boolean", "text", "profile", "choice"]);
 export type FieldKind = z.output<typeof FieldKind>;
 export type FieldKindInput = z.input<typeof FieldKind>;
 
@@ -614,6 +654,8 @@ export const ConfigField = z.object({
   multiline: z.boolean().optional(),
   /** Whether the field may be absent (null): the provider's own default applies. */
   optional: z.boolean(),
+  /** The allowed values, for a choice. */
+  options: z.array(z.string()).optional(),
   /** A value stored once for every provider that uses it (the host keeps it outside the provider's configuration and hands it over), e.g. the custom summary prompt. */
   shared: z.boolean(),
   /** Unit shown after a number. */

@@ -22,6 +22,8 @@ pub enum FieldKind {
     Text,
     /// The id of an LLM profile; empty for none.
     Profile,
+    /// One of the strings in `options`.
+    Choice,
 }
 
 /// One field of a provider's configuration form.
@@ -54,6 +56,9 @@ pub struct ConfigField {
     /// A value stored once for every provider that uses it (the host keeps it outside the
     /// provider's configuration and hands it over), e.g. the custom summary prompt.
     pub shared: bool,
+    /// The allowed values, for a choice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
 }
 
 impl ConfigField {
@@ -72,6 +77,7 @@ impl ConfigField {
             unit: None,
             default: serde_json::Value::Null,
             shared: false,
+            options: Vec::new(),
         }
     }
 
@@ -91,6 +97,16 @@ impl ConfigField {
             kind: FieldKind::Profile,
             min: None,
             default: "".into(),
+            ..Self::integer(key, label, description, 0, None)
+        }
+    }
+
+    /// A field holding one of `options`.
+    pub fn choice(key: &str, label: &str, description: &str, options: &[&str]) -> Self {
+        ConfigField {
+            kind: FieldKind::Choice,
+            min: None,
+            options: options.iter().map(|o| (*o).to_owned()).collect(),
             ..Self::integer(key, label, description, 0, None)
         }
     }
@@ -150,8 +166,23 @@ impl ConfigField {
             FieldKind::Text | FieldKind::Profile => {
                 Err(format!("{} must be a string, got {value}", self.key))
             }
+            FieldKind::Choice if value.as_str().is_some_and(|v| self.options.iter().any(|o| o == v)) => {
+                Ok(())
+            }
+            FieldKind::Choice => {
+                Err(format!("{} must be one of {}, got {value}", self.key, self.options.join(", ")))
+            }
         }
     }
+}
+
+/// The per-provider switch of the state ledger (see `crate::ledger`): on by default.
+pub fn ledger_field() -> ConfigField {
+    ConfigField::boolean(
+        "ledger",
+        "State ledger",
+        "Keep, beside the condensed history, what it must not forget: the user's own words, the files touched, the commands run and the todo list, gathered by code from the hidden messages.",
+    )
 }
 
 /// Checks a provider configuration against its schema: every field present has a valid value.

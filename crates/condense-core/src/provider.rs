@@ -124,6 +124,63 @@ pub struct Metrics {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The metric key of a multi-pass run's passes: a list of [`PassMetric`].
+pub const METRIC_PASSES: &str = "passes";
+/// The metric key of the probes' verdict: a [`Retention`].
+pub const METRIC_RETENTION: &str = "retention";
+/// The metric key of the flag set when a summary was cut by its output limit: a boolean.
+pub const METRIC_SUMMARY_TRUNCATED: &str = "summary_truncated";
+
+/// One pass of a multi-pass run (`smart`), as its metrics and the chat's row show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PassMetric {
+    /// The pass: a provider id (`lossless`, `mask`, `native`, `truncation`) or `trim_parameters`.
+    pub pass: String,
+    /// Tokens of the context before the pass minus after it (0 when it found nothing to do).
+    pub tokens_saved: i64,
+    /// Wall time of the pass, by the injected clock.
+    pub time_ms: f64,
+    /// US dollars the pass spent.
+    pub cost: f64,
+    /// Why the pass changed nothing, when it did not (e.g. `nothing_to_condense`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// The probes' verdict: how many of the facts a condensation must not lose (the user's
+/// instructions, the files edited, the open todos of the hidden messages) the model still sees,
+/// in the summary, the ledger or the kept messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Retention {
+    /// Probes found after the run (repairs included).
+    pub kept: usize,
+    /// Probes checked.
+    pub probes: usize,
+    /// Probes the provider's own output missed and code put back.
+    #[serde(default)]
+    pub repaired: usize,
+    /// The probes still missing, as short labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+}
+
+impl Metrics {
+    /// The passes of a multi-pass run, oldest first; empty for other runs.
+    pub fn passes(&self) -> Vec<PassMetric> {
+        self.extra.get(METRIC_PASSES).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default()
+    }
+
+    /// The probes' verdict, when the run checked any.
+    pub fn retention(&self) -> Option<Retention> {
+        self.extra.get(METRIC_RETENTION).and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// Whether a summary was cut by its output limit.
+    pub fn summary_truncated(&self) -> bool {
+        self.extra.get(METRIC_SUMMARY_TRUNCATED).and_then(serde_json::Value::as_bool).unwrap_or(false)
+    }
+}
+
 /// The outcome of a condensation. On failure `messages` are the input, untouched, and `error` says
 /// why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -181,7 +181,7 @@ fn a_threshold_condensation_that_saves_too_little_is_not_applied() {
     let mut agent = DefaultAgent::new(long_chat(12));
     let before = agent.task().conversation.clone();
     let events = bench.run(&mut agent, &chat, Some(&writer as _), say("Next?"), NOW, |_, _| {});
-    let Some(AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics })) =
+    let Some(AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics, .. })) =
         events.iter().find(|e| matches!(e, AgentEvent::CondenseEnd(_)))
     else {
         panic!("{events:?}")

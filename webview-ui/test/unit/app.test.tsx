@@ -152,7 +152,7 @@ describe("the chat view", () => {
     showEvents({ type: "CondenseStart", reason: "threshold", provider: "native", tokens: 6_500, automatic: true });
     expect(screen.getByTestId("condensing").textContent).toContain("Condensing with native…");
     showEvents(
-      { type: "CondenseEnd", record: record("c1") },
+      { type: "CondenseEnd", record: record("c1"), cost: 0 },
       { type: "CondenseSkipped", reason: "condensed too recently", tokens: 6_600 },
     );
     expect(screen.queryByTestId("condensing")).toBeNull();

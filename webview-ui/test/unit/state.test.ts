@@ -154,9 +154,9 @@ describe("reduce", () => {
     const start: AgentEvent = { type: "CondenseStart", reason: "manual", provider: "lossless", tokens: 5000, automatic: false };
     const running = run(busyStart, ...events(start));
     expect(running.live).toEqual([{ kind: "condensing", reason: "manual", provider: "lossless", tokens: 5000, automatic: false }]);
-    const done = run(running, ...events({ type: "CondenseEnd", record: record("c1") }));
+    const done = run(running, ...events({ type: "CondenseEnd", record: record("c1"), cost: 0 }));
     expect(done.live).toEqual([{ kind: "condensed", record: record("c1") }]);
-    const failed = run(running, ...events({ type: "CondenseEnd", error: { kind: "context_grew", message: "no gain" } }));
+    const failed = run(running, ...events({ type: "CondenseEnd", error: { kind: "context_grew", message: "no gain" }, cost: 0 }));
     expect(failed.live).toEqual([]);
     expect(failed.notices.map((n) => n.text)).toEqual(["Condensation failed (context_grew): no gain"]);
     // The record shows until the snapshot has it.

@@ -118,6 +118,8 @@ pub enum CondenseOutcome {
         error: ErrorInfo,
         /// The run's metrics, when the provider ran.
         metrics: Option<Metrics>,
+        /// US dollars the run spent all the same.
+        cost: f64,
     },
 }
 
@@ -140,6 +142,9 @@ struct CondenseEndFields {
     metrics: Option<Metrics>,
     record: Option<CondensationRecord>,
     error: Option<ErrorInfo>,
+    /// US dollars spent: the record's cost, or what a run that was not applied spent.
+    #[serde(default)]
+    cost: f64,
 }
 
 impl From<CondenseOutcome> for CondenseEndFields {
@@ -149,15 +154,17 @@ impl From<CondenseOutcome> for CondenseEndFields {
                 condense_id: Some(record.condense_id.clone()),
                 summary: record.summary.clone(),
                 metrics,
+                cost: record.cost,
                 record: Some(record),
                 error: None,
             },
-            CondenseOutcome::NotApplied { error, metrics } => CondenseEndFields {
+            CondenseOutcome::NotApplied { error, metrics, cost } => CondenseEndFields {
                 condense_id: None,
                 summary: None,
                 metrics,
                 record: None,
                 error: Some(error),
+                cost,
             },
         }
     }
@@ -169,7 +176,9 @@ impl TryFrom<CondenseEndFields> for CondenseOutcome {
     fn try_from(f: CondenseEndFields) -> Result<Self, String> {
         match (f.record, f.error) {
             (Some(record), None) => Ok(CondenseOutcome::Applied { record, metrics: f.metrics }),
-            (None, Some(error)) => Ok(CondenseOutcome::NotApplied { error, metrics: f.metrics }),
+            (None, Some(error)) => {
+                Ok(CondenseOutcome::NotApplied { error, metrics: f.metrics, cost: f.cost })
+            }
             _ => Err("a CondenseEnd has either a record or an error".into()),
         }
     }
@@ -193,12 +202,12 @@ mod tests {
     #[test]
     fn a_condense_end_is_one_flat_object_with_a_record_or_an_error() {
         let error = ErrorInfo::new(ErrorKind::InsufficientGain, "saved 3 tokens");
-        let event = AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics: None });
+        let event = AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics: None, cost: 0.0 });
         let json = serde_json::to_value(&event).unwrap();
         assert_eq!(
             json,
             serde_json::json!({"type": "CondenseEnd", "condense_id": null, "summary": null, "metrics": null,
-                "record": null, "error": {"kind": "insufficient_gain", "message": "saved 3 tokens"}})
+                "record": null, "error": {"kind": "insufficient_gain", "message": "saved 3 tokens"}, "cost": 0.0})
         );
         assert_eq!(serde_json::from_value::<AgentEvent>(json).unwrap(), event);
         let both = serde_json::json!({"type": "CondenseEnd", "condense_id": null, "summary": null,

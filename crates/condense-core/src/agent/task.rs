@@ -8,6 +8,7 @@ use super::policy::{CondenseReason, ContextStatus, GuardState, TokenSource};
 use crate::limits::{AutoCondense, request_limit};
 use crate::llm::LlmProfile;
 use crate::model::{Conversation, last_condense_id, undo_condensation};
+use crate::provider::{PassMetric, Retention};
 use crate::tokens::TokenCounter;
 
 /// One condensation applied to a chat, as its row in the chat view shows it.
@@ -33,6 +34,15 @@ pub struct CondensationRecord {
     pub summary: Option<String>,
     /// When it ran, in milliseconds since the Unix epoch.
     pub at_ms: i64,
+    /// The passes of a multi-pass run (`smart`), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<PassMetric>,
+    /// How many of the facts it must not lose the model still sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
+    /// The summary was cut by its output limit: kept, but incomplete.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summary_truncated: bool,
 }
 
 /// The usage the server reported for an answer: the tokens of the request up to and including it.
@@ -63,9 +73,17 @@ pub struct ChatTask {
     /// The loop guard's memory.
     #[serde(default)]
     pub guard: GuardState,
+    /// US dollars spent on condensations that were not applied (failed after the model answered,
+    /// or dropped for too little gain); the chat's total counts them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unapplied_cost: f64,
     /// The last reported usage, while it still describes the history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported: Option<ReportedUsage>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl ChatTask {
@@ -79,6 +97,7 @@ impl ChatTask {
             conversation: Conversation::default(),
             condensations: Vec::new(),
             guard: GuardState::default(),
+            unapplied_cost: 0.0,
             reported: None,
         }
     }

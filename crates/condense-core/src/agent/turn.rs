@@ -11,7 +11,7 @@ use crate::limits::AutoCondense;
 use crate::llm::{LlmProvider, PromptBundle, collect};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Message, Role, last_condense_id};
-use crate::provider::{CondensationOptions, Services};
+use crate::provider::{CondensationOptions, Metrics, Services};
 use crate::providers::summary::to_chat;
 use crate::tokens::TokenCounter;
 
@@ -268,17 +268,19 @@ impl DefaultAgent {
         let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
         let options = CondensationOptions { is_automatic: automatic, ..Default::default() };
         let outcome = turn.manager.condense(conversation, Some(&provider), options, services).await;
-        let not_applied = |error: ErrorInfo, metrics| {
-            AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics })
+        let not_applied = |error: ErrorInfo, metrics, cost| {
+            AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics, cost })
         };
         let result = match outcome {
             Err(e) => {
-                emit(not_applied(e.to_info(), None));
+                emit(not_applied(e.to_info(), None, 0.0));
                 return false;
             }
             Ok(r) => match r.error {
                 Some(error) => {
-                    emit(not_applied(error, r.metrics));
+                    // A run that failed after the model answered still cost money.
+                    self.task.unapplied_cost += r.cost;
+                    emit(not_applied(error, r.metrics, r.cost));
                     return false;
                 }
                 None => r,
@@ -293,13 +295,19 @@ impl DefaultAgent {
                 "saved {gain} tokens, less than the minimum of {min_gain} ({}% of the window); the chat is unchanged",
                 turn.auto.min_gain_percent
             );
-            emit(not_applied(ErrorInfo::new(ErrorKind::InsufficientGain, message), result.metrics));
+            self.task.unapplied_cost += result.cost;
+            emit(not_applied(
+                ErrorInfo::new(ErrorKind::InsufficientGain, message),
+                result.metrics,
+                result.cost,
+            ));
             return false;
         }
         let Some(condense_id) = last_condense_id(&result.messages) else {
             emit(not_applied(
                 ErrorInfo::new(ErrorKind::Internal, "the condensation left no id"),
                 result.metrics,
+                result.cost,
             ));
             return false;
         };
@@ -314,6 +322,9 @@ impl DefaultAgent {
             time_ms: result.metrics.as_ref().map_or(0.0, |m| m.time_elapsed_ms),
             summary: result.summary,
             at_ms: turn.now_ms,
+            passes: result.metrics.as_ref().map(Metrics::passes).unwrap_or_default(),
+            retention: result.metrics.as_ref().and_then(Metrics::retention),
+            summary_truncated: result.metrics.as_ref().is_some_and(Metrics::summary_truncated),
         };
         self.task.conversation.messages = result.messages;
         self.task.condensations.push(record.clone());
