@@ -1,12 +1,11 @@
 //! `condense eval` on the evaluation fixtures: a row per provider, the JSON document, probes that
 //! fail when a provider loses their phrase, clear errors for unknown providers.
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
 
-fn root(path: &str) -> String {
-    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
-}
+use assert_cmd::Command;
+use common::{Server, root};
+use serde_json::Value;
 
 fn condense(args: &[&str]) -> assert_cmd::assert::Assert {
     Command::cargo_bin("condense").unwrap().args(args).assert()
@@ -208,4 +207,81 @@ fn markdown_is_a_table_with_file_names() {
     assert!(lines[0].starts_with("| file | provider |"), "{text}");
     assert!(lines[1].starts_with("| --- |"), "{text}");
     assert!(lines[2].starts_with("| `debug-openai.json` | lossless |"), "{text}");
+}
+
+/// The flags that point `eval` at the fixture LLM server with a model (a fault mode) and prices.
+fn fixture_llm(server: &Server, model: &str) -> Vec<String> {
+    let base = format!("http://127.0.0.1:{}/v1", server.port);
+    [
+        "--llm",
+        "openai-compatible",
+        "--base-url",
+        &base,
+        "--model",
+        model,
+        "--price-in",
+        "3",
+        "--price-out",
+        "15",
+    ]
+    .iter()
+    .chain(&["--api-key-env", "FIXTURE_KEY", "--timeout-secs", "5", "--max-retries", "0"])
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn with_an_llm_native_runs_and_its_summary_is_probed() {
+    // The server's summary keeps one decision of the planning chat and not the others.
+    let answer =
+        "## Decisions\n- We go with Postgres, not MongoDB, for the v2 backend.\n## Next\nDraft the agenda.";
+    let server = Server::start(
+        "python3",
+        &[&root("tests/servers/fixture_llm.py"), "--port", "0", "--quiet", "--answer", answer],
+    );
+    let mut args = vec!["eval".to_string(), "--json".into()];
+    args.extend(fixture_llm(&server, "fixture"));
+    args.push(root(FIXTURES[2]));
+    let out = Command::cargo_bin("condense")
+        .unwrap()
+        .env("FIXTURE_KEY", "fixture-key")
+        .args(&args)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let native = rows.iter().find(|r| r["provider"] == "native").expect("native runs by default with an LLM");
+    assert_eq!(native["status"], "ok", "{native}");
+    assert!(native["cost"].as_f64().unwrap() > 0.0, "{native}");
+    assert!(native["reduction_pct"].as_f64().unwrap() > 50.0, "{native}");
+    let missing: Vec<&str> = native["retention"]["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["needle"].as_str().unwrap())
+        .collect();
+    assert!(!missing.contains(&"we go with Postgres, not MongoDB"), "in the summary: {missing:?}");
+    assert!(missing.contains(&"Maria owns the onboarding flow"), "not in the summary: {missing:?}");
+    assert_eq!(server.requests().len(), 1, "one summary request");
+    assert!(rows.iter().any(|r| r["provider"] == "lossless"), "the LLM-free providers still run");
+}
+
+#[test]
+fn an_llm_that_fails_gives_a_failed_row() {
+    let server = Server::fixture();
+    let mut args =
+        vec!["eval".to_string(), "--json".into(), "--providers".into(), "native,truncation".into()];
+    args.extend(fixture_llm(&server, "fault-401"));
+    args.push(root(FIXTURES[2]));
+    let out = Command::cargo_bin("condense")
+        .unwrap()
+        .env("FIXTURE_KEY", "fixture-key")
+        .args(&args)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["status"], "failed", "{}", rows[0]);
+    assert_eq!(rows[0]["error"]["kind"], "llm_auth", "{}", rows[0]);
+    assert_eq!(rows[1]["status"], "ok", "{}", rows[1]);
 }
