@@ -35,7 +35,11 @@ fn cells(row: &Row, file: String) -> [String; 8] {
 fn note(row: &Row) -> String {
     let mut parts = Vec::new();
     if let Some(e) = &row.error {
-        parts.push(format!("{}: {}", e.kind, e.message));
+        // Messages often open with the kind in words ("nothing to condense: …"): say it once.
+        let words = e.kind.to_string().replace('_', " ");
+        let message =
+            e.message.strip_prefix(&words).map_or(e.message.as_str(), |m| m.trim_start_matches([':', ' ']));
+        parts.push(format!("{}: {message}", e.kind));
     }
     if let Some(reason) = &row.skipped {
         parts.push(format!("skipped: {reason}"));
