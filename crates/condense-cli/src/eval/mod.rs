@@ -10,7 +10,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 use condense_cli::native::NativeClock;
-use condense_core::config::FieldKind;
+use condense_core::config::{FieldKind, SharedSettings};
 use condense_core::llm::HttpLlm;
 use condense_core::provider::{PassMetric, Retention};
 use condense_core::{
@@ -137,9 +137,10 @@ enum Needs {
 fn needs(manager: &CondensationManager, id: &str) -> Needs {
     let Some(provider) = manager.registry().get(id) else { return Needs::Nothing };
     let fields = provider.config_schema();
+    let prompt_key = SharedSettings::custom_prompt_field().key;
     if fields.iter().any(|f| f.kind == FieldKind::Profile) {
         Needs::Llm
-    } else if fields.iter().any(|f| f.key == "custom_prompt") {
+    } else if fields.iter().any(|f| f.key == prompt_key) {
         Needs::Person
     } else {
         Needs::Nothing
