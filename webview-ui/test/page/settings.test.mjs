@@ -153,7 +153,13 @@ function fakeHost(initial) {
         const result = state.keys[m.profileId]
           ? { report: { latencyMs: 412, model: `${p.model}-2024-07-18`, reply: "pong" } }
           : { error: { kind: "llm_auth", message: "401 Unauthorized: no API key" } };
-        return deliver({ type: "testResult", profileId: m.profileId, ...result }, 150);
+        const message = { type: "testResult", profileId: m.profileId, ...result };
+        // A test that looks at the pending state holds the answer until it releases it.
+        if (window.__holdTestResult) {
+          window.__held = message;
+          return undefined;
+        }
+        return deliver(message);
       }
     }
   }
@@ -409,10 +415,16 @@ describe("the settings panel under the extension's CSP", () => {
   it("tests a connection: Testing… then the result", async (t) => {
     const panel = await openSettings(t);
     const row = panel.profile("gpt");
+    await panel.page.evaluate(() => (window.__holdTestResult = true));
     await row.getByTestId("profile-test").click();
     const result = row.getByTestId("test-result");
+    await panel.waitText(result, "Testing…");
     assert.equal(await result.innerText(), "Testing…");
     assert.deepEqual((await panel.sent()).at(-1), { type: "testConnection", profileId: "gpt" });
+    await panel.page.evaluate(() => {
+      window.__holdTestResult = false;
+      window.postMessage(window.__held, "*");
+    });
     await panel.waitText(result, "✓");
     assert.equal(await result.innerText(), "✓ 412 ms · gpt-4o-mini-2024-07-18");
 
