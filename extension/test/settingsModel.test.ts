@@ -124,7 +124,7 @@ describe("panelState", () => {
       keys: { gpt: true },
       meta: engine.hostMetadata(),
     });
-    expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual"]);
+    expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual", "mask", "smart"]);
     expect(state.defaultProvider).toBe("lossless");
     expect(state.shared).toEqual({ custom_prompt: "Be brief.", condensing_profile: "" });
     expect(state.keys).toEqual({ gpt: true });
