@@ -46,7 +46,7 @@ describe("planChange", () => {
     const { settings, get } = world({});
     const a = planChange({ type: "setDefault", id: "smarter" }, settings, check, get);
     expect(a.ok).toBe(false);
-    expect(!a.ok && a.message).toMatch(/provider 'smarter' not found; known providers: lossless, manual, native, truncation/);
+    expect(!a.ok && a.message).toMatch(/provider 'smarter' not found; known providers: lossless, manual, mask, native, smart, truncation/);
     const b = planChange({ type: "updateProvider", id: "smarter", enabled: true }, settings, check, get);
     expect(!b.ok && b.field).toBe("provider.smarter.enabled");
     const ok = planChange({ type: "setDefault", id: "truncation" }, settings, check, get);

@@ -115,7 +115,7 @@ fn an_unknown_provider_exits_2_naming_the_known_ones() {
     let out = condense(&["run", "--provider", "magic", &root(EXAMPLE)]).code(2);
     let err = stderr_of(&out);
     assert!(err.contains("'magic' not found"), "{err}");
-    assert!(err.contains("lossless, manual, native, truncation"), "{err}");
+    assert!(err.contains("lossless, manual, mask, native, smart, truncation"), "{err}");
 }
 
 #[test]

@@ -215,7 +215,7 @@ fn unknown_and_disabled_providers_are_typed_errors() {
         err,
         CondenseError::ProviderNotFound {
             id: "magic".into(),
-            known: "lossless, manual, native, truncation".into()
+            known: "lossless, manual, mask, native, smart, truncation".into()
         }
     );
     manager
@@ -234,8 +234,8 @@ fn separate_engines_do_not_share_registries() {
     let mut a = CondensationManager::with_builtin_providers();
     let b = CondensationManager::with_builtin_providers();
     a.registry_mut().unregister("lossless");
-    assert_eq!(a.list_providers(false).len(), 3);
-    assert_eq!(b.list_providers(false).len(), 4);
+    assert_eq!(a.list_providers(false).len(), 5);
+    assert_eq!(b.list_providers(false).len(), 6);
 }
 
 #[test]
