@@ -195,7 +195,7 @@ fn with_encoded_results(c: Conversation, encode_every: usize) -> Conversation {
     for (i, m) in messages.iter_mut().enumerate() {
         if m.role == Role::User
             && i > 0
-            && i % encode_every == 0
+            && i.is_multiple_of(encode_every)
             && m.content.iter().all(|b| matches!(b, ContentBlock::Text { .. }))
         {
             let body = m.text();

@@ -86,7 +86,7 @@ fn cline_history(seed: u64, approx_tokens: usize) -> Conversation {
             0..=5 => (
                 format!("I will read {path} to see how it queries the database.\n\n<read_file>\n<path>{path}</path>\n</read_file>"),
                 // Roo writes the header and the file in one block; Cline in two.
-                if f % 2 == 0 {
+                if f.is_multiple_of(2) {
                     vec![format!(
                         "[read_file for '{path}'] Result:\n{}",
                         file_body(seed, f, versions[f], 300 + 40 * (f % 5))
@@ -316,10 +316,10 @@ fn lossless_de_duplicates_files_read_again_as_text() {
     let all_text: String = view.iter().map(|m| m.text()).collect::<Vec<_>>().join("\n");
     for m in c.api_view() {
         for b in &m.content {
-            if let ContentBlock::Text { text } = b {
-                if text.starts_with("def ") {
-                    assert!(all_text.contains(text.trim()), "a file body was lost");
-                }
+            if let ContentBlock::Text { text } = b
+                && text.starts_with("def ")
+            {
+                assert!(all_text.contains(text.trim()), "a file body was lost");
             }
         }
     }

@@ -45,10 +45,10 @@ fn headers(text: &str) -> Vec<(usize, usize, String, Option<String>)> {
     let mut out = Vec::new();
     let mut start = 0;
     for line in text.split_inclusive('\n') {
-        if line.starts_with('[') {
-            if let Some((tool, arg)) = parse_header(line.trim_end_matches(['\n', '\r'])) {
-                out.push((start, start + line.len(), tool, arg));
-            }
+        if line.starts_with('[')
+            && let Some((tool, arg)) = parse_header(line.trim_end_matches(['\n', '\r']))
+        {
+            out.push((start, start + line.len(), tool, arg));
         }
         start += line.len();
     }
@@ -136,7 +136,7 @@ pub(crate) fn environment_sections(message: &Message) -> Vec<(usize, Range<usize
 /// Replaces byte ranges of text blocks: `(block, range, new text)`. Ranges of one block must not
 /// overlap; they are applied from the last to the first so the offsets stay right.
 pub(crate) fn replace_ranges(content: &mut [ContentBlock], mut edits: Vec<(usize, Range<usize>, String)>) {
-    edits.sort_by(|a, b| (b.0, b.1.start).cmp(&(a.0, a.1.start)));
+    edits.sort_by_key(|e| std::cmp::Reverse((e.0, e.1.start)));
     for (block, range, new) in edits {
         if let Some(ContentBlock::Text { text }) = content.get_mut(block) {
             text.replace_range(range, &new);
@@ -149,7 +149,7 @@ pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

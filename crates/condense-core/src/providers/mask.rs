@@ -391,11 +391,11 @@ impl CondensationProvider for MaskProvider {
             hidden_tokens += found.tokens;
             true
         };
-        for i in 0..candidates.len() {
+        for (i, found) in candidates.iter().enumerate() {
             if target.is_some_and(|t| total <= t) {
                 break;
             }
-            if !apply(candidates[i], &mut total, &mut replaced, true) {
+            if !apply(found, &mut total, &mut replaced, true) {
                 deferred.push(i);
             }
         }

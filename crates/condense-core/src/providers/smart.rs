@@ -129,7 +129,7 @@ impl Default for SmartConfig {
         SmartConfig {
             preset: Preset::Balanced,
             passes: String::new(),
-            target_percent: 50,
+            target_percent: 40,
             keep_last: 3,
             ledger: true,
         }
@@ -203,10 +203,10 @@ pub struct SmartProvider;
 /// A configuration with the ledger switched off where the provider has the switch: the pipeline
 /// inserts one ledger for the whole run, not one per pass.
 fn without_ledger(mut config: serde_json::Value) -> serde_json::Value {
-    if let Some(map) = config.as_object_mut() {
-        if map.contains_key("ledger") {
-            map.insert("ledger".into(), false.into());
-        }
+    if let Some(map) = config.as_object_mut()
+        && map.contains_key("ledger")
+    {
+        map.insert("ledger".into(), false.into());
     }
     config
 }
@@ -444,10 +444,18 @@ fn trim_value(value: &mut serde_json::Value, key: Option<&str>, config: &TrimCon
             true
         }
         serde_json::Value::Array(items) => {
-            items.iter_mut().fold(false, |any, v| trim_value(v, None, config) || any)
+            let mut any = false;
+            for v in items.iter_mut() {
+                any |= trim_value(v, None, config);
+            }
+            any
         }
         serde_json::Value::Object(map) => {
-            map.iter_mut().fold(false, |any, (k, v)| trim_value(v, Some(k), config) || any)
+            let mut any = false;
+            for (k, v) in map.iter_mut() {
+                any |= trim_value(v, Some(k), config);
+            }
+            any
         }
         _ => false,
     }
@@ -532,9 +540,7 @@ impl CondensationProvider for TrimParametersProvider {
             for block in &mut content {
                 match block {
                     ContentBlock::ToolUse { input, .. } => {
-                        if trim_value(input, None, &config) {
-                            changed += 1;
-                        }
+                        changed += usize::from(trim_value(input, None, &config))
                     }
                     ContentBlock::Text { text } => {
                         let ranges = xml_bulk_ranges(text, &config);
