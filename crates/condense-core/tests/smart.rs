@@ -85,7 +85,7 @@ fn cline_history(seed: u64, approx_tokens: usize) -> Conversation {
         let (call, result) = match rng.below(10) {
             0..=5 => (
                 format!("I will read {path} to see how it queries the database.\n\n<read_file>\n<path>{path}</path>\n</read_file>"),
-                // Roo writes the header and the file in one block; Cline in two.
+                // Roo writes the header, the file and the environment in one block; Cline in three.
                 if f.is_multiple_of(2) {
                     vec![format!(
                         "[read_file for '{path}'] Result:\n{}",
@@ -114,11 +114,15 @@ fn cline_history(seed: u64, approx_tokens: usize) -> Conversation {
         let n = messages.len();
         chars += call.len() + result.iter().map(String::len).sum::<usize>() + 300;
         messages.push(text(&format!("m{n}"), Role::Assistant, &call));
+        let one_block = result.len() == 1 && result[0].starts_with("[read_file");
         let mut blocks: Vec<ContentBlock> = result.into_iter().map(ContentBlock::text).collect();
         if i % 7 == 0 {
             blocks.push(ContentBlock::text(format!("Please keep the function names stable (note {i}).")));
         }
-        blocks.push(ContentBlock::text(environment(i)));
+        match (one_block, blocks.last_mut()) {
+            (true, Some(ContentBlock::Text { text })) => text.push_str(&format!("\n\n{}", environment(i))),
+            _ => blocks.push(ContentBlock::text(environment(i))),
+        }
         messages.push(Message::new(format!("m{}", n + 1), Role::User, blocks));
     }
     Conversation::new(messages)
