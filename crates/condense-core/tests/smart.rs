@@ -591,7 +591,9 @@ fn smart_summarizes_with_an_llm_and_counts_its_cost() {
     // Masking alone cannot reach a tenth; the summary comes before truncation.
     let options = CondensationOptions {
         target_tokens: Some(before / 10),
-        ..config(json!({"passes": "mask, native, truncation"}))
+        ..config(
+            json!({"passes": "mask, native, truncation", "custom_prompt": "List every file path first."}),
+        )
     };
     let result = run_with(&c, "smart", options, Some(&llm));
     assert!(result.is_ok(), "{:?}", result.error);
@@ -601,6 +603,10 @@ fn smart_summarizes_with_an_llm_and_counts_its_cost() {
     assert!((passes[1].cost - 0.011).abs() < 1e-9);
     assert!((result.cost - 0.011).abs() < 1e-9, "the run's cost is the passes' sum");
     assert!(result.summary.as_deref().unwrap().contains("read path"));
+    // The shared custom prompt reaches the summary pass.
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].request.contains("List every file path first."), "{}", requests[0].request);
     let (_, undone) = undo_last(&result.messages).unwrap();
     assert_eq!(undone, c.messages);
 }

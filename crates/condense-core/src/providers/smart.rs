@@ -122,6 +122,8 @@ pub struct SmartConfig {
     pub keep_last: usize,
     /// Whether the state ledger goes in with the condensation (read by the template).
     pub ledger: bool,
+    /// Instructions replacing the built-in summary prompt, for the summary pass (shared).
+    pub custom_prompt: Option<String>,
 }
 
 impl Default for SmartConfig {
@@ -132,6 +134,7 @@ impl Default for SmartConfig {
             target_percent: 40,
             keep_last: 3,
             ledger: true,
+            custom_prompt: None,
         }
     }
 }
@@ -188,10 +191,12 @@ impl ConfigForm for SmartConfig {
             )
             .unit("messages"),
             ledger_field(),
+            super::summary::prompt_field(),
         ]
     }
 
     fn check(&self) -> Result<(), String> {
+        super::summary::check_prompt(self.custom_prompt.as_deref())?;
         self.pass_list().map(drop)
     }
 }
@@ -222,8 +227,16 @@ impl SmartProvider {
         }
     }
 
-    fn pass_config(pass: Pass, preset: Preset) -> serde_json::Value {
-        let config = match pass {
+    fn pass_config(pass: Pass, config: &SmartConfig) -> serde_json::Value {
+        let preset = config.preset;
+        let value = match pass {
+            Pass::Native => {
+                let mut native = NativeProvider.default_config();
+                if let (Some(map), Some(prompt)) = (native.as_object_mut(), &config.custom_prompt) {
+                    map.insert("custom_prompt".into(), prompt.clone().into());
+                }
+                native
+            }
             Pass::Mask => {
                 serde_json::to_value(MaskConfig { keep_results: preset.mask_keep(), ..Default::default() })
                     .expect("a configuration serializes")
@@ -234,7 +247,7 @@ impl SmartProvider {
             }
             other => Self::pass_provider(other).default_config(),
         };
-        without_ledger(config)
+        without_ledger(value)
     }
 }
 
@@ -268,7 +281,7 @@ impl CondensationProvider for SmartProvider {
             return 0.0;
         }
         let native = CondensationOptions {
-            config: Self::pass_config(Pass::Native, config.preset),
+            config: Self::pass_config(Pass::Native, &config),
             keep_last: Some(options.keep_last.unwrap_or(config.keep_last)),
             ..options.clone()
         };
@@ -323,7 +336,7 @@ impl CondensationProvider for SmartProvider {
                 target_tokens: Some(target),
                 keep_last: Some(keep_last),
                 is_automatic: options.is_automatic,
-                config: Self::pass_config(pass, config.preset),
+                config: Self::pass_config(pass, &config),
             };
             let result =
                 run_provider(Self::pass_provider(pass), &messages, ctx.system, &pass_options, services).await;
