@@ -535,6 +535,14 @@ fn smart_stops_once_the_target_is_met() {
     let ran: Vec<&str> = passes.iter().filter(|p| p.skipped.is_none()).map(|p| p.pass.as_str()).collect();
     assert!(ran.len() <= 2, "{ran:?}");
     assert_eq!(passes.last().unwrap().skipped.as_deref(), Some("target already met"));
+    // A pass that finds nothing says why, once.
+    let tiny = Conversation::new(vec![text("u", Role::User, "hello"), text("a", Role::Assistant, "hi")]);
+    let none = run(&tiny, "smart", CondensationOptions { target_tokens: Some(1), ..Default::default() });
+    assert_eq!(none.error.as_ref().unwrap().kind.as_str(), "nothing_to_condense");
+    assert!(
+        none.error.unwrap().message.contains("lossless (nothing to condense: no repeated content"),
+        "the reason of each pass is given once"
+    );
     // Conservative never truncates; a custom list runs only its passes.
     let conservative = run(
         &c,

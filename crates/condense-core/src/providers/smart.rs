@@ -361,7 +361,15 @@ impl CondensationProvider for SmartProvider {
                 (error, _) => {
                     let reason = error
                         .as_ref()
-                        .map(|e| format!("{}: {}", e.kind.as_str(), e.message))
+                        .map(|e| {
+                            // The message names its kind in words, as `nothing to condense: …` does.
+                            let kind = e.kind.as_str().replace('_', " ");
+                            if e.message.starts_with(&kind) {
+                                e.message.clone()
+                            } else {
+                                format!("{}: {}", e.kind.as_str(), e.message)
+                            }
+                        })
                         .unwrap_or_else(|| "no result".into());
                     metrics.push(PassMetric { time_ms, cost: result.cost, ..skipped(&reason) });
                 }
