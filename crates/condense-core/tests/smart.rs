@@ -618,3 +618,37 @@ fn smart_summarizes_with_an_llm_and_counts_its_cost() {
     let (_, undone) = undo_last(&result.messages).unwrap();
     assert_eq!(undone, c.messages);
 }
+
+#[test]
+fn trim_parameters_cuts_bulky_arguments_and_keeps_paths() {
+    for (c, name) in [(claude_code_history(13, 20_000), "claude-code"), (cline_history(7, 40_000), "cline")] {
+        let before = tokens_of(&c);
+        let options = CondensationOptions {
+            target_tokens: Some(before / 10),
+            ..config(json!({"passes": "trim_parameters"}))
+        };
+        let result = run(&c, "smart", options);
+        assert!(result.is_ok(), "{name}: {:?}", result.error);
+        let passes = result.metrics.as_ref().unwrap().passes();
+        assert!(passes[0].tokens_saved > 0, "{name}: {passes:?}");
+        let view = api_view(&result.messages);
+        let trimmed: Vec<String> = view
+            .iter()
+            .flat_map(|m| m.content.iter())
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { input, .. } => Some(input.to_string()),
+                ContentBlock::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+            .filter(|t| t.contains("characters trimmed by Context Condenser"))
+            .collect();
+        assert!(!trimmed.is_empty(), "{name}");
+        for t in &trimmed {
+            // The path stays whole beside the trimmed contents.
+            assert!(t.contains("src/cli_") || t.contains("<path>src/module_"), "{name}: {t}");
+        }
+        // The last messages are untouched.
+        let n = view.len();
+        assert_eq!(view[n - 3..], c.api_view()[c.api_view().len() - 3..]);
+    }
+}
