@@ -148,6 +148,9 @@ function profileProblem(p: unknown, seen: Set<string>, { limits, kinds }: HostMe
   return undefined;
 }
 
+/** The providers that write a summary, whose configuration carries the shared custom prompt. */
+const SUMMARY_WRITERS = ["native", "manual", "smart"];
+
 /**
  * What the engine's registry should hold: each provider's settings, with the custom prompt put
  * into the configuration of the providers that write summaries when the user gave one.
@@ -155,10 +158,10 @@ function profileProblem(p: unknown, seen: Set<string>, { limits, kinds }: HostMe
 export function providerUpdates(settings: Settings): Array<{ id: string; update: ProviderConfigUpdateInput }> {
   const ids = new Set(Object.keys(settings.providers));
   const prompt = settings.customPrompt.trim();
-  if (prompt) ["native", "manual"].forEach((id) => ids.add(id));
+  if (prompt) SUMMARY_WRITERS.forEach((id) => ids.add(id));
   return [...ids].map((id) => {
     const update: ProviderConfigUpdateInput = { ...settings.providers[id] };
-    if (prompt && (id === "native" || id === "manual")) {
+    if (prompt && SUMMARY_WRITERS.includes(id)) {
       const config = isObject(update.config) ? update.config : {};
       update.config = { ...config, custom_prompt: prompt };
     }

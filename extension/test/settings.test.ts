@@ -106,6 +106,7 @@ describe("providerUpdates", () => {
     const updates = Object.fromEntries(providerUpdates(settings).map((u) => [u.id, u.update]));
     expect(updates.native).toEqual({ config: { keep_last: 5, custom_prompt: "Summarize tersely." } });
     expect(updates.manual).toEqual({ config: { custom_prompt: "Summarize tersely." } });
+    expect(updates.smart).toEqual({ config: { custom_prompt: "Summarize tersely." } });
   });
 });
 

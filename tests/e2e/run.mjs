@@ -437,7 +437,7 @@ async function settingsScenario(page, run, toast) {
   const card = (id) => panel.locator(`[data-testid=provider-card][data-provider=${id}]`);
   await card("truncation").waitFor({ timeout: 20_000 });
   const ids = await panel.locator("[data-testid=provider-card]").evaluateAll((cards) => cards.map((c) => c.dataset.provider));
-  check(JSON.stringify(ids) === JSON.stringify(["native", "lossless", "truncation", "manual"]), step(`one card per registered provider, by priority (${ids.join(", ")})`));
+  check(JSON.stringify(ids) === JSON.stringify(["native", "lossless", "truncation", "manual", "mask", "smart"]), step(`one card per registered provider, by priority (${ids.join(", ")})`));
   check((await card("native").locator("[data-testid=default-badge]").count()) === 1, step("native, the default of settings.json, wears the badge"));
 
   // Disable truncation.
