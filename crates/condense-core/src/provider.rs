@@ -217,6 +217,18 @@ impl CondensationResult {
     }
 }
 
+/// What a provider needs besides the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Needs {
+    /// Nothing: it runs anywhere (it may use an LLM when one is lent, as `smart` does).
+    Nothing,
+    /// An LLM in [`Services`]: it fails without one.
+    Llm,
+    /// A person: it applies an answer pasted by hand (`manual`).
+    Person,
+}
+
 /// A condensation provider. Implementors write the hooks; [`run_provider`] runs them.
 #[async_trait::async_trait(?Send)]
 pub trait CondensationProvider {
@@ -226,6 +238,11 @@ pub trait CondensationProvider {
     fn name(&self) -> &str;
     /// One sentence on what it does.
     fn description(&self) -> &str;
+
+    /// What it needs to run besides the conversation. The default is nothing.
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
 
     /// Its configuration type's form (see [`crate::config::ConfigForm`]), from which the three
     /// methods below derive: `Form::of::<MyConfig>()`. The default is [`NoConfig`].

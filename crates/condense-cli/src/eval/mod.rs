@@ -10,9 +10,8 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 use condense_cli::native::NativeClock;
-use condense_core::config::{FieldKind, SharedSettings};
 use condense_core::llm::HttpLlm;
-use condense_core::provider::{PassMetric, Retention};
+use condense_core::provider::{Needs, PassMetric, Retention};
 use condense_core::{
     Clock, CondensationManager, CondensationOptions, Conversation, ErrorInfo, Services, TiktokenCounter,
     TokenCounter,
@@ -124,27 +123,9 @@ pub(crate) struct Row {
     pub(crate) core_retention: Option<Retention>,
 }
 
-/// What a provider needs besides the conversation, read from its configuration form: a profile
-/// field means an LLM writes (native); a summary prompt without a profile means a person does
-/// (manual: the answer is pasted in a second step).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Needs {
-    Nothing,
-    Llm,
-    Person,
-}
-
+/// What the provider needs besides the conversation (an LLM for native, a person for manual).
 fn needs(manager: &CondensationManager, id: &str) -> Needs {
-    let Some(provider) = manager.registry().get(id) else { return Needs::Nothing };
-    let fields = provider.config_schema();
-    let prompt_key = SharedSettings::custom_prompt_field().key;
-    if fields.iter().any(|f| f.kind == FieldKind::Profile) {
-        Needs::Llm
-    } else if fields.iter().any(|f| f.key == prompt_key) {
-        Needs::Person
-    } else {
-        Needs::Nothing
-    }
+    manager.registry().get(id).map_or(Needs::Nothing, |p| p.needs())
 }
 
 /// The providers to run: the ones asked for (each must be registered), or the default set.

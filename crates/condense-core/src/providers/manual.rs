@@ -8,7 +8,7 @@ use crate::error::CondenseError;
 use crate::llm::{ManualAdapter, PromptAdapter};
 use crate::model::Message;
 use crate::provider::{
-    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Needs, Services, TemplateToken,
 };
 use crate::tokens::TokenCounter;
 
@@ -84,6 +84,10 @@ impl CondensationProvider for ManualProvider {
 
     fn description(&self) -> &str {
         "Renders the summary request to paste into any LLM, then applies the answer you paste back."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Person
     }
 
     fn config_form(&self) -> Form {

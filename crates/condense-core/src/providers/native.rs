@@ -9,7 +9,7 @@ use crate::error::{ErrorKind, LlmError};
 use crate::host::AbortSignal;
 use crate::llm::Usage;
 use crate::provider::{
-    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Needs, Services, TemplateToken,
 };
 
 use super::summary::{self, SummaryConfig};
@@ -39,6 +39,10 @@ impl CondensationProvider for NativeProvider {
 
     fn description(&self) -> &str {
         "An LLM summarizes the middle of the conversation in fixed sections; the first message and the last N stay."
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Llm
     }
 
     fn config_form(&self) -> Form {
