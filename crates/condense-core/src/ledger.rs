@@ -37,7 +37,7 @@ const COMMAND_CHARS: usize = 200;
 /// of its tail.
 const HEAD_CHARS: usize = 600;
 
-const INTRO: &str = "State ledger kept by Context Condenser: gathered by code from the messages hidden above, not written by a model. Treat it as part of the conversation.";
+const INTRO: &str = "Kept by Context Condenser, by code, from the messages it hid.";
 const USER_HEADER: &str = "## The user's own words";
 const FILES_HEADER: &str = "## Files touched (latest state)";
 const COMMANDS_HEADER: &str = "## Commands run";
@@ -716,12 +716,7 @@ fn normalize(text: &str) -> String {
 }
 
 fn preview(text: &str) -> String {
-    let line = one_line(text, 60);
-    if line.chars().count() < text.trim().chars().count() && !line.ends_with('…') {
-        format!("{line}…")
-    } else {
-        line
-    }
+    one_line(text, 60)
 }
 
 /// The text on one line, at most `max` characters (cut with `…`).
@@ -953,16 +948,7 @@ fn is_shell(lower: &str) -> bool {
 
 /// A command's outcome as its result shows it: the exit code, else the first error line.
 fn outcome(text: &str, is_error: bool) -> Option<String> {
-    let error_line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| {
-            let lower = l.to_ascii_lowercase();
-            ["error", "failed", "panicked", "traceback", "exception", "fatal"]
-                .iter()
-                .any(|w| lower.contains(w))
-        })
-        .map(|l| one_line(l, 160));
+    let error_line = text.lines().map(str::trim).find(|l| looks_failed(l)).map(|l| one_line(l, 160));
     if let Some(code) = exit_code(text) {
         return Some(match (code, error_line) {
             (0, _) => "exit 0".to_owned(),
@@ -978,6 +964,18 @@ fn outcome(text: &str, is_error: bool) -> Option<String> {
         )),
         None => None,
     }
+}
+
+/// Whether a line reports a failure (`error[E0308]`, `FAILED`, `Traceback`), and not a count of
+/// none (`0 failed`, `0 errors`).
+fn looks_failed(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let words = ["error", "failed", "panicked", "traceback", "exception", "fatal"];
+    if !words.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    let none = ["0 failed", "0 errors", "0 error", "no errors", "test result: ok", "0 failures"];
+    !none.iter().any(|n| lower.contains(n))
 }
 
 /// An exit code shown in a result: `Exit code: 1`, `exit code 1`, `"exit_code": 1`, `exited with
@@ -1058,4 +1056,353 @@ fn user_todos(words: &str) -> Option<Vec<Todo>> {
         }
     }
     (!list.is_empty()).then_some(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::{Encoding, TiktokenCounter};
+    use serde_json::json;
+
+    fn user(id: &str, text: &str) -> Message {
+        Message::new(id, Role::User, vec![ContentBlock::text(text)])
+    }
+
+    fn call(id: &str, name: &str, input: serde_json::Value) -> ContentBlock {
+        ContentBlock::ToolUse { id: id.into(), name: name.into(), input }
+    }
+
+    fn of(messages: &[Message]) -> Ledger {
+        Ledger::of(&messages.iter().collect::<Vec<_>>())
+    }
+
+    fn counter() -> TiktokenCounter {
+        TiktokenCounter::new(Encoding::O200kBase)
+    }
+
+    #[test]
+    fn claude_code_tools_give_files_commands_and_todos() {
+        let messages = vec![
+            user("u1", "Fix the flaky retry test. Never touch prod.yaml."),
+            Message::new(
+                "a1",
+                Role::Assistant,
+                vec![
+                    call("toolu_01", "Read", json!({"file_path": "/repo/src/retry.rs"})),
+                    call("toolu_02", "Edit", json!({"file_path": "/repo/src/retry.rs", "old_string": "a", "new_string": "b"})),
+                    call("toolu_03", "Write", json!({"file_path": "/repo/tests/retry_flaky.rs", "content": "#[test]"})),
+                    call("toolu_04", "Bash", json!({"command": "cargo test -p retry", "description": "Run tests"})),
+                    call(
+                        "toolu_05",
+                        "TodoWrite",
+                        json!({"todos": [
+                            {"content": "Reproduce the flake", "status": "completed", "activeForm": "Reproducing"},
+                            {"content": "Add a deterministic clock", "status": "in_progress", "activeForm": "Adding"},
+                            {"content": "Update CHANGELOG", "status": "pending", "activeForm": "Updating"}
+                        ]}),
+                    ),
+                ],
+            ),
+            Message::new(
+                "u2",
+                Role::User,
+                vec![
+                    ContentBlock::tool_result_text("toolu_01", "fn retry() {}"),
+                    ContentBlock::tool_result_text("toolu_02", "The file has been updated."),
+                    ContentBlock::tool_result_text("toolu_03", "File created successfully"),
+                    ContentBlock::ToolResult {
+                        tool_use_id: "toolu_04".into(),
+                        content: vec![ToolResultPart::Text {
+                            text: "running 3 tests\ntest retry::backoff ... FAILED\nerror: test failed, to rerun pass `-p retry --lib`".into(),
+                        }],
+                        is_error: true,
+                    },
+                    ContentBlock::tool_result_text("toolu_05", "Todos have been modified successfully."),
+                ],
+            ),
+        ];
+        let l = of(&messages);
+        assert_eq!(
+            l.files,
+            [
+                FileTouch { path: "/repo/src/retry.rs".into(), action: FileAction::Edited },
+                FileTouch { path: "/repo/tests/retry_flaky.rs".into(), action: FileAction::Created },
+            ]
+        );
+        assert_eq!(l.commands.len(), 1);
+        assert_eq!(l.commands[0].command, "cargo test -p retry");
+        assert_eq!(l.commands[0].outcome.as_deref(), Some("error: test retry::backoff ... FAILED"));
+        assert_eq!(
+            l.todos.iter().map(|t| (t.text.as_str(), t.done)).collect::<Vec<_>>(),
+            [
+                ("Reproduce the flake", true),
+                ("Add a deterministic clock", false),
+                ("Update CHANGELOG", false)
+            ]
+        );
+        // Tool results are never the user's words.
+        assert_eq!(
+            l.user_messages,
+            [UserWords { text: "Fix the flaky retry test. Never touch prod.yaml.".into() }]
+        );
+    }
+
+    #[test]
+    fn codex_apply_patch_and_shell_exit_codes() {
+        let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-old\n+new\n*** Add File: src/new.rs\n+fn x() {}\n*** Delete File: src/old.rs\n*** End Patch";
+        let messages = vec![
+            Message::new(
+                "a1",
+                Role::Assistant,
+                vec![
+                    call("call_1", "shell", json!({"command": ["apply_patch", patch]})),
+                    call("call_2", "shell", json!({"command": ["bash", "-lc", "npm test"], "workdir": "/w"})),
+                    call(
+                        "call_3",
+                        "update_plan",
+                        json!({"plan": [{"step": "Patch lib", "status": "completed"}, {"step": "Run the tests", "status": "pending"}]}),
+                    ),
+                ],
+            ),
+            Message::new(
+                "u1",
+                Role::User,
+                vec![
+                    ContentBlock::tool_result_text(
+                        "call_1",
+                        "{\"output\":\"Done!\",\"metadata\":{\"exit_code\":0}}",
+                    ),
+                    ContentBlock::tool_result_text(
+                        "call_2",
+                        "{\"output\":\"FAIL src/a.test.ts\\nTypeError: x is not a function\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":2.1}}",
+                    ),
+                    ContentBlock::tool_result_text("call_3", "Plan updated"),
+                ],
+            ),
+        ];
+        let l = of(&messages);
+        let files: Vec<(&str, FileAction)> = l.files.iter().map(|f| (f.path.as_str(), f.action)).collect();
+        assert_eq!(
+            files,
+            [
+                ("src/lib.rs", FileAction::Edited),
+                ("src/new.rs", FileAction::Created),
+                ("src/old.rs", FileAction::Deleted)
+            ]
+        );
+        // apply_patch is a file edit, not a command.
+        assert_eq!(l.commands, [CommandRun {
+            command: "npm test".into(),
+            outcome: Some("exit 1: {\"output\":\"FAIL src/a.test.ts\\nTypeError: x is not a function\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":2.1}}".into())
+        }]);
+        assert_eq!(l.todos[1], Todo { text: "Run the tests".into(), done: false });
+    }
+
+    #[test]
+    fn cline_xml_calls_and_text_encoded_results() {
+        let messages = vec![
+            user(
+                "u0",
+                "<task>\nAdd dark mode to the settings page. Use CSS variables only.\n</task>\n<environment_details>\n# VSCode Visible Files\nsrc/App.tsx\n</environment_details>",
+            ),
+            Message::new(
+                "a1",
+                Role::Assistant,
+                vec![ContentBlock::text(
+                    "I'll read the file first.\n<read_file>\n<path>src/settings.css</path>\n<task_progress>\n- [x] Read the styles\n- [ ] Add the dark palette\n</task_progress>\n</read_file>",
+                )],
+            ),
+            user(
+                "u1",
+                "[read_file for 'src/settings.css'] Result:\n:root { --bg: white; }\n\n<environment_details>\n# Current Time\n10:00\n</environment_details>",
+            ),
+            Message::new(
+                "a2",
+                Role::Assistant,
+                vec![ContentBlock::text(
+                    "<replace_in_file>\n<path>src/settings.css</path>\n<diff>...</diff>\n</replace_in_file>\n<execute_command>\n<command>npm run lint</command>\n<requires_approval>false</requires_approval>\n</execute_command>",
+                )],
+            ),
+            user(
+                "u2",
+                "[replace_in_file for 'src/settings.css'] Result:\nThe content was successfully saved.\n[execute_command for 'npm run lint'] Result:\nCommand executed.\nOutput:\nerror  'x' is defined but never used  no-unused-vars\n<feedback>\nAlso keep the high-contrast theme working.\n</feedback>",
+            ),
+        ];
+        let l = of(&messages);
+        assert_eq!(l.files, [FileTouch { path: "src/settings.css".into(), action: FileAction::Edited }]);
+        assert_eq!(
+            l.commands,
+            [CommandRun {
+                command: "npm run lint".into(),
+                outcome: Some("error: error 'x' is defined but never used no-unused-vars".into())
+            }]
+        );
+        assert_eq!(
+            l.todos,
+            [
+                Todo { text: "Read the styles".into(), done: true },
+                Todo { text: "Add the dark palette".into(), done: false }
+            ]
+        );
+        let words: Vec<&str> = l.user_messages.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "Add dark mode to the settings page. Use CSS variables only.",
+                "Also keep the high-contrast theme working."
+            ]
+        );
+    }
+
+    #[test]
+    fn user_words_drop_client_wrappers() {
+        assert_eq!(
+            user_words(
+                "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>\n<local-command-stdout></local-command-stdout>"
+            ),
+            ""
+        );
+        assert_eq!(
+            user_words(
+                "Caveat: The messages below were generated by the user while running local commands. DO NOT respond.\nplease keep going\n<system-reminder>\nThe TodoWrite tool hasn't been used\n</system-reminder>"
+            ),
+            "please keep going"
+        );
+        assert_eq!(user_words("<user_message>\nuse pnpm, not npm\n</user_message>"), "use pnpm, not npm");
+    }
+
+    #[test]
+    fn user_checklists_and_numbered_todo_lists() {
+        let l = of(&[user("u", "Plan:\n- [x] parser\n- [ ] printer\n- [ ] docs")]);
+        assert_eq!(l.todos.iter().filter(|t| !t.done).count(), 2);
+        let l = of(&[user("u", "TODO:\n1. rename the crate\n2) publish 0.2\n\nThanks!")]);
+        assert_eq!(
+            l.todos,
+            [
+                Todo { text: "rename the crate".into(), done: false },
+                Todo { text: "publish 0.2".into(), done: false }
+            ]
+        );
+        assert!(of(&[user("u", "1. first we talk\n2. then we code")]).todos.is_empty());
+        // Roo's update_todo_list: the latest version wins.
+        let roo = |id: &str, todos: &str| {
+            Message::new("a", Role::Assistant, vec![call(id, "update_todo_list", json!({ "todos": todos }))])
+        };
+        let l = of(&[roo("t1", "[ ] a\n[ ] b"), roo("t2", "[x] a\n[-] b\n[ ] c")]);
+        assert_eq!(l.todos.iter().map(|t| t.done).collect::<Vec<_>>(), [true, false, false]);
+    }
+
+    fn sample() -> Ledger {
+        Ledger {
+            user_messages: vec![
+                UserWords { text: "Build the CLI.\n\n## Rules\n- never push to main".into() },
+                UserWords { text: "Use tabs.".into() },
+            ],
+            files: vec![
+                FileTouch { path: "src/main.rs".into(), action: FileAction::Edited },
+                FileTouch { path: "docs/a b.md".into(), action: FileAction::Read },
+            ],
+            commands: vec![
+                CommandRun { command: "cargo build".into(), outcome: Some("exit 0".into()) },
+                CommandRun { command: "ls".into(), outcome: None },
+            ],
+            todos: vec![
+                Todo { text: "write docs".into(), done: false },
+                Todo { text: "parse".into(), done: true },
+            ],
+            earlier_unquoted: 0,
+            notes: vec!["open todo: ship it".into()],
+        }
+    }
+
+    #[test]
+    fn render_parses_back() {
+        let l = sample();
+        let text = l.render(10_000, &counter());
+        assert!(text.starts_with(OPEN_TAG) && text.ends_with(CLOSE_TAG));
+        assert_eq!(Ledger::parse(&format!("Summary.\n\n{text}\ntrailing")), Some(l));
+        assert_eq!(Ledger::parse("no ledger here"), None);
+    }
+
+    #[test]
+    fn merge_does_not_duplicate() {
+        let mut l = sample();
+        l.merge(sample());
+        assert_eq!(l, sample());
+        // A ledger found in messages merges with what they show.
+        let text = sample().render(10_000, &counter());
+        let mut summary = Message::new(
+            "s",
+            Role::Assistant,
+            vec![ContentBlock::text("the summary"), ContentBlock::text(text)],
+        );
+        summary.is_summary = true;
+        let later = Message::new(
+            "a",
+            Role::Assistant,
+            vec![call("t", "Write", json!({"file_path": "docs/a b.md", "content": "x"}))],
+        );
+        let merged = of(&[summary, user("u", "Use tabs."), later]);
+        assert_eq!(merged.user_messages.len(), 2);
+        assert_eq!(
+            merged.files.last(),
+            Some(&FileTouch { path: "docs/a b.md".into(), action: FileAction::Edited })
+        );
+    }
+
+    #[test]
+    fn budget_cuts_long_messages_first_then_names_the_oldest() {
+        let t = counter();
+        let log = (0..400).map(|i| format!("line {i}: INFO request served in {i} ms\n")).collect::<String>();
+        let l = Ledger {
+            user_messages: vec![
+                UserWords { text: "First: build a log viewer.".into() },
+                UserWords { text: format!("Here is the log:\n{log}") },
+                UserWords { text: "Rule: keep it under 100 lines.".into() },
+            ],
+            ..Ledger::default()
+        };
+        // Enough room for short messages, not for the log: the log is cut to head and tail.
+        let text = l.render(600, &t);
+        assert!(text.contains("characters cut by Context Condenser"), "{text}");
+        assert!(text.contains("line 0: INFO") && text.contains("line 399: INFO"));
+        assert!(
+            text.contains("Rule: keep it under 100 lines.") && text.contains("First: build a log viewer.")
+        );
+        assert!(!text.contains("not quoted"));
+        // Almost no room: the first stays, the oldest others are named by count.
+        let text = l.render(20, &t);
+        assert!(text.contains("First: build a log viewer."));
+        assert!(text.contains("(2 earlier user messages not quoted)"), "{text}");
+        assert!(!text.contains("line 0: INFO"));
+        assert_eq!(Ledger::parse(&text).unwrap().earlier_unquoted, 2);
+    }
+
+    #[test]
+    fn probes_and_prune() {
+        let l = sample();
+        let probes = l.probes();
+        let labels: Vec<&str> = probes.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "user: Build the CLI. ## Rules - never push to main",
+                "user: Use tabs.",
+                "file: edited src/main.rs",
+                "todo: write docs"
+            ]
+        );
+        let (kept, missing) = check_probes(&probes, "USE   tabs. then src/main.rs and\nwrite docs");
+        assert_eq!((kept.len(), missing.len()), (3, 1));
+        assert_eq!(missing[0].restore, "Build the CLI.\n\n## Rules\n- never push to main");
+        let mut pruned = sample();
+        let later = Ledger {
+            files: vec![FileTouch { path: "src/main.rs".into(), action: FileAction::Read }],
+            ..Ledger::default()
+        };
+        pruned.prune(&later, "Use tabs.");
+        assert_eq!(pruned.user_messages.len(), 1);
+        assert_eq!(pruned.files.len(), 1);
+        assert_eq!(pruned.todos.len(), 2);
+    }
 }

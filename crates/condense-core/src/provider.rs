@@ -314,16 +314,28 @@ pub async fn run_provider(
         ..options.clone()
     };
     let start = services.clock.now_ms();
-    let outcome = provider.condense_internal(&ctx, &lowered, services, TemplateToken(())).await;
-    let elapsed = (services.clock.now_ms() - start).max(0.0);
-    let condensed = match outcome
-        .and_then(|c| check_result(&ctx, c))
-        .map(|c| keep_what_matters(&ctx, options, services.tokens, c, keep))
-        .and_then(|c| check_result(&ctx, c))
-    {
+    let outcome = attempt(provider, &ctx, &lowered, options, services, keep).await;
+    let mut condensed = match outcome {
         Ok(c) => c,
-        Err(e) => return failed(e, elapsed),
+        Err(e) => return failed(e, (services.clock.now_ms() - start).max(0.0)),
     };
+    // A provider that costs nothing and left part of the room unused runs once more with only
+    // the room the ledger took, so the context lands nearer the target; the better run is kept.
+    if let (Some(target), true) = (options.target_tokens, reserved > 0 && condensed.cost == 0.0) {
+        let used = condensed.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
+        let first = ctx.tokens_of(services.tokens, &condensed.messages);
+        if used < reserved && first < target {
+            let again =
+                CondensationOptions { target_tokens: Some(target.saturating_sub(used)), ..options.clone() };
+            if let Ok(c) = attempt(provider, &ctx, &again, options, services, keep).await {
+                let second = ctx.tokens_of(services.tokens, &c.messages);
+                if second <= target && second > first {
+                    condensed = c;
+                }
+            }
+        }
+    }
+    let elapsed = (services.clock.now_ms() - start).max(0.0);
     let after = ctx.tokens_of(services.tokens, &condensed.messages);
     if after > before {
         return failed(CondenseError::ContextGrew { before, after }, elapsed);
@@ -355,13 +367,28 @@ pub async fn run_provider(
     }
 }
 
+/// One run of a provider's hook with `run_options`, checked, with the ledger kept.
+async fn attempt(
+    provider: &dyn CondensationProvider,
+    ctx: &CondensationContext<'_>,
+    run_options: &CondensationOptions,
+    options: &CondensationOptions,
+    services: Services<'_>,
+    keep: bool,
+) -> Result<Condensed, CondenseError> {
+    let c = provider.condense_internal(ctx, run_options, services, TemplateToken(())).await?;
+    let c = keep_what_matters(ctx, options, services.tokens, check_result(ctx, c)?, keep);
+    check_result(ctx, c)
+}
+
 /// Whether a run keeps a ledger: the configuration's `ledger`, on when absent.
 fn ledger_on(options: &CondensationOptions) -> bool {
     options.config.get("ledger").and_then(serde_json::Value::as_bool).unwrap_or(true)
 }
 
 /// The tokens to keep free for the ledger under a target: the ledger of the whole view (an upper
-/// bound of what the hidden part will need), at most the user words' budget.
+/// bound of what the hidden part will need, its user words within their budget), at most a third
+/// of the target.
 fn ledger_reserve(
     ctx: &CondensationContext<'_>,
     options: &CondensationOptions,
@@ -373,7 +400,7 @@ fn ledger_reserve(
     if estimate.is_empty() {
         return 0;
     }
-    tokens.count_text(&estimate.render(budget, tokens)).min(budget)
+    tokens.count_text(&estimate.render(budget, tokens)).min(target / 3)
 }
 
 /// A message without its ledger blocks.
@@ -451,19 +478,30 @@ fn keep_what_matters(
     let bare_view = api_view(&bare);
     let later_messages: Vec<&Message> =
         bare.iter().skip(first_hidden + 1).filter(|m| m.is_visible()).collect();
-    let mut kept = full.clone();
-    kept.prune(&Ledger::of(&later_messages), &ledger::view_text(&bare_view));
+    let mut pruned = full.clone();
+    pruned.prune(&Ledger::of(&later_messages), &ledger::view_text(&bare_view));
 
     let budget = ledger::budget_for(options.target_tokens, ctx.prev_context_tokens);
     let place = summary_at.or_else(|| c.messages.iter().position(Message::is_visible));
-    let mut out = insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens);
-    let (_, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&out)));
-    let repaired = missing.len();
-    if repaired > 0 {
-        for p in &missing {
-            kept.notes.push(p.restore.clone());
+    // The ledger, with what the probes still miss put back as notes.
+    let build = |mut kept: Ledger| {
+        let out = insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens);
+        let (_, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&out)));
+        if missing.is_empty() {
+            return (out, kept, 0);
         }
-        out = insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens);
+        kept.notes.extend(missing.iter().map(|p| p.restore.clone()));
+        (insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens), kept, missing.len())
+    };
+    let (mut out, mut kept, mut repaired) = build(pruned.clone());
+    if ctx.tokens_of(tokens, &out) > ctx.prev_context_tokens {
+        // No room for all of it: keep what the probes check (the user's words, the files changed,
+        // the open todos); files only read and commands go.
+        let mut lean = pruned;
+        lean.files.retain(|f| f.action != ledger::FileAction::Read);
+        lean.commands.clear();
+        lean.todos.retain(|t| !t.done);
+        (out, kept, repaired) = build(lean);
     }
     let (found, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&out)));
     let retention = Retention {
