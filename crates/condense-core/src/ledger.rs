@@ -358,19 +358,20 @@ impl Ledger {
                     }
                 }
                 FILES_HEADER => {
-                    if let Some((action, path)) = line.strip_prefix("- ").and_then(|l| l.split_once(' ')) {
-                        if let Some(action) = FileAction::parse(action) {
-                            ledger.files.push(FileTouch { path: path.to_owned(), action });
-                        }
+                    let touch = line.strip_prefix("- ").and_then(|l| l.split_once(' '));
+                    if let Some((action, path)) = touch
+                        && let Some(action) = FileAction::parse(action)
+                    {
+                        ledger.files.push(FileTouch { path: path.to_owned(), action });
                     }
                 }
                 COMMANDS_HEADER => {
                     if let Some(command) = line.strip_prefix("- $ ") {
                         ledger.commands.push(CommandRun { command: command.to_owned(), outcome: None });
-                    } else if let Some(outcome) = line.strip_prefix("  → ") {
-                        if let Some(last) = ledger.commands.last_mut() {
-                            last.outcome = Some(outcome.to_owned());
-                        }
+                    } else if let Some(outcome) = line.strip_prefix("  → ")
+                        && let Some(last) = ledger.commands.last_mut()
+                    {
+                        last.outcome = Some(outcome.to_owned());
                     }
                 }
                 TODOS_HEADER => {
