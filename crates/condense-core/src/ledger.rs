@@ -1030,7 +1030,13 @@ fn checklist(text: &str) -> Vec<Todo> {
 /// A todo list in a user's message: checkbox lines, or a numbered list under a line that names a
 /// todo list (`TODO:`, `Todo list:`, `## TODO`).
 fn user_todos(words: &str) -> Option<Vec<Todo>> {
-    let boxes = checklist(words);
+    // Only Markdown task lists (`- [ ]`): bare `[ ]` lines in a user's message are more often
+    // data (a pasted file) than the task's todo list.
+    let boxes: Vec<Todo> = words
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- [") || l.trim_start().starts_with("* ["))
+        .filter_map(checkbox)
+        .collect();
     if !boxes.is_empty() {
         return Some(boxes);
     }
@@ -1285,6 +1291,8 @@ mod tests {
             ]
         );
         assert!(of(&[user("u", "1. first we talk\n2. then we code")]).todos.is_empty());
+        // A pasted todo.txt is data, not the task's list.
+        assert!(of(&[user("u", "the file was:\n[ ] buy milk\n[x] file taxes")]).todos.is_empty());
         // Roo's update_todo_list: the latest version wins.
         let roo = |id: &str, todos: &str| {
             Message::new("a", Role::Assistant, vec![call(id, "update_todo_list", json!({ "todos": todos }))])
