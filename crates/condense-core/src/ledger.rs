@@ -215,7 +215,7 @@ impl Ledger {
             if needle.is_empty() {
                 continue;
             }
-            let restore: String = w.text.chars().take(PROBE_CHARS * 3).collect();
+            let restore = head_of(&w.text, PROBE_CHARS);
             out.push(Probe { label: format!("user: {}", preview(&w.text)), needle, restore });
         }
         for f in self.files.iter().filter(|f| f.action != FileAction::Read) {
@@ -709,6 +709,25 @@ pub fn user_words(text: &str) -> String {
         })
         .collect();
     collapse_blank_lines(lines.join("\n").trim())
+}
+
+/// The shortest start of `text` whose normalized form has `chars` characters (all of it when
+/// shorter): what a probe needs to find again.
+fn head_of(text: &str, chars: usize) -> String {
+    let text = text.trim();
+    let mut seen = 0;
+    let mut last_space = true;
+    for (i, c) in text.char_indices() {
+        let space = c.is_whitespace();
+        if !(space && last_space) {
+            seen += 1;
+        }
+        last_space = space;
+        if seen >= chars {
+            return text[..i + c.len_utf8()].to_owned();
+        }
+    }
+    text.to_owned()
 }
 
 /// Lowercase, whitespace collapsed to single spaces, trimmed.
@@ -1404,6 +1423,11 @@ mod tests {
         let (kept, missing) = check_probes(&probes, "USE   tabs. then src/main.rs and\nwrite docs");
         assert_eq!((kept.len(), missing.len()), (3, 1));
         assert_eq!(missing[0].restore, "Build the CLI.\n\n## Rules\n- never push to main");
+        let long =
+            Ledger { user_messages: vec![UserWords { text: "word  ".repeat(40) }], ..Ledger::default() };
+        let probe = &long.probes()[0];
+        assert_eq!(probe.needle.chars().count(), PROBE_CHARS);
+        assert!(normalize(&probe.restore).contains(&probe.needle) && probe.restore.len() < 100);
         let mut pruned = sample();
         let later = Ledger {
             files: vec![FileTouch { path: "src/main.rs".into(), action: FileAction::Read }],
