@@ -301,7 +301,7 @@ fn an_overflow_answer_condenses_and_retries_once() {
     assert!(matches!(&events[5], AgentEvent::CondenseEnd(CondenseOutcome::Applied { .. })));
     let models: Vec<String> =
         chat_requests(&server).iter().map(|r| r["body"]["model"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(models, ["fault-overflow-above-5000", "fixture", "fault-overflow-above-3000"]);
+    assert_eq!(models, ["fault-overflow-above-5000", "fixture", "fault-overflow-above-5000"]);
     assert!(agent.task().conversation.messages.last().unwrap().text().starts_with(ANSWER_START));
 }
 

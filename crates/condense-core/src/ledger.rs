@@ -211,7 +211,8 @@ impl Ledger {
     pub fn probes(&self) -> Vec<Probe> {
         let mut out = Vec::new();
         for w in &self.user_messages {
-            let needle: String = normalize(&w.text).chars().take(PROBE_CHARS).collect();
+            let start: String = normalize(&w.text).chars().take(PROBE_CHARS).collect();
+            let needle = start.trim_end().to_owned();
             if needle.is_empty() {
                 continue;
             }
@@ -1426,7 +1427,7 @@ mod tests {
         let long =
             Ledger { user_messages: vec![UserWords { text: "word  ".repeat(40) }], ..Ledger::default() };
         let probe = &long.probes()[0];
-        assert_eq!(probe.needle.chars().count(), PROBE_CHARS);
+        assert!(probe.needle.chars().count() >= PROBE_CHARS - 1);
         assert!(normalize(&probe.restore).contains(&probe.needle) && probe.restore.len() < 100);
         let mut pruned = sample();
         let later = Ledger {
