@@ -31,6 +31,8 @@ pub const CLOSE_TAG: &str = "</context_condenser_ledger>";
 pub const BUDGET_PERCENT: usize = 15;
 /// Characters of a user message's start that make its probe.
 pub const PROBE_CHARS: usize = 80;
+/// A user message this short is put back whole when the probes miss it; a longer one by its start.
+pub const SHORT_CHARS: usize = 300;
 /// Commands longer than this many characters are cut.
 const COMMAND_CHARS: usize = 200;
 /// A message cut to fit the budget keeps about this many characters of its head, and half of it
@@ -216,7 +218,13 @@ impl Ledger {
             if needle.is_empty() {
                 continue;
             }
-            let restore = head_of(&w.text, PROBE_CHARS);
+            // A short message (an instruction) comes back whole; a long one (a pasted log) by its
+            // start.
+            let restore = if w.text.chars().count() <= SHORT_CHARS {
+                w.text.clone()
+            } else {
+                head_of(&w.text, PROBE_CHARS)
+            };
             out.push(Probe { label: format!("user: {}", preview(&w.text)), needle, restore });
         }
         for f in self.files.iter().filter(|f| f.action != FileAction::Read) {
@@ -1425,7 +1433,7 @@ mod tests {
         assert_eq!((kept.len(), missing.len()), (3, 1));
         assert_eq!(missing[0].restore, "Build the CLI.\n\n## Rules\n- never push to main");
         let long =
-            Ledger { user_messages: vec![UserWords { text: "word  ".repeat(40) }], ..Ledger::default() };
+            Ledger { user_messages: vec![UserWords { text: "word  ".repeat(80) }], ..Ledger::default() };
         let probe = &long.probes()[0];
         assert!(probe.needle.chars().count() >= PROBE_CHARS - 1);
         assert!(normalize(&probe.restore).contains(&probe.needle) && probe.restore.len() < 100);
