@@ -465,10 +465,13 @@ fn keep_what_matters(
             )));
             repaired = missing.len();
         }
-        let missing: Vec<String> =
-            if repaired > 0 { Vec::new() } else { missing.iter().map(|p| p.label.clone()).collect() };
-        let retention =
-            Retention { kept: probes.len() - missing.len(), probes: probes.len(), repaired, missing };
+        let (found, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&c.messages)));
+        let retention = Retention {
+            kept: found.len(),
+            probes: probes.len(),
+            repaired,
+            missing: missing.iter().map(|p| p.label.clone()).collect(),
+        };
         c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
         return c;
     }

@@ -478,3 +478,89 @@ fn undo_takes_the_ledger_away_with_the_condensation() {
     assert_eq!(undone, c.messages);
     assert!(!undone.iter().flat_map(|m| m.content.iter()).any(ledger::is_ledger_block));
 }
+
+/// A session whose middle holds an instruction, a file edit and an open todo.
+fn session_with_facts() -> Conversation {
+    let filler = "The parser handles quoting, escapes and nested groups. ".repeat(20);
+    let mut messages = vec![common::text("m0", Role::User, "Make the parser accept nested groups.")];
+    messages.push(common::text("m1", Role::Assistant, &filler));
+    messages.push(common::text(
+        "m2",
+        Role::User,
+        "Never rename public functions; keep `parse_line` as it is.",
+    ));
+    messages.push(Message::new(
+        "m3",
+        Role::Assistant,
+        vec![
+            ContentBlock::ToolUse {
+                id: "t1".into(),
+                name: "Edit".into(),
+                input: serde_json::json!({"file_path": "src/groups.rs", "old_string": "a", "new_string": "b"}),
+            },
+            ContentBlock::ToolUse {
+                id: "t2".into(),
+                name: "TodoWrite".into(),
+                input: serde_json::json!({"todos": [{"content": "Handle empty groups", "status": "pending"}]}),
+            },
+        ],
+    ));
+    messages.push(Message::new(
+        "m4",
+        Role::User,
+        vec![
+            ContentBlock::tool_result_text("t1", filler.clone()),
+            ContentBlock::tool_result_text("t2", "ok"),
+        ],
+    ));
+    messages.push(common::text("m5", Role::Assistant, &filler));
+    messages.push(common::text("m6", Role::User, "Go on."));
+    messages.push(common::text("m7", Role::Assistant, "Continuing."));
+    messages.push(common::text("m8", Role::User, "Status?"));
+    Conversation::new(messages)
+}
+
+fn native(c: &Conversation, ledger: bool) -> condense_core::CondensationResult {
+    let manager = CondensationManager::with_builtin_providers();
+    let tokens = counter();
+    let clock = StepClock::default();
+    let llm = scripted(SUMMARY);
+    let options =
+        CondensationOptions { config: serde_json::json!({ "ledger": ledger }), ..Default::default() };
+    block_on(manager.condense(c, Some("native"), options, Services::new(&tokens, &clock).with_llm(&llm)))
+        .unwrap()
+}
+
+#[test]
+fn a_summary_carries_the_ledger_and_the_probes_find_everything() {
+    let c = session_with_facts();
+    let result = native(&c, true);
+    assert!(result.is_ok(), "{:?}", result.error);
+    let summary = result.messages.iter().find(|m| m.is_summary).unwrap();
+    assert_eq!(summary.content.len(), 2, "the summary, then the ledger");
+    let ContentBlock::Text { text } = &summary.content[1] else { panic!() };
+    let l = Ledger::parse(text).unwrap();
+    assert!(l.user_messages.iter().any(|w| w.text.starts_with("Never rename public functions")), "{text}");
+    assert!(l.files.iter().any(|f| f.path == "src/groups.rs"));
+    assert_eq!(l.todos[0].text, "Handle empty groups");
+    // The first message is left as it was: the ledger went on the summary.
+    assert_eq!(api_view(&result.messages)[0], &c.messages[0]);
+    let retention = result.metrics.unwrap().retention().unwrap();
+    assert_eq!((retention.kept, retention.probes, retention.repaired), (3, 3, 0));
+}
+
+#[test]
+fn with_the_ledger_off_what_the_summary_left_out_is_put_back_on_it() {
+    let c = session_with_facts();
+    let result = native(&c, false);
+    assert!(result.is_ok(), "{:?}", result.error);
+    assert!(!result.messages.iter().flat_map(|m| m.content.iter()).any(ledger::is_ledger_block));
+    let summary = result.messages.iter().find(|m| m.is_summary).unwrap();
+    let ContentBlock::Text { text } = summary.content.last().unwrap() else { panic!() };
+    assert!(text.starts_with("Items the summary left out"), "{text}");
+    assert!(text.contains("Never rename public functions") && text.contains("src/groups.rs"));
+    assert!(text.contains("Handle empty groups"));
+    let retention = result.metrics.unwrap().retention().unwrap();
+    assert_eq!((retention.kept, retention.probes, retention.repaired), (3, 3, 3));
+    assert!(retention.missing.is_empty());
+}
