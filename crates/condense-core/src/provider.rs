@@ -319,9 +319,11 @@ pub async fn run_provider(
         Ok(c) => c,
         Err(e) => return failed(e, (services.clock.now_ms() - start).max(0.0)),
     };
-    // A provider that costs nothing and left part of the room unused runs once more with only
-    // the room the ledger took, so the context lands nearer the target; the better run is kept.
-    if let (Some(target), true) = (options.target_tokens, reserved > 0 && condensed.cost == 0.0) {
+    // A provider that calls no LLM (no summary, no cost) and left part of the room unused runs
+    // once more with only the room the ledger took, so the context lands nearer the target; the
+    // better run is kept.
+    let llm_free = condensed.summary.is_none() && condensed.cost == 0.0;
+    if let (Some(target), true) = (options.target_tokens, reserved > 0 && llm_free) {
         let used = condensed.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
         let first = ctx.tokens_of(services.tokens, &condensed.messages);
         if used < reserved && first < target {
