@@ -245,6 +245,8 @@ fn the_context_past_the_threshold_is_condensed_before_the_request() {
     let answer_request = sent[1]["body"]["messages"].to_string();
     assert!(answer_request.contains("Primary request"), "the summary is in the request");
     assert!(!answer_request.contains("Turn 5:"), "hidden messages are not");
+    // The user's own words of the hidden messages are, in the state ledger.
+    assert!(answer_request.contains("context_condenser_ledger") && answer_request.contains("Turn 4:"));
     let task = agent.task();
     assert_eq!(task.condensations.len(), 1);
     assert!(task.conversation.messages.iter().any(|m| m.condense_parent.as_deref() == Some("c1")));
@@ -269,9 +271,11 @@ fn llm_profile(llm: &HttpLlm) -> &LlmProfile {
 fn an_overflow_answer_condenses_and_retries_once() {
     let server = Server::fixture();
     let bench = TurnBench::with_clock(NativeClock::start());
-    // The chat model refuses requests over 3,000 characters; the window is large, so only the
-    // API's answer tells the agent. The summary is written by a model without that limit.
-    let llm = client(profile(&server, "fault-overflow-above-3000", 128_000));
+    // The chat model refuses requests over 5,000 characters (the chat has about 7,500; the
+    // condensed one, with the ledger quoting the user's hidden words, about 4,000); the window is
+    // large, so only the API's answer tells the agent. The summary is written by a model without
+    // that limit.
+    let llm = client(profile(&server, "fault-overflow-above-5000", 128_000));
     let writer = client(profile(&server, "fixture", 128_000));
     let mut agent = DefaultAgent::new(long_chat(12));
     let events = bench.run(&mut agent, &llm, Some(&writer as _), say("Summarize the plan"), 2_000, |_, _| {});
@@ -297,7 +301,7 @@ fn an_overflow_answer_condenses_and_retries_once() {
     assert!(matches!(&events[5], AgentEvent::CondenseEnd(CondenseOutcome::Applied { .. })));
     let models: Vec<String> =
         chat_requests(&server).iter().map(|r| r["body"]["model"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(models, ["fault-overflow-above-3000", "fixture", "fault-overflow-above-3000"]);
+    assert_eq!(models, ["fault-overflow-above-5000", "fixture", "fault-overflow-above-5000"]);
     assert!(agent.task().conversation.messages.last().unwrap().text().starts_with(ANSWER_START));
 }
 

@@ -9,7 +9,8 @@
 //! 1. [`host`], [`error`] — capabilities the host lends; the one [`ErrorKind`] and typed errors.
 //! 2. [`model`] — messages, content blocks, conversations, the API view, condense ids.
 //! 3. [`tokens`], [`limits`], [`config`] — counting; the numbers the core owns; provider forms.
-//! 4. [`profile`] — LLM profiles, generation parameters, capabilities, reported usage.
+//! 4. [`profile`], [`ledger`] — LLM profiles, generation parameters, capabilities, reported
+//!    usage; the state ledger a condensation keeps, and its probes.
 //! 5. [`formats`] — one module per wire dialect (own format, OpenAI, Anthropic): conversation files
 //!    in and out, the streaming request of each wire, its SSE events and error bodies decoded.
 //! 6. [`llm`] — prompts and their adapters, the HTTP client with retries, the stream collector.
@@ -24,6 +25,7 @@ pub mod config;
 pub mod error;
 pub mod formats;
 pub mod host;
+pub mod ledger;
 pub mod limits;
 pub mod llm;
 pub mod manager;

@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ConfigField, Form, NoConfig};
 use crate::error::{CondenseError, ErrorInfo};
 use crate::host::{AbortSignal, Clock};
+use crate::ledger::{self, Ledger};
 use crate::llm::LlmProvider;
-use crate::model::{Message, api_view, check_tool_pairs};
+use crate::model::{ContentBlock, Message, api_view, check_tool_pairs, next_condense_id};
 use crate::tokens::TokenCounter;
 
 /// Proof that the caller is [`run_provider`]. Providers receive it; only this module makes one.
@@ -322,19 +323,52 @@ pub async fn run_provider(
     if let Err(e) = provider.validate(&ctx, options) {
         return failed(e, 0.0);
     }
-    let start = services.clock.now_ms();
-    let outcome = provider.condense_internal(&ctx, options, services, TemplateToken(())).await;
-    let elapsed = (services.clock.now_ms() - start).max(0.0);
-    let condensed = match outcome.and_then(|c| check_result(&ctx, c)) {
-        Ok(c) => c,
-        Err(e) => return failed(e, elapsed),
+    // The ledger's room comes out of the target, so the context with it still lands within.
+    let keep = ledger_on(options);
+    let reserved = if keep { ledger_reserve(&ctx, options, services.tokens) } else { 0 };
+    let lowered = CondensationOptions {
+        target_tokens: options.target_tokens.map(|t| t.saturating_sub(reserved)),
+        ..options.clone()
     };
+    let start = services.clock.now_ms();
+    let outcome = attempt(provider, &ctx, &lowered, options, services, keep).await;
+    let mut condensed = match outcome {
+        Ok(c) => c,
+        Err(e) => return failed(e, (services.clock.now_ms() - start).max(0.0)),
+    };
+    // A provider that calls no LLM (no summary, no cost) and left part of the room unused runs
+    // once more with only the room the ledger took, so the context lands nearer the target; the
+    // better run is kept.
+    let llm_free = condensed.summary.is_none() && condensed.cost == 0.0;
+    if let (Some(target), true) = (options.target_tokens, reserved > 0 && llm_free) {
+        let used = condensed.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
+        let first = ctx.tokens_of(services.tokens, &condensed.messages);
+        if used < reserved && first < target {
+            let again =
+                CondensationOptions { target_tokens: Some(target.saturating_sub(used)), ..options.clone() };
+            if let Ok(c) = attempt(provider, &ctx, &again, options, services, keep).await {
+                let second = ctx.tokens_of(services.tokens, &c.messages);
+                if second <= target && second > first {
+                    condensed = c;
+                }
+            }
+        }
+    }
+    let elapsed = (services.clock.now_ms() - start).max(0.0);
     let after = ctx.tokens_of(services.tokens, &condensed.messages);
     if after > before {
         return failed(CondenseError::ContextGrew { before, after }, elapsed);
     }
     let tokens_saved = i64::try_from(before).unwrap_or(i64::MAX) - i64::try_from(after).unwrap_or(0);
     let mut extra = condensed.metrics;
+    // A provider that worked to the lowered target is judged against the caller's.
+    if let (Some(target), true) = (options.target_tokens, reserved > 0) {
+        if extra.contains_key("target_tokens") {
+            extra.insert("target_tokens".into(), target.into());
+            extra.insert("target_met".into(), (after <= target).into());
+        }
+        extra.insert("ledger_reserved_tokens".into(), reserved.into());
+    }
     extra.insert("tokens_before".into(), before.into());
     extra.insert("tokens_after".into(), after.into());
     CondensationResult {
@@ -350,6 +384,215 @@ pub async fn run_provider(
             extra,
         }),
     }
+}
+
+/// One run of a provider's hook with `run_options`, checked, with the ledger kept.
+async fn attempt(
+    provider: &dyn CondensationProvider,
+    ctx: &CondensationContext<'_>,
+    run_options: &CondensationOptions,
+    options: &CondensationOptions,
+    services: Services<'_>,
+    keep: bool,
+) -> Result<Condensed, CondenseError> {
+    let c = provider.condense_internal(ctx, run_options, services, TemplateToken(())).await?;
+    let c = keep_what_matters(ctx, options, services.tokens, check_result(ctx, c)?, keep);
+    check_result(ctx, c)
+}
+
+/// Whether a run keeps a ledger: the configuration's `ledger`, on when absent.
+fn ledger_on(options: &CondensationOptions) -> bool {
+    options.config.get("ledger").and_then(serde_json::Value::as_bool).unwrap_or(true)
+}
+
+/// The tokens to keep free for the ledger under a target: the ledger of the whole view (an upper
+/// bound of what the hidden part will need, its user words within their budget), at most a third
+/// of the target.
+fn ledger_reserve(
+    ctx: &CondensationContext<'_>,
+    options: &CondensationOptions,
+    tokens: &dyn TokenCounter,
+) -> usize {
+    let Some(target) = options.target_tokens else { return 0 };
+    let budget = ledger::budget_for(Some(target), ctx.prev_context_tokens);
+    let estimate = Ledger::of(&ctx.view());
+    if estimate.is_empty() {
+        return 0;
+    }
+    tokens.count_text(&estimate.render(budget, tokens)).min(target / 3)
+}
+
+/// A message without its ledger blocks.
+fn without_ledger(m: &Message) -> Message {
+    let mut m = m.clone();
+    m.content.retain(|b| !ledger::is_ledger_block(b));
+    m
+}
+
+/// The template's last step: the state ledger and the probes (see [`crate::ledger`]).
+///
+/// The ledger of what this run hid (visible before, hidden after), merged with the ledger the
+/// view carried (which moves here), less what the kept messages still show, is added as a text
+/// block to this run's summary, else to an edited copy of the first visible message; the probes
+/// of those facts are checked against the final view, and what is missing is put back by code.
+/// With the ledger off, a summary gets the missing items in a short block; other runs only
+/// report retention.
+fn keep_what_matters(
+    ctx: &CondensationContext<'_>,
+    options: &CondensationOptions,
+    tokens: &dyn TokenCounter,
+    mut c: Condensed,
+    keep: bool,
+) -> Condensed {
+    let cid = next_condense_id(ctx.messages);
+    let was_visible: std::collections::HashSet<&str> =
+        ctx.messages.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
+    let hidden_at: Vec<usize> = (0..c.messages.len())
+        .filter(|&i| {
+            let m = &c.messages[i];
+            m.condense_parent.as_deref() == Some(cid.as_str()) && was_visible.contains(m.id.as_str())
+        })
+        .collect();
+    let Some(&first_hidden) = hidden_at.first() else { return c };
+    let hidden: Vec<&Message> = hidden_at.iter().map(|&i| &c.messages[i]).collect();
+    // The ledger the view carries now, from an earlier run: it moves into this run's.
+    let host =
+        c.messages.iter().position(|m| m.is_visible() && m.content.iter().any(ledger::is_ledger_block));
+    let mut full = host
+        .and_then(|h| {
+            c.messages[h].content.iter().find_map(|b| match b {
+                ContentBlock::Text { text } if ledger::is_ledger_block(b) => Ledger::parse(text),
+                _ => None,
+            })
+        })
+        .unwrap_or_default();
+    full.merge(Ledger::of(&hidden));
+    let probes = full.probes();
+    let summary_at = c
+        .messages
+        .iter()
+        .position(|m| m.is_visible() && m.is_summary && m.condense_id.as_deref() == Some(cid.as_str()));
+
+    if !keep {
+        let (_, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&c.messages)));
+        let mut repaired = 0;
+        if let (Some(s), false) = (summary_at, missing.is_empty()) {
+            let items: Vec<String> = missing.iter().map(|p| format!("- {}", p.restore)).collect();
+            c.messages[s].content.push(ContentBlock::text(format!(
+                "Items the summary left out (restored by Context Condenser):\n{}",
+                items.join("\n")
+            )));
+            repaired = missing.len();
+        }
+        let (found, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&c.messages)));
+        let retention = Retention {
+            kept: found.len(),
+            probes: probes.len(),
+            repaired,
+            missing: missing.iter().map(|p| p.label.clone()).collect(),
+        };
+        c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
+        return c;
+    }
+
+    // What the model still sees without any ledger, and the later state of what it shows.
+    let bare: Vec<Message> = c.messages.iter().map(without_ledger).collect();
+    let bare_view = api_view(&bare);
+    let later_messages: Vec<&Message> =
+        bare.iter().skip(first_hidden + 1).filter(|m| m.is_visible()).collect();
+    let mut pruned = full.clone();
+    pruned.prune(&Ledger::of(&later_messages), &ledger::view_text(&bare_view));
+
+    let budget = ledger::budget_for(options.target_tokens, ctx.prev_context_tokens);
+    let place = summary_at.or_else(|| c.messages.iter().position(Message::is_visible));
+    // The ledger, with what the probes still miss put back as notes.
+    let build = |mut kept: Ledger| {
+        let out = insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens);
+        let (_, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&out)));
+        if missing.is_empty() {
+            return (out, kept, 0);
+        }
+        kept.notes.extend(missing.iter().map(|p| p.restore.clone()));
+        (insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens), kept, missing.len())
+    };
+    let (mut out, mut kept, mut repaired) = build(pruned.clone());
+    if ctx.tokens_of(tokens, &out) > ctx.prev_context_tokens {
+        // No room for all of it: keep what the probes check (the user's words, the files changed,
+        // the open todos); files only read and commands go.
+        let mut lean = pruned;
+        lean.files.retain(|f| f.action != ledger::FileAction::Read);
+        lean.commands.clear();
+        lean.todos.retain(|t| !t.done);
+        (out, kept, repaired) = build(lean);
+    }
+    let (found, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&out)));
+    let retention = Retention {
+        kept: found.len(),
+        probes: probes.len(),
+        repaired,
+        missing: missing.iter().map(|p| p.label.clone()).collect(),
+    };
+    let block_tokens = if kept.is_empty() { 0 } else { tokens.count_text(&kept.render(budget, tokens)) };
+    c.metrics.insert(
+        "ledger".into(),
+        serde_json::json!({
+            "user_messages": kept.user_messages.len(),
+            "files": kept.files.len(),
+            "commands": kept.commands.len(),
+            "todos": kept.todos.len(),
+            "tokens": block_tokens,
+        }),
+    );
+    c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
+    c.messages = out;
+    c
+}
+
+/// The messages with the earlier ledger taken off its host (`host`) and `ledger` (when not
+/// empty) added as a text block to the message at `place`. A message this run added is edited
+/// in place; any other is hidden under `cid` and followed by its edited copy, so undo removes the
+/// ledger with the condensation.
+fn insert_ledger(
+    messages: &[Message],
+    cid: &str,
+    host: Option<usize>,
+    place: Option<usize>,
+    ledger: &Ledger,
+    budget: usize,
+    tokens: &dyn TokenCounter,
+) -> Vec<Message> {
+    let block = (!ledger.is_empty()).then(|| ContentBlock::text(ledger.render(budget, tokens)));
+    let mut out = Vec::with_capacity(messages.len() + 2);
+    for (i, m) in messages.iter().enumerate() {
+        let mut content = None;
+        if host == Some(i) {
+            content = Some(without_ledger(m).content);
+        }
+        if let (true, Some(block)) = (place == Some(i), &block) {
+            let mut blocks = content.take().unwrap_or_else(|| m.content.clone());
+            blocks.push(block.clone());
+            content = Some(blocks);
+        }
+        match content {
+            None => out.push(m.clone()),
+            Some(blocks) if m.condense_id.as_deref() == Some(cid) => {
+                out.push(Message { content: blocks, ..m.clone() });
+            }
+            Some(blocks) => {
+                out.push(Message { condense_parent: Some(cid.to_owned()), ..m.clone() });
+                if !blocks.is_empty() {
+                    out.push(Message {
+                        id: format!("{}.{cid}", m.id),
+                        content: blocks,
+                        condense_id: Some(cid.to_owned()),
+                        condense_parent: None,
+                        ..m.clone()
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The invariants every provider's output must keep: every input message is still there,

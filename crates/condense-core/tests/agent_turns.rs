@@ -146,7 +146,9 @@ fn an_overflow_condenses_with_the_condensing_model_and_sends_once_more() {
     assert_eq!(sent.len(), 2);
     let retried: String = sent[1].conversation_history.iter().map(|m| m.content.as_str()).collect();
     assert!(retried.contains("SUMMARY: the parser work so far."), "the summary is in the retried request");
-    assert!(!retried.contains("Turn 5:"), "hidden messages are not");
+    assert!(!retried.contains("Turn 4:"), "hidden messages are not");
+    // The user's own words of the hidden messages are, in the state ledger.
+    assert!(retried.contains("<context_condenser_ledger>") && retried.contains("Turn 5:"));
     assert_eq!(agent.task().condensations.len(), 1);
 }
 

@@ -10,7 +10,7 @@ const LAYERS: &[&[&str]] = &[
     &["host", "error"],
     &["model"],
     &["tokens", "limits", "config"],
-    &["profile"],
+    &["profile", "ledger"],
     &["formats"],
     &["llm"],
     &["provider"],

@@ -2,6 +2,9 @@
 //! restores the exact previous conversation; (c) lossless: every removed byte has an identical copy
 //! still in the view; (d) truncation keeps the first and the last N messages as they are; (e)
 //! tokens after never exceed tokens before; and a failed run hands back the input untouched.
+//! With the state ledger on (every provider): (f) the instructions, files changed and open todos
+//! of what a run hid are still in the API view, (g) which both APIs accept, (h) a second run moves
+//! the ledger instead of adding one, (i) undo takes it away with its run.
 
 mod common;
 
@@ -167,8 +170,12 @@ proptest! {
         if result.is_ok() {
             let old = c.api_view();
             let new = api_view(&result.messages);
-            // (d) the first message and the last N are identical to the input.
-            prop_assert_eq!(old[0], new[0]);
+            // (d) the first message and the last N are identical to the input; the first may carry
+            // the ledger after its own blocks.
+            let first: Vec<&ContentBlock> =
+                new[0].content.iter().filter(|b| !condense_core::ledger::is_ledger_block(b)).collect();
+            prop_assert_eq!(old[0].content.iter().collect::<Vec<_>>(), first);
+            prop_assert_eq!(old[0].role, new[0].role);
             let n = keep_last.min(old.len() - 1);
             prop_assert_eq!(&old[old.len() - n..], &new[new.len() - n..]);
             let met = result.metrics.as_ref().unwrap().extra["target_met"].as_bool().unwrap();
@@ -247,4 +254,372 @@ proptest! {
             prop_assert_eq!(ids.len(), 1);
         }
     }
+}
+// The state ledger: with it on, what a condensation hides that the model must not forget — the
+// user's instructions, the files changed, the open todos — is still in the API view, whatever
+// the provider; the view stays valid for both APIs; undo takes the ledger away with the run.
+
+use condense_core::formats::{parse_conversation, to_anthropic, to_openai};
+use condense_core::ledger::{self, Ledger};
+use condense_core::llm::{LlmKind, LlmProfile};
+use condense_core::testing::ScriptedLlm;
+
+/// One step of a generated agent session.
+#[derive(Debug, Clone)]
+enum Step {
+    /// The user gives an instruction.
+    Instruction(String),
+    /// The assistant edits (or creates, or deletes) a file.
+    File(u8, u8),
+    /// The assistant runs a command that fails or passes.
+    Command(bool),
+    /// The assistant writes the todo list again, one more item done.
+    Todos,
+    /// Filler: a long tool result and a chat turn.
+    Filler(usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        "[a-z]{3,9}( [a-z]{2,9}){3,12}".prop_map(Step::Instruction),
+        (0u8..6, 0u8..3).prop_map(|(f, a)| Step::File(f, a)),
+        any::<bool>().prop_map(Step::Command),
+        Just(Step::Todos),
+        (5usize..40).prop_map(Step::Filler),
+    ]
+}
+
+const TODO_ITEMS: [&str; 5] = [
+    "Reproduce the parser bug",
+    "Write a failing test",
+    "Fix the tokenizer",
+    "Update the changelog",
+    "Ask for review",
+];
+
+/// A session: the task, then the steps, each as a user/assistant exchange valid for both APIs.
+fn session() -> impl Strategy<Value = Conversation> {
+    prop::collection::vec(step(), 4..18).prop_map(|steps| {
+        let mut messages = vec![Message::new(
+            "m0",
+            Role::User,
+            vec![ContentBlock::text("Fix the parser of our todo CLI; keep the public API unchanged.")],
+        )];
+        let mut writes = 0usize;
+        let push = |messages: &mut Vec<Message>, role: Role, content: Vec<ContentBlock>| {
+            let id = format!("m{}", messages.len());
+            messages.push(Message::new(id, role, content));
+        };
+        for (k, s) in steps.into_iter().enumerate() {
+            let tool = format!("toolu_{k}");
+            let (name, input, result) = match s {
+                Step::Instruction(words) => {
+                    push(&mut messages, Role::Assistant, vec![ContentBlock::text("Understood.")]);
+                    push(&mut messages, Role::User, vec![ContentBlock::text(format!("Instruction {k}: {words}."))]);
+                    continue;
+                }
+                Step::File(f, a) => {
+                    let path = format!("src/module_{f}.rs");
+                    let name = ["Edit", "Write", "delete_file"][usize::from(a)];
+                    (name, serde_json::json!({"file_path": path, "old_string": "a", "new_string": "b"}), "ok".to_owned())
+                }
+                Step::Command(pass) => (
+                    "Bash",
+                    serde_json::json!({"command": format!("cargo test --test case_{k}")}),
+                    if pass { "test result: ok. 3 passed".to_owned() } else { "error[E0308]: mismatched types\nExit code: 101".to_owned() },
+                ),
+                Step::Todos => {
+                    writes += 1;
+                    let todos: Vec<serde_json::Value> = TODO_ITEMS
+                        .iter()
+                        .take((2 + writes).min(TODO_ITEMS.len()))
+                        .enumerate()
+                        .map(|(i, t)| serde_json::json!({"content": t, "status": if i + 1 < writes { "completed" } else { "pending" }}))
+                        .collect();
+                    ("TodoWrite", serde_json::json!({"todos": todos}), "Todos have been modified successfully.".to_owned())
+                }
+                Step::Filler(n) => (
+                    "Read",
+                    serde_json::json!({"file_path": format!("docs/notes_{}.md", n % 4)}),
+                    "Notes on the parser and its many special cases. ".repeat(n),
+                ),
+            };
+            push(
+                &mut messages,
+                Role::Assistant,
+                vec![ContentBlock::text("Working on it."), ContentBlock::ToolUse { id: tool.clone(), name: name.into(), input }],
+            );
+            push(&mut messages, Role::User, vec![ContentBlock::tool_result_text(tool, result)]);
+        }
+        push(&mut messages, Role::Assistant, vec![ContentBlock::text("Done for now.")]);
+        push(&mut messages, Role::User, vec![ContentBlock::text("Thanks, go on.")]);
+        Conversation::new(messages)
+    })
+}
+
+fn scripted(answer: &str) -> ScriptedLlm {
+    let profile =
+        LlmProfile { max_output: 1_000, ..LlmProfile::new("scripted", LlmKind::Openai, "gpt-4o", 128_000) };
+    ScriptedLlm::new(profile).then_answer(answer, None)
+}
+
+const SUMMARY: &str = "The assistant worked on the parser of the todo CLI.";
+
+/// Runs `provider` with the ledger on, a native run through a scripted LLM.
+fn run_with_ledger(
+    c: &Conversation,
+    provider: &str,
+    target: Option<usize>,
+) -> condense_core::CondensationResult {
+    let manager = CondensationManager::with_builtin_providers();
+    let tokens = counter();
+    let clock = StepClock::default();
+    let llm = scripted(SUMMARY);
+    let mut config = manager.registry().get_config(provider).unwrap().config.clone();
+    config["ledger"] = true.into();
+    if provider == "manual" {
+        config["answer"] = SUMMARY.into();
+    }
+    let options = CondensationOptions { target_tokens: target, config, ..Default::default() };
+    let services = Services::new(&tokens, &clock).with_llm(&llm);
+    block_on(manager.condense(c, Some(provider), options, services)).unwrap()
+}
+
+/// What the model must still see of the messages a run hid: the instructions, the paths of
+/// files changed, the open todos of the latest list.
+fn must_keep(before: &Conversation, result: &condense_core::CondensationResult) -> Vec<String> {
+    let hidden: Vec<&Message> = before
+        .api_view()
+        .into_iter()
+        .filter(|m| result.messages.iter().any(|r| r.id == m.id && !r.is_visible()))
+        .collect();
+    let mut out = Vec::new();
+    let mut todos: Vec<String> = Vec::new();
+    for m in &hidden {
+        for b in &m.content {
+            match b {
+                ContentBlock::Text { text } if m.role == Role::User && text.starts_with("Instruction ") => {
+                    out.push(text.clone());
+                }
+                // A list whose arguments an earlier truncation removed is not the model's to see.
+                ContentBlock::ToolUse { name, input, .. }
+                    if name == "TodoWrite" && input["todos"].is_array() =>
+                {
+                    todos = input["todos"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|t| t["status"] == "pending")
+                        .map(|t| t["content"].as_str().unwrap().to_owned())
+                        .collect();
+                }
+                ContentBlock::ToolUse { name, input, .. }
+                    if name != "Read" && input.get("file_path").is_some() =>
+                {
+                    out.push(input["file_path"].as_str().unwrap().to_owned());
+                }
+                _ => {}
+            }
+        }
+    }
+    out.extend(todos);
+    out
+}
+
+fn normalized(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The ledger's promise, and the view's validity for both APIs.
+fn ledger_invariants(
+    before: &Conversation,
+    result: &condense_core::CondensationResult,
+) -> Result<(), TestCaseError> {
+    common_invariants(before, result)?;
+    if !result.is_ok() {
+        return Ok(());
+    }
+    let view = api_view(&result.messages);
+    let text = normalized(&ledger::view_text(&view));
+    for fact in must_keep(before, result) {
+        prop_assert!(text.contains(&normalized(&fact)), "lost {fact:?}; view:\n{}", ledger::view_text(&view));
+    }
+    let retention = result.metrics.as_ref().unwrap().retention().expect("retention is reported");
+    prop_assert_eq!(retention.kept, retention.probes, "missing: {:?}", retention.missing);
+    // At most one ledger in the view.
+    let blocks = view.iter().flat_map(|m| m.content.iter()).filter(|b| ledger::is_ledger_block(b)).count();
+    prop_assert!(blocks <= 1, "{blocks} ledgers in the view");
+    // Both APIs take the view.
+    let condensed = Conversation { messages: view.into_iter().cloned().collect(), ..before.clone() };
+    prop_assert!(parse_conversation(&to_openai(&condensed).to_string()).is_ok());
+    prop_assert!(parse_conversation(&to_anthropic(&condensed).to_string()).is_ok());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_ledger_keeps_what_lossless_hides(c in session()) {
+        let result = run_with_ledger(&c, "lossless", None);
+        ledger_invariants(&c, &result)?;
+    }
+
+    #[test]
+    fn the_ledger_keeps_what_truncation_hides(c in session(), percent in 10usize..80) {
+        let before = counter().count_request(None, &c.api_view());
+        let result = run_with_ledger(&c, "truncation", Some(before * percent / 100));
+        ledger_invariants(&c, &result)?;
+    }
+
+    #[test]
+    fn the_ledger_keeps_what_a_summary_hides(c in session(), manual in any::<bool>()) {
+        let result = run_with_ledger(&c, if manual { "manual" } else { "native" }, None);
+        ledger_invariants(&c, &result)?;
+    }
+
+    #[test]
+    fn a_second_condensation_moves_the_ledger(c in session(), percent in 20usize..70) {
+        let before = counter().count_request(None, &c.api_view());
+        let first = run_with_ledger(&c, "truncation", Some(before * percent / 100));
+        prop_assume!(first.is_ok());
+        let c1 = Conversation { messages: first.messages.clone(), ..c.clone() };
+        let second = run_with_ledger(&c1, "native", None);
+        ledger_invariants(&c1, &second)?;
+        if second.is_ok() {
+            // What the first run hid is still kept after the second.
+            let text = normalized(&ledger::view_text(&api_view(&second.messages)));
+            for fact in must_keep(&c, &first) {
+                prop_assert!(text.contains(&normalized(&fact)), "the second run lost {fact:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn undo_takes_the_ledger_away_with_the_condensation() {
+    let mut messages =
+        vec![common::text("m0", Role::User, "Port the CLI to clap 4. Never change the config file format.")];
+    for k in 1..12 {
+        let tool = format!("toolu_{k}");
+        messages.push(Message::new(
+            format!("a{k}"),
+            Role::Assistant,
+            vec![ContentBlock::ToolUse {
+                id: tool.clone(),
+                name: "Edit".into(),
+                input: serde_json::json!({"file_path": format!("src/cmd_{k}.rs"), "old_string": "x", "new_string": "y"}),
+            }],
+        ));
+        messages.push(Message::new(
+            format!("u{k}"),
+            Role::User,
+            vec![ContentBlock::tool_result_text(tool, "The file has been updated. ".repeat(30))],
+        ));
+    }
+    messages.push(common::text("m99", Role::Assistant, "Done."));
+    messages.push(common::text("m100", Role::User, "Also: keep the --verbose flag."));
+    let c = Conversation::new(messages);
+    let result = run_with_ledger(&c, "truncation", Some(300));
+    assert!(result.is_ok(), "{:?}", result.error);
+    let view = api_view(&result.messages);
+    let block = view
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .find_map(|b| match b {
+            ContentBlock::Text { text } if ledger::is_ledger_block(b) => Some(text.clone()),
+            _ => None,
+        })
+        .expect("a ledger in the view");
+    let parsed = Ledger::parse(&block).unwrap();
+    assert!(parsed.files.iter().any(|f| f.path == "src/cmd_1.rs"), "{block}");
+    let (_, undone) = undo_last(&result.messages).unwrap();
+    assert_eq!(undone, c.messages);
+    assert!(!undone.iter().flat_map(|m| m.content.iter()).any(ledger::is_ledger_block));
+}
+
+/// A session whose middle holds an instruction, a file edit and an open todo.
+fn session_with_facts() -> Conversation {
+    let filler = "The parser handles quoting, escapes and nested groups. ".repeat(20);
+    let mut messages = vec![common::text("m0", Role::User, "Make the parser accept nested groups.")];
+    messages.push(common::text("m1", Role::Assistant, &filler));
+    messages.push(common::text(
+        "m2",
+        Role::User,
+        "Never rename public functions; keep `parse_line` as it is.",
+    ));
+    messages.push(Message::new(
+        "m3",
+        Role::Assistant,
+        vec![
+            ContentBlock::ToolUse {
+                id: "t1".into(),
+                name: "Edit".into(),
+                input: serde_json::json!({"file_path": "src/groups.rs", "old_string": "a", "new_string": "b"}),
+            },
+            ContentBlock::ToolUse {
+                id: "t2".into(),
+                name: "TodoWrite".into(),
+                input: serde_json::json!({"todos": [{"content": "Handle empty groups", "status": "pending"}]}),
+            },
+        ],
+    ));
+    messages.push(Message::new(
+        "m4",
+        Role::User,
+        vec![
+            ContentBlock::tool_result_text("t1", filler.clone()),
+            ContentBlock::tool_result_text("t2", "ok"),
+        ],
+    ));
+    messages.push(common::text("m5", Role::Assistant, &filler));
+    messages.push(common::text("m6", Role::User, "Go on."));
+    messages.push(common::text("m7", Role::Assistant, "Continuing."));
+    messages.push(common::text("m8", Role::User, "Status?"));
+    Conversation::new(messages)
+}
+
+fn native(c: &Conversation, ledger: bool) -> condense_core::CondensationResult {
+    let manager = CondensationManager::with_builtin_providers();
+    let tokens = counter();
+    let clock = StepClock::default();
+    let llm = scripted(SUMMARY);
+    let options =
+        CondensationOptions { config: serde_json::json!({ "ledger": ledger }), ..Default::default() };
+    block_on(manager.condense(c, Some("native"), options, Services::new(&tokens, &clock).with_llm(&llm)))
+        .unwrap()
+}
+
+#[test]
+fn a_summary_carries_the_ledger_and_the_probes_find_everything() {
+    let c = session_with_facts();
+    let result = native(&c, true);
+    assert!(result.is_ok(), "{:?}", result.error);
+    let summary = result.messages.iter().find(|m| m.is_summary).unwrap();
+    assert_eq!(summary.content.len(), 2, "the summary, then the ledger");
+    let ContentBlock::Text { text } = &summary.content[1] else { panic!() };
+    let l = Ledger::parse(text).unwrap();
+    assert!(l.user_messages.iter().any(|w| w.text.starts_with("Never rename public functions")), "{text}");
+    assert!(l.files.iter().any(|f| f.path == "src/groups.rs"));
+    assert_eq!(l.todos[0].text, "Handle empty groups");
+    // The first message is left as it was: the ledger went on the summary.
+    assert_eq!(api_view(&result.messages)[0], &c.messages[0]);
+    let retention = result.metrics.unwrap().retention().unwrap();
+    assert_eq!((retention.kept, retention.probes, retention.repaired), (3, 3, 0));
+}
+
+#[test]
+fn with_the_ledger_off_what_the_summary_left_out_is_put_back_on_it() {
+    let c = session_with_facts();
+    let result = native(&c, false);
+    assert!(result.is_ok(), "{:?}", result.error);
+    assert!(!result.messages.iter().flat_map(|m| m.content.iter()).any(ledger::is_ledger_block));
+    let summary = result.messages.iter().find(|m| m.is_summary).unwrap();
+    let ContentBlock::Text { text } = summary.content.last().unwrap() else { panic!() };
+    assert!(text.starts_with("Items the summary left out"), "{text}");
+    assert!(text.contains("Never rename public functions") && text.contains("src/groups.rs"));
+    assert!(text.contains("Handle empty groups"));
+    let retention = result.metrics.unwrap().retention().unwrap();
+    assert_eq!((retention.kept, retention.probes, retention.repaired), (3, 3, 3));
+    assert!(retention.missing.is_empty());
 }

@@ -337,8 +337,9 @@ test("providerEntries: the registry's cards with their forms, and checkSetting j
   assert.deepEqual(truncation.schema.map((f) => [f.key, f.kind, f.min, f.max ?? null]), [
     ["keep_last", "integer", 0, null],
     ["target_percent", "integer", 1, 100],
+    ["ledger", "boolean", undefined, null],
   ]);
-  assert.deepEqual(truncation.config, { keep_last: 3, target_percent: 50 });
+  assert.deepEqual(truncation.config, { keep_last: 3, target_percent: 50, ledger: true });
   const native = entries.find((e) => e.id === "native");
   const prompt = native.schema.find((f) => f.key === "custom_prompt");
   assert.equal(prompt.shared, true);

@@ -33,11 +33,13 @@ pub struct LosslessConfig {
     pub tool_results: bool,
     /// Content shorter than this many bytes is left alone: its reference would save little.
     pub min_bytes: usize,
+    /// Keep the state ledger of what the run hides (see `crate::ledger`).
+    pub ledger: bool,
 }
 
 impl Default for LosslessConfig {
     fn default() -> Self {
-        LosslessConfig { text_blocks: true, tool_results: true, min_bytes: 200 }
+        LosslessConfig { text_blocks: true, tool_results: true, min_bytes: 200, ledger: true }
     }
 }
 
@@ -62,6 +64,7 @@ impl ConfigForm for LosslessConfig {
                 None,
             )
             .unit("bytes"),
+            crate::config::ledger_field(),
         ]
     }
 

@@ -16,7 +16,7 @@ use super::summary::{self, SummaryConfig};
 use crate::config::{ConfigField, ConfigForm, Form};
 
 /// Configuration of the `manual` provider: the summary settings, plus the pasted answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ManualConfig {
     /// Messages at the end kept as they are.
@@ -25,6 +25,14 @@ pub struct ManualConfig {
     pub custom_prompt: Option<String>,
     /// The answer pasted back from the LLM (step two).
     pub answer: Option<String>,
+    /// Keep the state ledger of what the summary hides (see `crate::ledger`).
+    pub ledger: bool,
+}
+
+impl Default for ManualConfig {
+    fn default() -> Self {
+        ManualConfig { keep_last: None, custom_prompt: None, answer: None, ledger: true }
+    }
 }
 
 impl ManualConfig {
@@ -32,6 +40,7 @@ impl ManualConfig {
         SummaryConfig {
             keep_last: options.keep_last.or(self.keep_last).unwrap_or(summary::DEFAULT_KEEP_LAST),
             custom_prompt: self.custom_prompt.clone(),
+            ledger: self.ledger,
         }
     }
 }
@@ -42,6 +51,7 @@ impl ConfigForm for ManualConfig {
         vec![
             summary::keep_last_field().optional().with_default(summary::DEFAULT_KEEP_LAST),
             summary::prompt_field(),
+            crate::config::ledger_field(),
         ]
     }
 

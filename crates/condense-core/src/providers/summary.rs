@@ -72,18 +72,25 @@ pub struct SummaryConfig {
     pub keep_last: usize,
     /// Instructions replacing [`SUMMARY_PROMPT`].
     pub custom_prompt: Option<String>,
+    /// Keep the state ledger of what the summary hides (see `crate::ledger`).
+    pub ledger: bool,
 }
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        SummaryConfig { keep_last: DEFAULT_KEEP_LAST, custom_prompt: None }
+        SummaryConfig { keep_last: DEFAULT_KEEP_LAST, custom_prompt: None, ledger: true }
     }
 }
 
 /// The form of a provider that calls an LLM: the profile that writes is shared too.
 impl ConfigForm for SummaryConfig {
     fn fields() -> Vec<ConfigField> {
-        vec![keep_last_field(), prompt_field(), SharedSettings::condensing_profile_field()]
+        vec![
+            keep_last_field(),
+            prompt_field(),
+            SharedSettings::condensing_profile_field(),
+            crate::config::ledger_field(),
+        ]
     }
 
     fn check(&self) -> Result<(), String> {

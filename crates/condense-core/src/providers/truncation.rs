@@ -35,11 +35,13 @@ pub struct TruncationConfig {
     pub keep_last: usize,
     /// Target as a percentage of the current context, used when no target in tokens is given.
     pub target_percent: u8,
+    /// Keep the state ledger of what the run hides (see `crate::ledger`).
+    pub ledger: bool,
 }
 
 impl Default for TruncationConfig {
     fn default() -> Self {
-        TruncationConfig { keep_last: 3, target_percent: 50 }
+        TruncationConfig { keep_last: 3, target_percent: 50, ledger: true }
     }
 }
 
@@ -62,6 +64,7 @@ impl ConfigForm for TruncationConfig {
                 Some(100),
             )
             .unit("%"),
+            crate::config::ledger_field(),
         ]
     }
 }

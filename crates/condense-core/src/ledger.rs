@@ -1,0 +1,1459 @@
+//! The state ledger: what a condensation must not forget, gathered by code (never by an LLM) from
+//! the messages it hides — the user's own words, the files touched, the commands run and their
+//! outcome, the todo list — and rendered as one delimited block the model reads beside the
+//! summary (or alone, for providers that write none).
+//!
+//! Extraction reads the public formats of the common agents: Claude Code's tools (`Read`,
+//! `Write`, `Edit`, `MultiEdit`, `NotebookEdit`, `Bash`, `TodoWrite`), Codex (`shell` with
+//! `apply_patch` and its `*** Update File:` headers, `update_plan`), Cline and Roo (`read_file`,
+//! `write_to_file`, `replace_in_file`, `apply_diff`, `insert_content`, `search_and_replace`,
+//! `execute_command`, `update_todo_list`, `task_progress`, in tool calls or as XML in the
+//! assistant's text, and their results sent back as user text: `[read_file for 'x'] Result:`),
+//! and OpenAI function calls with the same argument keys.
+//!
+//! A rendered block reads back with [`Ledger::parse`], so a later condensation merges the ledger
+//! an earlier one left instead of repeating it. [`Ledger::probes`] lists the facts a condensation
+//! is checked against ([`check_probes`]).
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ContentBlock, Message, Role, ToolResultPart};
+use crate::tokens::TokenCounter;
+
+/// The first line of a rendered ledger.
+pub const OPEN_TAG: &str = "<context_condenser_ledger>";
+/// The last line of a rendered ledger.
+pub const CLOSE_TAG: &str = "</context_condenser_ledger>";
+/// The share of a target, in percent, the user's words may take in the ledger.
+pub const BUDGET_PERCENT: usize = 15;
+/// Characters of a user message's start that make its probe.
+pub const PROBE_CHARS: usize = 80;
+/// A user message this short is put back whole when the probes miss it; a longer one by its start.
+pub const SHORT_CHARS: usize = 300;
+/// Commands longer than this many characters are cut.
+const COMMAND_CHARS: usize = 200;
+/// A message cut to fit the budget keeps about this many characters of its head, and half of it
+/// of its tail.
+const HEAD_CHARS: usize = 600;
+
+const INTRO: &str = "Kept by Context Condenser, by code, from the messages it hid.";
+const USER_HEADER: &str = "## The user's own words";
+const FILES_HEADER: &str = "## Files touched (latest state)";
+const COMMANDS_HEADER: &str = "## Commands run";
+const TODOS_HEADER: &str = "## Todo list (latest version)";
+const NOTES_HEADER: &str = "## Also not to lose";
+const MESSAGE_PREFIX: &str = "### User message";
+
+/// One user message's own words, client wrappers removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UserWords {
+    /// The words, verbatim (or cut to head and tail by a rendering over budget).
+    pub text: String,
+}
+
+/// What was done to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileAction {
+    /// Read only.
+    Read,
+    /// Created (or written from scratch).
+    Created,
+    /// Changed.
+    Edited,
+    /// Deleted.
+    Deleted,
+}
+
+impl FileAction {
+    /// The word the ledger writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileAction::Read => "read",
+            FileAction::Created => "created",
+            FileAction::Edited => "edited",
+            FileAction::Deleted => "deleted",
+        }
+    }
+
+    fn parse(word: &str) -> Option<FileAction> {
+        Some(match word {
+            "read" => FileAction::Read,
+            "created" => FileAction::Created,
+            "edited" => FileAction::Edited,
+            "deleted" => FileAction::Deleted,
+            _ => return None,
+        })
+    }
+}
+
+/// A file and the latest thing done to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileTouch {
+    /// The path as the tool named it.
+    pub path: String,
+    /// The latest state: a read does not undo an edit; an edit of a created file keeps it created.
+    pub action: FileAction,
+}
+
+/// A command and, when its result showed it, its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandRun {
+    /// The command, on one line.
+    pub command: String,
+    /// `exit N`, or the first error line; absent when the result did not show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// One item of the todo list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Todo {
+    /// The item, on one line.
+    pub text: String,
+    /// Done, or still open (pending or in progress).
+    pub done: bool,
+}
+
+/// What a condensation must not forget (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Ledger {
+    /// The user's own words, oldest first.
+    pub user_messages: Vec<UserWords>,
+    /// Files touched, in the order of their latest touch.
+    pub files: Vec<FileTouch>,
+    /// Commands run, in the order of their latest run.
+    pub commands: Vec<CommandRun>,
+    /// The latest version of the todo list.
+    pub todos: Vec<Todo>,
+    /// User messages an earlier rendering named by count instead of quoting.
+    #[serde(default)]
+    pub earlier_unquoted: usize,
+    /// Short items the probes put back (the start of a user message, a file, an open todo).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A fact a condensation is checked against: found when `needle` occurs in the text the model
+/// sees (whitespace-normalized, case-insensitive).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Probe {
+    /// What the probe stands for, for people: `user: …`, `file: …`, `todo: …`.
+    pub label: String,
+    /// The text that must be found.
+    pub needle: String,
+    /// What to put back when the needle is missing.
+    pub restore: String,
+}
+
+impl Ledger {
+    /// The ledger of messages in order: what their tool calls, results and user texts show, with
+    /// any ledger block found in them parsed and merged (not duplicated).
+    pub fn of(messages: &[&Message]) -> Ledger {
+        let mut ledger = Ledger::default();
+        let mut pending: HashMap<String, String> = HashMap::new();
+        for m in messages {
+            ledger.absorb(m, &mut pending);
+        }
+        ledger
+    }
+
+    /// Whether there is nothing to keep.
+    pub fn is_empty(&self) -> bool {
+        self.user_messages.is_empty()
+            && self.files.is_empty()
+            && self.commands.is_empty()
+            && self.todos.is_empty()
+            && self.earlier_unquoted == 0
+            && self.notes.is_empty()
+    }
+
+    /// Adds what a later ledger knows: new user messages (ones already here are not repeated),
+    /// the later state of each file and command, the later todo list when it has one.
+    pub fn merge(&mut self, later: Ledger) {
+        for words in later.user_messages {
+            self.add_words(words.text);
+        }
+        self.earlier_unquoted += later.earlier_unquoted;
+        for f in later.files {
+            self.touch(&f.path, f.action);
+        }
+        for c in later.commands {
+            self.ran(c.command, c.outcome);
+        }
+        if !later.todos.is_empty() {
+            self.todos = later.todos;
+        }
+        for n in later.notes {
+            if !self.notes.contains(&n) {
+                self.notes.push(n);
+            }
+        }
+    }
+
+    /// Leaves out what the model still sees elsewhere: user words whose whole text is in
+    /// `visible_text`, and the files, commands and todo list that `later` (the ledger of the
+    /// visible messages that come after the hidden ones) shows in a later state.
+    pub fn prune(&mut self, later: &Ledger, visible_text: &str) {
+        let haystack = normalize(visible_text);
+        self.user_messages.retain(|w| !haystack.contains(&normalize(&w.text)));
+        self.files.retain(|f| !later.files.iter().any(|l| l.path == f.path));
+        self.commands.retain(|c| !later.commands.iter().any(|l| l.command == c.command));
+        if !later.todos.is_empty() {
+            self.todos.clear();
+        }
+        self.notes.retain(|n| !haystack.contains(&normalize(n)));
+    }
+
+    /// The facts to check after a condensation: every user message (its start), every file
+    /// created, edited or deleted (its path), every open todo (its text).
+    pub fn probes(&self) -> Vec<Probe> {
+        let mut out = Vec::new();
+        for w in &self.user_messages {
+            let start: String = normalize(&w.text).chars().take(PROBE_CHARS).collect();
+            let needle = start.trim_end().to_owned();
+            if needle.is_empty() {
+                continue;
+            }
+            // A short message (an instruction) comes back whole; a long one (a pasted log) by its
+            // start.
+            let restore = if w.text.chars().count() <= SHORT_CHARS {
+                w.text.clone()
+            } else {
+                head_of(&w.text, PROBE_CHARS)
+            };
+            out.push(Probe { label: format!("user: {}", preview(&w.text)), needle, restore });
+        }
+        for f in self.files.iter().filter(|f| f.action != FileAction::Read) {
+            out.push(Probe {
+                label: format!("file: {} {}", f.action.as_str(), f.path),
+                needle: f.path.clone(),
+                restore: format!("{} {}", f.action.as_str(), f.path),
+            });
+        }
+        for t in self.todos.iter().filter(|t| !t.done) {
+            out.push(Probe {
+                label: format!("todo: {}", preview(&t.text)),
+                needle: t.text.clone(),
+                restore: format!("open todo: {}", t.text),
+            });
+        }
+        out
+    }
+
+    /// The ledger as one block between [`OPEN_TAG`] and [`CLOSE_TAG`]. The user's words take at
+    /// most `budget_tokens`: past it, the longest messages are cut to head and tail first; only
+    /// then the oldest are named by count; the first always stays.
+    pub fn render(&self, budget_tokens: usize, tokens: &dyn TokenCounter) -> String {
+        let mut out = format!("{OPEN_TAG}\n{INTRO}\n");
+        if !self.user_messages.is_empty() || self.earlier_unquoted > 0 {
+            out.push_str(&format!("\n{USER_HEADER}\n"));
+            out.push_str(&self.render_words(budget_tokens, tokens));
+        }
+        if !self.files.is_empty() {
+            out.push_str(&format!("\n{FILES_HEADER}\n"));
+            for f in &self.files {
+                out.push_str(&format!("- {} {}\n", f.action.as_str(), f.path));
+            }
+        }
+        if !self.commands.is_empty() {
+            out.push_str(&format!("\n{COMMANDS_HEADER}\n"));
+            for c in &self.commands {
+                out.push_str(&format!("- $ {}\n", c.command));
+                if let Some(o) = &c.outcome {
+                    out.push_str(&format!("  → {o}\n"));
+                }
+            }
+        }
+        if !self.todos.is_empty() {
+            out.push_str(&format!("\n{TODOS_HEADER}\n"));
+            for t in &self.todos {
+                out.push_str(&format!("- [{}] {}\n", if t.done { "x" } else { " " }, t.text));
+            }
+        }
+        if !self.notes.is_empty() {
+            out.push_str(&format!("\n{NOTES_HEADER}\n"));
+            for n in &self.notes {
+                out.push_str(&format!("- {n}\n"));
+            }
+        }
+        out.push_str(CLOSE_TAG);
+        out
+    }
+
+    fn render_words(&self, budget: usize, tokens: &dyn TokenCounter) -> String {
+        let mut texts: Vec<String> = self.user_messages.iter().map(|w| w.text.clone()).collect();
+        let cost = |t: &str| tokens.count_text(t) + 6;
+        let mut total: usize = texts.iter().map(|t| cost(t)).sum();
+        // First cut the longest messages (pasted logs and files) to their head and tail.
+        while total > budget {
+            let Some((i, _)) = texts
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.chars().count() > HEAD_CHARS * 2)
+                .max_by_key(|(_, t)| t.len())
+            else {
+                break;
+            };
+            let before = cost(&texts[i]);
+            texts[i] = cut_middle(&texts[i]);
+            total = total - before + cost(&texts[i]);
+        }
+        // Then name the oldest by count, never the first.
+        let mut unquoted = 0;
+        while total > budget && unquoted + 1 < texts.len() {
+            total -= cost(&texts[1 + unquoted]);
+            unquoted += 1;
+        }
+        let mut out = String::new();
+        let mut number = 0;
+        let mut message = |out: &mut String, text: &str| {
+            number += 1;
+            out.push_str(&format!("{MESSAGE_PREFIX} {number}\n{text}\n"));
+        };
+        let mut rest = texts.iter();
+        let unquoted_total = self.earlier_unquoted + unquoted;
+        if let Some(first) = rest.next() {
+            message(&mut out, first);
+        }
+        if unquoted_total > 0 {
+            out.push_str(&format!("({unquoted_total} earlier user messages not quoted)\n"));
+        }
+        for t in rest.skip(unquoted) {
+            message(&mut out, t);
+        }
+        out
+    }
+
+    /// Reads a block written by [`Ledger::render`] (anywhere in `text`); `None` when there is none.
+    pub fn parse(text: &str) -> Option<Ledger> {
+        let start = text.find(OPEN_TAG)? + OPEN_TAG.len();
+        let end = start + text[start..].find(CLOSE_TAG)?;
+        let body = &text[start..end];
+        let mut ledger = Ledger::default();
+        let mut section = "";
+        let mut current: Option<Vec<&str>> = None;
+        let flush = |ledger: &mut Ledger, current: &mut Option<Vec<&str>>| {
+            if let Some(lines) = current.take() {
+                let text = lines.join("\n").trim_end().to_owned();
+                if !text.is_empty() {
+                    ledger.user_messages.push(UserWords { text });
+                }
+            }
+        };
+        for line in body.lines() {
+            if [USER_HEADER, FILES_HEADER, COMMANDS_HEADER, TODOS_HEADER, NOTES_HEADER].contains(&line) {
+                flush(&mut ledger, &mut current);
+                section = line;
+                continue;
+            }
+            match section {
+                USER_HEADER => {
+                    if line.strip_prefix(MESSAGE_PREFIX).is_some_and(|n| n.trim().parse::<usize>().is_ok()) {
+                        flush(&mut ledger, &mut current);
+                        current = Some(Vec::new());
+                    } else if let Some(n) = line
+                        .strip_prefix('(')
+                        .and_then(|l| l.strip_suffix(" earlier user messages not quoted)"))
+                        .and_then(|n| n.parse::<usize>().ok())
+                    {
+                        flush(&mut ledger, &mut current);
+                        ledger.earlier_unquoted += n;
+                    } else if let Some(lines) = current.as_mut() {
+                        lines.push(line);
+                    }
+                }
+                FILES_HEADER => {
+                    let touch = line.strip_prefix("- ").and_then(|l| l.split_once(' '));
+                    if let Some((action, path)) = touch
+                        && let Some(action) = FileAction::parse(action)
+                    {
+                        ledger.files.push(FileTouch { path: path.to_owned(), action });
+                    }
+                }
+                COMMANDS_HEADER => {
+                    if let Some(command) = line.strip_prefix("- $ ") {
+                        ledger.commands.push(CommandRun { command: command.to_owned(), outcome: None });
+                    } else if let Some(outcome) = line.strip_prefix("  → ")
+                        && let Some(last) = ledger.commands.last_mut()
+                    {
+                        last.outcome = Some(outcome.to_owned());
+                    }
+                }
+                TODOS_HEADER => {
+                    if let Some(t) = checkbox(line) {
+                        ledger.todos.push(t);
+                    }
+                }
+                NOTES_HEADER => {
+                    if let Some(n) = line.strip_prefix("- ") {
+                        ledger.notes.push(n.to_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+        flush(&mut ledger, &mut current);
+        Some(ledger)
+    }
+
+    fn add_words(&mut self, text: String) {
+        let key: String = normalize(&text).chars().take(PROBE_CHARS).collect();
+        if key.is_empty() {
+            return;
+        }
+        let same = |w: &UserWords| normalize(&w.text).chars().take(PROBE_CHARS).collect::<String>() == key;
+        if !self.user_messages.iter().any(same) {
+            self.user_messages.push(UserWords { text });
+        }
+    }
+
+    fn touch(&mut self, path: &str, action: FileAction) {
+        let path = path.trim();
+        if path.is_empty() {
+            return;
+        }
+        let previous = self.files.iter().position(|f| f.path == path).map(|i| self.files.remove(i));
+        let action = match (previous.map(|p| p.action), action) {
+            // A read changes nothing; an edit of a new file leaves it new.
+            (Some(p), FileAction::Read) => p,
+            (Some(FileAction::Created), FileAction::Edited) => FileAction::Created,
+            // Writing over a file seen before is an edit.
+            (Some(FileAction::Read | FileAction::Edited), FileAction::Created) => FileAction::Edited,
+            (_, a) => a,
+        };
+        self.files.push(FileTouch { path: path.to_owned(), action });
+    }
+
+    fn ran(&mut self, command: String, outcome: Option<String>) {
+        let command = one_line(&command, COMMAND_CHARS);
+        if command.is_empty() {
+            return;
+        }
+        self.commands.retain(|c| c.command != command);
+        self.commands.push(CommandRun { command, outcome });
+    }
+
+    fn set_outcome(&mut self, command: &str, outcome: Option<String>) {
+        if outcome.is_none() {
+            return;
+        }
+        let command = one_line(command, COMMAND_CHARS);
+        if let Some(c) = self.commands.iter_mut().rev().find(|c| c.command == command) {
+            c.outcome = outcome;
+        }
+    }
+
+    fn absorb(&mut self, m: &Message, pending: &mut HashMap<String, String>) {
+        // A user message's text blocks are read as one text: Cline and Roo put a tool result's
+        // header in one block and its body in the next ones.
+        let mut user_text = String::new();
+        for block in &m.content {
+            match block {
+                ContentBlock::Text { text } => {
+                    if let Some(parsed) = Ledger::parse(text) {
+                        self.merge(parsed);
+                    }
+                    let text = strip_ledger(text);
+                    if condenser_stub(&text) {
+                        continue;
+                    }
+                    match m.role {
+                        Role::User => {
+                            if !user_text.is_empty() {
+                                user_text.push('\n');
+                            }
+                            user_text.push_str(&text);
+                        }
+                        Role::Assistant => self.xml_calls(&text),
+                    }
+                }
+                ContentBlock::ToolUse { id, name, input } => {
+                    if let Some(command) = self.tool_call(name, input) {
+                        pending.insert(id.clone(), command);
+                    }
+                }
+                ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                    if let Some(command) = pending.remove(tool_use_id) {
+                        let text: Vec<&str> = content
+                            .iter()
+                            .filter_map(|p| match p {
+                                ToolResultPart::Text { text } => Some(text.as_str()),
+                                ToolResultPart::Image { .. } => None,
+                            })
+                            .collect();
+                        self.set_outcome(&command, outcome(&text.join("\n"), *is_error));
+                    }
+                }
+                ContentBlock::Image { .. } => {}
+            }
+        }
+        if !user_text.is_empty() {
+            self.encoded_results(&user_text);
+            let words = user_words(&user_text);
+            if let Some(list) = user_todos(&words) {
+                self.todos = list;
+            }
+            if !m.is_summary && !words.is_empty() {
+                self.add_words(words);
+            }
+        }
+    }
+
+    /// One structured tool call: files, commands and todos. Returns the command it ran, so its
+    /// result can give the outcome.
+    fn tool_call(&mut self, name: &str, input: &serde_json::Value) -> Option<String> {
+        let lower = name.to_ascii_lowercase();
+        // Patches (Codex `apply_patch`, anywhere in the arguments) name their files.
+        let mut patched = false;
+        for s in strings(input) {
+            for (path, action) in patch_files(s) {
+                self.touch(&path, action);
+                patched = true;
+            }
+        }
+        // Todo lists.
+        if let Some(todos) = input.get("todos") {
+            let list = match todos {
+                serde_json::Value::Array(items) => items.iter().filter_map(json_todo).collect(),
+                serde_json::Value::String(s) => checklist(s),
+                _ => Vec::new(),
+            };
+            if !list.is_empty() {
+                self.todos = list;
+            }
+        }
+        if let Some(serde_json::Value::Array(items)) = input.get("plan") {
+            let list: Vec<Todo> = items.iter().filter_map(json_todo).collect();
+            if !list.is_empty() {
+                self.todos = list;
+            }
+        }
+        if let Some(progress) = input.get("task_progress").and_then(|v| v.as_str()) {
+            let list = checklist(progress);
+            if !list.is_empty() {
+                self.todos = list;
+            }
+        }
+        // Files.
+        let action = match input.get("command").and_then(|v| v.as_str()) {
+            // Anthropic's text editor tool names its operation in `command`.
+            Some("view") if lower.contains("edit") => Some(FileAction::Read),
+            Some("create") if lower.contains("edit") => Some(FileAction::Created),
+            Some("str_replace" | "insert" | "undo_edit") if lower.contains("edit") => {
+                Some(FileAction::Edited)
+            }
+            _ => file_action(&lower),
+        };
+        if let Some(action) = action {
+            for key in ["path", "file_path", "filePath", "target_file", "notebook_path", "file"] {
+                if let Some(path) = input.get(key).and_then(|v| v.as_str()) {
+                    self.touch(path, action);
+                }
+            }
+        }
+        // Commands.
+        if !is_shell(&lower) || patched {
+            return None;
+        }
+        let command = match input.get("command").or_else(|| input.get("cmd")) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Array(parts)) => {
+                let parts: Vec<&str> = parts.iter().filter_map(|p| p.as_str()).collect();
+                match parts.as_slice() {
+                    [shell, flag, script] if shell.ends_with("sh") && flag.starts_with('-') => {
+                        (*script).to_owned()
+                    }
+                    _ => parts.join(" "),
+                }
+            }
+            _ => return None,
+        };
+        if command.trim_start().starts_with("apply_patch") {
+            return None;
+        }
+        self.ran(command.clone(), None);
+        Some(command)
+    }
+
+    /// Cline's and Roo's tool calls written as XML in the assistant's text.
+    fn xml_calls(&mut self, text: &str) {
+        for (tag, action) in [
+            ("read_file", Some(FileAction::Read)),
+            ("write_to_file", Some(FileAction::Created)),
+            ("replace_in_file", Some(FileAction::Edited)),
+            ("apply_diff", Some(FileAction::Edited)),
+            ("insert_content", Some(FileAction::Edited)),
+            ("search_and_replace", Some(FileAction::Edited)),
+            ("execute_command", None),
+            ("update_todo_list", None),
+        ] {
+            for body in tag_bodies(text, tag) {
+                if let Some(action) = action {
+                    for path in tag_bodies(body, "path") {
+                        self.touch(path.trim(), action);
+                    }
+                }
+                if tag == "execute_command" {
+                    for command in tag_bodies(body, "command") {
+                        self.ran(command.trim().to_owned(), None);
+                    }
+                }
+                if tag == "update_todo_list" {
+                    for todos in tag_bodies(body, "todos") {
+                        let list = checklist(todos);
+                        if !list.is_empty() {
+                            self.todos = list;
+                        }
+                    }
+                }
+            }
+        }
+        for progress in tag_bodies(text, "task_progress") {
+            let list = checklist(progress);
+            if !list.is_empty() {
+                self.todos = list;
+            }
+        }
+    }
+
+    /// Tool results Cline and Roo send back as user text: `[tool for 'arg'] Result:` and the body.
+    fn encoded_results(&mut self, text: &str) {
+        for r in encoded_tool_results(text) {
+            let lower = r.tool.to_ascii_lowercase();
+            let Some(arg) = r.arg else { continue };
+            if is_shell(&lower) {
+                self.ran(arg.clone(), None);
+                self.set_outcome(&arg, outcome(r.body, false));
+            } else if let Some(action) = file_action(&lower) {
+                self.touch(&arg, action);
+            }
+        }
+    }
+}
+
+/// Checks probes against the text the model sees: `(kept, missing)`.
+pub fn check_probes<'a>(probes: &'a [Probe], haystack: &str) -> (Vec<&'a Probe>, Vec<&'a Probe>) {
+    let haystack = normalize(haystack);
+    probes.iter().partition(|p| haystack.contains(&normalize(&p.needle)))
+}
+
+/// Everything a model reads in these messages, as one text: text blocks, tool names and the
+/// string values of their arguments, tool result texts.
+pub fn view_text(messages: &[&Message]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        for block in &m.content {
+            match block {
+                ContentBlock::Text { text } => out.push_str(text),
+                ContentBlock::ToolUse { name, input, .. } => {
+                    out.push_str(name);
+                    for s in strings(input) {
+                        out.push('\n');
+                        out.push_str(s);
+                    }
+                }
+                ContentBlock::ToolResult { content, .. } => {
+                    for p in content {
+                        if let ToolResultPart::Text { text } = p {
+                            out.push_str(text);
+                            out.push('\n');
+                        }
+                    }
+                }
+                ContentBlock::Image { .. } => {}
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Whether a text block is a ledger (its text starts with [`OPEN_TAG`]).
+pub fn is_ledger_block(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::Text { text } if text.trim_start().starts_with(OPEN_TAG))
+}
+
+/// The tokens the user's words of a ledger may take for a target (or, with none, for the
+/// current context size).
+pub fn budget_for(target_tokens: Option<usize>, context_tokens: usize) -> usize {
+    target_tokens.unwrap_or(context_tokens) * BUDGET_PERCENT / 100
+}
+
+/// The user's own words in a user message's text, without what clients wrap around them:
+/// environment details, system reminders, Claude Code's local command noise, tool results sent
+/// as text by Cline and Roo (whose `<feedback>` and `<answer>` are kept); `<task>`,
+/// `<feedback>`, `<user_message>` and `<answer>` keep their inner text.
+pub fn user_words(text: &str) -> String {
+    let whole = strip_ledger(text);
+    let spans = encoded_tool_results(&whole);
+    // Text-encoded tool results are not the user's words; the user's answers inside them are.
+    let mut text = match spans.first() {
+        Some(first) => whole[..first.start].to_owned(),
+        None => whole.clone(),
+    };
+    for span in &spans {
+        for tag in ["feedback", "answer", "user_message"] {
+            for inner in tag_bodies(span.body, tag) {
+                text.push('\n');
+                text.push_str(inner.trim());
+            }
+        }
+    }
+    for tag in [
+        "environment_details",
+        "system-reminder",
+        "command-name",
+        "command-message",
+        "local-command-stdout",
+        "local-command-stderr",
+    ] {
+        text = remove_tag(&text, tag);
+    }
+    for tag in ["task", "feedback", "user_message", "answer", "command-args"] {
+        text = unwrap_tag(&text, tag);
+    }
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            let t = l.trim();
+            !t.starts_with(
+                "Caveat: The messages below were generated by the user while running local commands",
+            ) && t != "[Request interrupted by user]"
+                && t != "[Request interrupted by user for tool use]"
+        })
+        .collect();
+    collapse_blank_lines(lines.join("\n").trim())
+}
+
+/// The shortest start of `text` whose normalized form has `chars` characters (all of it when
+/// shorter): what a probe needs to find again.
+fn head_of(text: &str, chars: usize) -> String {
+    let text = text.trim();
+    let mut seen = 0;
+    let mut last_space = true;
+    for (i, c) in text.char_indices() {
+        let space = c.is_whitespace();
+        if !(space && last_space) {
+            seen += 1;
+        }
+        last_space = space;
+        if seen >= chars {
+            return text[..i + c.len_utf8()].to_owned();
+        }
+    }
+    text.to_owned()
+}
+
+/// Lowercase, whitespace collapsed to single spaces, trimmed.
+fn normalize(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+fn preview(text: &str) -> String {
+    one_line(text, 60)
+}
+
+/// The text on one line, at most `max` characters (cut with `…`).
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+fn collapse_blank_lines(text: &str) -> String {
+    let mut out = String::new();
+    let mut blanks = 0;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            blanks += 1;
+            if blanks > 1 {
+                continue;
+            }
+        } else {
+            blanks = 0;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.trim().to_owned()
+}
+
+/// The text with any ledger block taken out.
+fn strip_ledger(text: &str) -> String {
+    let Some(start) = text.find(OPEN_TAG) else { return text.to_owned() };
+    let end = text[start..].find(CLOSE_TAG).map_or(text.len(), |e| start + e + CLOSE_TAG.len());
+    format!("{}{}", &text[..start], &text[end..])
+}
+
+/// Text this project wrote in place of content (truncation stubs, lossless references).
+fn condenser_stub(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with('[') && t.contains("Context Condenser") && t.len() < 300
+}
+
+/// Head and tail of a long text, the middle replaced by a note of its size.
+fn cut_middle(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let head_end = boundary(&chars, HEAD_CHARS);
+    let tail_start = chars.len() - HEAD_CHARS / 2;
+    let tail_start =
+        chars[tail_start..].iter().position(|c| *c == '\n').map_or(tail_start, |p| tail_start + p + 1);
+    let head: String = chars[..head_end].iter().collect();
+    let tail: String = chars[tail_start..].iter().collect();
+    format!(
+        "{}\n[… {} characters cut by Context Condenser …]\n{}",
+        head.trim_end(),
+        tail_start - head_end,
+        tail.trim_start()
+    )
+}
+
+/// A cut point near `at`: the end of a line if one is close, else `at`.
+fn boundary(chars: &[char], at: usize) -> usize {
+    let at = at.min(chars.len());
+    chars[at / 2..at].iter().rposition(|c| *c == '\n').map_or(at, |p| at / 2 + p)
+}
+
+/// The inner texts of every `<tag>…</tag>` in `text`.
+fn tag_bodies<'a>(text: &'a str, tag: &str) -> Vec<&'a str> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(s) = rest.find(&open) {
+        let after = &rest[s + open.len()..];
+        let Some(e) = after.find(&close) else { break };
+        out.push(&after[..e]);
+        rest = &after[e + close.len()..];
+    }
+    out
+}
+
+/// `text` without any `<tag …>…</tag>` (attributes allowed); an unclosed tag runs to the end.
+fn remove_tag(text: &str, tag: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    loop {
+        let Some(s) = find_open(rest, tag) else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..s]);
+        let close = format!("</{tag}>");
+        match rest[s..].find(&close) {
+            Some(e) => rest = &rest[s + e + close.len()..],
+            None => return out,
+        }
+    }
+}
+
+/// `text` with `<tag …>` and `</tag>` removed and what they wrap kept.
+fn unwrap_tag(text: &str, tag: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(s) = find_open(rest, tag) {
+        out.push_str(&rest[..s]);
+        let end = rest[s..].find('>').map_or(rest.len(), |e| s + e + 1);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.replace(&format!("</{tag}>"), "")
+}
+
+/// Where `<tag>` or `<tag attr…>` opens.
+fn find_open(text: &str, tag: &str) -> Option<usize> {
+    let open = format!("<{tag}");
+    let mut from = 0;
+    while let Some(s) = text[from..].find(&open) {
+        let at = from + s;
+        let next = text[at + open.len()..].chars().next();
+        if matches!(next, Some('>' | ' ' | '\n')) {
+            return Some(at);
+        }
+        from = at + open.len();
+    }
+    None
+}
+
+/// A tool result Cline or Roo sent back as user text.
+struct EncodedResult<'a> {
+    /// Where its `[tool for 'arg'] Result:` header starts.
+    start: usize,
+    tool: String,
+    arg: Option<String>,
+    /// Up to the next header or the end.
+    body: &'a str,
+}
+
+/// Each `[tool for 'arg'] Result:` header in a text, with its body up to the next header.
+fn encoded_tool_results(text: &str) -> Vec<EncodedResult<'_>> {
+    // (start of header, end of header, tool, arg)
+    let mut headers: Vec<(usize, usize, String, Option<String>)> = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_end();
+        if let Some(inner) = t.strip_prefix('[').and_then(|l| l.strip_suffix("] Result:")) {
+            let (tool, arg) = match inner.split_once(" for '") {
+                Some((tool, arg)) => (tool, Some(arg.strip_suffix('\'').unwrap_or(arg).to_owned())),
+                None => (inner, None),
+            };
+            if !tool.is_empty() && !tool.contains(' ') {
+                headers.push((offset, offset + line.len(), tool.to_owned(), arg));
+            }
+        }
+        offset += line.len();
+    }
+    let ends: Vec<usize> = headers.iter().skip(1).map(|h| h.0).chain(std::iter::once(text.len())).collect();
+    headers
+        .into_iter()
+        .zip(ends)
+        .map(|((start, end, tool, arg), body_end)| EncodedResult {
+            start,
+            tool,
+            arg,
+            body: &text[end..body_end],
+        })
+        .collect()
+}
+
+/// Every string in a JSON value, depth first.
+fn strings(value: &serde_json::Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    fn walk<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s),
+            serde_json::Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    walk(value, &mut out);
+    out
+}
+
+/// The files of an `apply_patch` patch: `*** Add File:`, `*** Update File:`, `*** Delete File:`,
+/// `*** Move to:`.
+fn patch_files(text: &str) -> Vec<(String, FileAction)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        for (prefix, action) in [
+            ("*** Add File: ", FileAction::Created),
+            ("*** Update File: ", FileAction::Edited),
+            ("*** Delete File: ", FileAction::Deleted),
+            ("*** Move to: ", FileAction::Created),
+        ] {
+            if let Some(path) = line.strip_prefix(prefix) {
+                out.push((path.trim().to_owned(), action));
+            }
+        }
+    }
+    out
+}
+
+/// What a tool does to the file it names, by its (lowercased) name.
+fn file_action(lower: &str) -> Option<FileAction> {
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    if has(&["search", "list", "glob", "grep", "find"]) && !has(&["replace"]) {
+        None
+    } else if has(&["delete", "remove"]) {
+        Some(FileAction::Deleted)
+    } else if has(&["edit", "replace", "patch", "diff", "insert", "modify", "update_file"]) {
+        Some(FileAction::Edited)
+    } else if has(&["write", "create", "save"]) {
+        Some(FileAction::Created)
+    } else if has(&["read", "view", "open", "cat"]) {
+        Some(FileAction::Read)
+    } else {
+        None
+    }
+}
+
+/// Whether a tool runs shell commands.
+fn is_shell(lower: &str) -> bool {
+    ["bash", "shell", "execute_command", "run_command", "run_terminal_cmd", "exec_command", "terminal"]
+        .iter()
+        .any(|n| lower == *n || lower.ends_with(n))
+}
+
+/// A command's outcome as its result shows it: the exit code, else the first error line.
+fn outcome(text: &str, is_error: bool) -> Option<String> {
+    let error_line = text.lines().map(str::trim).find(|l| looks_failed(l)).map(|l| one_line(l, 160));
+    if let Some(code) = exit_code(text) {
+        return Some(match (code, error_line) {
+            (0, _) => "exit 0".to_owned(),
+            (c, Some(line)) => format!("exit {c}: {line}"),
+            (c, None) => format!("exit {c}"),
+        });
+    }
+    match error_line {
+        Some(line) => Some(format!("error: {line}")),
+        None if is_error => Some(format!(
+            "failed: {}",
+            one_line(text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), 160)
+        )),
+        None => None,
+    }
+}
+
+/// Whether a line reports a failure (`error[E0308]`, `FAILED`, `Traceback`), and not a count of
+/// none (`0 failed`, `0 errors`).
+fn looks_failed(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let words = ["error", "failed", "panicked", "traceback", "exception", "fatal"];
+    if !words.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    let none = ["0 failed", "0 errors", "0 error", "no errors", "test result: ok", "0 failures"];
+    !none.iter().any(|n| lower.contains(n))
+}
+
+/// An exit code shown in a result: `Exit code: 1`, `exit code 1`, `"exit_code": 1`, `exited with
+/// code 1`.
+fn exit_code(text: &str) -> Option<i64> {
+    let lower = text.to_ascii_lowercase();
+    for marker in
+        ["exit code:", "exit code", "\"exit_code\":", "exit_code:", "exited with code", "exit status"]
+    {
+        if let Some(at) = lower.find(marker) {
+            let rest = lower[at + marker.len()..].trim_start();
+            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+            if let Ok(code) = digits.parse() {
+                return Some(code);
+            }
+        }
+    }
+    None
+}
+
+/// A todo from a JSON item: `{content|step|text, status}` or `{…, completed: bool}`.
+fn json_todo(item: &serde_json::Value) -> Option<Todo> {
+    let text =
+        ["content", "step", "text", "title"].iter().find_map(|k| item.get(*k).and_then(|v| v.as_str()))?;
+    let done = item.get("status").and_then(|v| v.as_str()).is_some_and(|s| s == "completed" || s == "done")
+        || item.get("completed").and_then(|v| v.as_bool()).unwrap_or(false);
+    Some(Todo { text: one_line(text, COMMAND_CHARS), done })
+}
+
+/// A checkbox line: `- [ ] x`, `* [x] x`, `[-] x` (in progress: open).
+fn checkbox(line: &str) -> Option<Todo> {
+    let t = line.trim_start();
+    let t = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")).unwrap_or(t);
+    let (mark, text) = t.strip_prefix('[').and_then(|r| r.split_once(']'))?;
+    let done = match mark {
+        "x" | "X" => true,
+        " " | "-" | "~" | "" => false,
+        _ => return None,
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    Some(Todo { text: one_line(text, COMMAND_CHARS), done })
+}
+
+fn checklist(text: &str) -> Vec<Todo> {
+    text.lines().filter_map(checkbox).collect()
+}
+
+/// A todo list in a user's message: checkbox lines, or a numbered list under a line that names a
+/// todo list (`TODO:`, `Todo list:`, `## TODO`).
+fn user_todos(words: &str) -> Option<Vec<Todo>> {
+    // Only Markdown task lists (`- [ ]`): bare `[ ]` lines in a user's message are more often
+    // data (a pasted file) than the task's todo list.
+    let boxes: Vec<Todo> = words
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- [") || l.trim_start().starts_with("* ["))
+        .filter_map(checkbox)
+        .collect();
+    if !boxes.is_empty() {
+        return Some(boxes);
+    }
+    let mut list = Vec::new();
+    let mut under_todo = false;
+    for line in words.lines() {
+        let t = line.trim();
+        let lower = t.to_ascii_lowercase();
+        if lower.contains("todo") && (t.ends_with(':') || t.starts_with('#')) {
+            under_todo = true;
+            list.clear();
+            continue;
+        }
+        if !under_todo || t.is_empty() {
+            continue;
+        }
+        let numbered = t.split_once(['.', ')']).filter(|(n, rest)| {
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && rest.starts_with(' ')
+        });
+        match numbered {
+            Some((_, rest)) => list.push(Todo { text: one_line(rest, COMMAND_CHARS), done: false }),
+            // Another paragraph ends the list.
+            None => under_todo = list.is_empty(),
+        }
+    }
+    (!list.is_empty()).then_some(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::{Encoding, TiktokenCounter};
+    use serde_json::json;
+
+    fn user(id: &str, text: &str) -> Message {
+        Message::new(id, Role::User, vec![ContentBlock::text(text)])
+    }
+
+    fn call(id: &str, name: &str, input: serde_json::Value) -> ContentBlock {
+        ContentBlock::ToolUse { id: id.into(), name: name.into(), input }
+    }
+
+    fn of(messages: &[Message]) -> Ledger {
+        Ledger::of(&messages.iter().collect::<Vec<_>>())
+    }
+
+    fn counter() -> TiktokenCounter {
+        TiktokenCounter::new(Encoding::O200kBase)
+    }
+
+    #[test]
+    fn claude_code_tools_give_files_commands_and_todos() {
+        let messages = vec![
+            user("u1", "Fix the flaky retry test. Never touch prod.yaml."),
+            Message::new(
+                "a1",
+                Role::Assistant,
+                vec![
+                    call("toolu_01", "Read", json!({"file_path": "/repo/src/retry.rs"})),
+                    call("toolu_02", "Edit", json!({"file_path": "/repo/src/retry.rs", "old_string": "a", "new_string": "b"})),
+                    call("toolu_03", "Write", json!({"file_path": "/repo/tests/retry_flaky.rs", "content": "#[test]"})),
+                    call("toolu_04", "Bash", json!({"command": "cargo test -p retry", "description": "Run tests"})),
+                    call(
+                        "toolu_05",
+                        "TodoWrite",
+                        json!({"todos": [
+                            {"content": "Reproduce the flake", "status": "completed", "activeForm": "Reproducing"},
+                            {"content": "Add a deterministic clock", "status": "in_progress", "activeForm": "Adding"},
+                            {"content": "Update CHANGELOG", "status": "pending", "activeForm": "Updating"}
+                        ]}),
+                    ),
+                ],
+            ),
+            Message::new(
+                "u2",
+                Role::User,
+                vec![
+                    ContentBlock::tool_result_text("toolu_01", "fn retry() {}"),
+                    ContentBlock::tool_result_text("toolu_02", "The file has been updated."),
+                    ContentBlock::tool_result_text("toolu_03", "File created successfully"),
+                    ContentBlock::ToolResult {
+                        tool_use_id: "toolu_04".into(),
+                        content: vec![ToolResultPart::Text {
+                            text: "running 3 tests\ntest retry::backoff ... FAILED\nerror: test failed, to rerun pass `-p retry --lib`".into(),
+                        }],
+                        is_error: true,
+                    },
+                    ContentBlock::tool_result_text("toolu_05", "Todos have been modified successfully."),
+                ],
+            ),
+        ];
+        let l = of(&messages);
+        assert_eq!(
+            l.files,
+            [
+                FileTouch { path: "/repo/src/retry.rs".into(), action: FileAction::Edited },
+                FileTouch { path: "/repo/tests/retry_flaky.rs".into(), action: FileAction::Created },
+            ]
+        );
+        assert_eq!(l.commands.len(), 1);
+        assert_eq!(l.commands[0].command, "cargo test -p retry");
+        assert_eq!(l.commands[0].outcome.as_deref(), Some("error: test retry::backoff ... FAILED"));
+        assert_eq!(
+            l.todos.iter().map(|t| (t.text.as_str(), t.done)).collect::<Vec<_>>(),
+            [
+                ("Reproduce the flake", true),
+                ("Add a deterministic clock", false),
+                ("Update CHANGELOG", false)
+            ]
+        );
+        // Tool results are never the user's words.
+        assert_eq!(
+            l.user_messages,
+            [UserWords { text: "Fix the flaky retry test. Never touch prod.yaml.".into() }]
+        );
+    }
+
+    #[test]
+    fn codex_apply_patch_and_shell_exit_codes() {
+        let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-old\n+new\n*** Add File: src/new.rs\n+fn x() {}\n*** Delete File: src/old.rs\n*** End Patch";
+        let messages = vec![
+            Message::new(
+                "a1",
+                Role::Assistant,
+                vec![
+                    call("call_1", "shell", json!({"command": ["apply_patch", patch]})),
+                    call("call_2", "shell", json!({"command": ["bash", "-lc", "npm test"], "workdir": "/w"})),
+                    call(
+                        "call_3",
+                        "update_plan",
+                        json!({"plan": [{"step": "Patch lib", "status": "completed"}, {"step": "Run the tests", "status": "pending"}]}),
+                    ),
+                ],
+            ),
+            Message::new(
+                "u1",
+                Role::User,
+                vec![
+                    ContentBlock::tool_result_text(
+                        "call_1",
+                        "{\"output\":\"Done!\",\"metadata\":{\"exit_code\":0}}",
+                    ),
+                    ContentBlock::tool_result_text(
+                        "call_2",
+                        "{\"output\":\"FAIL src/a.test.ts\\nTypeError: x is not a function\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":2.1}}",
+                    ),
+                    ContentBlock::tool_result_text("call_3", "Plan updated"),
+                ],
+            ),
+        ];
+        let l = of(&messages);
+        let files: Vec<(&str, FileAction)> = l.files.iter().map(|f| (f.path.as_str(), f.action)).collect();
+        assert_eq!(
+            files,
+            [
+                ("src/lib.rs", FileAction::Edited),
+                ("src/new.rs", FileAction::Created),
+                ("src/old.rs", FileAction::Deleted)
+            ]
+        );
+        // apply_patch is a file edit, not a command.
+        assert_eq!(l.commands, [CommandRun {
+            command: "npm test".into(),
+            outcome: Some("exit 1: {\"output\":\"FAIL src/a.test.ts\\nTypeError: x is not a function\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":2.1}}".into())
+        }]);
+        assert_eq!(l.todos[1], Todo { text: "Run the tests".into(), done: false });
+    }
+
+    #[test]
+    fn cline_xml_calls_and_text_encoded_results() {
+        let messages = vec![
+            user(
+                "u0",
+                "<task>\nAdd dark mode to the settings page. Use CSS variables only.\n</task>\n<environment_details>\n# VSCode Visible Files\nsrc/App.tsx\n</environment_details>",
+            ),
+            Message::new(
+                "a1",
+                Role::Assistant,
+                vec![ContentBlock::text(
+                    "I'll read the file first.\n<read_file>\n<path>src/settings.css</path>\n<task_progress>\n- [x] Read the styles\n- [ ] Add the dark palette\n</task_progress>\n</read_file>",
+                )],
+            ),
+            user(
+                "u1",
+                "[read_file for 'src/settings.css'] Result:\n:root { --bg: white; }\n\n<environment_details>\n# Current Time\n10:00\n</environment_details>",
+            ),
+            Message::new(
+                "a2",
+                Role::Assistant,
+                vec![ContentBlock::text(
+                    "<replace_in_file>\n<path>src/settings.css</path>\n<diff>...</diff>\n</replace_in_file>\n<execute_command>\n<command>npm run lint</command>\n<requires_approval>false</requires_approval>\n</execute_command>",
+                )],
+            ),
+            user(
+                "u2",
+                "[replace_in_file for 'src/settings.css'] Result:\nThe content was successfully saved.\n[execute_command for 'npm run lint'] Result:\nCommand executed.\nOutput:\nerror  'x' is defined but never used  no-unused-vars\n<feedback>\nAlso keep the high-contrast theme working.\n</feedback>",
+            ),
+        ];
+        let l = of(&messages);
+        assert_eq!(l.files, [FileTouch { path: "src/settings.css".into(), action: FileAction::Edited }]);
+        assert_eq!(
+            l.commands,
+            [CommandRun {
+                command: "npm run lint".into(),
+                outcome: Some("error: error 'x' is defined but never used no-unused-vars".into())
+            }]
+        );
+        assert_eq!(
+            l.todos,
+            [
+                Todo { text: "Read the styles".into(), done: true },
+                Todo { text: "Add the dark palette".into(), done: false }
+            ]
+        );
+        let words: Vec<&str> = l.user_messages.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "Add dark mode to the settings page. Use CSS variables only.",
+                "Also keep the high-contrast theme working."
+            ]
+        );
+    }
+
+    #[test]
+    fn user_words_drop_client_wrappers() {
+        assert_eq!(
+            user_words(
+                "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>\n<local-command-stdout></local-command-stdout>"
+            ),
+            ""
+        );
+        assert_eq!(
+            user_words(
+                "Caveat: The messages below were generated by the user while running local commands. DO NOT respond.\nplease keep going\n<system-reminder>\nThe TodoWrite tool hasn't been used\n</system-reminder>"
+            ),
+            "please keep going"
+        );
+        assert_eq!(user_words("<user_message>\nuse pnpm, not npm\n</user_message>"), "use pnpm, not npm");
+    }
+
+    #[test]
+    fn user_checklists_and_numbered_todo_lists() {
+        let l = of(&[user("u", "Plan:\n- [x] parser\n- [ ] printer\n- [ ] docs")]);
+        assert_eq!(l.todos.iter().filter(|t| !t.done).count(), 2);
+        let l = of(&[user("u", "TODO:\n1. rename the crate\n2) publish 0.2\n\nThanks!")]);
+        assert_eq!(
+            l.todos,
+            [
+                Todo { text: "rename the crate".into(), done: false },
+                Todo { text: "publish 0.2".into(), done: false }
+            ]
+        );
+        assert!(of(&[user("u", "1. first we talk\n2. then we code")]).todos.is_empty());
+        // A pasted todo.txt is data, not the task's list.
+        assert!(of(&[user("u", "the file was:\n[ ] buy milk\n[x] file taxes")]).todos.is_empty());
+        // Roo's update_todo_list: the latest version wins.
+        let roo = |id: &str, todos: &str| {
+            Message::new("a", Role::Assistant, vec![call(id, "update_todo_list", json!({ "todos": todos }))])
+        };
+        let l = of(&[roo("t1", "[ ] a\n[ ] b"), roo("t2", "[x] a\n[-] b\n[ ] c")]);
+        assert_eq!(l.todos.iter().map(|t| t.done).collect::<Vec<_>>(), [true, false, false]);
+    }
+
+    fn sample() -> Ledger {
+        Ledger {
+            user_messages: vec![
+                UserWords { text: "Build the CLI.\n\n## Rules\n- never push to main".into() },
+                UserWords { text: "Use tabs.".into() },
+            ],
+            files: vec![
+                FileTouch { path: "src/main.rs".into(), action: FileAction::Edited },
+                FileTouch { path: "docs/a b.md".into(), action: FileAction::Read },
+            ],
+            commands: vec![
+                CommandRun { command: "cargo build".into(), outcome: Some("exit 0".into()) },
+                CommandRun { command: "ls".into(), outcome: None },
+            ],
+            todos: vec![
+                Todo { text: "write docs".into(), done: false },
+                Todo { text: "parse".into(), done: true },
+            ],
+            earlier_unquoted: 0,
+            notes: vec!["open todo: ship it".into()],
+        }
+    }
+
+    #[test]
+    fn render_parses_back() {
+        let l = sample();
+        let text = l.render(10_000, &counter());
+        assert!(text.starts_with(OPEN_TAG) && text.ends_with(CLOSE_TAG));
+        assert_eq!(Ledger::parse(&format!("Summary.\n\n{text}\ntrailing")), Some(l));
+        assert_eq!(Ledger::parse("no ledger here"), None);
+    }
+
+    #[test]
+    fn merge_does_not_duplicate() {
+        let mut l = sample();
+        l.merge(sample());
+        assert_eq!(l, sample());
+        // A ledger found in messages merges with what they show.
+        let text = sample().render(10_000, &counter());
+        let mut summary = Message::new(
+            "s",
+            Role::Assistant,
+            vec![ContentBlock::text("the summary"), ContentBlock::text(text)],
+        );
+        summary.is_summary = true;
+        let later = Message::new(
+            "a",
+            Role::Assistant,
+            vec![call("t", "Write", json!({"file_path": "docs/a b.md", "content": "x"}))],
+        );
+        let merged = of(&[summary, user("u", "Use tabs."), later]);
+        assert_eq!(merged.user_messages.len(), 2);
+        assert_eq!(
+            merged.files.last(),
+            Some(&FileTouch { path: "docs/a b.md".into(), action: FileAction::Edited })
+        );
+    }
+
+    #[test]
+    fn budget_cuts_long_messages_first_then_names_the_oldest() {
+        let t = counter();
+        let log = (0..400).map(|i| format!("line {i}: INFO request served in {i} ms\n")).collect::<String>();
+        let l = Ledger {
+            user_messages: vec![
+                UserWords { text: "First: build a log viewer.".into() },
+                UserWords { text: format!("Here is the log:\n{log}") },
+                UserWords { text: "Rule: keep it under 100 lines.".into() },
+            ],
+            ..Ledger::default()
+        };
+        // Enough room for short messages, not for the log: the log is cut to head and tail.
+        let text = l.render(600, &t);
+        assert!(text.contains("characters cut by Context Condenser"), "{text}");
+        assert!(text.contains("line 0: INFO") && text.contains("line 399: INFO"));
+        assert!(
+            text.contains("Rule: keep it under 100 lines.") && text.contains("First: build a log viewer.")
+        );
+        assert!(!text.contains("not quoted"));
+        // Almost no room: the first stays, the oldest others are named by count.
+        let text = l.render(20, &t);
+        assert!(text.contains("First: build a log viewer."));
+        assert!(text.contains("(2 earlier user messages not quoted)"), "{text}");
+        assert!(!text.contains("line 0: INFO"));
+        assert_eq!(Ledger::parse(&text).unwrap().earlier_unquoted, 2);
+    }
+
+    #[test]
+    fn probes_and_prune() {
+        let l = sample();
+        let probes = l.probes();
+        let labels: Vec<&str> = probes.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "user: Build the CLI. ## Rules - never push to main",
+                "user: Use tabs.",
+                "file: edited src/main.rs",
+                "todo: write docs"
+            ]
+        );
+        let (kept, missing) = check_probes(&probes, "USE   tabs. then src/main.rs and\nwrite docs");
+        assert_eq!((kept.len(), missing.len()), (3, 1));
+        assert_eq!(missing[0].restore, "Build the CLI.\n\n## Rules\n- never push to main");
+        let long =
+            Ledger { user_messages: vec![UserWords { text: "word  ".repeat(80) }], ..Ledger::default() };
+        let probe = &long.probes()[0];
+        assert!(probe.needle.chars().count() >= PROBE_CHARS - 1);
+        assert!(normalize(&probe.restore).contains(&probe.needle) && probe.restore.len() < 100);
+        let mut pruned = sample();
+        let later = Ledger {
+            files: vec![FileTouch { path: "src/main.rs".into(), action: FileAction::Read }],
+            ..Ledger::default()
+        };
+        pruned.prune(&later, "Use tabs.");
+        assert_eq!(pruned.user_messages.len(), 1);
+        assert_eq!(pruned.files.len(), 1);
+        assert_eq!(pruned.todos.len(), 2);
+    }
+}
