@@ -6,19 +6,10 @@
 
 use std::collections::BTreeSet;
 
+use condense_core::ledger::Ledger;
 use condense_core::model::ToolResultPart;
-use condense_core::{ContentBlock, Message, Role};
+use condense_core::{ContentBlock, Message};
 use serde::Serialize;
-
-/// How many characters of a hidden user message make its probe.
-const USER_PHRASE_CHARS: usize = 60;
-
-/// User texts shorter than this ("ok", "go on") say nothing a reader must keep.
-const MIN_USER_PHRASE_CHARS: usize = 16;
-
-/// The argument names under which the common agents pass a file path to a tool.
-const PATH_KEYS: [&str; 8] =
-    ["path", "file_path", "filePath", "target_file", "file", "filename", "notebook_path", "paths"];
 
 /// One phrase that must survive a condensation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -34,72 +25,22 @@ pub(crate) fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
-/// Probes derived from the messages the run hid: the opening words of each hidden user text
-/// (wrappers a client adds — `<environment_details>`, `[tool for 'x'] Result:` — excepted) and the
-/// paths of the files the hidden tool calls named. Messages hidden before the run (by an earlier
-/// condensation) are not the run's to keep.
-///
-/// The core's state ledger will derive richer probes (rules, todos, commands); this is the
-/// measure until then, built only from what the original conversation shows.
+/// Probes derived from the messages the run hid, by the core's state ledger (the same probes
+/// the template checks): each hidden user instruction (its opening words, client wrappers left
+/// out), each file created, edited or deleted (its path), each open todo (its text). Messages
+/// hidden before the run (by an earlier condensation) are not the run's to keep.
 pub(crate) fn derived_probes(original: &[Message], result: &[Message]) -> Vec<Probe> {
     let visible_before: BTreeSet<&str> =
         original.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
     let hidden: Vec<&Message> =
         result.iter().filter(|m| !m.is_visible() && visible_before.contains(m.id.as_str())).collect();
-    let mut probes = Vec::new();
     let mut seen = BTreeSet::new();
-    let mut push = |label: String, needle: String| {
-        if seen.insert(needle.clone()) {
-            probes.push(Probe { label, needle });
-        }
-    };
-    for message in hidden {
-        for block in &message.content {
-            match block {
-                ContentBlock::Text { text } if message.role == Role::User => {
-                    if let Some(phrase) = user_phrase(text) {
-                        push(format!("user message {}", message.id), phrase);
-                    }
-                }
-                ContentBlock::ToolUse { input, .. } => {
-                    for path in paths_in(input) {
-                        push(format!("file {path}"), path);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    probes
-}
-
-/// The opening of a user's own text, or `None` for client wrappers and trivial replies.
-fn user_phrase(text: &str) -> Option<String> {
-    let trimmed = text.trim_start();
-    let wrapper = trimmed.starts_with('<')
-        || (trimmed.starts_with('[') && trimmed.lines().next().is_some_and(|l| l.contains("] Result:")));
-    let normalized = normalize(trimmed);
-    if wrapper || normalized.chars().count() < MIN_USER_PHRASE_CHARS {
-        return None;
-    }
-    let phrase: String = normalized.chars().take(USER_PHRASE_CHARS).collect();
-    Some(phrase.trim_end().to_owned())
-}
-
-/// The file paths among a tool call's arguments.
-fn paths_in(input: &serde_json::Value) -> Vec<String> {
-    let Some(object) = input.as_object() else { return Vec::new() };
-    let mut out = Vec::new();
-    for key in PATH_KEYS {
-        match object.get(key) {
-            Some(serde_json::Value::String(s)) if !s.trim().is_empty() => out.push(s.trim().to_owned()),
-            Some(serde_json::Value::Array(items)) => {
-                out.extend(items.iter().filter_map(|v| v.as_str()).map(|s| s.trim().to_owned()));
-            }
-            _ => {}
-        }
-    }
-    out
+    Ledger::of(&hidden)
+        .probes()
+        .into_iter()
+        .filter(|p| seen.insert(normalize(&p.needle)))
+        .map(|p| Probe { label: p.label, needle: p.needle })
+        .collect()
 }
 
 /// A probe file: one phrase per line; blank lines and lines starting with `#` are skipped.
@@ -165,6 +106,7 @@ fn strings_in(value: &serde_json::Value, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use condense_core::Role;
     use serde_json::json;
 
     fn user(id: &str, text: &str) -> Message {
@@ -176,13 +118,13 @@ mod tests {
         let call = ContentBlock::ToolUse {
             id: "t1".into(),
             name: "Edit".into(),
-            input: json!({"file_path": "src/app.ts", "old_string": "a"}),
+            input: json!({"file_path": "src/app.ts", "old_string": "a", "new_string": "b"}),
         };
         let original = vec![
-            user("m1", "Never   touch the production config, whatever the tests say."),
+            user("m1", "Never touch the production config, whatever the tests say."),
             Message::new("m2", Role::Assistant, vec![call]),
-            user("m3", "<environment_details>cwd: /home/me</environment_details>"),
-            user("m4", "ok"),
+            Message::new("m3", Role::User, vec![ContentBlock::tool_result_text("t1", "edited")]),
+            user("m4", "<environment_details>cwd: /home/me</environment_details>"),
             user("m5", "Use pnpm, not npm, for every install in this repository."),
         ];
         let mut result = original.clone();
@@ -190,21 +132,14 @@ mod tests {
             m.condense_parent = Some("c1".into());
         }
         let probes = derived_probes(&original, &result);
-        let needles: Vec<&str> = probes.iter().map(|p| p.needle.as_str()).collect();
-        assert_eq!(needles, ["never touch the production config, whatever the tests say.", "src/app.ts"]);
-        assert_eq!(probes[1].label, "file src/app.ts");
-    }
-
-    #[test]
-    fn long_user_texts_give_their_opening_only() {
-        let long = "please ".repeat(40);
-        let original = vec![user("m1", &long)];
-        let mut result = original.clone();
-        result[0].condense_parent = Some("c1".into());
-        let probes = derived_probes(&original, &result);
-        assert_eq!(probes.len(), 1);
-        assert!(probes[0].needle.chars().count() <= USER_PHRASE_CHARS);
-        assert!(long.starts_with(&probes[0].needle));
+        let view = ViewText::of(&original);
+        assert!(probes.iter().any(|p| p.needle == "src/app.ts"), "{probes:?}");
+        assert!(probes.iter().any(|p| normalize(&p.needle).starts_with("never touch the production config")));
+        assert!(!probes.iter().any(|p| p.needle.contains("pnpm")), "m5 was not hidden: {probes:?}");
+        assert!(
+            !probes.iter().any(|p| p.needle.contains("environment_details") || p.needle.contains("/home/me"))
+        );
+        assert!(probes.iter().all(|p| view.contains(p)), "every probe is in the original");
     }
 
     #[test]
