@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { HostMetadata } from "@context-condenser/protocol";
 import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings as read } from "../src/settings";
-import { meta } from "./core";
+import { meta, newTestEngine } from "./core";
+
+/** The real core's providers, as the engine lists them. */
+const entries = newTestEngine().providerEntries();
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 /** The settings read with the real core's limits. */
@@ -96,14 +99,14 @@ describe("readSettings", () => {
 describe("providerUpdates", () => {
   it("passes provider settings through", () => {
     const { settings } = readSettings(from({ providers: { truncation: { enabled: false } } }));
-    expect(providerUpdates(settings)).toEqual([{ id: "truncation", update: { enabled: false } }]);
+    expect(providerUpdates(settings, entries)).toEqual([{ id: "truncation", update: { enabled: false } }]);
   });
 
   it("puts the custom prompt into the summary providers' config", () => {
     const { settings } = readSettings(
       from({ customPrompt: " Summarize tersely. ", providers: { native: { config: { keep_last: 5 } } } }),
     );
-    const updates = Object.fromEntries(providerUpdates(settings).map((u) => [u.id, u.update]));
+    const updates = Object.fromEntries(providerUpdates(settings, entries).map((u) => [u.id, u.update]));
     expect(updates.native).toEqual({ config: { keep_last: 5, custom_prompt: "Summarize tersely." } });
     expect(updates.manual).toEqual({ config: { custom_prompt: "Summarize tersely." } });
   });

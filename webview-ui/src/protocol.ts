@@ -6,6 +6,7 @@ import type { SettingsToWebview, ToWebview } from "@context-condenser/protocol";
 
 export {
   parseToWebview,
+  unhandled,
   type AgentEvent,
   type ChatSummary,
   type ChatTask,
