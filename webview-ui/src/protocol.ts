@@ -15,6 +15,8 @@ export {
   type ContentBlock,
   type ContextStatus,
   type Message,
+  type PassMetric,
+  type Retention,
   type ProfileOption,
   type ToHost,
   type ToWebview,
