@@ -33,7 +33,8 @@ export function meterView(context: ContextStatus): MeterView {
 
 const clamp = (n: number) => Math.min(100, Math.max(0, n));
 
-/** "condensing $0.0123", with what it is made of in its tooltip. */
+/** "$0.0123" (little room in a side bar): what condensing cost, with what it is made of in its
+ *  tooltip and its accessible name. */
 function CostText({ cost }: { cost: ChatCost | null }) {
   if (!cost) return null;
   const parts = [`Spent on condensing in this chat: ${dollars(cost.total)}`, `applied condensations: ${dollars(cost.applied)}`];
@@ -41,7 +42,7 @@ function CostText({ cost }: { cost: ChatCost | null }) {
   const title = parts.join("\n");
   return (
     <span className="meter__cost" data-testid="chat-cost" title={title} aria-label={title.replace(/\n/g, "; ")}>
-      condensing {dollars(cost.total)}
+      {dollars(cost.total)}
     </span>
   );
 }

@@ -312,7 +312,7 @@ describe("the chat webview under the extension's CSP", () => {
         await chat.tid("missing-toggle").click();
         assert.equal(await chat.tid("missing").innerText(), "todo: migrate the users table");
         // The chat's condensing total, beside the meter.
-        assert.equal(await chat.tid("chat-cost").innerText(), "condensing $0.0041");
+        assert.equal(await chat.tid("chat-cost").innerText(), "$0.0041");
         await chat.shot("condensed-smart");
       });
     }
@@ -323,7 +323,7 @@ describe("the chat webview under the extension's CSP", () => {
     const withUnapplied = state({ messages: CONDENSED, condensations: [RECORD], busy: true });
     withUnapplied.task.unapplied_cost = 0.0011;
     await chat.post(withUnapplied);
-    await chat.waitText(chat.tid("chat-cost"), "condensing $0.0034");
+    await chat.waitText(chat.tid("chat-cost"), "$0.0034");
     await chat.post(event({ type: "CondenseStart", reason: "threshold", provider: "native", tokens: 6_600, automatic: true }));
     await chat.post(
       event({ type: "CondenseEnd", record: null, error: { kind: "insufficient_gain", message: "saved 2% of the window, below 5%" }, cost: 0.0009 }),

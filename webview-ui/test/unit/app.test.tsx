@@ -169,7 +169,7 @@ describe("the chat view", () => {
     const task = snapshot(chat, {}, [record("c1", { cost: 0.003 })]).task!;
     showState({ ...snapshot(chat), task: { ...task, unapplied_cost: 0.002 } });
     const cost = screen.getByTestId("chat-cost");
-    expect(cost.textContent).toBe("condensing $0.0050");
+    expect(cost.textContent).toBe("$0.0050");
     expect(cost.title).toContain("runs not applied (failed or too little gain): $0.0020");
     showState({ ...snapshot(chat, { busy: true }), task: { ...task, unapplied_cost: 0.002 } });
     showEvents({ type: "CondenseEnd", error: { kind: "context_grew", message: "the summary was longer" }, cost: 0.0011 });
