@@ -147,6 +147,7 @@ describe("providerUpdates", () => {
     const updates = Object.fromEntries(providerUpdates(settings, entries).map((u) => [u.id, u.update]));
     expect(updates.native).toEqual({ config: { keep_last: 5, custom_prompt: "Summarize tersely." } });
     expect(updates.manual).toEqual({ config: { custom_prompt: "Summarize tersely." } });
+    expect(updates.smart).toEqual({ config: { custom_prompt: "Summarize tersely." } });
     // The providers whose form has no custom prompt get none.
     expect(updates.lossless).toBeUndefined();
     expect(updates.truncation).toBeUndefined();

@@ -46,7 +46,7 @@ describe("planChange", () => {
     const { settings, get } = world({});
     const a = planChange({ type: "setDefault", id: "smarter" }, settings, check, get);
     expect(a.ok).toBe(false);
-    expect(!a.ok && a.message).toMatch(/provider 'smarter' not found; known providers: lossless, manual, native, truncation/);
+    expect(!a.ok && a.message).toMatch(/provider 'smarter' not found; known providers: lossless, manual, mask, native, smart, truncation/);
     const b = planChange({ type: "updateProvider", id: "smarter", enabled: true }, settings, check, get);
     expect(!b.ok && b.field).toBe("provider.smarter.enabled");
     const ok = planChange({ type: "setDefault", id: "truncation" }, settings, check, get);
@@ -150,7 +150,7 @@ describe("panelState", () => {
       keys: { gpt: true },
       meta: engine.hostMetadata(),
     });
-    expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual"]);
+    expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual", "mask", "smart"]);
     expect(state.defaultProvider).toBe("lossless");
     expect(state.shared).toEqual({ custom_prompt: "Be brief.", condensing_profile: "" });
     expect(state.keys).toEqual({ gpt: true });

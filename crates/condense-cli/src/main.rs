@@ -16,6 +16,7 @@ use condense_core::providers::summary::to_chat;
 use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TiktokenCounter};
 use serde_json::json;
 
+mod eval;
 mod llm;
 
 /// Condense LLM conversations: count tokens, de-duplicate, truncate, undo.
@@ -89,6 +90,9 @@ enum Command {
     },
     /// Print the JSON Schema of the conversation format.
     Schema,
+    /// Run providers on conversation files and print, per file and provider: tokens before →
+    /// after, reduction, retention of probes, cost and time.
+    Eval(eval::EvalArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -104,13 +108,13 @@ pub(crate) fn usage(message: impl Into<String>) -> Failure {
     Failure(2, message.into())
 }
 
-fn read_conversation(file: &str) -> Result<Parsed, Failure> {
+pub(crate) fn read_conversation(file: &str) -> Result<Parsed, Failure> {
     let text = read_text(file)?;
     formats::parse_conversation(&text).map_err(|e| usage(format!("{file}: {e}")))
 }
 
 /// A whole text file, or stdin for `-`.
-fn read_text(file: &str) -> Result<String, Failure> {
+pub(crate) fn read_text(file: &str) -> Result<String, Failure> {
     let mut text = String::new();
     if file == "-" {
         std::io::stdin().read_to_string(&mut text).map_err(|e| usage(format!("cannot read stdin: {e}")))?;
@@ -158,7 +162,7 @@ fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -
     }
 }
 
-fn print_json(value: &impl serde::Serialize) {
+pub(crate) fn print_json(value: &impl serde::Serialize) {
     println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }
 
@@ -266,6 +270,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             print_json(&formats::conversation_schema());
             Ok(0)
         }
+        Command::Eval(args) => eval::run(args),
     }
 }
 

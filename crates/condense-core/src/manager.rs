@@ -5,7 +5,9 @@
 use crate::error::CondenseError;
 use crate::model::Conversation;
 use crate::provider::{CondensationOptions, CondensationResult, Services, run_provider};
-use crate::providers::{LosslessProvider, ManualProvider, NativeProvider, TruncationProvider};
+use crate::providers::{
+    LosslessProvider, ManualProvider, MaskProvider, NativeProvider, SmartProvider, TruncationProvider,
+};
 use crate::registry::{ProviderConfig, ProviderInfo, ProviderRegistry};
 
 /// Orchestrates condensations for one engine.
@@ -24,11 +26,13 @@ impl CondensationManager {
     /// A manager with the built-in providers registered, `lossless` the default.
     pub fn with_builtin_providers() -> Self {
         let mut registry = ProviderRegistry::new();
-        let builtin: [(Box<dyn crate::provider::CondensationProvider>, i32); 4] = [
+        let builtin: [(Box<dyn crate::provider::CondensationProvider>, i32); 6] = [
             (Box::new(NativeProvider), 100),
             (Box::new(LosslessProvider), 80),
             (Box::new(TruncationProvider), 70),
             (Box::new(ManualProvider), 60),
+            (Box::new(MaskProvider), 50),
+            (Box::new(SmartProvider), 40),
         ];
         for (provider, priority) in builtin {
             let config = ProviderConfig { enabled: true, priority, config: provider.default_config() };

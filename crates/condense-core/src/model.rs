@@ -301,6 +301,31 @@ pub fn undo_last(messages: &[Message]) -> Option<(String, Vec<Message>)> {
     Some((id, out))
 }
 
+/// Squashes the condensations made one after another by a multi-pass run into one: every id
+/// numbered after `first_id` (the first pass's) is renamed to `first_id`, and the intermediate
+/// copies — messages a pass added that a later pass hid again — are dropped. Their originals stay
+/// hidden under `first_id`, so one undo of `first_id` restores the conversation as it was before
+/// the first pass.
+pub fn squash_condensations(messages: &[Message], first_id: &str) -> Vec<Message> {
+    let first = condense_ordinal(first_id);
+    let later = |id: Option<&str>| id.is_some_and(|id| condense_ordinal(id) > first);
+    let ours = |id: Option<&str>| id.is_some_and(|id| id == first_id || condense_ordinal(id) > first);
+    messages
+        .iter()
+        .filter(|m| !(ours(m.condense_id.as_deref()) && later(m.condense_parent.as_deref())))
+        .cloned()
+        .map(|mut m| {
+            if later(m.condense_id.as_deref()) {
+                m.condense_id = Some(first_id.to_owned());
+            }
+            if later(m.condense_parent.as_deref()) {
+                m.condense_parent = Some(first_id.to_owned());
+            }
+            m
+        })
+        .collect()
+}
+
 /// Checks that a message list is valid for both the OpenAI and the Anthropic API: every
 /// `tool_result` answers a `tool_use` of the assistant message right before it, and every
 /// `tool_use` is answered in the next message. Returns the first problem found.
@@ -405,6 +430,59 @@ mod tests {
         assert_eq!(undone.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["a", "c"]);
         assert!(undone[0].condense_parent.is_none());
         assert!(undo_last(&[msg("x", Role::User, "q")]).is_none());
+    }
+
+    #[test]
+    fn squashed_passes_undo_as_one() {
+        let original = vec![
+            msg("a", Role::User, "first"),
+            msg("b", Role::Assistant, "long answer"),
+            msg("c", Role::User, "long question"),
+            msg("d", Role::Assistant, "tail"),
+        ];
+        // Pass one (c1) edits b and c; pass two (c2) edits c1's copy of b again and hides c's copy.
+        let mut pass1 = Vec::new();
+        for m in &original {
+            if m.id == "b" || m.id == "c" {
+                let mut hidden = m.clone();
+                hidden.condense_parent = Some("c1".into());
+                pass1.push(hidden);
+                let mut copy = msg(&format!("{}-1", m.id), m.role, "short");
+                copy.condense_id = Some("c1".into());
+                pass1.push(copy);
+            } else {
+                pass1.push(m.clone());
+            }
+        }
+        let mut pass2 = Vec::new();
+        for m in &pass1 {
+            if m.id == "b-1" || m.id == "c-1" {
+                let mut hidden = m.clone();
+                hidden.condense_parent = Some("c2".into());
+                pass2.push(hidden);
+                if m.id == "b-1" {
+                    let mut copy = msg("b-2", m.role, "shorter");
+                    copy.condense_id = Some("c2".into());
+                    pass2.push(copy);
+                }
+            } else {
+                pass2.push(m.clone());
+            }
+        }
+        let squashed = squash_condensations(&pass2, "c1");
+        let ids: Vec<_> = squashed.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "b-2", "c", "d"]);
+        assert!(squashed.iter().all(|m| m.condense_id.as_deref().is_none_or(|id| id == "c1")));
+        assert_eq!(api_view(&squashed).iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["a", "b-2", "d"]);
+        assert_eq!(next_condense_id(&squashed), "c2");
+        let (id, undone) = undo_last(&squashed).unwrap();
+        assert_eq!(id, "c1");
+        assert_eq!(undone, original);
+        // An earlier condensation (c0 would sort first) is left alone.
+        let mut older = msg("z", Role::User, "kept");
+        older.condense_parent = Some("c1".into());
+        let before_first = squash_condensations(&[older.clone()], "c2");
+        assert_eq!(before_first, vec![older]);
     }
 
     #[test]

@@ -188,3 +188,63 @@ proptest! {
         }
     }
 }
+
+/// A tool-result block or a Cline/Roo-style text-encoded result, for the mask and smart test.
+fn with_encoded_results(c: Conversation, encode_every: usize) -> Conversation {
+    let mut messages = c.messages;
+    for (i, m) in messages.iter_mut().enumerate() {
+        if m.role == Role::User
+            && i > 0
+            && i.is_multiple_of(encode_every)
+            && m.content.iter().all(|b| matches!(b, ContentBlock::Text { .. }))
+        {
+            let body = m.text();
+            m.content = vec![
+                ContentBlock::text(format!("[read_file for 'src/{i}.rs'] Result:\n{body}")),
+                ContentBlock::text(format!(
+                    "<environment_details>\n# Current Time\n{i}\n</environment_details>"
+                )),
+            ];
+        }
+    }
+    Conversation { messages, ..c }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Mask and smart keep the API view valid, can be undone in one step, and never grow the
+    /// context, with or without a target and whatever their per-tool rules or preset.
+    #[test]
+    fn mask_and_smart_keep_the_view_valid(
+        c in conversation(),
+        encode_every in 2usize..5,
+        keep in 0usize..4,
+        percent in 5usize..95,
+        preset in prop_oneof![Just("conservative"), Just("balanced"), Just("aggressive")],
+    ) {
+        let c = with_encoded_results(c, encode_every);
+        let tokens = counter();
+        let before = tokens.count_request(c.system.as_deref(), &c.api_view());
+        let mask = CondensationOptions {
+            config: serde_json::json!({"keep_results": keep, "min_tokens": 0, "keep_per_tool": "read_file=1"}),
+            ..Default::default()
+        };
+        common_invariants(&c, &run(&c, "mask", mask))?;
+        let smart = CondensationOptions {
+            target_tokens: Some(before * percent / 100),
+            config: serde_json::json!({"preset": preset}),
+            ..Default::default()
+        };
+        let result = run(&c, "smart", smart);
+        common_invariants(&c, &result)?;
+        if result.is_ok() {
+            // One condensation: every id the run added or hid with is the same.
+            let ids: std::collections::BTreeSet<&str> = result.messages.iter()
+                .flat_map(|m| [m.condense_id.as_deref(), m.condense_parent.as_deref()])
+                .flatten()
+                .collect();
+            prop_assert_eq!(ids.len(), 1);
+        }
+    }
+}

@@ -153,7 +153,13 @@ function fakeHost(initial) {
         const result = state.keys[m.profileId]
           ? { report: { latencyMs: 412, model: `${p.model}-2024-07-18`, reply: "pong" } }
           : { error: { kind: "llm_auth", message: "401 Unauthorized: no API key" } };
-        return deliver({ type: "testResult", profileId: m.profileId, ...result }, 150);
+        const message = { type: "testResult", profileId: m.profileId, ...result };
+        // A test that looks at the pending state holds the answer until it releases it.
+        if (window.__holdTestResult) {
+          window.__held = message;
+          return undefined;
+        }
+        return deliver(message);
       }
     }
   }
@@ -216,7 +222,7 @@ describe("the settings panel under the extension's CSP", () => {
     assert.deepEqual(sent[0], { type: "ready" });
     assert.equal(await panel.page.evaluate(() => window.__acquired), 1);
     const ids = await panel.tid("provider-card").evaluateAll((cards) => cards.map((c) => c.dataset.provider));
-    assert.deepEqual(ids, ["native", "lossless", "truncation", "manual"]);
+    assert.deepEqual(ids, ["native", "lossless", "truncation", "manual", "mask", "smart"]);
     assert.equal(await panel.tid("default-badge").count(), 1);
     assert.equal(await panel.card("native").getByTestId("default-badge").count(), 1);
     assert.match(await panel.tid("problems").innerText(), /minGainPercent: must be a number from 0 to 100/);
@@ -494,10 +500,16 @@ describe("the settings panel under the extension's CSP", () => {
   it("tests a connection: Testing… then the result", async (t) => {
     const panel = await openSettings(t);
     const row = panel.profile("gpt");
+    await panel.page.evaluate(() => (window.__holdTestResult = true));
     await row.getByTestId("profile-test").click();
     const result = row.getByTestId("test-result");
+    await panel.waitText(result, "Testing…");
     assert.equal(await result.innerText(), "Testing…");
     assert.deepEqual((await panel.sent()).at(-1), { type: "testConnection", profileId: "gpt" });
+    await panel.page.evaluate(() => {
+      window.__holdTestResult = false;
+      window.postMessage(window.__held, "*");
+    });
     await panel.waitText(result, "✓");
     assert.equal(await result.innerText(), "✓ 412 ms · gpt-4o-mini-2024-07-18");
 

@@ -3,6 +3,10 @@
 //! result, a repeated listing or search, a log pasted twice — the earlier copy is replaced by a
 //! short reference to the later one. Only byte-identical content is replaced, so every removed
 //! byte has an identical copy still in the context.
+//!
+//! Tool results that Cline and Roo send as user text (`[read_file for 'x'] Result:` and the body)
+//! are compared by their body alone, so a file read again under a new header and new environment
+//! details is still recognised; the earlier body is replaced, its header kept.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -16,6 +20,8 @@ use crate::provider::{
 };
 
 use crate::config::{ConfigField, ConfigForm, Form};
+
+use super::encoded::{encoded_results, replace_ranges};
 
 /// Configuration of the `lossless` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,12 +77,14 @@ impl ConfigForm for LosslessConfig {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LosslessProvider;
 
-/// Where a piece of content sits in the API view: message, block, and part within a tool result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Where a piece of content sits in the API view: message, block, part within a tool result, and
+/// byte range within a text block (the body of a tool result encoded as text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Site {
     message: usize,
     block: usize,
     part: Option<usize>,
+    range: Option<(usize, usize)>,
 }
 
 fn reference_text(bytes: usize, what: &str, message_id: &str) -> String {
@@ -118,18 +126,42 @@ impl CondensationProvider for LosslessProvider {
         // Indices of the visible messages in the full list.
         let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
 
-        // Every candidate text with its site, in view order.
+        // Every candidate text with its site, in view order. A user text block carrying tool
+        // results encoded as text (Cline, Roo) offers their bodies instead of its whole text: the
+        // same file read twice comes back under different headers and environment details.
         let mut sites: Vec<(Site, &str)> = Vec::new();
+        let mut encoded_what: HashMap<Site, String> = HashMap::new();
         for (vi, &mi) in visible.iter().enumerate() {
-            for (bi, block) in ctx.messages[mi].content.iter().enumerate() {
+            let message = &ctx.messages[mi];
+            let encoded = if config.tool_results { encoded_results(message) } else { Vec::new() };
+            for (bi, block) in message.content.iter().enumerate() {
                 match block {
+                    ContentBlock::Text { text } if encoded.iter().any(|e| e.block == bi) => {
+                        for e in encoded.iter().filter(|e| e.block == bi) {
+                            let site = Site {
+                                message: vi,
+                                block: bi,
+                                part: None,
+                                range: Some((e.body.start, e.body.end)),
+                            };
+                            let what = match &e.arg {
+                                Some(arg) => format!("the result of {} for '{arg}'", e.tool),
+                                None => format!("the result of {}", e.tool),
+                            };
+                            encoded_what.insert(site, what);
+                            sites.push((site, &text[e.body.clone()]));
+                        }
+                    }
                     ContentBlock::Text { text } if config.text_blocks => {
-                        sites.push((Site { message: vi, block: bi, part: None }, text));
+                        sites.push((Site { message: vi, block: bi, part: None, range: None }, text));
                     }
                     ContentBlock::ToolResult { content, .. } if config.tool_results => {
                         for (pi, part) in content.iter().enumerate() {
                             if let ToolResultPart::Text { text } = part {
-                                sites.push((Site { message: vi, block: bi, part: Some(pi) }, text));
+                                sites.push((
+                                    Site { message: vi, block: bi, part: Some(pi), range: None },
+                                    text,
+                                ));
                             }
                         }
                     }
@@ -146,6 +178,7 @@ impl CondensationProvider for LosslessProvider {
         }
 
         let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
+        let mut ranged: BTreeMap<usize, Vec<(usize, std::ops::Range<usize>, String)>> = BTreeMap::new();
         let mut duplicates = 0usize;
         let mut bytes_removed = 0usize;
         for (site, text) in &sites {
@@ -154,8 +187,9 @@ impl CondensationProvider for LosslessProvider {
                 continue;
             }
             let keeper_msg = &ctx.messages[visible[keeper.message]];
-            let what = match &keeper_msg.content[keeper.block] {
-                ContentBlock::ToolResult { tool_use_id, .. } => {
+            let what = match (&keeper_msg.content[keeper.block], encoded_what.get(keeper)) {
+                (_, Some(what)) => what.clone(),
+                (ContentBlock::ToolResult { tool_use_id, .. }, _) => {
                     format!("the result of tool call {tool_use_id}")
                 }
                 _ => "a text block".to_owned(),
@@ -165,6 +199,12 @@ impl CondensationProvider for LosslessProvider {
                 continue;
             }
             let mi = visible[site.message];
+            if let Some((start, end)) = site.range {
+                ranged.entry(mi).or_default().push((site.block, start..end, reference));
+                duplicates += 1;
+                bytes_removed += text.len();
+                continue;
+            }
             let content = replaced.entry(mi).or_insert_with(|| ctx.messages[mi].content.clone());
             match (&mut content[site.block], site.part) {
                 (ContentBlock::Text { text }, None) => *text = reference,
@@ -175,6 +215,11 @@ impl CondensationProvider for LosslessProvider {
             }
             duplicates += 1;
             bytes_removed += text.len();
+        }
+        // Bodies inside text blocks: edited from the last to the first, so offsets stay right.
+        for (mi, edits) in ranged {
+            let content = replaced.entry(mi).or_insert_with(|| ctx.messages[mi].content.clone());
+            replace_ranges(content, edits);
         }
         if replaced.is_empty() {
             return Err(CondenseError::NothingToCondense(format!(

@@ -1,13 +1,18 @@
 //! The built-in condensation providers.
 
+mod encoded;
 mod lossless;
 pub mod manual;
+mod mask;
 mod native;
+mod smart;
 pub mod summary;
 mod truncation;
 
 pub use lossless::{LosslessConfig, LosslessProvider};
 pub use manual::{ManualConfig, ManualProvider};
+pub use mask::{MaskConfig, MaskProvider};
 pub use native::NativeProvider;
+pub use smart::{Pass, Preset, SmartConfig, SmartProvider, TrimConfig, TrimParametersProvider};
 pub use summary::SummaryConfig;
 pub use truncation::{TruncationConfig, TruncationProvider};

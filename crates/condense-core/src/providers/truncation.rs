@@ -5,6 +5,12 @@
 //! only where the conversation stays valid. Blocks are replaced by short stubs rather than
 //! removed, so every `tool_use` keeps its `tool_result` and the roles keep alternating: the result
 //! is valid for both the OpenAI and the Anthropic API.
+//!
+//! Tool results that Cline and Roo send as user text (`[read_file for 'x'] Result:`) are cut in
+//! the tool-results pass, their headers kept, with the `<environment_details>` sections those
+//! clients add to each turn. The cut that would cross the target is made part way (the longest
+//! head that meets it), so a run lands just under its target rather than far below; summaries
+//! are left alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +24,8 @@ use crate::provider::{
 };
 
 use crate::config::{ConfigField, ConfigForm, Form};
+
+use super::encoded::{encoded_results, environment_sections, floor_boundary, replace_ranges};
 
 /// Configuration of the `truncation` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,6 +143,161 @@ impl Pass {
     }
 }
 
+/// Where in a message's content a pass cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Site {
+    /// A whole content block.
+    Block(usize),
+    /// The body of the n-th tool result encoded as user text (Cline, Roo), its header kept.
+    Encoded(usize),
+    /// The n-th `<environment_details>` section a client appended to a user turn.
+    Environment(usize),
+}
+
+impl Pass {
+    /// The places this pass may cut in a message, in the order it cuts them.
+    fn sites(self, message: &Message, content: &[ContentBlock]) -> Vec<Site> {
+        let mut out: Vec<Site> = (0..content.len()).map(Site::Block).collect();
+        if self == Pass::ToolResults {
+            let current = Message { content: content.to_vec(), ..message.clone() };
+            out.extend((0..encoded_results(&current).len()).map(Site::Encoded));
+            // Stubbing a section removes it from the list: the last first keeps the others' numbers.
+            out.extend((0..environment_sections(&current).len()).rev().map(Site::Environment));
+        }
+        out
+    }
+
+    /// `content` with `site` stubbed (`keep: None`) or cut to its first `keep` bytes; `None` when
+    /// this pass leaves the site alone, or the site cannot be cut part way.
+    fn edit(
+        self,
+        role: Role,
+        content: &[ContentBlock],
+        site: Site,
+        keep: Option<usize>,
+    ) -> Option<Vec<ContentBlock>> {
+        let mut out = content.to_vec();
+        match site {
+            Site::Block(bi) => {
+                let new = match keep {
+                    None => self.stub(role, &content[bi])?,
+                    Some(keep) => {
+                        self.stub(role, &content[bi])?;
+                        match &content[bi] {
+                            ContentBlock::ToolResult { tool_use_id, content: parts, is_error } => {
+                                let [ToolResultPart::Text { text }] = parts.as_slice() else { return None };
+                                ContentBlock::ToolResult {
+                                    tool_use_id: tool_use_id.clone(),
+                                    content: vec![ToolResultPart::Text {
+                                        text: cut("tool result", text, keep),
+                                    }],
+                                    is_error: *is_error,
+                                }
+                            }
+                            ContentBlock::Text { text } => {
+                                ContentBlock::text(cut(&format!("{} text", role.as_str()), text, keep))
+                            }
+                            _ => return None,
+                        }
+                    }
+                };
+                out[bi] = new;
+            }
+            Site::Encoded(n) => {
+                let current = Message::new("", Role::User, content.to_vec());
+                let found = encoded_results(&current).into_iter().nth(n)?;
+                let ContentBlock::Text { text } = &content[found.block] else { return None };
+                let body = &text[found.body.clone()];
+                if body.starts_with("[tool result truncated by Context Condenser") {
+                    return None;
+                }
+                let new = match keep {
+                    None => format!(
+                        "[tool result truncated by Context Condenser: {} characters removed]",
+                        body.len()
+                    ),
+                    Some(keep) => cut("tool result", body, keep),
+                };
+                replace_ranges(&mut out, vec![(found.block, found.body, new)]);
+            }
+            Site::Environment(n) => {
+                if keep.is_some() {
+                    return None;
+                }
+                let current = Message::new("", Role::User, content.to_vec());
+                let (block, range) = environment_sections(&current).into_iter().nth(n)?;
+                let new =
+                    format!("[environment details removed by Context Condenser: {} characters]", range.len());
+                replace_ranges(&mut out, vec![(block, range, new)]);
+            }
+        }
+        Some(out)
+    }
+
+    /// The length in bytes of the text at `site` that a partial cut would shorten.
+    fn cuttable_len(self, role: Role, content: &[ContentBlock], site: Site) -> Option<usize> {
+        match site {
+            Site::Block(bi) => {
+                self.stub(role, &content[bi])?;
+                match &content[bi] {
+                    ContentBlock::ToolResult { content: parts, .. } => match parts.as_slice() {
+                        [ToolResultPart::Text { text }] => Some(text.len()),
+                        _ => None,
+                    },
+                    ContentBlock::Text { text } => Some(text.len()),
+                    _ => None,
+                }
+            }
+            Site::Encoded(n) => {
+                let current = Message::new("", Role::User, content.to_vec());
+                encoded_results(&current).into_iter().nth(n).map(|f| f.body.len())
+            }
+            Site::Environment(_) => None,
+        }
+    }
+}
+
+/// `text` cut to its first `keep` bytes (at a character boundary), with a note of what went.
+fn cut(what: &str, text: &str, keep: usize) -> String {
+    let at = floor_boundary(text, keep);
+    format!(
+        "{}\n[{what} truncated by Context Condenser: {} characters removed]",
+        &text[..at],
+        text.len() - at
+    )
+}
+
+/// The longest cut of `site` whose message has at most `budget` tokens, with its token count:
+/// the search for the cut that lands on the target. `None` when no cut fits (the stub must do).
+fn land_on_target(
+    tokens: &dyn crate::tokens::TokenCounter,
+    pass: Pass,
+    message: &Message,
+    content: &[ContentBlock],
+    site: Site,
+    budget: usize,
+) -> Option<(Vec<ContentBlock>, usize)> {
+    let len = pass.cuttable_len(message.role, content, site)?;
+    let try_keep = |keep: usize| {
+        let edited = pass.edit(message.role, content, site, Some(keep))?;
+        let t = message_tokens(tokens, message, &edited);
+        Some((edited, t))
+    };
+    let mut best = try_keep(0).filter(|(_, t)| *t <= budget)?;
+    let (mut lo, mut hi) = (0usize, len);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        match try_keep(mid) {
+            Some((edited, t)) if t <= budget => {
+                best = (edited, t);
+                lo = mid;
+            }
+            _ => hi = mid - 1,
+        }
+    }
+    Some(best)
+}
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for TruncationProvider {
     fn id(&self) -> &str {
@@ -195,20 +358,41 @@ impl CondensationProvider for TruncationProvider {
                     break;
                 }
                 let original = &ctx.messages[mi];
+                if original.is_summary {
+                    // A summary stands in for many messages; it is the last thing to cut.
+                    continue;
+                }
                 let mut current = replaced.get(&mi).cloned().unwrap_or_else(|| original.content.clone());
-                for bi in 0..current.len() {
+                for site in pass.sites(original, &current) {
                     if total <= target {
                         break;
                     }
-                    let Some(stub) = pass.stub(original.role, &current[bi]) else { continue };
+                    let Some(stubbed_content) = pass.edit(original.role, &current, site, None) else {
+                        continue;
+                    };
                     let old_tokens = message_tokens(tokens, original, &current);
-                    let old_block = std::mem::replace(&mut current[bi], stub);
-                    let new_tokens = message_tokens(tokens, original, &current);
+                    let mut new_tokens = message_tokens(tokens, original, &stubbed_content);
                     if new_tokens >= old_tokens {
-                        current[bi] = old_block;
                         continue;
                     }
+                    let mut next = stubbed_content;
+                    if total - (old_tokens - new_tokens) < target {
+                        // The stub would land below the target: keep the longest head that still
+                        // meets it, so the run lands near the target rather than far below.
+                        if let Some((content, t)) = land_on_target(
+                            tokens,
+                            pass,
+                            original,
+                            &current,
+                            site,
+                            old_tokens - (total - target),
+                        ) {
+                            next = content;
+                            new_tokens = t;
+                        }
+                    }
                     total -= old_tokens - new_tokens;
+                    current = next;
                     stubbed.push((mi, pass));
                     replaced.insert(mi, current.clone());
                 }

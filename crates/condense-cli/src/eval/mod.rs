@@ -1,0 +1,332 @@
+//! `condense eval`: runs providers on conversation files through the same core path as
+//! `condense run` (`CondensationManager::condense`, hence the template) and measures each run:
+//! tokens before → after, reduction, retention of probes, cost and time. One row per file ×
+//! provider; a failed or skipped run is a row too, never the end of the command.
+
+mod probes;
+mod render;
+
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+use condense_cli::native::NativeClock;
+use condense_core::config::{FieldKind, SharedSettings};
+use condense_core::llm::HttpLlm;
+use condense_core::provider::{PassMetric, Retention};
+use condense_core::{
+    Clock, CondensationManager, CondensationOptions, Conversation, ErrorInfo, Services, TiktokenCounter,
+    TokenCounter,
+};
+use serde::Serialize;
+
+use crate::{Failure, llm, read_conversation, read_text, usage};
+use probes::{Probe, ViewText, derived_probes, parse_probe_file};
+
+/// The `eval` subcommand's arguments.
+#[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// Providers to run, comma-separated; default: every registered provider that can run without
+    /// an LLM, plus the LLM ones when an LLM is given.
+    #[arg(long, value_delimiter = ',')]
+    providers: Option<Vec<String>>,
+    /// Tokens to get down to, for every file.
+    #[arg(long, conflicts_with = "target_percent")]
+    target_tokens: Option<usize>,
+    /// Tokens to get down to, in percent of each file's API view (1–100).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
+    target_percent: Option<u8>,
+    /// A probe file (one phrase per line, `#` comments) for every file; when absent, `X.probes`
+    /// beside a file `X.json` is used if it exists.
+    #[arg(long)]
+    probes: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: OutputFormat,
+    /// The same as `--format json`: the rows as one JSON document.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+    /// The LLM for providers that call one (native); its model also picks the tokenizer.
+    #[command(flatten)]
+    llm: llm::LlmArgs,
+    /// Conversation files (own, OpenAI or Anthropic format).
+    #[arg(required = true)]
+    files: Vec<String>,
+}
+
+/// How the rows are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// Aligned columns for a terminal.
+    Table,
+    /// One JSON document.
+    Json,
+    /// A Markdown table (for EVAL.md).
+    Markdown,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Status {
+    /// The provider condensed the conversation.
+    Ok,
+    /// The provider ran and failed; the conversation is unchanged.
+    Failed,
+    /// The provider was not run; `skipped` says why.
+    Skipped,
+}
+
+/// Retention of one run: the probes still readable in the API view, and the ones lost.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RetentionRow {
+    /// Probes found.
+    pub(crate) kept: usize,
+    /// Probes looked for.
+    pub(crate) probes: usize,
+    /// Of those, derived from the hidden span (the rest come from the probe file).
+    pub(crate) derived: usize,
+    /// The probes not found.
+    pub(crate) missing: Vec<Probe>,
+}
+
+/// One file × provider.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Row {
+    /// The conversation file, as given.
+    pub(crate) file: String,
+    /// The provider id.
+    pub(crate) provider: String,
+    /// How the run ended.
+    pub(crate) status: Status,
+    /// The target the run was given, in tokens.
+    pub(crate) target_tokens: Option<usize>,
+    /// Tokens of the API view before the run (system prompt included).
+    pub(crate) tokens_before: usize,
+    /// Tokens of the API view after the run (the same as before when it did not succeed).
+    pub(crate) tokens_after: usize,
+    /// `(before − after) / before`, in percent.
+    pub(crate) reduction_pct: f64,
+    /// Probes kept; absent when the provider was skipped.
+    pub(crate) retention: Option<RetentionRow>,
+    /// US dollars spent, failed runs included.
+    pub(crate) cost: f64,
+    /// Wall-clock time of the run, in milliseconds.
+    pub(crate) time_ms: f64,
+    /// Why the run failed.
+    pub(crate) error: Option<ErrorInfo>,
+    /// Why the provider was not run.
+    pub(crate) skipped: Option<String>,
+    /// The provider's passes, for pipelines that report them.
+    pub(crate) passes: Vec<PassMetric>,
+    /// The summary was cut by its output limit.
+    pub(crate) summary_truncated: bool,
+    /// The retention the provider reported itself (the core's ledger probes), when it did.
+    pub(crate) core_retention: Option<Retention>,
+}
+
+/// What a provider needs besides the conversation, read from its configuration form: a profile
+/// field means an LLM writes (native); a summary prompt without a profile means a person does
+/// (manual: the answer is pasted in a second step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    Nothing,
+    Llm,
+    Person,
+}
+
+fn needs(manager: &CondensationManager, id: &str) -> Needs {
+    let Some(provider) = manager.registry().get(id) else { return Needs::Nothing };
+    let fields = provider.config_schema();
+    let prompt_key = SharedSettings::custom_prompt_field().key;
+    if fields.iter().any(|f| f.kind == FieldKind::Profile) {
+        Needs::Llm
+    } else if fields.iter().any(|f| f.key == prompt_key) {
+        Needs::Person
+    } else {
+        Needs::Nothing
+    }
+}
+
+/// The providers to run: the ones asked for (each must be registered), or the default set.
+fn pick_providers(
+    manager: &CondensationManager,
+    asked: Option<&[String]>,
+    with_llm: bool,
+) -> Result<Vec<String>, Failure> {
+    let known: Vec<String> = manager.list_providers(false).into_iter().map(|p| p.id).collect();
+    match asked {
+        Some(asked) => {
+            let mut out = Vec::new();
+            for id in asked.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+                if !known.iter().any(|k| k == id) {
+                    return Err(usage(format!(
+                        "unknown provider `{id}` in --providers; known providers: {}",
+                        known.join(", ")
+                    )));
+                }
+                if !out.iter().any(|o| o == id) {
+                    out.push(id.to_owned());
+                }
+            }
+            if out.is_empty() {
+                return Err(usage(format!("--providers is empty; known providers: {}", known.join(", "))));
+            }
+            Ok(out)
+        }
+        None => Ok(known
+            .into_iter()
+            .filter(|id| match needs(manager, id) {
+                Needs::Nothing => true,
+                Needs::Llm => with_llm,
+                Needs::Person => false,
+            })
+            .collect()),
+    }
+}
+
+/// Runs the command: every file × provider, then the output in the chosen format.
+pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
+    let manager = CondensationManager::with_builtin_providers();
+    let profile = if args.llm.given() { Some(args.llm.profile()?) } else { None };
+    let client: Option<HttpLlm> = match profile.clone() {
+        Some(p) => Some(args.llm.client(p)?),
+        None => None,
+    };
+    let providers = pick_providers(&manager, args.providers.as_deref(), client.is_some())?;
+    let counter = TiktokenCounter::for_model(profile.as_ref().map_or("gpt-4o", |p| p.model.as_str()));
+    let shared_probes = match &args.probes {
+        Some(path) => Some(parse_probe_file(&read_text(path)?)),
+        None => None,
+    };
+    // Every file is read and checked before anything runs, so a typo fails fast.
+    let mut inputs = Vec::new();
+    for file in &args.files {
+        let conversation = read_conversation(file)?.conversation;
+        let probes = match &shared_probes {
+            Some(p) => p.clone(),
+            None => beside_probes(file)?,
+        };
+        inputs.push((file, conversation, probes));
+    }
+    let mut rows = Vec::new();
+    for (file, conversation, file_probes) in &inputs {
+        for id in &providers {
+            let target = match (args.target_tokens, args.target_percent) {
+                (Some(t), _) => Some(t),
+                (None, Some(p)) => Some(view_tokens(&counter, conversation) * usize::from(p) / 100),
+                (None, None) => None,
+            };
+            let run = Run { manager: &manager, counter: &counter, llm: client.as_ref(), target };
+            rows.push(run.row(file, conversation, id, file_probes));
+        }
+    }
+    let format = if args.json { OutputFormat::Json } else { args.format };
+    match format {
+        OutputFormat::Table => print!("{}", render::table(&rows)),
+        OutputFormat::Markdown => print!("{}", render::markdown(&rows)),
+        OutputFormat::Json => crate::print_json(&serde_json::json!({ "rows": rows })),
+    }
+    Ok(0)
+}
+
+/// `X.probes` beside `X.json`, when there is one.
+fn beside_probes(file: &str) -> Result<Vec<Probe>, Failure> {
+    if file == "-" {
+        return Ok(Vec::new());
+    }
+    let path = Path::new(file).with_extension("probes");
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    Ok(parse_probe_file(&read_text(&path.to_string_lossy())?))
+}
+
+fn view_tokens(counter: &TiktokenCounter, conversation: &Conversation) -> usize {
+    counter.count_request(conversation.system.as_deref(), &conversation.api_view())
+}
+
+/// What one run needs from the command.
+struct Run<'a> {
+    manager: &'a CondensationManager,
+    counter: &'a TiktokenCounter,
+    llm: Option<&'a HttpLlm>,
+    target: Option<usize>,
+}
+
+impl Run<'_> {
+    fn row(&self, file: &str, conversation: &Conversation, id: &str, file_probes: &[Probe]) -> Row {
+        let before = view_tokens(self.counter, conversation);
+        let mut row = Row {
+            file: file.to_owned(),
+            provider: id.to_owned(),
+            status: Status::Skipped,
+            target_tokens: self.target,
+            tokens_before: before,
+            tokens_after: before,
+            reduction_pct: 0.0,
+            retention: None,
+            cost: 0.0,
+            time_ms: 0.0,
+            error: None,
+            skipped: None,
+            passes: Vec::new(),
+            summary_truncated: false,
+            core_retention: None,
+        };
+        match needs(self.manager, id) {
+            Needs::Llm if self.llm.is_none() => {
+                row.skipped = Some("needs an LLM: pass --llm KIND --model M, or --profile FILE".into());
+                return row;
+            }
+            Needs::Person => {
+                row.skipped = Some(
+                    "needs a summary pasted by a person (condense run --provider manual --render)".into(),
+                );
+                return row;
+            }
+            _ => {}
+        }
+        let clock = NativeClock::start();
+        let mut services = Services::new(self.counter, &clock);
+        if let Some(llm) = self.llm {
+            services = services.with_llm(llm);
+        }
+        let options = CondensationOptions { target_tokens: self.target, ..Default::default() };
+        let start = clock.now_ms();
+        let outcome =
+            futures::executor::block_on(self.manager.condense(conversation, Some(id), options, services));
+        row.time_ms = clock.now_ms() - start;
+        let result = match outcome {
+            Ok(result) => result,
+            // Unknown ids were refused before; a disabled provider is reported in its row.
+            Err(e) => {
+                row.status = Status::Failed;
+                row.error = Some(e.to_info());
+                return row;
+            }
+        };
+        row.cost = result.cost;
+        row.error = result.error.clone();
+        row.status = if result.is_ok() { Status::Ok } else { Status::Failed };
+        row.tokens_after = result.new_context_tokens.unwrap_or(before);
+        if before > 0 {
+            row.reduction_pct = (before as f64 - row.tokens_after as f64) * 100.0 / before as f64;
+        }
+        if let Some(metrics) = &result.metrics {
+            row.passes = metrics.passes();
+            row.summary_truncated = metrics.summary_truncated();
+            row.core_retention = metrics.retention();
+        }
+        let derived = derived_probes(&conversation.messages, &result.messages);
+        let view = ViewText::of(&result.messages);
+        let all: Vec<&Probe> = derived.iter().chain(file_probes).collect();
+        let missing: Vec<Probe> = all.iter().filter(|p| !view.contains(p)).map(|p| (*p).clone()).collect();
+        row.retention = Some(RetentionRow {
+            kept: all.len() - missing.len(),
+            probes: all.len(),
+            derived: derived.len(),
+            missing,
+        });
+        row
+    }
+}

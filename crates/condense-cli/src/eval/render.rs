@@ -1,0 +1,110 @@
+//! The rows of `condense eval` for people: aligned columns for a terminal, or a Markdown table.
+
+use std::path::Path;
+
+use super::{Row, Status};
+
+const HEADERS: [&str; 8] =
+    ["file", "provider", "tokens before → after", "reduction", "retention", "cost", "time", "note"];
+
+/// The cells of one row, in the order of `HEADERS`.
+fn cells(row: &Row, file: String) -> [String; 8] {
+    let tokens = match row.status {
+        Status::Skipped => format!("{} → —", row.tokens_before),
+        _ => format!("{} → {}", row.tokens_before, row.tokens_after),
+    };
+    let reduction = match row.status {
+        Status::Ok => format!("{:.1}%", row.reduction_pct),
+        _ => "—".into(),
+    };
+    let retention = match &row.retention {
+        Some(r) if r.probes > 0 => {
+            format!("{}/{} ({:.0}%)", r.kept, r.probes, r.kept as f64 * 100.0 / r.probes as f64)
+        }
+        Some(_) => "0/0".into(),
+        None => "—".into(),
+    };
+    let time = match row.status {
+        Status::Skipped => "—".into(),
+        _ => format!("{:.0} ms", row.time_ms),
+    };
+    [file, row.provider.clone(), tokens, reduction, retention, format!("${:.4}", row.cost), time, note(row)]
+}
+
+/// What else a reader must know: the error, why it was skipped, the passes, a cut summary.
+fn note(row: &Row) -> String {
+    let mut parts = Vec::new();
+    if let Some(e) = &row.error {
+        // Messages often open with the kind in words ("nothing to condense: …"): say it once.
+        let words = e.kind.to_string().replace('_', " ");
+        let message =
+            e.message.strip_prefix(&words).map_or(e.message.as_str(), |m| m.trim_start_matches([':', ' ']));
+        parts.push(format!("{}: {message}", e.kind));
+    }
+    if let Some(reason) = &row.skipped {
+        parts.push(format!("skipped: {reason}"));
+    }
+    if !row.passes.is_empty() {
+        let passes: Vec<String> = row
+            .passes
+            .iter()
+            .map(|p| match &p.skipped {
+                Some(why) => format!("{} ({why})", p.pass),
+                None => format!("{} −{}", p.pass, p.tokens_saved),
+            })
+            .collect();
+        parts.push(format!("passes: {}", passes.join(", ")));
+    }
+    if row.summary_truncated {
+        parts.push("summary cut by its output limit".into());
+    }
+    if let Some(r) = &row.retention
+        && !r.missing.is_empty()
+    {
+        let shown: Vec<&str> = r.missing.iter().take(3).map(|p| p.needle.as_str()).collect();
+        let more = r.missing.len().saturating_sub(shown.len());
+        let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+        parts.push(format!("missing: \"{}\"{tail}", shown.join("\", \"")));
+    }
+    parts.join("; ")
+}
+
+/// Aligned columns; the note column is last and left unpadded.
+pub(super) fn table(rows: &[Row]) -> String {
+    let body: Vec<[String; 8]> = rows.iter().map(|r| cells(r, r.file.clone())).collect();
+    let mut widths = HEADERS.map(|h| h.chars().count());
+    for cells in &body {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                out.push_str(c);
+            } else {
+                out.push_str(c);
+                out.push_str(&" ".repeat(w - c.chars().count() + 2));
+            }
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&HEADERS.map(str::to_uppercase));
+    for cells in &body {
+        out.push_str(&line(cells));
+    }
+    out
+}
+
+/// A Markdown table; files by their name only.
+pub(super) fn markdown(rows: &[Row]) -> String {
+    let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), " --- |".repeat(HEADERS.len()));
+    for row in rows {
+        let name =
+            Path::new(&row.file).file_name().map_or(row.file.clone(), |n| n.to_string_lossy().into_owned());
+        let cells = cells(row, format!("`{name}`")).map(|c| c.replace('|', "\\|"));
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}

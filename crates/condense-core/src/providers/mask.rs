@@ -1,0 +1,431 @@
+//! The `mask` provider (SPEC §4, observation masking): no LLM, zero cost, undoable. The content of
+//! tool results older than the last K is hidden behind a one-line placeholder naming the tool, its
+//! main argument and the size hidden, e.g. `[read_file src/x.py: 3,412 tokens hidden by Context
+//! Condenser; read it again if needed]`. Tool results that clients such as Cline and Roo send as
+//! user text (`[read_file for 'x'] Result:`) are masked too, their header kept.
+//!
+//! Per-tool rules: `never_mask` names tools whose results always stay; `keep_per_tool` gives a tool
+//! its own count of recent results to keep, in place of K. Given a target, masking stops once it
+//! is met, oldest first; a result whose masking would land far below the target is passed over
+//! for a smaller one when one can meet it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigField, ConfigForm, Form, ledger_field};
+use crate::error::CondenseError;
+use crate::model::{ContentBlock, Message, ToolResultPart, next_condense_id};
+use crate::provider::{
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
+    apply_edits,
+};
+use crate::tokens::TokenCounter;
+
+use super::encoded::{encoded_results, replace_ranges, thousands};
+
+/// The words every mask placeholder carries, so a later run knows a result is masked already.
+pub(crate) const MASK_MARK: &str = "hidden by Context Condenser";
+
+/// The argument names that say what a tool call was about, most telling first.
+pub(crate) const MAIN_ARGUMENTS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "target_file",
+    "notebook_path",
+    "absolute_path",
+    "command",
+    "cmd",
+    "pattern",
+    "regex",
+    "query",
+    "url",
+    "directory",
+    "dir_path",
+];
+
+/// Configuration of the `mask` provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MaskConfig {
+    /// The most recent tool results kept as they are.
+    pub keep_results: usize,
+    /// Tools whose results are never masked, comma-separated.
+    pub never_mask: String,
+    /// Per-tool counts of recent results to keep, in place of `keep_results`: `read_file=2, Bash=1`.
+    pub keep_per_tool: String,
+    /// Results smaller than this many tokens are left alone: their placeholder would save little.
+    pub min_tokens: usize,
+    /// Whether the state ledger goes in with the condensation (read by the template).
+    pub ledger: bool,
+}
+
+impl Default for MaskConfig {
+    fn default() -> Self {
+        MaskConfig {
+            keep_results: 8,
+            never_mask: String::new(),
+            keep_per_tool: String::new(),
+            min_tokens: 100,
+            ledger: true,
+        }
+    }
+}
+
+/// Whether `name` is a tool name: letters, digits and `_ - . :` only.
+fn is_tool_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+}
+
+impl MaskConfig {
+    /// The tools never masked.
+    pub fn never_mask_tools(&self) -> Result<BTreeSet<String>, String> {
+        let mut out = BTreeSet::new();
+        for name in self.never_mask.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if !is_tool_name(name) {
+                return Err(format!(
+                    "never_mask: \"{name}\" is not a tool name (letters, digits, _ - . : only; separate names with commas)"
+                ));
+            }
+            out.insert(name.to_owned());
+        }
+        Ok(out)
+    }
+
+    /// The per-tool counts.
+    pub fn per_tool(&self) -> Result<BTreeMap<String, usize>, String> {
+        let mut out = BTreeMap::new();
+        for rule in self.keep_per_tool.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+            let Some((name, count)) = rule.split_once('=') else {
+                return Err(format!("keep_per_tool: \"{rule}\" needs a count, e.g. {rule}=2"));
+            };
+            let (name, count) = (name.trim(), count.trim());
+            if !is_tool_name(name) {
+                return Err(format!(
+                    "keep_per_tool: \"{name}\" is not a tool name (letters, digits, _ - . : only)"
+                ));
+            }
+            let Ok(count) = count.parse::<usize>() else {
+                return Err(format!(
+                    "keep_per_tool: the count for {name} must be a whole number of 0 or more, got \"{count}\""
+                ));
+            };
+            if out.insert(name.to_owned(), count).is_some() {
+                return Err(format!("keep_per_tool: {name} is named twice"));
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl ConfigForm for MaskConfig {
+    fn fields() -> Vec<ConfigField> {
+        vec![
+            ConfigField::integer(
+                "keep_results",
+                "Keep last results",
+                "The most recent tool results stay as they are; older ones are hidden behind a one-line placeholder.",
+                0,
+                None,
+            )
+            .unit("results"),
+            ConfigField::text(
+                "never_mask",
+                "Never mask",
+                "Tools whose results are never hidden, comma-separated, e.g. TodoWrite, attempt_completion.",
+            ),
+            ConfigField::text(
+                "keep_per_tool",
+                "Keep per tool",
+                "A tool's own count of recent results to keep, in place of the one above: read_file=2, Bash=1.",
+            ),
+            ConfigField::integer(
+                "min_tokens",
+                "Smallest result",
+                "Results smaller than this are left alone: their placeholder would save little.",
+                0,
+                None,
+            )
+            .unit("tokens"),
+            ledger_field(),
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.never_mask_tools()?;
+        self.per_tool()?;
+        Ok(())
+    }
+}
+
+/// Hides old tool results behind placeholders.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MaskProvider;
+
+/// Where a tool result is in its message.
+#[derive(Debug, Clone)]
+enum Location {
+    /// A `tool_result` block.
+    Block(usize),
+    /// The n-th result encoded as user text in the message (counted again on the edited content,
+    /// where masked bodies still sit under their headers).
+    Encoded(usize),
+}
+
+/// One tool result of the view.
+#[derive(Debug, Clone)]
+struct Found {
+    /// Index in the full message list.
+    message: usize,
+    location: Location,
+    tool: String,
+    arg: Option<String>,
+    tokens: usize,
+    images: usize,
+}
+
+/// The main argument of a tool call: the first telling argument, else the first short string.
+pub(crate) fn main_argument(input: &serde_json::Value) -> Option<String> {
+    let map = input.as_object()?;
+    let value = MAIN_ARGUMENTS.iter().find_map(|k| map.get(*k).and_then(serde_json::Value::as_str)).or_else(
+        || map.values().filter_map(serde_json::Value::as_str).find(|s| s.len() <= 120 && !s.contains('\n')),
+    )?;
+    let one_line = value.lines().next().unwrap_or_default();
+    let mut out: String = one_line.chars().take(80).collect();
+    if out.len() < value.len() {
+        out.push('…');
+    }
+    Some(out)
+}
+
+/// The placeholder for a result of `tool` with `arg`, `tokens` of text and `images` images.
+pub(crate) fn placeholder(tool: &str, arg: Option<&str>, tokens: usize, images: usize) -> String {
+    let what = match arg {
+        Some(arg) if !arg.is_empty() => format!("{tool} {arg}"),
+        _ => tool.to_owned(),
+    };
+    let size = match images {
+        0 => format!("{} tokens", thousands(tokens)),
+        n => format!("{} tokens and {n} image(s)", thousands(tokens)),
+    };
+    format!("[{what}: {size} {MASK_MARK}; read it again if needed]")
+}
+
+/// Every tool result of the view not masked already, oldest first.
+fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec<Found> {
+    let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
+    let mut out = Vec::new();
+    for (mi, m) in ctx.messages.iter().enumerate().filter(|(_, m)| m.is_visible()) {
+        for (bi, block) in m.content.iter().enumerate() {
+            match block {
+                ContentBlock::ToolUse { id, name, input } => {
+                    calls.insert(id, (name, input));
+                }
+                ContentBlock::ToolResult { tool_use_id, content, .. } => {
+                    let text: String = content
+                        .iter()
+                        .filter_map(|p| match p {
+                            ToolResultPart::Text { text } => Some(text.as_str()),
+                            ToolResultPart::Image { .. } => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    let images = content.iter().filter(|p| matches!(p, ToolResultPart::Image { .. })).count();
+                    if images == 0 && text.contains(MASK_MARK) && text.len() < 400 {
+                        continue;
+                    }
+                    let (tool, arg) = match calls.get(tool_use_id.as_str()) {
+                        Some((name, input)) => ((*name).to_owned(), main_argument(input)),
+                        None => ("tool result".to_owned(), None),
+                    };
+                    out.push(Found {
+                        message: mi,
+                        location: Location::Block(bi),
+                        tool,
+                        arg,
+                        tokens: tokens.count_text(&text),
+                        images,
+                    });
+                }
+                _ => {}
+            }
+        }
+        for (n, encoded) in encoded_results(m).into_iter().enumerate() {
+            let ContentBlock::Text { text } = &m.content[encoded.block] else { continue };
+            let body = &text[encoded.body.clone()];
+            if body.contains(MASK_MARK) && body.len() < 400 {
+                continue;
+            }
+            out.push(Found {
+                message: mi,
+                tool: encoded.tool.clone(),
+                arg: encoded.arg.clone(),
+                tokens: tokens.count_text(body),
+                images: 0,
+                location: Location::Encoded(n),
+            });
+        }
+    }
+    out
+}
+
+/// `content` (the current content of `message`) with `found` masked.
+fn masked(message: &Message, content: &[ContentBlock], found: &Found) -> Vec<ContentBlock> {
+    let text = placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images);
+    let mut out = content.to_vec();
+    match &found.location {
+        Location::Block(bi) => {
+            if let ContentBlock::ToolResult { tool_use_id, is_error, .. } = &content[*bi] {
+                out[*bi] = ContentBlock::ToolResult {
+                    tool_use_id: tool_use_id.clone(),
+                    content: vec![ToolResultPart::Text { text }],
+                    is_error: *is_error,
+                };
+            }
+        }
+        Location::Encoded(n) => {
+            let current = Message { content: content.to_vec(), ..message.clone() };
+            if let Some(e) = encoded_results(&current).into_iter().nth(*n) {
+                replace_ranges(&mut out, vec![(e.block, e.body, text)]);
+            }
+        }
+    }
+    out
+}
+
+/// Tokens of `message` with other content.
+fn tokens_with(tokens: &dyn TokenCounter, message: &Message, content: &[ContentBlock]) -> usize {
+    let mut m = message.clone();
+    m.content = content.to_vec();
+    tokens.count_message(&m)
+}
+
+#[async_trait::async_trait(?Send)]
+impl CondensationProvider for MaskProvider {
+    fn id(&self) -> &str {
+        "mask"
+    }
+
+    fn name(&self) -> &str {
+        "Observation masking"
+    }
+
+    fn description(&self) -> &str {
+        "Hides the content of tool results older than the last K behind a one-line placeholder (tool, argument, size); the model can read them again. No LLM, no cost, undoable."
+    }
+
+    fn config_form(&self) -> Form {
+        Form::of::<MaskConfig>()
+    }
+
+    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
+        0.0
+    }
+
+    async fn condense_internal(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        services: Services<'_>,
+        _token: TemplateToken,
+    ) -> Result<Condensed, CondenseError> {
+        let config: MaskConfig = options.typed_config(self.id())?;
+        let invalid = |message: String| CondenseError::InvalidConfig { id: "mask".into(), message };
+        let never = config.never_mask_tools().map_err(invalid)?;
+        let per_tool = config.per_tool().map_err(invalid)?;
+        let tokens = services.tokens;
+        let results = find_results(ctx, tokens);
+
+        // Which results stay: the last K overall, a ruled tool's own last N, never-masked tools,
+        // and anything in the last `keep_last` messages.
+        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+        let tail_start = options.keep_last.map(|n| visible.len().saturating_sub(n)).unwrap_or(visible.len());
+        let protected: BTreeSet<usize> = visible[tail_start..].iter().copied().collect();
+        let mut seen_per_tool: HashMap<&str, usize> = HashMap::new();
+        let mut kept = vec![false; results.len()];
+        for (rank, (i, found)) in results.iter().enumerate().rev().enumerate() {
+            let seen = seen_per_tool.entry(found.tool.as_str()).or_default();
+            *seen += 1;
+            kept[i] = never.contains(&found.tool)
+                || protected.contains(&found.message)
+                || match per_tool.get(&found.tool) {
+                    Some(&n) => *seen <= n,
+                    None => rank < config.keep_results,
+                };
+        }
+
+        let target = options.target_tokens;
+        let floor = target.map(|t| t * 4 / 5);
+        let mut total = ctx.prev_context_tokens;
+        let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
+        let mut masked_results = 0usize;
+        let mut hidden_tokens = 0usize;
+        let candidates: Vec<&Found> = results
+            .iter()
+            .zip(&kept)
+            .filter(|(f, kept)| !**kept && f.tokens >= config.min_tokens)
+            .map(|(f, _)| f)
+            .collect();
+        let mut deferred = Vec::new();
+        let mut apply = |found: &Found,
+                         total: &mut usize,
+                         replaced: &mut BTreeMap<usize, Vec<ContentBlock>>,
+                         check_floor: bool|
+         -> bool {
+            let message = &ctx.messages[found.message];
+            let current = replaced.get(&found.message).cloned().unwrap_or_else(|| message.content.clone());
+            let before = tokens_with(tokens, message, &current);
+            let next = masked(message, &current, found);
+            let after = tokens_with(tokens, message, &next);
+            if after >= before {
+                return true;
+            }
+            let saved = before - after;
+            if check_floor && floor.is_some_and(|f| total.saturating_sub(saved) < f) {
+                return false;
+            }
+            *total -= saved;
+            replaced.insert(found.message, next);
+            masked_results += 1;
+            hidden_tokens += found.tokens;
+            true
+        };
+        for (i, found) in candidates.iter().enumerate() {
+            if target.is_some_and(|t| total <= t) {
+                break;
+            }
+            if !apply(found, &mut total, &mut replaced, true) {
+                deferred.push(i);
+            }
+        }
+        // Nothing smaller met the target: mask the results passed over, oldest first.
+        for &i in &deferred {
+            if target.is_some_and(|t| total <= t) {
+                break;
+            }
+            apply(candidates[i], &mut total, &mut replaced, false);
+        }
+        if replaced.is_empty() {
+            return Err(CondenseError::NothingToCondense(format!(
+                "{} tool results, none older than the last {} and of {} tokens or more to mask",
+                results.len(),
+                config.keep_results,
+                config.min_tokens
+            )));
+        }
+        let condense_id = next_condense_id(ctx.messages);
+        let messages = apply_edits(ctx.messages, &condense_id, &replaced, &BTreeSet::new());
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("condense_id".into(), condense_id.into());
+        metrics.insert("results_masked".into(), masked_results.into());
+        metrics.insert("tokens_hidden".into(), hidden_tokens.into());
+        metrics.insert("results_kept".into(), kept.iter().filter(|k| **k).count().into());
+        metrics.insert("messages_edited".into(), replaced.len().into());
+        if let Some(t) = target {
+            metrics.insert("target_tokens".into(), t.into());
+            metrics.insert("target_met".into(), (total <= t).into());
+        }
+        Ok(Condensed { messages, summary: None, cost: 0.0, metrics })
+    }
+}

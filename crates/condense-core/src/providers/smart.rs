@@ -1,0 +1,618 @@
+//! The `smart` provider (SPEC §4): a pipeline of passes toward a target, stopping as soon as it is
+//! met — `lossless` → `mask` → `trim_parameters` → `native` (only with an LLM) → `truncation` as
+//! the last resort. Each pass is a provider run through the template on the previous pass's
+//! output, so every pass is checked; their condensations are then squashed into one condense id
+//! ([`crate::model::squash_condensations`]), so one undo restores everything. The result's
+//! metrics list every pass with its gain, time, cost, or why it was skipped.
+//!
+//! Also here: `trim_parameters`, the pass that cuts bulky tool-call arguments (file contents in
+//! write and edit calls, and their Cline/Roo XML forms in assistant text) in older messages to a
+//! head, keeping path-like arguments whole. It is a provider so the template checks it, but it is
+//! not registered on its own.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigField, ConfigForm, Form, ledger_field};
+use crate::error::CondenseError;
+use crate::model::{ContentBlock, Role, next_condense_id, squash_condensations};
+use crate::provider::{
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_PASSES, PassMetric,
+    Services, TemplateToken, apply_edits, run_provider,
+};
+
+use super::encoded::{floor_boundary, replace_ranges, thousands};
+use super::mask::{MAIN_ARGUMENTS, MaskConfig, MaskProvider};
+use super::{LosslessProvider, NativeProvider, TruncationProvider};
+
+/// A pass of the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Byte-identical repeats replaced by references.
+    Lossless,
+    /// Old tool results hidden behind placeholders.
+    Mask,
+    /// Bulky tool-call arguments in older messages cut to a head.
+    TrimParameters,
+    /// An LLM summary of the middle (only with an LLM profile).
+    Native,
+    /// The oldest middle trimmed to the target.
+    Truncation,
+}
+
+impl Pass {
+    /// Every pass, in the pipeline's order.
+    pub const ALL: [Pass; 5] =
+        [Pass::Lossless, Pass::Mask, Pass::TrimParameters, Pass::Native, Pass::Truncation];
+
+    /// The pass's name in configurations and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Lossless => "lossless",
+            Pass::Mask => "mask",
+            Pass::TrimParameters => "trim_parameters",
+            Pass::Native => "native",
+            Pass::Truncation => "truncation",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Pass> {
+        Pass::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// How hard the pipeline works.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// Never cuts the conversation's own words: lossless, mask (the last 10 results kept), and
+    /// tool arguments of 2,000 characters or more trimmed.
+    Conservative,
+    /// The whole pipeline: lossless, mask (last 6 kept), arguments of 800 characters or more
+    /// trimmed, an LLM summary when a profile is set, truncation as the last resort.
+    #[default]
+    Balanced,
+    /// The whole pipeline with smaller keep counts: the last 3 results, arguments of 300
+    /// characters or more, and at most 2 messages kept whole at the end.
+    Aggressive,
+}
+
+impl Preset {
+    const NAMES: [&'static str; 3] = ["conservative", "balanced", "aggressive"];
+
+    /// The passes the preset runs, in order.
+    pub fn passes(self) -> Vec<Pass> {
+        match self {
+            Preset::Conservative => vec![Pass::Lossless, Pass::Mask, Pass::TrimParameters],
+            Preset::Balanced | Preset::Aggressive => Pass::ALL.to_vec(),
+        }
+    }
+
+    fn mask_keep(self) -> usize {
+        match self {
+            Preset::Conservative => 10,
+            Preset::Balanced => 6,
+            Preset::Aggressive => 3,
+        }
+    }
+
+    fn trim_min_chars(self) -> usize {
+        match self {
+            Preset::Conservative => 2000,
+            Preset::Balanced => 800,
+            Preset::Aggressive => 300,
+        }
+    }
+
+    fn max_keep_last(self) -> Option<usize> {
+        (self == Preset::Aggressive).then_some(2)
+    }
+}
+
+/// Configuration of the `smart` provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SmartConfig {
+    /// The preset: which passes run and how much they keep.
+    pub preset: Preset,
+    /// A custom pass list, comma-separated, overriding the preset's; empty for the preset's.
+    pub passes: String,
+    /// Target as a percentage of the current context, used when no target in tokens is given.
+    pub target_percent: u8,
+    /// Messages at the end kept as they are.
+    pub keep_last: usize,
+    /// Whether the state ledger goes in with the condensation (read by the template).
+    pub ledger: bool,
+    /// Instructions replacing the built-in summary prompt, for the summary pass (shared).
+    pub custom_prompt: Option<String>,
+}
+
+impl Default for SmartConfig {
+    fn default() -> Self {
+        SmartConfig {
+            preset: Preset::Balanced,
+            passes: String::new(),
+            target_percent: 40,
+            keep_last: 3,
+            ledger: true,
+            custom_prompt: None,
+        }
+    }
+}
+
+impl SmartConfig {
+    /// The passes to run: the custom list when given, else the preset's.
+    pub fn pass_list(&self) -> Result<Vec<Pass>, String> {
+        if self.passes.trim().is_empty() {
+            return Ok(self.preset.passes());
+        }
+        let mut out = Vec::new();
+        for name in self.passes.split(',').map(str::trim) {
+            let pass = Pass::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
+                format!("passes: unknown pass \"{name}\"; the passes are {}", known.join(", "))
+            })?;
+            if out.contains(&pass) {
+                return Err(format!("passes: {name} is named twice"));
+            }
+            out.push(pass);
+        }
+        Ok(out)
+    }
+}
+
+impl ConfigForm for SmartConfig {
+    fn fields() -> Vec<ConfigField> {
+        vec![
+            ConfigField::choice(
+                "preset",
+                "Preset",
+                "Conservative never cuts the conversation's own words (lossless, masking, trimmed tool arguments); balanced adds an LLM summary when a profile is set and truncation as the last resort; aggressive keeps fewer results and messages.",
+                &Preset::NAMES,
+            ),
+            ConfigField::text(
+                "passes",
+                "Custom passes",
+                "A pass list replacing the preset's, comma-separated, from: lossless, mask, trim_parameters, native, truncation. Empty: the preset's.",
+            ),
+            ConfigField::integer(
+                "target_percent",
+                "Target",
+                "How small the context should get, in percent of its current size, when no target in tokens is given.",
+                1,
+                Some(100),
+            )
+            .unit("%"),
+            ConfigField::integer(
+                "keep_last",
+                "Keep last",
+                "Messages at the end of the conversation no pass touches.",
+                0,
+                None,
+            )
+            .unit("messages"),
+            ledger_field(),
+            super::summary::prompt_field(),
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        super::summary::check_prompt(self.custom_prompt.as_deref())?;
+        self.pass_list().map(drop)
+    }
+}
+
+/// Runs the passes toward a target.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SmartProvider;
+
+/// A configuration with the ledger switched off where the provider has the switch: the pipeline
+/// inserts one ledger for the whole run, not one per pass.
+fn without_ledger(mut config: serde_json::Value) -> serde_json::Value {
+    if let Some(map) = config.as_object_mut()
+        && map.contains_key("ledger")
+    {
+        map.insert("ledger".into(), false.into());
+    }
+    config
+}
+
+impl SmartProvider {
+    fn pass_provider(pass: Pass) -> &'static dyn CondensationProvider {
+        match pass {
+            Pass::Lossless => &LosslessProvider,
+            Pass::Mask => &MaskProvider,
+            Pass::TrimParameters => &TrimParametersProvider,
+            Pass::Native => &NativeProvider,
+            Pass::Truncation => &TruncationProvider,
+        }
+    }
+
+    fn pass_config(pass: Pass, config: &SmartConfig) -> serde_json::Value {
+        let preset = config.preset;
+        let value = match pass {
+            Pass::Native => {
+                let mut native = NativeProvider.default_config();
+                if let (Some(map), Some(prompt)) = (native.as_object_mut(), &config.custom_prompt) {
+                    map.insert("custom_prompt".into(), prompt.clone().into());
+                }
+                native
+            }
+            Pass::Mask => {
+                serde_json::to_value(MaskConfig { keep_results: preset.mask_keep(), ..Default::default() })
+                    .expect("a configuration serializes")
+            }
+            Pass::TrimParameters => {
+                serde_json::to_value(TrimConfig { min_chars: preset.trim_min_chars(), ..Default::default() })
+                    .expect("a configuration serializes")
+            }
+            other => Self::pass_provider(other).default_config(),
+        };
+        without_ledger(value)
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl CondensationProvider for SmartProvider {
+    fn id(&self) -> &str {
+        "smart"
+    }
+
+    fn name(&self) -> &str {
+        "Smart pipeline"
+    }
+
+    fn description(&self) -> &str {
+        "Passes toward a target, stopping once it is met: lossless de-duplication, observation masking, trimmed tool arguments, an LLM summary when a profile is set, truncation as the last resort. One undo restores everything."
+    }
+
+    fn config_form(&self) -> Form {
+        Form::of::<SmartConfig>()
+    }
+
+    /// The summary pass's estimate when it would run, else nothing: the other passes are free.
+    fn estimate_cost(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        services: Services<'_>,
+    ) -> f64 {
+        let Ok(config) = options.typed_config::<SmartConfig>(self.id()) else { return 0.0 };
+        if services.llm.is_none() || !config.pass_list().is_ok_and(|p| p.contains(&Pass::Native)) {
+            return 0.0;
+        }
+        let native = CondensationOptions {
+            config: Self::pass_config(Pass::Native, &config),
+            keep_last: Some(options.keep_last.unwrap_or(config.keep_last)),
+            ..options.clone()
+        };
+        NativeProvider.estimate_cost(ctx, &native, services)
+    }
+
+    async fn condense_internal(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        services: Services<'_>,
+        _token: TemplateToken,
+    ) -> Result<Condensed, CondenseError> {
+        let config: SmartConfig = options.typed_config(self.id())?;
+        let passes = config
+            .pass_list()
+            .map_err(|message| CondenseError::InvalidConfig { id: "smart".into(), message })?;
+        let before = ctx.prev_context_tokens;
+        let target = options.target_tokens.unwrap_or(before * usize::from(config.target_percent) / 100);
+        if before <= target {
+            return Err(CondenseError::NothingToCondense(format!(
+                "the context has {before} tokens, already within the target of {target}"
+            )));
+        }
+        let mut keep_last = options.keep_last.unwrap_or(config.keep_last);
+        if let Some(max) = config.preset.max_keep_last() {
+            keep_last = keep_last.min(max);
+        }
+        let first_id = next_condense_id(ctx.messages);
+        let mut messages = ctx.messages.to_vec();
+        let mut current = before;
+        let mut metrics: Vec<PassMetric> = Vec::new();
+        let mut cost = 0.0;
+        let mut summary = None;
+        for pass in passes {
+            let skipped = |reason: &str| PassMetric {
+                pass: pass.name().into(),
+                tokens_saved: 0,
+                time_ms: 0.0,
+                cost: 0.0,
+                skipped: Some(reason.into()),
+            };
+            if current <= target {
+                metrics.push(skipped("target already met"));
+                continue;
+            }
+            if pass == Pass::Native && services.llm.is_none() {
+                metrics.push(skipped("no LLM profile"));
+                continue;
+            }
+            let pass_options = CondensationOptions {
+                target_tokens: Some(target),
+                keep_last: Some(keep_last),
+                is_automatic: options.is_automatic,
+                config: Self::pass_config(pass, &config),
+            };
+            let result =
+                run_provider(Self::pass_provider(pass), &messages, ctx.system, &pass_options, services).await;
+            let time_ms = result.metrics.as_ref().map(|m| m.time_elapsed_ms).unwrap_or(0.0);
+            cost += result.cost;
+            match (&result.error, result.new_context_tokens) {
+                (None, Some(after)) => {
+                    metrics.push(PassMetric {
+                        pass: pass.name().into(),
+                        tokens_saved: i64::try_from(current).unwrap_or(i64::MAX)
+                            - i64::try_from(after).unwrap_or(0),
+                        time_ms,
+                        cost: result.cost,
+                        skipped: None,
+                    });
+                    current = after;
+                    if result.summary.is_some() {
+                        summary = result.summary.clone();
+                    }
+                    messages = result.messages;
+                }
+                (error, _) => {
+                    let reason = error
+                        .as_ref()
+                        .map(|e| {
+                            // The message names its kind in words, as `nothing to condense: …` does.
+                            let kind = e.kind.as_str().replace('_', " ");
+                            if e.message.starts_with(&kind) {
+                                e.message.clone()
+                            } else {
+                                format!("{}: {}", e.kind.as_str(), e.message)
+                            }
+                        })
+                        .unwrap_or_else(|| "no result".into());
+                    metrics.push(PassMetric { time_ms, cost: result.cost, ..skipped(&reason) });
+                }
+            }
+        }
+        if current >= before {
+            let reasons: Vec<String> = metrics
+                .iter()
+                .map(|m| format!("{} ({})", m.pass, m.skipped.as_deref().unwrap_or("no gain")))
+                .collect();
+            return Err(CondenseError::NothingToCondense(format!(
+                "no pass found anything to condense: {}",
+                reasons.join("; ")
+            )));
+        }
+        let messages = squash_condensations(&messages, &first_id);
+        let mut extra = serde_json::Map::new();
+        extra.insert("condense_id".into(), first_id.into());
+        extra.insert("preset".into(), serde_json::to_value(config.preset).expect("a preset serializes"));
+        extra.insert(METRIC_PASSES.into(), serde_json::to_value(&metrics).expect("pass metrics serialize"));
+        extra.insert("target_tokens".into(), target.into());
+        extra.insert("target_met".into(), (current <= target).into());
+        extra.insert("keep_last".into(), keep_last.into());
+        Ok(Condensed { messages, summary, cost, metrics: extra })
+    }
+}
+
+/// Configuration of the `trim_parameters` pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrimConfig {
+    /// Arguments this long or longer, in characters, are trimmed.
+    pub min_chars: usize,
+    /// The characters kept at the head of a trimmed argument.
+    pub head_chars: usize,
+    /// Whether the state ledger goes in with the condensation (read by the template).
+    pub ledger: bool,
+}
+
+impl Default for TrimConfig {
+    fn default() -> Self {
+        TrimConfig { min_chars: 800, head_chars: 160, ledger: true }
+    }
+}
+
+impl ConfigForm for TrimConfig {
+    fn fields() -> Vec<ConfigField> {
+        vec![
+            ConfigField::integer(
+                "min_chars",
+                "Longest argument",
+                "Tool-call arguments this long or longer are cut to their head.",
+                1,
+                None,
+            )
+            .unit("characters"),
+            ConfigField::integer("head_chars", "Head", "The characters kept of a trimmed argument.", 0, None)
+                .unit("characters"),
+            ledger_field(),
+        ]
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.head_chars + 80 > self.min_chars {
+            return Err("head_chars must be at least 80 characters below min_chars".into());
+        }
+        Ok(())
+    }
+}
+
+/// The tags whose bodies hold file contents or edits in Cline and Roo tool calls written as XML
+/// in assistant text.
+const XML_BULK_TAGS: &[&str] =
+    &["content", "diff", "new_str", "old_str", "search", "replace", "new_string", "old_string"];
+
+/// `text` cut to `head` characters and a note of what went.
+fn trimmed(text: &str, head: usize) -> String {
+    let at = floor_boundary(text, head);
+    format!("{}\n[{} characters trimmed by Context Condenser]", &text[..at], thousands(text.len() - at))
+}
+
+/// Trims the long, not path-like strings of a tool call's arguments, in place; true when any was.
+fn trim_value(value: &mut serde_json::Value, key: Option<&str>, config: &TrimConfig) -> bool {
+    match value {
+        serde_json::Value::String(s) => {
+            let path_like = key.is_some_and(|k| {
+                MAIN_ARGUMENTS.contains(&k) || k.to_ascii_lowercase().contains("path") || k.ends_with("file")
+            });
+            if path_like || s.len() < config.min_chars {
+                return false;
+            }
+            *s = trimmed(s, config.head_chars);
+            true
+        }
+        serde_json::Value::Array(items) => {
+            let mut any = false;
+            for v in items.iter_mut() {
+                any |= trim_value(v, None, config);
+            }
+            any
+        }
+        serde_json::Value::Object(map) => {
+            let mut any = false;
+            for (k, v) in map.iter_mut() {
+                any |= trim_value(v, Some(k), config);
+            }
+            any
+        }
+        _ => false,
+    }
+}
+
+/// The byte ranges of long XML tag bodies in assistant text (Cline/Roo tool calls).
+fn xml_bulk_ranges(text: &str, config: &TrimConfig) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    for tag in XML_BULK_TAGS {
+        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+        let mut from = 0;
+        while let Some(at) = text[from..].find(&open) {
+            let start = from + at + open.len();
+            let Some(len) = text[start..].find(&close) else { break };
+            if len >= config.min_chars {
+                out.push(start..start + len);
+            }
+            from = start + len + close.len();
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    // Nested tags (a <diff> holding <search>) count once, by the outer one.
+    let mut kept: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in out {
+        if kept.last().is_none_or(|k| r.start >= k.end) {
+            kept.push(r);
+        }
+    }
+    kept
+}
+
+/// Cuts bulky tool-call arguments in older messages to a head.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TrimParametersProvider;
+
+#[async_trait::async_trait(?Send)]
+impl CondensationProvider for TrimParametersProvider {
+    fn id(&self) -> &str {
+        "trim_parameters"
+    }
+
+    fn name(&self) -> &str {
+        "Trim tool arguments"
+    }
+
+    fn description(&self) -> &str {
+        "Cuts long tool-call arguments (file contents written or edited) in older messages to their head, keeping paths. No LLM, no cost."
+    }
+
+    fn config_form(&self) -> Form {
+        Form::of::<TrimConfig>()
+    }
+
+    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
+        0.0
+    }
+
+    async fn condense_internal(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        services: Services<'_>,
+        _token: TemplateToken,
+    ) -> Result<Condensed, CondenseError> {
+        let config: TrimConfig = options.typed_config(self.id())?;
+        let keep_last = options.keep_last.unwrap_or(super::summary::DEFAULT_KEEP_LAST);
+        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+        let older = &visible[..visible.len().saturating_sub(keep_last)];
+        let mut total = ctx.prev_context_tokens;
+        let mut replaced = std::collections::BTreeMap::new();
+        let mut trimmed_blocks = 0usize;
+        for &mi in older {
+            if options.target_tokens.is_some_and(|t| total <= t) {
+                break;
+            }
+            let message = &ctx.messages[mi];
+            if message.role != Role::Assistant {
+                continue;
+            }
+            let mut content = message.content.clone();
+            let mut changed = 0;
+            for block in &mut content {
+                match block {
+                    ContentBlock::ToolUse { input, .. } => {
+                        changed += usize::from(trim_value(input, None, &config))
+                    }
+                    ContentBlock::Text { text } => {
+                        let ranges = xml_bulk_ranges(text, &config);
+                        if !ranges.is_empty() {
+                            changed += 1;
+                            let edits = ranges
+                                .into_iter()
+                                .map(|r| {
+                                    let new = trimmed(&text[r.clone()], config.head_chars);
+                                    (0, r, new)
+                                })
+                                .collect();
+                            let mut one = vec![ContentBlock::text(std::mem::take(text))];
+                            replace_ranges(&mut one, edits);
+                            if let Some(ContentBlock::Text { text: t }) = one.pop() {
+                                *text = t;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if changed == 0 {
+                continue;
+            }
+            let mut edited = message.clone();
+            edited.content = content;
+            let (old, new) = (services.tokens.count_message(message), services.tokens.count_message(&edited));
+            if new >= old {
+                continue;
+            }
+            total -= old - new;
+            trimmed_blocks += changed;
+            replaced.insert(mi, edited.content);
+        }
+        if replaced.is_empty() {
+            return Err(CondenseError::NothingToCondense(format!(
+                "no tool argument of {} characters or more in the older messages",
+                config.min_chars
+            )));
+        }
+        let condense_id = next_condense_id(ctx.messages);
+        let messages = apply_edits(ctx.messages, &condense_id, &replaced, &Default::default());
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("condense_id".into(), condense_id.into());
+        metrics.insert("blocks_trimmed".into(), trimmed_blocks.into());
+        metrics.insert("messages_edited".into(), replaced.len().into());
+        if let Some(t) = options.target_tokens {
+            metrics.insert("target_tokens".into(), t.into());
+            metrics.insert("target_met".into(), (total <= t).into());
+        }
+        Ok(Condensed { messages, summary: None, cost: 0.0, metrics })
+    }
+}
