@@ -32,14 +32,18 @@ const PROMPT = entries.native.schema.find((f) => f.key === "custom_prompt").defa
 /** A provider's card as the core describes it, with the user's settings. */
 const card = (id, settings) => ({ ...entries[id], ...settings });
 
+/** The providers this test's user configured; every other provider the core registers follows,
+ *  as the core describes it. */
+const CONFIGURED = [
+  card("native", { enabled: true, priority: 20, config: { keep_last: 3 } }),
+  card("lossless", { enabled: true, priority: 10, config: { text_blocks: true, tool_results: true, min_bytes: 200 } }),
+  card("truncation", { enabled: true, priority: 5, config: { keep_last: 4, target_percent: 50 } }),
+  card("manual", { enabled: false, priority: 0, config: {} }),
+];
+
 const STATE = {
   type: "state",
-  providers: [
-    card("native", { enabled: true, priority: 20, config: { keep_last: 3 } }),
-    card("lossless", { enabled: true, priority: 10, config: { text_blocks: true, tool_results: true, min_bytes: 200 } }),
-    card("truncation", { enabled: true, priority: 5, config: { keep_last: 4, target_percent: 50 } }),
-    card("manual", { enabled: false, priority: 0, config: {} }),
-  ],
+  providers: [...CONFIGURED, ...Object.values(entries).filter((e) => !CONFIGURED.some((c) => c.id === e.id))],
   defaultProvider: "native",
   auto: { enabled: true, thresholdPercent: 80, minGainPercent: 5 },
   shared: { custom_prompt: "", condensing_profile: "local" },
