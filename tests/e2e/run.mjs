@@ -630,6 +630,7 @@ async function smartChatScenario(page, run) {
     const text = await row.locator("[data-testid=retention]").innerText().catch(() => "");
     check(text.startsWith(`retention ${record.retention.kept}/${record.retention.probes}`), step(`the row shows the retention (${text})`));
   }
+  await row.scrollIntoViewIfNeeded().catch(() => {});
   await page.screenshot({ path: path.join(OUT, "chat-smart-condensed.png") });
 }
 
