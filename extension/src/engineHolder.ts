@@ -50,7 +50,7 @@ export class EngineHolder implements vscode.Disposable {
     // The engine first: the settings are read with its limits and defaults.
     const engine = newEngine(this.extensionPath, this.log);
     const { settings, problems } = readSettings((key) => vscode.workspace.getConfiguration(SECTION).get(key), engine.hostMetadata());
-    for (const { id, update } of providerUpdates(settings)) {
+    for (const { id, update } of providerUpdates(settings, engine.providerEntries())) {
       try {
         engine.updateProviderConfig(id, update);
       } catch (e) {

@@ -9,8 +9,10 @@ import type {
   HostMetadata,
   LlmProfile,
   ProviderConfigUpdateInput,
+  ProviderEntry,
   SettingProblem,
 } from "@context-condenser/protocol";
+import { PHASES, phaseProblem } from "@context-condenser/protocol";
 
 export type { SettingProblem };
 
@@ -40,6 +42,8 @@ export const PROFILE_KEYS = [
   "price_input_per_mtok",
   "price_output_per_mtok",
   "threshold_percent",
+  "chat",
+  "condense",
 ] as const;
 const PROFILE_FIELDS = new Set<string>(PROFILE_KEYS);
 
@@ -145,23 +149,31 @@ function profileProblem(p: unknown, seen: Set<string>, { limits, kinds }: HostMe
   if (t !== undefined && !(Number.isInteger(t) && (t === -1 || ((t as number) >= min && (t as number) <= max)))) {
     return `threshold_percent must be -1 (the global threshold) or ${min} to ${max}`;
   }
+  for (const phase of PHASES) {
+    const problem = phaseProblem(phase, p[phase], p.context_window as number);
+    if (problem) return problem;
+  }
   return undefined;
 }
 
-/** The providers that write a summary, whose configuration carries the shared custom prompt. */
-const SUMMARY_WRITERS = ["native", "manual", "smart"];
-
 /**
  * What the engine's registry should hold: each provider's settings, with the custom prompt put
- * into the configuration of the providers that write summaries when the user gave one.
+ * into the configuration of the providers whose form has the shared `custom_prompt` field (those
+ * that write summaries, by the core's `entries`) when the user gave one.
  */
-export function providerUpdates(settings: Settings): Array<{ id: string; update: ProviderConfigUpdateInput }> {
+export function providerUpdates(
+  settings: Settings,
+  entries: readonly Pick<ProviderEntry, "id" | "schema">[],
+): Array<{ id: string; update: ProviderConfigUpdateInput }> {
   const ids = new Set(Object.keys(settings.providers));
   const prompt = settings.customPrompt.trim();
-  if (prompt) SUMMARY_WRITERS.forEach((id) => ids.add(id));
+  const summarizers = new Set(
+    entries.filter((e) => e.schema.some((f) => f.shared && f.key === "custom_prompt")).map((e) => e.id),
+  );
+  if (prompt) summarizers.forEach((id) => ids.add(id));
   return [...ids].map((id) => {
     const update: ProviderConfigUpdateInput = { ...settings.providers[id] };
-    if (prompt && SUMMARY_WRITERS.includes(id)) {
+    if (prompt && summarizers.has(id)) {
       const config = isObject(update.config) ? update.config : {};
       update.config = { ...config, custom_prompt: prompt };
     }

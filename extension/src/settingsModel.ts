@@ -13,6 +13,7 @@ import type {
   SettingsToHost,
   SettingsToWebview,
 } from "@context-condenser/protocol";
+import { PHASES, phaseProblem } from "@context-condenser/protocol";
 import { type Get, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
 
 /** Values a provider's form marks `shared`, and the setting each lives in. */
@@ -184,6 +185,10 @@ export function planChange(change: Change, settings: Settings, check: Check, get
       }
       if (profile.id !== originalId && exists(profile.id)) {
         return refuse(field, `a profile "${profile.id}" already exists`);
+      }
+      for (const phase of PHASES) {
+        const wrong = phaseProblem(phase, profile[phase], profile.context_window);
+        if (wrong) return refuse(field, wrong);
       }
       const problem = judge(check, { setting: "profile", value: profile as LlmProfile });
       if (problem) return refuse(field, problem);

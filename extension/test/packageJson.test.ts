@@ -3,6 +3,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { PHASES, TEMPERATURE_RANGE } from "@context-condenser/protocol";
+import { PROFILE_KEYS } from "../src/settings";
 import { meta, newTestEngine } from "./core";
 
 interface Property {
@@ -70,6 +72,20 @@ describe("package.json agrees with the core", () => {
       if (threshold.default !== undefined) agrees(where, "default", threshold.default, -1);
       const range = threshold.description?.match(/\((\d+) to (\d+)\)/);
       if (range) agrees(where, "range in its description", [Number(range[1]), Number(range[2])], [limits.threshold_min, limits.threshold_max]);
+    }
+  });
+
+  it("on a profile's fields and its generation settings' ranges, which the extension checks", () => {
+    const name = "contextCondenser.profiles";
+    const fields = setting(name).items?.properties ?? {};
+    agrees(name, "fields", Object.keys(fields).sort(), [...PROFILE_KEYS].sort());
+    for (const phase of PHASES) {
+      const params = (fields[phase] as Property & { properties?: Record<string, Property> }).properties ?? {};
+      agrees(`${name}[].${phase}.temperature`, "range", [params.temperature?.minimum, params.temperature?.maximum], [
+        TEMPERATURE_RANGE.min,
+        TEMPERATURE_RANGE.max,
+      ]);
+      agrees(`${name}[].${phase}.max_output_tokens`, "minimum", params.max_output_tokens?.minimum, 1);
     }
   });
 });

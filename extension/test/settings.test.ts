@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { HostMetadata } from "@context-condenser/protocol";
 import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings as read } from "../src/settings";
-import { meta } from "./core";
+import { meta, newTestEngine } from "./core";
+
+/** The real core's providers, as the engine lists them. */
+const entries = newTestEngine().providerEntries();
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 /** The settings read with the real core's limits. */
@@ -93,20 +96,61 @@ describe("readSettings", () => {
   });
 });
 
+describe("a profile's generation settings", () => {
+  it("keeps valid chat and condense settings for the core", () => {
+    const withParams = { ...profile, chat: { temperature: 1.2 }, condense: { max_output_tokens: 4000, temperature: 0, max_input_tokens: 20000 } };
+    const { settings, problems } = readSettings(from({ profiles: [withParams] }));
+    expect(problems).toEqual([]);
+    expect(settings.profiles).toEqual([withParams]);
+  });
+
+  it("reports a budget not below the window, a temperature out of range and unknown fields, by index", () => {
+    const { settings, problems } = readSettings(
+      from({
+        profiles: [
+          { ...profile, id: "a", chat: { max_output_tokens: 128000 } },
+          { ...profile, id: "b", condense: { temperature: -0.1 } },
+          { ...profile, id: "c", condense: { top_p: 0.9 } },
+          { ...profile, id: "d", chat: 7 },
+          { ...profile, id: "e", chat: { max_output_tokens: 1.5 } },
+        ],
+      }),
+    );
+    expect(settings.profiles).toEqual([]);
+    expect(problems.map((p) => p.message)).toEqual([
+      "chat: the output budget (128000) must be below the context window (128000)",
+      "condense: the temperature must be a number from 0 to 2",
+      'condense has an unknown field "top_p" (max_input_tokens, max_output_tokens, temperature)',
+      "chat must be an object with max_output_tokens and temperature",
+      "chat: the output budget must be a whole number of tokens above 0",
+    ]);
+  });
+});
+
 describe("providerUpdates", () => {
+  it("hands the custom prompt to every provider whose form has the shared field, by the core's entries", () => {
+    const { settings } = readSettings(from({ customPrompt: "Be brief." }));
+    const field = entries.find((e) => e.id === "native")!.schema.find((f) => f.key === "custom_prompt")!;
+    const ids = providerUpdates(settings, [{ id: "squeeze", schema: [field] }, { id: "cut", schema: [] }]).map((u) => u.id);
+    expect(ids).toEqual(["squeeze"]);
+  });
+
   it("passes provider settings through", () => {
     const { settings } = readSettings(from({ providers: { truncation: { enabled: false } } }));
-    expect(providerUpdates(settings)).toEqual([{ id: "truncation", update: { enabled: false } }]);
+    expect(providerUpdates(settings, entries)).toEqual([{ id: "truncation", update: { enabled: false } }]);
   });
 
   it("puts the custom prompt into the summary providers' config", () => {
     const { settings } = readSettings(
       from({ customPrompt: " Summarize tersely. ", providers: { native: { config: { keep_last: 5 } } } }),
     );
-    const updates = Object.fromEntries(providerUpdates(settings).map((u) => [u.id, u.update]));
+    const updates = Object.fromEntries(providerUpdates(settings, entries).map((u) => [u.id, u.update]));
     expect(updates.native).toEqual({ config: { keep_last: 5, custom_prompt: "Summarize tersely." } });
     expect(updates.manual).toEqual({ config: { custom_prompt: "Summarize tersely." } });
     expect(updates.smart).toEqual({ config: { custom_prompt: "Summarize tersely." } });
+    // The providers whose form has no custom prompt get none.
+    expect(updates.lossless).toBeUndefined();
+    expect(updates.truncation).toBeUndefined();
   });
 });
 

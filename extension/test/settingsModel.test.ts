@@ -90,6 +90,32 @@ describe("planChange", () => {
     });
   });
 
+  it("saves a profile's chat and condense generation settings, refusing ones the model cannot take", () => {
+    const { settings, get } = world({ profiles: [gpt, local], chatProfile: "local" });
+    const params = { chat: { max_output_tokens: 2000, temperature: 0.7 }, condense: { max_output_tokens: 3000, temperature: 0.1 } };
+    const saved = planChange({ type: "saveProfile", profile: { ...local, ...params }, originalId: "local" }, settings, check, get);
+    expect(saved).toEqual({ ok: true, field: "profile.local", writes: [{ key: "profiles", value: [gpt, { ...local, ...params }] }] });
+    // What was written reads back as the profile the core gets, with its phases.
+    const { settings: after, problems } = readSettings((k) => (k === "profiles" ? [gpt, { ...local, ...params }] : undefined), meta);
+    expect(problems).toEqual([]);
+    expect(after.profiles[1]).toMatchObject(params);
+    engine.checkSetting({ setting: "profile", value: after.profiles[1] });
+
+    const tooLong = planChange(
+      { type: "saveProfile", profile: { ...local, condense: { max_output_tokens: 8192 } }, originalId: "local" },
+      settings,
+      check,
+      get,
+    );
+    expect(tooLong).toEqual({
+      ok: false,
+      field: "profile.local",
+      message: "condense: the output budget (8192) must be below the context window (8192)",
+    });
+    const hot = planChange({ type: "saveProfile", profile: { ...local, chat: { temperature: 3 } }, originalId: "local" }, settings, check, get);
+    expect(!hot.ok && hot.message).toBe("chat: the temperature must be a number from 0 to 2");
+  });
+
   it("never drops a hand-written entry it could not use", () => {
     const broken = { id: "broken", kind: "nope", model: "m", context_window: 1 };
     const { settings, get } = world({ profiles: [gpt, broken] });

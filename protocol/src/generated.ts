@@ -778,6 +778,10 @@ export type ProfileOptionInput = z.input<typeof ProfileOption>;
 export const ProfileSettings = z.strictObject({
   /** The endpoint's base URL. */
   base_url: z.string().optional(),
+  /** The chat phase's output budget and temperature; absent: the model's own. */
+  chat: GenerationParams.optional(),
+  /** The condense phase's output budget and temperature; absent: the core's defaults. */
+  condense: GenerationParams.optional(),
   /** The context window, in tokens. */
   context_window: z.number(),
   /** Stable id. */

@@ -10,6 +10,7 @@ import { SettingsToHost, SettingsToWebview, ToHost, ToWebview } from "./generate
 
 export * from "./generated";
 export { compact } from "./format";
+export * from "./generation";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 

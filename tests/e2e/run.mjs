@@ -4,6 +4,7 @@
 // logs) go to test-output/e2e/. Run: npm run test:e2e (it packages the VSIX first).
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import net from "node:net";
 import path from "node:path";
 import { format } from "node:util";
@@ -16,6 +17,10 @@ const RIGHT_KEY = "sk-e2e-right-key-7f3a";
 const CANARY = "sk-canary-e2e-wrong-key-91c4";
 const REAL_KEY = "sk-e2e-real-model-5d1e";
 const log = (m) => console.log(`e2e: ${m}`);
+// The providers the core registers, in the order it lists them (the built wasm package the VSIX
+// ships): the settings panel must show one card for each.
+const { CondenseEngine } = createRequire(import.meta.url)(path.join(repoRoot, "extension", "wasm", "condense_wasm.js"));
+const CORE_ENTRIES = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => 0, log() {} }).providerEntries();
 let failed = 0;
 const check = (ok, what) => {
   log(`${ok ? "ok  " : "FAIL"} ${what}`);
@@ -288,6 +293,8 @@ async function uiScenario() {
     await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
     await clearToasts();
     await settingsScenario(page, run, toast);
+    await clearToasts();
+    await smartChatScenario(page, run);
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});
@@ -437,7 +444,22 @@ async function settingsScenario(page, run, toast) {
   const card = (id) => panel.locator(`[data-testid=provider-card][data-provider=${id}]`);
   await card("truncation").waitFor({ timeout: 20_000 });
   const ids = await panel.locator("[data-testid=provider-card]").evaluateAll((cards) => cards.map((c) => c.dataset.provider));
-  check(JSON.stringify(ids) === JSON.stringify(["native", "lossless", "truncation", "manual", "mask", "smart"]), step(`one card per registered provider, by priority (${ids.join(", ")})`));
+  const coreIds = CORE_ENTRIES.map((e) => e.id);
+  check(JSON.stringify(ids) === JSON.stringify(coreIds), step(`one card per registered provider, by priority (${ids.join(", ")}; the core: ${coreIds.join(", ")})`));
+  for (const id of ["native", "lossless", "truncation", "manual", "mask", "smart"]) {
+    check(ids.includes(id), step(`a card for ${id}`));
+  }
+  // The state ledger's switch, on by default, on every card whose form has it, and on at least
+  // the LLM-free providers and the summaries.
+  const withLedger = CORE_ENTRIES.filter((e) => e.schema.some((f) => f.key === "ledger")).map((e) => e.id);
+  for (const id of new Set([...withLedger, "lossless", "truncation", "mask", "smart", "native", "manual"])) {
+    const ledger = card(id).locator('[data-field-key=ledger]');
+    const shown = (await ledger.count()) === 1;
+    const label = shown ? (await ledger.locator("label").first().innerText()).trim() : "";
+    const on = shown && (await ledger.locator("[data-testid=field-ledger]").isChecked());
+    const role = shown ? await ledger.locator("[data-testid=field-ledger]").getAttribute("role") : null;
+    check(shown && label === "State ledger" && on && role === "switch", step(`${id}'s card has the "State ledger" switch, on (${shown ? `"${label}", ${on ? "on" : "off"}` : "absent"})`));
+  }
   check((await card("native").locator("[data-testid=default-badge]").count()) === 1, step("native, the default of settings.json, wears the badge"));
 
   // Disable truncation.
@@ -540,6 +562,76 @@ async function settingsScenario(page, run, toast) {
     step('Condense Now with the disabled provider fails with "provider disabled"'),
   );
   await page.screenshot({ path: path.join(OUT, "settings-provider-disabled.png") });
+}
+
+/** A chat condensed by `smart`, made the default from its card in the settings panel: the
+ *  condensation's row shows its passes, as the saved chat records them. */
+async function smartChatScenario(page, run) {
+  const step = (what) => `chat (smart): ${what}`;
+  const userSettings = path.join(dirs.ud, "User", "settings.json");
+  const stored = () => JSON.parse(fs.readFileSync(userSettings, "utf8"));
+
+  await run("Context Condenser: Open Settings");
+  const panel = await frameWith(page, "settings", 60_000);
+  check(panel !== undefined, step("the settings panel opens"));
+  if (!panel) return;
+  const smart = panel.locator("[data-testid=provider-card][data-provider=smart]");
+  const cardShown = await smart.waitFor({ timeout: 20_000 }).then(() => true, () => false);
+  check(cardShown, step("the smart card shows"));
+  if (!cardShown) return;
+  if (!(await smart.locator("[data-testid=provider-enabled]").isChecked().catch(() => false))) {
+    await smart.locator("[data-testid=provider-enabled]").click();
+  }
+  await smart.locator("[data-testid=provider-default]").click();
+  check(await until(async () => stored()["contextCondenser.defaultProvider"] === "smart", 20_000), step("Set as default on its card writes defaultProvider = smart"));
+  // (The panel's iframe would be a second webview beside the chat's.)
+  await run("View: Close All Editors");
+
+  const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
+  const input = chat.locator("[data-testid=input]");
+  await run("Context Condenser: New Chat");
+  check(await input.waitFor({ timeout: 60_000 }).then(() => true, () => false), step("a new chat opens"));
+  await chat.locator("[data-testid=profile-select]").selectOption("small");
+  const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
+  const chatFiles = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
+  const earlier = new Set(chatFiles());
+  const savedChat = () => {
+    const mine = chatFiles().filter((f) => !earlier.has(f));
+    return mine.length === 1 ? JSON.parse(fs.readFileSync(path.join(chats, mine[0]), "utf8")) : undefined;
+  };
+  const answered = () => (savedChat()?.conversation.messages ?? []).filter((m) => m.role === "assistant" && !m.is_summary).length;
+  for (const i of [1, 2, 3]) {
+    const before = answered();
+    await input.fill(`Step ${i}: the importer reads orders.csv twice and the totals double; where should I look, and how do I test it?`);
+    await input.press("Enter");
+    check(await until(async () => answered() > before && (await chat.locator("[data-testid=stop]").count()) === 0, 30_000), step(`turn ${i} answered`));
+  }
+  // Condense now, from the chat's header, unless a turn crossed the threshold already.
+  if (!(savedChat()?.condensations ?? []).some((r) => r.provider_id === "smart")) {
+    await chat.locator("[data-testid=condense]").click();
+  }
+  check(
+    await until(async () => (savedChat()?.condensations ?? []).some((r) => r.provider_id === "smart"), 60_000),
+    step("the chat is condensed by smart"),
+  );
+  const record = (savedChat()?.condensations ?? []).filter((r) => r.provider_id === "smart").at(-1);
+  const passes = record?.passes ?? [];
+  check(passes.length >= 1, step(`the saved record lists its passes (${passes.map((p) => p.pass).join(", ") || "none"})`));
+  const row = chat.locator("[data-testid=condensation-row]", { hasText: "smart" }).last();
+  check(await row.waitFor({ timeout: 15_000 }).then(() => true, () => false), step("the row names smart"));
+  const shown = await row.locator("[data-testid=pass]").evaluateAll((els) => els.map((e) => e.dataset.pass)).catch(() => []);
+  check(
+    shown.length > 0 && JSON.stringify(shown) === JSON.stringify(passes.map((p) => p.pass)),
+    step(`the row shows the passes in order (${shown.join(" · ")})`),
+  );
+  const skipped = passes.filter((p) => p.skipped).length;
+  check((await row.locator('[data-testid=pass][data-skipped="true"]').count()) === skipped, step(`the skipped passes are marked (${skipped})`));
+  if (record?.retention) {
+    const text = await row.locator("[data-testid=retention]").innerText().catch(() => "");
+    check(text.startsWith(`retention ${record.retention.kept}/${record.retention.probes}`), step(`the row shows the retention (${text})`));
+  }
+  await row.scrollIntoViewIfNeeded().catch(() => {});
+  await page.screenshot({ path: path.join(OUT, "chat-smart-condensed.png") });
 }
 
 // ---- 2. the extension-host suite, with the smoke-test driver ----------------------------------

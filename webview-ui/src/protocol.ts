@@ -6,6 +6,7 @@ import type { SettingsToWebview, ToWebview } from "@context-condenser/protocol";
 
 export {
   parseToWebview,
+  unhandled,
   type AgentEvent,
   type ChatSummary,
   type ChatTask,
@@ -14,6 +15,8 @@ export {
   type ContentBlock,
   type ContextStatus,
   type Message,
+  type PassMetric,
+  type Retention,
   type ProfileOption,
   type ToHost,
   type ToWebview,

@@ -5,9 +5,10 @@
 // know about stays: the last error and the notices (until the user sends the next message) and,
 // while the turn is still running, whatever of it the snapshot does not hold yet.
 
-import { compact } from "./format";
+import { compact, dollars } from "./format";
 import type {
   AgentEvent,
+  ChatTask,
   CondensationRecord,
   CondenseReason,
   Message,
@@ -171,7 +172,10 @@ function applyEvent(state: ViewState, event: AgentEvent): ViewState {
       const live = state.live.filter((i) => i.kind !== "condensing");
       if (event.record) return { ...state, live: [...live, { kind: "condensed", record: event.record }] };
       const next = { ...state, live };
-      return event.error ? addNotice(next, `Condensation failed (${event.error.kind}): ${event.error.message}`) : next;
+      if (!event.error) return next;
+      // A run that was not applied may still have cost money (the model answered): say so.
+      const spent = event.cost > 0 ? ` (it cost ${dollars(event.cost)}, counted in the chat's total)` : "";
+      return addNotice(next, `Condensation failed (${event.error.kind}): ${event.error.message}${spent}`);
     }
     case "CondenseSkipped":
       return addNotice(state, `Automatic condensation skipped at ${compact(event.tokens)} tokens: ${event.reason}`);
@@ -226,3 +230,19 @@ export const snapshotMessages = (state: ViewState): readonly Message[] =>
   state.snapshot?.task?.conversation.messages ?? NO_MESSAGES;
 
 const NO_MESSAGES: readonly Message[] = [];
+
+/** What a chat spent on condensing: the condensations applied, and the runs that were not. */
+export interface ChatCost {
+  applied: number;
+  unapplied: number;
+  total: number;
+}
+
+/** The chat's spending on condensations, or null when it spent nothing. */
+export function chatCost(task: ChatTask | null | undefined): ChatCost | null {
+  if (!task) return null;
+  const applied = task.condensations.reduce((sum, r) => sum + r.cost, 0);
+  const unapplied = task.unapplied_cost ?? 0;
+  const total = applied + unapplied;
+  return total > 0 ? { applied, unapplied, total } : null;
+}

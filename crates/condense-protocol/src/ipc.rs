@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use condense_core::ErrorInfo;
 use condense_core::agent::{AgentEvent, ChatTask, ContextStatus};
 use condense_core::limits::Limits;
-use condense_core::llm::{ConnectionReport, LlmKind};
+use condense_core::llm::{ConnectionReport, GenerationParams, LlmKind};
 use condense_core::settings::{KindMetadata, ProviderEntry};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -163,6 +163,14 @@ pub struct ProfileSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "f64")]
     pub threshold_percent: Option<f64>,
+    /// The chat phase's output budget and temperature; absent: the model's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "GenerationParams")]
+    pub chat: Option<GenerationParams>,
+    /// The condense phase's output budget and temperature; absent: the core's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "GenerationParams")]
+    pub condense: Option<GenerationParams>,
 }
 
 /// A setting settings.json holds but that could not be used, and why.

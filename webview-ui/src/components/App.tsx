@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState } from "react";
 import type { Host } from "../host";
 import { parseToWebview, type ToHost } from "../protocol";
-import { initialState, isBusy, reduce, snapshotMessages } from "../state";
+import { chatCost, initialState, isBusy, reduce, snapshotMessages } from "../state";
 import { ChatList } from "./ChatList";
 import { ChatLog } from "./ChatLog";
 import { Composer } from "./Composer";
@@ -62,6 +62,7 @@ export function App({ host }: { host: Host }) {
         profiles={snapshot?.profiles ?? []}
         profileId={snapshot?.profileId ?? null}
         context={snapshot?.context ?? null}
+        cost={chatCost(task)}
         canCondense={!busy && messages.length > 0}
         chatsOpen={chatsOpen}
         chatListId={chatListId}

@@ -1,6 +1,6 @@
 import { useId, useState, type ReactNode } from "react";
 import { dollars, duration, savedPercent, tokens } from "../format";
-import type { CondensationRecord, CondenseReason } from "../protocol";
+import type { CondensationRecord, CondenseReason, PassMetric, Retention } from "../protocol";
 import { Markdown } from "./Markdown";
 
 export const REASONS: Record<CondenseReason, string> = {
@@ -54,7 +54,28 @@ export function CondensationRow({ record, summary, hiddenCount, children, onUndo
         <span>{dollars(record.cost)}</span>
         <span>{duration(record.time_ms)}</span>
         <span>{trigger(record.automatic, record.reason)}</span>
+        {record.retention && <RetentionText retention={record.retention} />}
       </p>
+      {record.passes && record.passes.length > 0 && <Passes passes={record.passes} />}
+      {record.summary_truncated && (
+        <p className="condensation__flag" data-testid="summary-truncated" title="The condensing model stopped at its output limit: the summary is kept, but it is incomplete. Raise the profile's summary output budget.">
+          <span className="condensation__flag-icon" aria-hidden="true">!</span>
+          Summary cut at the output limit: it is incomplete.
+        </p>
+      )}
+      {record.retention && (record.retention.missing?.length ?? 0) > 0 && (
+        <Expander
+          label={`${record.retention.missing?.length} ${record.retention.missing?.length === 1 ? "fact" : "facts"} not kept`}
+          className="condensation__missing"
+          testIds={{ toggle: "missing-toggle", body: "missing" }}
+        >
+          <ul>
+            {record.retention.missing?.map((label, i) => (
+              <li key={i}>{label}</li>
+            ))}
+          </ul>
+        </Expander>
+      )}
       {hiddenCount > 0 && (
         <Expander
           label={`${hiddenCount} earlier ${hiddenCount === 1 ? "message" : "messages"} condensed`}
@@ -69,6 +90,51 @@ export function CondensationRow({ record, summary, hiddenCount, children, onUndo
         </Expander>
       )}
     </section>
+  );
+}
+
+/** "retention 12/12 · 3 repaired": how many of the facts it must not lose the model still sees. */
+function RetentionText({ retention }: { retention: Retention }) {
+  const { kept, probes, repaired } = retention;
+  const full = kept >= probes;
+  const what = `${kept} of ${probes} facts it must not lose (user instructions, files edited, open todos) are still seen by the model`;
+  const title = repaired > 0 ? `${what}; ${repaired} put back by code after the summary missed them` : what;
+  return (
+    <span className={`condensation__retention${full ? "" : " condensation__retention--low"}`} data-testid="retention" title={title}>
+      retention {kept}/{probes}
+      {repaired > 0 && ` · ${repaired} repaired`}
+    </span>
+  );
+}
+
+/** The passes of a multi-pass run, in order: "lossless −1,204 · mask −8,420"; skipped ones dimmed. */
+function Passes({ passes }: { passes: readonly PassMetric[] }) {
+  return (
+    <ol className="condensation__passes" data-testid="passes" aria-label="Passes">
+      {passes.map((p, i) => {
+        const skipped = p.skipped ?? null;
+        const saved = p.tokens_saved;
+        const figure = `${saved >= 0 ? "−" : "+"}${tokens(Math.abs(saved))}`;
+        const about = [
+          skipped ? `${p.pass}: skipped (${skipped})` : `${p.pass}: ${tokens(saved)} tokens saved`,
+          duration(p.time_ms),
+          ...(p.cost > 0 ? [dollars(p.cost)] : []),
+        ].join(" · ");
+        return (
+          <li
+            key={i}
+            className={`condensation__pass${skipped ? " condensation__pass--skipped" : ""}`}
+            data-testid="pass"
+            data-pass={p.pass}
+            data-skipped={skipped ? "true" : undefined}
+            title={about}
+            aria-label={about}
+          >
+            <span className="condensation__pass-name">{p.pass}</span> {skipped ? "skipped" : figure}
+          </li>
+        );
+      })}
+    </ol>
   );
 }
 

@@ -1,5 +1,6 @@
-import { compact, tokens } from "../format";
+import { compact, dollars, tokens } from "../format";
 import type { ContextStatus } from "../protocol";
+import type { ChatCost } from "../state";
 
 export interface MeterView {
   /** "1.2k / 8k · 15%" */
@@ -32,12 +33,27 @@ export function meterView(context: ContextStatus): MeterView {
 
 const clamp = (n: number) => Math.min(100, Math.max(0, n));
 
-/** How full the context is: figures and a bar with the threshold marked. */
-export function ContextMeter({ context }: { context: ContextStatus | null }) {
+/** "$0.0123" (little room in a side bar): what condensing cost, with what it is made of in its
+ *  tooltip and its accessible name. */
+function CostText({ cost }: { cost: ChatCost | null }) {
+  if (!cost) return null;
+  const parts = [`Spent on condensing in this chat: ${dollars(cost.total)}`, `applied condensations: ${dollars(cost.applied)}`];
+  if (cost.unapplied > 0) parts.push(`runs not applied (failed or too little gain): ${dollars(cost.unapplied)}`);
+  const title = parts.join("\n");
+  return (
+    <span className="meter__cost" data-testid="chat-cost" title={title} aria-label={title.replace(/\n/g, "; ")}>
+      {dollars(cost.total)}
+    </span>
+  );
+}
+
+/** How full the context is: figures and a bar with the threshold marked; what condensing cost. */
+export function ContextMeter({ context, cost = null }: { context: ContextStatus | null; cost?: ChatCost | null }) {
   if (!context) {
     return (
       <div className="meter" data-testid="meter" data-warning="false">
         <span className="meter__text">No context yet</span>
+        <CostText cost={cost} />
       </div>
     );
   }
@@ -64,6 +80,7 @@ export function ContextMeter({ context }: { context: ContextStatus | null }) {
           <div className="meter__threshold" style={{ left: `${clamp(view.threshold)}%` }} aria-hidden="true" />
         )}
       </div>
+      <CostText cost={cost} />
     </div>
   );
 }

@@ -1,12 +1,15 @@
 import type { Ref } from "react";
 import type { ContextStatus, ProfileOption } from "../protocol";
 import { compact } from "../format";
+import type { ChatCost } from "../state";
 import { ContextMeter } from "./ContextMeter";
 
 interface Props {
   profiles: readonly ProfileOption[];
   profileId: string | null;
   context: ContextStatus | null;
+  /** What the chat spent on condensing, applied or not. */
+  cost: ChatCost | null;
   canCondense: boolean;
   chatsOpen: boolean;
   chatListId: string;
@@ -74,7 +77,7 @@ export function Header(props: Props) {
           </button>
         </div>
       </div>
-      <ContextMeter context={context} />
+      <ContextMeter context={context} cost={props.cost} />
     </header>
   );
 }

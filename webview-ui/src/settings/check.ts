@@ -1,6 +1,7 @@
 // The page's own checks of what is typed into the settings panel, before anything is posted. The
 // host checks again (through the core) and may still refuse a value. Pure.
 
+import { phaseDefault, TEMPERATURE_RANGE, type GenerationParams, type Phase } from "@context-condenser/protocol";
 import type { KindMetadata, Limits, ProfileKind, ProfileSettings } from "../protocol";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -53,6 +54,17 @@ export function checkPrice(text: string): Checked<number | null> {
   return { ok: true, value: n };
 }
 
+/** A choice among a field's options; empty is null (the provider's default) when the field is
+ *  optional. */
+export function checkChoice(value: string, field: { options?: readonly string[] | undefined; optional: boolean }): Checked<string | null> {
+  const options = field.options ?? [];
+  if (value === "") {
+    return field.optional ? { ok: true, value: null } : { ok: false, message: `Choose one of ${options.join(", ")}.` };
+  }
+  if (!options.includes(value)) return { ok: false, message: `Must be one of ${options.join(", ")}.` };
+  return { ok: true, value };
+}
+
 /** The largest text a shared value may hold (the contract's limit). */
 export const MAX_TEXT = 100_000;
 
@@ -98,11 +110,33 @@ export interface ProfileDraft {
   priceOut: string;
   globalThreshold: boolean;
   threshold: string;
+  chatMaxOutput: string;
+  chatTemperature: string;
+  condenseMaxOutput: string;
+  condenseTemperature: string;
+  /** The profile's phases as saved: what the editor does not show (`max_input_tokens`) is kept. */
+  saved: Partial<Record<Phase, GenerationParams>>;
 }
 
 export type DraftErrors = Partial<Record<keyof ProfileDraft, string>>;
 
-const text = (n: number | undefined) => (n === undefined ? "" : String(n));
+const text = (n: number | null | undefined) => (n === undefined || n === null ? "" : String(n));
+
+/** A temperature typed in a field; empty is null (the default). */
+export function checkTemperature(t: string): Checked<number | null> {
+  const typed = t.trim();
+  if (typed === "") return { ok: true, value: null };
+  const n = Number(typed);
+  const { min, max } = TEMPERATURE_RANGE;
+  if (!DECIMAL.test(typed) || !Number.isFinite(n) || n < min || n > max) return { ok: false, message: `Must be a number from ${min} to ${max}.` };
+  return { ok: true, value: n };
+}
+
+/** What a phase's empty field means: the core's default for it, if it has one. */
+export function phasePlaceholder(phase: Phase, key: "max_output_tokens" | "temperature"): string {
+  const value = phaseDefault(phase)[key];
+  return value === null || value === undefined ? "Model default" : `${value} (default)`;
+}
 
 /** The editor's fields for a profile, or for a new one. */
 export function draftOf(profile: ProfileSettings | null): ProfileDraft {
@@ -119,7 +153,51 @@ export function draftOf(profile: ProfileSettings | null): ProfileDraft {
     priceOut: text(profile?.price_output_per_mtok),
     globalThreshold: usesGlobal,
     threshold: usesGlobal ? "" : String(threshold),
+    chatMaxOutput: text(profile?.chat?.max_output_tokens),
+    chatTemperature: text(profile?.chat?.temperature),
+    condenseMaxOutput: text(profile?.condense?.max_output_tokens),
+    condenseTemperature: text(profile?.condense?.temperature),
+    saved: { ...(profile?.chat && { chat: profile.chat }), ...(profile?.condense && { condense: profile.condense }) },
   };
+}
+
+type PhaseKeys = { maxOutput: "chatMaxOutput" | "condenseMaxOutput"; temperature: "chatTemperature" | "condenseTemperature" };
+const PHASE_FIELDS: Record<Phase, PhaseKeys> = {
+  chat: { maxOutput: "chatMaxOutput", temperature: "chatTemperature" },
+  condense: { maxOutput: "condenseMaxOutput", temperature: "condenseTemperature" },
+};
+
+/**
+ * A phase's parameters from the editor's fields: null when nothing is set (the core's default for
+ * the whole phase). A field left empty beside one that is set takes the core's default for it, as
+ * its placeholder says; `max_input_tokens`, which the editor does not show, is kept.
+ */
+function phaseParams(
+  phase: Phase,
+  draft: ProfileDraft,
+  window: number | null,
+  errors: DraftErrors,
+): GenerationParams | null | undefined {
+  const keys = PHASE_FIELDS[phase];
+  const out = checkInteger(draft[keys.maxOutput], { min: 1, optional: true });
+  if (!out.ok) errors[keys.maxOutput] = out.message;
+  else if (out.value !== null && window !== null && out.value >= window) {
+    errors[keys.maxOutput] = `Must be below the context window (${window.toLocaleString("en-US")} tokens).`;
+  }
+  const temperature = checkTemperature(draft[keys.temperature]);
+  if (!temperature.ok) errors[keys.temperature] = temperature.message;
+  if (!out.ok || !temperature.ok || errors[keys.maxOutput]) return undefined;
+  const kept = draft.saved[phase]?.max_input_tokens ?? null;
+  if (out.value === null && temperature.value === null && kept === null) return null;
+  const fallback = phaseDefault(phase);
+  const params: GenerationParams = {};
+  if (kept !== null) params.max_input_tokens = kept;
+  const anySet = out.value !== null || temperature.value !== null;
+  const maxOutput = out.value ?? (anySet ? fallback.max_output_tokens : null);
+  const temp = temperature.value ?? (anySet ? fallback.temperature : null);
+  if (maxOutput !== null && maxOutput !== undefined) params.max_output_tokens = maxOutput;
+  if (temp !== null && temp !== undefined) params.temperature = temp;
+  return params;
 }
 
 /**
@@ -153,6 +231,8 @@ export function checkProfile(
   if (!priceOut.ok) errors.priceOut = priceOut.message;
   const threshold = draft.globalThreshold ? null : checkRequiredInteger(draft.threshold, thresholdRule(limits));
   if (threshold && !threshold.ok) errors.threshold = threshold.message;
+  const chat = phaseParams("chat", draft, window.ok ? window.value : null, errors);
+  const condense = phaseParams("condense", draft, window.ok ? window.value : null, errors);
 
   if (!window.ok || !maxOutput.ok || !priceIn.ok || !priceOut.ok || (threshold && !threshold.ok)) {
     return { ok: false, errors };
@@ -164,5 +244,7 @@ export function checkProfile(
   if (priceIn.value !== null) profile.price_input_per_mtok = priceIn.value;
   if (priceOut.value !== null) profile.price_output_per_mtok = priceOut.value;
   profile.threshold_percent = threshold ? threshold.value : -1;
+  if (chat) profile.chat = chat;
+  if (condense) profile.condense = condense;
   return { ok: true, profile };
 }

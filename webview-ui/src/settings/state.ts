@@ -173,12 +173,17 @@ export function isShown(view: SettingsView, field: string): boolean {
   return s.profiles.some((p) => field === fieldId.profile(p.id) || field === fieldId.key(p.id));
 }
 
-const canonical = (p: ProfileSettings): string =>
-  JSON.stringify(
-    Object.entries(p)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-  );
+/** JSON with every object's keys sorted and undefined left out. */
+const sorted = (v: unknown): unknown =>
+  typeof v === "object" && v !== null && !Array.isArray(v)
+    ? Object.fromEntries(
+        Object.entries(v)
+          .filter(([, x]) => x !== undefined)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([k, x]) => [k, sorted(x)]),
+      )
+    : v;
+const canonical = (p: ProfileSettings): string => JSON.stringify(sorted(p));
 
-/** The same profile, whatever the order of its fields. */
+/** The same profile, whatever the order of its fields (nested ones too). */
 export const sameProfile = (a: ProfileSettings, b: ProfileSettings): boolean => canonical(a) === canonical(b);

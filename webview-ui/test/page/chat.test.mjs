@@ -263,6 +263,75 @@ describe("the chat webview under the extension's CSP", () => {
     }
   });
 
+  it("shows a smart run's passes, its retention with what is missing, and a summary cut short", async (t) => {
+    const SMART = {
+      ...RECORD,
+      provider_id: "smart",
+      tokens_before: 24_310,
+      tokens_after: 11_676,
+      cost: 0.00412,
+      passes: [
+        { pass: "lossless", tokens_saved: 1_204, time_ms: 4, cost: 0 },
+        { pass: "mask", tokens_saved: 8_420, time_ms: 3, cost: 0 },
+        { pass: "trim_parameters", tokens_saved: 0, time_ms: 1, cost: 0, skipped: "nothing_to_condense" },
+        { pass: "native", tokens_saved: 3_010, time_ms: 2_310, cost: 0.00412 },
+      ],
+      retention: { kept: 11, probes: 12, repaired: 3, missing: ["todo: migrate the users table"] },
+      summary_truncated: true,
+    };
+    for (const theme of ["dark", "light", "hc"]) {
+      await t.test(theme, async (t) => {
+        const chat = await openChat(t, { theme });
+        await chat.post(
+          state({
+            messages: CONDENSED,
+            condensations: [SMART],
+            context: { tokens: 6_700, percent: 81.8 },
+          }),
+        );
+        const row = chat.tid("condensation-row");
+        await row.waitFor();
+        assert.equal(await chat.tid("passes").getAttribute("aria-label"), "Passes");
+        assert.deepEqual(await chat.tid("pass").evaluateAll((els) => els.map((e) => e.textContent)), [
+          "lossless −1,204",
+          "mask −8,420",
+          "trim_parameters skipped",
+          "native −3,010",
+        ]);
+        // The skipped pass is dimmed, and says why when hovered.
+        const skipped = chat.page.locator('[data-testid="pass"][data-skipped="true"]');
+        assert.equal(await skipped.getAttribute("title"), "trim_parameters: skipped (nothing_to_condense) · 1 ms");
+        const opacity = (l) => l.evaluate((e) => Number(getComputedStyle(e).opacity));
+        assert.ok((await opacity(skipped)) < (await opacity(chat.tid("pass").first())), "the skipped pass is dimmed");
+        // In the narrow view the list wraps between passes, never inside one.
+        const lines = await chat.tid("pass").evaluateAll((els) => els.map((e) => e.getClientRects().length));
+        assert.deepEqual(lines, [1, 1, 1, 1], "a pass broke across lines");
+
+        assert.equal(await chat.tid("retention").innerText(), "retention 11/12 · 3 repaired");
+        assert.match(await chat.tid("summary-truncated").innerText(), /Summary cut at the output limit/);
+        await chat.tid("missing-toggle").click();
+        assert.equal(await chat.tid("missing").innerText(), "todo: migrate the users table");
+        // The chat's condensing total, beside the meter.
+        assert.equal(await chat.tid("chat-cost").innerText(), "$0.0041");
+        await chat.shot("condensed-smart");
+      });
+    }
+  });
+
+  it("says what a condensation that was not applied cost, and counts it in the chat's total", async (t) => {
+    const chat = await openChat(t);
+    const withUnapplied = state({ messages: CONDENSED, condensations: [RECORD], busy: true });
+    withUnapplied.task.unapplied_cost = 0.0011;
+    await chat.post(withUnapplied);
+    await chat.waitText(chat.tid("chat-cost"), "$0.0034");
+    await chat.post(event({ type: "CondenseStart", reason: "threshold", provider: "native", tokens: 6_600, automatic: true }));
+    await chat.post(
+      event({ type: "CondenseEnd", record: null, error: { kind: "insufficient_gain", message: "saved 2% of the window, below 5%" }, cost: 0.0009 }),
+    );
+    await chat.waitText(chat.tid("notice"), "it cost $0.0009, counted in the chat's total");
+    await chat.shot("condense-not-applied");
+  });
+
   it("shows condensing and skipped notices live during a turn", async (t) => {
     const chat = await openChat(t);
     await chat.post(state({ busy: true }));

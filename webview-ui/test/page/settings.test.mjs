@@ -32,14 +32,18 @@ const PROMPT = entries.native.schema.find((f) => f.key === "custom_prompt").defa
 /** A provider's card as the core describes it, with the user's settings. */
 const card = (id, settings) => ({ ...entries[id], ...settings });
 
+/** The providers this test's user configured; every other provider the core registers follows,
+ *  as the core describes it. */
+const CONFIGURED = [
+  card("native", { enabled: true, priority: 20, config: { keep_last: 3 } }),
+  card("lossless", { enabled: true, priority: 10, config: { text_blocks: true, tool_results: true, min_bytes: 200 } }),
+  card("truncation", { enabled: true, priority: 5, config: { keep_last: 4, target_percent: 50 } }),
+  card("manual", { enabled: false, priority: 0, config: {} }),
+];
+
 const STATE = {
   type: "state",
-  providers: [
-    card("native", { enabled: true, priority: 20, config: { keep_last: 3 } }),
-    card("lossless", { enabled: true, priority: 10, config: { text_blocks: true, tool_results: true, min_bytes: 200 } }),
-    card("truncation", { enabled: true, priority: 5, config: { keep_last: 4, target_percent: 50 } }),
-    card("manual", { enabled: false, priority: 0, config: {} }),
-  ],
+  providers: [...CONFIGURED, ...Object.values(entries).filter((e) => !CONFIGURED.some((c) => c.id === e.id))],
   defaultProvider: "native",
   auto: { enabled: true, thresholdPercent: 80, minGainPercent: 5 },
   shared: { custom_prompt: "", condensing_profile: "local" },
@@ -381,6 +385,91 @@ describe("the settings panel under the extension's CSP", () => {
     });
     await panel.profile("claude").waitFor();
     assert.equal(await panel.profile("claude").getByTestId("key-status").innerText(), "key not set");
+  });
+
+  it("sets a profile's chat and summary generation settings: refused inline when out of range, then saved", async (t) => {
+    const panel = await openSettings(t);
+    await panel.profile("local").getByTestId("profile-edit").click();
+    const group = panel.page.getByRole("group", { name: "Summaries" });
+    assert.equal(await group.getByLabel("Max output").getAttribute("placeholder"), "2048 (default)");
+    assert.equal(await group.getByLabel("Temperature").getAttribute("placeholder"), "0.2 (default)");
+    await panel.tid("profile-chat-max-output").fill("40000");
+    await panel.tid("profile-condense-temperature").fill("2.5");
+    const n = await panel.count();
+    await panel.tid("profile-save").click();
+    await panel.error("profile.local.chatMaxOutput").waitFor();
+    assert.equal(await panel.error("profile.local.chatMaxOutput").innerText(), "Must be below the context window (32,768 tokens).");
+    assert.equal(await panel.error("profile.local.condenseTemperature").innerText(), "Must be a number from 0 to 2.");
+    assert.equal(await panel.tid("profile-chat-max-output").getAttribute("aria-invalid"), "true");
+    assert.deepEqual(await panel.sentSince(n), [], "nothing posted");
+    await panel.page.mouse.move(0, 0);
+    await panel.tid("profile-editor").screenshot({ path: `${shots}settings-generation-errors-dark.png` });
+
+    await panel.tid("profile-chat-max-output").fill("1024");
+    await panel.tid("profile-chat-temperature").fill("0.7");
+    await panel.tid("profile-condense-max-output").fill("3000");
+    await panel.tid("profile-condense-temperature").fill("");
+    await panel.tid("profile-save").click();
+    await panel.tid("profile-editor").waitFor({ state: "detached" });
+    assert.deepEqual((await panel.sent()).find((m) => m.type === "saveProfile"), {
+      type: "saveProfile",
+      originalId: "local",
+      profile: {
+        id: "local",
+        kind: "openai-compatible",
+        base_url: "http://127.0.0.1:11434/v1",
+        model: "qwen2.5-coder:7b",
+        context_window: 32_768,
+        threshold_percent: 70,
+        chat: { max_output_tokens: 1024, temperature: 0.7 },
+        condense: { max_output_tokens: 3000, temperature: 0.2 },
+      },
+    });
+    await panel.waitText(panel.profile("local"), "chat: 1k tokens, temperature 0.7");
+    assert.match(await panel.profile("local").innerText(), /summaries: 3k tokens, temperature 0\.2/);
+    // Open again: the saved values are there.
+    await panel.profile("local").getByTestId("profile-edit").click();
+    assert.equal(await panel.tid("profile-condense-max-output").inputValue(), "3000");
+    assert.equal(await panel.tid("profile-chat-temperature").inputValue(), "0.7");
+  });
+
+  it("renders a choice field as a dropdown of its options, posts the one chosen, and shows it after the round trip", async (t) => {
+    // The core's first choice field when it has one (smart's preset), else one of this test's own.
+    const coreChoice = Object.values(entries)
+      .flatMap((e) => e.schema)
+      .find((f) => f.kind === "choice");
+    const choice = coreChoice ?? {
+      key: "preset",
+      label: "Preset",
+      description: "How far the passes go.",
+      kind: "choice",
+      options: ["conservative", "balanced", "aggressive"],
+      default: "balanced",
+      optional: false,
+      shared: false,
+    };
+    const withChoice = {
+      ...STATE,
+      providers: [...STATE.providers, { ...entries.truncation, id: "presets", name: "Presets", priority: -1, config: {}, schema: [choice] }],
+    };
+    const panel = await openSettings(t, { state: withChoice });
+    const select = panel.card("presets").getByTestId(`field-${choice.key}`);
+    assert.equal(await select.evaluate((e) => e.tagName), "SELECT");
+    assert.equal(await panel.card("presets").getByLabel(choice.label).count(), 1);
+    const options = await select.evaluate((e) => [...e.options].map((o) => o.value));
+    assert.deepEqual(options.filter(Boolean), choice.options);
+    assert.equal(await select.inputValue(), choice.default);
+    const other = choice.options.find((o) => o !== choice.default);
+    const n = await panel.count();
+    await select.selectOption(other);
+    await panel.waitSent(n + 1);
+    assert.deepEqual(await panel.sentSince(n), [{ type: "updateProvider", id: "presets", config: { [choice.key]: other } }]);
+    await panel.page.waitForFunction(
+      ([key, value]) => document.querySelector(`[data-provider="presets"] [data-testid="field-${key}"]`).value === value,
+      [choice.key, other],
+    );
+    await panel.page.mouse.move(0, 0);
+    await panel.card("presets").screenshot({ path: `${shots}settings-choice-dark.png` });
   });
 
   it("saves an API key: posted once, the input emptied, never in the page or its stored state", async (t) => {

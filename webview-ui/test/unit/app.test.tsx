@@ -162,6 +162,20 @@ describe("the chat view", () => {
     expect(screen.getByTestId("notice")).toBeTruthy();
   });
 
+  it("shows what condensing cost the chat, runs not applied included, and says what a failed run cost", () => {
+    setup();
+    showState(snapshot(chat));
+    expect(screen.queryByTestId("chat-cost")).toBeNull();
+    const task = snapshot(chat, {}, [record("c1", { cost: 0.003 })]).task!;
+    showState({ ...snapshot(chat), task: { ...task, unapplied_cost: 0.002 } });
+    const cost = screen.getByTestId("chat-cost");
+    expect(cost.textContent).toBe("$0.0050");
+    expect(cost.title).toContain("runs not applied (failed or too little gain): $0.0020");
+    showState({ ...snapshot(chat, { busy: true }), task: { ...task, unapplied_cost: 0.002 } });
+    showEvents({ type: "CondenseEnd", error: { kind: "context_grew", message: "the summary was longer" }, cost: 0.0011 });
+    expect(screen.getByTestId("notice").textContent).toContain("it cost $0.0011, counted in the chat's total");
+  });
+
   it("sends with Enter, makes a newline with Shift+Enter, and clears the box", async () => {
     const { sent, user } = setup();
     showState(snapshot(chat));

@@ -89,11 +89,45 @@ describe("the settings panel", () => {
     expect(tid("problems").textContent).toContain("contextCondenser.providers: not an object");
   });
 
+  it("renders a choice as a dropdown of its options and posts the one chosen", async () => {
+    const { posted, user } = setup();
+    const preset = inCard("smart", "field-preset") as unknown as HTMLSelectElement;
+    expect(preset.tagName).toBe("SELECT");
+    expect(screen.getByLabelText("The preset label")).toBe(preset);
+    expect([...preset.options].map((o) => o.value)).toEqual(["conservative", "balanced", "aggressive"]);
+    expect(preset.value).toBe("aggressive");
+    await user.selectOptions(preset, "conservative");
+    expect(posted()).toEqual([{ type: "updateProvider", id: "smart", config: { preset: "conservative" } }]);
+    // An optional choice offers its default, posted as null (back to the provider's default).
+    const mode = inCard("smart", "field-mode") as unknown as HTMLSelectElement;
+    expect([...mode.options].map((o) => [o.value, o.textContent])).toEqual([
+      ["", "Default (fast)"],
+      ["fast", "fast"],
+      ["thorough", "thorough"],
+    ]);
+    expect(mode.value).toBe("");
+    await user.selectOptions(mode, "thorough");
+    expect(posted()).toEqual([{ type: "updateProvider", id: "smart", config: { mode: "thorough" } }]);
+    show(settings({ providers: [smart({ config: { mode: "thorough" } }), plain()] }));
+    await user.selectOptions(inCard("smart", "field-mode"), "");
+    expect(posted()).toEqual([{ type: "updateProvider", id: "smart", config: { mode: null } }]);
+  });
+
+  it("shows a stored choice the field does not offer as unknown, and does not post it", () => {
+    setup(settings({ providers: [smart({ config: { preset: "reckless" } })] }));
+    const preset = inCard("smart", "field-preset") as unknown as HTMLSelectElement;
+    expect(preset.value).toBe("reckless");
+    const unknown = [...preset.options].find((o) => o.value === "reckless")!;
+    expect(unknown.textContent).toBe("reckless (unknown)");
+    expect(unknown.disabled).toBe(true);
+  });
+
   it("falls back to a field's default when the provider's config lacks it", () => {
     setup(settings({ providers: [smart({ config: {} })] }));
     expect(inCard("smart", "field-depth").value).toBe("3");
     expect(inCard("smart", "field-fast").checked).toBe(true);
     expect(inCard("smart", "field-style").value).toBe("plain");
+    expect(inCard("smart", "field-preset").value).toBe("balanced");
   });
 
   it("posts switches at once: a provider, automatic condensation, a boolean field", async () => {
@@ -415,6 +449,94 @@ describe("the LLM profiles", () => {
     deliver({ type: "accepted", field: "profile.new" });
     expect(screen.queryByTestId("profile-editor")).toBeNull();
     expect(tid("add-profile")).toBeTruthy();
+  });
+
+  it("sets a profile's chat and summary generation settings: checked, then saved into chat / condense", async () => {
+    const { posted, user } = setup();
+    await user.click(inRow("local", "profile-edit"));
+    // Empty fields show what the core uses for them.
+    expect((tid("profile-chat-max-output") as HTMLInputElement).placeholder).toBe("Model default");
+    expect((tid("profile-condense-max-output") as HTMLInputElement).placeholder).toBe("2048 (default)");
+    expect((tid("profile-condense-temperature") as HTMLInputElement).placeholder).toBe("0.2 (default)");
+    expect(screen.getByRole("group", { name: "Summaries" })).toBeTruthy();
+
+    await user.type(tid("profile-chat-max-output"), "40000");
+    await user.type(tid("profile-chat-temperature"), "2.5");
+    await user.type(tid("profile-condense-max-output"), "0");
+    await user.type(tid("profile-condense-temperature"), "-0.5");
+    await user.click(tid("profile-save"));
+    expect(posted()).toEqual([]);
+    expect(errorOf("profile.local.chatMaxOutput")?.textContent).toBe("Must be below the context window (32,768 tokens).");
+    expect(errorOf("profile.local.chatTemperature")?.textContent).toBe("Must be a number from 0 to 2.");
+    expect(errorOf("profile.local.condenseMaxOutput")?.textContent).toBe("Must be a whole number of 1 or more.");
+    expect(errorOf("profile.local.condenseTemperature")?.textContent).toBe("Must be a number from 0 to 2.");
+
+    await user.clear(tid("profile-chat-max-output"));
+    await user.type(tid("profile-chat-max-output"), "1024");
+    await user.clear(tid("profile-chat-temperature"));
+    await user.type(tid("profile-chat-temperature"), "0.7");
+    await user.clear(tid("profile-condense-max-output"));
+    await user.type(tid("profile-condense-max-output"), "3000");
+    await user.clear(tid("profile-condense-temperature"));
+    await user.click(tid("profile-save"));
+    expect(posted()).toEqual([
+      {
+        type: "saveProfile",
+        originalId: "local",
+        profile: {
+          id: "local",
+          kind: "openai-compatible",
+          base_url: "http://127.0.0.1:11434/v1",
+          model: "qwen",
+          context_window: 32_768,
+          threshold_percent: 70,
+          chat: { max_output_tokens: 1024, temperature: 0.7 },
+          // The temperature left empty is the core's default, as its placeholder said.
+          condense: { max_output_tokens: 3000, temperature: 0.2 },
+        },
+      },
+    ]);
+  });
+
+  it("shows a profile's saved generation settings, keeps what the editor does not show, and drops a phase emptied", async () => {
+    const { posted, user } = setup(
+      settings({
+        profiles: [
+          {
+            id: "gpt",
+            kind: "openai",
+            model: "gpt-4o-mini",
+            context_window: 128_000,
+            threshold_percent: -1,
+            chat: { temperature: 1 },
+            condense: { max_input_tokens: 6000, max_output_tokens: 900, temperature: 0 },
+          },
+        ],
+      }),
+    );
+    await user.click(inRow("gpt", "profile-edit"));
+    expect((tid("profile-chat-temperature") as HTMLInputElement).value).toBe("1");
+    expect((tid("profile-chat-max-output") as HTMLInputElement).value).toBe("");
+    expect((tid("profile-condense-max-output") as HTMLInputElement).value).toBe("900");
+    expect((tid("profile-condense-temperature") as HTMLInputElement).value).toBe("0");
+    await user.clear(tid("profile-chat-temperature"));
+    await user.clear(tid("profile-condense-max-output"));
+    await user.clear(tid("profile-condense-temperature"));
+    await user.click(tid("profile-save"));
+    expect(posted()).toEqual([
+      {
+        type: "saveProfile",
+        originalId: "gpt",
+        profile: {
+          id: "gpt",
+          kind: "openai",
+          model: "gpt-4o-mini",
+          context_window: 128_000,
+          threshold_percent: -1,
+          condense: { max_input_tokens: 6000 },
+        },
+      },
+    ]);
   });
 
   it("edits a profile: the host's rejection shows under the form, which stays open with what was typed", async () => {

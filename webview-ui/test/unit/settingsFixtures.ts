@@ -23,7 +23,7 @@ export const smart = (extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
   description: "Squeezes cleverly.",
   enabled: true,
   priority: 7,
-  config: { depth: 4, fast: false, style: "terse" },
+  config: { depth: 4, fast: false, style: "terse", preset: "aggressive" },
   schema: [
     field("depth", "integer", { min: 2, max: 9, unit: "levels", default: 3 }),
     field("fast", "boolean", { default: true }),
@@ -31,6 +31,8 @@ export const smart = (extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
     field("custom_prompt", "text", { multiline: true, shared: true, default: BUILT_IN }),
     field("writer", "profile", { shared: true, default: "" }),
     field("spare", "integer", { min: 0, optional: true, default: 5 }),
+    field("preset", "choice", { options: ["conservative", "balanced", "aggressive"], default: "balanced" }),
+    field("mode", "choice", { options: ["fast", "thorough"], optional: true, default: "fast" }),
   ],
   ...extra,
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEvent, Snapshot, ToWebview } from "../../src/protocol";
-import { initialState, isBusy, reduce, type Action, type ViewState } from "../../src/state";
+import { chatCost, initialState, isBusy, reduce, type Action, type ViewState } from "../../src/state";
 import { eventMessage, record, snapshot, stateMessage, text } from "./fixtures";
 
 /** A message from the extension; a bare snapshot is sent as a `state` message. */
@@ -164,6 +164,18 @@ describe("reduce", () => {
     expect(confirmed.live).toEqual([]);
   });
 
+  it("says what a condensation that was not applied cost, when it cost anything", () => {
+    const running = run(busyStart, ...events({ type: "CondenseStart", reason: "threshold", provider: "native", tokens: 9000, automatic: true }));
+    const failed = run(
+      running,
+      ...events({ type: "CondenseEnd", error: { kind: "insufficient_gain", message: "saved 2% of the window" }, cost: 0.0042 }),
+    );
+    expect(failed.live).toEqual([]);
+    expect(failed.notices.map((n) => n.text)).toEqual([
+      "Condensation failed (insufficient_gain): saved 2% of the window (it cost $0.0042, counted in the chat's total)",
+    ]);
+  });
+
   it("ignores events of another chat than the one shown", () => {
     const s = run(
       initialState,
@@ -184,5 +196,26 @@ describe("reduce", () => {
     const thinking = run(initialState, received(snapshot([])), ...events({ type: "ThinkingStart" }));
     expect(isBusy(thinking)).toBe(true);
     expect(isBusy(run(thinking, ...events({ type: "StatusShutdown" })))).toBe(false);
+  });
+});
+
+describe("chatCost", () => {
+  it("adds the condensations applied and the runs that were not", () => {
+    const task = snapshot([hello], {}, [record("c1", { cost: 0.01 }), record("c2", { cost: 0.02 })]).task!;
+    const cost = chatCost({ ...task, unapplied_cost: 0.005 });
+    expect(cost?.applied).toBeCloseTo(0.03, 10);
+    expect(cost?.unapplied).toBe(0.005);
+    expect(cost?.total).toBeCloseTo(0.035, 10);
+    expect(chatCost(task)?.unapplied).toBe(0);
+  });
+
+  it("counts a chat whose only spending was a run that was not applied", () => {
+    const task = snapshot([hello]).task!;
+    expect(chatCost({ ...task, unapplied_cost: 0.002 })).toEqual({ applied: 0, unapplied: 0.002, total: 0.002 });
+  });
+
+  it("is null when nothing was spent, or there is no chat", () => {
+    expect(chatCost(snapshot([hello], {}, [record("c1", { cost: 0 })]).task)).toBeNull();
+    expect(chatCost(null)).toBeNull();
   });
 });

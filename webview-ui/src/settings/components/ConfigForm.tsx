@@ -2,8 +2,8 @@
 // knows one provider from another.
 
 import { useId, useState } from "react";
-import type { ConfigField, ProfileSettings, ProviderEntry } from "../../protocol";
-import { checkInteger, MAX_TEXT, type Checked } from "../check";
+import { unhandled, type ConfigField, type ProfileSettings, type ProviderEntry } from "../../protocol";
+import { checkChoice, checkInteger, MAX_TEXT, type Checked } from "../check";
 import { fieldId } from "../state";
 import type { Actions } from "./actions";
 import { FieldError, NumberInput, Switch, TextInput } from "./controls";
@@ -181,6 +181,43 @@ function ConfigFieldRow({
       );
       break;
     }
+    case "choice": {
+      const current = typeof value === "string" ? value : "";
+      const options = field.options ?? [];
+      const known = current === "" || options.includes(current);
+      const fallback = typeof field.default === "string" && field.default !== "" ? field.default : null;
+      control = (
+        <select
+          id={id}
+          className="select settings-select"
+          data-testid={`field-${field.key}`}
+          aria-describedby={describedBy}
+          aria-invalid={Boolean(error) || undefined}
+          value={current}
+          onChange={(e) => {
+            const checked = checkChoice(e.target.value, field);
+            if (!checked.ok) return onChecked(checked.message);
+            onChecked(null);
+            commit(checked.value);
+          }}
+        >
+          {(field.optional || current === "") && <option value="">{fallback ? `Default (${fallback})` : "Default"}</option>}
+          {options.map((option) => (
+            <option key={option} value={option}>
+              {option}
+            </option>
+          ))}
+          {!known && (
+            <option value={current} disabled>
+              {current} (unknown)
+            </option>
+          )}
+        </select>
+      );
+      break;
+    }
+    default:
+      return unhandled(field.kind);
   }
 
   const label = (

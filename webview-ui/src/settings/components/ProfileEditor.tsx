@@ -4,7 +4,17 @@
 
 import { useId, useState, type ReactNode } from "react";
 import type { KindMetadata, Limits, ProfileSettings } from "../../protocol";
-import { baseUrlPlaceholder, checkProfile, draftOf, KIND_TEXT, thresholdRule, type DraftErrors, type ProfileDraft } from "../check";
+import { TEMPERATURE_RANGE } from "@context-condenser/protocol";
+import {
+  baseUrlPlaceholder,
+  checkProfile,
+  draftOf,
+  KIND_TEXT,
+  phasePlaceholder,
+  thresholdRule,
+  type DraftErrors,
+  type ProfileDraft,
+} from "../check";
 import { fieldId } from "../state";
 import { FieldError } from "./controls";
 
@@ -81,7 +91,7 @@ export function ProfileEditor({ profile, profiles, limits, kinds, rejection, sav
     />
   );
   const number = (
-    key: "contextWindow" | "maxOutput" | "priceIn" | "priceOut" | "threshold",
+    key: NumberKey,
     testId: string,
     unit: string,
     options: { step?: string; placeholder?: string; disabled?: boolean } = {},
@@ -94,8 +104,8 @@ export function ProfileEditor({ profile, profiles, limits, kinds, rejection, sav
         data-testid={testId}
         aria-invalid={Boolean(errors[key]) || undefined}
         aria-describedby={described(key)}
-        min={key === "threshold" ? threshold.min : key.startsWith("price") ? 0 : 1}
-        max={key === "threshold" ? threshold.max : undefined}
+        min={key === "threshold" ? threshold.min : key.startsWith("price") || isTemperature(key) ? 0 : 1}
+        max={key === "threshold" ? threshold.max : isTemperature(key) ? TEMPERATURE_RANGE.max : undefined}
         step={options.step ?? "1"}
         placeholder={options.placeholder}
         disabled={options.disabled}
@@ -181,6 +191,29 @@ export function ProfileEditor({ profile, profiles, limits, kinds, rejection, sav
           </div>
           <FieldError id={`${id}-threshold-err`} field={`${formField}.threshold`} message={errors.threshold} />
         </fieldset>
+        {PHASE_TEXT.map(({ phase, legend, about }) => (
+          <fieldset key={phase} className="editor__field editor__field--wide editor__phase" data-testid={`profile-${phase}-params`}>
+            <legend className="editor__label">{legend}</legend>
+            <span className="hint">{about}</span>
+            <div className="editor__grid">
+              {row(
+                `${phase}MaxOutput`,
+                "Max output",
+                number(`${phase}MaxOutput`, `profile-${phase}-max-output`, "tokens", {
+                  placeholder: phasePlaceholder(phase, "max_output_tokens"),
+                }),
+              )}
+              {row(
+                `${phase}Temperature`,
+                "Temperature",
+                number(`${phase}Temperature`, `profile-${phase}-temperature`, `${TEMPERATURE_RANGE.min}–${TEMPERATURE_RANGE.max}`, {
+                  step: "0.1",
+                  placeholder: phasePlaceholder(phase, "temperature"),
+                }),
+              )}
+            </div>
+          </fieldset>
+        ))}
       </div>
       <FieldError className="editor__rejection" field={formField} message={rejection} />
       <div className="editor__actions">
@@ -194,3 +227,26 @@ export function ProfileEditor({ profile, profiles, limits, kinds, rejection, sav
     </form>
   );
 }
+
+type NumberKey =
+  | "contextWindow"
+  | "maxOutput"
+  | "priceIn"
+  | "priceOut"
+  | "threshold"
+  | "chatMaxOutput"
+  | "chatTemperature"
+  | "condenseMaxOutput"
+  | "condenseTemperature";
+
+const isTemperature = (key: NumberKey) => key === "chatTemperature" || key === "condenseTemperature";
+
+/** The two phases whose generation settings a profile holds, as the editor names them. */
+const PHASE_TEXT = [
+  { phase: "chat", legend: "Chat requests", about: "The answer's budget and temperature when you chat with this profile." },
+  {
+    phase: "condense",
+    legend: "Summaries",
+    about: "The summary's budget and temperature when this profile condenses. Empty fields keep the default.",
+  },
+] as const;

@@ -4,6 +4,7 @@
 
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { compact } from "../../format";
+import type { GenerationParams } from "@context-condenser/protocol";
 import type { ProfileSettings, SettingsSnapshot } from "../../protocol";
 import { KIND_TEXT } from "../check";
 import { fieldId, type Editor, type TestStatus } from "../state";
@@ -114,6 +115,16 @@ interface RowProps {
   onTest: () => void;
 }
 
+/** "summaries: 3k tokens, temperature 0.2", for a phase the profile sets. */
+function phaseFact(name: string, params: GenerationParams | undefined): string | null {
+  if (!params) return null;
+  const parts = [
+    typeof params.max_output_tokens === "number" ? `${compact(params.max_output_tokens)} tokens` : null,
+    typeof params.temperature === "number" ? `temperature ${params.temperature}` : null,
+  ].filter(Boolean);
+  return parts.length > 0 ? `${name}: ${parts.join(", ")}` : null;
+}
+
 function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, editing, editor, act, onEdit, onTest }: RowProps) {
   const id = useId();
   const [confirming, setConfirming] = useState(false);
@@ -130,6 +141,8 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
     profile.max_output !== undefined ? `${compact(profile.max_output)} max output` : null,
     prices.some(Boolean) ? `${prices[0] ?? "$0"} in / ${prices[1] ?? "$0"} out per 1M tokens` : null,
     threshold,
+    phaseFact("chat", profile.chat),
+    phaseFact("summaries", profile.condense),
   ].filter((f): f is string => f !== null);
 
   return (
