@@ -2,7 +2,7 @@
 
 mod lossless;
 pub mod manual;
-mod native;
+pub mod native;
 pub mod summary;
 mod truncation;
 
