@@ -439,3 +439,70 @@ fn native_chunks_a_conversation_six_times_a_4k_window_over_http() {
     assert!(metrics["tokens_after"].as_u64().unwrap() < before / 4);
     let _ = std::fs::remove_file(file);
 }
+
+/// The real small model (SmolLM2-135M, a 4,096-token window, no --max-output) condenses a
+/// realistic conversation of more than 24k tokens through chunking: the run succeeds in several
+/// parts and a merge, usage is the server's, tokens go down. Structure only, never wording.
+#[test]
+fn native_chunks_a_long_conversation_through_the_real_small_model() {
+    let Ok(python) = std::env::var("CONDENSE_LLM_PYTHON") else {
+        eprintln!(
+            "SKIPPED: CONDENSE_LLM_PYTHON is not set; run scripts/test-all (or PY=$(scripts/setup-llm)) for the real-model test"
+        );
+        return;
+    };
+    let file = long_session_file(44, "real-chunks");
+    let before = token_count(&file);
+    assert!(before >= 24_000, "{before} tokens");
+    let server = Server::start(
+        &python,
+        &[&root("tests/servers/real_llm.py"), "--port", "0", "--api-key", "test-key", "--ctx", "4096"],
+    );
+    let base = format!("http://127.0.0.1:{}/v1", server.port);
+    let args = [
+        "run",
+        "--provider",
+        "native",
+        "--llm",
+        "openai-compatible",
+        "--base-url",
+        &base,
+        "--model",
+        "smollm2-135m",
+        "--api-key-env",
+        "REAL_LLM_KEY",
+        "--context-window",
+        "4096",
+        "--condense-max-output",
+        "384",
+        "--price-in",
+        "0.5",
+        "--price-out",
+        "1.5",
+        "--timeout-secs",
+        "300",
+        &file,
+    ];
+    let out =
+        Command::cargo_bin("condense").unwrap().env("REAL_LLM_KEY", "test-key").args(args).output().unwrap();
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{result} {}", String::from_utf8_lossy(&out.stderr));
+    let metrics = &result["metrics"];
+    eprintln!(
+        "real model: {} -> {} tokens, {} chunks, {} calls, usage {}, {} ms",
+        metrics["tokens_before"],
+        metrics["tokens_after"],
+        metrics["chunks"],
+        metrics["llm_calls"],
+        metrics["usage"],
+        metrics["time_elapsed_ms"]
+    );
+    let chunks = metrics["chunks"].as_u64().unwrap();
+    assert!(chunks > 1 && metrics["llm_calls"].as_u64().unwrap() > chunks, "{metrics}");
+    assert_eq!(metrics["usage"]["estimated"], false, "the server reported usage");
+    assert!(metrics["usage"]["input_tokens"].as_u64().unwrap() > before / 2);
+    assert!(result["cost"].as_f64().unwrap() > 0.0);
+    assert!(metrics["tokens_after"].as_u64() < metrics["tokens_before"].as_u64());
+    assert_eq!(result["messages"].as_array().unwrap().iter().filter(|m| m["is_summary"] == true).count(), 1);
+    let _ = std::fs::remove_file(file);
+}

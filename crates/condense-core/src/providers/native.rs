@@ -606,3 +606,35 @@ impl CondensationProvider for NativeProvider {
         Ok(Condensed { messages, summary: Some(text), cost: calls.cost, metrics })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::{Encoding, TiktokenCounter};
+
+    #[test]
+    fn head_tail_keeps_both_ends_and_names_the_cut() {
+        let t = TiktokenCounter::new(Encoding::O200kBase);
+        let text: String = (0..400).map(|i| format!("line {i}\n")).collect();
+        let size = t.count_text(&text);
+        let cut = head_tail(&text, size, 100);
+        assert!(cut.starts_with("line 0\n") && cut.ends_with("line 399\n"), "{cut}");
+        assert!(cut.contains(&format!("[{} tokens omitted]", size - 100)));
+        assert!(t.count_text(&cut) < 130, "{}", t.count_text(&cut));
+        assert_eq!(head_tail("short", 1, 100), "short");
+    }
+
+    #[test]
+    fn chunks_cut_at_turn_boundaries_and_cut_a_turn_too_big_alone() {
+        let t = TiktokenCounter::new(Encoding::O200kBase);
+        let turn = |n: usize| Turn::new(ChatRole::User, "word ".repeat(n), &t);
+        let parts = chunks(vec![turn(40), turn(40), turn(40), turn(500), turn(10)], 100, &t);
+        let sizes: Vec<usize> = parts.iter().map(|c| c.len()).collect();
+        // Two fit together; the third alone; the big one cut to nearly the whole budget; the last.
+        assert_eq!(sizes, [2, 1, 1, 1]);
+        for c in &parts {
+            assert!(total(c) <= 100, "{}", total(c));
+        }
+        assert!(parts[2][0].text.contains("tokens omitted]") && parts[2][0].tokens > 80);
+    }
+}
