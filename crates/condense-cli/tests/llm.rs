@@ -474,13 +474,13 @@ fn native_chunks_a_long_conversation_through_the_real_small_model() {
         "--context-window",
         "4096",
         "--condense-max-output",
-        "384",
+        "128",
         "--price-in",
         "0.5",
         "--price-out",
         "1.5",
         "--timeout-secs",
-        "300",
+        "600",
         &file,
     ];
     let out =
