@@ -395,15 +395,15 @@ export const LlmProfile = z.strictObject({
   /** Generation parameters for chatting. */
   chat: GenerationParams.default(() => ({"max_input_tokens":null,"max_output_tokens":null,"temperature":null})),
   /** Generation parameters for condensing (summaries want a low temperature). */
-  condense: GenerationParams.default(() => ({"max_input_tokens":null,"max_output_tokens":2048,"temperature":0.2})),
+  condense: GenerationParams.default(() => ({"max_input_tokens":null,"max_output_tokens":null,"temperature":0.2})),
   /** The model's context window, in tokens. */
   context_window: z.number().int().gte(0),
   /** Stable id, e.g. `gpt-4o-mini`. */
   id: z.string(),
   /** The client. */
   kind: LlmKind,
-  /** The longest answer the model writes, in tokens. */
-  max_output: z.number().int().gte(0).default(4096),
+  /** The longest answer the model writes, in tokens; `0` or absent: derived from the window ([`default_max_output_for`]: 4,096, or a quarter of a smaller window). Read it through [`LlmProfile::output_limit`]. */
+  max_output: z.number().int().gte(0).default(0),
   /** The model id sent to the API. */
   model: z.string(),
   /** US dollars per million input tokens. */

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use condense_cli::native::{NativeHttp, NativeTimer};
-use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, RetryPolicy};
+use condense_core::llm::{GenerationParams, HttpLlm, LlmKind, LlmProfile, RetryPolicy};
 
 use crate::{Failure, usage};
 
@@ -37,9 +37,18 @@ pub(crate) struct LlmArgs {
     /// Context window of the model, in tokens.
     #[arg(long, default_value_t = 128_000)]
     context_window: usize,
-    /// Longest answer, in tokens.
-    #[arg(long, default_value_t = 4096)]
-    max_output: usize,
+    /// Longest answer, in tokens; by default 4096, or a quarter of a smaller context window.
+    #[arg(long)]
+    max_output: Option<usize>,
+    /// Longest summary (the condense phase's answer), in tokens; by default the longest answer.
+    #[arg(long)]
+    condense_max_output: Option<usize>,
+    /// Temperature of summary requests (the condense phase).
+    #[arg(long, default_value_t = 0.2)]
+    condense_temperature: f64,
+    /// Temperature of chat requests (the chat phase); the server's default when absent.
+    #[arg(long)]
+    temperature: Option<f64>,
     /// US dollars per million input tokens.
     #[arg(long, default_value_t = 0.0)]
     price_in: f64,
@@ -75,13 +84,21 @@ impl LlmArgs {
             None => return Err(usage("no LLM given: pass --llm KIND --model M (or --profile FILE)")),
         };
         let model = self.model.clone().ok_or_else(|| usage("--llm needs --model"))?;
+        let defaults = LlmProfile::new(model.clone(), kind, model.clone(), self.context_window);
         let profile = LlmProfile {
             base_url: self.base_url.clone(),
-            max_output: self.max_output,
+            // 0: derived from the window (LlmProfile::output_limit).
+            max_output: self.max_output.unwrap_or(0),
             price_input_per_mtok: self.price_in,
             price_output_per_mtok: self.price_out,
             api_key_ref: self.api_key_env.clone(),
-            ..LlmProfile::new(model.clone(), kind, model, self.context_window)
+            chat: GenerationParams { temperature: self.temperature, ..defaults.chat },
+            condense: GenerationParams {
+                max_output_tokens: self.condense_max_output,
+                temperature: Some(self.condense_temperature),
+                ..defaults.condense
+            },
+            ..defaults
         };
         profile.validate().map_err(|e| usage(e.message))?;
         Ok(profile)

@@ -233,6 +233,10 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             // file for `count`, `view`, `undo` and a further `run`.
             let out = result.to_document(conversation.system.as_deref());
             print_json(&out);
+            if let Some(error) = result.error.as_ref().filter(|_| result.cost > 0.0) {
+                // A run that failed after the model answered still cost money: say so in the log.
+                eprintln!("condense: {}: the failed run still cost ${:.6}", error.kind, result.cost);
+            }
             Ok(if result.is_ok() { 0 } else { 1 })
         }
         Command::Chat { llm, file } => {

@@ -19,8 +19,18 @@ pub const BUFFER_PERCENT: usize = 10;
 pub const MAX_AUTO_PER_MINUTE: usize = 3;
 /// The provider used when the settings name none.
 pub const DEFAULT_PROVIDER: &str = "lossless";
-/// The longest answer of a profile that names none, in tokens.
+/// The longest answer of a profile that names none, in tokens, when its window is large enough:
+/// see [`default_max_output_for`].
 pub const DEFAULT_MAX_OUTPUT: usize = 4096;
+/// A profile that names no longest answer gets at most this share of its window, in percent.
+pub const DEFAULT_MAX_OUTPUT_WINDOW_PERCENT: usize = 25;
+
+/// The longest answer of a profile that names none: [`DEFAULT_MAX_OUTPUT`], or a quarter of the
+/// window when that is smaller (a 4,096-token window answers in up to 1,024 tokens), so that the
+/// default always leaves room for the prompt.
+pub fn default_max_output_for(context_window: usize) -> usize {
+    DEFAULT_MAX_OUTPUT.min(context_window * DEFAULT_MAX_OUTPUT_WINDOW_PERCENT / 100).max(1)
+}
 
 /// The user's automatic-condensation settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -149,5 +159,13 @@ mod tests {
     fn the_request_limit_leaves_room_for_the_answer_and_the_buffer() {
         assert_eq!(request_limit(1000, 300), 600);
         assert_eq!(request_limit(1000, 2000), 0);
+    }
+
+    #[test]
+    fn the_default_answer_is_a_quarter_of_a_small_window_and_4096_at_most() {
+        assert_eq!(default_max_output_for(4096), 1024);
+        assert_eq!(default_max_output_for(128_000), DEFAULT_MAX_OUTPUT);
+        assert_eq!(default_max_output_for(16_384), DEFAULT_MAX_OUTPUT);
+        assert_eq!(default_max_output_for(2), 1);
     }
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ErrorKind, LlmError};
-use crate::limits::{DEFAULT_MAX_OUTPUT, check_profile_threshold};
+use crate::limits::{check_profile_threshold, default_max_output_for};
 
 /// Which client talks to the profile's endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -53,8 +53,10 @@ pub struct LlmProfile {
     pub model: String,
     /// The model's context window, in tokens.
     pub context_window: usize,
-    /// The longest answer the model writes, in tokens.
-    #[serde(default = "default_max_output")]
+    /// The longest answer the model writes, in tokens; `0` or absent: derived from the window
+    /// ([`default_max_output_for`]: 4,096, or a quarter of a smaller window). Read it through
+    /// [`LlmProfile::output_limit`].
+    #[serde(default)]
     pub max_output: usize,
     /// US dollars per million input tokens.
     #[serde(default)]
@@ -77,16 +79,20 @@ pub struct LlmProfile {
     pub condense: GenerationParams,
 }
 
-fn default_max_output() -> usize {
-    DEFAULT_MAX_OUTPUT
-}
-
+/// The condense phase's defaults: a low temperature, and the profile's longest answer (no cap of
+/// its own, so that a long summary is not cut).
 fn default_condense_params() -> GenerationParams {
-    GenerationParams { max_input_tokens: None, max_output_tokens: Some(2048), temperature: Some(0.2) }
+    GenerationParams { max_input_tokens: None, max_output_tokens: None, temperature: Some(0.2) }
 }
 
 impl LlmProfile {
-    /// A profile with the defaults for a kind.
+    /// The longest answer, in tokens: `max_output`, or the default derived from the window when
+    /// it is `0`.
+    pub fn output_limit(&self) -> usize {
+        if self.max_output == 0 { default_max_output_for(self.context_window) } else { self.max_output }
+    }
+
+    /// A profile with the defaults for a kind (the longest answer derived from the window).
     pub fn new(
         id: impl Into<String>,
         kind: LlmKind,
@@ -99,7 +105,7 @@ impl LlmProfile {
             base_url: None,
             model: model.into(),
             context_window,
-            max_output: default_max_output(),
+            max_output: 0,
             price_input_per_mtok: 0.0,
             price_output_per_mtok: 0.0,
             api_key_ref: None,
@@ -131,10 +137,11 @@ impl LlmProfile {
         if self.context_window == 0 {
             return bad("context_window must be above 0".into());
         }
-        if self.max_output == 0 || self.max_output >= self.context_window {
+        if self.output_limit() >= self.context_window {
             return bad(format!(
-                "max_output ({}) must be above 0 and below context_window ({})",
-                self.max_output, self.context_window
+                "max_output ({}) must be below context_window ({})",
+                self.output_limit(),
+                self.context_window
             ));
         }
         if let Some(t) = self.threshold_percent {
@@ -185,7 +192,7 @@ impl LlmProfile {
         let reasoning = matches!(self.model_family().as_deref(), Some("o1" | "o3" | "o4"));
         ProviderCapabilities {
             max_context_tokens: Some(self.context_window),
-            max_output_tokens: Some(self.max_output),
+            max_output_tokens: Some(self.output_limit()),
             supports_system_prompt: true,
             supports_multi_turn: self.kind != LlmKind::Manual,
             // OpenAI's reasoning models refuse a temperature.
@@ -317,5 +324,24 @@ mod tests {
         assert_eq!(p.base_url().unwrap(), "http://127.0.0.1:11434/v1");
         let p = LlmProfile { max_output: 9000, ..p };
         assert!(p.validate().unwrap_err().message.contains("below context_window"));
+    }
+
+    #[test]
+    fn an_absent_max_output_is_derived_from_the_window() {
+        // The README's llama.cpp example: a 4,096-token window and no max_output.
+        let p: LlmProfile = serde_json::from_value(serde_json::json!({
+            "id": "local", "kind": "openai-compatible", "base_url": "http://127.0.0.1:8080/v1",
+            "model": "smollm2", "context_window": 4096
+        }))
+        .unwrap();
+        p.validate().unwrap();
+        assert_eq!((p.max_output, p.output_limit()), (0, 1024));
+        assert_eq!(p.capabilities().max_output_tokens, Some(1024));
+        let big = LlmProfile::new("big", LlmKind::Openai, "gpt-4o", 128_000);
+        assert_eq!(big.output_limit(), 4096);
+        let set = LlmProfile { max_output: 300, ..big };
+        assert_eq!(set.output_limit(), 300);
+        // The condense phase follows the profile's limit unless it names its own.
+        assert_eq!(set.condense.clamped(&set.capabilities()).max_output_tokens, Some(300));
     }
 }

@@ -66,6 +66,29 @@ impl CondensationOptions {
     }
 }
 
+/// What a run has spent so far, in US dollars: providers add each LLM call's cost as soon as the
+/// model has answered, so that a run that fails afterwards (a later call failing, a summary that
+/// would grow the context) still reports what it cost. [`run_provider`] gives every run its own
+/// meter and reads it on the failed path.
+#[derive(Debug, Default)]
+pub struct SpendMeter {
+    spent: std::cell::Cell<f64>,
+}
+
+impl SpendMeter {
+    /// Adds what one call cost.
+    pub fn add(&self, usd: f64) {
+        if usd.is_finite() && usd > 0.0 {
+            self.spent.set(self.spent.get() + usd);
+        }
+    }
+
+    /// What was spent so far.
+    pub fn total(&self) -> f64 {
+        self.spent.get()
+    }
+}
+
 /// What the host lends a provider for one run.
 #[derive(Clone, Copy)]
 pub struct Services<'a> {
@@ -78,12 +101,14 @@ pub struct Services<'a> {
     pub llm: Option<&'a dyn LlmProvider>,
     /// Cancels the LLM call in flight.
     pub abort: Option<&'a AbortSignal>,
+    /// The run's spending, set by [`run_provider`]; see [`Services::spend`].
+    pub meter: Option<&'a SpendMeter>,
 }
 
 impl<'a> Services<'a> {
     /// Services without an LLM.
     pub fn new(tokens: &'a dyn TokenCounter, clock: &'a dyn Clock) -> Self {
-        Services { tokens, clock, llm: None, abort: None }
+        Services { tokens, clock, llm: None, abort: None, meter: None }
     }
 
     /// The same services with an LLM to summarize with.
@@ -94,6 +119,15 @@ impl<'a> Services<'a> {
     /// The same services with an abort signal for the LLM call.
     pub fn with_abort(self, abort: &'a AbortSignal) -> Self {
         Services { abort: Some(abort), ..self }
+    }
+
+    /// Records money spent by this run (an LLM call that answered), so that the template reports
+    /// it even when the run fails later. A nested run (a pipeline running another provider through
+    /// [`run_provider`]) has its own meter; its result's `cost` is what the caller adds.
+    pub fn spend(&self, usd: f64) {
+        if let Some(meter) = self.meter {
+            meter.add(usd);
+        }
     }
 }
 
@@ -307,10 +341,13 @@ pub async fn run_provider(
 ) -> CondensationResult {
     let before = services.tokens.count_request(system, &api_view(messages));
     let ctx = CondensationContext { messages, system, prev_context_tokens: before };
+    // Every run has its own meter: what the provider spent before failing is the failure's cost.
+    let meter = SpendMeter::default();
+    let services = Services { meter: Some(&meter), ..services };
     let failed = |error: CondenseError, elapsed: f64| CondensationResult {
         messages: messages.to_vec(),
         summary: None,
-        cost: 0.0,
+        cost: meter.total(),
         new_context_tokens: None,
         error: Some(error.to_info()),
         metrics: Some(Metrics {

@@ -4,7 +4,7 @@
 
 use condense_core::ErrorKind;
 use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent};
-use condense_core::llm::{LlmKind, LlmProfile, Usage};
+use condense_core::llm::{LlmKind, LlmProfile, LlmProvider, Usage};
 use condense_core::model::{ContentBlock, Message, Role};
 use condense_core::testing::{ScriptedLlm, TurnBench, event_shape as names};
 
@@ -194,4 +194,63 @@ fn a_threshold_condensation_that_saves_too_little_is_not_applied() {
     let kept = &agent.task().conversation.messages[..before.messages.len()];
     assert_eq!(kept, &before.messages[..], "the chat is unchanged but for the new turn");
     assert!(matches!(events.last(), Some(AgentEvent::ThinkingEnd)));
+}
+
+#[test]
+fn chat_requests_carry_the_chat_phase_settings_of_the_chat_profile() {
+    let bench = TurnBench::new();
+    let mut p = profile(128_000);
+    p.chat = condense_core::llm::GenerationParams {
+        max_input_tokens: None,
+        max_output_tokens: Some(321),
+        temperature: Some(0.7),
+    };
+    let llm = ScriptedLlm::new(p.clone()).then_answer("Hi.", None);
+    let mut agent = DefaultAgent::new(ChatTask::new("t", 0));
+    bench.run(&mut agent, &llm, None, say("Hello"), NOW, |_, _| {});
+    assert_eq!(llm.requests()[0].generation_params, Some(p.chat));
+}
+
+#[test]
+fn a_failed_native_run_that_the_model_answered_counts_its_cost_in_the_chat() {
+    let bench = TurnBench::new();
+    // The summary is longer than what it replaces: the run fails with `context_grew`, after the
+    // condensing model answered (and was paid).
+    let usage = Usage { input_tokens: 2_000, output_tokens: 3_000 };
+    let writer =
+        ScriptedLlm::new(profile(128_000)).then_answer(&"a far too long summary ".repeat(900), Some(usage));
+    let chat = ScriptedLlm::new(profile(128_000));
+    let mut agent = DefaultAgent::new(long_chat(12));
+    let events = bench.run(&mut agent, &chat, Some(&writer as _), AgentInput::Condense, NOW, |_, _| {});
+    let Some(AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, cost, .. })) =
+        events.iter().find(|e| matches!(e, AgentEvent::CondenseEnd(_)))
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(error.kind, ErrorKind::ContextGrew);
+    let expected = writer.cost(&usage);
+    assert!(expected > 0.0 && (cost - expected).abs() < 1e-12, "{cost} vs {expected}");
+    assert!((agent.task().unapplied_cost - expected).abs() < 1e-12);
+    assert!(agent.task().condensations.is_empty());
+}
+
+#[test]
+fn a_run_dropped_for_too_little_gain_counts_its_cost_in_the_chat() {
+    let mut bench = TurnBench::new();
+    bench.auto.min_gain_percent = 100.0;
+    let mut small = profile(4_000);
+    small.threshold_percent = Some(10);
+    let usage = Usage { input_tokens: 1_500, output_tokens: 20 };
+    let chat = ScriptedLlm::new(small).then_answer("Answer.", None);
+    let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY.", Some(usage));
+    let mut agent = DefaultAgent::new(long_chat(12));
+    let events = bench.run(&mut agent, &chat, Some(&writer as _), say("Next?"), NOW, |_, _| {});
+    let Some(AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, cost, .. })) =
+        events.iter().find(|e| matches!(e, AgentEvent::CondenseEnd(_)))
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(error.kind, ErrorKind::InsufficientGain);
+    let expected = writer.cost(&usage);
+    assert!((cost - expected).abs() < 1e-12 && (agent.task().unapplied_cost - expected).abs() < 1e-12);
 }

@@ -128,7 +128,7 @@ impl ChatTask {
             window: profile.context_window,
             percent: n as f64 * 100.0 / profile.context_window.max(1) as f64,
             threshold_percent: auto.threshold_for(profile.threshold_percent),
-            limit: request_limit(profile.context_window, profile.max_output),
+            limit: request_limit(profile.context_window, profile.output_limit()),
             source,
         }
     }

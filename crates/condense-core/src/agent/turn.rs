@@ -148,7 +148,9 @@ impl DefaultAgent {
 
     /// One request: the answer streamed into the history.
     async fn stream_once(&mut self, turn: &Turn<'_>, emit: &mut dyn FnMut(AgentEvent)) -> Streamed {
-        let bundle = self.request();
+        let mut bundle = self.request();
+        // The chat phase's generation settings (answer limit, temperature) of the chat profile.
+        bundle.generation_params = Some(turn.llm.profile().chat);
         let id = self.task.next_message_id();
         emit(AgentEvent::MessageStart { id: id.clone() });
         let stream = turn.llm.stream_completion(&bundle, turn.abort);

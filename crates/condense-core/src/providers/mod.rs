@@ -4,7 +4,7 @@ mod encoded;
 mod lossless;
 pub mod manual;
 mod mask;
-mod native;
+pub mod native;
 mod smart;
 pub mod summary;
 mod truncation;

@@ -342,6 +342,8 @@ impl CondensationProvider for SmartProvider {
                 run_provider(Self::pass_provider(pass), &messages, ctx.system, &pass_options, services).await;
             let time_ms = result.metrics.as_ref().map(|m| m.time_elapsed_ms).unwrap_or(0.0);
             cost += result.cost;
+            // On the run's meter too, so a smart run that fails later still reports the spend.
+            services.spend(result.cost);
             match (&result.error, result.new_context_tokens) {
                 (None, Some(after)) => {
                     metrics.push(PassMetric {
