@@ -135,7 +135,9 @@ export function checkTemperature(t: string): Checked<number | null> {
 /** What a phase's empty field means: the core's default for it, if it has one. */
 export function phasePlaceholder(phase: Phase, key: "max_output_tokens" | "temperature"): string {
   const value = phaseDefault(phase)[key];
-  return value === null || value === undefined ? "Model default" : `${value} (default)`;
+  if (value !== null && value !== undefined) return `${value} (default)`;
+  // No cap of the phase's own: answers are limited by the profile's max output.
+  return key === "max_output_tokens" ? "Profile's max output" : "Model default";
 }
 
 /** The editor's fields for a profile, or for a new one. */

@@ -391,7 +391,7 @@ describe("the settings panel under the extension's CSP", () => {
     const panel = await openSettings(t);
     await panel.profile("local").getByTestId("profile-edit").click();
     const group = panel.page.getByRole("group", { name: "Summaries" });
-    assert.equal(await group.getByLabel("Max output").getAttribute("placeholder"), "2048 (default)");
+    assert.equal(await group.getByLabel("Max output").getAttribute("placeholder"), "Profile's max output");
     assert.equal(await group.getByLabel("Temperature").getAttribute("placeholder"), "0.2 (default)");
     await panel.tid("profile-chat-max-output").fill("40000");
     await panel.tid("profile-condense-temperature").fill("2.5");

@@ -455,8 +455,8 @@ describe("the LLM profiles", () => {
     const { posted, user } = setup();
     await user.click(inRow("local", "profile-edit"));
     // Empty fields show what the core uses for them.
-    expect((tid("profile-chat-max-output") as HTMLInputElement).placeholder).toBe("Model default");
-    expect((tid("profile-condense-max-output") as HTMLInputElement).placeholder).toBe("2048 (default)");
+    expect((tid("profile-chat-max-output") as HTMLInputElement).placeholder).toBe("Profile's max output");
+    expect((tid("profile-condense-max-output") as HTMLInputElement).placeholder).toBe("Profile's max output");
     expect((tid("profile-condense-temperature") as HTMLInputElement).placeholder).toBe("0.2 (default)");
     expect(screen.getByRole("group", { name: "Summaries" })).toBeTruthy();
 

@@ -138,7 +138,7 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
     kindLabel(profile.kind),
     profile.model,
     `${compact(profile.context_window)} window`,
-    profile.max_output !== undefined ? `${compact(profile.max_output)} max output` : null,
+    profile.max_output ? `${compact(profile.max_output)} max output` : "max output from the window",
     prices.some(Boolean) ? `${prices[0] ?? "$0"} in / ${prices[1] ?? "$0"} out per 1M tokens` : null,
     threshold,
     phaseFact("chat", profile.chat),
