@@ -504,5 +504,11 @@ fn native_chunks_a_long_conversation_through_the_real_small_model() {
     assert!(result["cost"].as_f64().unwrap() > 0.0);
     assert!(metrics["tokens_after"].as_u64() < metrics["tokens_before"].as_u64());
     assert_eq!(result["messages"].as_array().unwrap().iter().filter(|m| m["is_summary"] == true).count(), 1);
+    // Retention is reported: the files the hidden span edited are probes, and the summary with
+    // its ledger keeps every one, whatever the small model wrote.
+    let retention = &metrics["retention"];
+    eprintln!("real model: retention {retention}");
+    assert!(retention["probes"].as_u64().unwrap() > 0, "{metrics}");
+    assert_eq!(retention["kept"], retention["probes"], "{metrics}");
     let _ = std::fs::remove_file(file);
 }
