@@ -130,6 +130,19 @@ impl ContentBlock {
     }
 }
 
+/// A tool result's content as text for a prompt: its text parts on their own lines, `[image]`
+/// for each image.
+pub fn tool_result_text(content: &[ToolResultPart]) -> String {
+    content
+        .iter()
+        .map(|p| match p {
+            ToolResultPart::Text { text } => text.as_str(),
+            ToolResultPart::Image { .. } => "[image]",
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Accepts a tool result's content as the Anthropic API does: a string or a list of parts.
 pub(crate) fn de_tool_result_content<'de, D>(d: D) -> Result<Vec<ToolResultPart>, D::Error>
 where

@@ -21,7 +21,7 @@ use crate::error::CondenseError;
 use crate::error::{ErrorKind, LlmError};
 use crate::host::AbortSignal;
 use crate::llm::{ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, LlmProvider, PromptBundle, Usage};
-use crate::model::{ContentBlock, Message, Role, ToolResultPart};
+use crate::model::{ContentBlock, Message, Role, tool_result_text};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_SUMMARY_TRUNCATED,
     Needs, Services, TemplateToken,
@@ -208,14 +208,7 @@ impl<'a> Renderer<'a> {
                     parts.push(format!("[tool call: {name} {}]", head_tail(&args, size, cap)));
                 }
                 ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                    let text: Vec<String> = content
-                        .iter()
-                        .map(|p| match p {
-                            ToolResultPart::Text { text } => text.clone(),
-                            ToolResultPart::Image { .. } => "[image]".into(),
-                        })
-                        .collect();
-                    let text = text.join("\n");
+                    let text = tool_result_text(content);
                     let label = if *is_error { "tool error" } else { "tool result" };
                     let call =
                         self.calls.get(tool_use_id.as_str()).cloned().unwrap_or_else(|| "a tool".into());

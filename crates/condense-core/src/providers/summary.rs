@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ConfigField, ConfigForm, SharedSettings};
 use crate::error::CondenseError;
 use crate::llm::{ChatMessage, ChatRole, PromptBundle};
-use crate::model::{ContentBlock, Message, Role, ToolResultPart, next_condense_id};
+use crate::model::{ContentBlock, Message, Role, next_condense_id, tool_result_text};
 use crate::provider::CondensationContext;
 
 /// The fewest visible messages worth summarizing.
@@ -179,15 +179,8 @@ fn as_text(message: &Message) -> String {
             ContentBlock::Text { text } => parts.push(text.clone()),
             ContentBlock::ToolUse { name, input, .. } => parts.push(format!("[tool call: {name} {input}]")),
             ContentBlock::ToolResult { content, is_error, .. } => {
-                let text: Vec<String> = content
-                    .iter()
-                    .map(|p| match p {
-                        ToolResultPart::Text { text } => text.clone(),
-                        ToolResultPart::Image { .. } => "[image]".into(),
-                    })
-                    .collect();
                 let label = if *is_error { "tool error" } else { "tool result" };
-                parts.push(format!("[{label}]\n{}", text.join("\n")));
+                parts.push(format!("[{label}]\n{}", tool_result_text(content)));
             }
             ContentBlock::Image { .. } => parts.push("[image]".into()),
         }
