@@ -748,8 +748,8 @@ fn head_of(text: &str, chars: usize) -> String {
     text.to_owned()
 }
 
-/// Lowercase, whitespace collapsed to single spaces, trimmed.
-fn normalize(text: &str) -> String {
+/// Lowercase, whitespace collapsed to single spaces, trimmed: how probes are compared.
+pub fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeSet;
 
-use condense_core::ledger::Ledger;
-use condense_core::model::ToolResultPart;
-use condense_core::{ContentBlock, Message};
+use condense_core::Message;
+use condense_core::ledger::{Ledger, normalize, view_text};
+use condense_core::model::api_view;
 use serde::Serialize;
 
 /// One phrase that must survive a condensation.
@@ -18,11 +18,6 @@ pub(crate) struct Probe {
     pub(crate) label: String,
     /// The phrase looked for.
     pub(crate) needle: String,
-}
-
-/// Lower case, runs of whitespace made one space, trimmed.
-pub(crate) fn normalize(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
 /// Probes derived from the messages the run hid, by the core's state ledger (the same probes
@@ -52,34 +47,15 @@ pub(crate) fn parse_probe_file(text: &str) -> Vec<Probe> {
         .collect()
 }
 
-/// The normalized text of an API view, where probes are looked for: text blocks, tool names and
-/// every string of their arguments, tool results' text.
+/// The normalized text of an API view, where probes are looked for: the ledger's
+/// `view_text` (text blocks, tool names and every string of their arguments, tool results'
+/// text).
 pub(crate) struct ViewText(String);
 
 impl ViewText {
     /// The text of the visible messages.
     pub(crate) fn of(messages: &[Message]) -> Self {
-        let mut raw = String::new();
-        for message in messages.iter().filter(|m| m.is_visible()) {
-            for block in &message.content {
-                match block {
-                    ContentBlock::Text { text } => push_line(&mut raw, text),
-                    ContentBlock::ToolUse { name, input, .. } => {
-                        push_line(&mut raw, name);
-                        strings_in(input, &mut raw);
-                    }
-                    ContentBlock::ToolResult { content, .. } => {
-                        for part in content {
-                            if let ToolResultPart::Text { text } = part {
-                                push_line(&mut raw, text);
-                            }
-                        }
-                    }
-                    ContentBlock::Image { .. } => {}
-                }
-            }
-        }
-        ViewText(normalize(&raw))
+        ViewText(normalize(&view_text(&api_view(messages))))
     }
 
     /// Whether the probe's phrase is in the text.
@@ -89,24 +65,10 @@ impl ViewText {
     }
 }
 
-fn push_line(out: &mut String, text: &str) {
-    out.push_str(text);
-    out.push('\n');
-}
-
-fn strings_in(value: &serde_json::Value, out: &mut String) {
-    match value {
-        serde_json::Value::String(s) => push_line(out, s),
-        serde_json::Value::Array(items) => items.iter().for_each(|v| strings_in(v, out)),
-        serde_json::Value::Object(map) => map.values().for_each(|v| strings_in(v, out)),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_core::Role;
+    use condense_core::{ContentBlock, Role};
     use serde_json::json;
 
     fn user(id: &str, text: &str) -> Message {
