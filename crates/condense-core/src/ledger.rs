@@ -893,24 +893,41 @@ struct EncodedResult<'a> {
     body: &'a str,
 }
 
+/// Reads a header line `[tool for 'arg'] Result:` (or `[tool] Result:`): the tool and argument.
+pub(crate) fn parse_header(line: &str) -> Option<(String, Option<String>)> {
+    let inner = line.trim_end().strip_prefix('[')?.strip_suffix("] Result:")?;
+    let (tool, arg) = match inner.split_once(" for ") {
+        Some((tool, rest)) => {
+            let rest = rest.trim();
+            let arg =
+                rest.strip_prefix('\'').and_then(|r| r.rfind('\'').map(|end| &r[..end])).unwrap_or(rest);
+            (tool, Some(arg.to_owned()))
+        }
+        None => (inner, None),
+    };
+    let valid = !tool.is_empty() && tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    valid.then(|| (tool.to_owned(), arg))
+}
+
+/// The header lines of tool results sent as text (Cline, Roo) in `text`: where each starts, with what each names and where its line ends.
+pub(crate) fn encoded_headers(text: &str) -> Vec<(usize, usize, String, Option<String>)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with('[')
+            && let Some((tool, arg)) = parse_header(line.trim_end_matches(['\n', '\r']))
+        {
+            out.push((start, start + line.len(), tool, arg));
+        }
+        start += line.len();
+    }
+    out
+}
+
 /// Each `[tool for 'arg'] Result:` header in a text, with its body up to the next header.
 fn encoded_tool_results(text: &str) -> Vec<EncodedResult<'_>> {
     // (start of header, end of header, tool, arg)
-    let mut headers: Vec<(usize, usize, String, Option<String>)> = Vec::new();
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let t = line.trim_end();
-        if let Some(inner) = t.strip_prefix('[').and_then(|l| l.strip_suffix("] Result:")) {
-            let (tool, arg) = match inner.split_once(" for '") {
-                Some((tool, arg)) => (tool, Some(arg.strip_suffix('\'').unwrap_or(arg).to_owned())),
-                None => (inner, None),
-            };
-            if !tool.is_empty() && !tool.contains(' ') {
-                headers.push((offset, offset + line.len(), tool.to_owned(), arg));
-            }
-        }
-        offset += line.len();
-    }
+    let headers = encoded_headers(text);
     let ends: Vec<usize> = headers.iter().skip(1).map(|h| h.0).chain(std::iter::once(text.len())).collect();
     headers
         .into_iter()

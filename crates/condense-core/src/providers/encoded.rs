@@ -6,6 +6,7 @@
 
 use std::ops::Range;
 
+use crate::ledger::encoded_headers as headers;
 use crate::model::{ContentBlock, Message, Role};
 
 /// The tag that opens the environment block Cline and Roo append to user turns.
@@ -22,37 +23,6 @@ pub(crate) struct EncodedResult {
     pub(crate) tool: String,
     /// The header's quoted argument, e.g. the path, when it has one.
     pub(crate) arg: Option<String>,
-}
-
-/// Reads a header line `[tool for 'arg'] Result:` (or `[tool] Result:`): the tool and argument.
-fn parse_header(line: &str) -> Option<(String, Option<String>)> {
-    let inner = line.trim_end().strip_prefix('[')?.strip_suffix("] Result:")?;
-    let (tool, arg) = match inner.split_once(" for ") {
-        Some((tool, rest)) => {
-            let rest = rest.trim();
-            let arg =
-                rest.strip_prefix('\'').and_then(|r| r.rfind('\'').map(|end| &r[..end])).unwrap_or(rest);
-            (tool, Some(arg.to_owned()))
-        }
-        None => (inner, None),
-    };
-    let valid = !tool.is_empty() && tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    valid.then(|| (tool.to_owned(), arg))
-}
-
-/// The byte offsets where header lines start in `text`, with what each names and where its line ends.
-fn headers(text: &str) -> Vec<(usize, usize, String, Option<String>)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with('[')
-            && let Some((tool, arg)) = parse_header(line.trim_end_matches(['\n', '\r']))
-        {
-            out.push((start, start + line.len(), tool, arg));
-        }
-        start += line.len();
-    }
-    out
 }
 
 /// `range` of `text` without leading and trailing whitespace.
@@ -169,6 +139,7 @@ pub(crate) fn floor_boundary(text: &str, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ledger::parse_header;
 
     fn user(blocks: &[&str]) -> Message {
         Message::new("u", Role::User, blocks.iter().map(|t| ContentBlock::text(*t)).collect())
