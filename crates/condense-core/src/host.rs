@@ -129,3 +129,118 @@ impl AbortSignal {
         self.0.load(Ordering::SeqCst)
     }
 }
+
+/// One piece of a program argument: text, or the path of a temporary file the host creates for
+/// the run (and removes after it). An argument is its pieces joined, so `--out={output_file}`
+/// stays one argument whatever the path holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum ArgPart {
+    /// Literal text.
+    Text {
+        /// The text, passed as it is (no shell reads it).
+        text: String,
+    },
+    /// The path of the file holding [`CommandSpec::prompt_file`].
+    PromptFile,
+    /// The path of an empty file the program may write its answer to; read back into
+    /// [`CommandOutput::output_file`].
+    OutputFile,
+}
+
+/// A program the core wants run: an argv, never a shell string.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandSpec {
+    /// The program: an absolute path, as [`CommandRunner::locate`] found it.
+    pub program: String,
+    /// The arguments after the program, each one argument.
+    pub args: Vec<Vec<ArgPart>>,
+    /// Variables set for the program, on top of the host's environment. May carry secrets:
+    /// never log them.
+    pub env: Vec<(String, String)>,
+    /// Text written to the program's standard input, which is then closed (empty input when
+    /// absent).
+    pub stdin: Option<String>,
+    /// The contents of the prompt file, when an argument names it.
+    pub prompt_file: Option<String>,
+    /// Whether an argument names the output file.
+    pub output_file: bool,
+    /// The working directory; the host's own when absent.
+    pub cwd: Option<String>,
+    /// Milliseconds before the program and every process it started are killed.
+    pub timeout_ms: u64,
+    /// The most bytes of standard output (and, separately, of standard error and of the output
+    /// file) kept; a program printing more is killed and the run fails.
+    pub max_output_bytes: usize,
+}
+
+/// How a program ended.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandOutput {
+    /// The exit code; absent when a signal ended the program.
+    pub exit_code: Option<i32>,
+    /// Standard output, as UTF-8 (invalid bytes replaced).
+    pub stdout: String,
+    /// Standard error, as UTF-8 (invalid bytes replaced).
+    pub stderr: String,
+    /// What the program wrote to the output file, when there was one.
+    pub output_file: Option<String>,
+}
+
+/// Why a program did not run to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandErrorKind {
+    /// The program could not be started (missing, not executable, no permission).
+    Spawn,
+    /// It ran longer than the timeout; it and its children were killed.
+    Timeout,
+    /// The abort signal fired; it and its children were killed.
+    Cancelled,
+    /// It printed more than the cap allows; it was killed.
+    TooMuchOutput,
+    /// The host failed around it: a temporary file, a pipe.
+    Io,
+}
+
+/// A failure of the host's command runner.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandError {
+    /// What kind of failure.
+    pub kind: CommandErrorKind,
+    /// What happened, for people.
+    pub message: String,
+    /// Standard error read before the failure.
+    #[serde(default)]
+    pub stderr: String,
+}
+
+impl CommandError {
+    /// A new command error, with no standard error.
+    pub fn new(kind: CommandErrorKind, message: impl Into<String>) -> Self {
+        CommandError { kind, message: message.into(), stderr: String::new() }
+    }
+}
+
+/// Runs programs. Implemented by the host: `std::process` in the CLI, Node's `child_process`
+/// (`shell: false`) in the extension. The core decides what to run; the host starts it, feeds it,
+/// times it and kills it.
+#[async_trait::async_trait(?Send)]
+pub trait CommandRunner {
+    /// The platform: `linux`, `macos` or `windows`.
+    fn platform(&self) -> String;
+
+    /// An environment variable of the host, for `${VAR}` and `~` in tool entries.
+    fn env_var(&self, name: &str) -> Option<String>;
+
+    /// Where a program is: a path containing a separator is checked as it is (an executable
+    /// file), a bare name is looked up on the `PATH`. `None` when it is not there.
+    fn locate(&self, program: &str) -> Option<String>;
+
+    /// Runs the program to its end, within `spec.timeout_ms`; kills it and every process it
+    /// started when the timeout passes or `abort` fires.
+    async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError>;
+}
