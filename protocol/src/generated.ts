@@ -72,7 +72,7 @@ export type CondensationRecord = z.output<typeof CondensationRecord>;
 export type CondensationRecordInput = z.input<typeof CondensationRecord>;
 
 /** Every kind of failure the core, the bindings and the host report. Serialized in snake_case (`llm_auth`, `provider_disabled`, …); the names are a public contract. */
-export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config"]);
+export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed"]);
 export type ErrorKind = z.output<typeof ErrorKind>;
 export type ErrorKindInput = z.input<typeof ErrorKind>;
 
@@ -382,7 +382,7 @@ export type GenerationParams = z.output<typeof GenerationParams>;
 export type GenerationParamsInput = z.input<typeof GenerationParams>;
 
 /** Which client talks to the profile's endpoint. */
-export const LlmKind = z.enum(["openai", "anthropic", "openai-compatible", "manual"]);
+export const LlmKind = z.enum(["openai", "anthropic", "openai-compatible", "manual", "cli"]);
 export type LlmKind = z.output<typeof LlmKind>;
 export type LlmKindInput = z.input<typeof LlmKind>;
 
@@ -404,7 +404,7 @@ export const LlmProfile = z.strictObject({
   kind: LlmKind,
   /** The longest answer the model writes, in tokens; `0` or absent: derived from the window ([`default_max_output_for`]: 4,096, or a quarter of a smaller window). Read it through [`LlmProfile::output_limit`]. */
   max_output: z.number().int().gte(0).default(0),
-  /** The model id sent to the API. */
+  /** The model id sent to the API (or passed to the tool). */
   model: z.string(),
   /** US dollars per million input tokens. */
   price_input_per_mtok: z.number().default(0.0),
@@ -412,6 +412,8 @@ export const LlmProfile = z.strictObject({
   price_output_per_mtok: z.number().default(0.0),
   /** The context percent at which a chat with this profile condenses automatically; `-1` or absent: the global threshold. */
   threshold_percent: z.number().int().nullable().optional(),
+  /** The tool entry a `cli` profile runs (`claude-code`, `codex`, `gemini`, or a YAML entry's id). */
+  tool: z.string().nullable().optional(),
 });
 export type LlmProfile = z.output<typeof LlmProfile>;
 export type LlmProfileInput = z.input<typeof LlmProfile>;
@@ -1073,6 +1075,8 @@ export type SettingsToWebviewInput = z.input<typeof SettingsToWebview>;
 export const StreamChunk = z.object({
   /** Text to append. */
   content: z.string(),
+  /** What the call cost in US dollars, on the last chunk, when the client reported it (CLI tools do). */
+  cost_usd: z.number().nullable().optional(),
   /** Why the stream ended early. */
   error: LlmError.nullable().optional(),
   /** Why the model stopped, on the last chunk. */

@@ -109,7 +109,7 @@ impl LlmArgs {
         let var = profile.api_key_ref.clone().or_else(|| match profile.kind {
             LlmKind::Openai => Some("OPENAI_API_KEY".into()),
             LlmKind::Anthropic => Some("ANTHROPIC_API_KEY".into()),
-            LlmKind::OpenaiCompatible | LlmKind::Manual => None,
+            LlmKind::OpenaiCompatible | LlmKind::Manual | LlmKind::Cli => None,
         });
         let key = match &var {
             Some(var) => match std::env::var(var) {

@@ -146,13 +146,12 @@ fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -
     let _ = writeln!(stdout);
     match outcome {
         Ok(answer) => {
+            let cost = client.answer_cost(&answer);
             let finish = answer.finish_reason.unwrap_or_else(|| "unknown".into());
             match answer.usage {
                 Some(u) => eprintln!(
-                    "usage: input_tokens={} output_tokens={} cost_usd={:.6} finish_reason={finish}",
-                    u.input_tokens,
-                    u.output_tokens,
-                    client.cost(&u)
+                    "usage: input_tokens={} output_tokens={} cost_usd={cost:.6} finish_reason={finish}",
+                    u.input_tokens, u.output_tokens,
                 ),
                 None => eprintln!("usage: not reported by the server; finish_reason={finish}"),
             }

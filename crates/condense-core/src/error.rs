@@ -50,13 +50,17 @@ pub enum ErrorKind {
     /// The response could not be parsed, or the stream ended before the end of the answer.
     LlmMalformedStream,
     /// The profile or the call is wrongly set up: no key, no base URL, no chat profile, a manual
-    /// profile asked to send.
+    /// profile asked to send, a tool or model a CLI profile names that does not exist.
     LlmConfig,
+    /// The program of a CLI tool profile was not found where its entry says to look.
+    LlmToolNotFound,
+    /// A CLI tool ended with an error: a non-zero exit, an error it reported, too much output.
+    LlmToolFailed,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 20] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::InvalidInput,
         ErrorKind::ProviderNotFound,
         ErrorKind::ProviderDisabled,
@@ -77,6 +81,8 @@ impl ErrorKind {
         ErrorKind::LlmCancelled,
         ErrorKind::LlmMalformedStream,
         ErrorKind::LlmConfig,
+        ErrorKind::LlmToolNotFound,
+        ErrorKind::LlmToolFailed,
     ];
 
     /// The stable, machine-readable name, as in JSON.
@@ -102,6 +108,8 @@ impl ErrorKind {
             ErrorKind::LlmCancelled => "llm_cancelled",
             ErrorKind::LlmMalformedStream => "llm_malformed_stream",
             ErrorKind::LlmConfig => "llm_config",
+            ErrorKind::LlmToolNotFound => "llm_tool_not_found",
+            ErrorKind::LlmToolFailed => "llm_tool_failed",
         }
     }
 
@@ -269,6 +277,44 @@ impl ParseError {
     }
 }
 
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// The text with every known secret (of 6 characters or more) and anything shaped like an API key
+/// (`sk-…`, `AIza…`, the token after `Bearer `) replaced by [`REDACTED`]. Every message that can
+/// carry text from outside (a server's body, a tool's standard error) passes through it.
+pub fn redact_secrets(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_owned();
+    for secret in secrets.iter().filter(|s| s.trim().len() >= 6) {
+        out = out.replace(secret, REDACTED);
+    }
+    let token_char =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '/' | '=');
+    for (prefix, min) in [("sk-", 16), ("AIza", 30), ("Bearer ", 12), ("bearer ", 12)] {
+        let mut result = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(prefix) {
+            let after = &rest[at + prefix.len()..];
+            let len = after.find(|c: char| !token_char(c)).unwrap_or(after.len());
+            let starts_word = rest[..at].chars().next_back().is_none_or(|c| !c.is_ascii_alphanumeric());
+            if len >= min && starts_word {
+                result.push_str(&rest[..at]);
+                if prefix.starts_with(['B', 'b']) {
+                    result.push_str(prefix);
+                }
+                result.push_str(REDACTED);
+                rest = &after[len..];
+            } else {
+                result.push_str(&rest[..at + prefix.len()]);
+                rest = after;
+            }
+        }
+        result.push_str(rest);
+        out = result;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,5 +341,17 @@ mod tests {
         let e = LlmError::new(ErrorKind::LlmAuth, "bad key");
         assert_eq!(e.to_string(), "auth: bad key");
         assert_eq!(CondenseError::Llm(e).to_info().message, "LLM call failed: auth: bad key");
+    }
+
+    #[test]
+    fn secrets_and_key_shaped_tokens_are_redacted() {
+        let text = "auth failed for my-secret-value; key sk-proj-ABCDEFGHIJKLMNOPQRST; Authorization: Bearer abcdefghijklmnop; AIzaSyA1234567890abcdefghijklmnopqrstu ok";
+        let r = redact_secrets(text, &["my-secret-value", "abc"]);
+        assert_eq!(
+            r,
+            "auth failed for [redacted]; key [redacted]; Authorization: Bearer [redacted]; [redacted] ok"
+        );
+        // Short words and ordinary text stay.
+        assert_eq!(redact_secrets("task-sk-x and sk-short", &[]), "task-sk-x and sk-short");
     }
 }

@@ -11,9 +11,11 @@
 //! 3. [`tokens`], [`limits`], [`config`] — counting; the numbers the core owns; provider forms.
 //! 4. [`profile`], [`ledger`] — LLM profiles, generation parameters, capabilities, reported
 //!    usage; the state ledger a condensation keeps, and its probes.
-//! 5. [`formats`] — one module per wire dialect (own format, OpenAI, Anthropic): conversation files
-//!    in and out, the streaming request of each wire, its SSE events and error bodies decoded.
-//! 6. [`llm`] — prompts and their adapters, the HTTP client with retries, the stream collector.
+//! 5. [`formats`], [`tools`] — one module per wire dialect (own format, OpenAI, Anthropic):
+//!    conversation files in and out, the streaming request of each wire, its SSE events and error
+//!    bodies decoded; CLI agents described in YAML, their argv and their output.
+//! 6. [`llm`] — prompts and their adapters, the HTTP client with retries, the CLI tool client, the
+//!    stream collector.
 //! 7. [`provider`] — the provider contract and the template that runs every provider.
 //! 8. [`providers`] — lossless, truncation, native, manual.
 //! 9. [`registry`], then [`manager`] — providers by id with their settings; picking and running.
@@ -38,6 +40,7 @@ pub mod settings;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tokens;
+pub mod tools;
 
 pub use error::{CondenseError, ErrorInfo, ErrorKind, LlmError, ParseError};
 pub use host::{AbortSignal, Clock};

@@ -21,20 +21,28 @@ pub enum LlmKind {
     OpenaiCompatible,
     /// No API: prompts are copied to any chat by hand and the answer pasted back.
     Manual,
+    /// A CLI agent (Claude Code, Codex, Gemini CLI, or any tool described in YAML) run as a
+    /// program: the profile's `tool` names its entry.
+    Cli,
 }
 
 impl LlmKind {
     /// Every kind, in the order settings panels list them.
-    pub const ALL: [LlmKind; 4] =
-        [LlmKind::Openai, LlmKind::Anthropic, LlmKind::OpenaiCompatible, LlmKind::Manual];
+    pub const ALL: [LlmKind; 5] =
+        [LlmKind::Openai, LlmKind::Anthropic, LlmKind::OpenaiCompatible, LlmKind::Cli, LlmKind::Manual];
 
     /// The default base URL, where there is one.
     pub fn default_base_url(self) -> Option<&'static str> {
         match self {
             LlmKind::Openai => Some("https://api.openai.com/v1"),
             LlmKind::Anthropic => Some("https://api.anthropic.com"),
-            LlmKind::OpenaiCompatible | LlmKind::Manual => None,
+            LlmKind::OpenaiCompatible | LlmKind::Manual | LlmKind::Cli => None,
         }
+    }
+
+    /// Whether a client of this kind sends requests over HTTP (and so may need a key).
+    pub fn is_http(self) -> bool {
+        matches!(self, LlmKind::Openai | LlmKind::Anthropic | LlmKind::OpenaiCompatible)
     }
 }
 
@@ -49,8 +57,12 @@ pub struct LlmProfile {
     /// The endpoint's base URL; required for `openai-compatible`.
     #[serde(default)]
     pub base_url: Option<String>,
-    /// The model id sent to the API.
+    /// The model id sent to the API (or passed to the tool).
     pub model: String,
+    /// The tool entry a `cli` profile runs (`claude-code`, `codex`, `gemini`, or a YAML entry's
+    /// id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// The model's context window, in tokens.
     pub context_window: usize,
     /// The longest answer the model writes, in tokens; `0` or absent: derived from the window
@@ -104,6 +116,7 @@ impl LlmProfile {
             kind,
             base_url: None,
             model: model.into(),
+            tool: None,
             context_window,
             max_output: 0,
             price_input_per_mtok: 0.0,
@@ -123,6 +136,12 @@ impl LlmProfile {
         }
         if self.model.trim().is_empty() && self.kind != LlmKind::Manual {
             return bad("model is empty".into());
+        }
+        if self.kind == LlmKind::Cli && self.tool.as_deref().is_none_or(|t| t.trim().is_empty()) {
+            return bad("a cli profile needs a tool, e.g. claude-code, codex or gemini".into());
+        }
+        if self.kind != LlmKind::Cli && self.tool.is_some() {
+            return bad("only a cli profile names a tool".into());
         }
         if self.kind == LlmKind::OpenaiCompatible && self.base_url.is_none() {
             return bad(
@@ -193,10 +212,11 @@ impl LlmProfile {
         ProviderCapabilities {
             max_context_tokens: Some(self.context_window),
             max_output_tokens: Some(self.output_limit()),
-            supports_system_prompt: true,
-            supports_multi_turn: self.kind != LlmKind::Manual,
-            // OpenAI's reasoning models refuse a temperature.
-            supports_temperature: self.kind != LlmKind::Manual && !reasoning,
+            // A tool and a person read one block of text.
+            supports_system_prompt: self.kind.is_http(),
+            supports_multi_turn: self.kind.is_http(),
+            // OpenAI's reasoning models refuse a temperature; the tools take none.
+            supports_temperature: self.kind.is_http() && !reasoning,
             min_temperature: 0.0,
             max_temperature: if self.kind == LlmKind::Anthropic { 1.0 } else { 2.0 },
             model_id: Some(self.model.clone()),
@@ -298,7 +318,8 @@ mod tests {
                 LlmKind::Openai => 0,
                 LlmKind::Anthropic => 1,
                 LlmKind::OpenaiCompatible => 2,
-                LlmKind::Manual => 3,
+                LlmKind::Cli => 3,
+                LlmKind::Manual => 4,
             };
             assert_eq!(at, i, "{kind:?}");
         }

@@ -199,6 +199,7 @@ mod tests {
                 {"kind": "openai", "default_base_url": "https://api.openai.com/v1"},
                 {"kind": "anthropic", "default_base_url": "https://api.anthropic.com"},
                 {"kind": "openai-compatible", "default_base_url": null},
+                {"kind": "cli", "default_base_url": null},
                 {"kind": "manual", "default_base_url": null},
             ])
         );

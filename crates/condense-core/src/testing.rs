@@ -81,7 +81,12 @@ impl ScriptedLlm {
     pub fn then_answer(self, text: &str, usage: Option<Usage>) -> Self {
         let mut events: Vec<StreamEvent> =
             text.split_inclusive(' ').map(|w| StreamEvent::Delta(w.to_owned())).collect();
-        events.push(StreamEvent::Done(Finish { usage, finish_reason: Some("stop".into()), model: None }));
+        events.push(StreamEvent::Done(Finish {
+            usage,
+            finish_reason: Some("stop".into()),
+            model: None,
+            cost_usd: None,
+        }));
         self.then(events)
     }
 

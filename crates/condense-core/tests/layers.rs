@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["tokens", "limits", "config"],
     &["profile", "ledger"],
-    &["formats"],
+    &["formats", "tools"],
     &["llm"],
     &["provider"],
     &["providers"],

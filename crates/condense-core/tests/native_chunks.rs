@@ -258,7 +258,12 @@ fn an_answer_cut_by_its_limit_is_flagged() {
     let c = session(3);
     let cut = vec![
         StreamEvent::Delta("A summary that stops mid".into()),
-        StreamEvent::Done(Finish { usage: Some(USAGE), finish_reason: Some("length".into()), model: None }),
+        StreamEvent::Done(Finish {
+            usage: Some(USAGE),
+            finish_reason: Some("length".into()),
+            model: None,
+            cost_usd: None,
+        }),
     ];
     let llm = ScriptedLlm::new(small_model()).then(cut);
     let result = run(&c, &llm);

@@ -156,6 +156,10 @@ pub struct StreamChunk {
     /// The model the server says answered, on the last chunk, when it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What the call cost in US dollars, on the last chunk, when the client reported it (CLI
+    /// tools do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl From<&StreamEvent> for StreamChunk {
@@ -163,11 +167,12 @@ impl From<&StreamEvent> for StreamChunk {
         match event {
             StreamEvent::Start { role } => StreamChunk { role: Some(role.clone()), ..Default::default() },
             StreamEvent::Delta(text) => StreamChunk { content: text.clone(), ..Default::default() },
-            StreamEvent::Done(Finish { usage, finish_reason, model }) => StreamChunk {
+            StreamEvent::Done(Finish { usage, finish_reason, model, cost_usd }) => StreamChunk {
                 finished: true,
                 usage: *usage,
                 finish_reason: finish_reason.clone(),
                 model: model.clone(),
+                cost_usd: *cost_usd,
                 ..Default::default()
             },
             StreamEvent::Failed(e) => StreamChunk { error: Some(e.clone()), ..Default::default() },

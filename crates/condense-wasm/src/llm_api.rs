@@ -75,11 +75,12 @@ impl CondenseEngine {
             let outcome = stream_answer(&client, &bundle, &abort, on_chunk.as_ref()).await;
             inner.end(&abort);
             let answer = outcome.map_err(|e| llm_error(&e))?;
+            let cost = client.answer_cost(&answer);
             to_js(&Completion {
                 content: answer.content,
                 usage: answer.usage,
                 finish_reason: answer.finish_reason,
-                cost: answer.usage.map_or(0.0, |u| client.cost(&u)),
+                cost,
             })
         })
     }

@@ -161,11 +161,11 @@ impl DefaultAgent {
         let now = turn.now_ms;
         match answer {
             Ok(answer) => {
+                let cost = turn.llm.answer_cost(&answer);
                 self.push_answer(&id, answer.content, now, None);
                 self.task.reported = answer
                     .usage
                     .map(|u| ReportedUsage { through: id.clone(), tokens: u.input_tokens + u.output_tokens });
-                let cost = answer.usage.map_or(0.0, |u| turn.llm.cost(&u));
                 emit(AgentEvent::MessageEnd {
                     id,
                     interrupted: None,

@@ -282,7 +282,7 @@ impl Wire {
         match kind {
             LlmKind::Openai | LlmKind::OpenaiCompatible => Some(Wire::OpenAi),
             LlmKind::Anthropic => Some(Wire::Anthropic),
-            LlmKind::Manual => None,
+            LlmKind::Manual | LlmKind::Cli => None,
         }
     }
 

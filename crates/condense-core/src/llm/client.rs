@@ -220,6 +220,7 @@ impl Run<'_> {
             usage: self.decoder.usage,
             finish_reason: self.decoder.finish_reason.clone(),
             model: self.decoder.model.clone(),
+            cost_usd: None,
         }));
         self.phase = Phase::Done;
     }

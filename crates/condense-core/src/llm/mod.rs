@@ -4,6 +4,7 @@
 //! [`crate::profile`]; both are re-exported here. The core builds every request and parses every
 //! byte of the answer; the host's [`HttpClient`](crate::host::HttpClient) only moves bytes.
 
+mod cli;
 mod client;
 mod probe;
 mod prompt;
@@ -12,6 +13,7 @@ use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 use serde::{Deserialize, Serialize};
 
+pub use cli::CliLlm;
 pub use client::{HttpLlm, RetryPolicy};
 pub use probe::{ConnectionReport, PROBE_REQUEST, test_connection};
 pub use prompt::{ApiAdapter, DEFAULT_MAX_OUTPUT_TOKENS, ManualAdapter, PromptAdapter, PromptBundle};
@@ -32,6 +34,9 @@ pub struct Finish {
     pub finish_reason: Option<String>,
     /// The model the server says answered, when it said.
     pub model: Option<String>,
+    /// What the call cost in US dollars, when the client reports it (CLI tools do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// One event of a streamed answer. A stream is `Start` when the server announces the speaker,
@@ -63,6 +68,9 @@ pub struct ProviderResponse {
     /// The model the server says answered, when it said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What the call cost in US dollars, when the client reports it (CLI tools do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// Reads a stream to its end: `on_delta` sees each piece of text as it arrives. The abort signal
@@ -96,6 +104,7 @@ pub async fn collect(
                     usage: f.usage,
                     finish_reason: f.finish_reason,
                     model: f.model,
+                    cost_usd: f.cost_usd,
                 });
             }
             Some(StreamEvent::Failed(e)) => return fail(e, content),
@@ -131,6 +140,12 @@ pub trait LlmProvider {
     /// What a call with this usage cost, in US dollars, by the profile's prices.
     fn cost(&self, usage: &Usage) -> f64 {
         self.profile().cost(usage)
+    }
+
+    /// What an answer cost: the cost the client reported, else its usage by the profile's
+    /// prices, else nothing.
+    fn answer_cost(&self, answer: &ProviderResponse) -> f64 {
+        answer.cost_usd.unwrap_or_else(|| answer.usage.map_or(0.0, |u| self.cost(&u)))
     }
 
     /// The whole answer, built on the stream. On error, the text that did arrive is in the

@@ -344,7 +344,7 @@ impl Calls<'_> {
                         input_tokens: prompt_tokens(),
                         output_tokens: tokens.count_text(&e.partial) as u64,
                     };
-                    self.charge(usage, true);
+                    self.charge(usage, None, true);
                 }
                 Err(CondenseError::Llm(e))
             }
@@ -359,7 +359,7 @@ impl Calls<'_> {
                         true,
                     ),
                 };
-                self.charge(usage, estimated);
+                self.charge(usage, response.cost_usd, estimated);
                 // A summary cut by the answer limit is kept but flagged: the user can undo it.
                 self.truncated |= matches!(response.finish_reason.as_deref(), Some("length" | "max_tokens"));
                 self.finish_reason = response.finish_reason;
@@ -375,8 +375,10 @@ impl Calls<'_> {
         }
     }
 
-    fn charge(&mut self, usage: Usage, estimated: bool) {
-        let cost = self.llm.cost(&usage);
+    /// Puts a call on the meter: the cost the client reported, else the usage at the profile's
+    /// prices.
+    fn charge(&mut self, usage: Usage, reported: Option<f64>, estimated: bool) {
+        let cost = reported.unwrap_or_else(|| self.llm.cost(&usage));
         self.services.spend(cost);
         self.cost += cost;
         self.usage.input_tokens += usage.input_tokens;

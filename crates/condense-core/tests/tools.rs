@@ -1,0 +1,297 @@
+//! The generic adapter against a scripted command runner: what it asks the host to run, and how
+//! it reads every way a program can end.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+use futures::executor::block_on;
+use serde_json::json;
+
+use condense_core::ErrorKind;
+use condense_core::host::{
+    AbortSignal, ArgPart, CommandError, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec,
+};
+use condense_core::llm::{CliLlm, LlmProvider, PromptBundle, collect};
+use condense_core::profile::{LlmKind, LlmProfile, Usage};
+use condense_core::tools::*;
+
+/// A host with a file system of executables, an environment, and scripted runs.
+#[derive(Default)]
+struct Host {
+    executables: Vec<String>,
+    env: BTreeMap<String, String>,
+    outcomes: RefCell<VecDeque<Result<CommandOutput, CommandError>>>,
+    runs: RefCell<Vec<CommandSpec>>,
+}
+
+impl Host {
+    fn with(executables: &[&str]) -> Self {
+        let mut env = BTreeMap::new();
+        env.insert("HOME".to_owned(), "/home/ann".to_owned());
+        Host { executables: executables.iter().map(|s| (*s).to_owned()).collect(), env, ..Host::default() }
+    }
+
+    fn answer(self, stdout: &str, exit: i32, stderr: &str) -> Self {
+        self.outcomes.borrow_mut().push_back(Ok(CommandOutput {
+            exit_code: Some(exit),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            output_file: None,
+        }));
+        self
+    }
+
+    fn fail(self, kind: CommandErrorKind, stderr: &str) -> Self {
+        let mut e = CommandError::new(kind, "it failed");
+        e.stderr = stderr.into();
+        self.outcomes.borrow_mut().push_back(Err(e));
+        self
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl CommandRunner for Host {
+    fn platform(&self) -> String {
+        "linux".into()
+    }
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.env.get(name).cloned()
+    }
+    fn locate(&self, program: &str) -> Option<String> {
+        let path = if program.contains('/') { program.to_owned() } else { format!("/usr/bin/{program}") };
+        self.executables.contains(&path).then_some(path)
+    }
+    async fn run(&self, spec: CommandSpec, _abort: &AbortSignal) -> Result<CommandOutput, CommandError> {
+        self.runs.borrow_mut().push(spec);
+        self.outcomes.borrow_mut().pop_front().expect("a scripted outcome")
+    }
+}
+
+fn adapter(id: &str, host: Host) -> (GenericAdapter, Rc<Host>) {
+    let host = Rc::new(host);
+    let entry = ToolRegistry::shipped().get(id).unwrap().clone();
+    (GenericAdapter::new(entry, Rc::clone(&host) as Rc<dyn CommandRunner>), host)
+}
+
+fn request(model: &str, prompt: &str) -> ToolRequest {
+    ToolRequest { model: model.into(), prompt: prompt.into(), cwd: Some("/work".into()) }
+}
+
+fn text(s: &str) -> Vec<ArgPart> {
+    vec![ArgPart::Text { text: s.into() }]
+}
+
+fn claude_json(result: &str) -> String {
+    json!({"type": "result", "subtype": "success", "is_error": false, "result": result, "total_cost_usd": 0.02,
+        "usage": {"input_tokens": 900, "output_tokens": 40}, "modelUsage": {"claude-sonnet-4-5-20250929": {}}})
+    .to_string()
+}
+
+#[test]
+fn claude_code_runs_as_an_argv_with_the_prompt_on_stdin() {
+    let (tool, host) =
+        adapter("claude-code", Host::with(&["/usr/bin/claude"]).answer(&claude_json("Done."), 0, ""));
+    let answer =
+        block_on(tool.execute(&request("sonnet", "Summarize \"this\"; $HOME `x`"), &AbortSignal::new()))
+            .unwrap();
+    assert_eq!(answer.text, "Done.");
+    assert_eq!(answer.usage, Some(Usage { input_tokens: 900, output_tokens: 40 }));
+    assert_eq!(answer.cost_usd, Some(0.02));
+    assert_eq!(answer.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
+    let runs = host.runs.borrow();
+    let spec = &runs[0];
+    assert_eq!(spec.program, "/usr/bin/claude");
+    let expected: Vec<Vec<ArgPart>> =
+        ["-p", "--output-format", "json", "--model", "sonnet", "--max-turns", "1"]
+            .iter()
+            .map(|a| text(a))
+            .collect();
+    assert_eq!(spec.args, expected);
+    assert_eq!(spec.stdin.as_deref(), Some("Summarize \"this\"; $HOME `x`"));
+    assert_eq!((spec.prompt_file.is_none(), spec.output_file), (true, false));
+    assert_eq!((spec.cwd.as_deref(), spec.timeout_ms), (Some("/work"), 600_000));
+}
+
+#[test]
+fn the_platforms_paths_come_first_with_home_expanded() {
+    let (tool, _) = adapter("claude-code", Host::with(&["/home/ann/.local/bin/claude", "/usr/bin/claude"]));
+    let found = tool.locate();
+    assert_eq!(found.found.as_deref(), Some("/home/ann/.local/bin/claude"));
+    assert_eq!(found.searched, ["/home/ann/.claude/local/claude"]);
+}
+
+#[test]
+fn a_missing_program_says_where_it_was_looked_for() {
+    let (tool, host) = adapter("codex", Host::with(&[]));
+    let e = block_on(tool.execute(&request("gpt-5-codex", "hi"), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolNotFound);
+    assert!(e.message.contains("the program `codex` was not found"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("/home/ann/.local/bin/codex, /home/ann/.npm-global/bin/codex, `codex` on the PATH"),
+        "{}",
+        e.message
+    );
+    assert!(host.runs.borrow().is_empty());
+}
+
+#[test]
+fn an_unknown_model_names_the_tools_models_and_runs_nothing() {
+    let (tool, host) = adapter("gemini", Host::with(&["/usr/bin/gemini"]));
+    let e = block_on(tool.execute(&request("gpt-4o", "hi"), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmConfig);
+    assert!(e.message.contains("its models: gemini-2.5-pro, gemini-2.5-flash"), "{}", e.message);
+    assert!(host.runs.borrow().is_empty());
+}
+
+#[test]
+fn a_non_zero_exit_carries_the_tail_of_stderr_without_secrets() {
+    let yaml = "tools:\n  mine:\n    binary: mine\n    command_template: \"{binary} --model {model}\"\n    models: [m]\n    env: { MY_KEY: \"${SECRET}\", UNSET: \"${NOPE}\" }\n    output: { format: text }\n";
+    let entry = parse_tools(&ToolSource { origin: "u.yaml".into(), text: yaml.into() }).unwrap().remove(0);
+    let mut host = Host::with(&["/usr/bin/mine"]);
+    host.env.insert("SECRET".into(), "hunter2-very-secret".into());
+    let stderr = (1..=30).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n")
+        + "\nInvalid API key hunter2-very-secret · Please run /login\n";
+    let host = Rc::new(host.answer("", 1, &stderr));
+    let tool = GenericAdapter::new(entry, Rc::clone(&host) as Rc<dyn CommandRunner>);
+    let e = block_on(tool.execute(&request("m", "hi"), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolFailed);
+    assert!(e.message.starts_with("mine: the tool exited with status 1"), "{}", e.message);
+    assert!(e.message.contains("Invalid API key [redacted] · Please run /login"), "{}", e.message);
+    assert!(!e.message.contains("hunter2") && !e.message.contains("line 1\n"), "{}", e.message);
+    // Only the variable that is set is passed.
+    assert_eq!(host.runs.borrow()[0].env, [("MY_KEY".to_owned(), "hunter2-very-secret".to_owned())]);
+}
+
+#[test]
+fn every_way_a_run_ends_is_typed() {
+    let cases: Vec<(Host, ErrorKind, &str)> = vec![
+        (
+            Host::with(&["/usr/bin/claude"]).fail(CommandErrorKind::Timeout, "partial"),
+            ErrorKind::LlmTimeout,
+            "longer than 600 s",
+        ),
+        (
+            Host::with(&["/usr/bin/claude"]).fail(CommandErrorKind::Cancelled, ""),
+            ErrorKind::LlmCancelled,
+            "cancelled",
+        ),
+        (
+            Host::with(&["/usr/bin/claude"]).fail(CommandErrorKind::TooMuchOutput, ""),
+            ErrorKind::LlmToolFailed,
+            "more than 32 MB",
+        ),
+        (
+            Host::with(&["/usr/bin/claude"]).fail(CommandErrorKind::Spawn, ""),
+            ErrorKind::LlmToolFailed,
+            "cannot start",
+        ),
+        (
+            Host::with(&["/usr/bin/claude"]).answer("Segmentation fault", 0, ""),
+            ErrorKind::LlmMalformedStream,
+            "not JSON",
+        ),
+        (
+            Host::with(&["/usr/bin/claude"]).answer("{\"type\":\"result\"}", 0, "warn"),
+            ErrorKind::LlmMalformedStream,
+            "without an answer at `result`\nwarn",
+        ),
+        (
+            Host::with(&["/usr/bin/claude"]).answer(
+                &json!({"is_error": true, "result": "Credit balance is too low"}).to_string(),
+                1,
+                "",
+            ),
+            ErrorKind::LlmToolFailed,
+            "exited with status 1: Credit balance is too low",
+        ),
+        (
+            Host::with(&["/usr/bin/claude"]).answer(
+                &json!({"is_error": true, "result": "overloaded"}).to_string(),
+                0,
+                "",
+            ),
+            ErrorKind::LlmToolFailed,
+            "reported an error: overloaded",
+        ),
+    ];
+    for (host, kind, says) in cases {
+        let (tool, _) = adapter("claude-code", host);
+        let e = block_on(tool.execute(&request("opus", "hi"), &AbortSignal::new())).unwrap_err();
+        assert_eq!(e.kind, kind, "{}", e.message);
+        assert!(e.message.contains(says), "{:?} should contain {says:?}", e.message);
+    }
+}
+
+#[test]
+fn prompt_files_output_files_and_arguments_are_what_the_template_says() {
+    let yaml = "tools:\n  f:\n    binary: /opt/f\n    command_template: \"{binary} --in {prompt_file} --out={output_file}\"\n    prompt_via: file\n    models: [m]\n    output: { format: text, source: output_file }\n  a:\n    binary: a\n    command_template: \"{binary} {prompt}\"\n    prompt_via: argument\n    models: [m]\n    output: { format: text }\n";
+    let mut entries = parse_tools(&ToolSource { origin: "u.yaml".into(), text: yaml.into() }).unwrap();
+    let host = Rc::new(Host::with(&["/opt/f", "/usr/bin/a"]));
+    host.outcomes.borrow_mut().push_back(Ok(CommandOutput {
+        exit_code: Some(0),
+        stdout: "progress noise".into(),
+        stderr: String::new(),
+        output_file: Some("  The answer.\n".into()),
+    }));
+    let runner = Rc::clone(&host) as Rc<dyn CommandRunner>;
+    let a = GenericAdapter::new(entries.remove(0), Rc::clone(&runner));
+    let f = GenericAdapter::new(entries.remove(0), runner);
+    let answer = block_on(f.execute(&request("m", "the prompt"), &AbortSignal::new())).unwrap();
+    assert_eq!(answer.text, "The answer.");
+    {
+        let runs = host.runs.borrow();
+        assert_eq!(runs[0].args[1], [ArgPart::PromptFile]);
+        assert_eq!(runs[0].args[2], [ArgPart::Text { text: "--out=".into() }, ArgPart::OutputFile]);
+        assert_eq!(
+            (runs[0].prompt_file.as_deref(), runs[0].output_file, runs[0].stdin.as_deref()),
+            (Some("the prompt"), true, None)
+        );
+    }
+    let long = "x".repeat(MAX_PROMPT_ARGUMENT_BYTES + 1);
+    let e = block_on(a.execute(&request("m", &long), &AbortSignal::new())).unwrap_err();
+    assert!(
+        e.kind == ErrorKind::LlmConfig && e.message.contains("prompt_via: stdin or file"),
+        "{}",
+        e.message
+    );
+}
+
+fn cli_profile(tool: &str, model: &str) -> LlmProfile {
+    LlmProfile { tool: Some(tool.into()), ..LlmProfile::new("cli", LlmKind::Cli, model, 200_000) }
+}
+
+#[test]
+fn a_cli_profile_streams_the_tools_answer_with_its_cost() {
+    let host = Rc::new(Host::with(&["/usr/bin/claude"]).answer(&claude_json("Hello there."), 0, ""));
+    let llm = CliLlm::new(
+        cli_profile("claude-code", "sonnet"),
+        &ToolRegistry::shipped(),
+        Rc::clone(&host) as Rc<dyn CommandRunner>,
+    )
+    .unwrap();
+    let bundle = PromptBundle {
+        system_context: "Be brief.".into(),
+        request: "Say hello".into(),
+        ..PromptBundle::default()
+    };
+    let mut seen = String::new();
+    let abort = AbortSignal::new();
+    let answer =
+        block_on(collect(llm.stream_completion(&bundle, &abort), &abort, |d| seen.push_str(d))).unwrap();
+    assert_eq!((answer.content.as_str(), seen.as_str()), ("Hello there.", "Hello there."));
+    assert_eq!(llm.answer_cost(&answer), 0.02);
+    assert_eq!(host.runs.borrow()[0].stdin.as_deref(), Some("[system]\nBe brief.\n\n[user]\nSay hello"));
+    assert!(!llm.capabilities().supports_temperature && !llm.capabilities().supports_multi_turn);
+}
+
+#[test]
+fn a_cli_profile_is_checked_when_its_client_is_made() {
+    let runner = Rc::new(Host::with(&[])) as Rc<dyn CommandRunner>;
+    let tools = ToolRegistry::shipped();
+    let err = |p: LlmProfile| CliLlm::new(p, &tools, Rc::clone(&runner)).err().unwrap().message;
+    assert!(err(cli_profile("nope", "m")).contains("known tools: claude-code, codex, gemini"));
+    assert!(err(cli_profile("codex", "sonnet")).contains("its models: gpt-5-codex"));
+    assert!(err(LlmProfile::new("x", LlmKind::Cli, "m", 1000)).contains("needs a tool"));
+}
