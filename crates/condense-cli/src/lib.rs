@@ -2,3 +2,4 @@
 //! run the core against real servers.
 
 pub mod native;
+pub mod runner;
