@@ -75,6 +75,16 @@ enum Command {
     },
     /// List the registered providers as JSON.
     Providers,
+    /// List the CLI tools that can serve as a model (`--llm cli --tool ID`): id, name, where the
+    /// entry comes from, its models, and where its program was found or looked for.
+    Tools {
+        /// A YAML file of more tool entries (repeatable).
+        #[arg(long = "tools-file", value_name = "FILE")]
+        tools_files: Vec<String>,
+        /// Print JSON instead of lines for people.
+        #[arg(long)]
+        json: bool,
+    },
     /// Undo the last condensation of a conversation (or of a CondensationResult).
     Undo {
         /// Conversation file, or `-` for stdin.
@@ -121,6 +131,52 @@ pub(crate) fn read_text(file: &str) -> Result<String, Failure> {
         return Ok(text);
     }
     std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {file}: {e}")))
+}
+
+/// Prints each tool with where its program is.
+fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) {
+    let runner = std::rc::Rc::new(condense_cli::runner::NativeRunner::new());
+    let rows: Vec<serde_json::Value> = tools
+        .entries()
+        .iter()
+        .map(|entry| {
+            let adapter = condense_core::tools::GenericAdapter::new(entry.clone(), runner.clone());
+            let located = adapter.locate();
+            json!({
+                "id": entry.id,
+                "name": entry.name(),
+                "origin": entry.origin,
+                "models": entry.config.models,
+                "capabilities": entry.config.capabilities,
+                "context_window": entry.config.context_window,
+                "found": located.found,
+                "searched": located.searched,
+            })
+        })
+        .collect();
+    if json {
+        print_json(&rows);
+        return;
+    }
+    for row in &rows {
+        let status = match row["found"].as_str() {
+            Some(path) => format!("found at {path}"),
+            None => {
+                let searched: Vec<&str> =
+                    row["searched"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+                format!("not found (looked at {})", searched.join(", "))
+            }
+        };
+        let models: Vec<&str> =
+            row["models"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+        println!(
+            "{}  {} ({}): {status}",
+            row["id"].as_str().unwrap_or(""),
+            row["name"].as_str().unwrap_or(""),
+            row["origin"].as_str().unwrap_or("")
+        );
+        println!("    models: {}", models.join(", "));
+    }
 }
 
 /// Streams one answer to stdout. Exit 1 with the typed error on stderr when the call fails; the
@@ -219,7 +275,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let clock = NativeClock::start();
             let mut services = Services::new(&counter, &clock);
             if let Some(c) = &client {
-                services = services.with_llm(c);
+                services = services.with_llm(c.as_ref());
             }
             let result = futures::executor::block_on(manager.condense(
                 &conversation,
@@ -245,7 +301,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 return Err(usage("write the new user message on stdin"));
             }
             let client = llm.client(llm.profile()?)?;
-            chat(&client, &conversation, question.trim())
+            chat(client.as_ref(), &conversation, question.trim())
+        }
+        Command::Tools { tools_files, json } => {
+            list_tools(&llm::tools(&tools_files)?, json);
+            Ok(0)
         }
         Command::Providers => {
             print_json(&CondensationManager::with_builtin_providers().list_providers(false));
