@@ -1,5 +1,10 @@
 //! An incremental Server-Sent Events parser (the WHATWG event-stream format): bytes in, in chunks
-//! of any size, events out.
+//! of any size, events out. By the standard's parsing rules: a UTF-8 byte order mark at the start
+//! of the stream is dropped; a line ends at CRLF, LF or a lone CR (a CR is a line end at once, and
+//! an LF right after it does not end a second line, even in the next chunk); a line starting with
+//! `:` is a comment; a field without a colon has an empty value; one space after the colon is
+//! dropped; unknown fields are ignored; an event is dispatched at a blank line, and one cut by the
+//! end of the stream is not (the caller sees it as pending).
 
 /// One event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -17,6 +22,10 @@ pub struct SseParser {
     event: Option<String>,
     data: Vec<String>,
     has_data: bool,
+    /// Whether the stream's first bytes were seen (the BOM check is done).
+    started: bool,
+    /// Whether the last line ended with a CR, so that an LF first in the next bytes is its pair.
+    after_cr: bool,
 }
 
 impl SseParser {
@@ -28,27 +37,44 @@ impl SseParser {
     /// Feeds bytes; returns the events they complete.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         self.buffer.extend_from_slice(bytes);
-        let mut events = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n' || b == b'\r') {
-            // A `\r\n` pair is one line end; wait for the next byte if the `\r` is the last one.
-            let width = if self.buffer[end] == b'\r' {
-                match self.buffer.get(end + 1) {
-                    Some(b'\n') => 2,
-                    Some(_) => 1,
-                    None => break,
-                }
-            } else {
-                1
-            };
-            let line: Vec<u8> = self.buffer.drain(..end + width).take(end).collect();
-            self.line(&String::from_utf8_lossy(&line), &mut events);
+        if !self.started {
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            if self.buffer.len() < BOM.len() && BOM.starts_with(&self.buffer) {
+                return Vec::new(); // maybe a BOM, not all of it yet
+            }
+            if self.buffer.starts_with(BOM) {
+                self.buffer.drain(..BOM.len());
+            }
+            self.started = true;
         }
+        let mut events = Vec::new();
+        let mut start = 0;
+        if self.after_cr && self.buffer.first() == Some(&b'\n') {
+            start = 1;
+        }
+        self.after_cr = false;
+        while let Some(offset) = self.buffer[start..].iter().position(|&b| b == b'\n' || b == b'\r') {
+            let end = start + offset;
+            let line = String::from_utf8_lossy(&self.buffer[start..end]).into_owned();
+            start = end + 1;
+            if self.buffer[end] == b'\r' {
+                match self.buffer.get(start) {
+                    Some(b'\n') => start += 1,
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+            self.line(&line, &mut events);
+        }
+        self.buffer.drain(..start);
         events
     }
 
     /// Whether bytes of an unfinished event are buffered (the stream ended mid-event).
     pub fn has_pending(&self) -> bool {
-        !self.buffer.is_empty() || self.has_data || self.event.is_some()
+        // A stream that is only a byte order mark has nothing pending.
+        let bom_only = !self.started && b"\xEF\xBB\xBF".starts_with(&self.buffer);
+        (!self.buffer.is_empty() && !bom_only) || self.has_data || self.event.is_some()
     }
 
     fn line(&mut self, line: &str, events: &mut Vec<SseEvent>) {
@@ -120,5 +146,72 @@ mod tests {
         let mut events = parser.feed(&stream[..14]);
         events.extend(parser.feed(&stream[14..]));
         assert_eq!(events[0].data, "{\"t\":\"héllo ✓\"}");
+    }
+
+    /// Feeds the stream whole and byte by byte; both must give `want`.
+    fn both_ways(stream: &[u8]) -> (Vec<SseEvent>, bool) {
+        let mut whole = SseParser::new();
+        let events = whole.feed(stream);
+        let mut bytewise = SseParser::new();
+        let mut split = Vec::new();
+        for b in stream {
+            split.extend(bytewise.feed(std::slice::from_ref(b)));
+        }
+        assert_eq!(events, split, "whole and byte by byte differ for {:?}", String::from_utf8_lossy(stream));
+        assert_eq!(whole.has_pending(), bytewise.has_pending());
+        (events, whole.has_pending())
+    }
+
+    fn ev(event: Option<&str>, data: &str) -> SseEvent {
+        SseEvent { event: event.map(str::to_owned), data: data.into() }
+    }
+
+    #[test]
+    fn the_standards_parsing_cases_fed_whole_and_byte_by_byte() {
+        let cases: Vec<(&[u8], Vec<SseEvent>, bool)> = vec![
+            // A byte order mark at the start is dropped, not read into the first field's name.
+            (
+                b"\xEF\xBB\xBFdata: first\n\ndata: second\n\n",
+                vec![ev(None, "first"), ev(None, "second")],
+                false,
+            ),
+            // ... only at the start: later it is part of the line (a field named "\u{feff}data").
+            (b"data: a\n\n\xEF\xBB\xBFdata: b\n\n", vec![ev(None, "a")], false),
+            // LF, CRLF and lone CR line ends, mixed.
+            (
+                b"data: a\r\rdata: b\n\ndata: c\r\n\r\n",
+                vec![ev(None, "a"), ev(None, "b"), ev(None, "c")],
+                false,
+            ),
+            (b"event: x\rdata: 1\rdata: 2\r\r", vec![ev(Some("x"), "1\n2")], false),
+            // A field without a colon has an empty value; one space after the colon is dropped.
+            (b"data\ndata:  two spaces\ndata:none\n\n", vec![ev(None, "\n two spaces\nnone")], false),
+            // Comments, unknown fields, id and retry do not make or change events.
+            (b": hi\nid: 7\nretry: 10\nfoo: bar\ndata: x\n\n", vec![ev(None, "x")], false),
+            // A blank line without data dispatches nothing, and forgets the event type.
+            (b"event: a\n\ndata: y\n\n", vec![ev(None, "y")], false),
+            // An empty data line still makes an event, with empty data.
+            (b"data:\n\n", vec![ev(None, "")], false),
+            // An event the stream ends before its blank line is not dispatched: it is pending.
+            (b"data: done\n\ndata: cut", vec![ev(None, "done")], true),
+            (b"data: cut\n", vec![], true),
+            // A stream that is only a BOM, or nothing, has nothing pending.
+            (b"\xEF\xBB\xBF", vec![], false),
+            (b"", vec![], false),
+        ];
+        for (stream, want, pending) in cases {
+            let (events, left) = both_ways(stream);
+            assert_eq!(events, want, "{:?}", String::from_utf8_lossy(stream));
+            assert_eq!(left, pending, "pending after {:?}", String::from_utf8_lossy(stream));
+        }
+    }
+
+    #[test]
+    fn a_cr_at_the_end_of_a_chunk_pairs_with_an_lf_in_the_next() {
+        let mut parser = SseParser::new();
+        assert_eq!(parser.feed(b"data: a\r"), vec![]);
+        assert_eq!(parser.feed(b"\n\r"), vec![ev(None, "a")]);
+        assert_eq!(parser.feed(b"\ndata: b\r\r"), vec![ev(None, "b")]);
+        assert!(!parser.has_pending());
     }
 }
