@@ -297,3 +297,68 @@ fn native_estimates_its_cost_before_running() {
         0.0
     );
 }
+
+/// A client whose key a hostile server echoes back.
+fn keyed(http: Rc<Scripted>) -> HttpLlm {
+    let retry = RetryPolicy { max_retries: 0, ..Default::default() };
+    HttpLlm::new(profile(), Some(KEY.into()), http, Rc::new(RecordingTimer::default()), retry).unwrap()
+}
+
+const KEY: &str = "local-key-5f9c2a7e";
+
+#[test]
+fn a_server_echoing_the_key_never_gets_it_into_an_error_or_an_answer() {
+    // In a JSON error body.
+    let http = Rc::new(Scripted::default());
+    let body = format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}"}}}}"#);
+    http.replies.borrow_mut().push_back(status(401, &[], &body));
+    let e = block_on(keyed(http).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmAuth);
+    assert_eq!(e.message, "Incorrect API key provided: [redacted]");
+
+    // In an error event in the stream, after some text.
+    let http = Rc::new(Scripted::default());
+    let error = format!(r#"{{"error":{{"message":"key {KEY} revoked"}}}}"#);
+    let mut chunks = answer("partial text ", false);
+    chunks.truncate(2);
+    chunks.extend(sse(&[&error]));
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], chunks));
+    let e = block_on(keyed(http).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert!(!e.message.contains(KEY) && e.message.contains("[redacted]"), "{}", e.message);
+
+    // In the answer itself, split across chunks at every position.
+    for cut in 1..KEY.len() {
+        let http = Rc::new(Scripted::default());
+        let (a, b) = KEY.split_at(cut);
+        let text = ["Your key is ", a, b, ", noted."];
+        let mut events =
+            vec![r#"{"choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}"#.to_owned()];
+        for t in text {
+            events.push(
+                serde_json::json!({"choices":[{"index":0,"delta":{"content":t},"finish_reason":null}]})
+                    .to_string(),
+            );
+        }
+        events.push(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.to_owned());
+        events.push("[DONE]".to_owned());
+        http.replies.borrow_mut().push_back(Reply::Http(
+            200,
+            vec![],
+            sse(&events.iter().map(String::as_str).collect::<Vec<_>>()),
+        ));
+        let llm = keyed(http);
+        let abort = AbortSignal::new();
+        let deltas: Vec<StreamEvent> = block_on(llm.stream_completion(&bundle(), &abort).collect());
+        let streamed: String = deltas
+            .iter()
+            .filter_map(|e| if let StreamEvent::Delta(t) = e { Some(t.as_str()) } else { None })
+            .collect();
+        assert_eq!(streamed, "Your key is [redacted], noted.", "cut at {cut}");
+    }
+
+    // Text that only begins like the key is passed on whole.
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], answer("the local-key is fine", true)));
+    let response = block_on(keyed(http).complete(&bundle(), &AbortSignal::new())).unwrap();
+    assert_eq!(response.content, "the local-key is fine");
+}

@@ -9,7 +9,7 @@ use futures::stream::LocalBoxStream;
 
 use super::prompt::{ApiAdapter, PromptAdapter, PromptBundle};
 use super::{Finish, LlmProvider, StreamEvent};
-use crate::error::{ErrorKind, LlmError};
+use crate::error::{ErrorKind, LlmError, REDACTED, redact_secrets};
 use crate::formats::{Decoder, SseParser, Wire};
 use crate::host::{
     AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
@@ -126,6 +126,7 @@ impl LlmProvider for HttpLlm {
             parser: SseParser::new(),
             decoder: Decoder::default(),
             partial: String::new(),
+            held: String::new(),
             attempts: 0,
             pending: VecDeque::new(),
         };
@@ -149,6 +150,8 @@ struct Run<'a> {
     parser: SseParser,
     decoder: Decoder,
     partial: String,
+    /// Answer text not yet passed on, because it ends with what could be the start of the key.
+    held: String,
     attempts: u32,
     pending: VecDeque<StreamEvent>,
 }
@@ -199,8 +202,7 @@ impl Run<'_> {
                         self.pending.push_back(StreamEvent::Start { role });
                     }
                     if !d.content.is_empty() {
-                        self.partial.push_str(&d.content);
-                        self.pending.push_back(StreamEvent::Delta(d.content));
+                        self.text(&d.content);
                     }
                     if self.decoder.done {
                         self.finish();
@@ -215,7 +217,44 @@ impl Run<'_> {
         }
     }
 
+    /// Passes answer text on with the key redacted: a server that echoes the key (even split
+    /// across chunks) never gets it into an answer, a log or a file. The end of the text that
+    /// could begin the key is held until the next piece decides.
+    fn text(&mut self, content: &str) {
+        self.held.push_str(content);
+        let key = self.llm.api_key.as_deref().filter(|k| k.len() >= 6);
+        let mut out = match key {
+            Some(k) => redact_secrets(&self.held, &[k]),
+            None => std::mem::take(&mut self.held),
+        };
+        self.held.clear();
+        if let Some(k) = key {
+            let keep = (1..k.len())
+                .rev()
+                .find(|&n| out.is_char_boundary(out.len().saturating_sub(n)) && out.ends_with(&k[..n]));
+            if let Some(n) = keep {
+                self.held = out.split_off(out.len() - n);
+            }
+        }
+        if !out.is_empty() {
+            self.partial.push_str(&out);
+            self.pending.push_back(StreamEvent::Delta(out));
+        }
+    }
+
+    /// Passes on what was held back: the answer ended before the key was complete. A held text of
+    /// 6 characters or more is a piece of the key, and is redacted.
+    fn flush(&mut self) {
+        if !self.held.is_empty() {
+            let held = std::mem::take(&mut self.held);
+            let rest = if held.len() >= 6 { REDACTED.to_owned() } else { held };
+            self.partial.push_str(&rest);
+            self.pending.push_back(StreamEvent::Delta(rest));
+        }
+    }
+
     fn finish(&mut self) {
+        self.flush();
         self.pending.push_back(StreamEvent::Done(Finish {
             usage: self.decoder.usage,
             finish_reason: self.decoder.finish_reason.clone(),
@@ -226,6 +265,10 @@ impl Run<'_> {
     }
 
     fn fail(&mut self, mut e: LlmError) {
+        self.flush();
+        // A server's error body or event may echo the key: no message carries it on.
+        let key: Vec<&str> = self.llm.api_key.as_deref().into_iter().collect();
+        e.message = redact_secrets(&e.message, &key);
         e.partial = self.partial.clone();
         e.attempts = self.attempts;
         self.pending.push_back(StreamEvent::Failed(e));
