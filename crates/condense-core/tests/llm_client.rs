@@ -21,6 +21,8 @@ type Chunks = Vec<Result<Vec<u8>, TransportError>>;
 
 enum Reply {
     Http(u16, Vec<(String, String)>, Chunks),
+    /// A body that never ends.
+    Endless(Box<dyn FnMut(usize) -> Vec<u8>>),
     Fail(TransportError),
 }
 
@@ -38,6 +40,10 @@ impl HttpClient for Scripted {
         self.sent.borrow_mut().push(request);
         match self.replies.borrow_mut().pop_front().expect("a scripted reply") {
             Reply::Fail(e) => Err(e),
+            Reply::Endless(mut next) => {
+                let body = futures::stream::iter((0..).map(move |i| Ok(next(i))));
+                Ok(HttpResponse { status: 200, headers: vec![], body: Box::pin(body) })
+            }
             Reply::Http(status, headers, chunks) => {
                 let abort = self.abort_at_chunk.clone();
                 let body = futures::stream::iter(chunks.into_iter().enumerate().map(move |(i, c)| {
@@ -361,4 +367,39 @@ fn a_server_echoing_the_key_never_gets_it_into_an_error_or_an_answer() {
     http.replies.borrow_mut().push_back(Reply::Http(200, vec![], answer("the local-key is fine", true)));
     let response = block_on(keyed(http).complete(&bundle(), &AbortSignal::new())).unwrap();
     assert_eq!(response.content, "the local-key is fine");
+}
+
+#[test]
+fn an_endless_answer_or_line_ends_typed_and_bounded_with_the_text_kept() {
+    let delta = |i: usize| {
+        let event = serde_json::json!({"choices":[{"index":0,"delta":{"content":format!("word{i} ")},"finish_reason":null}]});
+        format!("data: {event}\n\n").into_bytes()
+    };
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Endless(Box::new(delta)));
+    let llm = client(http, Rc::new(RecordingTimer::default()), 0);
+    let bundle = PromptBundle {
+        generation_params: Some(condense_core::llm::GenerationParams {
+            max_output_tokens: Some(100),
+            ..Default::default()
+        }),
+        ..bundle()
+    };
+    let e = block_on(llm.complete(&bundle, &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmResponseTooLarge, "{}", e.message);
+    let cap = condense_core::llm::answer_cap(100);
+    assert!(e.partial.starts_with("word0 word1 ") && e.partial.len() <= cap + 16, "{}", e.partial.len());
+    assert!(e.message.contains("100 tokens asked for"), "{}", e.message);
+
+    // One line that never ends.
+    let http = Rc::new(Scripted::default());
+    let mut first = true;
+    http.replies.borrow_mut().push_back(Reply::Endless(Box::new(move |_| {
+        if std::mem::take(&mut first) { b"data: {\"choices\":[".to_vec() } else { vec![b'x'; 32 * 1024] }
+    })));
+    let e =
+        block_on(client(http, Rc::new(RecordingTimer::default()), 0).complete(&bundle, &AbortSignal::new()))
+            .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmResponseTooLarge);
+    assert!(e.message.contains("without an end"), "{}", e.message);
 }

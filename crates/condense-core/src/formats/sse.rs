@@ -6,6 +6,12 @@
 //! dropped; unknown fields are ignored; an event is dispatched at a blank line, and one cut by the
 //! end of the stream is not (the caller sees it as pending).
 
+/// The longest line the parser buffers: a line without an end past it fails the stream.
+pub const MAX_SSE_LINE_BYTES: usize = 1 << 20;
+
+/// The most data one event may gather.
+pub const MAX_SSE_EVENT_BYTES: usize = 8 << 20;
+
 /// One event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
@@ -26,6 +32,10 @@ pub struct SseParser {
     started: bool,
     /// Whether the last line ended with a CR, so that an LF first in the next bytes is its pair.
     after_cr: bool,
+    /// Bytes gathered by the event being read.
+    event_bytes: usize,
+    /// Why the stream can no longer be parsed (a bound passed); nothing more is read.
+    overflow: Option<String>,
 }
 
 impl SseParser {
@@ -35,7 +45,11 @@ impl SseParser {
     }
 
     /// Feeds bytes; returns the events they complete.
+    /// Once a bound is passed ([`SseParser::overflow`]), nothing more is parsed.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        if self.overflow.is_some() {
+            return Vec::new();
+        }
         self.buffer.extend_from_slice(bytes);
         if !self.started {
             const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -65,9 +79,27 @@ impl SseParser {
                 }
             }
             self.line(&line, &mut events);
+            if self.event_bytes > MAX_SSE_EVENT_BYTES {
+                self.fail(format!("an event of the stream passed {} MiB", MAX_SSE_EVENT_BYTES >> 20));
+                return events;
+            }
         }
         self.buffer.drain(..start);
+        if self.buffer.len() > MAX_SSE_LINE_BYTES {
+            self.fail(format!("a line of the stream passed {} MiB without an end", MAX_SSE_LINE_BYTES >> 20));
+        }
         events
+    }
+
+    fn fail(&mut self, why: String) {
+        self.overflow = Some(why);
+        self.buffer = Vec::new();
+        self.data = Vec::new();
+    }
+
+    /// Why parsing stopped: a line or an event passed its bound.
+    pub fn overflow(&self) -> Option<&str> {
+        self.overflow.as_deref()
     }
 
     /// Whether bytes of an unfinished event are buffered (the stream ended mid-event).
@@ -85,6 +117,7 @@ impl SseParser {
             self.event = None;
             self.data.clear();
             self.has_data = false;
+            self.event_bytes = 0;
             return;
         }
         if line.starts_with(':') {
@@ -97,6 +130,7 @@ impl SseParser {
         match field {
             "event" => self.event = Some(value.to_owned()),
             "data" => {
+                self.event_bytes += value.len() + 1;
                 self.data.push(value.to_owned());
                 self.has_data = true;
             }
@@ -213,5 +247,30 @@ mod tests {
         assert_eq!(parser.feed(b"\n\r"), vec![ev(None, "a")]);
         assert_eq!(parser.feed(b"\ndata: b\r\r"), vec![ev(None, "b")]);
         assert!(!parser.has_pending());
+    }
+
+    #[test]
+    fn an_endless_line_or_event_stops_the_parser_with_its_reason() {
+        let mut parser = SseParser::new();
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut fed = 0;
+        assert!(parser.feed(b"data: ").is_empty());
+        while parser.overflow().is_none() {
+            assert!(parser.feed(&chunk).is_empty());
+            fed += chunk.len();
+            assert!(fed <= MAX_SSE_LINE_BYTES + chunk.len(), "the parser kept buffering");
+        }
+        assert!(parser.overflow().unwrap().contains("without an end"));
+        assert!(parser.feed(b"\n\ndata: later\n\n").is_empty(), "nothing is parsed after an overflow");
+
+        let mut parser = SseParser::new();
+        let line = format!("data: {}\n", "y".repeat(1000));
+        let mut lines = 0;
+        while parser.overflow().is_none() {
+            assert!(parser.feed(line.as_bytes()).is_empty());
+            lines += 1;
+            assert!(lines * 1001 <= MAX_SSE_EVENT_BYTES + 2 * 1001, "the parser kept gathering");
+        }
+        assert!(parser.overflow().unwrap().contains("an event of the stream passed 8 MiB"));
     }
 }

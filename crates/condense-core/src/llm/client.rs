@@ -127,12 +127,20 @@ impl LlmProvider for HttpLlm {
             decoder: Decoder::default(),
             partial: String::new(),
             held: String::new(),
+            max_tokens: api.max_tokens,
+            answer_cap: answer_cap(api.max_tokens),
             attempts: 0,
             pending: VecDeque::new(),
         };
         futures::stream::unfold(run, |mut run| async move { run.next().await.map(|c| (c, run)) })
             .boxed_local()
     }
+}
+
+/// The bytes of answer text a request asking for `max_tokens` may bring: 4 bytes a token, 4
+/// times over (servers overshoot a little, never this much), at least 64 KiB, at most 64 MiB.
+pub fn answer_cap(max_tokens: usize) -> usize {
+    max_tokens.saturating_mul(16).clamp(64 << 10, 64 << 20)
 }
 
 enum Phase {
@@ -152,6 +160,10 @@ struct Run<'a> {
     partial: String,
     /// Answer text not yet passed on, because it ends with what could be the start of the key.
     held: String,
+    /// The answer's length asked for, in tokens.
+    max_tokens: usize,
+    /// The most bytes of answer text taken before the stream is stopped.
+    answer_cap: usize,
     attempts: u32,
     pending: VecDeque<StreamEvent>,
 }
@@ -195,7 +207,8 @@ impl Run<'_> {
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
-        for event in self.parser.feed(bytes) {
+        let events = self.parser.feed(bytes);
+        for event in events {
             match self.decoder.event(self.llm.wire, &event) {
                 Ok(d) => {
                     if let Some(role) = d.role {
@@ -214,6 +227,21 @@ impl Run<'_> {
                     return;
                 }
             }
+            if self.partial.len() + self.held.len() > self.answer_cap {
+                let e = LlmError::new(
+                    ErrorKind::LlmResponseTooLarge,
+                    format!(
+                        "the answer passed {} characters, far more than the {} tokens asked for: stopped",
+                        self.answer_cap, self.max_tokens
+                    ),
+                );
+                self.fail(e);
+                return;
+            }
+        }
+        if let Some(why) = self.parser.overflow() {
+            let e = LlmError::new(ErrorKind::LlmResponseTooLarge, format!("{why}: stopped"));
+            self.fail(e);
         }
     }
 
