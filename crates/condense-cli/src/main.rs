@@ -123,14 +123,31 @@ pub(crate) fn read_conversation(file: &str) -> Result<Parsed, Failure> {
     formats::parse_conversation(&text).map_err(|e| usage(format!("{file}: {e}")))
 }
 
-/// A whole text file, or stdin for `-`.
+/// The largest input file read, in bytes: a bigger one is refused before it is read into memory.
+pub(crate) const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// A whole text file, or stdin for `-`, of at most [`MAX_INPUT_BYTES`].
 pub(crate) fn read_text(file: &str) -> Result<String, Failure> {
-    let mut text = String::new();
+    let limit = MAX_INPUT_BYTES >> 20;
+    let too_big =
+        |what: String| usage(format!("{what}: conversation files of more than {limit} MB are refused"));
+    let mut bytes = Vec::new();
     if file == "-" {
-        std::io::stdin().read_to_string(&mut text).map_err(|e| usage(format!("cannot read stdin: {e}")))?;
-        return Ok(text);
+        std::io::stdin()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| usage(format!("cannot read stdin: {e}")))?;
+        if bytes.len() as u64 > MAX_INPUT_BYTES {
+            return Err(too_big(format!("stdin holds more than {limit} MB")));
+        }
+    } else {
+        let size = std::fs::metadata(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?.len();
+        if size > MAX_INPUT_BYTES {
+            return Err(too_big(format!("{file} is {} MB", size >> 20)));
+        }
+        bytes = std::fs::read(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?;
     }
-    std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {file}: {e}")))
+    String::from_utf8(bytes).map_err(|e| usage(format!("cannot read {file}: not UTF-8 text ({e})")))
 }
 
 /// Prints each tool with where its program is.
