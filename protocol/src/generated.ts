@@ -398,6 +398,8 @@ export const LlmProfile = z.strictObject({
   condense: GenerationParams.default(() => ({"max_input_tokens":null,"max_output_tokens":null,"temperature":0.2})),
   /** The model's context window, in tokens. */
   context_window: z.number().int().gte(0),
+  /** Seconds a whole request may take, from sending it to the end of the answer (besides the idle timeout between bytes); absent: [`DEFAULT_DEADLINE_SECS`]. */
+  deadline_secs: z.number().int().gte(0).nullable().optional(),
   /** Stable id, e.g. `gpt-4o-mini`. */
   id: z.string(),
   /** The client. */

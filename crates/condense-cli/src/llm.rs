@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use condense_cli::native::{NativeHttp, NativeTimer};
+use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
 use condense_cli::runner::NativeRunner;
 use condense_core::llm::{CliLlm, GenerationParams, HttpLlm, LlmKind, LlmProfile, LlmProvider, RetryPolicy};
 use condense_core::tools::{ToolRegistry, ToolSource};
@@ -73,6 +73,10 @@ pub(crate) struct LlmArgs {
     /// Seconds without a byte from the server before giving up.
     #[arg(long, default_value_t = 60)]
     timeout_secs: u64,
+    /// Seconds a whole request may take, however the server dribbles (default 600, or the
+    /// profile file's `deadline_secs`).
+    #[arg(long)]
+    deadline_secs: Option<u64>,
     /// Retries on 429 and 5xx before the first byte of an answer.
     #[arg(long, default_value_t = 3)]
     max_retries: u32,
@@ -87,7 +91,10 @@ impl LlmArgs {
     /// The profile the flags or the file describe.
     pub(crate) fn profile(&self) -> Result<LlmProfile, Failure> {
         if let Some(path) = &self.profile {
-            return read_profile(path);
+            let mut profile = read_profile(path)?;
+            profile.deadline_secs = self.deadline_secs.or(profile.deadline_secs);
+            profile.validate().map_err(|e| usage(e.message))?;
+            return Ok(profile);
         }
         let kind = match self.llm {
             Some(KindFlag::Openai) => LlmKind::Openai,
@@ -122,6 +129,7 @@ impl LlmArgs {
             price_input_per_mtok: self.price_in,
             price_output_per_mtok: self.price_out,
             api_key_ref: self.api_key_env.clone(),
+            deadline_secs: self.deadline_secs,
             chat: GenerationParams { temperature: self.temperature, ..defaults.chat },
             condense: GenerationParams {
                 max_output_tokens: self.condense_max_output,
@@ -170,7 +178,9 @@ impl LlmArgs {
         let retry =
             RetryPolicy { max_retries: self.max_retries, jitter_seed: seed(), ..RetryPolicy::default() };
         let http = Rc::new(NativeHttp::new(Duration::from_secs(self.timeout_secs.max(1))));
-        HttpLlm::new(profile, key, http, Rc::new(NativeTimer), retry).map_err(|e| usage(e.message))
+        let llm =
+            HttpLlm::new(profile, key, http, Rc::new(NativeTimer), retry).map_err(|e| usage(e.message))?;
+        Ok(llm.with_clock(Rc::new(NativeClock::start())))
     }
 }
 

@@ -403,3 +403,24 @@ fn an_endless_answer_or_line_ends_typed_and_bounded_with_the_text_kept() {
     assert_eq!(e.kind, ErrorKind::LlmResponseTooLarge);
     assert!(e.message.contains("without an end"), "{}", e.message);
 }
+
+#[test]
+fn a_server_dripping_bytes_ends_at_the_deadline_with_the_text_kept() {
+    let answer_then_drip = {
+        let head: Vec<u8> = answer("Partial ", false).into_iter().take(2).flat_map(Result::unwrap).collect();
+        move |i: usize| if i == 0 { head.clone() } else { b":".to_vec() }
+    };
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Endless(Box::new(answer_then_drip)));
+    let profile = LlmProfile { deadline_secs: Some(3), ..profile() };
+    // Each reading of the clock is 50 ms later: the drip passes 3 s after about 60 reads.
+    let clock = Rc::new(StepClock::new(50.0));
+    let retry = RetryPolicy { max_retries: 0, ..Default::default() };
+    let llm = HttpLlm::new(profile, Some("k".into()), http, Rc::new(RecordingTimer::default()), retry)
+        .unwrap()
+        .with_clock(clock);
+    let e = block_on(llm.complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmTimeout);
+    assert!(e.message.contains("deadline of 3 s"), "{}", e.message);
+    assert_eq!(e.partial, "Partial ");
+}

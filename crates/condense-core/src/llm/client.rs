@@ -12,7 +12,8 @@ use super::{Finish, LlmProvider, StreamEvent};
 use crate::error::{ErrorKind, LlmError, REDACTED, redact_secrets};
 use crate::formats::{Decoder, SseParser, Wire};
 use crate::host::{
-    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
+    AbortSignal, BodyStream, Clock, HttpClient, HttpRequest, HttpResponse, Timer, TransportError,
+    TransportErrorKind,
 };
 use crate::profile::LlmProfile;
 
@@ -67,6 +68,7 @@ pub struct HttpLlm {
     http: Rc<dyn HttpClient>,
     timer: Rc<dyn Timer>,
     retry: RetryPolicy,
+    clock: Option<Rc<dyn Clock>>,
 }
 
 impl std::fmt::Debug for HttpLlm {
@@ -96,7 +98,23 @@ impl HttpLlm {
                 format!("profile '{}' is manual: it has no API to call", profile.id),
             )
         })?;
-        Ok(HttpLlm { profile, wire, api_key: api_key.filter(|k| !k.is_empty()), http, timer, retry })
+        Ok(HttpLlm {
+            profile,
+            wire,
+            api_key: api_key.filter(|k| !k.is_empty()),
+            http,
+            timer,
+            retry,
+            clock: None,
+        })
+    }
+
+    /// Times every request by the host's clock, so that one past the profile's deadline ends in
+    /// `llm_timeout` (a server dripping bytes never trips the idle timeout). Without a clock there
+    /// is no deadline.
+    pub fn with_clock(mut self, clock: Rc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
     }
 }
 
@@ -129,6 +147,7 @@ impl LlmProvider for HttpLlm {
             held: String::new(),
             max_tokens: api.max_tokens,
             answer_cap: answer_cap(api.max_tokens),
+            started: None,
             attempts: 0,
             pending: VecDeque::new(),
         };
@@ -164,6 +183,8 @@ struct Run<'a> {
     max_tokens: usize,
     /// The most bytes of answer text taken before the stream is stopped.
     answer_cap: usize,
+    /// When the request was first sent, by the host's clock.
+    started: Option<f64>,
     attempts: u32,
     pending: VecDeque<StreamEvent>,
 }
@@ -173,6 +194,15 @@ impl Run<'_> {
         loop {
             if let Some(chunk) = self.pending.pop_front() {
                 return Some(chunk);
+            }
+            if self.past_deadline() {
+                let secs = self.llm.profile.deadline_ms() / 1000;
+                let e = LlmError::new(
+                    ErrorKind::LlmTimeout,
+                    format!("the request took longer than its deadline of {secs} s: stopped"),
+                );
+                self.fail(e);
+                continue;
             }
             match std::mem::replace(&mut self.phase, Phase::Done) {
                 Phase::Done => return None,
@@ -204,6 +234,17 @@ impl Run<'_> {
                 }
             }
         }
+    }
+
+    /// Whether the request, still running, has passed the profile's deadline.
+    fn past_deadline(&mut self) -> bool {
+        let Some(clock) = &self.llm.clock else { return false };
+        if matches!(self.phase, Phase::Done | Phase::Failed(_)) {
+            return false;
+        }
+        let now = clock.now_ms();
+        let started = *self.started.get_or_insert(now);
+        now - started > self.llm.profile.deadline_ms() as f64
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
@@ -313,7 +354,24 @@ impl Run<'_> {
             }
             self.attempts += 1;
             let error = match self.llm.http.send(request.clone(), &self.abort).await {
-                Ok(response) if (200..300).contains(&response.status) => return Ok(response.body),
+                Ok(response) if (200..300).contains(&response.status) => {
+                    // A login portal or a proxy's page is not an answer: say so, not "malformed".
+                    let html = response
+                        .header("content-type")
+                        .is_some_and(|t| t.to_ascii_lowercase().contains("text/html"));
+                    if !html {
+                        return Ok(response.body);
+                    }
+                    let page = read_error_body(response.body).await;
+                    let head: String =
+                        page.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(200).collect();
+                    return Err(LlmError::new(
+                        ErrorKind::LlmMalformedStream,
+                        format!(
+                            "the server answered with an HTML page, not an event stream (is the base URL right?): {head}"
+                        ),
+                    ));
+                }
                 Ok(response) => {
                     let retry_after = retry_after_ms(&response);
                     let status = response.status;
