@@ -3,6 +3,9 @@
 //! would be. Unix only (the stand-ins are Python scripts, the runner kills process groups).
 #![cfg(unix)]
 
+mod common;
+
+use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -18,34 +21,6 @@ fn root(path: &str) -> PathBuf {
 }
 
 const EXAMPLE: &str = "examples/coding-session.json";
-
-/// A scratch directory (the HOME of the run, so no real ~/.claude is looked at), removed after.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("condense-cli-tools-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `condense` with the stand-ins on the PATH (or not), HOME in the scratch directory.
 fn condense(scratch: &Scratch, with_stand_ins: bool, args: &[&str]) -> Command {
@@ -102,7 +77,7 @@ fn tools_lists_each_tool_with_where_its_program_is() {
 #[test]
 fn a_bad_tools_file_exits_2_naming_file_line_and_column() {
     let scratch = Scratch::new("bad");
-    let bad = scratch.file("tools.yaml", "tools:\n  mine:\n    binary: mine\n    modls: [a]\n");
+    let bad = scratch.write("tools.yaml", "tools:\n  mine:\n    binary: mine\n    modls: [a]\n");
     let (code, _, err) = output(&mut condense(&scratch, true, &["tools", "--tools-file", &bad]));
     assert_eq!(code, 2);
     assert!(err.contains(&format!("{bad}:4:5: unknown field `modls`")), "{err}");
@@ -220,7 +195,7 @@ fn unknown_tools_models_and_missing_programs_say_what_exists() {
 #[test]
 fn a_failing_tool_is_a_typed_error_with_its_stderr_and_no_secret() {
     let scratch = Scratch::new("fail");
-    let tools = scratch.file(
+    let tools = scratch.write(
         "tools.yaml",
         "tools:\n  claude-code:\n    binary: claude\n    command_template: \"{binary} -p --output-format json --model {model}\"\n    models: [sonnet]\n    env: { STANDIN_SECRET: \"${MY_CLAUDE_TOKEN}\" }\n    output: { format: json, text: result, error: { when: { is_error: true }, path: result } }\n",
     );
@@ -273,7 +248,7 @@ fn a_failing_tool_is_a_typed_error_with_its_stderr_and_no_secret() {
 #[test]
 fn a_tool_past_its_timeout_is_killed_with_its_children() {
     let scratch = Scratch::new("hang");
-    let tools = scratch.file(
+    let tools = scratch.write(
         "tools.yaml",
         "tools:\n  slow:\n    binary: claude\n    command_template: \"{binary} -p --output-format json --model {model}\"\n    models: [sonnet]\n    output: { format: json, text: result }\n    timeout_secs: 2\n",
     );
@@ -322,7 +297,7 @@ fn the_readmes_tool_entry_is_accepted() {
     let block = &readme[start + "```yaml\n".len()..];
     let yaml = &block[..block.find("```").unwrap()];
     let scratch = Scratch::new("readme");
-    let file = scratch.file("tools.yaml", yaml);
+    let file = scratch.write("tools.yaml", yaml);
     let (code, out, err) = output(&mut condense(&scratch, true, &["tools", "--tools-file", &file]));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&format!("my-llm  My LLM ({file}): not found")), "{out}");
@@ -331,7 +306,7 @@ fn the_readmes_tool_entry_is_accepted() {
 /// A program that prints its arguments as JSON.
 fn argv_printer(scratch: &Scratch) -> String {
     let path = scratch
-        .file("print-argv", "#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n");
+        .write("print-argv", "#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n");
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     path
 }
