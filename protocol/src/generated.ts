@@ -382,7 +382,7 @@ export type GenerationParams = z.output<typeof GenerationParams>;
 export type GenerationParamsInput = z.input<typeof GenerationParams>;
 
 /** Which client talks to the profile's endpoint. */
-export const LlmKind = z.enum(["openai", "anthropic", "openai-compatible", "manual", "cli"]);
+export const LlmKind = z.enum(["openai", "anthropic", "openai-compatible", "cli", "manual"]);
 export type LlmKind = z.output<typeof LlmKind>;
 export type LlmKindInput = z.input<typeof LlmKind>;
 

@@ -19,11 +19,11 @@ pub enum LlmKind {
     /// Any server speaking the OpenAI Chat Completions format: Ollama, LM Studio, llama.cpp
     /// server, vLLM, OpenRouter.
     OpenaiCompatible,
-    /// No API: prompts are copied to any chat by hand and the answer pasted back.
-    Manual,
     /// A CLI agent (Claude Code, Codex, Gemini CLI, or any tool described in YAML) run as a
     /// program: the profile's `tool` names its entry.
     Cli,
+    /// No API: prompts are copied to any chat by hand and the answer pasted back.
+    Manual,
 }
 
 impl LlmKind {
