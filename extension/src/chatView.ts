@@ -8,7 +8,7 @@ import type { CondenseEngine } from "../wasm/condense_wasm";
 import type { AgentEvent, AgentInput, ChatOptions, ChatTask, ContextStatus } from "@context-condenser/protocol";
 import { ChatStore, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
-import { type ProfileOption, type ToHost, type ToWebview, parseToHost } from "@context-condenser/protocol";
+import { type ChatViewToHost, type ProfileOption, type ToWebview, openableUrl, parseToHost } from "@context-condenser/protocol";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
@@ -118,7 +118,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     return receiveFromWebview(raw, "chat view", parseToHost, (m) => this.handle(m), (e) => this.post(e), this.host.log);
   }
 
-  private async handle(message: ToHost): Promise<void> {
+  private async handle(message: ChatViewToHost): Promise<void> {
     switch (message.type) {
       case "ready":
         await this.restored;
@@ -142,10 +142,24 @@ export class ChatView implements vscode.WebviewViewProvider {
         return this.open(message.id);
       case "selectProfile":
         return this.host.selectProfile(message.id);
+      case "openLink":
+        return this.openLink(message.url);
       case "error":
         this.host.log.warn(`the chat view refused a message: ${message.message}`);
         return;
     }
+  }
+
+  /** A link in a message, clicked: opened by VS Code (which asks before it opens an external
+   *  site), and only if it is http, https or mailto — checked again here, whatever the webview
+   *  let through. */
+  private async openLink(raw: string): Promise<void> {
+    const url = openableUrl(raw);
+    if (!url) {
+      this.host.log.warn(`the chat view asked to open a link that is not http, https or mailto; ignored`);
+      return;
+    }
+    await vscode.env.openExternal(vscode.Uri.parse(url));
   }
 
   /** While a turn runs, other changes to the chat wait: the webview is told why (and gets back

@@ -3,11 +3,11 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { App } from "../../src/components/App";
 import type { Host } from "../../src/host";
-import type { AgentEvent, Message, Snapshot, ToHost } from "../../src/protocol";
+import type { AgentEvent, ChatViewToHost, Message, Snapshot } from "../../src/protocol";
 import { eventMessage, record, snapshot, stateMessage, text } from "./fixtures";
 
 function setup(saved?: unknown) {
-  const sent: ToHost[] = [];
+  const sent: ChatViewToHost[] = [];
   const host: Host = { post: (m) => sent.push(m), getState: () => saved, setState: vi.fn() };
   const user = userEvent.setup();
   render(<App host={host} />);
