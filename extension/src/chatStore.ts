@@ -3,13 +3,14 @@
 //
 // - Atomic writes: a temporary file in the same folder, then a rename, so a crash, a reload or a
 //   failed write in the middle of a save leaves the previous version, never half a file.
-// - Revisions: a file holds `{ format, revision, task }` (the task as the generated `ChatTask`
-//   schema has it, unchanged). Whoever saves says which revision it loaded; when the file has
+// - Revisions: a file holds the task as the generated `ChatTask` schema has it (unchanged: what
+//   reads chat files keeps reading them) plus one field of the file, `file_revision`, taken off
+//   when the file is read. Whoever saves says which revision it loaded; when the file has
 //   moved on (another VS Code window saved the same chat), the save is refused with a
 //   `ChatConflict` and nothing is overwritten. The check and the rename happen under a lock file
 //   (`<id>.json.lock`, created with O_EXCL), so two windows cannot both pass the check; a lock
-//   older than `staleLockMs` (a window that died holding it) is taken over. Files of the older
-//   format (the bare task) are read as revision 0.
+//   older than `staleLockMs` (a window that died holding it) is taken over. Files written before
+//   revisions (no `file_revision`) are read as revision 0.
 // - Corrupt files (not JSON, cut short, not a chat): reported as a typed `CorruptChat` (which
 //   file, why, where it was kept), renamed aside to `<id>.json.corrupt-<timestamp>` (never
 //   deleted), and the other chats load as before.
@@ -21,8 +22,8 @@ import { ChatTask, type ChatSummary, type ChatTaskInput } from "@context-condens
 
 const ID = /^[A-Za-z0-9_-]{1,80}$/;
 
-/** The format tag of the file wrapper. */
-export const CHAT_FILE_FORMAT = "context-condenser/chat-file@1";
+/** The field of a chat file that holds its revision, next to the task's own fields. */
+export const REVISION_FIELD = "file_revision";
 
 /** A fresh chat id: time first, so that names sort by creation. */
 export function newChatId(now = Date.now()): string {
@@ -81,7 +82,7 @@ export interface ChatStoreOptions {
 
 type Parsed = { ok: true; task: ChatTask; revision: number } | { ok: false; reason: string };
 
-/** Reads a file's text as a chat: the wrapper, or the older bare task (revision 0). */
+/** Reads a file's text as a chat and its revision (0 for a file written before revisions). */
 function parseChatFile(text: string): Parsed {
   let json: unknown;
   try {
@@ -91,14 +92,13 @@ function parseChatFile(text: string): Parsed {
   }
   let raw = json;
   let revision = 0;
-  if (typeof json === "object" && json !== null && !Array.isArray(json) && "format" in json) {
-    const w = json as { format: unknown; revision: unknown; task: unknown };
-    if (w.format !== CHAT_FILE_FORMAT) return { ok: false, reason: `unknown format ${JSON.stringify(w.format)}` };
-    if (typeof w.revision !== "number" || !Number.isSafeInteger(w.revision) || w.revision < 1) {
-      return { ok: false, reason: "the revision is not a whole number above 0" };
+  if (typeof json === "object" && json !== null && !Array.isArray(json) && REVISION_FIELD in json) {
+    const { [REVISION_FIELD]: r, ...task } = json as Record<string, unknown>;
+    if (typeof r !== "number" || !Number.isSafeInteger(r) || r < 1) {
+      return { ok: false, reason: `${REVISION_FIELD} is not a whole number above 0` };
     }
-    raw = w.task;
-    revision = w.revision;
+    raw = task;
+    revision = r;
   }
   const checked = ChatTask.safeParse(raw);
   if (!checked.success) {
@@ -146,7 +146,7 @@ export class ChatStore {
     const revision = expectedRevision + 1;
     const temp = `${target}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
     try {
-      await this.writeTemp(temp, `${JSON.stringify({ format: CHAT_FILE_FORMAT, revision, task })}\n`);
+      await this.writeTemp(temp, `${JSON.stringify({ ...task, [REVISION_FIELD]: revision })}\n`);
       let setAside: CorruptChat | undefined;
       await this.withLock(target, async () => {
         const current = await this.read(target);

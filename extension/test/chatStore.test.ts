@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChatTaskInput } from "@context-condenser/protocol";
-import { CHAT_FILE_FORMAT, ChatConflict, ChatStore, newChatId } from "../src/chatStore";
+import { REVISION_FIELD, ChatConflict, ChatStore, newChatId } from "../src/chatStore";
 
 const task = (id: string, updated: number, title = "A chat"): ChatTaskInput => ({
   id,
@@ -56,10 +56,11 @@ describe("ChatStore", () => {
     expect(corrupt).toEqual([]);
     expect((await readdir(path.join(dir, "chats"))).sort()).toEqual(["chat-a.json", "chat-b.json"]);
     const file = JSON.parse(await readFile(path.join(dir, "chats", "chat-a.json"), "utf8"));
-    expect(file).toEqual({ format: CHAT_FILE_FORMAT, revision: 2, task: task("chat-a", 30, "Older, changed") });
+    // The task as the schema has it (what reads chat files keeps working), and its revision.
+    expect(file).toEqual({ ...task("chat-a", 30, "Older, changed"), [REVISION_FIELD]: 2 });
   });
 
-  it("reads files of the older format (the bare task) as revision 0, and saves over them", async () => {
+  it("reads files written before revisions (the bare task) as revision 0, and saves over them", async () => {
     const store = new ChatStore(dir);
     await writeFile(path.join(dir, "chat-old.json"), `${JSON.stringify(task("chat-old", 5, "From before"))}\n`);
     expect(await store.load("chat-old")).toEqual({ ok: true, chat: { task: task("chat-old", 5, "From before"), revision: 0 } });
@@ -78,7 +79,7 @@ describe("ChatStore", () => {
       "chat-truncated": whole.slice(0, Math.floor(whole.length / 2)),
       "chat-shape": JSON.stringify({ id: "chat-shape", title: 3 }),
       "chat-array": "[1, 2, 3]",
-      "chat-revision": JSON.stringify({ format: CHAT_FILE_FORMAT, revision: "two", task: task("chat-revision", 1) }),
+      "chat-revision": JSON.stringify({ ...task("chat-revision", 1), [REVISION_FIELD]: "two" }),
     };
     for (const [id, text] of Object.entries(bad)) await writeFile(path.join(dir, `${id}.json`), text);
 
@@ -184,7 +185,7 @@ describe("ChatStore", () => {
     await writeFile(lock, "67890 live-window");
     const waiting = store.save(task("chat-l", 3, "Would overwrite"), 2).catch((e: unknown) => e);
     const other = path.join(dir, "other.tmp");
-    await writeFile(other, JSON.stringify({ format: CHAT_FILE_FORMAT, revision: 3, task: task("chat-l", 3, "Other window") }));
+    await writeFile(other, JSON.stringify({ ...task("chat-l", 3, "Other window"), [REVISION_FIELD]: 3 }));
     await rm(path.join(dir, "chat-l.json"));
     await link(other, path.join(dir, "chat-l.json"));
     await rm(other);
@@ -205,7 +206,7 @@ describe("ChatStore", () => {
     const cyclic = task("chat-a", 20) as ChatTaskInput & { self?: unknown };
     cyclic.self = cyclic;
     await expect(store.save(cyclic, 1)).rejects.toThrow();
-    expect(JSON.parse(await readFile(path.join(dir, "chat-a.json"), "utf8")).task.title).toBe("Kept");
+    expect(JSON.parse(await readFile(path.join(dir, "chat-a.json"), "utf8")).title).toBe("Kept");
     expect(await readdir(dir)).toEqual(["chat-a.json"]);
   });
 
