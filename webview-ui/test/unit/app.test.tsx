@@ -52,6 +52,23 @@ describe("the chat view", () => {
     expect(screen.getByTestId("meter").textContent).toContain("1.2k / 8k · 15%");
   });
 
+  it("asks the extension to open a message's link instead of navigating, and never links other schemes", async () => {
+    const { sent, user } = setup();
+    const body = "[docs](https://example.com/a) [bad](javascript:alert(1)) [rel](./x) ![pic](https://example.com/p.png)";
+    showState(snapshot([text("a1", "assistant", body)]));
+    const answer = screen.getByTestId("message-assistant");
+    expect([...answer.querySelectorAll("a")].map((a) => a.getAttribute("href"))).toEqual(["https://example.com/a", "https://example.com/p.png"]);
+    expect([...answer.querySelectorAll(".link-blocked")].map((s) => s.textContent)).toEqual(["bad", "rel"]);
+    expect(answer.querySelector("img")).toBeNull();
+    await user.click(within(answer).getByText("docs"));
+    await user.click(within(answer).getByText("bad"));
+    await user.click(within(answer).getByText("[image: pic]"));
+    expect(sent.slice(1)).toEqual([
+      { type: "openLink", url: "https://example.com/a" },
+      { type: "openLink", url: "https://example.com/p.png" },
+    ]);
+  });
+
   it("answers an invalid message with an error and keeps working", () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const { sent } = setup();
