@@ -6,9 +6,9 @@
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import type { AgentEvent, AgentInput, ChatOptions, ChatTask, ContextStatus } from "@context-condenser/protocol";
-import { ChatStore, newChatId } from "./chatStore";
+import { ChatStore, type CorruptChat, isChatConflict, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
-import { type ProfileOption, type ToHost, type ToWebview, parseToHost } from "@context-condenser/protocol";
+import { type ChatViewToHost, type ProfileOption, type ToWebview, openableUrl, parseToHost } from "@context-condenser/protocol";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
@@ -35,6 +35,9 @@ export class ChatView implements vscode.WebviewViewProvider {
   static readonly id = "contextCondenser.chat";
   private view: vscode.WebviewView | undefined;
   private task: ChatTask | null = null;
+  /** The revision of the active chat's file as loaded or last saved (0: never saved): a save
+   *  names it, and is refused if another window saved the chat since. */
+  private revision = 0;
   private context: ContextStatus | null = null;
   private busy = false;
   /** The engine running the turn in flight: Stop must reach it even if the settings changed
@@ -56,7 +59,10 @@ export class ChatView implements vscode.WebviewViewProvider {
     const id = this.memento.get<string>(ACTIVE_CHAT);
     if (!id) return;
     try {
-      this.task = (await this.store.load(id)) ?? null;
+      const loaded = await this.store.load(id);
+      if (loaded && !loaded.ok) this.reportCorrupt(loaded.corrupt);
+      this.task = loaded?.ok ? loaded.chat.task : null;
+      this.revision = loaded?.ok ? loaded.chat.revision : 0;
       this.measure();
       this.host.changed();
     } catch (e) {
@@ -84,7 +90,8 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   private async postState(): Promise<void> {
     if (!this.view) return;
-    const chats = await this.store.list((file, error) => this.host.log.warn(`chat file ${file} skipped: ${error}`));
+    const { chats, corrupt } = await this.store.list();
+    for (const c of corrupt) this.reportCorrupt(c);
     this.post({
       type: "state",
       task: this.task,
@@ -94,6 +101,35 @@ export class ChatView implements vscode.WebviewViewProvider {
       context: this.context,
       busy: this.busy,
     });
+  }
+
+  /** A chat file that is not a chat: it was kept aside; the user is told which, why and where. */
+  private reportCorrupt(c: CorruptChat): void {
+    const kept = c.keptAs ? ` It was kept as ${c.keptAs} in the chats folder.` : "";
+    this.host.log.warn(`chat file ${c.file} could not be read: ${c.reason}.${kept}`);
+    void vscode.window.showWarningMessage(`Context Condenser: the chat file ${c.file} could not be read (${c.reason}).${kept}`);
+  }
+
+  /**
+   * Saves the active chat over the revision it was loaded at. When another window saved it since,
+   * nothing is overwritten: the user is told, in the chat and in a notification that offers to
+   * reload it, and false is returned.
+   */
+  private async persist(task: ChatTask): Promise<boolean> {
+    try {
+      const saved = await this.store.save(task, this.revision);
+      if (this.task?.id === task.id) this.revision = saved.revision;
+      if (saved.setAside) this.reportCorrupt(saved.setAside);
+      return true;
+    } catch (e) {
+      if (!isChatConflict(e)) throw e;
+      this.host.log.warn(`chat ${task.id} not saved: ${e.message} (loaded at revision ${e.expected}, the file is at ${e.found ?? "none"})`);
+      this.post({ type: "error", message: e.message });
+      void vscode.window.showWarningMessage(`Context Condenser: ${e.message}`, "Reload").then((choice) => {
+        if (choice === "Reload") void this.open(task.id).catch((err) => this.host.log.error(`could not reload chat ${task.id}: ${asFailure(err).message}`));
+      });
+      return false;
+    }
   }
 
   /** The chat, the settings or the profile changed: measure again, and tell the status bar and
@@ -118,7 +154,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     return receiveFromWebview(raw, "chat view", parseToHost, (m) => this.handle(m), (e) => this.post(e), this.host.log);
   }
 
-  private async handle(message: ToHost): Promise<void> {
+  private async handle(message: ChatViewToHost): Promise<void> {
     switch (message.type) {
       case "ready":
         await this.restored;
@@ -142,10 +178,24 @@ export class ChatView implements vscode.WebviewViewProvider {
         return this.open(message.id);
       case "selectProfile":
         return this.host.selectProfile(message.id);
+      case "openLink":
+        return this.openLink(message.url);
       case "error":
         this.host.log.warn(`the chat view refused a message: ${message.message}`);
         return;
     }
+  }
+
+  /** A link in a message, clicked: opened by VS Code (which asks before it opens an external
+   *  site), and only if it is http, https or mailto — checked again here, whatever the webview
+   *  let through. */
+  private async openLink(raw: string): Promise<void> {
+    const url = openableUrl(raw);
+    if (!url) {
+      this.host.log.warn(`the chat view asked to open a link that is not http, https or mailto; ignored`);
+      return;
+    }
+    await vscode.env.openExternal(vscode.Uri.parse(url));
   }
 
   /** While a turn runs, other changes to the chat wait: the webview is told why (and gets back
@@ -168,6 +218,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       return undefined;
     }
     const engine = this.host.engine();
+    if (!this.task) this.revision = 0;
     const task = this.task ?? engine.newChat(newChatId(), Date.now());
     this.task = task;
     this.busy = true;
@@ -193,7 +244,7 @@ export class ChatView implements vscode.WebviewViewProvider {
         : await turn();
       this.task = outcome.task;
       this.context = outcome.context;
-      await this.store.save(outcome.task);
+      if (!(await this.persist(outcome.task))) return undefined;
       return outcome.task;
     } finally {
       this.busy = false;
@@ -234,8 +285,9 @@ export class ChatView implements vscode.WebviewViewProvider {
     if (this.refusedWhileBusy()) return;
     const undone = this.host.engine().undoChat(this.task, condenseId, Date.now());
     this.task = undone.task;
-    await this.store.save(undone.task);
+    const saved = await this.persist(undone.task);
     await this.refresh();
+    if (!saved) return;
     void vscode.window.showInformationMessage(
       `Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`,
     );
@@ -245,15 +297,22 @@ export class ChatView implements vscode.WebviewViewProvider {
     await this.restored;
     if (this.refusedWhileBusy()) return;
     this.task = null;
+    this.revision = 0;
     await this.memento.update(ACTIVE_CHAT, undefined);
     await this.refresh();
   }
 
   private async open(id: string): Promise<void> {
     if (this.refusedWhileBusy()) return;
-    const task = await this.store.load(id);
-    if (!task) throw new Error(`there is no saved chat "${id}"`);
-    this.task = task;
+    const loaded = await this.store.load(id);
+    if (!loaded) throw new Error(`there is no saved chat "${id}"`);
+    if (!loaded.ok) {
+      this.reportCorrupt(loaded.corrupt);
+      await this.postState();
+      return;
+    }
+    this.task = loaded.chat.task;
+    this.revision = loaded.chat.revision;
     await this.memento.update(ACTIVE_CHAT, id);
     await this.refresh();
   }

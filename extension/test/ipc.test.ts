@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProfileSettings, parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "@context-condenser/protocol";
+import { ProfileSettings, openableUrl, parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "@context-condenser/protocol";
 import { webviewHtml } from "../src/webviewHtml";
 import { meta } from "./core";
 
@@ -13,6 +13,35 @@ describe("ipc", () => {
     expect(parseToHost({ type: "format-disk" }).ok).toBe(false);
     expect(parseToHost(null).ok).toBe(false);
     expect(parseToHost("ready").ok).toBe(false);
+  });
+
+  it("accepts a link to open only when it is http, https or mailto", () => {
+    for (const url of ["https://example.com/a?b=1", "http://localhost:8080/", "mailto:someone@example.com", "HTTPS://EXAMPLE.COM"]) {
+      expect(parseToHost({ type: "openLink", url }).ok, url).toBe(true);
+    }
+    for (const url of [
+      "javascript:alert(1)",
+      "JaVaScRiPt:alert(1)",
+      "jav\tascript:alert(1)",
+      " javascript:alert(1)",
+      "\u0001javascript:alert(1)",
+      "vbscript:msgbox(1)",
+      "data:text/html,<script>alert(1)</script>",
+      "data:image/png;base64,AAAA",
+      "file:///etc/passwd",
+      "command:workbench.action.terminal.new",
+      "vscode://settings",
+      "../relative",
+      "//evil.example/x",
+      "https://user:secret@example.com/",
+      "",
+      `https://example.com/${"a".repeat(9000)}`,
+    ]) {
+      const r = parseToHost({ type: "openLink", url });
+      expect(r.ok, url).toBe(false);
+    }
+    expect(openableUrl("jav\tascript:alert(1)")).toBeUndefined();
+    expect(openableUrl("https://example.com/a b")).toBe("https://example.com/a%20b");
   });
 
   it("accepts the agent's events and refuses malformed ones", () => {

@@ -6,9 +6,11 @@
 // with an `error` message naming what was wrong.
 
 import type { z } from "./zod";
-import { SettingsToHost, SettingsToWebview, ToHost, ToWebview } from "./generated";
+import { SettingsToHost, SettingsToWebview, ToWebview } from "./generated";
+import { ChatViewToHost } from "./links";
 
 export * from "./generated";
+export * from "./links";
 export { compact } from "./format";
 export * from "./generation";
 
@@ -24,8 +26,9 @@ function parseWith<T>(schema: z.ZodType<T>, raw: unknown): Parsed<T> {
   return { ok: false, error: `invalid message (type ${type}): ${where}: ${issue?.message ?? "rejected"}` };
 }
 
-/** Checks a message that arrived at the extension from the chat view. */
-export const parseToHost = (raw: unknown): Parsed<ToHost> => parseWith(ToHost, raw);
+/** Checks a message that arrived at the extension from the chat view (the generated messages
+ *  and the hand-written `openLink`). */
+export const parseToHost = (raw: unknown): Parsed<ChatViewToHost> => parseWith(ChatViewToHost, raw);
 
 /** Checks a message that arrived at the chat view. */
 export const parseToWebview = (raw: unknown): Parsed<ToWebview> => parseWith(ToWebview, raw);

@@ -2,7 +2,7 @@
 // here, on first use, and the rest of the UI talks to the `Host` interface (which tests fake).
 // One page hosts one app (the chat view or the settings panel), each with its own messages.
 
-import type { ToHost } from "./protocol";
+import type { ChatViewToHost } from "./protocol";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -14,8 +14,8 @@ declare global {
   function acquireVsCodeApi(): VsCodeApi;
 }
 
-/** The extension as an app sees it; `Out` is what the app posts (`ToHost`, `SettingsToHost`). */
-export interface Host<Out = ToHost> {
+/** The extension as an app sees it; `Out` is what the app posts (`ChatViewToHost`, `SettingsToHost`). */
+export interface Host<Out = ChatViewToHost> {
   post(message: Out): void;
   /** The state VS Code keeps for this view while it is hidden. */
   getState(): unknown;
@@ -25,7 +25,7 @@ export interface Host<Out = ToHost> {
 let host: Host<unknown> | undefined;
 
 /** The page's one host; the app that calls it says which messages it posts. */
-export function vscodeHost<Out = ToHost>(): Host<Out> {
+export function vscodeHost<Out = ChatViewToHost>(): Host<Out> {
   if (!host) {
     const api = acquireVsCodeApi();
     host = {

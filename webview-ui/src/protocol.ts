@@ -19,6 +19,7 @@ export {
   type Retention,
   type ProfileOption,
   type ToHost,
+  type ChatViewToHost,
   type ToWebview,
   // The settings panel.
   parseSettingsToWebview,

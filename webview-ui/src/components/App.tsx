@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState } from "react";
 import type { Host } from "../host";
-import { parseToWebview, type ToHost } from "../protocol";
+import { parseToWebview, type ChatViewToHost } from "../protocol";
 import { chatCost, initialState, isBusy, reduce, snapshotMessages } from "../state";
 import { ChatList } from "./ChatList";
 import { ChatLog } from "./ChatLog";
 import { Composer } from "./Composer";
 import { Header } from "./Header";
+import { LinkOpener } from "./Markdown";
 
 const NO_CONDENSATIONS: never[] = [];
 
@@ -48,7 +49,9 @@ export function App({ host }: { host: Host }) {
     return () => window.removeEventListener("message", onMessage);
   }, [host]);
 
-  const post = useCallback((message: ToHost) => host.post(message), [host]);
+  const post = useCallback((message: ChatViewToHost) => host.post(message), [host]);
+  // A link in a message never navigates the webview: the extension opens it through VS Code.
+  const openLink = useCallback((url: string) => post({ type: "openLink", url }), [post]);
   const onUndo = useCallback((condenseId: string) => post({ type: "undo", condenseId }), [post]);
 
   const { snapshot } = state;
@@ -57,63 +60,65 @@ export function App({ host }: { host: Host }) {
   const busy = isBusy(state);
 
   return (
-    <div className="app">
-      <Header
-        profiles={snapshot?.profiles ?? []}
-        profileId={snapshot?.profileId ?? null}
-        context={snapshot?.context ?? null}
-        cost={chatCost(task)}
-        canCondense={!busy && messages.length > 0}
-        chatsOpen={chatsOpen}
-        chatListId={chatListId}
-        chatsToggle={chatsToggle}
-        onSelectProfile={(id) => post({ type: "selectProfile", id })}
-        onCondense={() => post({ type: "condense" })}
-        onNewChat={() => post({ type: "newChat" })}
-        onToggleChats={() => setChatsOpen(!chatsOpen)}
-      />
-      {chatsOpen && (
-        <ChatList
-          id={chatListId}
-          chats={snapshot?.chats ?? []}
-          currentId={task?.id ?? null}
-          now={Date.now()}
-          onOpen={(id) => {
-            post({ type: "openChat", id });
-            setChatsOpen(false);
-          }}
-          onClose={() => {
-            setChatsOpen(false);
-            chatsToggle.current?.focus();
+    <LinkOpener value={openLink}>
+      <div className="app">
+        <Header
+          profiles={snapshot?.profiles ?? []}
+          profileId={snapshot?.profileId ?? null}
+          context={snapshot?.context ?? null}
+          cost={chatCost(task)}
+          canCondense={!busy && messages.length > 0}
+          chatsOpen={chatsOpen}
+          chatListId={chatListId}
+          chatsToggle={chatsToggle}
+          onSelectProfile={(id) => post({ type: "selectProfile", id })}
+          onCondense={() => post({ type: "condense" })}
+          onNewChat={() => post({ type: "newChat" })}
+          onToggleChats={() => setChatsOpen(!chatsOpen)}
+        />
+        {chatsOpen && (
+          <ChatList
+            id={chatListId}
+            chats={snapshot?.chats ?? []}
+            currentId={task?.id ?? null}
+            now={Date.now()}
+            onOpen={(id) => {
+              post({ type: "openChat", id });
+              setChatsOpen(false);
+            }}
+            onClose={() => {
+              setChatsOpen(false);
+              chatsToggle.current?.focus();
+            }}
+          />
+        )}
+        <ChatLog
+          messages={messages}
+          condensations={task?.condensations ?? NO_CONDENSATIONS}
+          live={state.live}
+          thinking={state.thinking}
+          notices={state.notices}
+          error={state.error}
+          followKey={`${task?.id ?? ""}:${sends}`}
+          onUndo={onUndo}
+          onRetry={() => {
+            dispatch({ type: "retried" });
+            post({ type: "retry" });
           }}
         />
-      )}
-      <ChatLog
-        messages={messages}
-        condensations={task?.condensations ?? NO_CONDENSATIONS}
-        live={state.live}
-        thinking={state.thinking}
-        notices={state.notices}
-        error={state.error}
-        followKey={`${task?.id ?? ""}:${sends}`}
-        onUndo={onUndo}
-        onRetry={() => {
-          dispatch({ type: "retried" });
-          post({ type: "retry" });
-        }}
-      />
-      <Composer
-        busy={busy}
-        initialText={initialDraft}
-        restore={restore}
-        onTextChange={(draft) => host.setState({ draft } satisfies Saved)}
-        onSend={(text) => {
-          dispatch({ type: "sent" });
-          post({ type: "send", text });
-          setSends((n) => n + 1);
-        }}
-        onStop={() => post({ type: "stop" })}
-      />
-    </div>
+        <Composer
+          busy={busy}
+          initialText={initialDraft}
+          restore={restore}
+          onTextChange={(draft) => host.setState({ draft } satisfies Saved)}
+          onSend={(text) => {
+            dispatch({ type: "sent" });
+            post({ type: "send", text });
+            setSends((n) => n + 1);
+          }}
+          onStop={() => post({ type: "stop" })}
+        />
+      </div>
+    </LinkOpener>
   );
 }

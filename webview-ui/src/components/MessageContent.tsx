@@ -1,5 +1,5 @@
 import type { ContentBlock, Message } from "../protocol";
-import { Markdown } from "./Markdown";
+import { Link, Markdown } from "./Markdown";
 
 /** The content blocks of a message: text (Markdown for the assistant), tools compact, images. */
 export function MessageContent({ message }: { message: Message }) {
@@ -57,7 +57,7 @@ function ImageBlock({ source }: { source: unknown }) {
     }
   }
   if (isRecord(source) && source["type"] === "url") {
-    return <a href={asString(source["url"])}>[image]</a>;
+    return <Link href={asString(source["url"])}>[image]</Link>;
   }
   return <p className="plain-text">[image]</p>;
 }

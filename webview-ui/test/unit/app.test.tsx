@@ -3,11 +3,11 @@ import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { App } from "../../src/components/App";
 import type { Host } from "../../src/host";
-import type { AgentEvent, Message, Snapshot, ToHost } from "../../src/protocol";
+import type { AgentEvent, ChatViewToHost, Message, Snapshot } from "../../src/protocol";
 import { eventMessage, record, snapshot, stateMessage, text } from "./fixtures";
 
 function setup(saved?: unknown) {
-  const sent: ToHost[] = [];
+  const sent: ChatViewToHost[] = [];
   const host: Host = { post: (m) => sent.push(m), getState: () => saved, setState: vi.fn() };
   const user = userEvent.setup();
   render(<App host={host} />);
@@ -50,6 +50,23 @@ describe("the chat view", () => {
     expect(answer.querySelector("strong")?.textContent).toBe("4");
     expect((screen.getByTestId("profile-select") as HTMLSelectElement).value).toBe("local");
     expect(screen.getByTestId("meter").textContent).toContain("1.2k / 8k · 15%");
+  });
+
+  it("asks the extension to open a message's link instead of navigating, and never links other schemes", async () => {
+    const { sent, user } = setup();
+    const body = "[docs](https://example.com/a) [bad](javascript:alert(1)) [rel](./x) ![pic](https://example.com/p.png)";
+    showState(snapshot([text("a1", "assistant", body)]));
+    const answer = screen.getByTestId("message-assistant");
+    expect([...answer.querySelectorAll("a")].map((a) => a.getAttribute("href"))).toEqual(["https://example.com/a", "https://example.com/p.png"]);
+    expect([...answer.querySelectorAll(".link-blocked")].map((s) => s.textContent)).toEqual(["bad", "rel"]);
+    expect(answer.querySelector("img")).toBeNull();
+    await user.click(within(answer).getByText("docs"));
+    await user.click(within(answer).getByText("bad"));
+    await user.click(within(answer).getByText("[image: pic]"));
+    expect(sent.slice(1)).toEqual([
+      { type: "openLink", url: "https://example.com/a" },
+      { type: "openLink", url: "https://example.com/p.png" },
+    ]);
   });
 
   it("answers an invalid message with an error and keeps working", () => {
