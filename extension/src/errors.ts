@@ -60,6 +60,10 @@ export function advise(f: Failure, profileId?: string): Advice {
       };
     case "llm_rate_limit":
       return { text: `The LLM server is rate-limiting requests; try again shortly. (${f.message})`, actions: [SHOW_LOG], severity: "warning" };
+    case "llm_tool_not_found":
+      return { text: `The CLI tool${profile} is not installed where it was looked for: ${f.message}`, actions: [OPEN_SETTINGS, SHOW_LOG], severity: "warning" };
+    case "llm_tool_failed":
+      return { text: `The CLI tool${profile} failed: ${f.message}`, actions: [SHOW_LOG], severity: "error" };
     case "llm_network":
     case "llm_timeout":
       return { text: `The LLM server could not be reached or stopped answering: ${f.message}`, actions: [SHOW_LOG], severity: "error" };
@@ -87,6 +91,7 @@ export function advise(f: Failure, profileId?: string): Advice {
     case "llm_bad_request":
     case "llm_server":
     case "llm_malformed_stream":
+    case "llm_response_too_large":
       return { text: `Condensation failed (${f.kind}): ${f.message}`, actions: [SHOW_LOG], severity: "error" };
     default:
       return unhandled(f.kind);

@@ -58,6 +58,16 @@ name gets a normal answer. Each wire format uses its own error bodies.
     fault-stream-error  stream: delta "Partial", then an in-stream error
                         event, then close. Non-stream: OpenAI 500 /
                         Anthropic 529 with the same error body.
+
+Hostile modes (OpenAI wire), for the reliability tests: a server that is not
+merely broken but works against the client.
+    hostile-echo-key    401 whose JSON body and a header echo the request's key
+    hostile-echo-stream stream: the key in an answer delta, then in an error event
+    hostile-endless     stream: deltas forever, as fast as the client reads
+    hostile-drip        stream: one byte every 50 ms, forever
+    hostile-endless-line stream: ``data: `` then a line that never ends
+    hostile-huge-error  500 with a 200 MB error body
+    hostile-html        200 with an HTML page (a login portal, a proxy)
 """
 
 import argparse
@@ -408,6 +418,10 @@ class Handler(BaseHTTPRequestHandler):
     def handle_openai(self, path, body):
         headers = {"x-request-id": "req_fixture"}
         auth = self.headers.get("Authorization", "")
+        model = body.get("model") if isinstance(body, dict) else None
+        if isinstance(model, str) and model.startswith("hostile-"):
+            self.hostile(model, auth[len("Bearer "):].strip())
+            return
         if not auth.startswith("Bearer ") or not self.key_ok(auth[len("Bearer "):].strip()):
             self.send_json(401, OPENAI_AUTH_ERROR, headers)
             return
@@ -497,6 +511,59 @@ class Handler(BaseHTTPRequestHandler):
             self.write_event(final)
         self.write_event("[DONE]")
         self.hang_up()
+
+    def hostile(self, mode, key):
+        """Plays a hostile server; endless modes end when the client goes away."""
+        def delta(text):
+            self.write_event({"choices": [{"index": 0, "delta": {"content": text},
+                                           "finish_reason": None}]})
+        try:
+            if mode == "hostile-echo-key":
+                self.send_json(401, openai_error("Incorrect API key provided: %s." % key,
+                                                 "invalid_request_error"),
+                               {"x-echo-key": key})
+            elif mode == "hostile-echo-stream":
+                self.start_sse()
+                delta("You sent the key %s, " % key)
+                delta("and nothing else.")
+                self.write_event(openai_error("key %s is revoked" % key, "server_error"))
+                self.hang_up()
+            elif mode == "hostile-endless":
+                self.start_sse()
+                i = 0
+                while True:
+                    delta("word%d " % i)
+                    i += 1
+            elif mode == "hostile-drip":
+                self.start_sse()
+                delta("Partial ")
+                while True:
+                    self.wfile.write(b":")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            elif mode == "hostile-endless-line":
+                self.start_sse()
+                self.wfile.write(b'data: {"choices": [')
+                block = b"x" * 65536
+                while True:
+                    self.wfile.write(block)
+            elif mode == "hostile-huge-error":
+                self.send_response(500)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(200 << 20))
+                self.end_headers()
+                self.wfile.write(b'{"error": {"message": "')
+                block = b"e" * 65536
+                for _ in range((200 << 20) // 65536):
+                    self.wfile.write(block)
+            elif mode == "hostile-html":
+                self.send_raw(200, b"<html><body><h1>Sign in to continue</h1></body></html>",
+                              "text/html")
+            else:
+                self.send_json(400, openai_error("unknown hostile mode " + mode,
+                                                 "invalid_request_error"))
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def stream_fault(self, fault, delta, send_error, send_malformed):
         """Plays the part of a streaming fault both wire formats share, with each format's own

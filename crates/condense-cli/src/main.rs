@@ -75,6 +75,16 @@ enum Command {
     },
     /// List the registered providers as JSON.
     Providers,
+    /// List the CLI tools that can serve as a model (`--llm cli --tool ID`): id, name, where the
+    /// entry comes from, its models, and where its program was found or looked for.
+    Tools {
+        /// A YAML file of more tool entries (repeatable).
+        #[arg(long = "tools-file", value_name = "FILE")]
+        tools_files: Vec<String>,
+        /// Print JSON instead of lines for people.
+        #[arg(long)]
+        json: bool,
+    },
     /// Undo the last condensation of a conversation (or of a CondensationResult).
     Undo {
         /// Conversation file, or `-` for stdin.
@@ -113,14 +123,77 @@ pub(crate) fn read_conversation(file: &str) -> Result<Parsed, Failure> {
     formats::parse_conversation(&text).map_err(|e| usage(format!("{file}: {e}")))
 }
 
-/// A whole text file, or stdin for `-`.
+/// The largest input file read, in bytes: a bigger one is refused before it is read into memory.
+pub(crate) const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// A whole text file, or stdin for `-`, of at most [`MAX_INPUT_BYTES`].
 pub(crate) fn read_text(file: &str) -> Result<String, Failure> {
-    let mut text = String::new();
+    let limit = MAX_INPUT_BYTES >> 20;
+    let too_big =
+        |what: String| usage(format!("{what}: conversation files of more than {limit} MB are refused"));
+    let mut bytes = Vec::new();
     if file == "-" {
-        std::io::stdin().read_to_string(&mut text).map_err(|e| usage(format!("cannot read stdin: {e}")))?;
-        return Ok(text);
+        std::io::stdin()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| usage(format!("cannot read stdin: {e}")))?;
+        if bytes.len() as u64 > MAX_INPUT_BYTES {
+            return Err(too_big(format!("stdin holds more than {limit} MB")));
+        }
+    } else {
+        let size = std::fs::metadata(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?.len();
+        if size > MAX_INPUT_BYTES {
+            return Err(too_big(format!("{file} is {} MB", size >> 20)));
+        }
+        bytes = std::fs::read(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?;
     }
-    std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {file}: {e}")))
+    String::from_utf8(bytes).map_err(|e| usage(format!("cannot read {file}: not UTF-8 text ({e})")))
+}
+
+/// Prints each tool with where its program is.
+fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) {
+    let runner = std::rc::Rc::new(condense_cli::runner::NativeRunner::new());
+    let rows: Vec<serde_json::Value> = tools
+        .entries()
+        .iter()
+        .map(|entry| {
+            let adapter = condense_core::tools::GenericAdapter::new(entry.clone(), runner.clone());
+            let located = adapter.locate();
+            json!({
+                "id": entry.id,
+                "name": entry.name(),
+                "origin": entry.origin,
+                "models": entry.config.models,
+                "capabilities": entry.config.capabilities,
+                "context_window": entry.config.context_window,
+                "found": located.found,
+                "searched": located.searched,
+            })
+        })
+        .collect();
+    if json {
+        print_json(&rows);
+        return;
+    }
+    for row in &rows {
+        let status = match row["found"].as_str() {
+            Some(path) => format!("found at {path}"),
+            None => {
+                let searched: Vec<&str> =
+                    row["searched"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+                format!("not found (looked at {})", searched.join(", "))
+            }
+        };
+        let models: Vec<&str> =
+            row["models"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+        println!(
+            "{}  {} ({}): {status}",
+            row["id"].as_str().unwrap_or(""),
+            row["name"].as_str().unwrap_or(""),
+            row["origin"].as_str().unwrap_or("")
+        );
+        println!("    models: {}", models.join(", "));
+    }
 }
 
 /// Streams one answer to stdout. Exit 1 with the typed error on stderr when the call fails; the
@@ -219,7 +292,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let clock = NativeClock::start();
             let mut services = Services::new(&counter, &clock);
             if let Some(c) = &client {
-                services = services.with_llm(c);
+                services = services.with_llm(c.as_ref());
             }
             let result = futures::executor::block_on(manager.condense(
                 &conversation,
@@ -245,7 +318,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 return Err(usage("write the new user message on stdin"));
             }
             let client = llm.client(llm.profile()?)?;
-            chat(&client, &conversation, question.trim())
+            chat(client.as_ref(), &conversation, question.trim())
+        }
+        Command::Tools { tools_files, json } => {
+            list_tools(&llm::tools(&tools_files)?, json);
+            Ok(0)
         }
         Command::Providers => {
             print_json(&CondensationManager::with_builtin_providers().list_providers(false));

@@ -260,3 +260,35 @@ fn a_missing_file_is_a_usage_error() {
     let out = condense(&["count", "/nonexistent/conversation.json"]).code(2);
     assert!(stderr_of(&out).starts_with("condense: cannot read /nonexistent/conversation.json"));
 }
+
+#[test]
+fn oversized_invalid_and_deeply_nested_inputs_exit_2_with_one_line() {
+    let dir = std::env::temp_dir().join(format!("condense-cli-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A sparse 300 MB file: refused by its size, before a byte of it is read.
+    let big = dir.join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(300 << 20).unwrap();
+    let err = stderr_of(&condense(&["count", big.to_str().unwrap()]).code(2));
+    assert!(err.contains("is 300 MB: conversation files of more than 256 MB are refused"), "{err}");
+
+    let bad = dir.join("latin1.json");
+    std::fs::write(&bad, b"{\"messages\": [{\"role\": \"user\", \"content\": \"caf\xe9\"}]}").unwrap();
+    let err = stderr_of(&condense(&["count", bad.to_str().unwrap()]).code(2));
+    assert!(err.contains("not UTF-8 text"), "{err}");
+
+    let deep = dir.join("deep.json");
+    std::fs::write(&deep, format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))).unwrap();
+    let err = stderr_of(&condense(&["count", deep.to_str().unwrap()]).code(2));
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let err = stderr_of(
+        &Command::cargo_bin("condense")
+            .unwrap()
+            .args(["count", "-"])
+            .write_stdin(vec![b' '; (256 << 20) + 1])
+            .assert()
+            .code(2),
+    );
+    assert!(err.contains("stdin holds more than 256 MB"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

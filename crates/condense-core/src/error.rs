@@ -43,7 +43,7 @@ pub enum ErrorKind {
     LlmServer,
     /// The server could not be reached, or the connection broke.
     LlmNetwork,
-    /// No byte for longer than the timeout.
+    /// No byte for longer than the timeout, or the whole request past its deadline.
     LlmTimeout,
     /// The user cancelled the call.
     LlmCancelled,
@@ -56,11 +56,14 @@ pub enum ErrorKind {
     LlmToolNotFound,
     /// A CLI tool ended with an error: a non-zero exit, an error it reported, too much output.
     LlmToolFailed,
+    /// The server sent more than the bounds allow (an answer far longer than asked for, a line
+    /// or an event without end); the text that did arrive is kept.
+    LlmResponseTooLarge,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 22] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::InvalidInput,
         ErrorKind::ProviderNotFound,
         ErrorKind::ProviderDisabled,
@@ -83,6 +86,7 @@ impl ErrorKind {
         ErrorKind::LlmConfig,
         ErrorKind::LlmToolNotFound,
         ErrorKind::LlmToolFailed,
+        ErrorKind::LlmResponseTooLarge,
     ];
 
     /// The stable, machine-readable name, as in JSON.
@@ -110,6 +114,7 @@ impl ErrorKind {
             ErrorKind::LlmConfig => "llm_config",
             ErrorKind::LlmToolNotFound => "llm_tool_not_found",
             ErrorKind::LlmToolFailed => "llm_tool_failed",
+            ErrorKind::LlmResponseTooLarge => "llm_response_too_large",
         }
     }
 

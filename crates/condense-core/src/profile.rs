@@ -83,6 +83,10 @@ pub struct LlmProfile {
     /// absent: the global threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold_percent: Option<i32>,
+    /// Seconds a whole request may take, from sending it to the end of the answer (besides the
+    /// idle timeout between bytes); absent: [`DEFAULT_DEADLINE_SECS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_secs: Option<u64>,
     /// Generation parameters for chatting.
     #[serde(default)]
     pub chat: GenerationParams,
@@ -91,6 +95,9 @@ pub struct LlmProfile {
     pub condense: GenerationParams,
 }
 
+/// How long a whole request may take by default: 10 minutes.
+pub const DEFAULT_DEADLINE_SECS: u64 = 600;
+
 /// The condense phase's defaults: a low temperature, and the profile's longest answer (no cap of
 /// its own, so that a long summary is not cut).
 fn default_condense_params() -> GenerationParams {
@@ -98,6 +105,11 @@ fn default_condense_params() -> GenerationParams {
 }
 
 impl LlmProfile {
+    /// Milliseconds a whole request may take.
+    pub fn deadline_ms(&self) -> u64 {
+        self.deadline_secs.unwrap_or(DEFAULT_DEADLINE_SECS).saturating_mul(1000)
+    }
+
     /// The longest answer, in tokens: `max_output`, or the default derived from the window when
     /// it is `0`.
     pub fn output_limit(&self) -> usize {
@@ -123,6 +135,7 @@ impl LlmProfile {
             price_output_per_mtok: 0.0,
             api_key_ref: None,
             threshold_percent: None,
+            deadline_secs: None,
             chat: GenerationParams::default(),
             condense: default_condense_params(),
         }
@@ -152,6 +165,9 @@ impl LlmProfile {
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
             return bad(format!("base_url must start with http:// or https://, got {url:?}"));
+        }
+        if self.deadline_secs == Some(0) {
+            return bad("deadline_secs must be above 0".into());
         }
         if self.context_window == 0 {
             return bad("context_window must be above 0".into());

@@ -21,6 +21,8 @@ type Chunks = Vec<Result<Vec<u8>, TransportError>>;
 
 enum Reply {
     Http(u16, Vec<(String, String)>, Chunks),
+    /// A body that never ends.
+    Endless(Box<dyn FnMut(usize) -> Vec<u8>>),
     Fail(TransportError),
 }
 
@@ -38,6 +40,10 @@ impl HttpClient for Scripted {
         self.sent.borrow_mut().push(request);
         match self.replies.borrow_mut().pop_front().expect("a scripted reply") {
             Reply::Fail(e) => Err(e),
+            Reply::Endless(mut next) => {
+                let body = futures::stream::iter((0..).map(move |i| Ok(next(i))));
+                Ok(HttpResponse { status: 200, headers: vec![], body: Box::pin(body) })
+            }
             Reply::Http(status, headers, chunks) => {
                 let abort = self.abort_at_chunk.clone();
                 let body = futures::stream::iter(chunks.into_iter().enumerate().map(move |(i, c)| {
@@ -296,4 +302,125 @@ fn native_estimates_its_cost_before_running() {
         provider.estimate_cost(&ctx, &CondensationOptions::default(), Services::new(&tokens, &clock)),
         0.0
     );
+}
+
+/// A client whose key a hostile server echoes back.
+fn keyed(http: Rc<Scripted>) -> HttpLlm {
+    let retry = RetryPolicy { max_retries: 0, ..Default::default() };
+    HttpLlm::new(profile(), Some(KEY.into()), http, Rc::new(RecordingTimer::default()), retry).unwrap()
+}
+
+const KEY: &str = "local-key-5f9c2a7e";
+
+#[test]
+fn a_server_echoing_the_key_never_gets_it_into_an_error_or_an_answer() {
+    // In a JSON error body.
+    let http = Rc::new(Scripted::default());
+    let body = format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}"}}}}"#);
+    http.replies.borrow_mut().push_back(status(401, &[], &body));
+    let e = block_on(keyed(http).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmAuth);
+    assert_eq!(e.message, "Incorrect API key provided: [redacted]");
+
+    // In an error event in the stream, after some text.
+    let http = Rc::new(Scripted::default());
+    let error = format!(r#"{{"error":{{"message":"key {KEY} revoked"}}}}"#);
+    let mut chunks = answer("partial text ", false);
+    chunks.truncate(2);
+    chunks.extend(sse(&[&error]));
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], chunks));
+    let e = block_on(keyed(http).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert!(!e.message.contains(KEY) && e.message.contains("[redacted]"), "{}", e.message);
+
+    // In the answer itself, split across chunks at every position.
+    for cut in 1..KEY.len() {
+        let http = Rc::new(Scripted::default());
+        let (a, b) = KEY.split_at(cut);
+        let text = ["Your key is ", a, b, ", noted."];
+        let mut events =
+            vec![r#"{"choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}"#.to_owned()];
+        for t in text {
+            events.push(
+                serde_json::json!({"choices":[{"index":0,"delta":{"content":t},"finish_reason":null}]})
+                    .to_string(),
+            );
+        }
+        events.push(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.to_owned());
+        events.push("[DONE]".to_owned());
+        http.replies.borrow_mut().push_back(Reply::Http(
+            200,
+            vec![],
+            sse(&events.iter().map(String::as_str).collect::<Vec<_>>()),
+        ));
+        let llm = keyed(http);
+        let abort = AbortSignal::new();
+        let deltas: Vec<StreamEvent> = block_on(llm.stream_completion(&bundle(), &abort).collect());
+        let streamed: String = deltas
+            .iter()
+            .filter_map(|e| if let StreamEvent::Delta(t) = e { Some(t.as_str()) } else { None })
+            .collect();
+        assert_eq!(streamed, "Your key is [redacted], noted.", "cut at {cut}");
+    }
+
+    // Text that only begins like the key is passed on whole.
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], answer("the local-key is fine", true)));
+    let response = block_on(keyed(http).complete(&bundle(), &AbortSignal::new())).unwrap();
+    assert_eq!(response.content, "the local-key is fine");
+}
+
+#[test]
+fn an_endless_answer_or_line_ends_typed_and_bounded_with_the_text_kept() {
+    let delta = |i: usize| {
+        let event = serde_json::json!({"choices":[{"index":0,"delta":{"content":format!("word{i} ")},"finish_reason":null}]});
+        format!("data: {event}\n\n").into_bytes()
+    };
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Endless(Box::new(delta)));
+    let llm = client(http, Rc::new(RecordingTimer::default()), 0);
+    let bundle = PromptBundle {
+        generation_params: Some(condense_core::llm::GenerationParams {
+            max_output_tokens: Some(100),
+            ..Default::default()
+        }),
+        ..bundle()
+    };
+    let e = block_on(llm.complete(&bundle, &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmResponseTooLarge, "{}", e.message);
+    let cap = condense_core::llm::answer_cap(100);
+    assert!(e.partial.starts_with("word0 word1 ") && e.partial.len() <= cap + 16, "{}", e.partial.len());
+    assert!(e.message.contains("100 tokens asked for"), "{}", e.message);
+
+    // One line that never ends.
+    let http = Rc::new(Scripted::default());
+    let mut first = true;
+    http.replies.borrow_mut().push_back(Reply::Endless(Box::new(move |_| {
+        if std::mem::take(&mut first) { b"data: {\"choices\":[".to_vec() } else { vec![b'x'; 32 * 1024] }
+    })));
+    let e =
+        block_on(client(http, Rc::new(RecordingTimer::default()), 0).complete(&bundle, &AbortSignal::new()))
+            .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmResponseTooLarge);
+    assert!(e.message.contains("without an end"), "{}", e.message);
+}
+
+#[test]
+fn a_server_dripping_bytes_ends_at_the_deadline_with_the_text_kept() {
+    let answer_then_drip = {
+        let head: Vec<u8> = answer("Partial ", false).into_iter().take(2).flat_map(Result::unwrap).collect();
+        move |i: usize| if i == 0 { head.clone() } else { b":".to_vec() }
+    };
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Endless(Box::new(answer_then_drip)));
+    let profile = LlmProfile { deadline_secs: Some(3), ..profile() };
+    // Each reading of the clock is 50 ms later: the drip passes 3 s after about 60 reads.
+    let clock = Rc::new(StepClock::new(50.0));
+    let retry = RetryPolicy { max_retries: 0, ..Default::default() };
+    let llm = HttpLlm::new(profile, Some("k".into()), http, Rc::new(RecordingTimer::default()), retry)
+        .unwrap()
+        .with_clock(clock);
+    let e = block_on(llm.complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmTimeout);
+    assert!(e.message.contains("deadline of 3 s"), "{}", e.message);
+    assert_eq!(e.partial, "Partial ");
 }

@@ -141,7 +141,7 @@ fn common_invariants(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(96), ..ProptestConfig::default() })]
 
     #[test]
     fn lossless_loses_nothing(c in conversation()) {
@@ -218,7 +218,7 @@ fn with_encoded_results(c: Conversation, encode_every: usize) -> Conversation {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(64), ..ProptestConfig::default() })]
 
     /// Mask and smart keep the API view valid, can be undone in one step, and never grow the
     /// context, with or without a target and whatever their per-tool rules or preset.
@@ -457,7 +457,7 @@ fn ledger_invariants(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn the_ledger_keeps_what_lossless_hides(c in session()) {

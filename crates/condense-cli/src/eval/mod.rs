@@ -10,7 +10,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 use condense_cli::native::NativeClock;
-use condense_core::llm::HttpLlm;
+use condense_core::llm::LlmProvider;
 use condense_core::provider::{Needs, PassMetric, Retention};
 use condense_core::{
     Clock, CondensationManager, CondensationOptions, Conversation, ErrorInfo, Services, TiktokenCounter,
@@ -169,7 +169,7 @@ fn pick_providers(
 pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
     let manager = CondensationManager::with_builtin_providers();
     let profile = if args.llm.given() { Some(args.llm.profile()?) } else { None };
-    let client: Option<HttpLlm> = match profile.clone() {
+    let client: Option<Box<dyn LlmProvider>> = match profile.clone() {
         Some(p) => Some(args.llm.client(p)?),
         None => None,
     };
@@ -197,7 +197,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
                 (None, Some(p)) => Some(view_tokens(&counter, conversation) * usize::from(p) / 100),
                 (None, None) => None,
             };
-            let run = Run { manager: &manager, counter: &counter, llm: client.as_ref(), target };
+            let run = Run { manager: &manager, counter: &counter, llm: client.as_deref(), target };
             rows.push(run.row(file, conversation, id, file_probes));
         }
     }
@@ -230,7 +230,7 @@ fn view_tokens(counter: &TiktokenCounter, conversation: &Conversation) -> usize 
 struct Run<'a> {
     manager: &'a CondensationManager,
     counter: &'a TiktokenCounter,
-    llm: Option<&'a HttpLlm>,
+    llm: Option<&'a dyn LlmProvider>,
     target: Option<usize>,
 }
 

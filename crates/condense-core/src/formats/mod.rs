@@ -24,7 +24,7 @@ use crate::profile::{LlmKind, LlmProfile, Usage};
 
 pub use anthropic::{ANTHROPIC_VERSION, to_anthropic};
 pub use openai::to_openai;
-pub use sse::{SseEvent, SseParser};
+pub use sse::{MAX_SSE_EVENT_BYTES, MAX_SSE_LINE_BYTES, SseEvent, SseParser};
 
 /// The formats a conversation file can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -294,6 +294,8 @@ pub fn to_openai(c: &Conversation) -> Value {
         };
         match m.role {
             Role::Assistant => {
+                // `null` content is for a message that only calls tools; an empty one is "".
+                let content = content.or_else(|| calls.is_empty().then(|| Content::Text("".into())));
                 out.push(ExportMessage { tool_calls: calls, ..ExportMessage::new("assistant", content) })
             }
             Role::User if content.is_some() => out.push(ExportMessage::new("user", content)),

@@ -9,10 +9,11 @@ use futures::stream::LocalBoxStream;
 
 use super::prompt::{ApiAdapter, PromptAdapter, PromptBundle};
 use super::{Finish, LlmProvider, StreamEvent};
-use crate::error::{ErrorKind, LlmError};
+use crate::error::{ErrorKind, LlmError, REDACTED, redact_secrets};
 use crate::formats::{Decoder, SseParser, Wire};
 use crate::host::{
-    AbortSignal, BodyStream, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
+    AbortSignal, BodyStream, Clock, HttpClient, HttpRequest, HttpResponse, Timer, TransportError,
+    TransportErrorKind,
 };
 use crate::profile::LlmProfile;
 
@@ -67,6 +68,7 @@ pub struct HttpLlm {
     http: Rc<dyn HttpClient>,
     timer: Rc<dyn Timer>,
     retry: RetryPolicy,
+    clock: Option<Rc<dyn Clock>>,
 }
 
 impl std::fmt::Debug for HttpLlm {
@@ -96,7 +98,23 @@ impl HttpLlm {
                 format!("profile '{}' is manual: it has no API to call", profile.id),
             )
         })?;
-        Ok(HttpLlm { profile, wire, api_key: api_key.filter(|k| !k.is_empty()), http, timer, retry })
+        Ok(HttpLlm {
+            profile,
+            wire,
+            api_key: api_key.filter(|k| !k.is_empty()),
+            http,
+            timer,
+            retry,
+            clock: None,
+        })
+    }
+
+    /// Times every request by the host's clock, so that one past the profile's deadline ends in
+    /// `llm_timeout` (a server dripping bytes never trips the idle timeout). Without a clock there
+    /// is no deadline.
+    pub fn with_clock(mut self, clock: Rc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
     }
 }
 
@@ -126,12 +144,22 @@ impl LlmProvider for HttpLlm {
             parser: SseParser::new(),
             decoder: Decoder::default(),
             partial: String::new(),
+            held: String::new(),
+            max_tokens: api.max_tokens,
+            answer_cap: answer_cap(api.max_tokens),
+            started: None,
             attempts: 0,
             pending: VecDeque::new(),
         };
         futures::stream::unfold(run, |mut run| async move { run.next().await.map(|c| (c, run)) })
             .boxed_local()
     }
+}
+
+/// The bytes of answer text a request asking for `max_tokens` may bring: 4 bytes a token, 4
+/// times over (servers overshoot a little, never this much), at least 64 KiB, at most 64 MiB.
+pub fn answer_cap(max_tokens: usize) -> usize {
+    max_tokens.saturating_mul(16).clamp(64 << 10, 64 << 20)
 }
 
 enum Phase {
@@ -149,6 +177,14 @@ struct Run<'a> {
     parser: SseParser,
     decoder: Decoder,
     partial: String,
+    /// Answer text not yet passed on, because it ends with what could be the start of the key.
+    held: String,
+    /// The answer's length asked for, in tokens.
+    max_tokens: usize,
+    /// The most bytes of answer text taken before the stream is stopped.
+    answer_cap: usize,
+    /// When the request was first sent, by the host's clock.
+    started: Option<f64>,
     attempts: u32,
     pending: VecDeque<StreamEvent>,
 }
@@ -158,6 +194,15 @@ impl Run<'_> {
         loop {
             if let Some(chunk) = self.pending.pop_front() {
                 return Some(chunk);
+            }
+            if self.past_deadline() {
+                let secs = self.llm.profile.deadline_ms() / 1000;
+                let e = LlmError::new(
+                    ErrorKind::LlmTimeout,
+                    format!("the request took longer than its deadline of {secs} s: stopped"),
+                );
+                self.fail(e);
+                continue;
             }
             match std::mem::replace(&mut self.phase, Phase::Done) {
                 Phase::Done => return None,
@@ -191,16 +236,27 @@ impl Run<'_> {
         }
     }
 
+    /// Whether the request, still running, has passed the profile's deadline.
+    fn past_deadline(&mut self) -> bool {
+        let Some(clock) = &self.llm.clock else { return false };
+        if matches!(self.phase, Phase::Done | Phase::Failed(_)) {
+            return false;
+        }
+        let now = clock.now_ms();
+        let started = *self.started.get_or_insert(now);
+        now - started > self.llm.profile.deadline_ms() as f64
+    }
+
     fn bytes(&mut self, bytes: &[u8]) {
-        for event in self.parser.feed(bytes) {
+        let events = self.parser.feed(bytes);
+        for event in events {
             match self.decoder.event(self.llm.wire, &event) {
                 Ok(d) => {
                     if let Some(role) = d.role {
                         self.pending.push_back(StreamEvent::Start { role });
                     }
                     if !d.content.is_empty() {
-                        self.partial.push_str(&d.content);
-                        self.pending.push_back(StreamEvent::Delta(d.content));
+                        self.text(&d.content);
                     }
                     if self.decoder.done {
                         self.finish();
@@ -212,10 +268,62 @@ impl Run<'_> {
                     return;
                 }
             }
+            if self.partial.len() + self.held.len() > self.answer_cap {
+                let e = LlmError::new(
+                    ErrorKind::LlmResponseTooLarge,
+                    format!(
+                        "the answer passed {} characters, far more than the {} tokens asked for: stopped",
+                        self.answer_cap, self.max_tokens
+                    ),
+                );
+                self.fail(e);
+                return;
+            }
+        }
+        if let Some(why) = self.parser.overflow() {
+            let e = LlmError::new(ErrorKind::LlmResponseTooLarge, format!("{why}: stopped"));
+            self.fail(e);
+        }
+    }
+
+    /// Passes answer text on with the key redacted: a server that echoes the key (even split
+    /// across chunks) never gets it into an answer, a log or a file. The end of the text that
+    /// could begin the key is held until the next piece decides.
+    fn text(&mut self, content: &str) {
+        self.held.push_str(content);
+        let key = self.llm.api_key.as_deref().filter(|k| k.len() >= 6);
+        let mut out = match key {
+            Some(k) => redact_secrets(&self.held, &[k]),
+            None => std::mem::take(&mut self.held),
+        };
+        self.held.clear();
+        if let Some(k) = key {
+            let keep = (1..k.len())
+                .rev()
+                .find(|&n| out.is_char_boundary(out.len().saturating_sub(n)) && out.ends_with(&k[..n]));
+            if let Some(n) = keep {
+                self.held = out.split_off(out.len() - n);
+            }
+        }
+        if !out.is_empty() {
+            self.partial.push_str(&out);
+            self.pending.push_back(StreamEvent::Delta(out));
+        }
+    }
+
+    /// Passes on what was held back: the answer ended before the key was complete. A held text of
+    /// 6 characters or more is a piece of the key, and is redacted.
+    fn flush(&mut self) {
+        if !self.held.is_empty() {
+            let held = std::mem::take(&mut self.held);
+            let rest = if held.len() >= 6 { REDACTED.to_owned() } else { held };
+            self.partial.push_str(&rest);
+            self.pending.push_back(StreamEvent::Delta(rest));
         }
     }
 
     fn finish(&mut self) {
+        self.flush();
         self.pending.push_back(StreamEvent::Done(Finish {
             usage: self.decoder.usage,
             finish_reason: self.decoder.finish_reason.clone(),
@@ -226,6 +334,10 @@ impl Run<'_> {
     }
 
     fn fail(&mut self, mut e: LlmError) {
+        self.flush();
+        // A server's error body or event may echo the key: no message carries it on.
+        let key: Vec<&str> = self.llm.api_key.as_deref().into_iter().collect();
+        e.message = redact_secrets(&e.message, &key);
         e.partial = self.partial.clone();
         e.attempts = self.attempts;
         self.pending.push_back(StreamEvent::Failed(e));
@@ -242,7 +354,24 @@ impl Run<'_> {
             }
             self.attempts += 1;
             let error = match self.llm.http.send(request.clone(), &self.abort).await {
-                Ok(response) if (200..300).contains(&response.status) => return Ok(response.body),
+                Ok(response) if (200..300).contains(&response.status) => {
+                    // A login portal or a proxy's page is not an answer: say so, not "malformed".
+                    let html = response
+                        .header("content-type")
+                        .is_some_and(|t| t.to_ascii_lowercase().contains("text/html"));
+                    if !html {
+                        return Ok(response.body);
+                    }
+                    let page = read_error_body(response.body).await;
+                    let head: String =
+                        page.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(200).collect();
+                    return Err(LlmError::new(
+                        ErrorKind::LlmMalformedStream,
+                        format!(
+                            "the server answered with an HTML page, not an event stream (is the base URL right?): {head}"
+                        ),
+                    ));
+                }
                 Ok(response) => {
                     let retry_after = retry_after_ms(&response);
                     let status = response.status;

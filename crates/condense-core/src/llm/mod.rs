@@ -14,7 +14,7 @@ use futures::stream::LocalBoxStream;
 use serde::{Deserialize, Serialize};
 
 pub use cli::CliLlm;
-pub use client::{HttpLlm, RetryPolicy};
+pub use client::{HttpLlm, RetryPolicy, answer_cap};
 pub use probe::{ConnectionReport, PROBE_REQUEST, test_connection};
 pub use prompt::{ApiAdapter, DEFAULT_MAX_OUTPUT_TOKENS, ManualAdapter, PromptAdapter, PromptBundle};
 

@@ -202,7 +202,9 @@ impl GenericAdapter {
             (code, read) => {
                 let how =
                     code.map_or("was killed by a signal".to_owned(), |c| format!("exited with status {c}"));
-                let reported = read.ok().and_then(|n| n.error.or(n.text));
+                // Some tools (Gemini CLI) write their error document to standard error.
+                let from_stderr = || normalize(spec, &out.stderr).ok().and_then(|n| n.error);
+                let reported = read.ok().and_then(|n| n.error.or(n.text)).or_else(from_stderr);
                 let m = match reported {
                     Some(r) => format!("the tool {how}: {r}"),
                     None => format!("the tool {how}"),
