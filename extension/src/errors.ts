@@ -46,18 +46,6 @@ export function advise(f: Failure, profileId?: string): Advice {
       };
     case "llm_config":
       return { text: `The LLM profile${profile} cannot be used: ${f.message}`, actions: [SET_KEY, SHOW_LOG], severity: "warning" };
-    case "llm_tool_not_found":
-      return {
-        text: `The CLI tool${profile} is not installed where Context Condenser looked: ${f.message}. Install it, put it on the PATH, or give its path in a tool file.`,
-        actions: [OPEN_SETTINGS, SHOW_LOG],
-        severity: "warning",
-      };
-    case "llm_tool_failed":
-      return {
-        text: `The CLI tool${profile} failed: ${f.message}. If it asks you to log in, run it once in a terminal.`,
-        actions: [SHOW_LOG, OPEN_SETTINGS],
-        severity: "error",
-      };
     case "llm_rate_limit":
       return { text: `The LLM server is rate-limiting requests; try again shortly. (${f.message})`, actions: [SHOW_LOG], severity: "warning" };
     case "llm_tool_not_found":
