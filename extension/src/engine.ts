@@ -1,8 +1,10 @@
 // Loads the core (wasm) from the extension's own folder and gives it the host's capabilities:
-// `fetch` with an abort signal, a monotonic clock, and the log channel.
+// `fetch` with an abort signal, a monotonic clock, the log channel, and the command runner that
+// `cli` profiles run their tools with (see runner.ts).
 
 import * as path from "node:path";
 import type { CondenseEngine, Host } from "../wasm/condense_wasm";
+import { type RunnerOptions, locate, platformName, runCommand } from "./runner";
 
 export interface LogSink {
   info(message: string): void;
@@ -21,8 +23,8 @@ export function loadCore(extensionPath: string): WasmModule {
   return loaded;
 }
 
-/** The host object the engine calls back into. */
-export function makeHost(log: LogSink): Host {
+/** The host object the engine calls back into; `runner.defaultCwd` is where tools run. */
+export function makeHost(log: LogSink, runner: RunnerOptions = {}): Host {
   return {
     fetch: async (request, signal) => {
       const response = await fetch(request.url, {
@@ -35,9 +37,13 @@ export function makeHost(log: LogSink): Host {
     },
     now: () => performance.now(),
     log: (level, message) => log[level](message),
+    platform: platformName(),
+    envVar: (name) => process.env[name],
+    locate: (program) => locate(program),
+    run: (spec, signal) => runCommand(spec, signal, runner),
   };
 }
 
-export function newEngine(extensionPath: string, log: LogSink): CondenseEngine {
-  return new (loadCore(extensionPath).CondenseEngine)(makeHost(log));
+export function newEngine(extensionPath: string, log: LogSink, runner: RunnerOptions = {}): CondenseEngine {
+  return new (loadCore(extensionPath).CondenseEngine)(makeHost(log, runner));
 }

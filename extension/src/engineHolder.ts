@@ -2,17 +2,29 @@
 // `contextCondenser.*` settings (provider updates, the default provider), collects what could not be
 // used and says so (a log line each, one warning with "Open Settings" / "Show Log"), and tells the
 // features that follow the settings (the meter, the chat, the settings panel) through `onDidApply`.
+// It also holds the YAML of the CLI tools (toolSources.ts): read again when the `toolsFile`
+// setting, the workspace's trust or either file changes, handed to every engine, and its errors
+// reported as `file:line:column` with an "Open File" action.
 
+import * as path from "node:path";
 import * as vscode from "vscode";
+import type { ToolConfigError, ToolSource } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { newEngine } from "./engine";
 import { asFailure } from "./errors";
 import { SECTION, type SettingProblem, type Settings, providerUpdates, readSettings } from "./settings";
+import { WORKSPACE_TOOLS_FILE, describeToolError, readToolSources, toolFiles } from "./toolSources";
+
+/** The first workspace folder: where tools run and where the workspace's tool file is. */
+const workspaceFolder = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
 
 export class EngineHolder implements vscode.Disposable {
   private currentEngine!: CondenseEngine;
   private currentSettings!: Settings;
   private currentProblems: SettingProblem[] = [];
+  private toolSources: ToolSource[] = [];
+  private currentToolErrors: ToolConfigError[] = [];
+  private readonly watchers: vscode.Disposable[] = [];
   private readonly applied = new vscode.EventEmitter<void>();
   /** Fires after each fresh engine is in place, in the order of subscription. */
   readonly onDidApply = this.applied.event;
@@ -23,11 +35,102 @@ export class EngineHolder implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly openSettings: () => void,
   ) {
+    this.readTools();
     this.apply();
+    this.watchers.push(
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.reloadTools("the workspace is trusted")),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.reloadTools("the workspace folders changed")),
+    );
+    this.watchTools();
   }
 
   dispose(): void {
     this.applied.dispose();
+    this.watchers.forEach((w) => w.dispose());
+    this.fileWatchers.forEach((w) => w.dispose());
+  }
+
+  /** The tool files that could not be used. */
+  get toolErrors(): ToolConfigError[] {
+    return this.currentToolErrors;
+  }
+
+  private fileWatchers: vscode.Disposable[] = [];
+
+  /** Watches the user's tool file and the workspace's (created, changed or deleted). */
+  private watchTools(): void {
+    this.fileWatchers.forEach((w) => w.dispose());
+    this.fileWatchers = [];
+    const files = toolFiles({
+      toolsFile: vscode.workspace.getConfiguration(SECTION).get("toolsFile"),
+      workspaceFolder: workspaceFolder(),
+      trusted: vscode.workspace.isTrusted,
+    });
+    for (const file of files) {
+      const pattern = new vscode.RelativePattern(vscode.Uri.file(path.dirname(file)), path.basename(file));
+      const watcher = vscode.workspace.createFileSystemWatcher(pattern);
+      const changed = () => this.reloadTools(`${file} changed`);
+      this.fileWatchers.push(watcher, watcher.onDidCreate(changed), watcher.onDidChange(changed), watcher.onDidDelete(changed));
+    }
+  }
+
+  /** Reads the tool files again and hands them to the engine. */
+  reloadTools(why: string): void {
+    this.rereadTools(why);
+    this.setTools(this.currentEngine);
+    this.applied.fire();
+  }
+
+  /** Reads the tool files again (and watches the files the settings now name); the next engine gets them. */
+  rereadTools(why: string): void {
+    this.log.info(`reading the tool files: ${why}`);
+    this.readTools();
+    this.watchTools();
+  }
+
+  /** Reads the user's and (in a trusted workspace) the workspace's tool files. */
+  private readTools(): void {
+    const folder = workspaceFolder();
+    const files = toolFiles({
+      toolsFile: vscode.workspace.getConfiguration(SECTION).get("toolsFile"),
+      workspaceFolder: folder,
+      trusted: vscode.workspace.isTrusted,
+    });
+    if (folder && !vscode.workspace.isTrusted) {
+      this.log.info(`${path.join(folder, WORKSPACE_TOOLS_FILE)} is not read: the workspace is not trusted`);
+    }
+    const { sources, errors } = readToolSources(files, folder);
+    this.toolSources = sources;
+    this.readErrors = errors;
+  }
+
+  private readErrors: ToolConfigError[] = [];
+
+  /** Gives the engine the tool files; reports those that cannot be used. */
+  private setTools(engine: CondenseEngine): void {
+    let errors: ToolConfigError[];
+    try {
+      errors = [...this.readErrors, ...engine.setToolSources(this.toolSources)];
+    } catch (e) {
+      errors = [...this.readErrors, { origin: "tool files", line: 0, column: 0, message: asFailure(e).message }];
+    }
+    const before = JSON.stringify(this.currentToolErrors);
+    this.currentToolErrors = errors;
+    for (const e of errors) this.log.warn(`tool file ignored: ${describeToolError(e)}`);
+    // A notification for each new set of errors, not for every fresh engine.
+    if (errors.length > 0 && JSON.stringify(errors) !== before) {
+      const first = errors[0];
+      const more = errors.length > 1 ? ` (and ${errors.length - 1} more, see the log)` : "";
+      void vscode.window
+        .showWarningMessage(`Context Condenser: a tool file cannot be used: ${describeToolError(first)}${more}`, "Open File", "Show Log")
+        .then(async (choice) => {
+          if (choice === "Show Log") this.log.show();
+          if (choice === "Open File") {
+            const at = new vscode.Position(Math.max(first.line - 1, 0), Math.max(first.column - 1, 0));
+            await vscode.window.showTextDocument(vscode.Uri.file(first.origin), { selection: new vscode.Range(at, at) });
+          }
+        });
+    }
   }
 
   /** The engine with the current settings. */
@@ -48,7 +151,8 @@ export class EngineHolder implements vscode.Disposable {
   /** A fresh engine with the current settings: a setting removed goes back to its default. */
   apply(): void {
     // The engine first: the settings are read with its limits and defaults.
-    const engine = newEngine(this.extensionPath, this.log);
+    const engine = newEngine(this.extensionPath, this.log, { defaultCwd: workspaceFolder });
+    this.setTools(engine);
     const { settings, problems } = readSettings((key) => vscode.workspace.getConfiguration(SECTION).get(key), engine.hostMetadata());
     for (const { id, update } of providerUpdates(settings, engine.providerEntries())) {
       try {

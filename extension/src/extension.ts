@@ -27,6 +27,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   const settingsPanel = new SettingsPanel(context.extensionUri, {
     engine: () => holder.engine,
     settings: () => ({ settings: holder.settings, problems: holder.problems }),
+    toolErrors: () => holder.toolErrors,
     secrets: context.secrets,
     log,
   });
@@ -73,6 +74,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(SECTION)) {
         log.info("settings changed: applied to a fresh engine");
+        if (e.affectsConfiguration(`${SECTION}.toolsFile`)) holder.rereadTools("the toolsFile setting changed");
         holder.apply();
       }
     }),

@@ -37,6 +37,7 @@ export const PROFILE_KEYS = [
   "kind",
   "base_url",
   "model",
+  "tool",
   "context_window",
   "max_output",
   "price_input_per_mtok",

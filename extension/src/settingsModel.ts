@@ -12,6 +12,8 @@ import type {
   SettingChange,
   SettingsToHost,
   SettingsToWebview,
+  ToolConfigError,
+  ToolStatus,
 } from "@context-condenser/protocol";
 import { PHASES, phaseProblem } from "@context-condenser/protocol";
 import { type Get, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
@@ -63,6 +65,10 @@ export function panelState(input: {
   keys: Record<string, boolean>;
   /** The core's limits and kinds (`engine.hostMetadata()`). */
   meta: HostMetadata;
+  /** The CLI tools and where each was found (`engine.tools()`). */
+  tools: ToolStatus[];
+  /** The tool files that could not be used. */
+  toolErrors: ToolConfigError[];
 }): Extract<SettingsToWebview, { type: "state" }> {
   const { settings } = input;
   return {
@@ -77,6 +83,8 @@ export function panelState(input: {
     problems: input.problems,
     limits: input.meta.limits,
     kinds: input.meta.kinds,
+    tools: input.tools,
+    toolErrors: input.toolErrors,
   };
 }
 

@@ -7,7 +7,7 @@
 
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import type { LlmProfile } from "@context-condenser/protocol";
+import type { LlmProfile, ToolConfigError } from "@context-condenser/protocol";
 import { asFailure } from "./errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "@context-condenser/protocol";
 import { secretName } from "./secrets";
@@ -21,6 +21,8 @@ export interface SettingsHost {
   engine(): CondenseEngine;
   /** The settings as read, and what could not be used. */
   settings(): { settings: Settings; problems: SettingProblem[] };
+  /** The tool files that could not be used. */
+  toolErrors(): ToolConfigError[];
   secrets: vscode.SecretStorage;
   log: vscode.LogOutputChannel;
 }
@@ -77,6 +79,8 @@ export class SettingsPanel implements vscode.Disposable {
         defaultProvider: engine.defaultProvider,
         keys,
         meta: engine.hostMetadata(),
+        tools: engine.tools(),
+        toolErrors: this.host.toolErrors(),
       }),
     );
   }
@@ -159,7 +163,8 @@ export class SettingsPanel implements vscode.Disposable {
       });
       return;
     }
-    const apiKey = (await this.host.secrets.get(secretName(profileId))) ?? undefined;
+    // A cli profile runs a program that holds its own login: it has no key.
+    const apiKey = profile.kind === "cli" ? undefined : ((await this.host.secrets.get(secretName(profileId))) ?? undefined);
     try {
       const report = await this.host.engine().testConnection({ profile, apiKey, maxRetries: 0 }, `probe:${profileId}`);
       this.host.log.info(`test connection "${profileId}": ${Math.round(report.latencyMs)} ms, model ${report.model}`);

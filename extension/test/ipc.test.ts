@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProfileSettings, openableUrl, parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "@context-condenser/protocol";
 import { webviewHtml } from "../src/webviewHtml";
-import { meta } from "./core";
+import { meta, newTestEngine } from "./core";
 
 describe("ipc", () => {
   it("accepts the webview's messages and refuses bad ones with a reason", () => {
@@ -79,8 +79,11 @@ describe("ipc: the settings panel", () => {
       problems: [],
       limits: meta.limits,
       kinds: meta.kinds,
+      tools: newTestEngine().tools(),
+      toolErrors: [],
     };
     expect(parseSettingsToWebview(state).ok).toBe(true);
+    expect(parseSettingsToWebview({ ...state, tools: [{ id: "claude-code" }] }).ok).toBe(false);
     expect(parseSettingsToWebview({ ...state, limits: undefined }).ok).toBe(false);
     expect(parseSettingsToWebview({ ...state, keys: { gpt: "sk-3" } }).ok).toBe(false);
   });
@@ -100,7 +103,9 @@ describe("webviewHtml", () => {
     );
   });
 
-  it("knows the core's kinds of LLM profile, in its order", () => {
-    expect(ProfileSettings.shape.kind.options).toEqual(meta.kinds.map((k) => k.kind));
+  it("knows every kind of LLM profile the core has", () => {
+    // The panel lists kinds in the order of `meta.kinds`; the generated enum follows the Rust
+    // declaration, whose order may differ (`cli` is listed before `manual` in the core's list).
+    expect([...ProfileSettings.shape.kind.options].sort()).toEqual(meta.kinds.map((k) => k.kind).sort());
   });
 });

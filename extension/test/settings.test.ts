@@ -70,7 +70,7 @@ describe("readSettings", () => {
     expect(settings.autoCondense).toEqual({ enabled: true, thresholdPercent: 70, minGainPercent: 3 });
     expect(problems.map((p) => p.message)).toEqual([
       "threshold_percent must be -1 (the global threshold) or 20 to 90",
-      "kind must be one of openai, anthropic, openai-compatible",
+      "kind must be one of openai, anthropic, openai-compatible, cli",
       "must be a number from 20 to 90",
     ]);
   });

@@ -149,6 +149,8 @@ describe("panelState", () => {
       defaultProvider: engine.defaultProvider,
       keys: { gpt: true },
       meta: engine.hostMetadata(),
+      tools: engine.tools(),
+      toolErrors: [{ origin: "/home/u/tools.yaml", line: 3, column: 9, message: "expected string scalar" }],
     });
     expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual", "mask", "smart"]);
     expect(state.defaultProvider).toBe("lossless");
@@ -158,6 +160,9 @@ describe("panelState", () => {
     // The page checks with the core's limits and shows the core's base URLs.
     expect(state.limits).toEqual(meta.limits);
     expect(state.kinds).toEqual(meta.kinds);
+    // The CLI tools the core knows, for the tool list and the cli profile editor.
+    expect(state.tools.map((t) => t.id)).toEqual(["claude-code", "codex", "gemini"]);
+    expect(state.toolErrors[0].line).toBe(3);
     expect(parseSettingsToWebview(state)).toEqual({ ok: true, value: state });
   });
 });

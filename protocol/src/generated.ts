@@ -330,6 +330,26 @@ export const AgentInput = z.discriminatedUnion("type", [
 export type AgentInput = z.output<typeof AgentInput>;
 export type AgentInputInput = z.input<typeof AgentInput>;
 
+/** One piece of a program argument: text, or the path of a temporary file the host creates for the run (and removes after it). An argument is its pieces joined, so `--out={output_file}` stays one argument whatever the path holds. */
+export const ArgPart = z.discriminatedUnion("kind", [
+  /** Literal text. */
+  z.object({
+    kind: z.literal("text"),
+    /** The text, passed as it is (no shell reads it). */
+    text: z.string(),
+  }),
+  /** The path of the file holding [`CommandSpec::prompt_file`]. */
+  z.object({
+    kind: z.literal("promptFile"),
+  }),
+  /** The path of an empty file the program may write its answer to; read back into [`CommandOutput::output_file`]. */
+  z.object({
+    kind: z.literal("outputFile"),
+  }),
+]);
+export type ArgPart = z.output<typeof ArgPart>;
+export type ArgPartInput = z.input<typeof ArgPart>;
+
 /** The user's automatic-condensation settings. */
 export const AutoCondense = z.strictObject({
   /** The off switch: when false nothing is condensed without the user asking. */
@@ -560,6 +580,61 @@ export const ChatUndo = z.object({
 });
 export type ChatUndo = z.output<typeof ChatUndo>;
 export type ChatUndoInput = z.input<typeof ChatUndo>;
+
+/** Why a program did not run to its end. */
+export const CommandErrorKind = z.enum(["spawn", "timeout", "cancelled", "too_much_output", "io"]);
+export type CommandErrorKind = z.output<typeof CommandErrorKind>;
+export type CommandErrorKindInput = z.input<typeof CommandErrorKind>;
+
+/** A failure of the host's command runner. */
+export const CommandError = z.object({
+  /** What kind of failure. */
+  kind: CommandErrorKind,
+  /** What happened, for people. */
+  message: z.string(),
+  /** Standard error read before the failure. */
+  stderr: z.string().default(""),
+});
+export type CommandError = z.output<typeof CommandError>;
+export type CommandErrorInput = z.input<typeof CommandError>;
+
+/** How a program ended. */
+export const CommandOutput = z.object({
+  /** The exit code; absent when a signal ended the program. */
+  exitCode: z.number().int().nullable().optional(),
+  /** What the program wrote to the output file, when there was one. */
+  outputFile: z.string().nullable().optional(),
+  /** Standard error, as UTF-8 (invalid bytes replaced). */
+  stderr: z.string(),
+  /** Standard output, as UTF-8 (invalid bytes replaced). */
+  stdout: z.string(),
+});
+export type CommandOutput = z.output<typeof CommandOutput>;
+export type CommandOutputInput = z.input<typeof CommandOutput>;
+
+/** A program the core wants run: an argv, never a shell string. */
+export const CommandSpec = z.object({
+  /** The arguments after the program, each one argument. */
+  args: z.array(z.array(ArgPart)),
+  /** The working directory; the host's own when absent. */
+  cwd: z.string().nullable().optional(),
+  /** Variables set for the program, on top of the host's environment. May carry secrets: never log them. */
+  env: z.array(z.tuple([z.string(), z.string()])),
+  /** The most bytes of standard output (and, separately, of standard error and of the output file) kept; a program printing more is killed and the run fails. */
+  maxOutputBytes: z.number().int().gte(0),
+  /** Whether an argument names the output file. */
+  outputFile: z.boolean(),
+  /** The program: an absolute path, as [`CommandRunner::locate`] found it. */
+  program: z.string(),
+  /** The contents of the prompt file, when an argument names it. */
+  promptFile: z.string().nullable().optional(),
+  /** Text written to the program's standard input, which is then closed (empty input when absent). */
+  stdin: z.string().nullable().optional(),
+  /** Milliseconds before the program and every process it started are killed. */
+  timeoutMs: z.number().int().gte(0),
+});
+export type CommandSpec = z.output<typeof CommandSpec>;
+export type CommandSpecInput = z.input<typeof CommandSpec>;
 
 /** What a streamed or whole completion ends with. */
 export const Completion = z.object({
@@ -794,7 +869,7 @@ export const ProfileSettings = z.strictObject({
   kind: LlmKind,
   /** The longest answer, in tokens. */
   max_output: z.number().optional(),
-  /** The model id sent to the API. */
+  /** The model id sent to the API (or passed to the tool). */
   model: z.string(),
   /** US dollars per million input tokens. */
   price_input_per_mtok: z.number().optional(),
@@ -802,6 +877,8 @@ export const ProfileSettings = z.strictObject({
   price_output_per_mtok: z.number().optional(),
   /** −1 or absent: the global threshold. */
   threshold_percent: z.number().optional(),
+  /** The tool entry a `cli` profile runs. */
+  tool: z.string().optional(),
 });
 export type ProfileSettings = z.output<typeof ProfileSettings>;
 export type ProfileSettingsInput = z.input<typeof ProfileSettings>;
@@ -1013,6 +1090,42 @@ export const SettingsToHost = z.discriminatedUnion("type", [
 export type SettingsToHost = z.output<typeof SettingsToHost>;
 export type SettingsToHostInput = z.input<typeof SettingsToHost>;
 
+/** A tool file that cannot be used: where, and why. */
+export const ToolConfigError = z.object({
+  /** 1-based column; 0 when unknown. */
+  column: z.number().int().gte(0),
+  /** 1-based line; 0 when unknown. */
+  line: z.number().int().gte(0),
+  /** What is wrong. */
+  message: z.string(),
+  /** The file. */
+  origin: z.string(),
+});
+export type ToolConfigError = z.output<typeof ToolConfigError>;
+export type ToolConfigErrorInput = z.input<typeof ToolConfigError>;
+
+/** A CLI tool as the settings panel lists it: its entry, and whether its program is there. */
+export const ToolStatus = z.object({
+  /** What it is used for (`chat`, `summarize`). */
+  capabilities: z.array(z.string()),
+  /** The context window of its models, in tokens, when the entry states it. */
+  contextWindow: z.number().int().gte(0).nullable().optional(),
+  /** The program's path, when it was found. */
+  found: z.string().nullable().optional(),
+  /** The id a `cli` profile names (`claude-code`). */
+  id: z.string(),
+  /** The models it takes. */
+  models: z.array(z.string()),
+  /** The name people read. */
+  name: z.string(),
+  /** Where the entry came from: `shipped`, or a file's path. */
+  origin: z.string(),
+  /** Every place looked at before it was found (all of them when it was not). */
+  searched: z.array(z.string()),
+});
+export type ToolStatus = z.output<typeof ToolStatus>;
+export type ToolStatusInput = z.input<typeof ToolStatus>;
+
 /** Extension → settings panel. */
 export const SettingsToWebview = z.discriminatedUnion("type", [
   /** Everything the panel shows: sent on `ready` and after every change, wherever it came from (the panel or settings.json). */
@@ -1037,6 +1150,10 @@ export const SettingsToWebview = z.discriminatedUnion("type", [
     providers: z.array(ProviderEntry),
     /** Values shared by providers (`custom_prompt`, `condensing_profile`). */
     shared: z.record(z.string(), z.string()),
+    /** The tool files that could not be used, with where and why. */
+    toolErrors: z.array(ToolConfigError),
+    /** The CLI tools `cli` profiles may run, each with where its program was found. */
+    tools: z.array(ToolStatus),
     type: z.literal("state"),
   }),
   /** A change was refused and not saved: the inline message for the field. */
@@ -1202,6 +1319,16 @@ export const TokenReport = z.object({
 });
 export type TokenReport = z.output<typeof TokenReport>;
 export type TokenReportInput = z.input<typeof TokenReport>;
+
+/** A source of tool entries: where it comes from (a path, or `shipped`) and its text. */
+export const ToolSource = z.object({
+  /** A path, or `shipped`. */
+  origin: z.string(),
+  /** The YAML. */
+  text: z.string(),
+});
+export type ToolSource = z.output<typeof ToolSource>;
+export type ToolSourceInput = z.input<typeof ToolSource>;
 
 /** What `undoLast` returns. */
 export const UndoResult = z.object({

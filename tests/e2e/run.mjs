@@ -96,6 +96,8 @@ const settings = {
       price_input_per_mtok: 3,
       price_output_per_mtok: 15,
     },
+    // A CLI agent as the model: the Claude Code stand-in (tests/stand-ins/bin, on code-server's PATH).
+    { id: "claude-cli", kind: "cli", tool: "claude-code", model: "sonnet", context_window: 200000 },
     // The real small model (llama.cpp serves a 4096-token context; the profile claims less).
     {
       id: "smollm",
@@ -129,9 +131,15 @@ fs.writeFileSync(
   }),
 );
 
+// The stand-ins for the CLI agents: on the PATH of code-server (and so of the extension host),
+// each run logged.
+const STAND_INS = path.join(repoRoot, "tests", "stand-ins", "bin");
+const STANDIN_LOG = path.join(OUT, "standin.log");
+fs.rmSync(STANDIN_LOG, { force: true });
 const env = {
   ...process.env,
-  PATH: `${NODE24}:${process.env.PATH}`,
+  PATH: `${NODE24}:${STAND_INS}:${process.env.PATH}`,
+  STANDIN_LOG,
   XDG_CONFIG_HOME: dirs.xdg,
   XDG_DATA_HOME: dirs.xdg,
   XDG_CACHE_HOME: dirs.xdg,
@@ -295,6 +303,8 @@ async function uiScenario() {
     await settingsScenario(page, run, toast);
     await clearToasts();
     await smartChatScenario(page, run);
+    await clearToasts();
+    await cliScenario(page, run);
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});
@@ -632,6 +642,106 @@ async function smartChatScenario(page, run) {
   }
   await row.scrollIntoViewIfNeeded().catch(() => {});
   await page.screenshot({ path: path.join(OUT, "chat-smart-condensed.png") });
+}
+
+/** A CLI agent as the model (the Claude Code stand-in on the PATH): the settings panel lists the
+ *  tools and where each was found, Test Connection of the cli profile runs it; a chat with the cli
+ *  profile is answered by it, and condensed by native with it as the summarizing model, at the
+ *  cost the tool reported; the stand-in's log shows the command line it was given. */
+async function cliScenario(page, run) {
+  const step = (what) => `cli tool: ${what}`;
+  const runs = () =>
+    fs.existsSync(STANDIN_LOG) ? fs.readFileSync(STANDIN_LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+
+  // (a) The settings panel: the tools, and Test Connection.
+  await run("Context Condenser: Open Settings");
+  const panel = await frameWith(page, "tools", 60_000);
+  check(panel !== undefined, step("the settings panel shows the CLI tools"));
+  if (!panel) return;
+  const status = (id) => panel.locator(`[data-testid=tool-row][data-tool=${id}] [data-testid=tool-status]`);
+  const claudeStatus = (await status("claude-code").innerText().catch(() => "")).trim();
+  check(claudeStatus === `found at ${path.join(STAND_INS, "claude")}`, step(`claude-code is found at the stand-in (${claudeStatus})`));
+  for (const [id, program] of [["codex", "codex"], ["gemini", "gemini"]]) {
+    const text = (await status(id).innerText().catch(() => "")).trim();
+    check(text === `found at ${path.join(STAND_INS, program)}`, step(`${id} is found on the PATH too (${text})`));
+  }
+  const row = panel.locator("[data-testid=profile-row][data-profile=claude-cli]");
+  check((await row.locator("[data-testid=key-input]").count()) === 0, step("the cli profile has no key field"));
+  const before = runs().length;
+  await row.locator("[data-testid=profile-test]").click();
+  const result = row.locator("[data-testid=test-result]");
+  const tested = await until(async () => /✓\s*\d+\s*ms\s*·\s*claude-sonnet/.test(await result.innerText()), 60_000);
+  check(tested, step(`Test Connection runs the tool (${(await result.innerText().catch(() => "")).trim()})`));
+  check(runs().length === before + 1, step("Test Connection ran the stand-in once"));
+  await row.scrollIntoViewIfNeeded().catch(() => {});
+  await page.screenshot({ path: path.join(OUT, "cli-settings.png") });
+  await panel.locator("[data-testid=tools]").scrollIntoViewIfNeeded().catch(() => {});
+  await page.screenshot({ path: path.join(OUT, "cli-tools.png") });
+  // Native condenses the chat, with the chat's profile (claude-cli) as the summarizing model.
+  await panel.locator("[data-testid=provider-card][data-provider=native] [data-testid=provider-default]").click();
+  const userSettings = path.join(dirs.ud, "User", "settings.json");
+  check(
+    await until(async () => JSON.parse(fs.readFileSync(userSettings, "utf8"))["contextCondenser.defaultProvider"] === "native", 20_000),
+    step("native is made the default"),
+  );
+  await run("View: Close All Editors");
+
+  // (b) A chat with the cli profile, then Condense.
+  const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
+  const input = chat.locator("[data-testid=input]");
+  await run("Context Condenser: New Chat");
+  check(await input.waitFor({ timeout: 60_000 }).then(() => true, () => false), step("a new chat opens"));
+  await chat.locator("[data-testid=profile-select]").selectOption("claude-cli");
+  const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
+  const chatFiles = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
+  const earlier = new Set(chatFiles());
+  const savedChat = () => {
+    const mine = chatFiles().filter((f) => !earlier.has(f));
+    return mine.length === 1 ? JSON.parse(fs.readFileSync(path.join(chats, mine[0]), "utf8")) : undefined;
+  };
+  const answers = () => (savedChat()?.conversation.messages ?? []).filter((m) => m.role === "assistant" && !m.is_summary);
+  for (const i of [1, 2, 3, 4, 5]) {
+    const n = answers().length;
+    await input.fill(
+      `Step ${i}: the importer reads orders.csv twice and the totals double when a file has a trailing newline; ` +
+        "the reader is in importer/read.py and the totals in importer/sum.py. Where should I look first, and how do I test it?",
+    );
+    await input.press("Enter");
+    check(await until(async () => answers().length > n && (await chat.locator("[data-testid=stop]").count()) === 0, 60_000), step(`turn ${i} answered`));
+  }
+  const first = await chat.locator("[data-testid=message-assistant]").first().innerText().catch(() => "");
+  check(/stand-in/.test(first), step(`the answer comes from the stand-in (${first.slice(0, 60).replace(/\s+/g, " ")}…)`));
+  const chatRuns = runs().filter((r) => r.tool === "claude");
+  const argv = chatRuns.at(-1)?.argv ?? [];
+  check(
+    JSON.stringify(argv) === JSON.stringify(["-p", "--output-format", "json", "--model", "sonnet", "--max-turns", "1"]),
+    step(`the tool ran as \`claude ${argv.join(" ")}\``),
+  );
+  check(/importer\/read\.py/.test(chatRuns.at(-1)?.stdin ?? ""), step("the prompt went to the tool's standard input"));
+  check(chatRuns.at(-1)?.cwd === WORKSPACE, step(`the tool ran in the workspace folder (${chatRuns.at(-1)?.cwd})`));
+
+  const condensed = () => (savedChat()?.condensations ?? []).filter((r) => r.provider_id === "native");
+  const runsBefore = runs().length;
+  await chat.locator("[data-testid=condense]").click();
+  check(await until(async () => condensed().length > 0, 60_000), step("the chat is condensed by native"));
+  const record = condensed().at(-1);
+  const summaryRun = runs().slice(runsBefore).find((r) => /summar/i.test(r.stdin ?? ""));
+  check(summaryRun !== undefined, step("the stand-in wrote the summary"));
+  const promptTokens = Math.max(1, Math.floor((summaryRun?.stdin ?? "").length / 4));
+  // The profile has no prices: a cost above 0 is the one the tool reported (sonnet: $3 per
+  // million input tokens, $15 per million output tokens, counted by the stand-in).
+  check(
+    record !== undefined && record.cost > 0 && record.cost >= (promptTokens * 3) / 1e6 - 1e-6,
+    step(`the condensation costs what the tool reported ($${record?.cost})`),
+  );
+  const summary = (savedChat()?.conversation.messages ?? []).find((m) => m.is_summary && m.condense_id === record?.condense_id);
+  check(/stand-in/.test(JSON.stringify(summary?.content ?? "")), step("the summary is the stand-in's"));
+  const condensationRow = chat.locator("[data-testid=condensation-row]", { hasText: "native" }).last();
+  check(await condensationRow.waitFor({ timeout: 15_000 }).then(() => true, () => false), step("the condensation row shows"));
+  const rowText = (await condensationRow.innerText().catch(() => "")).replace(/\s+/g, " ");
+  check(/→/.test(rowText), step(`the row shows tokens before → after (${rowText.slice(0, 100)})`));
+  await condensationRow.scrollIntoViewIfNeeded().catch(() => {});
+  await page.screenshot({ path: path.join(OUT, "cli-chat-condensed.png") });
 }
 
 // ---- 2. the extension-host suite, with the smoke-test driver ----------------------------------

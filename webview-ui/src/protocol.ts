@@ -34,6 +34,8 @@ export {
   type ProviderEntry,
   type SettingsToHost,
   type SettingsToWebview,
+  type ToolConfigError,
+  type ToolStatus,
 } from "@context-condenser/protocol";
 
 /** The `state` message without its tag: everything the view renders from. */

@@ -5,6 +5,7 @@
 use condense_core::agent::{AgentInput, ChatTask, ContextStatus};
 use condense_core::limits::AutoCondense;
 use condense_core::llm::{Finish, LlmProfile, StreamEvent, Usage};
+use condense_core::tools::{Located, ToolEntry};
 use condense_core::{CondensationOptions, CondensationResult, Conversation, LlmError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -191,6 +192,45 @@ pub struct FetchRequest {
     pub headers: std::collections::BTreeMap<String, String>,
     /// The JSON body.
     pub body: String,
+}
+
+/// A CLI tool as the settings panel lists it: its entry, and whether its program is there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolStatus {
+    /// The id a `cli` profile names (`claude-code`).
+    pub id: String,
+    /// The name people read.
+    pub name: String,
+    /// The models it takes.
+    pub models: Vec<String>,
+    /// What it is used for (`chat`, `summarize`).
+    pub capabilities: Vec<String>,
+    /// The context window of its models, in tokens, when the entry states it.
+    pub context_window: Option<u64>,
+    /// Where the entry came from: `shipped`, or a file's path.
+    pub origin: String,
+    /// The program's path, when it was found.
+    pub found: Option<String>,
+    /// Every place looked at before it was found (all of them when it was not).
+    pub searched: Vec<String>,
+}
+
+impl ToolStatus {
+    /// The status of an entry, its program located.
+    pub fn new(entry: &ToolEntry, located: Located) -> Self {
+        let config = &entry.config;
+        ToolStatus {
+            id: entry.id.clone(),
+            name: entry.name().to_owned(),
+            models: config.models.clone(),
+            capabilities: config.capabilities.clone(),
+            context_window: config.context_window.map(|w| w as u64),
+            origin: entry.origin.clone(),
+            found: located.found,
+            searched: located.searched,
+        }
+    }
 }
 
 #[cfg(test)]

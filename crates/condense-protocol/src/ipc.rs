@@ -18,6 +18,9 @@ use condense_core::agent::{AgentEvent, ChatTask, ContextStatus};
 use condense_core::limits::Limits;
 use condense_core::llm::{ConnectionReport, GenerationParams, LlmKind};
 use condense_core::settings::{KindMetadata, ProviderEntry};
+use condense_core::tools::ToolConfigError;
+
+use crate::calls::ToolStatus;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -143,8 +146,12 @@ pub struct ProfileSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub base_url: Option<String>,
-    /// The model id sent to the API.
+    /// The model id sent to the API (or passed to the tool).
     pub model: String,
+    /// The tool entry a `cli` profile runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub tool: Option<String>,
     /// The context window, in tokens.
     pub context_window: f64,
     /// The longest answer, in tokens.
@@ -223,6 +230,10 @@ pub enum SettingsToWebview {
         /// The kinds of LLM profile, with their default base URLs, in the order the panel lists
         /// them.
         kinds: Vec<KindMetadata>,
+        /// The CLI tools `cli` profiles may run, each with where its program was found.
+        tools: Vec<ToolStatus>,
+        /// The tool files that could not be used, with where and why.
+        tool_errors: Vec<ToolConfigError>,
     },
     /// A change was refused and not saved: the inline message for the field.
     Rejected {
@@ -317,7 +328,8 @@ pub enum SettingsToHost {
     #[serde(rename_all = "camelCase")]
     SaveProfile {
         /// The profile.
-        profile: ProfileSettings,
+        // Boxed: it would make every message as large as this one.
+        profile: Box<ProfileSettings>,
         /// The id of the profile it replaces.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(with = "String")]

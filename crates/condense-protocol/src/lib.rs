@@ -31,11 +31,13 @@ pub const HEADER: &str = "\
 fn definitions() -> BTreeMap<String, serde_json::Value> {
     use condense_core::agent::{AgentEvent, AgentInput, ChatTask, ContextStatus};
     use condense_core::config::ConfigField;
+    use condense_core::host::{CommandError, CommandOutput, CommandSpec};
     use condense_core::limits::{AutoCondense, Limits};
     use condense_core::llm::{ConnectionReport, LlmProfile, PromptBundle};
     use condense_core::registry::{ProviderConfig, ProviderConfigUpdate, ProviderInfo};
     use condense_core::settings::{HostMetadata, ProviderEntry, SettingChange};
     use condense_core::tokens::TokenReport;
+    use condense_core::tools::{ToolConfigError, ToolSource};
     use condense_core::{CondensationResult, Conversation, ErrorInfo, ErrorKind, LlmError};
 
     let mut generator = SchemaGenerator::new(SchemaSettings::draft07());
@@ -77,6 +79,12 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::Completion,
         calls::StreamChunk,
         calls::FetchRequest,
+        calls::ToolStatus,
+        ToolSource,
+        ToolConfigError,
+        CommandSpec,
+        CommandOutput,
+        CommandError,
         // The webviews' messages.
         ipc::ToWebview,
         ipc::ToHost,

@@ -5,7 +5,6 @@
 use std::rc::Rc;
 
 use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, DefaultAgent, Turn};
-use condense_core::llm::LlmProvider;
 use condense_core::{CondenseError, ErrorKind};
 use condense_protocol::calls::{ChatOptions, ChatOutcome, ChatUndo};
 use js_sys::{Function, Promise};
@@ -97,8 +96,8 @@ async fn chat(
     let abort = inner.begin(Some(&task.id));
     let manager = inner.manager.borrow();
     let turn = Turn {
-        llm: &llm,
-        condensing_llm: condensing.as_ref().map(|c| c as &dyn LlmProvider),
+        llm: llm.as_ref(),
+        condensing_llm: condensing.as_deref(),
         manager: &manager,
         provider: call.provider.as_deref(),
         auto: &call.auto,

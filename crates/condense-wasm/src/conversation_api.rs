@@ -116,7 +116,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     let abort = inner.begin(None);
     let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
     if let Some(c) = &client {
-        services = services.with_llm(c);
+        services = services.with_llm(c.as_ref());
     }
     let manager = inner.manager.borrow();
     let outcome = manager.condense(&conversation, provider.as_deref(), options, services).await;

@@ -1,23 +1,26 @@
-//! The engine: one registry, one set of token counters and the work in flight, shared by the
-//! method groups of the other files through [`Inner`].
+//! The engine: one registry of providers, one of CLI tools, one set of token counters and the work
+//! in flight, shared by the method groups of the other files through [`Inner`].
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use condense_core::host::{AbortSignal, Clock};
-use condense_core::llm::{HttpLlm, RetryPolicy};
-use condense_core::{CondensationManager, Encoding, ErrorKind, TiktokenCounter};
+use condense_core::llm::{CliLlm, HttpLlm, LlmKind, LlmProvider, RetryPolicy};
+use condense_core::tools::ToolRegistry;
+use condense_core::{CondensationManager, Encoding, ErrorKind, LlmError, TiktokenCounter};
 use condense_protocol::calls::LlmTarget;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::error;
-use crate::host::{JsHost, JsHttp, JsTimer};
+use crate::host::{JsHost, JsHttp, JsRunner, JsTimer};
 use crate::llm_api::llm_error;
 
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,
     pub(crate) manager: RefCell<CondensationManager>,
+    /// The CLI tools `cli` profiles run: the shipped entries, then the host's sources.
+    pub(crate) tools: RefCell<ToolRegistry>,
     /// The abort signals of work in flight, each with its scope (a chat's id), fired by `cancel`.
     running: RefCell<Vec<(Option<String>, AbortSignal)>>,
     /// One counter per encoding, kept across calls: its per-message cache makes the check after
@@ -36,7 +39,16 @@ impl Inner {
         )
     }
 
-    pub(crate) fn client(&self, target: LlmTarget) -> Result<HttpLlm, JsValue> {
+    /// The LLM of a target: an HTTP client for the API kinds, the tool's adapter for `cli`.
+    pub(crate) fn client(&self, target: LlmTarget) -> Result<Box<dyn LlmProvider>, JsValue> {
+        if target.profile.kind == LlmKind::Cli {
+            let runner = JsRunner::of(&self.host).ok_or_else(|| {
+                llm_error(&LlmError::new(ErrorKind::LlmConfig, "this host cannot run programs"))
+            })?;
+            let llm = CliLlm::new(target.profile, &self.tools.borrow(), Rc::new(runner))
+                .map_err(|e| llm_error(&e))?;
+            return Ok(Box::new(llm));
+        }
         let retry = RetryPolicy {
             max_retries: target.max_retries.unwrap_or(RetryPolicy::default().max_retries),
             jitter_seed: self.host.now_ms().to_bits(),
@@ -49,6 +61,7 @@ impl Inner {
             Rc::new(JsTimer),
             retry,
         )
+        .map(|llm| Box::new(llm) as Box<dyn LlmProvider>)
         .map_err(|e| llm_error(&e))
     }
 
@@ -91,7 +104,8 @@ pub struct CondenseEngine {
 
 #[wasm_bindgen]
 impl CondenseEngine {
-    /// An engine using the host's `fetch(request, signal)`, `now()` and `log(level, message)`.
+    /// An engine using the host's `fetch(request, signal)`, `now()` and `log(level, message)`,
+    /// and its `run(spec, signal)` (with `locate`, `envVar`, `platform`) for `cli` profiles.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Host")] host: JsValue,
@@ -101,6 +115,7 @@ impl CondenseEngine {
             inner: Rc::new(Inner {
                 host,
                 manager: RefCell::new(CondensationManager::with_builtin_providers()),
+                tools: RefCell::new(ToolRegistry::shipped()),
                 running: RefCell::new(Vec::new()),
                 counters: RefCell::new(HashMap::new()),
             }),

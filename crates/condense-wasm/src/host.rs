@@ -1,21 +1,23 @@
 //! The host's capabilities, injected as JS functions and lent to the core through its traits:
 //! `fetch` (a request and an `AbortSignal` in, a Response-like object with a `ReadableStream` body
-//! out), `now` (milliseconds) and `log` (level, message).
+//! out), `now` (milliseconds) and `log` (level, message); and, when the host can run programs,
+//! `platform`, `envVar`, `locate` and `run` (a command spec and an `AbortSignal` in, the program's
+//! output out), lent as the core's [`CommandRunner`].
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use condense_core::ErrorKind;
 use condense_core::host::{
-    AbortSignal, BodyStream, Clock, HttpClient, HttpRequest, HttpResponse, Timer, TransportError,
-    TransportErrorKind,
+    AbortSignal, BodyStream, Clock, CommandError, CommandErrorKind, CommandOutput, CommandRunner,
+    CommandSpec, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
 };
 use condense_protocol::calls::FetchRequest;
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::convert::{error, to_js};
+use crate::convert::{error, from_js, to_js};
 
 /// How long a response may go without a byte, by default.
 pub(crate) const DEFAULT_READ_TIMEOUT_MS: f64 = 60_000.0;
@@ -26,8 +28,30 @@ pub(crate) struct JsHost {
     now: Function,
     log: Function,
     read_timeout_ms: f64,
-    /// The `AbortController`s of requests in flight, with the core signal of the work they serve.
+    /// The program runner, when the host lends one.
+    programs: Option<Programs>,
+    /// The `AbortController`s of requests and programs in flight, with the core signal of the
+    /// work they serve.
     in_flight: RefCell<Vec<(AbortSignal, JsValue)>>,
+}
+
+/// The host's functions for running programs: `run` is required, the others have defaults (no
+/// variables, nothing located, the platform `linux`).
+struct Programs {
+    platform: String,
+    env_var: Option<Function>,
+    locate: Option<Function>,
+    run: Function,
+}
+
+fn optional_function(host: &JsValue, name: &str) -> Result<Option<Function>, JsValue> {
+    let value = get(host, name);
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value.dyn_into::<Function>().map(Some).map_err(|_| {
+        error(ErrorKind::InvalidInput, &format!("the host object's `{name}` must be a function"))
+    })
 }
 
 fn function(host: &JsValue, name: &str) -> Result<Function, JsValue> {
@@ -53,13 +77,27 @@ impl JsHost {
     pub(crate) fn new(host: &JsValue) -> Result<Rc<Self>, JsValue> {
         let read_timeout_ms =
             get(host, "readTimeoutMs").as_f64().filter(|t| *t > 0.0).unwrap_or(DEFAULT_READ_TIMEOUT_MS);
+        let programs = optional_function(host, "run")?.map(|run| -> Result<Programs, JsValue> {
+            Ok(Programs {
+                platform: get(host, "platform").as_string().unwrap_or_else(|| "linux".to_owned()),
+                env_var: optional_function(host, "envVar")?,
+                locate: optional_function(host, "locate")?,
+                run,
+            })
+        });
         Ok(Rc::new(JsHost {
             fetch: function(host, "fetch")?,
             now: function(host, "now")?,
             log: function(host, "log")?,
             read_timeout_ms,
+            programs: programs.transpose()?,
             in_flight: RefCell::new(Vec::new()),
         }))
+    }
+
+    /// Whether the host lends a program runner (`run`).
+    pub(crate) fn runs_programs(&self) -> bool {
+        self.programs.is_some()
     }
 
     /// Writes a line to the host's log. Never given secrets.
@@ -67,7 +105,7 @@ impl JsHost {
         let _ = self.log.call2(&JsValue::NULL, &level.into(), &message.into());
     }
 
-    /// Fires `signal` and aborts every request serving it.
+    /// Fires `signal` and aborts every request and program serving it.
     pub(crate) fn abort(&self, signal: &AbortSignal) {
         signal.abort();
         for (s, controller) in self.in_flight.borrow().iter() {
@@ -312,4 +350,84 @@ fn body_stream(
             }
         }
     }))
+}
+
+/// The host's `run`, `locate`, `envVar` and `platform`, behind the core's [`CommandRunner`]. Like
+/// a request, each run gets its own `AbortController`, fired by [`JsHost::abort`].
+#[derive(Clone)]
+pub(crate) struct JsRunner(pub(crate) Rc<JsHost>);
+
+impl JsRunner {
+    /// The runner, when the host lends one.
+    pub(crate) fn of(host: &Rc<JsHost>) -> Option<Self> {
+        host.runs_programs().then(|| JsRunner(Rc::clone(host)))
+    }
+
+    fn programs(&self) -> &Programs {
+        self.0.programs.as_ref().expect("a JsRunner is only made for a host that runs programs")
+    }
+}
+
+fn command_error(kind: CommandErrorKind, message: impl Into<String>) -> CommandError {
+    CommandError::new(kind, message)
+}
+
+/// A rejection of the host's `run`: a `{kind, message, stderr}` object when the host typed it,
+/// else an `io` error with what it threw.
+fn run_rejection(value: &JsValue, abort: &AbortSignal) -> CommandError {
+    if abort.is_aborted() {
+        let stderr = get(value, "stderr").as_string().unwrap_or_default();
+        return CommandError { stderr, ..command_error(CommandErrorKind::Cancelled, "cancelled") };
+    }
+    let typed = !get(value, "kind").is_undefined();
+    if typed {
+        let shape = js_sys::Object::new();
+        for key in ["kind", "message", "stderr"] {
+            let v = get(value, key);
+            if !v.is_undefined() {
+                let _ = Reflect::set(&shape, &key.into(), &v);
+            }
+        }
+        if let Ok(e) = from_js::<CommandError>(&shape, "the host's run error") {
+            return e;
+        }
+    }
+    command_error(CommandErrorKind::Io, describe(value))
+}
+
+#[async_trait::async_trait(?Send)]
+impl CommandRunner for JsRunner {
+    fn platform(&self) -> String {
+        self.programs().platform.clone()
+    }
+
+    fn env_var(&self, name: &str) -> Option<String> {
+        let f = self.programs().env_var.as_ref()?;
+        f.call1(&JsValue::NULL, &name.into()).ok()?.as_string()
+    }
+
+    fn locate(&self, program: &str) -> Option<String> {
+        let f = self.programs().locate.as_ref()?;
+        f.call1(&JsValue::NULL, &program.into()).ok()?.as_string()
+    }
+
+    async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError> {
+        let host = &self.0;
+        if abort.is_aborted() {
+            return Err(command_error(CommandErrorKind::Cancelled, "cancelled before starting"));
+        }
+        let controller =
+            new_abort_controller().map_err(|e| command_error(CommandErrorKind::Io, e.message))?;
+        let js_spec = to_js(&spec).map_err(|e| command_error(CommandErrorKind::Io, describe(&e)))?;
+        host.in_flight.borrow_mut().push((abort.clone(), controller.clone()));
+        let signal = get(&controller, "signal");
+        let outcome = match self.programs().run.call2(&JsValue::NULL, &js_spec, &signal) {
+            Ok(promise) => JsFuture::from(Promise::resolve(&promise)).await,
+            Err(e) => Err(e),
+        };
+        host.forget(&controller);
+        let output = outcome.map_err(|e| run_rejection(&e, abort))?;
+        from_js::<CommandOutput>(&output, "the host's run result")
+            .map_err(|e| command_error(CommandErrorKind::Io, describe(&e)))
+    }
 }

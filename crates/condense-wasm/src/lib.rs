@@ -9,7 +9,7 @@
 //! The one class, `CondenseEngine`, is declared in [`engine`] and its methods are grouped by area,
 //! each area in its own file: [`settings_api`] (providers and settings), [`conversation_api`]
 //! (conversations: parse, count, condense, undo), [`llm_api`] (LLM calls and Test Connection),
-//! [`chat_api`] (chat tasks and cancel).
+//! [`chat_api`] (chat tasks and cancel), [`tools_api`] (the CLI tools `cli` profiles run).
 
 mod chat_api;
 mod conversation_api;
@@ -18,6 +18,7 @@ mod engine;
 mod host;
 mod llm_api;
 mod settings_api;
+mod tools_api;
 mod types;
 
 pub use engine::CondenseEngine;

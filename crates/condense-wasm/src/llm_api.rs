@@ -49,7 +49,7 @@ impl CondenseEngine {
             target.profile.validate().map_err(|e| llm_error(&e))?;
             let client = inner.client(target)?;
             let abort = inner.begin(scope.as_deref());
-            let outcome = condense_core::llm::test_connection(&client, &*inner.host, &abort).await;
+            let outcome = condense_core::llm::test_connection(client.as_ref(), &*inner.host, &abort).await;
             inner.end(&abort);
             to_js(&outcome.map_err(|e| llm_error(&e))?)
         })
@@ -72,7 +72,7 @@ impl CondenseEngine {
             let bundle: PromptBundle = from_js(&bundle, "the prompt bundle")?;
             let client = inner.client(target)?;
             let abort = inner.begin(None);
-            let outcome = stream_answer(&client, &bundle, &abort, on_chunk.as_ref()).await;
+            let outcome = stream_answer(client.as_ref(), &bundle, &abort, on_chunk.as_ref()).await;
             inner.end(&abort);
             let answer = outcome.map_err(|e| llm_error(&e))?;
             let cost = client.answer_cost(&answer);

@@ -25,6 +25,9 @@ import type {
   ChatOutcome,
   ChatTask,
   ChatUndo,
+  CommandErrorKind,
+  CommandOutput,
+  CommandSpec,
   Completion,
   CondensationDocument,
   CondenseOptions,
@@ -43,6 +46,9 @@ import type {
   SettingChange,
   StreamChunk,
   TokenReport,
+  ToolConfigError,
+  ToolSource,
+  ToolStatus,
   UndoResult,
 } from "@context-condenser/protocol";
 
@@ -56,6 +62,27 @@ export interface Host {
   log(level: "info" | "warn" | "error", message: string): void;
   /** Milliseconds a response may go without a byte (default 60000). */
   readTimeoutMs?: number;
+  /**
+   * Runs a program (never through a shell): creates the temporary prompt and output files the
+   * spec names and removes them after, writes `stdin` and closes it, kills the program and every
+   * process it started on timeout or abort. Rejects with a `CommandRejection`. A host without
+   * `run` cannot use `cli` profiles.
+   */
+  run?(spec: CommandSpec, signal: AbortSignal): Promise<CommandOutput>;
+  /** Where a program is (a bare name on the PATH, a path checked as it is), or undefined. */
+  locate?(program: string): string | undefined;
+  /** An environment variable of the host, or undefined. */
+  envVar?(name: string): string | undefined;
+  /** `linux`, `macos` or `windows` (default `linux`). */
+  platform?: string;
+}
+
+/** What the host's `run` rejects with. */
+export interface CommandRejection {
+  kind: CommandErrorKind;
+  message: string;
+  /** Standard error read before the failure. */
+  stderr?: string;
 }
 
 /** What the host's fetch resolves with: a `Response`, or anything shaped like one. */

@@ -76,6 +76,7 @@ test("hands hosts the core's limits, defaults and each profile kind's base URL",
     { kind: "openai", default_base_url: "https://api.openai.com/v1" },
     { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
     { kind: "openai-compatible", default_base_url: null },
+    { kind: "cli", default_base_url: null },
     { kind: "manual", default_base_url: null },
   ]);
   // The checks use the same numbers.

@@ -9,6 +9,7 @@ import type { Actions } from "./components/actions";
 import { AutoSection } from "./components/AutoSection";
 import { ProfilesSection } from "./components/ProfilesSection";
 import { ProviderCard } from "./components/ProviderCard";
+import { ToolsSection } from "./components/ToolsSection";
 import { FieldError } from "./components/controls";
 import { fieldId, initialSettings, reduceSettings } from "./state";
 import "./settings.css";
@@ -121,6 +122,8 @@ export function SettingsApp({ host }: { host: Host<SettingsToHost> }) {
               host.post({ type: "testConnection", profileId });
             }}
           />
+
+          <ToolsSection tools={snapshot.tools} errors={snapshot.toolErrors} />
         </>
       )}
     </main>

@@ -2,7 +2,7 @@
 // host checks again (through the core) and may still refuse a value. Pure.
 
 import { phaseDefault, TEMPERATURE_RANGE, type GenerationParams, type Phase } from "@context-condenser/protocol";
-import type { KindMetadata, Limits, ProfileKind, ProfileSettings } from "../protocol";
+import type { KindMetadata, Limits, ProfileKind, ProfileSettings, ToolStatus } from "../protocol";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -88,6 +88,10 @@ export const KIND_TEXT: Readonly<Record<ProfileKind, { label: string; about: str
     label: "OpenAI-compatible",
     about: "Any server with the OpenAI format: Ollama, LM Studio, llama.cpp, vLLM, OpenRouter.",
   },
+  cli: {
+    label: "CLI tool",
+    about: "A CLI agent you are logged in to (Claude Code, Codex, Gemini CLI), run as a program: no API key.",
+  },
   manual: { label: "Manual", about: "No API: prompts are copied to any chat by hand." },
 };
 
@@ -103,6 +107,8 @@ export interface ProfileDraft {
   id: string;
   kind: ProfileKind;
   baseUrl: string;
+  /** A cli profile's tool. */
+  tool: string;
   model: string;
   contextWindow: string;
   maxOutput: string;
@@ -148,6 +154,7 @@ export function draftOf(profile: ProfileSettings | null): ProfileDraft {
     id: profile?.id ?? "",
     kind: profile?.kind ?? "openai",
     baseUrl: profile?.base_url ?? "",
+    tool: profile?.tool ?? "",
     model: profile?.model ?? "",
     contextWindow: text(profile?.context_window),
     maxOutput: text(profile?.max_output),
@@ -211,14 +218,24 @@ export function checkProfile(
   others: readonly ProfileSettings[],
   originalId: string | null,
   limits: Limits,
+  tools: readonly Pick<ToolStatus, "id" | "models">[] = [],
 ): { ok: true; profile: ProfileSettings } | { ok: false; errors: DraftErrors } {
   const errors: DraftErrors = {};
   const id = draft.id.trim();
   const model = draft.model.trim();
-  const baseUrl = draft.baseUrl.trim();
+  const cli = draft.kind === "cli";
+  // A cli profile runs a program: it has a tool and no base URL.
+  const baseUrl = cli ? "" : draft.baseUrl.trim();
+  const tool = cli ? draft.tool.trim() : "";
   if (id === "") errors.id = "Enter an id.";
   else if (id !== originalId && others.some((p) => p.id === id)) errors.id = `A profile named “${id}” exists already.`;
-  if (model === "") errors.model = "Enter the model id the API expects.";
+  if (cli) {
+    const entry = tools.find((t) => t.id === tool);
+    if (tool === "") errors.tool = "Choose a tool.";
+    else if (!entry) errors.tool = `There is no tool “${tool}”.`;
+    if (model === "") errors.model = "Choose one of the tool's models.";
+    else if (entry && !entry.models.includes(model)) errors.model = `${tool} has no model “${model}”.`;
+  } else if (model === "") errors.model = "Enter the model id the API expects.";
   if (draft.kind === "openai-compatible" && baseUrl === "") {
     errors.baseUrl = "An OpenAI-compatible profile needs the server's base URL.";
   }
@@ -242,6 +259,7 @@ export function checkProfile(
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   const profile: ProfileSettings = { id, kind: draft.kind, model, context_window: window.value };
   if (baseUrl !== "") profile.base_url = baseUrl;
+  if (tool !== "") profile.tool = tool;
   if (maxOutput.value !== null) profile.max_output = maxOutput.value;
   if (priceIn.value !== null) profile.price_input_per_mtok = priceIn.value;
   if (priceOut.value !== null) profile.price_output_per_mtok = priceOut.value;

@@ -24,6 +24,14 @@ const core = new CondenseEngine({
   },
   now: () => 0,
   log() {},
+  // A machine with Claude Code installed and nothing else: the tool list comes from the real
+  // core's entries, each located through this host.
+  platform: "linux",
+  envVar: (name) => ({ HOME: "/home/dev" })[name],
+  locate: (program) => (program === "claude" ? "/usr/local/bin/claude" : undefined),
+  run: async () => {
+    throw new Error("the page tests run no program");
+  },
 });
 const entries = Object.fromEntries(core.providerEntries().map((e) => [e.id, e]));
 const { limits, kinds } = core.hostMetadata();
@@ -73,7 +81,12 @@ const STATE = {
   // The core's limits and kinds, as the extension sends them (engine.hostMetadata()).
   limits,
   kinds,
+  tools: core.tools(),
+  toolErrors: [],
 };
+
+/** A cli profile, as settings.json would hold it. */
+const CLAUDE_CLI = { id: "claude-cli", kind: "cli", tool: "claude-code", model: "sonnet", context_window: 200_000, threshold_percent: -1 };
 
 // ---- The page -------------------------------------------------------------------------------
 
@@ -154,7 +167,8 @@ function fakeHost(initial) {
         return accepted(`key.${m.profileId}`);
       case "testConnection": {
         const p = state.profiles.find((x) => x.id === m.profileId);
-        const result = state.keys[m.profileId]
+        // A cli profile has no key: the extension runs its tool once.
+        const result = state.keys[m.profileId] || p.kind === "cli"
           ? { report: { latencyMs: 412, model: `${p.model}-2024-07-18`, reply: "pong" } }
           : { error: { kind: "llm_auth", message: "401 Unauthorized: no API key" } };
         const message = { type: "testResult", profileId: m.profileId, ...result };
@@ -520,6 +534,52 @@ describe("the settings panel under the extension's CSP", () => {
     await panel.profile("local").getByTestId("profile-test").click();
     await panel.waitText(panel.profile("local").getByTestId("test-result"), "✗");
     assert.equal(await panel.profile("local").getByTestId("test-result").innerText(), "✗ llm_auth: 401 Unauthorized: no API key");
+  });
+
+  it("a cli profile: no key, a tool and one of its models, Test Connection; the CLI tools list", async (t) => {
+    const panel = await openSettings(t, { state: { ...STATE, profiles: [...STATE.profiles, CLAUDE_CLI] } });
+    const row = panel.profile("claude-cli");
+    assert.equal(await row.getByTestId("key-status").count(), 0, "no key badge");
+    assert.equal(await row.getByTestId("key-input").count(), 0, "no key field");
+    assert.match(await row.innerText(), /CLI tool: claude-code/);
+    await row.getByTestId("profile-test").click();
+    await panel.waitText(row.getByTestId("test-result"), "✓");
+    assert.deepEqual((await panel.sent()).find((m) => m.type === "testConnection"), { type: "testConnection", profileId: "claude-cli" });
+
+    // Every tool of the core, found or not, with where it was looked for.
+    const tools = panel.tid("tool-row");
+    assert.deepEqual(await tools.evaluateAll((rows) => rows.map((r) => r.dataset.tool)), ["claude-code", "codex", "gemini"]);
+    const status = (id) => panel.page.locator(`[data-testid="tool-row"][data-tool="${id}"] [data-testid="tool-status"]`);
+    assert.equal(await status("claude-code").innerText(), "found at /usr/local/bin/claude");
+    assert.equal(
+      await status("codex").innerText(),
+      "not found (looked at /home/dev/.local/bin/codex, /home/dev/.npm-global/bin/codex, `codex` on the PATH)",
+    );
+    assert.match(await panel.page.locator('[data-tool="gemini"]').innerText(), /gemini-2\.5-flash/);
+    await panel.page.mouse.move(0, 0);
+    await panel.tid("tools").screenshot({ path: `${shots}settings-tools-dark.png` });
+
+    // A new cli profile: the found tool, its first model and its window are filled in; no base URL.
+    await panel.tid("add-profile").click();
+    await panel.tid("profile-id").fill("gem");
+    await panel.tid("profile-kind").selectOption("cli");
+    assert.equal(await panel.tid("profile-base-url").count(), 0);
+    assert.equal(await panel.tid("profile-tool").inputValue(), "claude-code");
+    assert.equal(await panel.tid("profile-tool-model").inputValue(), "sonnet");
+    assert.equal(await panel.tid("profile-window").inputValue(), "200000");
+    await panel.tid("profile-tool").selectOption("gemini");
+    assert.equal(await panel.tid("profile-tool-model").inputValue(), "gemini-2.5-pro");
+    assert.equal(await panel.tid("profile-window").inputValue(), "1000000");
+    await panel.tid("profile-tool-model").selectOption("gemini-2.5-flash");
+    await panel.page.mouse.move(0, 0);
+    await panel.tid("profile-editor").screenshot({ path: `${shots}settings-cli-editor-dark.png` });
+    await panel.tid("profile-save").click();
+    await panel.tid("profile-editor").waitFor({ state: "detached" });
+    assert.deepEqual((await panel.sent()).find((m) => m.type === "saveProfile"), {
+      type: "saveProfile",
+      profile: { id: "gem", kind: "cli", tool: "gemini", model: "gemini-2.5-flash", context_window: 1_000_000, threshold_percent: -1 },
+    });
+    await panel.profile("gem").waitFor();
   });
 
   it("looks right in light, dark and high contrast themes", async (t) => {

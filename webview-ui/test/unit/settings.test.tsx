@@ -298,6 +298,7 @@ describe("the settings panel", () => {
       "OpenAI",
       "Anthropic",
       "OpenAI-compatible",
+      "CLI tool",
       "Manual",
     ]);
   });

@@ -1,7 +1,15 @@
 // Builders of the settings panel's contract values for the tests. The providers are made up: the
 // panel must render whatever the core describes.
 
-import type { ConfigField, KindMetadata, Limits, ProviderEntry, SettingsSnapshot, SettingsToWebview } from "../../src/protocol";
+import type {
+  ConfigField,
+  KindMetadata,
+  Limits,
+  ProviderEntry,
+  SettingsSnapshot,
+  SettingsToWebview,
+  ToolStatus,
+} from "../../src/protocol";
 
 export const BUILT_IN = "Summarize the conversation.\nUse sections.";
 
@@ -65,7 +73,32 @@ export const KINDS: KindMetadata[] = [
   { kind: "openai", default_base_url: "https://api.openai.com/v1" },
   { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
   { kind: "openai-compatible", default_base_url: null },
+  { kind: "cli", default_base_url: null },
   { kind: "manual", default_base_url: null },
+];
+
+/** CLI tools as the extension sends them (engine.tools()): one found, one not. */
+export const TOOLS: ToolStatus[] = [
+  {
+    id: "claude-code",
+    name: "Claude Code",
+    models: ["sonnet", "opus", "haiku"],
+    capabilities: ["chat", "summarize"],
+    contextWindow: 200_000,
+    origin: "shipped",
+    found: "/usr/local/bin/claude",
+    searched: ["/home/dev/.claude/local/claude"],
+  },
+  {
+    id: "mytool",
+    name: "mytool",
+    models: ["small", "large"],
+    capabilities: [],
+    contextWindow: 8_000,
+    origin: "/home/dev/tools.yaml",
+    found: null,
+    searched: ["`mytool` on the PATH"],
+  },
 ];
 
 export function settings(extra: Partial<SettingsSnapshot> = {}): SettingsSnapshot {
@@ -90,6 +123,8 @@ export function settings(extra: Partial<SettingsSnapshot> = {}): SettingsSnapsho
     problems: [],
     limits: LIMITS,
     kinds: KINDS,
+    tools: TOOLS,
+    toolErrors: [],
     ...extra,
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkInteger, checkPrice, checkProfile, draftOf } from "../../src/settings/check";
 import { fieldId, initialSettings, reduceSettings, type SettingsAction, type SettingsView } from "../../src/settings/state";
-import { LIMITS, settings, settingsState, smart } from "./settingsFixtures";
+import { LIMITS, settings, settingsState, smart, TOOLS } from "./settingsFixtures";
 
 const run = (...actions: SettingsAction[]): SettingsView => actions.reduce(reduceSettings, initialSettings);
 const received = (message: unknown) => ({ type: "received", message }) as SettingsAction;
@@ -52,6 +52,27 @@ describe("the page's checks", () => {
       ok: false,
       errors: { threshold: "Must be a whole number from 20 to 90." },
     });
+  });
+
+  it("gives a cli profile a tool and one of its models, and no base URL", () => {
+    const draft = { ...draftOf(null), id: "cc", kind: "cli" as const, baseUrl: "http://left.over", tool: "claude-code", model: "opus", contextWindow: "200000" };
+    expect(checkProfile(draft, [], null, LIMITS, TOOLS)).toEqual({
+      ok: true,
+      profile: { id: "cc", kind: "cli", tool: "claude-code", model: "opus", context_window: 200_000, threshold_percent: -1 },
+    });
+    expect(checkProfile({ ...draft, model: "gpt-4o" }, [], null, LIMITS, TOOLS)).toMatchObject({
+      ok: false,
+      errors: { model: "claude-code has no model “gpt-4o”." },
+    });
+    expect(checkProfile({ ...draft, tool: "" }, [], null, LIMITS, TOOLS)).toMatchObject({ ok: false, errors: { tool: "Choose a tool." } });
+    expect(checkProfile({ ...draft, tool: "gone" }, [], null, LIMITS, TOOLS)).toMatchObject({
+      ok: false,
+      errors: { tool: "There is no tool “gone”." },
+    });
+    // A profile of another kind keeps no tool.
+    const other = checkProfile({ ...draft, kind: "openai", baseUrl: "" }, [], null, LIMITS, TOOLS);
+    expect(other).toMatchObject({ ok: true });
+    expect(other.ok && "tool" in other.profile).toBe(false);
   });
 });
 

@@ -1,9 +1,10 @@
 // The form that adds a profile or changes one. It checks what it can (ids, models, numbers); the
 // host checks the rest (a base URL, for one) and answers `rejected` for `profile.<id>`, shown under
-// the form, which stays open with what was typed.
+// the form, which stays open with what was typed. A `cli` profile picks a tool and one of its
+// models from the tools the host found, and has no base URL (nor key).
 
 import { useId, useState, type ReactNode } from "react";
-import type { KindMetadata, Limits, ProfileSettings } from "../../protocol";
+import type { KindMetadata, Limits, ProfileSettings, ToolStatus } from "../../protocol";
 import { TEMPERATURE_RANGE } from "@context-condenser/protocol";
 import {
   baseUrlPlaceholder,
@@ -26,6 +27,8 @@ interface Props {
   limits: Limits;
   /** The kinds of profile, in order, with their default base URLs. */
   kinds: readonly KindMetadata[];
+  /** The CLI tools a `cli` profile may run. */
+  tools: readonly ToolStatus[];
   /** The host's message about the last Save. */
   rejection: string | undefined;
   saving: boolean;
@@ -33,7 +36,7 @@ interface Props {
   onCancel: () => void;
 }
 
-export function ProfileEditor({ profile, profiles, limits, kinds, rejection, saving, onSave, onCancel }: Props) {
+export function ProfileEditor({ profile, profiles, limits, kinds, tools, rejection, saving, onSave, onCancel }: Props) {
   const id = useId();
   const threshold = thresholdRule(limits);
   const originalId = profile?.id ?? null;
@@ -45,8 +48,34 @@ export function ProfileEditor({ profile, profiles, limits, kinds, rejection, sav
     if (errors[key]) setErrors(({ [key]: _, ...rest }) => rest);
   };
 
+  /** Picks a tool: its first model unless the one typed is among its models, and its context
+   *  window when the field is empty or still holds the previous tool's. */
+  const chooseTool = (toolId: string) => {
+    const next = tools.find((t) => t.id === toolId);
+    setDraft((d) => {
+      const previous = tools.find((t) => t.id === d.tool);
+      const windowUntouched = d.contextWindow === "" || d.contextWindow === String(previous?.contextWindow ?? "");
+      return {
+        ...d,
+        tool: toolId,
+        model: next && !next.models.includes(d.model) ? (next.models[0] ?? "") : d.model,
+        contextWindow: next?.contextWindow && windowUntouched ? String(next.contextWindow) : d.contextWindow,
+      };
+    });
+    setErrors(({ tool: _t, model: _m, contextWindow: _w, ...rest }) => rest);
+  };
+  const chooseKind = (kind: ProfileDraft["kind"]) => {
+    set("kind", kind);
+    // A new cli profile starts with the first tool that was found (else the first one).
+    if (kind === "cli" && draft.tool === "") {
+      const first = tools.find((t) => t.found !== null) ?? tools[0];
+      if (first) chooseTool(first.id);
+    }
+  };
+  const tool = tools.find((t) => t.id === draft.tool);
+
   const save = () => {
-    const checked = checkProfile(draft, profiles, originalId, limits);
+    const checked = checkProfile(draft, profiles, originalId, limits, tools);
     if (!checked.ok) {
       setErrors(checked.errors);
       const first = Object.keys(checked.errors)[0];
@@ -142,7 +171,7 @@ export function ProfileEditor({ profile, profiles, limits, kinds, rejection, sav
             data-testid="profile-kind"
             aria-describedby={`${id}-kind-hint`}
             value={draft.kind}
-            onChange={(e) => set("kind", e.target.value as ProfileDraft["kind"])}
+            onChange={(e) => chooseKind(e.target.value as ProfileDraft["kind"])}
           >
             {kinds.map((k) => (
               <option key={k.kind} value={k.kind}>
@@ -152,18 +181,72 @@ export function ProfileEditor({ profile, profiles, limits, kinds, rejection, sav
           </select>,
           KIND_TEXT[draft.kind].about,
         )}
-        {row(
-          "baseUrl",
-          "Base URL",
-          text("baseUrl", "profile-base-url", baseUrlPlaceholder(draft.kind, kinds), draft.kind !== "manual"),
-          draft.kind === "openai-compatible"
-            ? "Required for this kind."
-            : draft.kind === "manual"
-              ? undefined
-              : "Optional: empty uses the one shown.",
-          true,
+        {draft.kind === "cli" ? (
+          <>
+            {row(
+              "tool",
+              "Tool",
+              <select
+                id={`${id}-tool`}
+                className="select settings-select"
+                data-testid="profile-tool"
+                aria-invalid={Boolean(errors.tool) || undefined}
+                aria-describedby={described("tool", true)}
+                value={draft.tool}
+                onChange={(e) => chooseTool(e.target.value)}
+              >
+                {draft.tool === "" && <option value="">Choose a tool</option>}
+                {draft.tool !== "" && !tool && <option value={draft.tool}>{draft.tool} (unknown)</option>}
+                {tools.map((t) => (
+                  <option key={t.id} value={t.id}>
+                    {t.name} ({t.id}){t.found === null ? " — not found" : ""}
+                  </option>
+                ))}
+              </select>,
+              tool ? (tool.found ? `Found at ${tool.found}` : `Not found: looked at ${tool.searched.join(", ")}`) : undefined,
+              true,
+            )}
+            {row(
+              "model",
+              "Model",
+              <select
+                id={`${id}-model`}
+                className="select settings-select"
+                data-testid="profile-tool-model"
+                aria-invalid={Boolean(errors.model) || undefined}
+                aria-describedby={described("model")}
+                value={draft.model}
+                onChange={(e) => set("model", e.target.value)}
+              >
+                {(draft.model === "" || !tool?.models.includes(draft.model)) && (
+                  <option value={draft.model}>{draft.model === "" ? "Choose a model" : `${draft.model} (not a model of this tool)`}</option>
+                )}
+                {(tool?.models ?? []).map((m) => (
+                  <option key={m} value={m}>
+                    {m}
+                  </option>
+                ))}
+              </select>,
+              undefined,
+              true,
+            )}
+          </>
+        ) : (
+          <>
+            {row(
+              "baseUrl",
+              "Base URL",
+              text("baseUrl", "profile-base-url", baseUrlPlaceholder(draft.kind, kinds), draft.kind !== "manual"),
+              draft.kind === "openai-compatible"
+                ? "Required for this kind."
+                : draft.kind === "manual"
+                  ? undefined
+                  : "Optional: empty uses the one shown.",
+              true,
+            )}
+            {row("model", "Model", text("model", "profile-model", "The model id the API expects"), undefined, true)}
+          </>
         )}
-        {row("model", "Model", text("model", "profile-model", "The model id the API expects"), undefined, true)}
         {row("contextWindow", "Context window", number("contextWindow", "profile-window", "tokens"))}
         {row("maxOutput", "Max output", number("maxOutput", "profile-max-output", "tokens", { placeholder: "Default" }))}
         {row("priceIn", "Input price", number("priceIn", "profile-price-in", "$ / 1M tokens", { step: "any", placeholder: "0" }))}

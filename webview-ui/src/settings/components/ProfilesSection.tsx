@@ -51,6 +51,7 @@ export function ProfilesSection(props: Props) {
       profiles={snapshot.profiles}
       limits={snapshot.limits}
       kinds={snapshot.kinds}
+      tools={snapshot.tools}
       rejection={errors[fieldId.profile(profile?.id ?? null)]}
       saving={editor?.saving != null}
       onSave={(p) => props.onSave(p, profile?.id ?? null)}
@@ -129,13 +130,15 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
   const id = useId();
   const [confirming, setConfirming] = useState(false);
   const usesApi = profile.kind !== "manual";
+  // A cli profile's tool holds its own login: no key, but Test Connection runs it once.
+  const usesKey = usesApi && profile.kind !== "cli";
   const threshold =
     profile.threshold_percent !== undefined && profile.threshold_percent >= 0
       ? `threshold ${profile.threshold_percent}%`
       : "global threshold";
   const prices = [price(profile.price_input_per_mtok), price(profile.price_output_per_mtok)];
   const facts = [
-    kindLabel(profile.kind),
+    profile.kind === "cli" && profile.tool ? `${kindLabel(profile.kind)}: ${profile.tool}` : kindLabel(profile.kind),
     profile.model,
     `${compact(profile.context_window)} window`,
     profile.max_output ? `${compact(profile.max_output)} max output` : "max output from the window",
@@ -157,7 +160,7 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
               chat profile
             </span>
           )}
-          {usesApi && (
+          {usesKey && (
             <span className={`badge ${keySet ? "badge--ok" : "badge--missing"}`} data-testid="key-status" data-set={String(keySet)}>
               {keySet ? "key set" : "key not set"}
             </span>
@@ -219,8 +222,9 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
       )}
       {test && <TestResult test={test} />}
       {!editing && <FieldError field={fieldId.profile(profile.id)} message={error} />}
-      {usesApi && !editing && <KeyRow profileId={profile.id} keySet={keySet} error={keyError} act={act} />}
+      {usesKey && !editing && <KeyRow profileId={profile.id} keySet={keySet} error={keyError} act={act} />}
       {!usesApi && !editing && <p className="hint">Manual: no API and no key; prompts are copied by hand.</p>}
+      {profile.kind === "cli" && !editing && <p className="hint">CLI tool: no key here; the tool uses its own login.</p>}
       {editor}
     </li>
   );

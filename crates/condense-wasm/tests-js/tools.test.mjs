@@ -1,0 +1,201 @@
+// CLI tools through the bindings: `cli` profiles run through the host's `run` (written here, in
+// the test: it plays Claude Code's print mode from the spec it is given), the tool registry the
+// host feeds with YAML, and each tool's status through the host's `locate`.
+// Run: node --test crates/condense-wasm/tests-js/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { repoRoot } from "../../../tests/js/servers.mjs";
+
+const require = createRequire(import.meta.url);
+const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
+const session = JSON.parse(readFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), "utf8"));
+
+const CLAUDE = "/opt/fake/bin/claude";
+
+/** A host whose `run` answers like `claude -p --output-format json`, recording every spec. */
+function makeHost({ installed = { claude: CLAUDE }, answer, cost = 0.0123, env = { HOME: "/home/t" } } = {}) {
+  const runs = [];
+  const logs = [];
+  const host = {
+    fetch: () => Promise.reject(new Error("no HTTP in these tests")),
+    now: () => performance.now(),
+    log: (level, message) => logs.push(`${level} ${message}`),
+    platform: "linux",
+    envVar: (name) => env[name],
+    locate: (program) => installed[program] ?? (program.includes("/") && Object.values(installed).includes(program) ? program : undefined),
+    run: (spec, signal) => {
+      runs.push({ spec, signal });
+      if (answer) return answer(spec, signal);
+      const prompt = spec.stdin ?? "";
+      const text = prompt.includes("Reply with the single word OK") ? "OK" : `fake claude read ${prompt.length} chars`;
+      return Promise.resolve({
+        exitCode: 0,
+        stdout: JSON.stringify({
+          type: "result",
+          is_error: false,
+          result: text,
+          usage: { input_tokens: 120, output_tokens: 7 },
+          total_cost_usd: cost,
+          modelUsage: { "claude-sonnet-4-5-20250929": {} },
+        }),
+        stderr: "",
+        outputFile: null,
+      });
+    },
+  };
+  return { host, runs, logs, engine: new CondenseEngine(host) };
+}
+
+const cliProfile = (model = "sonnet", tool = "claude-code") => ({
+  id: "claude-cli",
+  kind: "cli",
+  tool,
+  model,
+  context_window: 200000,
+});
+const bundle = { system_context: "You are terse.", request: "Say hello to the stand-in" };
+const text = (args) => args.map((parts) => parts.map((p) => (p.kind === "text" ? p.text : `<${p.kind}>`)).join(""));
+
+test("a cli profile's stream and complete return the tool's answer, usage and reported cost", async () => {
+  const { engine, runs } = makeHost();
+  const chunks = [];
+  const done = await engine.stream({ profile: cliProfile() }, bundle, (c) => chunks.push(c));
+  assert.match(done.content, /^fake claude read \d+ chars$/);
+  assert.equal(done.cost, 0.0123, "the tool's reported cost, not a price computed from the usage");
+  assert.deepEqual(done.usage, { input_tokens: 120, output_tokens: 7 });
+  assert.ok(chunks.some((c) => c.content === done.content) && chunks.at(-1).finished);
+
+  assert.equal(runs.length, 1);
+  const { spec } = runs[0];
+  assert.equal(spec.program, CLAUDE);
+  assert.deepEqual(text(spec.args), ["-p", "--output-format", "json", "--model", "sonnet", "--max-turns", "1"]);
+  assert.match(spec.stdin, /You are terse\./);
+  assert.match(spec.stdin, /Say hello to the stand-in/);
+  assert.equal(spec.timeoutMs, 600_000);
+  assert.ok(spec.maxOutputBytes > 0);
+
+  const whole = await engine.complete({ profile: cliProfile("haiku") }, bundle);
+  assert.equal(whole.content, done.content);
+  assert.deepEqual(text(runs[1].spec.args).slice(3, 5), ["--model", "haiku"]);
+});
+
+test("Test Connection of a cli profile runs the tool once with the probe prompt", async () => {
+  const { engine, runs } = makeHost();
+  const report = await engine.testConnection({ profile: cliProfile() });
+  assert.equal(report.reply, "OK");
+  assert.equal(report.model, "claude-sonnet-4-5-20250929", "the model the tool names");
+  assert.equal(runs.length, 1);
+});
+
+test("native condensation with a cli profile as the summarizing model costs what the tool reported", async () => {
+  const { engine, runs } = makeHost({ cost: 0.5 });
+  const result = await engine.condense(session, { provider: "native", llm: { profile: cliProfile() } });
+  assert.equal(result.error, null, JSON.stringify(result.error));
+  assert.equal(result.cost, 0.5);
+  assert.equal(runs.length, 1);
+  assert.ok(result.messages.some((m) => JSON.stringify(m).includes("fake claude read")));
+});
+
+test("the tool's failures are typed: not found, failed with stderr, timeout, and cancel fires the run's signal", async () => {
+  const missing = makeHost({ installed: {} });
+  await assert.rejects(
+    missing.engine.stream({ profile: cliProfile() }, bundle),
+    (e) => e.kind === "llm_tool_not_found" && /`claude` on the PATH/.test(e.message) && /~?\/home\/t\/\.claude\/local\/claude/.test(e.message),
+  );
+  assert.equal(missing.runs.length, 0);
+
+  const failing = makeHost({
+    answer: () => Promise.resolve({ exitCode: 1, stdout: "", stderr: "Invalid API key · Please run /login", outputFile: null }),
+  });
+  await assert.rejects(
+    failing.engine.complete({ profile: cliProfile() }, bundle),
+    (e) => e.kind === "llm_tool_failed" && /Please run \/login/.test(e.message),
+  );
+
+  const slow = makeHost({
+    answer: () => Promise.reject({ kind: "timeout", message: "killed after 600 s", stderr: "partial err" }),
+  });
+  await assert.rejects(slow.engine.complete({ profile: cliProfile() }, bundle), (e) => e.kind === "llm_timeout");
+
+  const hanging = makeHost({
+    answer: (_spec, signal) =>
+      new Promise((_resolve, reject) =>
+        signal.addEventListener("abort", () => reject({ kind: "cancelled", message: "killed", stderr: "" })),
+      ),
+  });
+  const pending = hanging.engine.complete({ profile: cliProfile() }, bundle);
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(hanging.runs[0].signal.aborted, false);
+  hanging.engine.cancel();
+  await assert.rejects(pending, (e) => e.kind === "llm_cancelled");
+  assert.equal(hanging.runs[0].signal.aborted, true, "cancel fires the signal the host's run was given");
+});
+
+test("a bad profile or a host that cannot run programs is llm_config", async () => {
+  const { engine } = makeHost();
+  await assert.rejects(
+    engine.complete({ profile: cliProfile("gpt-4o") }, bundle),
+    (e) => e.kind === "llm_config" && /sonnet/.test(e.message),
+  );
+  await assert.rejects(
+    engine.complete({ profile: cliProfile("sonnet", "nope") }, bundle),
+    (e) => e.kind === "llm_config" && /claude-code/.test(e.message),
+  );
+  const noRun = new CondenseEngine({ fetch: () => Promise.reject(new Error("x")), now: () => 0, log() {} });
+  await assert.rejects(
+    noRun.testConnection({ profile: cliProfile() }),
+    (e) => e.kind === "llm_config" && e.message === "this host cannot run programs",
+  );
+  assert.ok(noRun.tools().every((t) => t.found === null));
+});
+
+test("tools() reports each shipped tool found or not, with where it looked", () => {
+  const { engine } = makeHost({ installed: { claude: CLAUDE, "/home/t/.local/bin/gemini": "/home/t/.local/bin/gemini" } });
+  const tools = engine.tools();
+  assert.deepEqual(tools.map((t) => t.id), ["claude-code", "codex", "gemini"]);
+  const [claude, codex, gemini] = tools;
+  assert.equal(claude.name, "Claude Code");
+  assert.equal(claude.origin, "shipped");
+  assert.equal(claude.contextWindow, 200000);
+  assert.ok(claude.models.includes("sonnet"));
+  assert.equal(claude.found, CLAUDE);
+  assert.equal(codex.found, null);
+  assert.deepEqual(codex.searched, ["/home/t/.local/bin/codex", "/home/t/.npm-global/bin/codex", "`codex` on the PATH"]);
+  assert.equal(gemini.found, "/home/t/.local/bin/gemini", "a per-platform path, ~ expanded through envVar");
+});
+
+test("setToolSources adds and replaces entries, and returns a located error for a bad file", () => {
+  const { engine, logs } = makeHost({ installed: { mytool: "/usr/bin/mytool" } });
+  const good = {
+    origin: "/home/t/tools.yaml",
+    text: [
+      "tools:",
+      "  mytool:",
+      "    binary: mytool",
+      '    command_template: "{binary} --model {model}"',
+      "    models: [small]",
+      "    context_window: 8000",
+      "    output: { format: text }",
+    ].join("\n"),
+  };
+  const bad = { origin: "/w/.vscode/context-condenser.tools.yaml", text: "tools:\n  broken:\n    binary: [oops\n" };
+  const errors = engine.setToolSources([good, bad]);
+  assert.equal(errors.length, 1, JSON.stringify(errors));
+  assert.equal(errors[0].origin, bad.origin);
+  assert.ok(errors[0].line >= 3 && errors[0].column > 0, JSON.stringify(errors[0]));
+  assert.ok(logs.some((l) => l.startsWith(`warn tool file left out: ${bad.origin}:`)), logs.join("\n"));
+  const mine = engine.tools().find((t) => t.id === "mytool");
+  assert.deepEqual(
+    { origin: mine.origin, found: mine.found, contextWindow: mine.contextWindow },
+    { origin: good.origin, found: "/usr/bin/mytool", contextWindow: 8000 },
+  );
+  // A wrong field is located too, and the registry goes back to the shipped entries without it.
+  const unknown = engine.setToolSources([{ origin: "f.yaml", text: "tools:\n  t:\n    binary: t\n    colour: red\n    output: { format: text }\n" }]);
+  assert.equal(unknown.length, 1);
+  assert.equal(unknown[0].line, 4);
+  assert.deepEqual(engine.tools().map((t) => t.id), ["claude-code", "codex", "gemini"]);
+  assert.throws(() => engine.setToolSources([{ origin: 1 }]), (e) => e.kind === "invalid_input");
+});
