@@ -96,7 +96,7 @@ const settings = {
       price_input_per_mtok: 3,
       price_output_per_mtok: 15,
     },
-    // A CLI agent as the model: the Claude Code stand-in (tests/stand-ins/bin, on code-server's PATH).
+    // A CLI agent as the model: the Claude Code stand-in (tests/stand-ins/bin, in ~/.local/bin).
     { id: "claude-cli", kind: "cli", tool: "claude-code", model: "sonnet", context_window: 200000 },
     // The real small model (llama.cpp serves a 4096-token context; the profile claims less).
     {
@@ -131,14 +131,20 @@ fs.writeFileSync(
   }),
 );
 
-// The stand-ins for the CLI agents: on the PATH of code-server (and so of the extension host),
-// each run logged.
+// The stand-ins for the CLI agents, where a user's installs would be: ~/.local/bin of a home
+// made for this run (the shipped entries look there first). Not the PATH: VS Code's server gives
+// the extension host the PATH of a login shell, not its own. Each run is logged.
 const STAND_INS = path.join(repoRoot, "tests", "stand-ins", "bin");
+const HOME = path.join(D, "home");
+const LOCAL_BIN = path.join(HOME, ".local", "bin");
+fs.mkdirSync(LOCAL_BIN, { recursive: true });
+for (const program of ["claude", "codex", "gemini"]) fs.symlinkSync(path.join(STAND_INS, program), path.join(LOCAL_BIN, program));
 const STANDIN_LOG = path.join(OUT, "standin.log");
 fs.rmSync(STANDIN_LOG, { force: true });
 const env = {
   ...process.env,
-  PATH: `${NODE24}:${STAND_INS}:${process.env.PATH}`,
+  HOME,
+  PATH: `${NODE24}:${process.env.PATH}`,
   STANDIN_LOG,
   XDG_CONFIG_HOME: dirs.xdg,
   XDG_DATA_HOME: dirs.xdg,
@@ -644,7 +650,7 @@ async function smartChatScenario(page, run) {
   await page.screenshot({ path: path.join(OUT, "chat-smart-condensed.png") });
 }
 
-/** A CLI agent as the model (the Claude Code stand-in on the PATH): the settings panel lists the
+/** A CLI agent as the model (the Claude Code stand-in in ~/.local/bin): the settings panel lists the
  *  tools and where each was found, Test Connection of the cli profile runs it; a chat with the cli
  *  profile is answered by it, and condensed by native with it as the summarizing model, at the
  *  cost the tool reported; the stand-in's log shows the command line it was given. */
@@ -660,10 +666,10 @@ async function cliScenario(page, run) {
   if (!panel) return;
   const status = (id) => panel.locator(`[data-testid=tool-row][data-tool=${id}] [data-testid=tool-status]`);
   const claudeStatus = (await status("claude-code").innerText().catch(() => "")).trim();
-  check(claudeStatus === `found at ${path.join(STAND_INS, "claude")}`, step(`claude-code is found at the stand-in (${claudeStatus})`));
+  check(claudeStatus === `found at ${path.join(LOCAL_BIN, "claude")}`, step(`claude-code is found at the stand-in (${claudeStatus})`));
   for (const [id, program] of [["codex", "codex"], ["gemini", "gemini"]]) {
     const text = (await status(id).innerText().catch(() => "")).trim();
-    check(text === `found at ${path.join(STAND_INS, program)}`, step(`${id} is found on the PATH too (${text})`));
+    check(text === `found at ${path.join(LOCAL_BIN, program)}`, step(`${id} is found in ~/.local/bin too (${text})`));
   }
   const row = panel.locator("[data-testid=profile-row][data-profile=claude-cli]");
   check((await row.locator("[data-testid=key-input]").count()) === 0, step("the cli profile has no key field"));

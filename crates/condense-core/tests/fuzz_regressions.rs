@@ -3,6 +3,7 @@
 
 use condense_core::formats::{parse_conversation, to_anthropic, to_openai};
 
+#[allow(clippy::disallowed_methods, reason = "a test reading the kept fuzz inputs")]
 fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = format!("{}/../../fuzz/regressions/{target}", env!("CARGO_MANIFEST_DIR"));
     let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };

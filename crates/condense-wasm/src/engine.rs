@@ -61,7 +61,8 @@ impl Inner {
             Rc::new(JsTimer),
             retry,
         )
-        .map(|llm| Box::new(llm) as Box<dyn LlmProvider>)
+        // Timed by the host's clock: a request past the profile's deadline ends in llm_timeout.
+        .map(|llm| Box::new(llm.with_clock(Rc::clone(&self.host) as Rc<dyn Clock>)) as Box<dyn LlmProvider>)
         .map_err(|e| llm_error(&e))
     }
 
