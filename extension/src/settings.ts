@@ -43,6 +43,7 @@ export const PROFILE_KEYS = [
   "price_input_per_mtok",
   "price_output_per_mtok",
   "threshold_percent",
+  "deadline_secs",
   "chat",
   "condense",
 ] as const;
