@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Scratch;
+use common::{Scratch, gone};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -273,21 +273,8 @@ fn a_tool_past_its_timeout_is_killed_with_its_children() {
     let result: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(result["error"]["kind"], "llm_timeout");
     assert!(result["error"]["message"].as_str().unwrap().contains("longer than 2 s"), "{}", result["error"]);
-    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_owned();
-    // A zombie awaiting its reaper counts as gone.
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
-    };
-    let mut settled = false;
-    for _ in 0..100 {
-        if !alive() {
-            settled = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(settled, "the tool's child {pid} survived the timeout");
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(gone(pid, std::time::Duration::from_secs(5)), "the tool's child {pid} survived the timeout");
 }
 
 #[test]

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::Scratch;
+use common::{Scratch, gone};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -49,31 +49,6 @@ fn sh(script: &str) -> CommandSpec {
 
 fn run(spec: CommandSpec) -> Result<CommandOutput, CommandError> {
     futures::executor::block_on(NativeRunner.run(spec, &AbortSignal::new()))
-}
-
-/// Whether a process runs (a zombie nobody reaped yet counts as gone).
-fn alive(pid: i32) -> bool {
-    if cfg!(target_os = "linux") {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => false,
-            // The state follows the command name, which is in parentheses.
-            Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        }
-    } else {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-    }
-}
-
-/// Waits up to 10 s for the process to be gone (killing is not instant, reaping even less).
-fn gone(pid: i32) -> bool {
-    let until = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < until {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 fn read_pid(path: &str) -> i32 {
@@ -219,7 +194,7 @@ fn a_timeout_kills_the_program_and_the_process_it_started() {
     assert_eq!(err.stderr, "started\n", "the standard error read before the kill");
     assert!(started.elapsed() < Duration::from_secs(30), "ended before the test's guard");
     let pid = read_pid(&pidfile);
-    assert!(gone(pid), "the grandchild sleep {pid} survived");
+    assert!(gone(pid, Duration::from_secs(10)), "the grandchild sleep {pid} survived");
 }
 
 #[test]
@@ -244,7 +219,7 @@ fn an_abort_from_another_thread_kills_the_program_and_its_children() {
     assert_eq!(err.kind, CommandErrorKind::Cancelled, "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(30), "ended before the test's guard");
     let pid = read_pid(&pidfile);
-    assert!(gone(pid), "the grandchild sleep {pid} survived");
+    assert!(gone(pid, Duration::from_secs(10)), "the grandchild sleep {pid} survived");
 }
 
 #[test]

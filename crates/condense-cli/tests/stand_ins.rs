@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::Scratch;
+use common::{Scratch, gone};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -318,18 +318,6 @@ fn garbage_empty_and_flood_modes() {
     }
 }
 
-/// Whether a process runs (a zombie nobody reaped yet counts as gone).
-fn alive(pid: i32) -> bool {
-    if cfg!(target_os = "linux") {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => false,
-            Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        }
-    } else {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-    }
-}
-
 #[test]
 fn a_hanging_stand_in_times_out_and_its_child_sleep_is_killed() {
     for tool in ["claude", "codex", "gemini"] {
@@ -347,10 +335,6 @@ fn a_hanging_stand_in_times_out_and_its_child_sleep_is_killed() {
             .trim()
             .parse()
             .unwrap();
-        let until = Instant::now() + Duration::from_secs(10);
-        while alive(pid) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(!alive(pid), "{tool}'s child sleep {pid} survived the timeout");
+        assert!(gone(pid, Duration::from_secs(10)), "{tool}'s child sleep {pid} survived the timeout");
     }
 }

@@ -87,3 +87,30 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Whether a process runs (a zombie nobody reaped yet counts as gone).
+#[cfg(unix)]
+pub fn alive(pid: i32) -> bool {
+    if cfg!(target_os = "linux") {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => false,
+            // The state follows the command name, which is in parentheses.
+            Ok(stat) => !stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        }
+    } else {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+    }
+}
+
+/// Waits up to `within` for the process to be gone (killing is not instant, reaping even less).
+#[cfg(unix)]
+pub fn gone(pid: i32, within: std::time::Duration) -> bool {
+    let until = std::time::Instant::now() + within;
+    while alive(pid) {
+        if std::time::Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}
