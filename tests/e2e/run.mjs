@@ -320,6 +320,32 @@ async function uiScenario() {
   }
 }
 
+/** Starts a new chat in the chat view with `profile` picked, and waits until the pick is written to
+ *  contextCondenser.chatProfile (so the first turn cannot go to the previous profile) and the view
+ *  shows the empty chat. Returns the view's frame, its input, and the chat as saved: the one file
+ *  this chat's first turn makes. */
+async function newChatWith(page, run, profile, step) {
+  const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
+  const input = chat.locator("[data-testid=input]");
+  const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
+  const chatFiles = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
+  const earlier = new Set(chatFiles());
+  await run("Context Condenser: New Chat");
+  const empty = async () => (await input.count()) === 1 && (await chat.locator("[data-testid=message-assistant]").count()) === 0;
+  check(await until(empty, 60_000), step("a new, empty chat opens"));
+  const userSettings = path.join(dirs.ud, "User", "settings.json");
+  const select = chat.locator("[data-testid=profile-select]");
+  await select.selectOption(profile);
+  const picked = async () =>
+    JSON.parse(fs.readFileSync(userSettings, "utf8"))["contextCondenser.chatProfile"] === profile && (await select.inputValue()) === profile;
+  check(await until(picked, 20_000), step(`the profile picker sets contextCondenser.chatProfile = ${profile}`));
+  const savedChat = () => {
+    const mine = chatFiles().filter((f) => !earlier.has(f));
+    return mine.length === 1 ? JSON.parse(fs.readFileSync(path.join(chats, mine[0]), "utf8")) : undefined;
+  };
+  return { chat, input, savedChat };
+}
+
 /** Polls until `ok()` holds; false after `ms`. */
 async function until(ok, ms) {
   for (const end = Date.now() + ms; Date.now() < end; ) {
@@ -334,28 +360,10 @@ async function until(ok, ms) {
 async function chatScenario(page, run, toast, { profile, name, answer, turnMs }) {
   const step = (what) => `chat (${name}): ${what}`;
   const shot = (file) => page.screenshot({ path: path.join(OUT, `chat-${name}-${file}.png`) });
-  const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
+  const { chat, input, savedChat } = await newChatWith(page, run, profile, step);
   const count = (id) => chat.locator(`[data-testid=${id}]`).count();
-  const input = chat.locator("[data-testid=input]");
-
-  await run("Context Condenser: New Chat");
-  check(await input.waitFor({ timeout: 60_000 }).then(() => true, () => false), step("the chat view opens"));
-  await chat.locator("[data-testid=profile-select]").selectOption(profile);
-  const userSettings = path.join(dirs.ud, "User", "settings.json");
-  check(
-    await until(async () => JSON.parse(fs.readFileSync(userSettings, "utf8"))["contextCondenser.chatProfile"] === profile, 20_000),
-    step("the profile picker sets contextCondenser.chatProfile"),
-  );
 
   // A turn is over when the chat saved by the extension holds its answer and Stop is gone.
-  const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
-  const chatFiles = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
-  const earlier = new Set(chatFiles());
-  /** This scenario's chat as saved (the one file New Chat's first turn made). */
-  const savedChat = () => {
-    const mine = chatFiles().filter((f) => !earlier.has(f));
-    return mine.length === 1 ? JSON.parse(fs.readFileSync(path.join(chats, mine[0]), "utf8")) : undefined;
-  };
   const savedMessages = () => savedChat()?.conversation.messages ?? [];
   const turn = async (text) => {
     const before = savedMessages().filter((m) => !m.is_summary).length;
@@ -603,18 +611,7 @@ async function smartChatScenario(page, run) {
   // (The panel's iframe would be a second webview beside the chat's.)
   await run("View: Close All Editors");
 
-  const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
-  const input = chat.locator("[data-testid=input]");
-  await run("Context Condenser: New Chat");
-  check(await input.waitFor({ timeout: 60_000 }).then(() => true, () => false), step("a new chat opens"));
-  await chat.locator("[data-testid=profile-select]").selectOption("small");
-  const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
-  const chatFiles = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
-  const earlier = new Set(chatFiles());
-  const savedChat = () => {
-    const mine = chatFiles().filter((f) => !earlier.has(f));
-    return mine.length === 1 ? JSON.parse(fs.readFileSync(path.join(chats, mine[0]), "utf8")) : undefined;
-  };
+  const { input, savedChat } = await newChatWith(page, run, "small", step);
   const answered = () => (savedChat()?.conversation.messages ?? []).filter((m) => m.role === "assistant" && !m.is_summary).length;
   for (const i of [1, 2, 3]) {
     const before = answered();
@@ -693,18 +690,7 @@ async function cliScenario(page, run) {
   await run("View: Close All Editors");
 
   // (b) A chat with the cli profile, then Condense.
-  const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
-  const input = chat.locator("[data-testid=input]");
-  await run("Context Condenser: New Chat");
-  check(await input.waitFor({ timeout: 60_000 }).then(() => true, () => false), step("a new chat opens"));
-  await chat.locator("[data-testid=profile-select]").selectOption("claude-cli");
-  const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
-  const chatFiles = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
-  const earlier = new Set(chatFiles());
-  const savedChat = () => {
-    const mine = chatFiles().filter((f) => !earlier.has(f));
-    return mine.length === 1 ? JSON.parse(fs.readFileSync(path.join(chats, mine[0]), "utf8")) : undefined;
-  };
+  const { chat, input, savedChat } = await newChatWith(page, run, "claude-cli", step);
   const answers = () => (savedChat()?.conversation.messages ?? []).filter((m) => m.role === "assistant" && !m.is_summary);
   for (const i of [1, 2, 3, 4, 5]) {
     const n = answers().length;
@@ -717,6 +703,8 @@ async function cliScenario(page, run) {
   }
   const first = await chat.locator("[data-testid=message-assistant]").first().innerText().catch(() => "");
   check(/stand-in/.test(first), step(`the answer comes from the stand-in (${first.slice(0, 60).replace(/\s+/g, " ")}…)`));
+  const foreign = answers().filter((m) => !/claude stand-in answers/.test(JSON.stringify(m.content)));
+  check(answers().length === 5 && foreign.length === 0, step(`every answer of the chat is the stand-in's (${foreign.length} of ${answers().length} are not)`));
   const chatRuns = runs().filter((r) => r.tool === "claude");
   const argv = chatRuns.at(-1)?.argv ?? [];
   check(
