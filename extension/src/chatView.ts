@@ -8,6 +8,7 @@ import type { CondenseEngine } from "../wasm/condense_wasm";
 import type { AgentEvent, AgentInput, ChatOptions, ChatTask, ContextStatus } from "@context-condenser/protocol";
 import { ChatStore, type CorruptChat, isChatConflict, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
+import { InFlight } from "./inFlight";
 import { type ChatViewToHost, type ProfileOption, type ToWebview, openableUrl, parseToHost } from "@context-condenser/protocol";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
@@ -44,6 +45,8 @@ export class ChatView implements vscode.WebviewViewProvider {
    *  (and with them the engine) meanwhile. */
   private turnEngine: CondenseEngine | undefined;
   private readonly restored: Promise<void>;
+  /** The turns running, for shutdown. */
+  private readonly inFlight = new InFlight();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -205,8 +208,14 @@ export class ChatView implements vscode.WebviewViewProvider {
     return this.busy;
   }
 
-  /** Runs one input through the agent, streaming its events to the webview, and saves the chat. */
-  private async run(input: AgentInput, progress?: string): Promise<ChatTask | undefined> {
+  /** Runs one input through the agent, streaming its events to the webview, and saves the chat;
+   *  tracked, so that shutdown can stop it and wait for its save. Nothing starts after shutdown. */
+  private run(input: AgentInput, progress?: string): Promise<ChatTask | undefined> {
+    if (this.inFlight.isClosed) return Promise.resolve(undefined);
+    return this.inFlight.track(this.turn(input, progress));
+  }
+
+  private async turn(input: AgentInput, progress?: string): Promise<ChatTask | undefined> {
     const draft = input.type === "user" ? input.content : undefined;
     if (this.refusedWhileBusy(draft)) return undefined;
     let options: ChatOptions;
@@ -232,7 +241,14 @@ export class ChatView implements vscode.WebviewViewProvider {
       }
     };
     try {
-      const turn = () => engine.chat(task, input, { ...options, nowMs: Date.now() }, onEvent);
+      const turn = () =>
+        engine.chat(task, input, { ...options, nowMs: Date.now() }, onEvent).catch((e: unknown) => {
+          const failure = asFailure(e);
+          if (failure.kind !== "engine_crashed") throw e;
+          // The engine was replaced; the chat stays as last saved, and the webview gets its text back.
+          this.post({ type: "error", message: failure.message, draft });
+          return undefined;
+        });
       const outcome = progress
         ? await vscode.window.withProgress(
             { location: vscode.ProgressLocation.Notification, title: progress, cancellable: true },
@@ -242,6 +258,7 @@ export class ChatView implements vscode.WebviewViewProvider {
             },
           )
         : await turn();
+      if (!outcome) return undefined;
       this.task = outcome.task;
       this.context = outcome.context;
       if (!(await this.persist(outcome.task))) return undefined;
@@ -291,6 +308,26 @@ export class ChatView implements vscode.WebviewViewProvider {
     void vscode.window.showInformationMessage(
       `Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`,
     );
+  }
+
+  /**
+   * The extension is stopping (the window closes, an update): the turn in flight is cancelled and
+   * saved with its partial answer, the agent's StatusShutdown ends the chat's session, and no new
+   * turn starts. Bounded: VS Code gives deactivation a few seconds.
+   */
+  async shutdown(ms = 4000): Promise<void> {
+    const ended = await this.inFlight.shutdown(() => this.turnEngine?.cancel(this.task?.id), ms);
+    if (!ended) this.host.log.warn(`a chat turn had not ended ${ms} ms after shutdown began`);
+    const options = this.host.measureOptions();
+    const task = this.task;
+    if (!task || !options) return;
+    try {
+      await this.host.engine().chat(task, { type: "shutdown" }, { ...options, nowMs: Date.now() }, (event) =>
+        this.post({ type: "event", taskId: task.id, event }),
+      );
+    } catch (e) {
+      this.host.log.warn(`chat ${task.id}: shutdown: ${asFailure(e).message}`);
+    }
   }
 
   async newChat(): Promise<void> {

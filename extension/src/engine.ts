@@ -12,15 +12,103 @@ export interface LogSink {
   error(message: string): void;
 }
 
-type WasmModule = typeof import("../wasm/condense_wasm");
+export type WasmModule = typeof import("../wasm/condense_wasm");
 
-let loaded: WasmModule | undefined;
+/** A panic in the engine, as its panic hook reported it just before the instance trapped. */
+export class EngineTrap extends Error {
+  override name = "EngineTrap";
+}
 
-/** The wasm package at `<extensionPath>/wasm`, instantiated once per extension host. */
-export function loadCore(extensionPath: string): WasmModule {
-  // A computed path: esbuild leaves it to Node, which reads the .wasm beside the .js.
-  loaded ??= require(path.join(extensionPath, "wasm", "condense_wasm.js")) as WasmModule;
-  return loaded;
+/** One instantiation of the wasm package: its number, and a promise that rejects with an
+ *  `EngineTrap` if it ever panics. */
+export interface CoreInstance {
+  readonly generation: number;
+  readonly trapped: Promise<never>;
+}
+
+/**
+ * The wasm package at `<dir>/condense_wasm.js`, instantiated on first use. A panic in Rust traps
+ * the WebAssembly instance (`RuntimeError: unreachable`) and may leave its memory half-updated (a
+ * borrow never released, the promise task queue stopped, so a call's promise never settles). The
+ * panic hook tells this loader first (`onPanic`), and after a trap the whole instance is dropped:
+ * `discard()` forgets it and the next `get()` loads and instantiates the package afresh.
+ */
+export class Core {
+  private module: WasmModule | undefined;
+  private instance: CoreInstance | undefined;
+  private generation = 0;
+  private readonly file: string;
+
+  constructor(dir: string) {
+    this.file = path.join(dir, "condense_wasm.js");
+  }
+
+  get(): WasmModule {
+    if (!this.module) {
+      // A computed path: esbuild leaves it to Node, which reads the .wasm beside the .js.
+      const module = require(this.file) as WasmModule;
+      let reject: (e: EngineTrap) => void = () => {};
+      const trapped = new Promise<never>((_, r) => (reject = r));
+      trapped.catch(() => {}); // Observed by the guards; a trap with no call in flight is no error.
+      // Called from inside the panic: record it, never call back into the engine.
+      module.onPanic((message: string) => reject(new EngineTrap(message)));
+      this.instance = { generation: ++this.generation, trapped };
+      this.module = module;
+    }
+    return this.module;
+  }
+
+  /** The current instantiation (made now if there is none yet). */
+  current(): CoreInstance {
+    this.get();
+    return this.instance!;
+  }
+
+  /** Drops the instance if it is still `generation`; the next `get()` builds a new one. */
+  discard(generation: number): void {
+    if (this.instance?.generation !== generation) return;
+    delete require.cache[require.resolve(this.file)];
+    this.module = undefined;
+    this.instance = undefined;
+  }
+}
+
+/** Whether a thrown value is a trap of the engine (a Rust panic), not an error it returned. */
+export function isTrap(e: unknown): boolean {
+  return e instanceof WebAssembly.RuntimeError || e instanceof EngineTrap;
+}
+
+/**
+ * The engine behind a guard: a trap in any of its methods or getters, thrown at once, or met by a
+ * promise it returned (which would otherwise never settle), goes to `onTrap` (which replaces the
+ * engine) and comes out as the error `onTrap` returns: a typed `engine_crashed` failure, never a
+ * bare RuntimeError.
+ */
+export function guardEngine<T extends object>(engine: T, instance: CoreInstance, onTrap: (e: unknown, what: string) => Error): T {
+  const fail = (e: unknown, what: string): never => {
+    throw isTrap(e) ? onTrap(e, what) : e;
+  };
+  return new Proxy(engine, {
+    get(target, prop) {
+      const what = String(prop);
+      let value: unknown;
+      try {
+        value = Reflect.get(target, prop, target);
+      } catch (e) {
+        return fail(e, what);
+      }
+      if (typeof value !== "function" || prop === "constructor") return value;
+      return (...args: unknown[]) => {
+        let result: unknown;
+        try {
+          result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        } catch (e) {
+          return fail(e, what);
+        }
+        return result instanceof Promise ? Promise.race([result, instance.trapped]).catch((e: unknown) => fail(e, what)) : result;
+      };
+    },
+  });
 }
 
 /** The host object the engine calls back into; `runner.defaultCwd` is where tools run. */
@@ -44,6 +132,6 @@ export function makeHost(log: LogSink, runner: RunnerOptions = {}): Host {
   };
 }
 
-export function newEngine(extensionPath: string, log: LogSink, runner: RunnerOptions = {}): CondenseEngine {
-  return new (loadCore(extensionPath).CondenseEngine)(makeHost(log, runner));
+export function newEngine(core: Core, log: LogSink, runner: RunnerOptions = {}): CondenseEngine {
+  return new (core.get().CondenseEngine)(makeHost(log, runner));
 }

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { ToolConfigError, ToolSource } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import { newEngine } from "./engine";
+import { Core, guardEngine, newEngine } from "./engine";
 import { asFailure } from "./errors";
 import { SECTION, type SettingProblem, type Settings, providerUpdates, readSettings } from "./settings";
 import { WORKSPACE_TOOLS_FILE, describeToolError, readToolSources, toolFiles } from "./toolSources";
@@ -29,12 +29,18 @@ export class EngineHolder implements vscode.Disposable {
   /** Fires after each fresh engine is in place, in the order of subscription. */
   readonly onDidApply = this.applied.event;
 
+  /** The wasm package, instantiated on first use and again after a trap. */
+  private readonly core: Core;
+  /** The last trap, so that every call it failed gets the same error and it is logged once. */
+  private crash: { generation: number; error: Error } | undefined;
+
   /** Applies the settings at once; `openSettings` is the warning's "Open Settings" button. */
   constructor(
-    private readonly extensionPath: string,
+    extensionPath: string,
     private readonly log: vscode.LogOutputChannel,
     private readonly openSettings: () => void,
   ) {
+    this.core = new Core(path.join(extensionPath, "wasm"));
     this.readTools();
     this.apply();
     this.watchers.push(
@@ -151,7 +157,8 @@ export class EngineHolder implements vscode.Disposable {
   /** A fresh engine with the current settings: a setting removed goes back to its default. */
   apply(): void {
     // The engine first: the settings are read with its limits and defaults.
-    const engine = newEngine(this.extensionPath, this.log, { defaultCwd: workspaceFolder });
+    const instance = this.core.current();
+    const engine = newEngine(this.core, this.log, { defaultCwd: workspaceFolder });
     this.setTools(engine);
     const { settings, problems } = readSettings((key) => vscode.workspace.getConfiguration(SECTION).get(key), engine.hostMetadata());
     for (const { id, update } of providerUpdates(settings, engine.providerEntries())) {
@@ -168,7 +175,7 @@ export class EngineHolder implements vscode.Disposable {
     }
     // The old engine is not freed here: a condensation in flight may still hold it. The bindings
     // are built with weak references, so the GC frees it once nothing does.
-    this.currentEngine = engine;
+    this.currentEngine = guardEngine(engine, instance, (e, what) => this.crashed(e, what, instance.generation));
     this.currentSettings = settings;
     this.currentProblems = problems;
     for (const p of problems) this.log.warn(`setting ${p.setting} ignored: ${p.message}`);
@@ -183,5 +190,30 @@ export class EngineHolder implements vscode.Disposable {
         });
     }
     this.applied.fire();
+  }
+
+  /**
+   * The engine trapped (a panic in Rust) during `what`: its instance is dropped and a fresh engine
+   * with the same settings takes its place, so the next command works. The call that met the trap
+   * (and any other call in flight on that instance) fails with a typed `engine_crashed`, which its
+   * caller shows the user; the log says what happened, once. Nothing saved is touched: the chat
+   * and the files keep their last saved state.
+   */
+  private crashed(e: unknown, what: string, generation: number): Error {
+    if (this.crash?.generation === generation) return this.crash.error;
+    const reason = e instanceof Error ? e.message : String(e);
+    const error = Object.assign(
+      new Error(`the engine stopped on an internal error during ${what} and was restarted; that action did not complete, and nothing saved was changed (${reason})`),
+      { kind: "engine_crashed" as const },
+    );
+    this.crash = { generation, error };
+    this.log.error(`engine_crashed: the engine trapped during ${what}: ${reason}; a fresh engine replaces it`);
+    this.core.discard(generation);
+    try {
+      this.apply();
+    } catch (again) {
+      this.log.error(`the fresh engine could not be built: ${asFailure(again).message}`);
+    }
+    return error;
   }
 }

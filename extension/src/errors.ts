@@ -72,6 +72,8 @@ export function advise(f: Failure, profileId?: string): Advice {
     case "invalid_input":
     case "invalid_config":
       return { text: f.message, actions: [SHOW_LOG], severity: "warning" };
+    case "engine_crashed":
+      return { text: `${capitalize(f.message)}.`, actions: [SHOW_LOG], severity: "error" };
     case "insufficient_gain":
     case "busy":
     case "internal":

@@ -19,6 +19,9 @@ import { StatusMeter } from "./statusMeter";
 
 export type { ContextCondenserApi } from "./api";
 
+/** What deactivation must do: stop the chat's turn in flight and let it save. */
+let stopping: (() => Promise<void>) | undefined;
+
 export function activate(context: vscode.ExtensionContext): ContextCondenserApi {
   const log = vscode.window.createOutputChannel("Context Condenser", { log: true });
   const report = reporter(log);
@@ -47,6 +50,11 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     changed: () => meter.update(),
     log,
   });
+  stopping = async () => {
+    await chat.shutdown();
+    // Whatever else is in flight (a condensation of a file): cancelled, its file left unchanged.
+    holder.engine.cancel();
+  };
   const meter = new StatusMeter(holder, chat);
   const files = new FileCommands(holder, chat, secrets, report);
   log.info(`Context Condenser ${context.extension.packageJSON.version} activated`);
@@ -86,4 +94,9 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   return createApi(holder, secrets);
 }
 
-export function deactivate(): void {}
+/** VS Code awaits this when the window closes or the extension is updated or disabled: every
+ *  running turn is cancelled and saved (see ChatView.shutdown). */
+export async function deactivate(): Promise<void> {
+  await stopping?.();
+  stopping = undefined;
+}

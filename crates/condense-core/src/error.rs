@@ -31,6 +31,9 @@ pub enum ErrorKind {
     Busy,
     /// A bug: a provider broke an invariant, or the host failed in a way it should not.
     Internal,
+    /// The engine itself stopped on a bug (a panic, which traps the WebAssembly instance); the host
+    /// replaced it with a fresh one. The action did not complete; nothing saved was changed.
+    EngineCrashed,
     /// 401 or 403: the key is missing, wrong or lacks access.
     LlmAuth,
     /// 429 after the retries allowed.
@@ -63,7 +66,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::InvalidInput,
         ErrorKind::ProviderNotFound,
         ErrorKind::ProviderDisabled,
@@ -74,6 +77,7 @@ impl ErrorKind {
         ErrorKind::NothingToUndo,
         ErrorKind::Busy,
         ErrorKind::Internal,
+        ErrorKind::EngineCrashed,
         ErrorKind::LlmAuth,
         ErrorKind::LlmRateLimit,
         ErrorKind::LlmContextOverflow,
@@ -102,6 +106,7 @@ impl ErrorKind {
             ErrorKind::NothingToUndo => "nothing_to_undo",
             ErrorKind::Busy => "busy",
             ErrorKind::Internal => "internal",
+            ErrorKind::EngineCrashed => "engine_crashed",
             ErrorKind::LlmAuth => "llm_auth",
             ErrorKind::LlmRateLimit => "llm_rate_limit",
             ErrorKind::LlmContextOverflow => "llm_context_overflow",

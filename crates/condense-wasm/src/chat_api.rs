@@ -111,6 +111,11 @@ async fn chat(
     agent
         .process(input, &turn, &mut |event| {
             log_event(&host, &event);
+            // Mid-turn, with the manager borrowed: a test build's panic leaves the instance as a
+            // real bug would.
+            if let AgentEvent::UserMessage { message } = &event {
+                crate::test_panic(&message.text());
+            }
             if let (Some(f), Ok(value)) = (&on_event, to_js(&event)) {
                 // A throwing callback is the host's bug; it must not end the turn.
                 let _ = f.call1(&JsValue::NULL, &value);

@@ -43,6 +43,9 @@ impl CondenseEngine {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
     ) -> Result<JsValue, JsValue> {
+        if let Some(text) = value.as_string() {
+            crate::test_panic(&text);
+        }
         to_js(&conversation(&value)?)
     }
 

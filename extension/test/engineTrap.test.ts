@@ -1,0 +1,130 @@
+// Recovery from a trapped engine, with a real panic: the wasm package built with the `test-panic`
+// feature (scripts/build-wasm --test-panic, into target/wasm-test-panic/; never shipped) panics on
+// a marker input. The guard must turn the trap into a typed `engine_crashed` failure, for a sync
+// call and for a chat turn whose promise would otherwise never settle; a fresh instance must then
+// work, and the chat as saved must be exactly what it was before the trap.
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ChatTask } from "@context-condenser/protocol";
+import type { CondenseEngine } from "../wasm/condense_wasm";
+// @ts-expect-error: a plain ES module of the test servers, without types.
+import { repoRoot, startFixtureLlm } from "../../tests/js/servers.mjs";
+import { ChatStore } from "../src/chatStore";
+import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine";
+import { asFailure } from "../src/errors";
+
+const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");
+const MARKER = "__context_condenser_test_panic__";
+const KEY = "trap-test-key";
+
+/** An engine of the test package behind the guard, as the engine holder builds it: a trap drops
+ *  the instance and fails the call with `engine_crashed`. */
+function guarded(core: Core, traps: Array<{ what: string; e: unknown }>): { engine: CondenseEngine; instance: CoreInstance } {
+  const instance = core.current();
+  const raw = newEngine(core, { info: () => {}, warn: () => {}, error: () => {} });
+  const engine = guardEngine(raw, instance, (e, what) => {
+    traps.push({ what, e });
+    core.discard(instance.generation);
+    return Object.assign(new Error(`the engine stopped during ${what}`), { kind: "engine_crashed" });
+  });
+  return { engine, instance };
+}
+
+/** The trap's RuntimeError also reaches Node as an uncaught exception (from the task queue's
+ *  microtask, or after the sync throw): the extension host logs those; here they are collected. */
+const uncaught: unknown[] = [];
+const collect = (e: unknown) => void uncaught.push(e);
+
+describe("a trapped engine", () => {
+  let llm: { origin: string; stop(): Promise<void> };
+  let dir: string;
+  beforeAll(async () => {
+    if (!existsSync(path.join(PACKAGE, "condense_wasm.js"))) {
+      throw new Error(`${PACKAGE} is missing: build it with \`bash scripts/build-wasm --test-panic\``);
+    }
+    llm = await startFixtureLlm({ apiKey: KEY });
+  });
+  afterAll(async () => {
+    await llm?.stop();
+  });
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "trap-"));
+    uncaught.length = 0;
+    process.on("uncaughtException", collect);
+  });
+  afterEach(async () => {
+    process.off("uncaughtException", collect);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a sync call that traps fails with engine_crashed, and the next instance works", () => {
+    const core = new Core(PACKAGE);
+    const traps: Array<{ what: string; e: unknown }> = [];
+    const { engine, instance } = guarded(core, traps);
+    expect(engine.parseConversation('{"messages":[]}').messages).toEqual([]);
+
+    let thrown: unknown;
+    try {
+      engine.parseConversation(MARKER);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(asFailure(thrown).kind).toBe("engine_crashed");
+    expect(traps.map((t) => t.what)).toEqual(["parseConversation"]);
+    expect(isTrap(traps[0].e)).toBe(true);
+
+    const fresh = guarded(core, traps);
+    expect(fresh.instance.generation).toBe(instance.generation + 1);
+    expect(fresh.engine.parseConversation('{"messages":[]}').messages).toEqual([]);
+    expect(fresh.engine.countTokens({ messages: [{ role: "user", content: "hello there" }] }, "gpt-4o").total_tokens).toBeGreaterThan(0);
+  });
+
+  it("a chat turn that traps mid-turn ends with engine_crashed, the saved chat is intact, and the next turn works", async () => {
+    const core = new Core(PACKAGE);
+    const traps: Array<{ what: string; e: unknown }> = [];
+    const store = new ChatStore(path.join(dir, "chats"));
+    const options = () => ({
+      llm: {
+        profile: { id: "fixture", kind: "openai-compatible" as const, base_url: `${llm.origin}/v1`, model: "fixture", context_window: 32000, max_output: 1000 },
+        apiKey: KEY,
+      },
+      provider: "native",
+      nowMs: Date.now(),
+    });
+
+    // A first turn, saved.
+    let { engine } = guarded(core, traps);
+    const first = await engine.chat(engine.newChat("chat-1", 1000), { type: "user", content: "Why are nested groups dropped?" }, options(), undefined);
+    const saved = await store.save(first.task, 0);
+    const file = path.join(dir, "chats", "chat-1.json");
+    const before = await readFile(file, "utf8");
+
+    // The trap, mid-turn: after the user's message was emitted, with the engine's state borrowed.
+    const events: string[] = [];
+    const turn = engine.chat(first.task, { type: "user", content: MARKER }, options(), (e) => events.push(e.type));
+    const failure = await turn.then(
+      () => undefined,
+      (e: unknown) => asFailure(e),
+    );
+    expect(failure?.kind).toBe("engine_crashed");
+    // The turn began, and trapped while it emitted the user's message, before the host saw it.
+    expect(events).toEqual(["ThinkingStart"]);
+    expect(traps).toHaveLength(1);
+    expect(traps[0].e).toBeInstanceOf(EngineTrap);
+    expect(String((traps[0].e as Error).message)).toContain("panics on purpose");
+    // Nothing was written: the chat on disk is the one saved before the turn.
+    expect(await readFile(file, "utf8")).toBe(before);
+
+    // A fresh engine continues the saved chat.
+    ({ engine } = guarded(core, traps));
+    const loaded = await store.load("chat-1");
+    if (!loaded?.ok) throw new Error("the saved chat did not load");
+    const next = await engine.chat(loaded.chat.task as ChatTask, { type: "user", content: "And commas?" }, options(), undefined);
+    expect(next.task.conversation.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    await store.save(next.task, saved.revision);
+    expect(traps).toHaveLength(1);
+  });
+});

@@ -1,0 +1,67 @@
+// Shutdown with the real engine: a chat turn streaming from a server that stalls after its first
+// delta is cancelled by InFlight.shutdown, ends with its partial answer kept and marked, and the
+// agent's Shutdown input then ends the session with StatusShutdown. Nothing starts after.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentEvent, ChatOutcome } from "@context-condenser/protocol";
+// @ts-expect-error: a plain ES module of the test servers, without types.
+import { startFixtureLlm } from "../../tests/js/servers.mjs";
+import { makeHost } from "../src/engine";
+import { InFlight } from "../src/inFlight";
+import { wasm } from "./core";
+
+const KEY = "shutdown-test-key";
+
+describe("InFlight", () => {
+  let llm: { origin: string; stop(): Promise<void> };
+  beforeAll(async () => {
+    llm = await startFixtureLlm({ apiKey: KEY, stallSeconds: 60 });
+  });
+  afterAll(async () => {
+    await llm?.stop();
+  });
+
+  it("with nothing running, shutdown ends at once and refuses what comes after", async () => {
+    const turns = new InFlight();
+    let cancelled = false;
+    expect(await turns.shutdown(() => (cancelled = true), 1000)).toBe(true);
+    expect(cancelled).toBe(false);
+    expect(turns.isClosed).toBe(true);
+  });
+
+  it("cancels a streaming turn, which keeps its partial answer; the agent then ends with StatusShutdown", async () => {
+    const engine = new wasm.CondenseEngine(makeHost({ info: () => {}, warn: () => {}, error: () => {} }));
+    const turns = new InFlight();
+    const options = (model: string) => ({
+      llm: {
+        profile: { id: "fixture", kind: "openai-compatible" as const, base_url: `${llm.origin}/v1`, model, context_window: 32000, max_output: 1000 },
+        apiKey: KEY,
+      },
+      provider: "native",
+      nowMs: Date.now(),
+    });
+    const events: AgentEvent[] = [];
+    const task = engine.newChat("chat-1", 1000);
+    let streamed!: () => void;
+    const firstDelta = new Promise<void>((resolve) => (streamed = resolve));
+    const turn = turns.track(
+      engine.chat(task, { type: "user", content: "Explain the importer." }, options("fault-stall"), (e) => {
+        events.push(e);
+        if (e.type === "MessageContent") streamed();
+      }),
+    ) as Promise<ChatOutcome>;
+    await firstDelta;
+
+    // The stream is stalled for a minute: only the cancel can end the turn in time.
+    expect(await turns.shutdown(() => engine.cancel(task.id), 10_000)).toBe(true);
+    const { task: ended } = await turn;
+    const answer = ended.conversation.messages.at(-1)!;
+    expect(answer.role).toBe("assistant");
+    expect(answer.interrupted).toBe("cancelled");
+    expect(JSON.stringify(answer.content)).toContain("Partial");
+
+    const last: AgentEvent[] = [];
+    await engine.chat(ended, { type: "shutdown" }, options("fixture"), (e) => last.push(e));
+    expect(last.map((e) => e.type)).toEqual(["StatusShutdown"]);
+    expect(turns.isClosed).toBe(true);
+  });
+});
