@@ -230,6 +230,8 @@ impl Setup {
             .env("PATH", &self.path)
             .env("HOME", &self.scratch.0)
             .env("LANG", "C.UTF-8")
+            // The stand-ins are Python: no bytecode cache written into the repository.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("OPENAI_API_KEY", "readme-test-openai-key")
             .env("ANTHROPIC_API_KEY", "readme-test-anthropic-key")
             .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
