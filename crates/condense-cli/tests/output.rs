@@ -270,6 +270,37 @@ fn run_summarizes_itself_in_one_line_on_request() {
     assert!(line.ends_with(" ms"), "no cost without an LLM: {line}");
 }
 
+/// With stderr a terminal (a pseudo-terminal from util-linux `script`), the line is printed by
+/// default, and `--no-summary` silences it.
+#[test]
+fn a_terminal_gets_the_summary_by_default() {
+    if Command::new("script").arg("--version").output().is_err() {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: no `script` (util-linux) to make a pseudo-terminal");
+        return;
+    }
+    let scratch = Scratch::new("tty");
+    let bin = env!("CARGO_BIN_EXE_condense");
+    let out_path = scratch.path("out.json");
+    let in_a_terminal = |extra: &str| {
+        let command = format!(
+            "'{bin}' run --provider truncation --target-tokens 2000 {extra} '{}' -o '{out_path}'",
+            root(EXAMPLE)
+        );
+        let out = Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let shown = in_a_terminal("");
+    assert!(shown.starts_with("truncation: ") && shown.ends_with(" ms\r\n"), "{shown:?}");
+    assert_eq!(shown.lines().count(), 1, "{shown:?}");
+    assert_eq!(in_a_terminal("--no-summary"), "");
+}
+
 /// A failed run's line names the error kind; with an LLM, the line carries the cost.
 #[test]
 fn the_summary_of_a_failed_run_and_of_an_llm_run() {
