@@ -18,7 +18,8 @@ the write end open for as long as the server is needed.
 Endpoints:
     POST   /v1/chat/completions  (also /chat/completions)  OpenAI format
            requires ``Authorization: Bearer <key>`` (any non-empty key, or
-           exactly the one given with --api-key)
+           exactly the one given with --api-key), unless --no-auth is given:
+           then no key is needed, as with a local server (Ollama, llama.cpp)
     POST   /v1/messages          (also /messages)          Anthropic format
            requires ``x-api-key`` and ``anthropic-version`` headers
     GET    /v1/models            (also /models) lists the model "fixture"
@@ -256,6 +257,7 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "fixture-llm/1.0"
     quiet = False
     api_key = None
+    no_auth = False
 
     def log_message(self, fmt, *args):
         if not self.quiet:
@@ -422,7 +424,8 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(model, str) and model.startswith("hostile-"):
             self.hostile(model, auth[len("Bearer "):].strip())
             return
-        if not auth.startswith("Bearer ") or not self.key_ok(auth[len("Bearer "):].strip()):
+        key_sent = auth.startswith("Bearer ") and self.key_ok(auth[len("Bearer "):].strip())
+        if not key_sent and not (Handler.no_auth and not auth):
             self.send_json(401, OPENAI_AUTH_ERROR, headers)
             return
         if not isinstance(body, dict):
@@ -713,6 +716,8 @@ def parse_args(argv):
                         help="how long fault-stall stays silent (default 30)")
     parser.add_argument("--quiet", action="store_true", help="no request log on stderr")
     parser.add_argument("--api-key", help="accept only this API key (default: any non-empty key)")
+    parser.add_argument("--no-auth", action="store_true",
+                        help="accept OpenAI requests without a key, as a local server does")
     return parser.parse_args(argv)
 
 
@@ -728,6 +733,7 @@ def main(argv=None):
     STATE = State(answer, args.stall_seconds)
     Handler.quiet = args.quiet
     Handler.api_key = args.api_key
+    Handler.no_auth = args.no_auth
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

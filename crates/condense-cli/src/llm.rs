@@ -37,7 +37,8 @@ pub(crate) struct LlmArgs {
     /// earlier one with the same id.
     #[arg(long = "tools-file", value_name = "FILE")]
     tools_files: Vec<String>,
-    /// Base URL, e.g. http://127.0.0.1:11434/v1 for Ollama.
+    /// Base URL, e.g. http://127.0.0.1:11434/v1 for Ollama. For openai and anthropic, without it:
+    /// $OPENAI_BASE_URL or $ANTHROPIC_BASE_URL when set, else the vendor's API.
     #[arg(long)]
     base_url: Option<String>,
     /// Model id.
@@ -159,7 +160,12 @@ impl LlmArgs {
     }
 
     /// An HTTP client for a profile, with its key from the environment.
-    pub(crate) fn http_client(&self, profile: LlmProfile) -> Result<HttpLlm, Failure> {
+    pub(crate) fn http_client(&self, mut profile: LlmProfile) -> Result<HttpLlm, Failure> {
+        let mut from_env = None;
+        if profile.base_url.is_none() {
+            profile.base_url = base_url_from_env(profile.kind);
+            from_env = profile.base_url.as_ref().and(base_url_env(profile.kind));
+        }
         let var = profile.api_key_ref.clone().or_else(|| match profile.kind {
             LlmKind::Openai => Some("OPENAI_API_KEY".into()),
             LlmKind::Anthropic => Some("ANTHROPIC_API_KEY".into()),
@@ -179,9 +185,27 @@ impl LlmArgs {
             RetryPolicy { max_retries: self.max_retries, jitter_seed: seed(), ..RetryPolicy::default() };
         let http = Rc::new(NativeHttp::new(Duration::from_secs(self.timeout_secs.max(1))));
         let llm =
-            HttpLlm::new(profile, key, http, Rc::new(NativeTimer), retry).map_err(|e| usage(e.message))?;
+            HttpLlm::new(profile, key, http, Rc::new(NativeTimer), retry).map_err(|e| match from_env {
+                Some(var) => usage(format!("{var}: {}", e.message)),
+                None => usage(e.message),
+            })?;
         Ok(llm.with_clock(Rc::new(NativeClock::start())))
     }
+}
+
+/// The environment variable that replaces a kind's default base URL, as the official OpenAI
+/// and Anthropic SDKs read it: `OPENAI_BASE_URL` (with its `/v1`) and `ANTHROPIC_BASE_URL`
+/// (without). It applies only when neither `--base-url` nor the profile file gives one.
+pub(crate) fn base_url_env(kind: LlmKind) -> Option<&'static str> {
+    match kind {
+        LlmKind::Openai => Some("OPENAI_BASE_URL"),
+        LlmKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
+        LlmKind::OpenaiCompatible | LlmKind::Manual | LlmKind::Cli => None,
+    }
+}
+
+fn base_url_from_env(kind: LlmKind) -> Option<String> {
+    base_url_env(kind).and_then(|var| std::env::var(var).ok()).filter(|url| !url.trim().is_empty())
 }
 
 fn seed() -> u64 {

@@ -2,22 +2,29 @@
 //! extension on conversation files.
 //!
 //! Exit codes: 0 success; 1 the condensation (or undo) failed — the typed error is in the output;
-//! 2 bad input or usage, with one line on stderr.
+//! 2 bad input or usage, or an output that cannot be written, with one line on stderr. A reader
+//! that closes the output pipe early is not a failure (see `out.rs`).
 
 use condense_cli::native::NativeClock;
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use condense_core::AbortSignal;
 use condense_core::formats::{self, Parsed};
 use condense_core::llm::{LlmProvider, PromptBundle, collect};
 use condense_core::providers::summary::to_chat;
-use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TiktokenCounter};
+use condense_core::{
+    CondensationManager, CondensationOptions, Conversation, Services, TiktokenCounter, TokenCounter,
+};
 use serde_json::json;
+
+use out::{Sink, note};
 
 mod eval;
 mod llm;
+mod out;
+mod summary;
 
 /// Condense LLM conversations: count tokens, de-duplicate, truncate, undo.
 #[derive(Debug, Parser)]
@@ -61,6 +68,15 @@ enum Command {
         /// The LLM, for the native provider; its model also picks the tokenizer.
         #[command(flatten)]
         llm: llm::LlmArgs,
+        /// Print one line on stderr saying what happened (tokens before → after, messages hidden
+        /// and edited, time, cost); the default when stderr is a terminal.
+        #[arg(long, overrides_with = "no_summary")]
+        summary: bool,
+        /// Never print that line.
+        #[arg(long, overrides_with = "summary")]
+        no_summary: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         /// Conversation file, or `-` for stdin.
         file: String,
     },
@@ -87,6 +103,8 @@ enum Command {
     },
     /// Undo the last condensation of a conversation (or of a CondensationResult).
     Undo {
+        #[command(flatten)]
+        output: OutputArgs,
         /// Conversation file, or `-` for stdin.
         file: String,
     },
@@ -95,6 +113,8 @@ enum Command {
         /// Wire format.
         #[arg(long, value_enum)]
         format: WireFormat,
+        #[command(flatten)]
+        output: OutputArgs,
         /// Conversation or CondensationResult file, or `-` for stdin.
         file: String,
     },
@@ -103,6 +123,24 @@ enum Command {
     /// Run providers on conversation files and print, per file and provider: tokens before →
     /// after, reduction, retention of probes, cost and time.
     Eval(eval::EvalArgs),
+}
+
+/// Where a command's document goes.
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Write the output to FILE instead of stdout (atomically: a temporary file beside it, then
+    /// renamed). Refused when FILE is the input file, unless --force.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<String>,
+    /// With -o naming the input file: replace it.
+    #[arg(long, requires = "output")]
+    force: bool,
+}
+
+impl OutputArgs {
+    fn sink(&self, input: &str) -> Result<Sink, Failure> {
+        Sink::new(self.output.as_deref(), input, self.force)
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -151,7 +189,7 @@ pub(crate) fn read_text(file: &str) -> Result<String, Failure> {
 }
 
 /// Prints each tool with where its program is.
-fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) {
+fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) -> Result<(), Failure> {
     let runner = std::rc::Rc::new(condense_cli::runner::NativeRunner::new());
     let rows: Vec<serde_json::Value> = tools
         .entries()
@@ -172,9 +210,9 @@ fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) {
         })
         .collect();
     if json {
-        print_json(&rows);
-        return;
+        return Sink::Stdout.json(&rows);
     }
+    let mut text = String::new();
     for row in &rows {
         let status = match row["found"].as_str() {
             Some(path) => format!("found at {path}"),
@@ -186,18 +224,20 @@ fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) {
         };
         let models: Vec<&str> =
             row["models"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
-        println!(
-            "{}  {} ({}): {status}",
+        text.push_str(&format!(
+            "{}  {} ({}): {status}\n",
             row["id"].as_str().unwrap_or(""),
             row["name"].as_str().unwrap_or(""),
             row["origin"].as_str().unwrap_or("")
-        );
-        println!("    models: {}", models.join(", "));
+        ));
+        text.push_str(&format!("    models: {}\n", models.join(", ")));
     }
+    out::stdout(&text)
 }
 
 /// Streams one answer to stdout. Exit 1 with the typed error on stderr when the call fails; the
-/// text that did arrive stays on stdout.
+/// text that did arrive stays on stdout. A reader that goes away (`| head -c 100`) cancels the
+/// request and ends the command quietly with exit 0, as a closed pipe does for every command.
 fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -> Result<u8, Failure> {
     use std::io::Write;
     let bundle = PromptBundle {
@@ -209,40 +249,50 @@ fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -
     };
     let abort = AbortSignal::new();
     let mut stdout = std::io::stdout().lock();
+    // Why writing stopped: a closed pipe (quiet) or another error (reported).
+    let mut write_error: Option<std::io::Error> = None;
     let stream = client.stream_completion(&bundle, &abort);
     let outcome = futures::executor::block_on(collect(stream, &abort, |delta| {
-        // A closed stdout (a pager quit) ends the answer quietly.
-        if stdout.write_all(delta.as_bytes()).and_then(|()| stdout.flush()).is_err() {
+        if write_error.is_some() {
+            return;
+        }
+        if let Err(e) = stdout.write_all(delta.as_bytes()).and_then(|()| stdout.flush()) {
+            write_error = Some(e);
             abort.abort();
         }
     }));
-    let _ = writeln!(stdout);
+    if write_error.is_none()
+        && let Err(e) = writeln!(stdout).and_then(|()| stdout.flush())
+    {
+        write_error = Some(e);
+    }
+    match write_error {
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+        Some(e) => return Err(usage(format!("cannot write to stdout: {e}"))),
+        None => {}
+    }
     match outcome {
         Ok(answer) => {
             let cost = client.answer_cost(&answer);
             let finish = answer.finish_reason.unwrap_or_else(|| "unknown".into());
-            match answer.usage {
-                Some(u) => eprintln!(
+            note(&match answer.usage {
+                Some(u) => format!(
                     "usage: input_tokens={} output_tokens={} cost_usd={cost:.6} finish_reason={finish}",
                     u.input_tokens, u.output_tokens,
                 ),
-                None => eprintln!("usage: not reported by the server; finish_reason={finish}"),
-            }
+                None => format!("usage: not reported by the server; finish_reason={finish}"),
+            });
             Ok(0)
         }
         Err(e) => Err(Failure(1, format!("{}: {} (after {} attempt(s))", e.kind, e.message, e.attempts))),
     }
 }
 
-pub(crate) fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
-}
-
 fn run(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Count { model, file } => {
             let conversation = read_conversation(&file)?.conversation;
-            print_json(&condense_core::tokens::TokenReport::of(&conversation, &model));
+            Sink::Stdout.json(&condense_core::tokens::TokenReport::of(&conversation, &model))?;
             Ok(0)
         }
         Command::Run {
@@ -253,8 +303,12 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             answer,
             condensing_profile,
             llm,
+            summary,
+            no_summary,
+            output,
             file,
         } => {
+            let sink = output.sink(&file)?;
             let conversation = read_conversation(&file)?.conversation;
             let manager = CondensationManager::with_builtin_providers();
             let profile = if llm.given() { Some(llm.profile()?) } else { None };
@@ -271,7 +325,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     &counter,
                 )
                 .map_err(|e| Failure(1, e.to_string()))?;
-                print!("{text}");
+                sink.write(&text)?;
                 return Ok(0);
             }
             if let Some(path) = &answer {
@@ -289,6 +343,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     "the native provider needs an LLM: --llm KIND --model M, or --profile FILE",
                 ));
             }
+            let tokens_before =
+                counter.count_request(conversation.system.as_deref(), &conversation.api_view());
             let clock = NativeClock::start();
             let mut services = Services::new(&counter, &clock);
             if let Some(c) = &client {
@@ -303,11 +359,19 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             .map_err(|e| usage(e.to_string()))?;
             // The result carries the system prompt too, so that it is a complete conversation
             // file for `count`, `view`, `undo` and a further `run`.
-            let out = result.to_document(conversation.system.as_deref());
-            print_json(&out);
-            if let Some(error) = result.error.as_ref().filter(|_| result.cost > 0.0) {
+            sink.json(&result.to_document(conversation.system.as_deref()))?;
+            let show_summary = !no_summary && (summary || std::io::stderr().is_terminal());
+            if show_summary {
+                let cx = summary::Context {
+                    provider: provider.as_deref().unwrap_or("default provider"),
+                    input: &conversation.messages,
+                    tokens_before,
+                    llm: client.is_some(),
+                };
+                note(&summary::line(&cx, &result));
+            } else if let Some(error) = result.error.as_ref().filter(|_| result.cost > 0.0) {
                 // A run that failed after the model answered still cost money: say so in the log.
-                eprintln!("condense: {}: the failed run still cost ${:.6}", error.kind, result.cost);
+                note(&format!("condense: {}: the failed run still cost ${:.6}", error.kind, result.cost));
             }
             Ok(if result.is_ok() { 0 } else { 1 })
         }
@@ -321,33 +385,35 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             chat(client.as_ref(), &conversation, question.trim())
         }
         Command::Tools { tools_files, json } => {
-            list_tools(&llm::tools(&tools_files)?, json);
+            list_tools(&llm::tools(&tools_files)?, json)?;
             Ok(0)
         }
         Command::Providers => {
-            print_json(&CondensationManager::with_builtin_providers().list_providers(false));
+            Sink::Stdout.json(&CondensationManager::with_builtin_providers().list_providers(false))?;
             Ok(0)
         }
-        Command::Undo { file } => {
+        Command::Undo { output, file } => {
+            let sink = output.sink(&file)?;
             let conversation = read_conversation(&file)?.conversation;
             match condense_core::model::undo_last(&conversation.messages) {
                 Some((_, messages)) => {
-                    print_json(&Conversation { messages, ..conversation });
+                    sink.json(&Conversation { messages, ..conversation })?;
                     Ok(0)
                 }
                 None => Err(Failure(1, "nothing to undo: the conversation has no condensation".into())),
             }
         }
-        Command::View { format, file } => {
+        Command::View { format, output, file } => {
+            let sink = output.sink(&file)?;
             let conversation = read_conversation(&file)?.conversation;
-            print_json(&match format {
+            sink.json(&match format {
                 WireFormat::Openai => formats::to_openai(&conversation),
                 WireFormat::Anthropic => formats::to_anthropic(&conversation),
-            });
+            })?;
             Ok(0)
         }
         Command::Schema => {
-            print_json(&formats::conversation_schema());
+            Sink::Stdout.json(&formats::conversation_schema())?;
             Ok(0)
         }
         Command::Eval(args) => eval::run(args),
@@ -359,7 +425,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(Failure(code, message)) => {
-            eprintln!("condense: {message}");
+            note(&format!("condense: {message}"));
             ExitCode::from(code)
         }
     }

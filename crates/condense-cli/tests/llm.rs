@@ -1,5 +1,7 @@
 //! The CLI against LLM servers on 127.0.0.1 that speak the real wire formats: the fixture server
 //! (scripted answers and faults) and, when set up, the real small model of E2E.md.
+// The test reports figures through the harness's captured stderr, which is never a closed pipe.
+#![allow(clippy::disallowed_macros)]
 
 mod common;
 

@@ -203,9 +203,9 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
     }
     let format = if args.json { OutputFormat::Json } else { args.format };
     match format {
-        OutputFormat::Table => print!("{}", render::table(&rows)),
-        OutputFormat::Markdown => print!("{}", render::markdown(&rows)),
-        OutputFormat::Json => crate::print_json(&serde_json::json!({ "rows": rows })),
+        OutputFormat::Table => crate::out::stdout(&render::table(&rows))?,
+        OutputFormat::Markdown => crate::out::stdout(&render::markdown(&rows))?,
+        OutputFormat::Json => crate::out::Sink::Stdout.json(&serde_json::json!({ "rows": rows }))?,
     }
     Ok(0)
 }

@@ -37,7 +37,15 @@ impl Server {
     }
 
     pub fn fixture() -> Server {
-        Server::start("python3", &[&root("tests/servers/fixture_llm.py"), "--port", "0"])
+        Server::fixture_with(&[])
+    }
+
+    /// The fixture server with more arguments (`--no-auth`, `--answer TEXT`, …).
+    pub fn fixture_with(args: &[&str]) -> Server {
+        let script = root("tests/servers/fixture_llm.py");
+        let mut all = vec![script.as_str(), "--port", "0"];
+        all.extend_from_slice(args);
+        Server::start("python3", &all)
     }
 
     pub fn requests(&self) -> Vec<Value> {
