@@ -12,6 +12,7 @@ use std::collections::HashSet;
 
 use condense_core::CondensationResult;
 use condense_core::model::Message;
+use condense_core::providers::thousands;
 
 /// What the line says besides the result.
 pub(crate) struct Context<'a> {
@@ -97,19 +98,6 @@ fn change(before: usize, after: usize) -> String {
         p if p < 0 => format!(" (−{}%)", -p),
         p => format!(" (+{p}%)"),
     }
-}
-
-/// `8,861`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `1.6 ms`, `2.3 s`.
@@ -210,10 +198,6 @@ mod tests {
 
     #[test]
     fn numbers_for_people() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(change(100, 150), " (+50%)");
         assert_eq!(change(0, 0), "");
         assert_eq!(dollars(0.00001), "$0.000010");

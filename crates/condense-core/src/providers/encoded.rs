@@ -115,7 +115,7 @@ pub(crate) fn replace_ranges(content: &mut [ContentBlock], mut edits: Vec<(usize
 }
 
 /// `n` with thousands separators: `3412` → `3,412`.
-pub(crate) fn thousands(n: usize) -> String {
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -201,6 +201,7 @@ mod tests {
         let mut content = m.content.clone();
         replace_ranges(&mut content, vec![(0, 0..2, "hello".into()), (0, 3..49, "[env]".into())]);
         assert_eq!(content[0], ContentBlock::text("hello\n[env]\nbye"));
+        assert_eq!(thousands(0), "0");
         assert_eq!(thousands(3412), "3,412");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000_000), "1,000,000");

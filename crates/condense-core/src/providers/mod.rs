@@ -9,6 +9,7 @@ mod smart;
 pub mod summary;
 mod truncation;
 
+pub use encoded::thousands;
 pub use lossless::{LosslessConfig, LosslessProvider};
 pub use manual::{ManualConfig, ManualProvider};
 pub use mask::{MaskConfig, MaskProvider};
