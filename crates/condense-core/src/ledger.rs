@@ -488,7 +488,8 @@ impl Ledger {
                         self.set_outcome(&command, outcome(&text.join("\n"), *is_error));
                     }
                 }
-                ContentBlock::Image { .. } => {}
+                // Images and blocks kept as read (thinking, …) say nothing the ledger keeps.
+                ContentBlock::Image { .. } | ContentBlock::Opaque(_) => {}
             }
         }
         if !user_text.is_empty() {
@@ -664,7 +665,7 @@ pub fn view_text(messages: &[&Message]) -> String {
                         }
                     }
                 }
-                ContentBlock::Image { .. } => {}
+                ContentBlock::Image { .. } | ContentBlock::Opaque(_) => {}
             }
             out.push('\n');
         }

@@ -56,6 +56,7 @@ fn transcript(result: &CondensationResult) -> String {
                     format!("tool_result {tool_use_id}: {}", body.join(" | "))
                 }
                 ContentBlock::Image { .. } => "<image>".into(),
+                ContentBlock::Opaque(o) => format!("<{} block>", o.kind()),
             };
             out.push_str(&format!("    {line}\n"));
         }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{
     ApiRequest, Decoded, Decoder, ErrorDetail, SseEvent, Turn, lenient, malformed, message_list, parse_event,
-    role_at, system_text, typed, view,
+    role_at, system_text, tool_definitions, typed, view,
 };
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::model::{ContentBlock, Conversation, Message, Role};
@@ -31,34 +31,43 @@ pub(super) fn from_anthropic(value: &Value) -> Result<Conversation, ParseError> 
     for (i, m) in list.iter().enumerate() {
         let path = format!("messages[{i}]");
         let role = role_of(&role_at(m, &path, &["user", "assistant"])?);
-        let content = match m.get("content") {
-            Some(Value::String(s)) => vec![ContentBlock::text(s.clone())],
-            Some(v @ Value::Array(_)) => typed(v.clone(), &format!("{path}.content"))?,
-            Some(_) => {
-                return Err(ParseError::at(
-                    format!("{path}.content"),
-                    "expected a string or a list of content blocks",
-                ));
-            }
-            None => return Err(ParseError::at(path, "missing field `content`")),
-        };
+        let content = blocks(m, &path)?;
         messages.push(Message::new(format!("m{}", i + 1), role, content));
     }
-    Ok(Conversation { system, ..Conversation::new(messages) })
+    let tools = tool_definitions(value, "tools")?;
+    Ok(Conversation { system, tools, ..Conversation::new(messages) })
 }
 
-/// A Messages request's conversation: `{"system", "messages"}`.
+/// A message's `content` (at `path`): a string, or content blocks read as the project's own —
+/// any block of another kind kept as read.
+pub(super) fn blocks(m: &Value, path: &str) -> Result<Vec<ContentBlock>, ParseError> {
+    match m.get("content") {
+        Some(Value::String(s)) => Ok(vec![ContentBlock::text(s.clone())]),
+        Some(v @ Value::Array(_)) => typed(v.clone(), &format!("{path}.content")),
+        Some(_) => {
+            Err(ParseError::at(format!("{path}.content"), "expected a string or a list of content blocks"))
+        }
+        None => Err(ParseError::at(path, "missing field `content`")),
+    }
+}
+
+/// A Messages request's conversation: `{"system", "messages", "tools"}`.
 #[derive(Debug, Serialize)]
 struct MessagesExport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<&'a str>,
     messages: Vec<Turn<'a, [ContentBlock]>>,
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    tools: &'a [Value],
 }
 
-/// The API view in the Anthropic Messages format: `{"system", "messages"}`.
+/// The API view in the Anthropic Messages format: `{"system", "messages"}` (and `tools` when the
+/// conversation carries tool definitions). Every block is written as the project holds it, so an
+/// opaque block (`thinking` with its `signature`, …) goes back exactly as it was read.
 pub fn to_anthropic(c: &Conversation) -> Value {
     let messages = c.api_view().into_iter().map(|m| Turn { role: m.role.as_str(), content: &m.content[..] });
-    let export = MessagesExport { system: c.system.as_deref(), messages: messages.collect() };
+    let export =
+        MessagesExport { system: c.system.as_deref(), messages: messages.collect(), tools: &c.tools };
     serde_json::to_value(export).expect("a conversation serializes")
 }
 

@@ -183,6 +183,7 @@ fn as_text(message: &Message) -> String {
                 parts.push(format!("[{label}]\n{}", tool_result_text(content)));
             }
             ContentBlock::Image { .. } => parts.push("[image]".into()),
+            ContentBlock::Opaque(block) => parts.push(block.prompt_text()),
         }
     }
     parts.join("\n")

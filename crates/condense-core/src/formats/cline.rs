@@ -1,0 +1,41 @@
+//! Cline and Roo Code task histories (`tasks/<id>/api_conversation_history.json`): a list of
+//! Anthropic messages, each with the client's own fields beside `role` and `content` — `ts`
+//! (milliseconds), and sometimes `modelInfo`, `metrics`, `isSummary`, … The messages are read as
+//! Anthropic ones (any block kind the project does not read kept as read), with their `ts`; the
+//! client's other fields describe the client, not the request, and are not kept.
+//!
+//! The tool results these clients send as user text (`[read_file for 'x'] Result:`) and the
+//! wrappers they add (`<environment_details>`, task-progress reminders, `[TASK RESUMPTION]`)
+//! stay text here, as the model saw them: the providers (`providers/encoded.rs`) and the ledger
+//! (`ledger::user_words`) recognise them in the text.
+
+use serde_json::Value;
+
+use super::anthropic::blocks;
+use super::role_at;
+use crate::error::ParseError;
+use crate::model::{Conversation, Message, Role};
+
+/// Whether a bare list of messages is a Cline / Roo history: messages with a numeric `ts`,
+/// which neither API's messages have.
+pub(super) fn looks_like(messages: &[Value]) -> bool {
+    !messages.is_empty()
+        && messages.iter().all(|m| m.get("role").is_some() && m.get("content").is_some())
+        && messages.iter().any(|m| m.get("ts").is_some_and(Value::is_number))
+}
+
+/// Reads a task history.
+pub(super) fn from_cline(messages: &[Value]) -> Result<Conversation, ParseError> {
+    let mut out = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let path = format!("[{i}]");
+        let role = match role_at(m, &path, &["user", "assistant"])?.as_str() {
+            "assistant" => Role::Assistant,
+            _ => Role::User,
+        };
+        let mut message = Message::new(format!("m{}", i + 1), role, blocks(m, &path)?);
+        message.ts = m.get("ts").and_then(Value::as_i64).unwrap_or(0);
+        out.push(message);
+    }
+    Ok(Conversation::new(out))
+}
