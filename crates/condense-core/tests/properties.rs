@@ -1,7 +1,8 @@
 //! Property tests of the providers' invariants: (a) the API view's tool pairs stay valid; (b) undo
 //! restores the exact previous conversation; (c) lossless: every removed byte has an identical copy
 //! still in the view; (d) truncation keeps the first and the last N messages as they are; (e)
-//! tokens after never exceed tokens before; and a failed run hands back the input untouched.
+//! tokens after never exceed tokens before; (j) opaque blocks (thinking, …) are never edited; and
+//! a failed run hands back the input untouched.
 //! With the state ledger on (every provider): (f) the instructions, files changed and open todos
 //! of what a run hid are still in the API view, (g) which both APIs accept, (h) a second run moves
 //! the ledger instead of adding one, (i) undo takes it away with its run.
@@ -53,11 +54,13 @@ fn conversation() -> impl Strategy<Value = Conversation> {
                 let n = messages.len();
                 match t {
                     Turn::Chat(a, u) => {
-                        messages.push(Message::new(
-                            format!("m{n}"),
-                            Role::Assistant,
-                            vec![ContentBlock::text(a)],
-                        ));
+                        // Every third answer starts with a thinking block, kept as read.
+                        let mut answer = Vec::new();
+                        if n % 3 == 1 {
+                            answer.push(thinking(n));
+                        }
+                        answer.push(ContentBlock::text(a));
+                        messages.push(Message::new(format!("m{n}"), Role::Assistant, answer));
                         messages.push(Message::new(
                             format!("m{}", n + 1),
                             Role::User,
@@ -86,6 +89,28 @@ fn conversation() -> impl Strategy<Value = Conversation> {
             Conversation { system, ..Conversation::new(messages) }
         },
     )
+}
+
+/// An Anthropic thinking block with its signature: opaque to the project.
+fn thinking(n: usize) -> ContentBlock {
+    serde_json::from_value(serde_json::json!({
+        "type": "thinking",
+        "thinking": format!("step {n}: {}", "weigh the options ".repeat(n % 7 + 1)),
+        "signature": format!("EqQBCkgIsig{n}"),
+    }))
+    .expect("a block")
+}
+
+/// The opaque blocks of a message list, as JSON.
+fn opaque_blocks<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<String> {
+    messages
+        .into_iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::Opaque(o) => Some(o.json()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every text in a view: text blocks and tool result text parts.
@@ -134,6 +159,11 @@ fn common_invariants(
     let after = tokens.count_request(before.system.as_deref(), &view);
     prop_assert_eq!(result.new_context_tokens, Some(after));
     prop_assert!(after <= before_tokens);
+    // Opaque blocks (thinking, …) are never edited: each one in the view is one of the input's.
+    let originals = opaque_blocks(&before.messages);
+    for block in opaque_blocks(view.iter().copied()) {
+        prop_assert!(originals.contains(&block), "an opaque block was edited: {}", block);
+    }
     // (b) undo restores the exact previous conversation, hence its API view.
     let (_, undone) = undo_last(&result.messages).expect("a condensation to undo");
     prop_assert_eq!(&undone, &before.messages);
