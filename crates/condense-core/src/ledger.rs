@@ -685,8 +685,9 @@ pub fn budget_for(target_tokens: Option<usize>, context_tokens: usize) -> usize 
 }
 
 /// The user's own words in a user message's text, without what clients wrap around them:
-/// environment details, system reminders, Claude Code's local command noise, tool results sent
-/// as text by Cline and Roo (whose `<feedback>` and `<answer>` are kept); `<task>`,
+/// environment details, system reminders, Claude Code's local command noise, Codex's environment
+/// context, Cline's and Roo's task resumption notices and tool results sent as text (whose
+/// `<feedback>` and `<answer>` are kept); `<task>`,
 /// `<feedback>`, `<user_message>` and `<answer>` keep their inner text.
 pub fn user_words(text: &str) -> String {
     let whole = strip_ledger(text);
@@ -711,9 +712,13 @@ pub fn user_words(text: &str) -> String {
         "command-message",
         "local-command-stdout",
         "local-command-stderr",
+        // Codex's per-session context and the instructions it sends as user messages.
+        "environment_context",
+        "user_instructions",
     ] {
         text = remove_tag(&text, tag);
     }
+    text = remove_resumption_notices(&text);
     for tag in ["task", "feedback", "user_message", "answer", "command-args"] {
         text = unwrap_tag(&text, tag);
     }
@@ -728,6 +733,27 @@ pub fn user_words(text: &str) -> String {
         })
         .collect();
     collapse_blank_lines(lines.join("\n").trim())
+}
+
+/// The notice Cline and Roo put on a user turn when a task resumes (`[TASK RESUMPTION] This task
+/// was interrupted …`), without the user's new instructions that may follow it (`New
+/// instructions for task continuation:` and a `<user_message>`): client text, not the user's.
+fn remove_resumption_notices(text: &str) -> String {
+    const NOTICE: &str = "[TASK RESUMPTION]";
+    const NEW: &str = "New instructions for task continuation:";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(NOTICE) {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        rest = match after.find(NEW) {
+            Some(end) => &after[end + NEW.len()..],
+            // Without new instructions, the notice runs to the next user message tag or the end.
+            None => after.find("<user_message>").map_or("", |end| &after[end..]),
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The shortest start of `text` whose normalized form has `chars` characters (all of it when

@@ -151,14 +151,9 @@ impl<'de> Deserialize<'de> for ContentBlock {
             _ => false,
         };
         if KNOWN_BLOCK_KINDS.contains(&kind.as_str()) && !keep_whole {
-            // Errors inside the block keep their path within it.
-            let mut track = serde_path_to_error::Track::new();
-            let tracked = serde_path_to_error::Deserializer::new(value, &mut track);
-            // The derived (remote) deserializer of the typed kinds.
-            return ContentBlock::deserialize(tracked).map_err(|e| {
-                let at = track.path().to_string();
-                if at == "." { D::Error::custom(e) } else { D::Error::custom(format!("{at}: {e}")) }
-            });
+            // The derived (remote) deserializer of the typed kinds; an error is located at the
+            // block (the tagged form reads the block whole, so no deeper path is known).
+            return ContentBlock::deserialize(value).map_err(D::Error::custom);
         }
         match value {
             serde_json::Value::Object(map) => Ok(ContentBlock::Opaque(OpaqueBlock(map))),

@@ -12,9 +12,19 @@ use condense_core::providers::manual::render_request;
 use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TokenCounter};
 use serde_json::{Value, json};
 
+/// A fixture's text, built into the test (the core's tests do no IO either).
 fn fixture(name: &str) -> String {
-    let path = format!("{}/../../tests/fixtures/sessions/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    match name {
+        "claude-code.jsonl" => include_str!("../../../tests/fixtures/sessions/claude-code.jsonl"),
+        "codex-rollout.jsonl" => include_str!("../../../tests/fixtures/sessions/codex-rollout.jsonl"),
+        "cline-api_conversation_history.json" => {
+            include_str!("../../../tests/fixtures/sessions/cline-api_conversation_history.json")
+        }
+        "anthropic-thinking.json" => include_str!("../../../tests/fixtures/sessions/anthropic-thinking.json"),
+        "openai-tools.json" => include_str!("../../../tests/fixtures/sessions/openai-tools.json"),
+        other => panic!("no fixture {other}"),
+    }
+    .to_owned()
 }
 
 const FIXTURES: [(&str, SourceFormat); 5] = [
@@ -303,5 +313,36 @@ fn a_large_claude_code_session_condenses_to_its_target() {
         assert!(result.error.is_none(), "{provider}: {:?}", result.error);
         let after = result.new_context_tokens.unwrap();
         assert!(after <= target, "{provider}: {after} > {target}");
+    }
+}
+
+/// The client's wrappers — environment details, a task resumption notice, Codex's environment
+/// context — are not the user's words; what the user wrote inside them is.
+#[test]
+fn the_ledger_quotes_the_user_not_the_client() {
+    for name in ["cline-api_conversation_history.json", "codex-rollout.jsonl", "claude-code.jsonl"] {
+        let c = parse_conversation(&fixture(name)).unwrap().conversation;
+        let ledger = condense_core::ledger::Ledger::of(&c.api_view());
+        let words: Vec<&str> = ledger.user_messages.iter().map(|w| w.text.as_str()).collect();
+        let all = words.join("\n");
+        for client in [
+            "environment_details",
+            "TASK RESUMPTION",
+            "New instructions for task continuation",
+            "environment_context",
+            "Result:",
+        ] {
+            assert!(!all.contains(client), "{name}: {client} in the user's words: {words:#?}");
+        }
+        match name {
+            "cline-api_conversation_history.json" => {
+                assert!(words[0].starts_with("Add a dark mode toggle"), "{words:#?}");
+                assert!(words.contains(&"Also remember the choice in localStorage."), "{words:#?}");
+            }
+            "codex-rollout.jsonl" => {
+                assert!(words[0].starts_with("The /health endpoint returns 500"), "{words:#?}")
+            }
+            _ => assert!(words[0].starts_with("The cart total shows"), "{words:#?}"),
+        }
     }
 }

@@ -16,11 +16,12 @@ use super::role_at;
 use crate::error::ParseError;
 use crate::model::{Conversation, Message, Role};
 
-/// Whether a bare list of messages is a Cline / Roo history: messages with a numeric `ts`,
-/// which neither API's messages have.
+/// Whether a bare list of messages is a Cline / Roo history: user and assistant messages, some
+/// with a numeric `ts`, which neither API's messages have.
 pub(super) fn looks_like(messages: &[Value]) -> bool {
+    let role = |m: &Value| matches!(m.get("role").and_then(Value::as_str), Some("user" | "assistant"));
     !messages.is_empty()
-        && messages.iter().all(|m| m.get("role").is_some() && m.get("content").is_some())
+        && messages.iter().all(|m| role(m) && m.get("content").is_some())
         && messages.iter().any(|m| m.get("ts").is_some_and(Value::is_number))
 }
 

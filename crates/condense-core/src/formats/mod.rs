@@ -640,6 +640,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rfc3339_times_become_epoch_milliseconds() {
+        assert_eq!(epoch_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(epoch_ms("2025-08-14T09:12:03.114Z"), Some(1_755_162_723_114));
+        assert_eq!(epoch_ms("2025-08-14T11:12:03.1+02:00"), Some(1_755_162_723_100));
+        assert_eq!(epoch_ms("2000-02-29T12:00:00.123456Z"), Some(951_825_600_123));
+        assert_eq!(epoch_ms("yesterday"), None);
+        assert_eq!(epoch_ms("2025-13-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn a_session_of_one_line_is_read_as_a_session() {
+        let line = r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}"#;
+        let p = parse_conversation(line).unwrap();
+        assert_eq!(p.format, SourceFormat::ClaudeCode);
+        assert_eq!(p.conversation.messages[0].id, "u1");
+        let rollout = r#"{"timestamp":"2025-09-02T14:03:15.002Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}"#;
+        assert_eq!(parse_conversation(rollout).unwrap().format, SourceFormat::Codex);
+        let e = parse_conversation("{\"a\": 1}\n{\"b\": 2}\n").unwrap_err();
+        assert!(e.message.contains("neither a Claude Code session"), "{e}");
+        // An OpenAI list with a `ts` is not taken for a Cline history.
+        let list = r#"[{"role":"system","content":"s","ts":1},{"role":"user","content":"hi"}]"#;
+        assert_eq!(parse_conversation(list).unwrap().format, SourceFormat::OpenAi);
+    }
+
+    #[test]
     fn broken_json_names_line_and_column() {
         let e = parse_conversation("{\n  \"messages\": [\n    {\"role\": \"user\",, }\n").unwrap_err();
         assert!(e.to_string().contains("line 3 column"), "{e}");
