@@ -86,6 +86,11 @@ export const ErrorInfo = z.object({
 export type ErrorInfo = z.output<typeof ErrorInfo>;
 export type ErrorInfoInput = z.input<typeof ErrorInfo>;
 
+/** A client's wrapper text on a user turn, which the model reads but the user did not write. */
+export const ClientContext = z.enum(["environment_details", "task_resumption"]);
+export type ClientContext = z.output<typeof ClientContext>;
+export type ClientContextInput = z.input<typeof ClientContext>;
+
 /** Where an image's bytes are. */
 export const ImageSource = z.discriminatedUnion("type", [
   /** Inline bytes, base64-encoded. */
@@ -132,6 +137,8 @@ export type ToolResultPartInput = z.input<typeof ToolResultPart>;
 export const KnownBlock = z.discriminatedUnion("type", [
   /** Plain text. */
   z.object({
+    /** Set when the text is a client's wrapper around the turn (Cline's and Roo's `<environment_details>`, a task resumption notice), not words the user wrote: the ledger does not quote it. Written in this project's format only; the API views send the text. */
+    client: ClientContext.nullable().optional(),
     /** The text. */
     text: z.string(),
     type: z.literal("text"),

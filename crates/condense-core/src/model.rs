@@ -82,6 +82,11 @@ pub enum ContentBlock {
     Text {
         /// The text.
         text: String,
+        /// Set when the text is a client's wrapper around the turn (Cline's and Roo's
+        /// `<environment_details>`, a task resumption notice), not words the user wrote: the ledger
+        /// does not quote it. Written in this project's format only; the API views send the text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<ClientContext>,
     },
     /// A tool call made by the assistant.
     ToolUse {
@@ -115,6 +120,30 @@ pub enum ContentBlock {
     Opaque(OpaqueBlock),
 }
 
+/// A client's wrapper text on a user turn, which the model reads but the user did not write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientContext {
+    /// `<environment_details>…</environment_details>` (Cline, Roo): open files, time, mode.
+    EnvironmentDetails,
+    /// `[TASK RESUMPTION] This task was interrupted …` (Cline, Roo), without new instructions.
+    TaskResumption,
+}
+
+impl ClientContext {
+    /// The wrapper a whole text block is, if it is one: an environment block, or a resumption
+    /// notice that carries no new instructions from the user.
+    pub fn of(text: &str) -> Option<ClientContext> {
+        let t = text.trim();
+        if t.starts_with("<environment_details>") && t.ends_with("</environment_details>") {
+            return Some(ClientContext::EnvironmentDetails);
+        }
+        let instructions =
+            t.contains("<user_message>") || t.contains("New instructions for task continuation");
+        (t.starts_with("[TASK RESUMPTION]") && !instructions).then_some(ClientContext::TaskResumption)
+    }
+}
+
 /// The `type` names of the typed blocks; any other is read as an [`OpaqueBlock`].
 pub const KNOWN_BLOCK_KINDS: [&str; 4] = ["text", "tool_use", "tool_result", "image"];
 
@@ -146,7 +175,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
             })
         };
         let keep_whole = match kind.as_str() {
-            "text" => extra(&["text"]),
+            "text" => extra(&["text", "client"]),
             "image" => extra(&["source"]),
             _ => false,
         };
@@ -232,7 +261,7 @@ pub enum AnyBlock {
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text { text: text.into() }
+        ContentBlock::Text { text: text.into(), client: None }
     }
 
     /// A tool result holding one text part.
@@ -342,7 +371,7 @@ impl Message {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for block in &self.content {
-            if let ContentBlock::Text { text } = block {
+            if let ContentBlock::Text { text, .. } = block {
                 if !out.is_empty() {
                     out.push('\n');
                 }

@@ -498,7 +498,7 @@ fn keep_what_matters(
     let mut full = host
         .and_then(|h| {
             c.messages[h].content.iter().find_map(|b| match b {
-                ContentBlock::Text { text } if ledger::is_ledger_block(b) => Ledger::parse(text),
+                ContentBlock::Text { text, .. } if ledger::is_ledger_block(b) => Ledger::parse(text),
                 _ => None,
             })
         })

@@ -184,7 +184,7 @@ impl TiktokenCounter {
 
     fn count_block(&self, block: &ContentBlock) -> usize {
         match block {
-            ContentBlock::Text { text } => self.count_text(text),
+            ContentBlock::Text { text, .. } => self.count_text(text),
             ContentBlock::ToolUse { id: _, name, input } => {
                 self.count_text(name) + self.count_text(&input.to_string())
             }

@@ -7,7 +7,9 @@ mod common;
 
 use common::{StepClock, block_on, counter};
 use condense_core::formats::{SourceFormat, parse_conversation, to_anthropic, to_openai};
-use condense_core::model::{ContentBlock, Message, Role, api_view, check_tool_pairs, undo_last};
+use condense_core::model::{
+    ClientContext, ContentBlock, Message, Role, api_view, check_tool_pairs, undo_last,
+};
 use condense_core::providers::manual::render_request;
 use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TokenCounter};
 use serde_json::{Value, json};
@@ -108,11 +110,39 @@ fn codex_reads_what_the_model_saw() {
 }
 
 #[test]
-fn cline_keeps_its_times_and_its_text() {
-    let c = parse_conversation(&fixture("cline-api_conversation_history.json")).unwrap().conversation;
+fn cline_keeps_its_times_and_marks_its_wrappers() {
+    let text = fixture("cline-api_conversation_history.json");
+    let c = parse_conversation(&text).unwrap().conversation;
     assert_eq!(c.messages.len(), 9);
     assert_eq!(c.messages[0].ts, 1_755_695_531_000);
     assert!(c.messages[2].text().starts_with("[read_file for 'src/theme.css'] Result:"));
+    // The environment blocks and the bare resumption notice are client context; the block with
+    // the user's new instructions is not.
+    let marks: Vec<(usize, ClientContext)> = c
+        .messages
+        .iter()
+        .enumerate()
+        .flat_map(|(i, m)| {
+            m.content.iter().filter_map(move |b| match b {
+                ContentBlock::Text { client: Some(k), .. } => Some((i, *k)),
+                _ => None,
+            })
+        })
+        .collect();
+    use ClientContext::{EnvironmentDetails as Env, TaskResumption as Resumed};
+    assert_eq!(marks, [(0, Env), (2, Env), (4, Env), (6, Env), (7, Resumed), (7, Env)]);
+    // The API view is the file's messages exactly: the marks are the project's, not the API's.
+    let input: Value = serde_json::from_str(&text).unwrap();
+    let out = to_anthropic(&c);
+    let wanted: Vec<Value> = input
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| json!({"role": m["role"], "content": m["content"]}))
+        .collect();
+    assert_eq!(out["messages"].as_array().unwrap(), &wanted);
+    assert!(!to_openai(&c).to_string().contains("\"client\""));
+    assert!(serde_json::to_string(&c).unwrap().contains("\"client\":\"environment_details\""));
 }
 
 /// The messages of a document, as its API view is compared: role and content blocks, a content

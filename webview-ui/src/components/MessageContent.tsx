@@ -3,7 +3,7 @@ import { Link, Markdown } from "./Markdown";
 
 /**
  * The content blocks of a message: text (Markdown for the assistant), tools compact, images, and
- * blocks kept as read (thinking, …) collapsed.
+ * client context (environment details, …) and blocks kept as read (thinking, …) collapsed.
  */
 export function MessageContent({ message }: { message: Message }) {
   return (
@@ -19,6 +19,9 @@ function Block({ block, markdown }: { block: ContentBlock; markdown: boolean }) 
   switch (block.type) {
     case "text": {
       const text = asString(block["text"]);
+      const client = asString(block["client"]);
+      // A client's wrapper (Cline's environment details, …): read by the model, not the user's words.
+      if (client) return <ClientContext kind={client} text={text} />;
       return markdown ? <Markdown text={text} /> : <p className="plain-text">{text}</p>;
     }
     case "tool_use":
@@ -36,6 +39,18 @@ function Block({ block, markdown }: { block: ContentBlock; markdown: boolean }) 
     default:
       return <Opaque block={block} />;
   }
+}
+
+function ClientContext({ kind, text }: { kind: string; text: string }) {
+  return (
+    <details className="tool tool--client">
+      <summary>
+        <span className="tool__kind">Client context</span>{" "}
+        <code className="tool__name">{kind.replace(/_/g, " ")}</code>
+      </summary>
+      <pre className="tool__body">{text}</pre>
+    </details>
+  );
 }
 
 /**

@@ -132,6 +132,30 @@ describe("the chat view", () => {
     expect(details.every((d) => !(d as HTMLDetailsElement).open)).toBe(true);
   });
 
+  it("shows a client's wrapper collapsed, apart from the user's words", () => {
+    setup();
+    const turn: Message = {
+      id: "u1",
+      ts: 0,
+      role: "user",
+      content: [
+        { type: "text", text: "Add a dark mode toggle." },
+        {
+          type: "text",
+          text: "<environment_details>\n# Current Time\n3 PM\n</environment_details>",
+          client: "environment_details",
+        },
+      ],
+    };
+    showState(snapshot([turn]));
+    const details = screen.getAllByRole("group");
+    expect(details).toHaveLength(1);
+    expect(details[0]!.textContent).toContain("Client context");
+    expect(details[0]!.textContent).toContain("environment details");
+    expect((details[0] as HTMLDetailsElement).open).toBe(false);
+    expect(screen.getByText("Add a dark mode toggle.")).toBeTruthy();
+  });
+
   it("shows blocks kept as read collapsed, never their signature", () => {
     setup();
     const answer: Message = {

@@ -3,6 +3,8 @@
 //! key and API version headers, and decoding the stream's named events. Its error bodies are read
 //! in the parent module, which reads both wires' alike.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -56,16 +58,29 @@ pub(super) fn blocks(m: &Value, path: &str) -> Result<Vec<ContentBlock>, ParseEr
 struct MessagesExport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<&'a str>,
-    messages: Vec<Turn<'a, [ContentBlock]>>,
+    messages: Vec<Turn<'a, [Cow<'a, ContentBlock>]>>,
     #[serde(skip_serializing_if = "<[Value]>::is_empty")]
     tools: &'a [Value],
 }
 
+/// A block as the API gets it: a text without the project's `client` mark, any other as held.
+fn wire_block(block: &ContentBlock) -> Cow<'_, ContentBlock> {
+    match block {
+        ContentBlock::Text { text, client: Some(_) } => Cow::Owned(ContentBlock::text(text.clone())),
+        other => Cow::Borrowed(other),
+    }
+}
+
 /// The API view in the Anthropic Messages format: `{"system", "messages"}` (and `tools` when the
 /// conversation carries tool definitions). Every block is written as the project holds it, so an
-/// opaque block (`thinking` with its `signature`, …) goes back exactly as it was read.
+/// opaque block (`thinking` with its `signature`, …) goes back exactly as it was read; a text
+/// marked as client context goes as plain text.
 pub fn to_anthropic(c: &Conversation) -> Value {
-    let messages = c.api_view().into_iter().map(|m| Turn { role: m.role.as_str(), content: &m.content[..] });
+    let view = c.api_view();
+    let contents: Vec<Vec<Cow<'_, ContentBlock>>> =
+        view.iter().map(|m| m.content.iter().map(wire_block).collect()).collect();
+    let messages =
+        view.iter().zip(&contents).map(|(m, content)| Turn { role: m.role.as_str(), content: &content[..] });
     let export =
         MessagesExport { system: c.system.as_deref(), messages: messages.collect(), tools: &c.tools };
     serde_json::to_value(export).expect("a conversation serializes")

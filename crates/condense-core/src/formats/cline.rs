@@ -4,17 +4,19 @@
 //! Anthropic ones (any block kind the project does not read kept as read), with their `ts`; the
 //! client's other fields describe the client, not the request, and are not kept.
 //!
-//! The tool results these clients send as user text (`[read_file for 'x'] Result:`) and the
-//! wrappers they add (`<environment_details>`, task-progress reminders, `[TASK RESUMPTION]`)
-//! stay text here, as the model saw them: the providers (`providers/encoded.rs`) and the ledger
-//! (`ledger::user_words`) recognise them in the text.
+//! The wrappers these clients add to a user turn, when a text block is one whole
+//! (`<environment_details>…</environment_details>`, a `[TASK RESUMPTION]` notice without new
+//! instructions), are marked as client context ([`ClientContext`]): the ledger does not quote
+//! them as the user's words; the API views send them as the text they are. The tool results
+//! they send as user text (`[read_file for 'x'] Result:`) stay text, as the model saw them: the
+//! providers (`providers/encoded.rs`) and the ledger (`ledger::user_words`) recognise them.
 
 use serde_json::Value;
 
 use super::anthropic::blocks;
 use super::role_at;
 use crate::error::ParseError;
-use crate::model::{Conversation, Message, Role};
+use crate::model::{ClientContext, ContentBlock, Conversation, Message, Role};
 
 /// Whether a bare list of messages is a Cline / Roo history: user and assistant messages, some
 /// with a numeric `ts`, which neither API's messages have.
@@ -34,7 +36,15 @@ pub(super) fn from_cline(messages: &[Value]) -> Result<Conversation, ParseError>
             "assistant" => Role::Assistant,
             _ => Role::User,
         };
-        let mut message = Message::new(format!("m{}", i + 1), role, blocks(m, &path)?);
+        let mut content = blocks(m, &path)?;
+        if role == Role::User {
+            for block in &mut content {
+                if let ContentBlock::Text { text, client } = block {
+                    *client = ClientContext::of(text);
+                }
+            }
+        }
+        let mut message = Message::new(format!("m{}", i + 1), role, content);
         message.ts = m.get("ts").and_then(Value::as_i64).unwrap_or(0);
         out.push(message);
     }

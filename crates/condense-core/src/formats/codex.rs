@@ -60,7 +60,7 @@ pub(super) fn from_codex(lines: &[Value]) -> Result<Conversation, ParseError> {
                             "user" => add(&mut messages, Role::User, content, ts),
                             "developer" | "system" if messages.is_empty() => {
                                 system.extend(content.iter().filter_map(|b| match b {
-                                    ContentBlock::Text { text } => Some(text.clone()),
+                                    ContentBlock::Text { text, .. } => Some(text.clone()),
                                     _ => None,
                                 }));
                             }

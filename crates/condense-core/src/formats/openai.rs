@@ -102,7 +102,7 @@ pub(super) fn from_openai(value: &Value) -> Result<Conversation, ParseError> {
                 let text = openai_parts(m.get("content"), &format!("{path}.content"))?
                     .iter()
                     .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text.clone()),
+                        ContentBlock::Text { text, .. } => Some(text.clone()),
                         _ => None,
                     })
                     .collect::<Vec<_>>()
@@ -141,7 +141,7 @@ pub(super) fn from_openai(value: &Value) -> Result<Conversation, ParseError> {
                 let parts = openai_parts(m.get("content"), &format!("{path}.content"))?
                     .into_iter()
                     .map(|b| match b {
-                        ContentBlock::Text { text } => ToolResultPart::Text { text },
+                        ContentBlock::Text { text, .. } => ToolResultPart::Text { text },
                         ContentBlock::Image { source } => ToolResultPart::Image { source },
                         _ => unreachable!("openai_parts makes text and images only"),
                     })
@@ -267,7 +267,7 @@ pub fn to_openai(c: &Conversation) -> Value {
         let mut calls: Vec<ToolCall<'_>> = Vec::new();
         for block in &m.content {
             match block {
-                ContentBlock::Text { text } => parts.push(Part::Text { text }),
+                ContentBlock::Text { text, .. } => parts.push(Part::Text { text }),
                 ContentBlock::Image { source } => {
                     parts.push(Part::ImageUrl { image_url: ImageUrl { url: image_url(source) } });
                 }

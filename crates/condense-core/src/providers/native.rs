@@ -201,7 +201,7 @@ impl<'a> Renderer<'a> {
         let mut parts = Vec::new();
         for block in &m.content {
             match block {
-                ContentBlock::Text { text } => parts.push(text.clone()),
+                ContentBlock::Text { text, .. } => parts.push(text.clone()),
                 ContentBlock::ToolUse { name, input, .. } => {
                     let args = input.to_string();
                     let size = self.tokens.count_text(&args);
