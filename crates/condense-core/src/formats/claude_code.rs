@@ -5,7 +5,9 @@
 //! (`summary`, `system`, file snapshots, …) are not sent to the model.
 //!
 //! The conversation is the live chain: from the last main-chain `user` or `assistant` event back
-//! through `parentUuid` (a branch left by an edit or a retry, and side chains, are not in it).
+//! through `parentUuid` (a branch left by an edit or a retry, and side chains, are not in it;
+//! after a `/compact`, the chain starts again with no parent, so the conversation read is the
+//! compacted one the model now sees).
 //! Claude Code writes one assistant event per content block, all with the same `message.id`:
 //! they become one message again, and the tool results answering one assistant message become
 //! one user message, as Claude Code sends them. Ids are the events' `uuid`s (the first of a merged
