@@ -86,6 +86,11 @@ export const ErrorInfo = z.object({
 export type ErrorInfo = z.output<typeof ErrorInfo>;
 export type ErrorInfoInput = z.input<typeof ErrorInfo>;
 
+/** A client's wrapper text on a user turn, which the model reads but the user did not write. */
+export const ClientContext = z.enum(["environment_details", "task_resumption"]);
+export type ClientContext = z.output<typeof ClientContext>;
+export type ClientContextInput = z.input<typeof ClientContext>;
+
 /** Where an image's bytes are. */
 export const ImageSource = z.discriminatedUnion("type", [
   /** Inline bytes, base64-encoded. */
@@ -124,10 +129,16 @@ export const ToolResultPart = z.discriminatedUnion("type", [
 export type ToolResultPart = z.output<typeof ToolResultPart>;
 export type ToolResultPartInput = z.input<typeof ToolResultPart>;
 
-/** A content block of a message. */
-export const ContentBlock = z.discriminatedUnion("type", [
+/**
+ * A content block of a message. The four kinds the project reads are typed; any other block an API sends (Anthropic's `thinking` with its `signature`, `redacted_thinking`, `document`, `server_tool_use`, `web_search_tool_result`, or a kind not invented yet) is kept as read, as an [`OpaqueBlock`]: counted, never edited, written back verbatim.
+ * 
+ * (De)serialization: the typed kinds by their `type` tag; any other `type` as an opaque block. The JSON Schema is [`AnyBlock`]'s (the typed kinds, as `KnownBlock`, or an opaque object).
+ */
+export const KnownBlock = z.discriminatedUnion("type", [
   /** Plain text. */
   z.object({
+    /** Set when the text is a client's wrapper around the turn (Cline's and Roo's `<environment_details>`, a task resumption notice), not words the user wrote: the ledger does not quote it. Written in this project's format only; the API views send the text. */
+    client: ClientContext.nullable().optional(),
     /** The text. */
     text: z.string(),
     type: z.literal("text"),
@@ -158,6 +169,24 @@ export const ContentBlock = z.discriminatedUnion("type", [
     source: ImageSource,
     type: z.literal("image"),
   }),
+]);
+export type KnownBlock = z.output<typeof KnownBlock>;
+export type KnownBlockInput = z.input<typeof KnownBlock>;
+
+/** A block of a kind the project does not interpret (Anthropic's `thinking`, `redacted_thinking`, `document`, `server_tool_use`, `web_search_tool_result`, or any other), kept exactly as read: counted, never edited, written back verbatim. */
+export const OpaqueBlock = z.object({
+  /** The block's kind. */
+  type: z.string(),
+}).catchall(z.unknown());
+export type OpaqueBlock = z.output<typeof OpaqueBlock>;
+export type OpaqueBlockInput = z.input<typeof OpaqueBlock>;
+
+/** The schema of a content block: a typed one, or an opaque one kept as read. */
+export const ContentBlock = z.union([
+  /** A block the project reads. */
+  KnownBlock,
+  /** A block kept as read. */
+  OpaqueBlock,
 ]);
 export type ContentBlock = z.output<typeof ContentBlock>;
 export type ContentBlockInput = z.input<typeof ContentBlock>;
@@ -476,6 +505,8 @@ export const Conversation = z.strictObject({
   messages: z.array(Message),
   /** The system prompt sent with every request. */
   system: z.string().nullable().optional(),
+  /** The tool definitions sent with every request (an OpenAI or Anthropic request's `tools`), kept as read: counted with the context, never edited, exported back. */
+  tools: z.array(z.unknown()).optional(),
 });
 export type Conversation = z.output<typeof Conversation>;
 export type ConversationInput = z.input<typeof Conversation>;

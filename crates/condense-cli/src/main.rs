@@ -359,7 +359,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             .map_err(|e| usage(e.to_string()))?;
             // The result carries the system prompt too, so that it is a complete conversation
             // file for `count`, `view`, `undo` and a further `run`.
-            sink.json(&result.to_document(conversation.system.as_deref()))?;
+            sink.json(&result.to_document(&conversation))?;
             let show_summary = !no_summary && (summary || std::io::stderr().is_terminal());
             if show_summary {
                 let cx = summary::Context {

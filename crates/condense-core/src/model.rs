@@ -67,14 +67,26 @@ pub enum ToolResultPart {
     },
 }
 
-/// A content block of a message.
+/// A content block of a message. The four kinds the project reads are typed; any other block an
+/// API sends (Anthropic's `thinking` with its `signature`, `redacted_thinking`, `document`,
+/// `server_tool_use`, `web_search_tool_result`, or a kind not invented yet) is kept as read, as an
+/// [`OpaqueBlock`]: counted, never edited, written back verbatim.
+///
+/// (De)serialization: the typed kinds by their `type` tag; any other `type` as an opaque block.
+/// The JSON Schema is [`AnyBlock`]'s (the typed kinds, as `KnownBlock`, or an opaque object).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(remote = "Self", tag = "type", rename_all = "snake_case")]
+#[schemars(rename = "KnownBlock")]
 pub enum ContentBlock {
     /// Plain text.
     Text {
         /// The text.
         text: String,
+        /// Set when the text is a client's wrapper around the turn (Cline's and Roo's
+        /// `<environment_details>`, a task resumption notice), not words the user wrote: the ledger
+        /// does not quote it. Written in this project's format only; the API views send the text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<ClientContext>,
     },
     /// A tool call made by the assistant.
     ToolUse {
@@ -102,12 +114,154 @@ pub enum ContentBlock {
         /// Where the image is.
         source: ImageSource,
     },
+    /// A block of a kind the project does not interpret, kept exactly as read.
+    #[serde(skip)]
+    #[schemars(skip)]
+    Opaque(OpaqueBlock),
+}
+
+/// A client's wrapper text on a user turn, which the model reads but the user did not write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientContext {
+    /// `<environment_details>…</environment_details>` (Cline, Roo): open files, time, mode.
+    EnvironmentDetails,
+    /// `[TASK RESUMPTION] This task was interrupted …` (Cline, Roo), without new instructions.
+    TaskResumption,
+}
+
+impl ClientContext {
+    /// The wrapper a whole text block is, if it is one: an environment block, or a resumption
+    /// notice that carries no new instructions from the user.
+    pub fn of(text: &str) -> Option<ClientContext> {
+        let t = text.trim();
+        if t.starts_with("<environment_details>") && t.ends_with("</environment_details>") {
+            return Some(ClientContext::EnvironmentDetails);
+        }
+        let instructions =
+            t.contains("<user_message>") || t.contains("New instructions for task continuation");
+        (t.starts_with("[TASK RESUMPTION]") && !instructions).then_some(ClientContext::TaskResumption)
+    }
+}
+
+/// The `type` names of the typed blocks; any other is read as an [`OpaqueBlock`].
+pub const KNOWN_BLOCK_KINDS: [&str; 4] = ["text", "tool_use", "tool_result", "image"];
+
+impl Serialize for ContentBlock {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ContentBlock::Opaque(block) => block.serialize(s),
+            // The derived (remote) serializer of the typed kinds.
+            _ => ContentBlock::serialize(self, s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = serde_json::Value::deserialize(d)?;
+        let kind = match value.get("type") {
+            Some(serde_json::Value::String(kind)) => kind.clone(),
+            Some(_) => return Err(D::Error::custom("`type` must be a string")),
+            None if value.is_object() => return Err(D::Error::missing_field("type")),
+            None => return Err(D::Error::custom("expected a content block (an object with a `type`)")),
+        };
+        // A text or image block with more than the project reads (a text's `citations`, …) is
+        // kept as read, so that nothing it carries is lost; `cache_control` is a request hint.
+        let extra = |known: &[&str]| {
+            value.as_object().is_some_and(|o| {
+                o.keys().any(|k| k != "type" && k != "cache_control" && !known.contains(&k.as_str()))
+            })
+        };
+        let keep_whole = match kind.as_str() {
+            "text" => extra(&["text", "client"]),
+            "image" => extra(&["source"]),
+            _ => false,
+        };
+        if KNOWN_BLOCK_KINDS.contains(&kind.as_str()) && !keep_whole {
+            // The derived (remote) deserializer of the typed kinds; an error is located at the
+            // block (the tagged form reads the block whole, so no deeper path is known).
+            return ContentBlock::deserialize(value).map_err(D::Error::custom);
+        }
+        match value {
+            serde_json::Value::Object(map) => Ok(ContentBlock::Opaque(OpaqueBlock(map))),
+            _ => unreachable!("a value with a `type` is an object"),
+        }
+    }
+}
+
+/// A content block kept exactly as read (its JSON object, `type` included, keys in their order):
+/// Anthropic's `thinking` (whose `signature` the API checks on the way back), `redacted_thinking`,
+/// `document`, `server_tool_use`, `web_search_tool_result`, any kind unknown today, and a `text`
+/// or `image` block carrying more than the project reads (a text's `citations`). No provider
+/// edits one; a condensation hides it with its message or keeps it whole.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct OpaqueBlock(serde_json::Map<String, serde_json::Value>);
+
+impl OpaqueBlock {
+    /// An opaque block from a JSON object whose `type` is a string naming no typed block.
+    pub fn new(map: serde_json::Map<String, serde_json::Value>) -> Option<Self> {
+        let kind = map.get("type")?.as_str()?;
+        (!KNOWN_BLOCK_KINDS.contains(&kind)).then_some(OpaqueBlock(map))
+    }
+
+    /// The block's `type`, e.g. `thinking`.
+    pub fn kind(&self) -> &str {
+        self.0.get("type").and_then(serde_json::Value::as_str).unwrap_or("")
+    }
+
+    /// The block as read.
+    pub fn fields(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.0
+    }
+
+    /// The block in a prompt's plain text: a thinking block's thought, else its kind.
+    pub fn prompt_text(&self) -> String {
+        match (self.kind(), self.0.get("thinking").and_then(serde_json::Value::as_str)) {
+            ("thinking", Some(thought)) => format!("[thinking]\n{thought}"),
+            (kind, _) => format!("[{kind} block]"),
+        }
+    }
+
+    /// The block's JSON text, as sent to an API (what its tokens are counted from).
+    pub fn json(&self) -> String {
+        serde_json::to_string(&self.0).expect("a JSON object serializes")
+    }
+}
+
+impl JsonSchema for OpaqueBlock {
+    fn schema_name() -> String {
+        "OpaqueBlock".to_owned()
+    }
+
+    fn json_schema(_: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
+        serde_json::from_value(serde_json::json!({
+            "description": "A block of a kind the project does not interpret (Anthropic's `thinking`, `redacted_thinking`, `document`, `server_tool_use`, `web_search_tool_result`, or any other), kept exactly as read: counted, never edited, written back verbatim.",
+            "type": "object",
+            "required": ["type"],
+            "properties": {"type": {"description": "The block's kind.", "type": "string"}},
+            "additionalProperties": true
+        }))
+        .expect("a valid schema")
+    }
+}
+
+/// The schema of a content block: a typed one, or an opaque one kept as read.
+#[derive(JsonSchema)]
+#[schemars(rename = "ContentBlock", untagged)]
+pub enum AnyBlock {
+    /// A block the project reads.
+    Known(ContentBlock),
+    /// A block kept as read.
+    Opaque(OpaqueBlock),
 }
 
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text { text: text.into() }
+        ContentBlock::Text { text: text.into(), client: None }
     }
 
     /// A tool result holding one text part.
@@ -120,13 +274,19 @@ impl ContentBlock {
     }
 
     /// The wire name of the block's type.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> &str {
         match self {
             ContentBlock::Text { .. } => "text",
             ContentBlock::ToolUse { .. } => "tool_use",
             ContentBlock::ToolResult { .. } => "tool_result",
             ContentBlock::Image { .. } => "image",
+            ContentBlock::Opaque(block) => block.kind(),
         }
+    }
+
+    /// Whether the block is kept as read (no provider may edit it).
+    pub fn is_opaque(&self) -> bool {
+        matches!(self, ContentBlock::Opaque(_))
     }
 }
 
@@ -169,6 +329,7 @@ pub struct Message {
     /// Who wrote it.
     pub role: Role,
     /// The content blocks, in order.
+    #[schemars(with = "Vec<AnyBlock>")]
     pub content: Vec<ContentBlock>,
     /// This message is an LLM summary standing in for the messages its condensation hid.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -210,7 +371,7 @@ impl Message {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for block in &self.content {
-            if let ContentBlock::Text { text } = block {
+            if let ContentBlock::Text { text, .. } = block {
                 if !out.is_empty() {
                     out.push('\n');
                 }
@@ -231,6 +392,10 @@ pub struct Conversation {
     /// The system prompt sent with every request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// The tool definitions sent with every request (an OpenAI or Anthropic request's `tools`),
+    /// kept as read: counted with the context, never edited, exported back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<serde_json::Value>,
     /// Every message, in order, including those hidden by a condensation.
     pub messages: Vec<Message>,
 }
@@ -242,7 +407,7 @@ fn default_format() -> String {
 impl Conversation {
     /// A conversation with the given messages and no system prompt.
     pub fn new(messages: Vec<Message>) -> Self {
-        Conversation { format: default_format(), system: None, messages }
+        Conversation { format: default_format(), system: None, tools: Vec::new(), messages }
     }
 
     /// The messages sent to the model: hidden messages left out, summaries and edited copies in.

@@ -241,12 +241,17 @@ impl CondensationResult {
     }
 
     /// The result as a document that is also a complete conversation file: the result's fields
-    /// with the conversation's system prompt put back, so that it can be counted, viewed, undone
-    /// or condensed again.
-    pub fn to_document(&self, system: Option<&str>) -> serde_json::Value {
+    /// with the conversation's system prompt and tool definitions put back, so that it can be
+    /// counted, viewed, undone or condensed again.
+    pub fn to_document(&self, conversation: &crate::model::Conversation) -> serde_json::Value {
         let mut out = serde_json::to_value(self).expect("results serialize");
-        if let (Some(system), Some(obj)) = (system, out.as_object_mut()) {
-            obj.insert("system".into(), system.into());
+        if let Some(obj) = out.as_object_mut() {
+            if let Some(system) = &conversation.system {
+                obj.insert("system".into(), system.as_str().into());
+            }
+            if !conversation.tools.is_empty() {
+                obj.insert("tools".into(), conversation.tools.clone().into());
+            }
         }
         out
     }
@@ -498,7 +503,7 @@ fn keep_what_matters(
     let mut full = host
         .and_then(|h| {
             c.messages[h].content.iter().find_map(|b| match b {
-                ContentBlock::Text { text } if ledger::is_ledger_block(b) => Ledger::parse(text),
+                ContentBlock::Text { text, .. } if ledger::is_ledger_block(b) => Ledger::parse(text),
                 _ => None,
             })
         })

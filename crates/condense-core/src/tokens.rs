@@ -13,7 +13,9 @@
 //! errs on the safe side.
 //!
 //! A message costs its blocks plus [`MESSAGE_OVERHEAD`]; a conversation adds [`REPLY_PRIMING`]
-//! and its system prompt — OpenAI's documented accounting for chat messages.
+//! and its system prompt — OpenAI's documented accounting for chat messages. A block kept as read
+//! (an opaque block: `thinking`, …) costs the tokens of its JSON; a file's count adds its tool
+//! definitions' JSON ([`tool_definition_tokens`]).
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -97,13 +99,20 @@ impl TokenReport {
         TokenReport {
             model: model.to_owned(),
             encoding: counter.encoding().name().to_owned(),
-            total_tokens: counter.count_request(conversation.system.as_deref(), &view),
+            total_tokens: counter.count_request(conversation.system.as_deref(), &view)
+                + tool_definition_tokens(&counter, &conversation.tools),
             messages: view
                 .iter()
                 .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
                 .collect(),
         }
     }
+}
+
+/// Tokens of a request's tool definitions (their JSON text). They go with every request and no
+/// condensation can shrink them: a count of the file includes them, a provider's target does not.
+pub fn tool_definition_tokens(counter: &dyn TokenCounter, tools: &[serde_json::Value]) -> usize {
+    tools.iter().map(|t| counter.count_text(&t.to_string())).sum()
 }
 
 /// Counts tokens. Implementations must be deterministic.
@@ -175,7 +184,7 @@ impl TiktokenCounter {
 
     fn count_block(&self, block: &ContentBlock) -> usize {
         match block {
-            ContentBlock::Text { text } => self.count_text(text),
+            ContentBlock::Text { text, .. } => self.count_text(text),
             ContentBlock::ToolUse { id: _, name, input } => {
                 self.count_text(name) + self.count_text(&input.to_string())
             }
@@ -187,6 +196,8 @@ impl TiktokenCounter {
                 })
                 .sum(),
             ContentBlock::Image { .. } => IMAGE_TOKENS,
+            // A block kept as read costs what its JSON costs.
+            ContentBlock::Opaque(block) => self.count_text(&block.json()),
         }
     }
 }

@@ -41,7 +41,7 @@ fn long_chat(n: usize) -> ChatTask {
 fn text_of(m: &Message) -> String {
     m.content
         .iter()
-        .filter_map(|b| if let ContentBlock::Text { text } = b { Some(text.as_str()) } else { None })
+        .filter_map(|b| if let ContentBlock::Text { text, .. } = b { Some(text.as_str()) } else { None })
         .collect()
 }
 

@@ -1,7 +1,8 @@
 //! Property tests of the providers' invariants: (a) the API view's tool pairs stay valid; (b) undo
 //! restores the exact previous conversation; (c) lossless: every removed byte has an identical copy
 //! still in the view; (d) truncation keeps the first and the last N messages as they are; (e)
-//! tokens after never exceed tokens before; and a failed run hands back the input untouched.
+//! tokens after never exceed tokens before; (j) opaque blocks (thinking, …) are never edited; and
+//! a failed run hands back the input untouched; (k) client context is never the user's words.
 //! With the state ledger on (every provider): (f) the instructions, files changed and open todos
 //! of what a run hid are still in the API view, (g) which both APIs accept, (h) a second run moves
 //! the ledger instead of adding one, (i) undo takes it away with its run.
@@ -10,7 +11,7 @@ mod common;
 
 use common::{StepClock, block_on, counter};
 use condense_core::model::{
-    ContentBlock, Message, Role, ToolResultPart, api_view, check_tool_pairs, undo_last,
+    ClientContext, ContentBlock, Message, Role, ToolResultPart, api_view, check_tool_pairs, undo_last,
 };
 use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TokenCounter};
 use proptest::prelude::*;
@@ -53,11 +54,13 @@ fn conversation() -> impl Strategy<Value = Conversation> {
                 let n = messages.len();
                 match t {
                     Turn::Chat(a, u) => {
-                        messages.push(Message::new(
-                            format!("m{n}"),
-                            Role::Assistant,
-                            vec![ContentBlock::text(a)],
-                        ));
+                        // Every third answer starts with a thinking block, kept as read.
+                        let mut answer = Vec::new();
+                        if n % 3 == 1 {
+                            answer.push(thinking(n));
+                        }
+                        answer.push(ContentBlock::text(a));
+                        messages.push(Message::new(format!("m{n}"), Role::Assistant, answer));
                         messages.push(Message::new(
                             format!("m{}", n + 1),
                             Role::User,
@@ -88,13 +91,35 @@ fn conversation() -> impl Strategy<Value = Conversation> {
     )
 }
 
+/// An Anthropic thinking block with its signature: opaque to the project.
+fn thinking(n: usize) -> ContentBlock {
+    serde_json::from_value(serde_json::json!({
+        "type": "thinking",
+        "thinking": format!("step {n}: {}", "weigh the options ".repeat(n % 7 + 1)),
+        "signature": format!("EqQBCkgIsig{n}"),
+    }))
+    .expect("a block")
+}
+
+/// The opaque blocks of a message list, as JSON.
+fn opaque_blocks<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Vec<String> {
+    messages
+        .into_iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::Opaque(o) => Some(o.json()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Every text in a view: text blocks and tool result text parts.
 fn texts(view: &[&Message]) -> Vec<String> {
     let mut out = Vec::new();
     for m in view {
         for b in &m.content {
             match b {
-                ContentBlock::Text { text } => out.push(text.clone()),
+                ContentBlock::Text { text, .. } => out.push(text.clone()),
                 ContentBlock::ToolResult { content, .. } => {
                     for p in content {
                         if let ToolResultPart::Text { text } = p {
@@ -134,6 +159,11 @@ fn common_invariants(
     let after = tokens.count_request(before.system.as_deref(), &view);
     prop_assert_eq!(result.new_context_tokens, Some(after));
     prop_assert!(after <= before_tokens);
+    // Opaque blocks (thinking, …) are never edited: each one in the view is one of the input's.
+    let originals = opaque_blocks(&before.messages);
+    for block in opaque_blocks(view.iter().copied()) {
+        prop_assert!(originals.contains(&block), "an opaque block was edited: {}", block);
+    }
     // (b) undo restores the exact previous conversation, hence its API view.
     let (_, undone) = undo_last(&result.messages).expect("a condensation to undo");
     prop_assert_eq!(&undone, &before.messages);
@@ -398,7 +428,9 @@ fn must_keep(before: &Conversation, result: &condense_core::CondensationResult) 
     for m in &hidden {
         for b in &m.content {
             match b {
-                ContentBlock::Text { text } if m.role == Role::User && text.starts_with("Instruction ") => {
+                ContentBlock::Text { text, .. }
+                    if m.role == Role::User && text.starts_with("Instruction ") =>
+                {
                     out.push(text.clone());
                 }
                 // A list whose arguments an earlier truncation removed is not the model's to see.
@@ -527,7 +559,7 @@ fn undo_takes_the_ledger_away_with_the_condensation() {
         .iter()
         .flat_map(|m| m.content.iter())
         .find_map(|b| match b {
-            ContentBlock::Text { text } if ledger::is_ledger_block(b) => Some(text.clone()),
+            ContentBlock::Text { text, .. } if ledger::is_ledger_block(b) => Some(text.clone()),
             _ => None,
         })
         .expect("a ledger in the view");
@@ -597,7 +629,7 @@ fn a_summary_carries_the_ledger_and_the_probes_find_everything() {
     assert!(result.is_ok(), "{:?}", result.error);
     let summary = result.messages.iter().find(|m| m.is_summary).unwrap();
     assert_eq!(summary.content.len(), 2, "the summary, then the ledger");
-    let ContentBlock::Text { text } = &summary.content[1] else { panic!() };
+    let ContentBlock::Text { text, .. } = &summary.content[1] else { panic!() };
     let l = Ledger::parse(text).unwrap();
     assert!(l.user_messages.iter().any(|w| w.text.starts_with("Never rename public functions")), "{text}");
     assert!(l.files.iter().any(|f| f.path == "src/groups.rs"));
@@ -615,11 +647,55 @@ fn with_the_ledger_off_what_the_summary_left_out_is_put_back_on_it() {
     assert!(result.is_ok(), "{:?}", result.error);
     assert!(!result.messages.iter().flat_map(|m| m.content.iter()).any(ledger::is_ledger_block));
     let summary = result.messages.iter().find(|m| m.is_summary).unwrap();
-    let ContentBlock::Text { text } = summary.content.last().unwrap() else { panic!() };
+    let ContentBlock::Text { text, .. } = summary.content.last().unwrap() else { panic!() };
     assert!(text.starts_with("Items the summary left out"), "{text}");
     assert!(text.contains("Never rename public functions") && text.contains("src/groups.rs"));
     assert!(text.contains("Handle empty groups"));
     let retention = result.metrics.unwrap().retention().unwrap();
     assert_eq!((retention.kept, retention.probes, retention.repaired), (3, 3, 3));
     assert!(retention.missing.is_empty());
+}
+
+/// `c` with a client wrapper marked as such on every user turn but the first: text naming
+/// `CLIENTMARK`, which the user never wrote — without the tags the ledger strips by themselves,
+/// so only the mark keeps it out of the user's words.
+fn with_client_context(c: Conversation) -> Conversation {
+    let mut messages = c.messages;
+    for (i, m) in messages.iter_mut().enumerate().skip(1) {
+        if m.role == Role::User {
+            let text = format!("# CLIENTMARK {i}\nOpen tabs: src/{i}.rs");
+            m.content.push(ContentBlock::Text { text, client: Some(ClientContext::EnvironmentDetails) });
+        }
+    }
+    Conversation { messages, ..c }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: common::cases(32), ..ProptestConfig::default() })]
+
+    /// (k) Client context is never reported as the user's words: not by the ledger of the
+    /// messages, nor in the ledger a condensation adds; the runs keep their invariants.
+    #[test]
+    fn client_context_is_never_the_users_words(c in conversation(), percent in 10usize..70) {
+        let c = with_client_context(c);
+        let ledger = Ledger::of(&c.api_view());
+        for words in &ledger.user_messages {
+            prop_assert!(!words.text.contains("CLIENTMARK"), "{}", words.text);
+        }
+        let tokens = counter();
+        let before = tokens.count_request(c.system.as_deref(), &c.api_view());
+        for (provider, target) in [("truncation", Some(before * percent / 100)), ("lossless", None)] {
+            let result = run_with_ledger(&c, provider, target);
+            common_invariants(&c, &result)?;
+            for m in api_view(&result.messages) {
+                for b in &m.content {
+                    if let ContentBlock::Text { text, client: None } = b
+                        && ledger::is_ledger_block(b)
+                    {
+                        prop_assert!(!text.contains("CLIENTMARK"), "{}", text);
+                    }
+                }
+            }
+        }
+    }
 }

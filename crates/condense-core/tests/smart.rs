@@ -120,7 +120,9 @@ fn cline_history(seed: u64, approx_tokens: usize) -> Conversation {
             blocks.push(ContentBlock::text(format!("Please keep the function names stable (note {i}).")));
         }
         match (one_block, blocks.last_mut()) {
-            (true, Some(ContentBlock::Text { text })) => text.push_str(&format!("\n\n{}", environment(i))),
+            (true, Some(ContentBlock::Text { text, .. })) => {
+                text.push_str(&format!("\n\n{}", environment(i)))
+            }
             _ => blocks.push(ContentBlock::text(environment(i))),
         }
         messages.push(Message::new(format!("m{}", n + 1), Role::User, blocks));
@@ -298,7 +300,7 @@ fn lossless_de_duplicates_files_read_again_as_text() {
         .iter()
         .flat_map(|m| m.content.iter())
         .filter_map(|b| match b {
-            ContentBlock::Text { text } if text.contains("de-duplicated here") => Some(text.clone()),
+            ContentBlock::Text { text, .. } if text.contains("de-duplicated here") => Some(text.clone()),
             _ => None,
         })
         .collect::<Vec<_>>();
@@ -320,7 +322,7 @@ fn lossless_de_duplicates_files_read_again_as_text() {
     let all_text: String = view.iter().map(|m| m.text()).collect::<Vec<_>>().join("\n");
     for m in c.api_view() {
         for b in &m.content {
-            if let ContentBlock::Text { text } = b
+            if let ContentBlock::Text { text, .. } = b
                 && text.starts_with("def ")
             {
                 assert!(all_text.contains(text.trim()), "a file body was lost");
@@ -637,7 +639,7 @@ fn trim_parameters_cuts_bulky_arguments_and_keeps_paths() {
             .flat_map(|m| m.content.iter())
             .filter_map(|b| match b {
                 ContentBlock::ToolUse { input, .. } => Some(input.to_string()),
-                ContentBlock::Text { text } => Some(text.clone()),
+                ContentBlock::Text { text, .. } => Some(text.clone()),
                 _ => None,
             })
             .filter(|t| t.contains("characters trimmed by Context Condenser"))

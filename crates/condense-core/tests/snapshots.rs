@@ -40,10 +40,10 @@ fn transcript(result: &CondensationResult) -> String {
         for b in &m.content {
             let line = match b {
                 // The ledger is shown whole: it is what a reviewer checks.
-                ContentBlock::Text { text } if text.starts_with(condense_core::ledger::OPEN_TAG) => {
+                ContentBlock::Text { text, .. } if text.starts_with(condense_core::ledger::OPEN_TAG) => {
                     format!("ledger:\n        {}", text.replace('\n', "\n        "))
                 }
-                ContentBlock::Text { text } => format!("text: {}", preview(text)),
+                ContentBlock::Text { text, .. } => format!("text: {}", preview(text)),
                 ContentBlock::ToolUse { id, name, input } => format!("tool_use {id} {name} {input}"),
                 ContentBlock::ToolResult { tool_use_id, content, .. } => {
                     let body: Vec<String> = content
@@ -56,6 +56,7 @@ fn transcript(result: &CondensationResult) -> String {
                     format!("tool_result {tool_use_id}: {}", body.join(" | "))
                 }
                 ContentBlock::Image { .. } => "<image>".into(),
+                ContentBlock::Opaque(o) => format!("<{} block>", o.kind()),
             };
             out.push_str(&format!("    {line}\n"));
         }

@@ -1,7 +1,10 @@
 import type { ContentBlock, Message } from "../protocol";
 import { Link, Markdown } from "./Markdown";
 
-/** The content blocks of a message: text (Markdown for the assistant), tools compact, images. */
+/**
+ * The content blocks of a message: text (Markdown for the assistant), tools compact, images, and
+ * client context (environment details, …) and blocks kept as read (thinking, …) collapsed.
+ */
 export function MessageContent({ message }: { message: Message }) {
   return (
     <>
@@ -16,6 +19,9 @@ function Block({ block, markdown }: { block: ContentBlock; markdown: boolean }) 
   switch (block.type) {
     case "text": {
       const text = asString(block["text"]);
+      const client = asString(block["client"]);
+      // A client's wrapper (Cline's environment details, …): read by the model, not the user's words.
+      if (client) return <ClientContext kind={client} text={text} />;
       return markdown ? <Markdown text={text} /> : <p className="plain-text">{text}</p>;
     }
     case "tool_use":
@@ -30,7 +36,39 @@ function Block({ block, markdown }: { block: ContentBlock; markdown: boolean }) 
       );
     case "image":
       return <ImageBlock source={block["source"]} />;
+    default:
+      return <Opaque block={block} />;
   }
+}
+
+function ClientContext({ kind, text }: { kind: string; text: string }) {
+  return (
+    <details className="tool tool--client">
+      <summary>
+        <span className="tool__kind">Client context</span>{" "}
+        <code className="tool__name">{kind.replace(/_/g, " ")}</code>
+      </summary>
+      <pre className="tool__body">{text}</pre>
+    </details>
+  );
+}
+
+/**
+ * A block the core keeps as read (Anthropic's thinking, redacted thinking, server tools, …):
+ * collapsed, with what it says when it is a thought, never its signature or encrypted data.
+ */
+function Opaque({ block }: { block: Record<string, unknown> & { type: string } }) {
+  const thought = block.type === "thinking" ? asString(block["thinking"]) : "";
+  const label =
+    block.type === "thinking" ? "thinking" : block.type === "redacted_thinking" ? "thinking (hidden)" : block.type;
+  return (
+    <details className="tool tool--opaque">
+      <summary>
+        <span className="tool__kind">{label}</span>
+      </summary>
+      {thought ? <pre className="tool__body">{thought}</pre> : <p className="plain-text">[kept as sent]</p>}
+    </details>
+  );
 }
 
 function Tool({ label, kind, body }: { label: string; kind: "call" | "result"; body: string }) {

@@ -132,6 +132,55 @@ describe("the chat view", () => {
     expect(details.every((d) => !(d as HTMLDetailsElement).open)).toBe(true);
   });
 
+  it("shows a client's wrapper collapsed, apart from the user's words", () => {
+    setup();
+    const turn: Message = {
+      id: "u1",
+      ts: 0,
+      role: "user",
+      content: [
+        { type: "text", text: "Add a dark mode toggle." },
+        {
+          type: "text",
+          text: "<environment_details>\n# Current Time\n3 PM\n</environment_details>",
+          client: "environment_details",
+        },
+      ],
+    };
+    showState(snapshot([turn]));
+    const details = screen.getAllByRole("group");
+    expect(details).toHaveLength(1);
+    expect(details[0]!.textContent).toContain("Client context");
+    expect(details[0]!.textContent).toContain("environment details");
+    expect((details[0] as HTMLDetailsElement).open).toBe(false);
+    expect(screen.getByText("Add a dark mode toggle.")).toBeTruthy();
+  });
+
+  it("shows blocks kept as read collapsed, never their signature", () => {
+    setup();
+    const answer: Message = {
+      id: "a1",
+      ts: 0,
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Check the cart first.", signature: "EqQBsecret" },
+        { type: "redacted_thinking", data: "EmwKopaque" },
+        { type: "text", text: "Done." },
+      ],
+    };
+    showState(snapshot([answer]));
+    const details = screen.getAllByRole("group");
+    expect(details).toHaveLength(2);
+    expect(details[0]!.textContent).toContain("thinking");
+    expect(details[0]!.textContent).toContain("Check the cart first.");
+    expect(details[1]!.textContent).toContain("thinking (hidden)");
+    expect(details.every((d) => !(d as HTMLDetailsElement).open)).toBe(true);
+    const bubble = screen.getByTestId("message-assistant");
+    expect(bubble.textContent).toContain("Done.");
+    expect(bubble.textContent).not.toContain("EqQBsecret");
+    expect(bubble.textContent).not.toContain("EmwKopaque");
+  });
+
   it("shows a condensation as one row where it happened, with its hidden messages collapsed", async () => {
     const { sent, user } = setup();
     showState(condensed);

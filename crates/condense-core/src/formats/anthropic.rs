@@ -3,12 +3,14 @@
 //! key and API version headers, and decoding the stream's named events. Its error bodies are read
 //! in the parent module, which reads both wires' alike.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
     ApiRequest, Decoded, Decoder, ErrorDetail, SseEvent, Turn, lenient, malformed, message_list, parse_event,
-    role_at, system_text, typed, view,
+    role_at, system_text, tool_definitions, typed, view,
 };
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::model::{ContentBlock, Conversation, Message, Role};
@@ -31,34 +33,56 @@ pub(super) fn from_anthropic(value: &Value) -> Result<Conversation, ParseError> 
     for (i, m) in list.iter().enumerate() {
         let path = format!("messages[{i}]");
         let role = role_of(&role_at(m, &path, &["user", "assistant"])?);
-        let content = match m.get("content") {
-            Some(Value::String(s)) => vec![ContentBlock::text(s.clone())],
-            Some(v @ Value::Array(_)) => typed(v.clone(), &format!("{path}.content"))?,
-            Some(_) => {
-                return Err(ParseError::at(
-                    format!("{path}.content"),
-                    "expected a string or a list of content blocks",
-                ));
-            }
-            None => return Err(ParseError::at(path, "missing field `content`")),
-        };
+        let content = blocks(m, &path)?;
         messages.push(Message::new(format!("m{}", i + 1), role, content));
     }
-    Ok(Conversation { system, ..Conversation::new(messages) })
+    let tools = tool_definitions(value, "tools")?;
+    Ok(Conversation { system, tools, ..Conversation::new(messages) })
 }
 
-/// A Messages request's conversation: `{"system", "messages"}`.
+/// A message's `content` (at `path`): a string, or content blocks read as the project's own —
+/// any block of another kind kept as read.
+pub(super) fn blocks(m: &Value, path: &str) -> Result<Vec<ContentBlock>, ParseError> {
+    match m.get("content") {
+        Some(Value::String(s)) => Ok(vec![ContentBlock::text(s.clone())]),
+        Some(v @ Value::Array(_)) => typed(v.clone(), &format!("{path}.content")),
+        Some(_) => {
+            Err(ParseError::at(format!("{path}.content"), "expected a string or a list of content blocks"))
+        }
+        None => Err(ParseError::at(path, "missing field `content`")),
+    }
+}
+
+/// A Messages request's conversation: `{"system", "messages", "tools"}`.
 #[derive(Debug, Serialize)]
 struct MessagesExport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<&'a str>,
-    messages: Vec<Turn<'a, [ContentBlock]>>,
+    messages: Vec<Turn<'a, [Cow<'a, ContentBlock>]>>,
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    tools: &'a [Value],
 }
 
-/// The API view in the Anthropic Messages format: `{"system", "messages"}`.
+/// A block as the API gets it: a text without the project's `client` mark, any other as held.
+fn wire_block(block: &ContentBlock) -> Cow<'_, ContentBlock> {
+    match block {
+        ContentBlock::Text { text, client: Some(_) } => Cow::Owned(ContentBlock::text(text.clone())),
+        other => Cow::Borrowed(other),
+    }
+}
+
+/// The API view in the Anthropic Messages format: `{"system", "messages"}` (and `tools` when the
+/// conversation carries tool definitions). Every block is written as the project holds it, so an
+/// opaque block (`thinking` with its `signature`, …) goes back exactly as it was read; a text
+/// marked as client context goes as plain text.
 pub fn to_anthropic(c: &Conversation) -> Value {
-    let messages = c.api_view().into_iter().map(|m| Turn { role: m.role.as_str(), content: &m.content[..] });
-    let export = MessagesExport { system: c.system.as_deref(), messages: messages.collect() };
+    let view = c.api_view();
+    let contents: Vec<Vec<Cow<'_, ContentBlock>>> =
+        view.iter().map(|m| m.content.iter().map(wire_block).collect()).collect();
+    let messages =
+        view.iter().zip(&contents).map(|(m, content)| Turn { role: m.role.as_str(), content: &content[..] });
+    let export =
+        MessagesExport { system: c.system.as_deref(), messages: messages.collect(), tools: &c.tools };
     serde_json::to_value(export).expect("a conversation serializes")
 }
 

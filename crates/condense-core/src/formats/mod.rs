@@ -5,10 +5,15 @@
 //! as its request, the streaming HTTP request of its wire, decoding its SSE events. This module
 //! detects the format of a file, dispatches to the dialects, and holds what they share: the neutral
 //! [`ApiRequest`] they encode, the `Decoder`'s state, the error bodies both wires send, and the
-//! JSON Schema. Every import error names where it is, e.g.
-//! `messages[12].content[0]: unknown block type "foo"`.
+//! JSON Schema. Session files other agents write are read too, each by its own module:
+//! `claude_code` (Claude Code's JSONL sessions), `codex` (Codex CLI's JSONL rollouts), `cline`
+//! (Cline's and Roo Code's `api_conversation_history.json`). Every import error names where it
+//! is, e.g. `messages[12].content[1]: missing field \`type\`` or `line 4.message.content: …`.
 
 mod anthropic;
+mod claude_code;
+mod cline;
+mod codex;
 mod native;
 mod openai;
 mod sse;
@@ -37,6 +42,12 @@ pub enum SourceFormat {
     OpenAi,
     /// Anthropic Messages: `{"system", "messages": [...]}`.
     Anthropic,
+    /// A Claude Code session: JSON lines of events.
+    ClaudeCode,
+    /// A Codex CLI rollout: JSON lines of `{timestamp, type, payload}` records.
+    Codex,
+    /// A Cline or Roo Code task history: Anthropic messages with a `ts`.
+    Cline,
 }
 
 /// A conversation read from a file, with the format it was in.
@@ -48,28 +59,140 @@ pub struct Parsed {
     pub format: SourceFormat,
 }
 
-/// Reads a conversation in any supported format.
+/// Reads a conversation in any supported format: one JSON document, or JSON lines (a Claude
+/// Code session, a Codex rollout).
 pub fn parse_conversation(text: &str) -> Result<Parsed, ParseError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        ParseError::at(
-            "",
-            format!(
-                "invalid JSON at line {} column {}: {}",
-                e.line(),
-                e.column(),
-                strip_position(&e.to_string())
-            ),
-        )
-    })?;
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(e) => match json_lines(text) {
+            Some(lines) => return parse_lines(&lines?),
+            None => {
+                return Err(ParseError::at(
+                    "",
+                    format!(
+                        "invalid JSON at line {} column {}: {}",
+                        e.line(),
+                        e.column(),
+                        strip_position(&e.to_string())
+                    ),
+                ));
+            }
+        },
+    };
+    // A session file of one line is one JSON document.
+    if value.is_object() && value.get("messages").is_none() && value.get("format").is_none() {
+        let lines = [value];
+        if claude_code::looks_like(&lines) || codex::looks_like(&lines) {
+            return parse_lines(&lines);
+        }
+        let [value] = lines;
+        return parse_value(value);
+    }
+    parse_value(value)
+}
+
+fn parse_value(value: Value) -> Result<Parsed, ParseError> {
     let format = detect(&value)?;
     let conversation = match format {
         SourceFormat::Native => native::from_native(value)?,
         SourceFormat::CondensationResult => native::from_condensation_result(value)?,
         SourceFormat::OpenAi => openai::from_openai(&value)?,
         SourceFormat::Anthropic => anthropic::from_anthropic(&value)?,
+        SourceFormat::Cline => cline::from_cline(value.as_array().map_or(&[][..], Vec::as_slice))?,
+        SourceFormat::ClaudeCode | SourceFormat::Codex => unreachable!("JSON lines are read by parse_lines"),
     };
     check_ids(&conversation)?;
     Ok(Parsed { conversation, format })
+}
+
+/// The records of a JSON lines file, when its first line is a JSON object: `None` when the text
+/// is not JSON lines at all, an error naming the first line that is not a JSON object.
+fn json_lines(text: &str) -> Option<Result<Vec<Value>, ParseError>> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next()?;
+    if !serde_json::from_str::<Value>(first).is_ok_and(|v| v.is_object()) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            out.push(Value::Null);
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(v @ Value::Object(_)) => out.push(v),
+            Ok(_) => return Some(Err(ParseError::at(format!("line {}", n + 1), "expected a JSON object"))),
+            Err(e) => {
+                return Some(Err(ParseError::at(
+                    format!("line {}", n + 1),
+                    format!("invalid JSON at column {}: {}", e.column(), strip_position(&e.to_string())),
+                )));
+            }
+        }
+    }
+    Some(Ok(out))
+}
+
+/// Reads JSON lines (`lines[i]` is line `i + 1`, `null` for a blank line) in the format they are.
+fn parse_lines(lines: &[Value]) -> Result<Parsed, ParseError> {
+    let (conversation, format) = if claude_code::looks_like(lines) {
+        (claude_code::from_claude_code(lines)?, SourceFormat::ClaudeCode)
+    } else if codex::looks_like(lines) {
+        (codex::from_codex(lines)?, SourceFormat::Codex)
+    } else {
+        return Err(ParseError::at(
+            "",
+            "JSON lines, but neither a Claude Code session (events with `uuid` and `message`) nor a Codex rollout (records with `type` and `payload`)",
+        ));
+    };
+    check_ids(&conversation)?;
+    Ok(Parsed { conversation, format })
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 time (`2025-06-23T10:15:30.123Z`,
+/// `…+02:00`); `None` when it is not one.
+pub(crate) fn epoch_ms(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut ms = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let padded = format!("{:0<3}", &frac[..digits.min(3)]);
+        ms = padded.parse::<i64>().ok()?;
+        rest = &frac[digits..];
+    }
+    let offset_min = match rest {
+        "Z" | "z" | "" => 0,
+        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) && &o[3..4] == ":" => {
+            let sign = if o.starts_with('-') { -1 } else { 1 };
+            sign * (o[1..3].parse::<i64>().ok()? * 60 + o[4..6].parse::<i64>().ok()?)
+        }
+        _ => return None,
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3_600 + mi * 60 + s) - offset_min * 60) * 1_000 + ms)
 }
 
 fn strip_position(message: &str) -> &str {
@@ -108,6 +231,9 @@ pub fn detect(value: &Value) -> Result<SourceFormat, ParseError> {
         }
         _ => return Err(ParseError::at("", "expected an object with \"messages\" or a list of messages")),
     };
+    if value.is_array() && cline::looks_like(messages) {
+        return Ok(SourceFormat::Cline);
+    }
     Ok(if openai::looks_like(messages) { SourceFormat::OpenAi } else { SourceFormat::Anthropic })
 }
 
@@ -192,6 +318,25 @@ fn system_text(value: Option<&Value>, path: &str) -> Result<Option<String>, Pars
             Ok(Some(out.join("\n\n")))
         }
         Some(_) => Err(ParseError::at(path, "expected a string or a list of text blocks")),
+    }
+}
+
+/// A document's tool definitions (`tools`, at `path`): a list of objects, kept as read.
+fn tool_definitions(value: &Value, path: &str) -> Result<Vec<Value>, ParseError> {
+    match value.get("tools") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => {
+            for (i, t) in list.iter().enumerate() {
+                if !t.is_object() {
+                    return Err(ParseError::at(
+                        format!("{path}[{i}]"),
+                        "expected a tool definition (an object)",
+                    ));
+                }
+            }
+            Ok(list.clone())
+        }
+        Some(_) => Err(ParseError::at(path, "expected a list of tool definitions")),
     }
 }
 
@@ -493,6 +638,31 @@ mod lenient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_times_become_epoch_milliseconds() {
+        assert_eq!(epoch_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(epoch_ms("2025-08-14T09:12:03.114Z"), Some(1_755_162_723_114));
+        assert_eq!(epoch_ms("2025-08-14T11:12:03.1+02:00"), Some(1_755_162_723_100));
+        assert_eq!(epoch_ms("2000-02-29T12:00:00.123456Z"), Some(951_825_600_123));
+        assert_eq!(epoch_ms("yesterday"), None);
+        assert_eq!(epoch_ms("2025-13-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn a_session_of_one_line_is_read_as_a_session() {
+        let line = r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}"#;
+        let p = parse_conversation(line).unwrap();
+        assert_eq!(p.format, SourceFormat::ClaudeCode);
+        assert_eq!(p.conversation.messages[0].id, "u1");
+        let rollout = r#"{"timestamp":"2025-09-02T14:03:15.002Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}"#;
+        assert_eq!(parse_conversation(rollout).unwrap().format, SourceFormat::Codex);
+        let e = parse_conversation("{\"a\": 1}\n{\"b\": 2}\n").unwrap_err();
+        assert!(e.message.contains("neither a Claude Code session"), "{e}");
+        // An OpenAI list with a `ts` is not taken for a Cline history.
+        let list = r#"[{"role":"system","content":"s","ts":1},{"role":"user","content":"hi"}]"#;
+        assert_eq!(parse_conversation(list).unwrap().format, SourceFormat::OpenAi);
+    }
 
     #[test]
     fn broken_json_names_line_and_column() {

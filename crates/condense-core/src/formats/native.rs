@@ -31,19 +31,39 @@ fn into_object(value: Value) -> Result<Map<String, Value>, ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use crate::formats::parse_conversation;
     use crate::model::FORMAT_TAG;
 
     #[test]
-    fn unknown_block_type_names_its_place() {
+    fn unknown_blocks_are_kept_and_malformed_ones_located() {
         let doc = json!({"format": FORMAT_TAG, "messages": [
             {"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]},
-            {"id": "b", "role": "user", "content": [{"type": "foo"}]},
+            {"id": "b", "role": "assistant", "content": [{"type": "foo", "z": 1, "a": [2]}]},
         ]});
-        let e = parse_conversation(&doc.to_string()).unwrap_err();
-        assert_eq!(e.path, "messages[1].content[0]");
-        assert!(e.to_string().starts_with("messages[1].content[0]: unknown block type \"foo\""), "{e}");
+        let c = parse_conversation(&doc.to_string()).unwrap().conversation;
+        assert_eq!(c.messages[1].content[0].kind(), "foo");
+        assert_eq!(
+            serde_json::to_value(&c).unwrap()["messages"][1]["content"][0],
+            doc["messages"][1]["content"][0]
+        );
+
+        let located = |block: Value| {
+            let doc = json!({"format": FORMAT_TAG, "messages": [
+                {"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]},
+                {"id": "b", "role": "assistant", "content": [{"type": "text", "text": "ok"}, block]},
+            ]});
+            parse_conversation(&doc.to_string()).unwrap_err().to_string()
+        };
+        assert_eq!(
+            located(json!({"type": "tool_use", "name": "x", "input": {}})),
+            "messages[1].content[1]: missing field `id`"
+        );
+        assert_eq!(located(json!({"text": "no type"})), "messages[1].content[1]: missing field `type`");
+        assert_eq!(
+            located(json!({"type": "image", "source": {"type": "base64", "media_type": 3, "data": ""}})),
+            "messages[1].content[1]: invalid type: integer `3`, expected a string"
+        );
     }
 }

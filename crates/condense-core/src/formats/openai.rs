@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::{
     ApiRequest, Decoded, Decoder, ErrorDetail, SseEvent, Turn, lenient, message_list, parse_event, role_at,
-    system_text, view,
+    system_text, tool_definitions, view,
 };
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::model::{ContentBlock, Conversation, ImageSource, Message, Role, ToolResultPart};
@@ -102,7 +102,7 @@ pub(super) fn from_openai(value: &Value) -> Result<Conversation, ParseError> {
                 let text = openai_parts(m.get("content"), &format!("{path}.content"))?
                     .iter()
                     .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text.clone()),
+                        ContentBlock::Text { text, .. } => Some(text.clone()),
                         _ => None,
                     })
                     .collect::<Vec<_>>()
@@ -141,7 +141,7 @@ pub(super) fn from_openai(value: &Value) -> Result<Conversation, ParseError> {
                 let parts = openai_parts(m.get("content"), &format!("{path}.content"))?
                     .into_iter()
                     .map(|b| match b {
-                        ContentBlock::Text { text } => ToolResultPart::Text { text },
+                        ContentBlock::Text { text, .. } => ToolResultPart::Text { text },
                         ContentBlock::Image { source } => ToolResultPart::Image { source },
                         _ => unreachable!("openai_parts makes text and images only"),
                     })
@@ -159,7 +159,8 @@ pub(super) fn from_openai(value: &Value) -> Result<Conversation, ParseError> {
     if !pending_results.is_empty() {
         push(&mut messages, Role::User, pending_results);
     }
-    Ok(Conversation { system, ..Conversation::new(messages) })
+    let tools = tool_definitions(value, "tools")?;
+    Ok(Conversation { system, tools, ..Conversation::new(messages) })
 }
 
 /// One of an assistant message's `tool_calls`, at `at`, as a `tool_use` block.
@@ -181,10 +182,12 @@ fn tool_use(call: &Value, at: &str) -> Result<ContentBlock, ParseError> {
     Ok(ContentBlock::ToolUse { id: id.to_owned(), name: name.to_owned(), input })
 }
 
-/// A Chat Completions request's conversation: `{"messages": [...]}`.
+/// A Chat Completions request's conversation: `{"messages": [...], "tools": [...]}`.
 #[derive(Debug, Serialize)]
 struct ChatExport<'a> {
     messages: Vec<ExportMessage<'a>>,
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    tools: &'a [Value],
 }
 
 /// One message of an exported conversation. A user message always has content; an assistant's
@@ -248,8 +251,12 @@ fn image_url(source: &ImageSource) -> String {
     }
 }
 
-/// The API view in the OpenAI Chat Completions format: `{"messages": [...]}`. Tool results become
-/// `tool` messages, in place.
+/// The API view in the OpenAI Chat Completions format: `{"messages": [...]}` (and the `tools`
+/// the conversation carries, as read). Tool results become `tool` messages, in place. Opaque
+/// blocks (Anthropic's `thinking`, `redacted_thinking`, server tools, documents, kinds unknown
+/// to the project) are left out: Chat Completions has no part to carry them, and a thinking
+/// block's signature is only valid for Anthropic; a text kept whole for its `citations` goes as
+/// its text. The Anthropic export keeps them verbatim.
 pub fn to_openai(c: &Conversation) -> Value {
     let mut out: Vec<ExportMessage<'_>> = Vec::new();
     if let Some(s) = &c.system {
@@ -260,7 +267,7 @@ pub fn to_openai(c: &Conversation) -> Value {
         let mut calls: Vec<ToolCall<'_>> = Vec::new();
         for block in &m.content {
             match block {
-                ContentBlock::Text { text } => parts.push(Part::Text { text }),
+                ContentBlock::Text { text, .. } => parts.push(Part::Text { text }),
                 ContentBlock::Image { source } => {
                     parts.push(Part::ImageUrl { image_url: ImageUrl { url: image_url(source) } });
                 }
@@ -284,6 +291,14 @@ pub fn to_openai(c: &Conversation) -> Value {
                         ..ExportMessage::new("tool", Some(Content::Text(text.into())))
                     });
                 }
+                // A cited text goes as its text; other opaque blocks have no Chat Completions form.
+                ContentBlock::Opaque(block) => {
+                    if block.kind() == "text"
+                        && let Some(text) = block.fields().get("text").and_then(Value::as_str)
+                    {
+                        parts.push(Part::Text { text });
+                    }
+                }
             }
         }
         // A single text part is written as a plain string, the form every server accepts.
@@ -302,7 +317,7 @@ pub fn to_openai(c: &Conversation) -> Value {
             Role::User => {}
         }
     }
-    serde_json::to_value(ChatExport { messages: out }).expect("a conversation serializes")
+    serde_json::to_value(ChatExport { messages: out, tools: &c.tools }).expect("a conversation serializes")
 }
 
 /// The body of a streaming Chat Completions request.

@@ -45,7 +45,7 @@ pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
     let blocks = &message.content;
     let mut bi = 0;
     while bi < blocks.len() {
-        let ContentBlock::Text { text } = &blocks[bi] else {
+        let ContentBlock::Text { text, .. } = &blocks[bi] else {
             bi += 1;
             continue;
         };
@@ -61,7 +61,7 @@ pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
                 // The header stands alone: the body is the next text blocks, up to another header
                 // or the environment block.
                 let mut next = bi + 1;
-                while let Some(ContentBlock::Text { text: t }) = blocks.get(next) {
+                while let Some(ContentBlock::Text { text: t, .. }) = blocks.get(next) {
                     if t.trim_start().starts_with(ENVIRONMENT_TAG) || !headers(t).is_empty() {
                         break;
                     }
@@ -90,7 +90,7 @@ pub(crate) fn environment_sections(message: &Message) -> Vec<(usize, Range<usize
     }
     let mut out = Vec::new();
     for (bi, block) in message.content.iter().enumerate() {
-        let ContentBlock::Text { text } = block else { continue };
+        let ContentBlock::Text { text, .. } = block else { continue };
         let mut from = 0;
         while let Some(at) = text[from..].find(ENVIRONMENT_TAG) {
             let start = from + at;
@@ -108,7 +108,7 @@ pub(crate) fn environment_sections(message: &Message) -> Vec<(usize, Range<usize
 pub(crate) fn replace_ranges(content: &mut [ContentBlock], mut edits: Vec<(usize, Range<usize>, String)>) {
     edits.sort_by_key(|e| std::cmp::Reverse((e.0, e.1.start)));
     for (block, range, new) in edits {
-        if let Some(ContentBlock::Text { text }) = content.get_mut(block) {
+        if let Some(ContentBlock::Text { text, .. }) = content.get_mut(block) {
             text.replace_range(range, &new);
         }
     }
@@ -167,7 +167,7 @@ mod tests {
         ]);
         let found = encoded_results(&same);
         assert_eq!(found.len(), 1);
-        let ContentBlock::Text { text } = &same.content[0] else { unreachable!() };
+        let ContentBlock::Text { text, .. } = &same.content[0] else { unreachable!() };
         assert_eq!(&text[found[0].body.clone()], "fn a() {}");
         assert_eq!((found[0].tool.as_str(), found[0].arg.as_deref()), ("read_file", Some("a.rs")));
 
@@ -184,7 +184,7 @@ mod tests {
         let two = user(&["[read_file for 'a'] Result:\nA body\n[read_file for 'b'] Result:\nB body\n"]);
         let found = encoded_results(&two);
         assert_eq!(found.iter().map(|r| r.arg.clone().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
-        let ContentBlock::Text { text } = &two.content[0] else { unreachable!() };
+        let ContentBlock::Text { text, .. } = &two.content[0] else { unreachable!() };
         assert_eq!(&text[found[1].body.clone()], "B body");
 
         assert!(encoded_results(&user(&["just words [x] Result: inline"])).is_empty());

@@ -139,7 +139,7 @@ impl CondensationProvider for LosslessProvider {
             let encoded = if config.tool_results { encoded_results(message) } else { Vec::new() };
             for (bi, block) in message.content.iter().enumerate() {
                 match block {
-                    ContentBlock::Text { text } if encoded.iter().any(|e| e.block == bi) => {
+                    ContentBlock::Text { text, .. } if encoded.iter().any(|e| e.block == bi) => {
                         for e in encoded.iter().filter(|e| e.block == bi) {
                             let site = Site {
                                 message: vi,
@@ -155,7 +155,7 @@ impl CondensationProvider for LosslessProvider {
                             sites.push((site, &text[e.body.clone()]));
                         }
                     }
-                    ContentBlock::Text { text } if config.text_blocks => {
+                    ContentBlock::Text { text, .. } if config.text_blocks => {
                         sites.push((Site { message: vi, block: bi, part: None, range: None }, text));
                     }
                     ContentBlock::ToolResult { content, .. } if config.tool_results => {
@@ -210,7 +210,7 @@ impl CondensationProvider for LosslessProvider {
             }
             let content = replaced.entry(mi).or_insert_with(|| ctx.messages[mi].content.clone());
             match (&mut content[site.block], site.part) {
-                (ContentBlock::Text { text }, None) => *text = reference,
+                (ContentBlock::Text { text, .. }, None) => *text = reference,
                 (ContentBlock::ToolResult { content, .. }, Some(p)) => {
                     content[p] = ToolResultPart::Text { text: reference };
                 }

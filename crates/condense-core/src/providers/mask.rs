@@ -252,7 +252,7 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
             }
         }
         for (n, encoded) in encoded_results(m).into_iter().enumerate() {
-            let ContentBlock::Text { text } = &m.content[encoded.block] else { continue };
+            let ContentBlock::Text { text, .. } = &m.content[encoded.block] else { continue };
             let body = &text[encoded.body.clone()];
             if body.contains(MASK_MARK) && body.len() < 400 {
                 continue;

@@ -201,7 +201,7 @@ impl<'a> Renderer<'a> {
         let mut parts = Vec::new();
         for block in &m.content {
             match block {
-                ContentBlock::Text { text } => parts.push(text.clone()),
+                ContentBlock::Text { text, .. } => parts.push(text.clone()),
                 ContentBlock::ToolUse { name, input, .. } => {
                     let args = input.to_string();
                     let size = self.tokens.count_text(&args);
@@ -227,6 +227,11 @@ impl<'a> Renderer<'a> {
                     parts.push(format!("[{label}]\n{}", head_tail(&text, size, cap)));
                 }
                 ContentBlock::Image { .. } => parts.push("[image]".into()),
+                ContentBlock::Opaque(block) => {
+                    let text = block.prompt_text();
+                    let size = self.tokens.count_text(&text);
+                    parts.push(head_tail(&text, size, cap));
+                }
             }
         }
         Turn::new(role, parts.join("\n"), self.tokens)

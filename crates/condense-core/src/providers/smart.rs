@@ -565,7 +565,7 @@ impl CondensationProvider for TrimParametersProvider {
                     ContentBlock::ToolUse { input, .. } => {
                         changed += usize::from(trim_value(input, None, &config))
                     }
-                    ContentBlock::Text { text } => {
+                    ContentBlock::Text { text, .. } => {
                         let ranges = xml_bulk_ranges(text, &config);
                         if !ranges.is_empty() {
                             changed += 1;
@@ -578,7 +578,7 @@ impl CondensationProvider for TrimParametersProvider {
                                 .collect();
                             let mut one = vec![ContentBlock::text(std::mem::take(text))];
                             replace_ranges(&mut one, edits);
-                            if let Some(ContentBlock::Text { text: t }) = one.pop() {
+                            if let Some(ContentBlock::Text { text: t, .. }) = one.pop() {
                                 *text = t;
                             }
                         }

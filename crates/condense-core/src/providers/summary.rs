@@ -176,13 +176,14 @@ fn as_text(message: &Message) -> String {
     let mut parts = Vec::new();
     for block in &message.content {
         match block {
-            ContentBlock::Text { text } => parts.push(text.clone()),
+            ContentBlock::Text { text, .. } => parts.push(text.clone()),
             ContentBlock::ToolUse { name, input, .. } => parts.push(format!("[tool call: {name} {input}]")),
             ContentBlock::ToolResult { content, is_error, .. } => {
                 let label = if *is_error { "tool error" } else { "tool result" };
                 parts.push(format!("[{label}]\n{}", tool_result_text(content)));
             }
             ContentBlock::Image { .. } => parts.push("[image]".into()),
+            ContentBlock::Opaque(block) => parts.push(block.prompt_text()),
         }
     }
     parts.join("\n")

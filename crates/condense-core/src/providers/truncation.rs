@@ -129,15 +129,18 @@ impl Pass {
                     }),
                 })
             }
-            (Pass::AssistantText, ContentBlock::Text { text }) if role == Role::Assistant => {
+            (Pass::AssistantText, ContentBlock::Text { text, .. }) if role == Role::Assistant => {
                 Some(ContentBlock::text(format!(
                     "[assistant text truncated by Context Condenser: {} characters removed]",
                     text.len()
                 )))
             }
-            (Pass::UserText, ContentBlock::Text { text }) if role == Role::User => Some(ContentBlock::text(
-                format!("[user text truncated by Context Condenser: {} characters removed]", text.len()),
-            )),
+            (Pass::UserText, ContentBlock::Text { text, .. }) if role == Role::User => {
+                Some(ContentBlock::text(format!(
+                    "[user text truncated by Context Condenser: {} characters removed]",
+                    text.len()
+                )))
+            }
             (Pass::UserText, ContentBlock::Image { .. }) => {
                 Some(ContentBlock::text("[image removed by Context Condenser]"))
             }
@@ -197,7 +200,7 @@ impl Pass {
                                     is_error: *is_error,
                                 }
                             }
-                            ContentBlock::Text { text } => {
+                            ContentBlock::Text { text, .. } => {
                                 ContentBlock::text(cut(&format!("{} text", role.as_str()), text, keep))
                             }
                             _ => return None,
@@ -209,7 +212,7 @@ impl Pass {
             Site::Encoded(n) => {
                 let current = Message::new("", Role::User, content.to_vec());
                 let found = encoded_results(&current).into_iter().nth(n)?;
-                let ContentBlock::Text { text } = &content[found.block] else { return None };
+                let ContentBlock::Text { text, .. } = &content[found.block] else { return None };
                 let body = &text[found.body.clone()];
                 if body.starts_with("[tool result truncated by Context Condenser") {
                     return None;
@@ -247,7 +250,7 @@ impl Pass {
                         [ToolResultPart::Text { text }] => Some(text.len()),
                         _ => None,
                     },
-                    ContentBlock::Text { text } => Some(text.len()),
+                    ContentBlock::Text { text, .. } => Some(text.len()),
                     _ => None,
                 }
             }

@@ -1,0 +1,378 @@
+//! Session files other agents write, read from `tests/fixtures/sessions/`: each format detected,
+//! read as the model saw it, exported back to the same API view; every LLM-free provider (and the
+//! manual request) run on each, keeping a valid view and every opaque block whole; and a large
+//! Claude Code session (hundreds of messages, about 300k tokens), generated here.
+
+mod common;
+
+use common::{StepClock, block_on, counter};
+use condense_core::formats::{SourceFormat, parse_conversation, to_anthropic, to_openai};
+use condense_core::model::{
+    ClientContext, ContentBlock, Message, Role, api_view, check_tool_pairs, undo_last,
+};
+use condense_core::providers::manual::render_request;
+use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TokenCounter};
+use serde_json::{Value, json};
+
+/// A fixture's text, built into the test (the core's tests do no IO either).
+fn fixture(name: &str) -> String {
+    match name {
+        "claude-code.jsonl" => include_str!("../../../tests/fixtures/sessions/claude-code.jsonl"),
+        "codex-rollout.jsonl" => include_str!("../../../tests/fixtures/sessions/codex-rollout.jsonl"),
+        "cline-api_conversation_history.json" => {
+            include_str!("../../../tests/fixtures/sessions/cline-api_conversation_history.json")
+        }
+        "anthropic-thinking.json" => include_str!("../../../tests/fixtures/sessions/anthropic-thinking.json"),
+        "openai-tools.json" => include_str!("../../../tests/fixtures/sessions/openai-tools.json"),
+        other => panic!("no fixture {other}"),
+    }
+    .to_owned()
+}
+
+const FIXTURES: [(&str, SourceFormat); 5] = [
+    ("claude-code.jsonl", SourceFormat::ClaudeCode),
+    ("codex-rollout.jsonl", SourceFormat::Codex),
+    ("cline-api_conversation_history.json", SourceFormat::Cline),
+    ("anthropic-thinking.json", SourceFormat::Anthropic),
+    ("openai-tools.json", SourceFormat::OpenAi),
+];
+
+fn opaque(messages: &[&Message]) -> Vec<String> {
+    messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::Opaque(o) => Some(o.json()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_format_is_detected() {
+    for (name, format) in FIXTURES {
+        let parsed = parse_conversation(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(parsed.format, format, "{name}");
+        assert!(check_tool_pairs(&parsed.conversation.api_view()).is_ok(), "{name}");
+    }
+}
+
+#[test]
+fn claude_code_follows_the_live_chain() {
+    let c = parse_conversation(&fixture("claude-code.jsonl")).unwrap().conversation;
+    let ids: Vec<&str> = c.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "u0000000-0000-4000-8000-000000000001",
+            "a0000000-0000-4000-8000-000000000001",
+            "u0000000-0000-4000-8000-000000000002",
+            "a0000000-0000-4000-8000-000000000004",
+            "u0000000-0000-4000-8000-000000000003",
+            "a0000000-0000-4000-8000-000000000007",
+            "u0000000-0000-4000-8000-000000000005",
+            "a0000000-0000-4000-8000-000000000008",
+        ]
+    );
+    // One assistant message per API message: thinking, text and the call, merged again.
+    let kinds: Vec<&str> = c.messages[1].content.iter().map(ContentBlock::kind).collect();
+    assert_eq!(kinds, ["thinking", "text", "tool_use"]);
+    // The two results of one message's two calls are one user message.
+    assert_eq!(c.messages[4].content.len(), 2);
+    assert_eq!(c.messages[0].ts, 1_755_162_723_114);
+    let all = serde_json::to_string(&c).unwrap();
+    assert!(!all.contains("Only src/checkout.ts"), "the side chain is skipped");
+    assert!(!all.contains("whole test suite"), "the abandoned branch is skipped");
+    assert!(c.system.is_none());
+}
+
+#[test]
+fn codex_reads_what_the_model_saw() {
+    let c = parse_conversation(&fixture("codex-rollout.jsonl")).unwrap().conversation;
+    let system = c.system.as_deref().unwrap();
+    assert!(system.starts_with("Prefer small, reviewed patches."), "{system}");
+    assert!(system.contains("<permissions instructions>"), "{system}");
+    let roles: String = c.messages.iter().map(|m| if m.role == Role::User { 'u' } else { 'a' }).collect();
+    assert_eq!(roles, "uauauauauaua");
+    // The UI's copies (`event_msg`) are not read: the user's words appear once.
+    assert_eq!(serde_json::to_string(&c).unwrap().matches("returns 500 when the database").count(), 1);
+    assert_eq!(c.messages[1].content[0].kind(), "reasoning");
+    let ContentBlock::ToolUse { id, name, input } = &c.messages[1].content[1] else { panic!() };
+    assert_eq!((id.as_str(), name.as_str()), ("call_Qx1mHealth01", "shell"));
+    assert_eq!(input["command"][2], "rg -n \"/health\" src");
+    let ContentBlock::ToolUse { name, input, .. } = &c.messages[5].content[1] else { panic!() };
+    assert_eq!(name, "apply_patch");
+    assert!(input["input"].as_str().unwrap().starts_with("*** Begin Patch"));
+    assert!(
+        matches!(&c.messages[6].content[0], ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == "call_Qx1mPatch01")
+    );
+    assert_eq!(c.messages[0].ts, 1_756_821_791_240);
+}
+
+#[test]
+fn cline_keeps_its_times_and_marks_its_wrappers() {
+    let text = fixture("cline-api_conversation_history.json");
+    let c = parse_conversation(&text).unwrap().conversation;
+    assert_eq!(c.messages.len(), 9);
+    assert_eq!(c.messages[0].ts, 1_755_695_531_000);
+    assert!(c.messages[2].text().starts_with("[read_file for 'src/theme.css'] Result:"));
+    // The environment blocks and the bare resumption notice are client context; the block with
+    // the user's new instructions is not.
+    let marks: Vec<(usize, ClientContext)> = c
+        .messages
+        .iter()
+        .enumerate()
+        .flat_map(|(i, m)| {
+            m.content.iter().filter_map(move |b| match b {
+                ContentBlock::Text { client: Some(k), .. } => Some((i, *k)),
+                _ => None,
+            })
+        })
+        .collect();
+    use ClientContext::{EnvironmentDetails as Env, TaskResumption as Resumed};
+    assert_eq!(marks, [(0, Env), (2, Env), (4, Env), (6, Env), (7, Resumed), (7, Env)]);
+    // The API view is the file's messages exactly: the marks are the project's, not the API's.
+    let input: Value = serde_json::from_str(&text).unwrap();
+    let out = to_anthropic(&c);
+    let wanted: Vec<Value> = input
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| json!({"role": m["role"], "content": m["content"]}))
+        .collect();
+    assert_eq!(out["messages"].as_array().unwrap(), &wanted);
+    assert!(!to_openai(&c).to_string().contains("\"client\""));
+    assert!(serde_json::to_string(&c).unwrap().contains("\"client\":\"environment_details\""));
+}
+
+/// The messages of a document, as its API view is compared: role and content blocks, a content
+/// string being one text block (a tool result's as well), as the API reads them.
+fn anthropic_messages(doc: &Value) -> Vec<Value> {
+    doc["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let mut content = match &m["content"] {
+                Value::String(s) => json!([{"type": "text", "text": s}]),
+                other => other.clone(),
+            };
+            for block in content.as_array_mut().unwrap() {
+                if block["type"] == "tool_result"
+                    && let Some(s) = block["content"].as_str()
+                {
+                    block["content"] = json!([{"type": "text", "text": s}]);
+                }
+            }
+            json!({"role": m["role"], "content": content})
+        })
+        .collect()
+}
+
+#[test]
+fn anthropic_blocks_go_back_exactly_as_read() {
+    let text = fixture("anthropic-thinking.json");
+    let input: Value = serde_json::from_str(&text).unwrap();
+    let c = parse_conversation(&text).unwrap().conversation;
+    let out = to_anthropic(&c);
+    assert_eq!(out["system"], input["system"]);
+    assert_eq!(out["tools"], input["tools"]);
+    assert_eq!(anthropic_messages(&out), anthropic_messages(&input));
+    // Thinking, redacted thinking, server tools, a document and a cited text are kept whole.
+    let kinds: Vec<&str> = c.messages.iter().flat_map(|m| &m.content).map(ContentBlock::kind).collect();
+    for kind in ["document", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert_eq!(opaque(&c.api_view()).len(), 7);
+    // The OpenAI view has no place for them: left out, but the cited text goes as text.
+    let openai = to_openai(&c).to_string();
+    assert!(!openai.contains("signature") && !openai.contains("redacted_thinking"), "{openai}");
+    assert!(openai.contains("October in Lisbon averages 22"), "{openai}");
+}
+
+#[test]
+fn openai_tools_are_counted_and_exported() {
+    let text = fixture("openai-tools.json");
+    let input: Value = serde_json::from_str(&text).unwrap();
+    let c = parse_conversation(&text).unwrap().conversation;
+    assert_eq!(c.tools.len(), 2);
+    let out = to_openai(&c);
+    assert_eq!(out["tools"], input["tools"]);
+    assert_eq!(out["messages"], input["messages"]);
+    let with_tools = condense_core::tokens::TokenReport::of(&c, "gpt-4.1").total_tokens;
+    let without = condense_core::tokens::TokenReport::of(&Conversation { tools: Vec::new(), ..c }, "gpt-4.1");
+    assert!(with_tools > without.total_tokens + 50, "{with_tools} vs {}", without.total_tokens);
+}
+
+#[test]
+fn every_session_round_trips() {
+    for (name, _) in FIXTURES {
+        let c = parse_conversation(&fixture(name)).unwrap().conversation;
+        // Import → export → import gives the same API view, in either API's form.
+        let anthropic = to_anthropic(&c);
+        let again = parse_conversation(&anthropic.to_string()).unwrap().conversation;
+        assert_eq!(to_anthropic(&again), anthropic, "{name}");
+        let openai = to_openai(&c);
+        let again = parse_conversation(&openai.to_string()).unwrap().conversation;
+        assert_eq!(to_openai(&again), openai, "{name}");
+        // The project's own format keeps everything, ids and times included.
+        let native = serde_json::to_string(&c).unwrap();
+        assert_eq!(parse_conversation(&native).unwrap().conversation, c, "{name}");
+    }
+}
+
+fn run(c: &Conversation, provider: &str, target: Option<usize>) -> condense_core::CondensationResult {
+    let manager = CondensationManager::with_builtin_providers();
+    let tokens = counter();
+    let clock = StepClock::default();
+    let options = CondensationOptions { target_tokens: target, ..Default::default() };
+    block_on(manager.condense(c, Some(provider), options, Services::new(&tokens, &clock))).unwrap()
+}
+
+/// A run's result: undone exactly, a valid view, and every opaque block of its view one of the
+/// input's, unchanged.
+fn check(name: &str, provider: &str, c: &Conversation, result: &condense_core::CondensationResult) {
+    if let Some(e) = &result.error {
+        assert_eq!(result.messages, c.messages, "{name} {provider}: {}", e.message);
+        return;
+    }
+    let view = api_view(&result.messages);
+    assert!(check_tool_pairs(&view).is_ok(), "{name} {provider}: {:?}", check_tool_pairs(&view));
+    let before = opaque(&c.api_view());
+    for block in opaque(&view) {
+        assert!(before.contains(&block), "{name} {provider}: an opaque block was edited: {block}");
+    }
+    assert_eq!(undo_last(&result.messages).unwrap().1, c.messages, "{name} {provider}");
+}
+
+#[test]
+fn providers_run_on_every_session() {
+    let tokens = counter();
+    for (name, _) in FIXTURES {
+        let c = parse_conversation(&fixture(name)).unwrap().conversation;
+        let before = tokens.count_request(c.system.as_deref(), &c.api_view());
+        for (provider, target) in [
+            ("lossless", None),
+            ("truncation", Some(before / 2)),
+            ("mask", None),
+            ("smart", Some(before / 2)),
+        ] {
+            check(name, provider, &c, &run(&c, provider, target));
+        }
+        let options = CondensationOptions { config: json!({"keep_last": 2}), ..Default::default() };
+        match render_request(&c.messages, c.system.as_deref(), &options, &tokens) {
+            Ok(prompt) => assert!(!prompt.is_empty(), "{name}"),
+            // The smallest file is below a summary's minimum.
+            Err(e) => assert!(before < 200 && e.to_string().contains("nothing to condense"), "{name}: {e}"),
+        }
+    }
+}
+
+/// A Claude Code session of `turns` turns: a prompt, then per turn a split assistant message
+/// (thinking, text, a tool call) and its result, with side chains between.
+fn big_claude_code_session(turns: usize) -> String {
+    let mut out = String::new();
+    let mut parent = Value::Null;
+    let mut line = |v: Value| {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    };
+    let event = |kind: &str, uuid: &str, parent: &Value, message: Value, side: bool| {
+        json!({"parentUuid": parent, "isSidechain": side, "sessionId": "big", "cwd": "/w", "type": kind,
+               "message": message, "uuid": uuid, "timestamp": "2025-08-14T09:00:00.000Z"})
+    };
+    line(event(
+        "user",
+        "u0",
+        &parent,
+        json!({"role": "user", "content": "Refactor the modules one by one."}),
+        false,
+    ));
+    parent = json!("u0");
+    for t in 0..turns {
+        let mid = format!("msg_{t}");
+        let parts = [
+            json!({"type": "thinking", "thinking": format!("Turn {t}: the next module."), "signature": format!("sig{t}")}),
+            json!({"type": "text", "text": format!("Reading module {t}.")}),
+            json!({"type": "tool_use", "id": format!("toolu_{t}"), "name": "Read", "input": {"file_path": format!("/w/src/m{t}.rs")}}),
+        ];
+        for (k, part) in parts.into_iter().enumerate() {
+            let uuid = format!("a{t}-{k}");
+            line(event(
+                "assistant",
+                &uuid,
+                &parent,
+                json!({"id": mid, "role": "assistant", "content": [part]}),
+                false,
+            ));
+            parent = json!(uuid);
+        }
+        if t % 10 == 0 {
+            line(event(
+                "user",
+                &format!("side{t}"),
+                &Value::Null,
+                json!({"role": "user", "content": "side"}),
+                true,
+            ));
+        }
+        let body: String =
+            (0..120).map(|i| format!("fn f{t}_{i}(x: u64) -> u64 {{ x * {i} + {t} }}\n")).collect();
+        let uuid = format!("r{t}");
+        let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{t}"), "content": body}]});
+        line(event("user", &uuid, &parent, result, false));
+        parent = json!(uuid);
+    }
+    out
+}
+
+#[test]
+fn a_large_claude_code_session_condenses_to_its_target() {
+    let text = big_claude_code_session(120);
+    let parsed = parse_conversation(&text).unwrap();
+    assert_eq!(parsed.format, SourceFormat::ClaudeCode);
+    let c = parsed.conversation;
+    assert_eq!(c.messages.len(), 241);
+    let tokens = counter();
+    let before = tokens.count_request(None, &c.api_view());
+    assert!((250_000..400_000).contains(&before), "{before} tokens");
+    for provider in ["truncation", "smart"] {
+        let target = before / 4;
+        let result = run(&c, provider, Some(target));
+        check("large", provider, &c, &result);
+        assert!(result.error.is_none(), "{provider}: {:?}", result.error);
+        let after = result.new_context_tokens.unwrap();
+        assert!(after <= target, "{provider}: {after} > {target}");
+    }
+}
+
+/// The client's wrappers — environment details, a task resumption notice, Codex's environment
+/// context — are not the user's words; what the user wrote inside them is.
+#[test]
+fn the_ledger_quotes_the_user_not_the_client() {
+    for name in ["cline-api_conversation_history.json", "codex-rollout.jsonl", "claude-code.jsonl"] {
+        let c = parse_conversation(&fixture(name)).unwrap().conversation;
+        let ledger = condense_core::ledger::Ledger::of(&c.api_view());
+        let words: Vec<&str> = ledger.user_messages.iter().map(|w| w.text.as_str()).collect();
+        let all = words.join("\n");
+        for client in [
+            "environment_details",
+            "TASK RESUMPTION",
+            "New instructions for task continuation",
+            "environment_context",
+            "Result:",
+        ] {
+            assert!(!all.contains(client), "{name}: {client} in the user's words: {words:#?}");
+        }
+        match name {
+            "cline-api_conversation_history.json" => {
+                assert!(words[0].starts_with("Add a dark mode toggle"), "{words:#?}");
+                assert!(words.contains(&"Also remember the choice in localStorage."), "{words:#?}");
+            }
+            "codex-rollout.jsonl" => {
+                assert!(words[0].starts_with("The /health endpoint returns 500"), "{words:#?}")
+            }
+            _ => assert!(words[0].starts_with("The cart total shows"), "{words:#?}"),
+        }
+    }
+}
