@@ -153,6 +153,9 @@ fn session_files_of_every_agent_are_read() {
         let run = condense(&["run", "--provider", "truncation", "--target-tokens", &target, &file]);
         let result = json_of(&run);
         assert!(!visible(&result).is_empty(), "{name}");
+        // The result is a conversation file: the input's tool definitions are in it, as read.
+        let input = condense(&["view", "--format", "anthropic", &file]).success();
+        assert_eq!(result["tools"], json_of(&input)["tools"], "{name}: the run's document keeps the tools");
         match run.get_output().status.code() {
             Some(0) => assert!(result["error"].is_null(), "{name}"),
             // A small file whose middle holds only blocks kept whole: nothing to cut, said so.
