@@ -1,4 +1,4 @@
-//! Token counting (SPEC §6): tiktoken encoders chosen by model family, a documented estimate for
+//! Token counting (SPEC §6): tiktoken encodings chosen by model family, a documented estimate for
 //! images, and a per-message cache so that recounting a conversation after one new message costs
 //! only that message.
 //!
@@ -8,6 +8,13 @@
 //! | `gpt-4`, `gpt-3.5`, `text-embedding-3`, `text-embedding-ada` | `cl100k_base` |
 //! | anything else (Claude, Llama, Qwen, Mistral, Gemini, SmolLM, …) | `o200k_base`, an approximation: those models' own tokenizers are not public or not shipped |
 //!
+//! Counting is count-only and gives exactly tiktoken-rs's `encode_ordinary(text).len()`
+//! (`tests/tokens_oracle.rs` proves it on a corpus and by property tests, tiktoken-rs being the
+//! oracle): [`split`] cuts the text as each encoding's regex does, written out by hand;
+//! [`bpe`] counts each piece (one lookup for a piece that is a token, else the merge loop). The
+//! vocabularies are tiktoken-rs's, in a compact form generated into `vocab/` by
+//! `examples/token_tables.rs`; each is read on its first use, and only the encodings used are.
+//!
 //! Images count [`IMAGE_TOKENS`] each: Anthropic's documented cost of an image at the largest size
 //! it accepts without resizing (about 1.15 megapixels, `width × height / 750`), so the estimate
 //! errs on the safe side.
@@ -15,14 +22,20 @@
 //! A message costs its blocks plus [`MESSAGE_OVERHEAD`]; a conversation adds [`REPLY_PRIMING`]
 //! and its system prompt — OpenAI's documented accounting for chat messages.
 
+mod bpe;
+mod split;
+mod unicode;
+#[rustfmt::skip]
+mod unicode_table;
+
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
-use tiktoken_rs::CoreBPE;
 
 use crate::model::{ContentBlock, Message, ToolResultPart};
+use bpe::Vocab;
 
 /// Tokens counted for one image.
 pub const IMAGE_TOKENS: usize = 1_600;
@@ -121,11 +134,11 @@ pub trait TokenCounter {
     }
 }
 
-/// The tiktoken counter: the encoder loads on first use, never at construction; message counts
-/// are cached by a hash of the message's role and content.
+/// The tiktoken counter: the vocabulary loads on first use, never at construction; message
+/// counts are cached by a hash of what the count reads (see [`message_key`]).
 pub struct TiktokenCounter {
     encoding: Encoding,
-    bpe: OnceLock<&'static CoreBPE>,
+    bpe: OnceLock<&'static Vocab>,
     cache: Mutex<HashMap<u64, usize>>,
     encoded_messages: std::sync::atomic::AtomicUsize,
 }
@@ -165,8 +178,8 @@ impl TiktokenCounter {
         self.encoded_messages.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn bpe(&self) -> &'static CoreBPE {
-        self.bpe.get_or_init(|| shared_bpe(self.encoding))
+    fn bpe(&self) -> &'static Vocab {
+        self.bpe.get_or_init(|| shared_vocab(self.encoding))
     }
 
     fn count_blocks(&self, message: &Message) -> usize {
@@ -191,30 +204,137 @@ impl TiktokenCounter {
     }
 }
 
-/// The encoders are immutable tables, so one per encoding serves every counter in the process:
-/// a second engine, or a counter rebuilt for a new model of the same family, loads nothing.
-fn shared_bpe(encoding: Encoding) -> &'static CoreBPE {
-    static O200K: OnceLock<CoreBPE> = OnceLock::new();
-    static CL100K: OnceLock<CoreBPE> = OnceLock::new();
-    // The BPE tables are compiled into the binary; failing to parse them is a build defect.
+/// The vocabularies are immutable tables, so one per encoding serves every counter in the
+/// process: a second engine, or a counter rebuilt for a new model of the same family, loads
+/// nothing. Only the encodings asked for are ever read.
+fn shared_vocab(encoding: Encoding) -> &'static Vocab {
+    static O200K: OnceLock<Vocab> = OnceLock::new();
+    static CL100K: OnceLock<Vocab> = OnceLock::new();
     match encoding {
-        Encoding::O200kBase => {
-            O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("embedded o200k tables parse"))
-        }
-        Encoding::Cl100kBase => {
-            CL100K.get_or_init(|| tiktoken_rs::cl100k_base().expect("embedded cl100k tables parse"))
-        }
+        Encoding::O200kBase => O200K.get_or_init(|| Vocab::load(include_bytes!("vocab/o200k_base.bin"))),
+        Encoding::Cl100kBase => CL100K.get_or_init(|| Vocab::load(include_bytes!("vocab/cl100k_base.bin"))),
     }
 }
 
+/// Tokens of a text in an encoding, exactly as tiktoken's `encode_ordinary(text).len()`.
+pub fn count_in(encoding: Encoding, text: &str) -> usize {
+    count_with(shared_vocab(encoding), encoding, text)
+}
+
+fn count_with(vocab: &Vocab, encoding: Encoding, text: &str) -> usize {
+    let mut n = 0;
+    match encoding {
+        Encoding::O200kBase => split::o200k(text, |piece| n += vocab.count(piece.as_bytes())),
+        Encoding::Cl100kBase => split::cl100k(text, |piece| n += vocab.count(piece.as_bytes())),
+    }
+    n
+}
+
+/// Tokens of a text for a model (its encoding by [`Encoding::for_model`]).
+pub fn count_text(text: &str, model: &str) -> usize {
+    count_in(Encoding::for_model(model), text)
+}
+
+/// The pieces a text splits into before the byte-pair merges, as the encoding's regex cuts it
+/// (for tests and diagnostics).
+pub fn split_pieces(encoding: Encoding, text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    match encoding {
+        Encoding::O200kBase => split::o200k(text, |p| out.push(p)),
+        Encoding::Cl100kBase => split::cl100k(text, |p| out.push(p)),
+    }
+    out
+}
+
+/// A character's flags in the split patterns' classes (bits: letter 1, number 2, whitespace 4,
+/// o200k's upper class 8, its lower class 16, `\r` or `\n` 32), for the test that checks them
+/// against regex-syntax.
+#[doc(hidden)]
+pub fn char_flags(c: char) -> u8 {
+    unicode::flags(c)
+}
+
+/// The cache key of a message's count: a hash of exactly what `TiktokenCounter::count_block`
+/// reads — the role, each block's kind, texts, tool names and tool input (walked as a JSON tree,
+/// in order, every string and number with its kind) — without serialising anything. Ids, the
+/// error flag and images' sources are left out: the count does not read them (an image counts
+/// [`IMAGE_TOKENS`] whatever it shows). Change this with `count_block`.
 fn message_key(message: &Message) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     message.role.hash(&mut h);
+    h.write_usize(message.content.len());
     for block in &message.content {
-        // The JSON form covers every field; hashing it is far cheaper than encoding it.
-        serde_json::to_string(block).unwrap_or_default().hash(&mut h);
+        match block {
+            ContentBlock::Text { text } => {
+                h.write_u8(0);
+                text.hash(&mut h);
+            }
+            ContentBlock::ToolUse { id: _, name, input } => {
+                h.write_u8(1);
+                name.hash(&mut h);
+                hash_json(input, &mut h);
+            }
+            ContentBlock::ToolResult { content, .. } => {
+                h.write_u8(2);
+                h.write_usize(content.len());
+                for part in content {
+                    match part {
+                        ToolResultPart::Text { text } => {
+                            h.write_u8(0);
+                            text.hash(&mut h);
+                        }
+                        ToolResultPart::Image { .. } => h.write_u8(1),
+                    }
+                }
+            }
+            ContentBlock::Image { .. } => h.write_u8(3),
+        }
     }
     h.finish()
+}
+
+/// Hashes a JSON value's tree: each node's kind, then its content; arrays and objects with their
+/// length, objects' entries in their order (the order `to_string` writes and the count reads).
+fn hash_json(value: &serde_json::Value, h: &mut impl Hasher) {
+    use serde_json::Value;
+    match value {
+        Value::Null => h.write_u8(0),
+        Value::Bool(b) => {
+            h.write_u8(1);
+            b.hash(h);
+        }
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                h.write_u8(2);
+                h.write_u64(u);
+            } else if let Some(i) = n.as_i64() {
+                h.write_u8(3);
+                h.write_i64(i);
+            } else {
+                h.write_u8(4);
+                h.write_u64(n.as_f64().unwrap_or_default().to_bits());
+            }
+        }
+        Value::String(s) => {
+            h.write_u8(5);
+            s.hash(h);
+        }
+        Value::Array(items) => {
+            h.write_u8(6);
+            h.write_usize(items.len());
+            for item in items {
+                hash_json(item, h);
+            }
+        }
+        Value::Object(map) => {
+            h.write_u8(7);
+            h.write_usize(map.len());
+            for (k, v) in map {
+                k.hash(h);
+                hash_json(v, h);
+            }
+        }
+    }
 }
 
 impl TokenCounter for TiktokenCounter {
@@ -226,7 +346,7 @@ impl TokenCounter for TiktokenCounter {
         if text.is_empty() {
             return 0;
         }
-        self.bpe().encode_ordinary(text).len()
+        count_with(self.bpe(), self.encoding, text)
     }
 
     fn count_message(&self, message: &Message) -> usize {
