@@ -119,6 +119,11 @@ fn whitespace_end(text: &str, i: usize) -> usize {
         count += 1;
         j += n;
     }
+    if count == 0 {
+        // Unreachable (every other character starts an earlier alternative); one character, so
+        // a split always moves on.
+        return i + at(text, i).1;
+    }
     // `\s*[\r\n]+`: up to the run's last line break.
     if let Some(end) = last_newline_end {
         return end;
