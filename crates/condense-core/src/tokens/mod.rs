@@ -105,7 +105,16 @@ pub struct MessageTokens {
 impl TokenReport {
     /// Counts the API view of a conversation for a model.
     pub fn of(conversation: &crate::model::Conversation, model: &str) -> TokenReport {
-        let counter = TiktokenCounter::for_model(model);
+        TokenReport::counted(conversation, model, &TiktokenCounter::for_model(model))
+    }
+
+    /// Counts the API view of a conversation with a given counter (for `model`'s encoding), so
+    /// that a host keeping its counter across calls recounts only the messages it has not seen.
+    pub fn counted(
+        conversation: &crate::model::Conversation,
+        model: &str,
+        counter: &dyn TokenCounter,
+    ) -> TokenReport {
         let view = conversation.api_view();
         TokenReport {
             model: model.to_owned(),
