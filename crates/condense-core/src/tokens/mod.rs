@@ -431,6 +431,38 @@ mod tests {
     }
 
     #[test]
+    fn cache_keys_follow_what_the_count_reads() {
+        let call = |id: &str, input: serde_json::Value| {
+            Message::new(
+                "a",
+                Role::Assistant,
+                vec![ContentBlock::ToolUse { id: id.into(), name: "grep".into(), input }],
+            )
+        };
+        let base = message_key(&call("c1", serde_json::json!({"path": "src", "n": [1, {"x": true}]})));
+        // What the count reads changes the key: a nested value, a number's kind, the key order.
+        for other in [
+            serde_json::json!({"path": "src", "n": [1, {"x": false}]}),
+            serde_json::json!({"path": "src", "n": [1.0, {"x": true}]}),
+            serde_json::json!({"n": [1, {"x": true}], "path": "src"}),
+            serde_json::json!({"path": "src", "n": [1, {"x": true}, null]}),
+        ] {
+            assert_ne!(message_key(&call("c1", other.clone())), base, "{other}");
+        }
+        // The call's id does not change the count, nor the key.
+        assert_eq!(message_key(&call("c2", serde_json::json!({"path": "src", "n": [1, {"x": true}]}))), base);
+        // Text moved between blocks, or a role changed, is another message.
+        let text = |role: Role, parts: &[&str]| {
+            Message::new("m", role, parts.iter().map(|p| ContentBlock::text(*p)).collect())
+        };
+        assert_ne!(
+            message_key(&text(Role::User, &["ab", "c"])),
+            message_key(&text(Role::User, &["a", "bc"]))
+        );
+        assert_ne!(message_key(&text(Role::User, &["a"])), message_key(&text(Role::Assistant, &["a"])));
+    }
+
+    #[test]
     fn images_use_the_documented_estimate() {
         let c = TiktokenCounter::new(Encoding::O200kBase);
         let m = Message::new(
