@@ -3,8 +3,8 @@
 //! `condense_cli::bench_inputs`. Rounds alternate which side goes first; each figure is the
 //! median of the rounds, with the range. Not a test: nothing here asserts a time.
 //!
-//! `cargo bench -p condense-cli --bench tokens` (`-- --rounds N` for more rounds). BENCHMARKS.md
-//! holds the results.
+//! `cargo bench -p condense-cli --bench tokens` (`-- --rounds N` for more rounds, `-- --cold` for
+//! the cold start alone, to repeat in fresh processes). BENCHMARKS.md holds the results.
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 
 use std::hint::black_box;
@@ -78,6 +78,10 @@ fn main() {
         oracles.push((encoding, bpe));
     }
 
+    if std::env::args().any(|a| a == "--cold") {
+        return;
+    }
+
     let chat = bench_inputs::tool_chat();
     let inputs = [
         Input { name: "(a) 1 MB prose and code", texts: vec![bench_inputs::prose_and_code()], chat: None },
@@ -86,8 +90,10 @@ fn main() {
     ];
 
     println!("\n## throughput (median of {rounds} rounds, range in brackets)\n");
-    println!("| input | encoding | tokens | fast MB/s | tiktoken-rs MB/s | ratio |");
-    println!("|---|---|---:|---:|---:|---:|");
+    println!(
+        "| input | encoding | tokens | fast MB/s | tiktoken-rs MB/s | ratio | ratio of the best rounds |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
     for (encoding, bpe) in &oracles {
         for input in &inputs {
             let mut fast = Vec::new();
@@ -116,7 +122,7 @@ fn main() {
             let (f, s) = (stats(fast), stats(slow));
             let bytes = input.bytes();
             println!(
-                "| {} | {} | {} | {:.1} [{:.1}–{:.1}] | {:.1} [{:.1}–{:.1}] | **{:.1}×** |",
+                "| {} | {} | {} | {:.1} [{:.1}–{:.1}] | {:.1} [{:.1}–{:.1}] | **{:.1}×** | {:.1}× |",
                 input.name,
                 encoding.name(),
                 counts.0,
@@ -126,7 +132,8 @@ fn main() {
                 mb_per_s(bytes, s.median),
                 mb_per_s(bytes, s.max),
                 mb_per_s(bytes, s.min),
-                s.median.as_secs_f64() / f.median.as_secs_f64()
+                s.median.as_secs_f64() / f.median.as_secs_f64(),
+                s.min.as_secs_f64() / f.min.as_secs_f64()
             );
         }
     }
