@@ -20,11 +20,14 @@ pub(super) struct Vocab {
     offsets: Vec<u32>,
     /// Rank + 1 of the token in each slot, 0 for an empty slot; the length is a power of two.
     slots: Vec<u32>,
+    /// `64 - log2(slots.len())`: a hash's top bits pick its slot.
+    shift: u32,
     /// The rank of each two-byte token, by `first << 8 | second`.
     pairs: Vec<Rank>,
 }
 
-/// FxHash's multiplier, over eight bytes at a time, mixed at the end.
+/// FxHash's step over eight bytes at a time. The top bits of the result depend on every input
+/// bit, so they pick the slot (the low bits depend only on the first bytes of each word).
 #[inline(always)]
 fn hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
@@ -40,7 +43,7 @@ fn hash(bytes: &[u8]) -> u64 {
         w[..rest.len()].copy_from_slice(rest);
         h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
     }
-    h ^ (h >> 29)
+    h
 }
 
 impl Vocab {
@@ -59,14 +62,15 @@ impl Vocab {
         }
         assert_eq!(at as usize, bytes.len(), "the vocabulary's lengths add up to its bytes");
         let size = (count * 2).next_power_of_two();
-        let mut vocab = Vocab { bytes, offsets, slots: vec![0; size], pairs: vec![NONE; 1 << 16] };
+        let shift = 64 - size.trailing_zeros();
+        let mut vocab = Vocab { bytes, offsets, slots: vec![0; size], shift, pairs: vec![NONE; 1 << 16] };
         let mask = size - 1;
         for rank in 0..count {
             let token = vocab.token(rank as Rank);
             if token.len() == 2 {
                 vocab.pairs[usize::from(token[0]) << 8 | usize::from(token[1])] = rank as Rank;
             }
-            let mut slot = hash(token) as usize & mask;
+            let mut slot = (hash(token) >> shift) as usize;
             while vocab.slots[slot] != 0 {
                 slot = (slot + 1) & mask;
             }
@@ -88,7 +92,7 @@ impl Vocab {
             return self.pairs[usize::from(piece[0]) << 8 | usize::from(piece[1])];
         }
         let mask = self.slots.len() - 1;
-        let mut slot = hash(piece) as usize & mask;
+        let mut slot = (hash(piece) >> self.shift) as usize;
         loop {
             let entry = self.slots[slot];
             if entry == 0 {
