@@ -123,6 +123,13 @@ enum Command {
     /// Run providers on conversation files and print, per file and provider: tokens before →
     /// after, reduction, retention of probes, cost and time.
     Eval(eval::EvalArgs),
+    /// Write the token benchmark's inputs (generated deterministically) into a directory:
+    /// `prose-and-code.md`, `tool-chat.json` (this project's format) and `short-strings.json`.
+    #[command(hide = true)]
+    BenchInputs {
+        /// The directory, created if missing.
+        dir: String,
+    },
 }
 
 /// Where a command's document goes.
@@ -417,6 +424,23 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Eval(args) => eval::run(args),
+        Command::BenchInputs { dir } => {
+            use condense_cli::bench_inputs;
+            let dir = std::path::Path::new(&dir);
+            let write = |name: &str, text: String| {
+                std::fs::write(dir.join(name), text)
+                    .map_err(|e| Failure(2, format!("{}: {e}", dir.join(name).display())))
+            };
+            std::fs::create_dir_all(dir).map_err(|e| Failure(2, format!("{}: {e}", dir.display())))?;
+            write("prose-and-code.md", bench_inputs::prose_and_code())?;
+            let chat =
+                serde_json::to_string_pretty(&bench_inputs::tool_chat()).expect("JSON values serialize");
+            write("tool-chat.json", chat)?;
+            let strings =
+                serde_json::to_string(&bench_inputs::short_strings()).expect("JSON values serialize");
+            write("short-strings.json", strings)?;
+            Ok(0)
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use condense_core::formats::parse_conversation;
 use condense_core::model::undo_last;
 use condense_core::tokens::TokenReport;
-use condense_core::{CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter};
+use condense_core::{CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter, TokenCounter};
 use condense_protocol::calls::{CondensationDocument, CondenseOptions, DEFAULT_MODEL, UndoResult};
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
@@ -57,7 +57,16 @@ impl CondenseEngine {
         model: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let conversation = conversation(&value)?;
-        to_js(&TokenReport::of(&conversation, model.as_deref().unwrap_or(DEFAULT_MODEL)))
+        let model = model.as_deref().unwrap_or(DEFAULT_MODEL);
+        // The engine's counter for the model's encoding: its cache outlives the call.
+        to_js(&TokenReport::counted(&conversation, model, self.inner.counter(model).as_ref()))
+    }
+
+    /// Tokens of a plain text for a model (default `gpt-4o`): exactly tiktoken's
+    /// `encode_ordinary(text).length` in the model's encoding, no framing added.
+    #[wasm_bindgen(js_name = countText)]
+    pub fn count_text(&self, text: &str, model: Option<String>) -> usize {
+        self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL)).count_text(text)
     }
 
     /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new

@@ -96,6 +96,15 @@ test("counts tokens as the CLI does", () => {
   assert.ok(engine.countTokens(fixture("openai-chat.json")).total_tokens > 0);
 });
 
+test("counts a text in the model's encoding, as tiktoken does", () => {
+  const { engine } = makeEngine();
+  // Reference counts from tiktoken's encode_ordinary (the core's unit tests hold the same).
+  assert.equal(engine.countText("Ünïcödé façade — naïve café", "gpt-4o"), 10);
+  assert.equal(engine.countText("Ünïcödé façade — naïve café", "gpt-4"), 13);
+  assert.equal(engine.countText("hello world"), 2);
+  assert.equal(engine.countText(""), 0);
+});
+
 test("condenses losslessly as the CLI does, and undo brings every message back", async () => {
   const { engine, logs } = makeEngine();
   const result = await engine.condense(session, {});

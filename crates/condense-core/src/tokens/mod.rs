@@ -1,4 +1,4 @@
-//! Token counting (SPEC §6): tiktoken encoders chosen by model family, a documented estimate for
+//! Token counting (SPEC §6): tiktoken encodings chosen by model family, a documented estimate for
 //! images, and a per-message cache so that recounting a conversation after one new message costs
 //! only that message.
 //!
@@ -7,6 +7,13 @@
 //! | `gpt-4o`, `gpt-4.1`, `gpt-4.5`, `gpt-5`, `o1`, `o3`, `o4`, `chatgpt-4o`, `gpt-oss` | `o200k_base` |
 //! | `gpt-4`, `gpt-3.5`, `text-embedding-3`, `text-embedding-ada` | `cl100k_base` |
 //! | anything else (Claude, Llama, Qwen, Mistral, Gemini, SmolLM, …) | `o200k_base`, an approximation: those models' own tokenizers are not public or not shipped |
+//!
+//! Counting is count-only and gives exactly tiktoken-rs's `encode_ordinary(text).len()`
+//! (`tests/tokens_oracle.rs` proves it on a corpus and by property tests, tiktoken-rs being the
+//! oracle): [`split`] cuts the text as each encoding's regex does, written out by hand;
+//! [`bpe`] counts each piece (one lookup for a piece that is a token, else the merge loop). The
+//! vocabularies are tiktoken-rs's, in a compact form generated into `vocab/` by
+//! `examples/token_tables.rs`; each is read on its first use, and only the encodings used are.
 //!
 //! Images count [`IMAGE_TOKENS`] each: Anthropic's documented cost of an image at the largest size
 //! it accepts without resizing (about 1.15 megapixels, `width × height / 750`), so the estimate
@@ -17,14 +24,20 @@
 //! (an opaque block: `thinking`, …) costs the tokens of its JSON; a file's count adds its tool
 //! definitions' JSON ([`tool_definition_tokens`]).
 
+mod bpe;
+mod split;
+mod unicode;
+#[rustfmt::skip]
+mod unicode_table;
+
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
-use tiktoken_rs::CoreBPE;
 
 use crate::model::{ContentBlock, Message, ToolResultPart};
+use bpe::Vocab;
 
 /// Tokens counted for one image.
 pub const IMAGE_TOKENS: usize = 1_600;
@@ -94,13 +107,22 @@ pub struct MessageTokens {
 impl TokenReport {
     /// Counts the API view of a conversation for a model.
     pub fn of(conversation: &crate::model::Conversation, model: &str) -> TokenReport {
-        let counter = TiktokenCounter::for_model(model);
+        TokenReport::counted(conversation, model, &TiktokenCounter::for_model(model))
+    }
+
+    /// Counts the API view of a conversation with a given counter (for `model`'s encoding), so
+    /// that a host keeping its counter across calls recounts only the messages it has not seen.
+    pub fn counted(
+        conversation: &crate::model::Conversation,
+        model: &str,
+        counter: &dyn TokenCounter,
+    ) -> TokenReport {
         let view = conversation.api_view();
         TokenReport {
             model: model.to_owned(),
             encoding: counter.encoding().name().to_owned(),
             total_tokens: counter.count_request(conversation.system.as_deref(), &view)
-                + tool_definition_tokens(&counter, &conversation.tools),
+                + tool_definition_tokens(counter, &conversation.tools),
             messages: view
                 .iter()
                 .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
@@ -130,11 +152,11 @@ pub trait TokenCounter {
     }
 }
 
-/// The tiktoken counter: the encoder loads on first use, never at construction; message counts
-/// are cached by a hash of the message's role and content.
+/// The tiktoken counter: the vocabulary loads on first use, never at construction; message
+/// counts are cached by a hash of what the count reads (see [`message_key`]).
 pub struct TiktokenCounter {
     encoding: Encoding,
-    bpe: OnceLock<&'static CoreBPE>,
+    bpe: OnceLock<&'static Vocab>,
     cache: Mutex<HashMap<u64, usize>>,
     encoded_messages: std::sync::atomic::AtomicUsize,
 }
@@ -174,8 +196,8 @@ impl TiktokenCounter {
         self.encoded_messages.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn bpe(&self) -> &'static CoreBPE {
-        self.bpe.get_or_init(|| shared_bpe(self.encoding))
+    fn bpe(&self) -> &'static Vocab {
+        self.bpe.get_or_init(|| shared_vocab(self.encoding))
     }
 
     fn count_blocks(&self, message: &Message) -> usize {
@@ -202,30 +224,147 @@ impl TiktokenCounter {
     }
 }
 
-/// The encoders are immutable tables, so one per encoding serves every counter in the process:
-/// a second engine, or a counter rebuilt for a new model of the same family, loads nothing.
-fn shared_bpe(encoding: Encoding) -> &'static CoreBPE {
-    static O200K: OnceLock<CoreBPE> = OnceLock::new();
-    static CL100K: OnceLock<CoreBPE> = OnceLock::new();
-    // The BPE tables are compiled into the binary; failing to parse them is a build defect.
+/// The vocabularies are immutable tables, so one per encoding serves every counter in the
+/// process: a second engine, or a counter rebuilt for a new model of the same family, loads
+/// nothing. Only the encodings asked for are ever read.
+fn shared_vocab(encoding: Encoding) -> &'static Vocab {
+    static O200K: OnceLock<Vocab> = OnceLock::new();
+    static CL100K: OnceLock<Vocab> = OnceLock::new();
     match encoding {
-        Encoding::O200kBase => {
-            O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("embedded o200k tables parse"))
-        }
-        Encoding::Cl100kBase => {
-            CL100K.get_or_init(|| tiktoken_rs::cl100k_base().expect("embedded cl100k tables parse"))
-        }
+        Encoding::O200kBase => O200K.get_or_init(|| Vocab::load(include_bytes!("vocab/o200k_base.bin"))),
+        Encoding::Cl100kBase => CL100K.get_or_init(|| Vocab::load(include_bytes!("vocab/cl100k_base.bin"))),
     }
 }
 
+/// Tokens of a text in an encoding, exactly as tiktoken's `encode_ordinary(text).len()`.
+pub fn count_in(encoding: Encoding, text: &str) -> usize {
+    count_with(shared_vocab(encoding), encoding, text)
+}
+
+fn count_with(vocab: &Vocab, encoding: Encoding, text: &str) -> usize {
+    let mut n = 0;
+    match encoding {
+        Encoding::O200kBase => split::o200k(text, |piece| n += vocab.count(piece.as_bytes())),
+        Encoding::Cl100kBase => split::cl100k(text, |piece| n += vocab.count(piece.as_bytes())),
+    }
+    n
+}
+
+/// Tokens of a text for a model (its encoding by [`Encoding::for_model`]).
+pub fn count_text(text: &str, model: &str) -> usize {
+    count_in(Encoding::for_model(model), text)
+}
+
+/// The pieces a text splits into before the byte-pair merges, as the encoding's regex cuts it
+/// (for tests and diagnostics).
+pub fn split_pieces(encoding: Encoding, text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    match encoding {
+        Encoding::O200kBase => split::o200k(text, |p| out.push(p)),
+        Encoding::Cl100kBase => split::cl100k(text, |p| out.push(p)),
+    }
+    out
+}
+
+/// A character's flags in the split patterns' classes (bits: letter 1, number 2, whitespace 4,
+/// o200k's upper class 8, its lower class 16, `\r` or `\n` 32), for the test that checks them
+/// against regex-syntax.
+#[doc(hidden)]
+pub fn char_flags(c: char) -> u8 {
+    unicode::flags(c)
+}
+
+/// The cache key of a message's count: a hash of exactly what `TiktokenCounter::count_block`
+/// reads — the role, each block's kind, texts, tool names and tool input (walked as a JSON tree,
+/// in order, every string and number with its kind) — without serialising anything. Ids, the
+/// error flag and images' sources are left out: the count does not read them (an image counts
+/// [`IMAGE_TOKENS`] whatever it shows). Change this with `count_block`.
 fn message_key(message: &Message) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     message.role.hash(&mut h);
+    h.write_usize(message.content.len());
     for block in &message.content {
-        // The JSON form covers every field; hashing it is far cheaper than encoding it.
-        serde_json::to_string(block).unwrap_or_default().hash(&mut h);
+        match block {
+            // The client-context mark changes nothing the model reads.
+            ContentBlock::Text { text, .. } => {
+                h.write_u8(0);
+                text.hash(&mut h);
+            }
+            ContentBlock::ToolUse { id: _, name, input } => {
+                h.write_u8(1);
+                name.hash(&mut h);
+                hash_json(input, &mut h);
+            }
+            ContentBlock::ToolResult { content, .. } => {
+                h.write_u8(2);
+                h.write_usize(content.len());
+                for part in content {
+                    match part {
+                        ToolResultPart::Text { text } => {
+                            h.write_u8(0);
+                            text.hash(&mut h);
+                        }
+                        ToolResultPart::Image { .. } => h.write_u8(1),
+                    }
+                }
+            }
+            ContentBlock::Image { .. } => h.write_u8(3),
+            // Counted by its JSON: every field, in order.
+            ContentBlock::Opaque(block) => {
+                h.write_u8(4);
+                h.write_usize(block.fields().len());
+                for (key, value) in block.fields() {
+                    key.hash(&mut h);
+                    hash_json(value, &mut h);
+                }
+            }
+        }
     }
     h.finish()
+}
+
+/// Hashes a JSON value's tree: each node's kind, then its content; arrays and objects with their
+/// length, objects' entries in their order (the order `to_string` writes and the count reads).
+fn hash_json(value: &serde_json::Value, h: &mut impl Hasher) {
+    use serde_json::Value;
+    match value {
+        Value::Null => h.write_u8(0),
+        Value::Bool(b) => {
+            h.write_u8(1);
+            b.hash(h);
+        }
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                h.write_u8(2);
+                h.write_u64(u);
+            } else if let Some(i) = n.as_i64() {
+                h.write_u8(3);
+                h.write_i64(i);
+            } else {
+                h.write_u8(4);
+                h.write_u64(n.as_f64().unwrap_or_default().to_bits());
+            }
+        }
+        Value::String(s) => {
+            h.write_u8(5);
+            s.hash(h);
+        }
+        Value::Array(items) => {
+            h.write_u8(6);
+            h.write_usize(items.len());
+            for item in items {
+                hash_json(item, h);
+            }
+        }
+        Value::Object(map) => {
+            h.write_u8(7);
+            h.write_usize(map.len());
+            for (k, v) in map {
+                k.hash(h);
+                hash_json(v, h);
+            }
+        }
+    }
 }
 
 impl TokenCounter for TiktokenCounter {
@@ -237,7 +376,7 @@ impl TokenCounter for TiktokenCounter {
         if text.is_empty() {
             return 0;
         }
-        self.bpe().encode_ordinary(text).len()
+        count_with(self.bpe(), self.encoding, text)
     }
 
     fn count_message(&self, message: &Message) -> usize {
@@ -310,6 +449,38 @@ mod tests {
         let second = c.count_request(None, &msgs.iter().collect::<Vec<_>>());
         assert_eq!(c.encoded_messages(), 11, "only the new message is encoded");
         assert_eq!(second, first + c.count_text("one more") + MESSAGE_OVERHEAD);
+    }
+
+    #[test]
+    fn cache_keys_follow_what_the_count_reads() {
+        let call = |id: &str, input: serde_json::Value| {
+            Message::new(
+                "a",
+                Role::Assistant,
+                vec![ContentBlock::ToolUse { id: id.into(), name: "grep".into(), input }],
+            )
+        };
+        let base = message_key(&call("c1", serde_json::json!({"path": "src", "n": [1, {"x": true}]})));
+        // What the count reads changes the key: a nested value, a number's kind, the key order.
+        for other in [
+            serde_json::json!({"path": "src", "n": [1, {"x": false}]}),
+            serde_json::json!({"path": "src", "n": [1.0, {"x": true}]}),
+            serde_json::json!({"n": [1, {"x": true}], "path": "src"}),
+            serde_json::json!({"path": "src", "n": [1, {"x": true}, null]}),
+        ] {
+            assert_ne!(message_key(&call("c1", other.clone())), base, "{other}");
+        }
+        // The call's id does not change the count, nor the key.
+        assert_eq!(message_key(&call("c2", serde_json::json!({"path": "src", "n": [1, {"x": true}]}))), base);
+        // Text moved between blocks, or a role changed, is another message.
+        let text = |role: Role, parts: &[&str]| {
+            Message::new("m", role, parts.iter().map(|p| ContentBlock::text(*p)).collect())
+        };
+        assert_ne!(
+            message_key(&text(Role::User, &["ab", "c"])),
+            message_key(&text(Role::User, &["a", "bc"]))
+        );
+        assert_ne!(message_key(&text(Role::User, &["a"])), message_key(&text(Role::Assistant, &["a"])));
     }
 
     #[test]

@@ -1,0 +1,169 @@
+//! Native token-counting benchmark: the core's count-only counter against tiktoken-rs's
+//! `encode_ordinary(text).len()`, in the same process, on the inputs of
+//! `condense_cli::bench_inputs`. Rounds alternate which side goes first; each figure is the
+//! median of the rounds, with the range. Not a test: nothing here asserts a time.
+//!
+//! `cargo bench -p condense-cli --bench tokens` (`-- --rounds N` for more rounds, `-- --cold` for
+//! the cold start alone, to repeat in fresh processes). BENCHMARKS.md holds the results.
+#![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
+#![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use condense_cli::bench_inputs;
+use condense_core::tokens::{Encoding, TokenCounter, count_in};
+use condense_core::{Conversation, TiktokenCounter};
+use tiktoken_rs::CoreBPE;
+
+struct Input {
+    name: &'static str,
+    texts: Vec<String>,
+    /// The chat, for the conversation counts (`count_request`).
+    chat: Option<Conversation>,
+}
+
+impl Input {
+    fn bytes(&self) -> usize {
+        self.texts.iter().map(String::len).sum()
+    }
+}
+
+fn time(f: impl FnOnce() -> usize) -> (Duration, usize) {
+    let start = Instant::now();
+    let n = black_box(f());
+    (start.elapsed(), n)
+}
+
+struct Stats {
+    median: Duration,
+    min: Duration,
+    max: Duration,
+}
+
+fn stats(mut v: Vec<Duration>) -> Stats {
+    v.sort();
+    Stats { median: v[v.len() / 2], min: v[0], max: v[v.len() - 1] }
+}
+
+fn mb_per_s(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / 1e6 / d.as_secs_f64()
+}
+
+fn main() {
+    let rounds: usize =
+        std::env::args().skip_while(|a| a != "--rounds").nth(1).and_then(|n| n.parse().ok()).unwrap_or(15);
+
+    // Cold start, once per process: the first count of each side, vocabulary loading included.
+    println!("## cold start (first count in this process, o200k_base then cl100k_base)\n");
+    println!("| encoding | fast: load + first count | tiktoken-rs: load + first count | ratio |");
+    println!("|---|---:|---:|---:|");
+    let mut oracles: Vec<(Encoding, CoreBPE)> = Vec::new();
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let (fast, a) = time(|| count_in(encoding, "hello world"));
+        let start = Instant::now();
+        let bpe = match encoding {
+            Encoding::O200kBase => tiktoken_rs::o200k_base().unwrap(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base().unwrap(),
+        };
+        let b = black_box(bpe.encode_ordinary("hello world").len());
+        let slow = start.elapsed();
+        assert_eq!(a, b);
+        println!(
+            "| {} | {:.1} ms | {:.1} ms | {:.1}× |",
+            encoding.name(),
+            fast.as_secs_f64() * 1e3,
+            slow.as_secs_f64() * 1e3,
+            slow.as_secs_f64() / fast.as_secs_f64()
+        );
+        oracles.push((encoding, bpe));
+    }
+
+    if std::env::args().any(|a| a == "--cold") {
+        return;
+    }
+
+    let chat = bench_inputs::tool_chat();
+    let inputs = [
+        Input { name: "(a) 1 MB prose and code", texts: vec![bench_inputs::prose_and_code()], chat: None },
+        Input { name: "(b) 200-message tool chat", texts: bench_inputs::chat_texts(&chat), chat: Some(chat) },
+        Input { name: "(c) 10,000 short strings", texts: bench_inputs::short_strings(), chat: None },
+    ];
+
+    println!("\n## throughput (median of {rounds} rounds, range in brackets)\n");
+    println!(
+        "| input | encoding | tokens | fast MB/s | tiktoken-rs MB/s | ratio | ratio of the best rounds |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (encoding, bpe) in &oracles {
+        for input in &inputs {
+            let mut fast = Vec::new();
+            let mut slow = Vec::new();
+            let mut counts = (0, 0);
+            for round in 0..rounds {
+                let run_fast = || input.texts.iter().map(|t| count_in(*encoding, t)).sum::<usize>();
+                let run_slow = || input.texts.iter().map(|t| bpe.encode_ordinary(t).len()).sum::<usize>();
+                if round % 2 == 0 {
+                    let (d, n) = time(run_fast);
+                    fast.push(d);
+                    counts.0 = n;
+                    let (d, n) = time(run_slow);
+                    slow.push(d);
+                    counts.1 = n;
+                } else {
+                    let (d, n) = time(run_slow);
+                    slow.push(d);
+                    counts.1 = n;
+                    let (d, n) = time(run_fast);
+                    fast.push(d);
+                    counts.0 = n;
+                }
+            }
+            assert_eq!(counts.0, counts.1, "{} {}: the counts differ", input.name, encoding.name());
+            let (f, s) = (stats(fast), stats(slow));
+            let bytes = input.bytes();
+            println!(
+                "| {} | {} | {} | {:.1} [{:.1}–{:.1}] | {:.1} [{:.1}–{:.1}] | **{:.1}×** | {:.1}× |",
+                input.name,
+                encoding.name(),
+                counts.0,
+                mb_per_s(bytes, f.median),
+                mb_per_s(bytes, f.max),
+                mb_per_s(bytes, f.min),
+                mb_per_s(bytes, s.median),
+                mb_per_s(bytes, s.max),
+                mb_per_s(bytes, s.min),
+                s.median.as_secs_f64() / f.median.as_secs_f64(),
+                s.min.as_secs_f64() / f.min.as_secs_f64()
+            );
+        }
+    }
+
+    // The chat as a conversation: a fresh counter (every message counted), then the same counter
+    // again (every message answered by its cache key).
+    let chat = inputs[1].chat.as_ref().expect("the chat input");
+    let view = chat.api_view();
+    let mut fresh = Vec::new();
+    let mut cached = Vec::new();
+    for _ in 0..rounds {
+        let counter = TiktokenCounter::new(Encoding::O200kBase);
+        fresh.push(time(|| counter.count_request(None, &view)).0);
+        cached.push(time(|| counter.count_request(None, &view)).0);
+    }
+    let (fresh, cached) = (stats(fresh), stats(cached));
+    println!("\n## the chat as a conversation (o200k_base, `TiktokenCounter::count_request`)\n");
+    println!("| | median | range |");
+    println!("|---|---:|---:|");
+    println!(
+        "| every message counted (fresh counter) | {:.2} ms | {:.2}–{:.2} ms |",
+        fresh.median.as_secs_f64() * 1e3,
+        fresh.min.as_secs_f64() * 1e3,
+        fresh.max.as_secs_f64() * 1e3
+    );
+    println!(
+        "| every message cached (cache keys only) | {:.3} ms | {:.3}–{:.3} ms |",
+        cached.median.as_secs_f64() * 1e3,
+        cached.min.as_secs_f64() * 1e3,
+        cached.max.as_secs_f64() * 1e3
+    );
+}
