@@ -9,6 +9,7 @@ import type { AgentEvent, AgentInput, ChatOptions, ChatTask, ContextStatus } fro
 import { ChatStore, type CorruptChat, isChatConflict, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
 import { type ChatViewToHost, type ProfileOption, type ToWebview, openableUrl, parseToHost } from "@context-condenser/protocol";
+import type { FirstRun } from "./setup";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
@@ -24,6 +25,10 @@ export interface ChatHost {
   profiles(): ProfileOption[];
   profileId(): string | null;
   selectProfile(id: string): Promise<void>;
+  /** Why the chat cannot be used yet (no usable chat profile), or undefined. */
+  blocked(): string | undefined;
+  /** The first-run welcome's offers and setup. */
+  firstRun: FirstRun;
   /** A notification for failures the user must act on outside the chat (a key, a profile). */
   report(failure: Failure, profileId?: string): void;
   /** The chat or its context changed: the status bar follows. */
@@ -100,7 +105,14 @@ export class ChatView implements vscode.WebviewViewProvider {
       profileId: this.host.profileId(),
       context: this.context,
       busy: this.busy,
+      blocked: this.host.blocked(),
     });
+  }
+
+  /** The first-run welcome's offers: the local servers answering now and the CLI agents. */
+  private async postWelcome(): Promise<void> {
+    const { servers, tools } = await this.host.firstRun.offers();
+    this.post({ type: "welcome", servers, tools });
   }
 
   /** A chat file that is not a chat: it was kept aside; the user is told which, why and where. */
@@ -158,7 +170,20 @@ export class ChatView implements vscode.WebviewViewProvider {
     switch (message.type) {
       case "ready":
         await this.restored;
-        return this.postState();
+        await this.postState();
+        if (this.host.blocked()) await this.postWelcome();
+        return;
+      case "probeLocal":
+        return this.postWelcome();
+      case "setUp": {
+        const outcome = await this.host.firstRun.setUp(message, (o) => this.post({ type: "setup", ...o }));
+        this.post({ type: "setup", ...outcome });
+        return;
+      }
+      case "renameChat":
+        return this.rename(message.id);
+      case "deleteChat":
+        return this.delete(message.id);
       case "send":
         await this.run({ type: "user", content: message.text });
         return;
@@ -300,6 +325,73 @@ export class ChatView implements vscode.WebviewViewProvider {
     this.revision = 0;
     await this.memento.update(ACTIVE_CHAT, undefined);
     await this.refresh();
+  }
+
+  /** Renames a saved chat: the new title is asked for in an input box. */
+  private async rename(id: string): Promise<void> {
+    if (this.task?.id === id && this.refusedWhileBusy()) return;
+    const loaded = this.task?.id === id ? { task: this.task, revision: this.revision } : await this.loadChat(id);
+    if (!loaded) return;
+    const title = await vscode.window.showInputBox({
+      title: "Rename Chat",
+      value: loaded.task.title,
+      prompt: "The chat's new title",
+      validateInput: (v) => (v.trim() === "" ? "A title cannot be empty." : undefined),
+    });
+    if (title === undefined || title.trim() === loaded.task.title) return;
+    // The active chat may have moved on while the box was open: rename what it is now.
+    const current = this.task?.id === id ? { task: this.task, revision: this.revision } : loaded;
+    const renamed: ChatTask = { ...current.task, title: title.trim() };
+    if (this.task?.id === id) {
+      if (!(await this.persist(renamed))) return;
+      this.task = renamed;
+    } else {
+      try {
+        await this.store.save(renamed, current.revision);
+      } catch (e) {
+        if (!isChatConflict(e)) throw e;
+        this.post({ type: "error", message: e.message });
+        return;
+      }
+    }
+    this.host.log.info(`chat ${id} renamed`);
+    await this.refresh();
+  }
+
+  /** Deletes a saved chat after a modal confirmation; the active chat becomes a new one. */
+  private async delete(id: string): Promise<void> {
+    if (this.task?.id === id && this.refusedWhileBusy()) return;
+    const loaded = this.task?.id === id ? { task: this.task, revision: this.revision } : await this.loadChat(id);
+    if (!loaded) return;
+    const choice = await vscode.window.showWarningMessage(
+      `Delete the chat "${loaded.task.title || "Untitled chat"}"?`,
+      { modal: true, detail: `Its ${loaded.task.conversation.messages.length} messages and condensations are removed; this cannot be undone.` },
+      "Delete",
+    );
+    if (choice !== "Delete") return;
+    await this.store.delete(id);
+    this.host.log.info(`chat ${id} deleted`);
+    if (this.task?.id === id) {
+      this.task = null;
+      this.revision = 0;
+      await this.memento.update(ACTIVE_CHAT, undefined);
+    }
+    await this.refresh();
+  }
+
+  /** A saved chat with its revision; a missing or corrupt one is reported and gives undefined. */
+  private async loadChat(id: string): Promise<{ task: ChatTask; revision: number } | undefined> {
+    const loaded = await this.store.load(id);
+    if (!loaded) {
+      this.post({ type: "error", message: `There is no saved chat "${id}".` });
+      return undefined;
+    }
+    if (!loaded.ok) {
+      this.reportCorrupt(loaded.corrupt);
+      await this.postState();
+      return undefined;
+    }
+    return loaded.chat;
   }
 
   private async open(id: string): Promise<void> {
