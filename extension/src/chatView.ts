@@ -13,6 +13,9 @@ import type { FirstRun } from "./setup";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
+/** Each chat's profile, by chat id (global state, beside the chat files): opening a chat makes its
+ *  profile the chat profile again; a chat never picked keeps the current one. */
+const CHAT_PROFILES = "contextCondenser.chatProfiles";
 
 /** What the chat view needs from the rest of the extension. */
 export interface ChatHost {
@@ -202,6 +205,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       case "openChat":
         return this.open(message.id);
       case "selectProfile":
+        if (this.task) await this.rememberProfile(this.task.id, message.id);
         return this.host.selectProfile(message.id);
       case "openLink":
         return this.openLink(message.url);
@@ -246,6 +250,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     if (!this.task) this.revision = 0;
     const task = this.task ?? engine.newChat(newChatId(), Date.now());
     this.task = task;
+    if (!this.profiles()[task.id]) await this.rememberProfile(task.id, options.llm.profile.id);
     this.busy = true;
     this.turnEngine = engine;
     await this.memento.update(ACTIVE_CHAT, task.id);
@@ -370,6 +375,8 @@ export class ChatView implements vscode.WebviewViewProvider {
     );
     if (choice !== "Delete") return;
     await this.store.delete(id);
+    const { [id]: _, ...rest } = this.profiles();
+    await this.memento.update(CHAT_PROFILES, rest);
     this.host.log.info(`chat ${id} deleted`);
     if (this.task?.id === id) {
       this.task = null;
@@ -377,6 +384,14 @@ export class ChatView implements vscode.WebviewViewProvider {
       await this.memento.update(ACTIVE_CHAT, undefined);
     }
     await this.refresh();
+  }
+
+  private profiles(): Record<string, string> {
+    return this.memento.get<Record<string, string>>(CHAT_PROFILES) ?? {};
+  }
+
+  private async rememberProfile(chatId: string, profileId: string): Promise<void> {
+    await this.memento.update(CHAT_PROFILES, { ...this.profiles(), [chatId]: profileId });
   }
 
   /** A saved chat with its revision; a missing or corrupt one is reported and gives undefined. */
@@ -406,6 +421,11 @@ export class ChatView implements vscode.WebviewViewProvider {
     this.task = loaded.chat.task;
     this.revision = loaded.chat.revision;
     await this.memento.update(ACTIVE_CHAT, id);
+    const own = this.profiles()[id];
+    if (own && own !== this.host.profileId() && this.host.profiles().some((p) => p.id === own)) {
+      // The settings change refreshes the view.
+      await this.host.selectProfile(own);
+    }
     await this.refresh();
   }
 }
