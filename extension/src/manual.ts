@@ -15,6 +15,8 @@ import type { Report } from "./report";
 /** A manual condensation waiting for its answer. */
 interface Pending {
   source: vscode.Uri;
+  /** Where the source was shown, to show it there again. */
+  column: vscode.ViewColumn | undefined;
   conversation: Conversation;
   answer: vscode.Uri;
 }
@@ -58,7 +60,8 @@ export class ManualCommands {
     else await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: request, language: "markdown" }), { preview: false });
     const answer = await vscode.workspace.openTextDocument({ content: "", language: "markdown" });
     await vscode.window.showTextDocument(answer, { preview: false, viewColumn: vscode.ViewColumn.Beside });
-    this.pending = { source: active.doc.uri, conversation: active.conversation, answer: answer.uri };
+    const column = vscode.window.visibleTextEditors.find((e) => e.document === active.doc)?.viewColumn;
+    this.pending = { source: active.doc.uri, column, conversation: active.conversation, answer: answer.uri };
     const choice = await vscode.window.showInformationMessage(
       `Context Condenser: ${how.id === "copy" ? "the request is on the clipboard" : "the request is open"}. Paste the LLM's answer into the empty editor, then apply it.`,
       "Apply Pasted Summary",
@@ -87,8 +90,13 @@ export class ManualCommands {
     }
     const source = await vscode.workspace.openTextDocument(pending.source);
     this.pending = undefined;
+    // The answer is in the result now: its editor closes without asking to save.
+    if (answerDoc) {
+      await vscode.window.showTextDocument(answerDoc, { preview: false });
+      await vscode.commands.executeCommand("workbench.action.revertAndCloseActiveEditor");
+    }
     const written = await this.files.write(source, engine.parseConversation(result));
-    if (!written) await vscode.window.showTextDocument(source, { preview: false });
+    if (!written) await vscode.window.showTextDocument(source, { preview: false, viewColumn: pending.column });
     const after = result.new_context_tokens ?? 0;
     const saved = result.metrics?.tokens_saved ?? 0;
     const into = written ? `written to ${vscode.workspace.asRelativePath(written)}` : `applied to ${vscode.workspace.asRelativePath(source.uri)}`;
