@@ -615,7 +615,7 @@ async function smartChatScenario(page, run) {
   // (The panel's iframe would be a second webview beside the chat's.)
   await run("View: Close All Editors");
 
-  const { input, savedChat } = await newChatWith(page, run, "small", step);
+  const { chat, input, savedChat } = await newChatWith(page, run, "small", step);
   const answered = () => (savedChat()?.conversation.messages ?? []).filter((m) => m.role === "assistant" && !m.is_summary).length;
   for (const i of [1, 2, 3]) {
     const before = answered();
