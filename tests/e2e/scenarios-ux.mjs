@@ -227,8 +227,11 @@ export async function uxScenarios(ctx) {
         const file = path.join(WORKSPACE, name);
         const original = fs.readFileSync(file);
         await run("Context Condenser: Open Session File…");
-        await quickInput.waitFor();
+        // The simple file dialog fills in its folder first: type the path only after that.
+        await page.locator(".quick-input-widget", { hasText: "Open Session File" }).waitFor();
+        await until(async () => (await quickInput.inputValue()).endsWith("/"), 10_000);
         await quickInput.fill(file);
+        await until(async () => (await quickInput.inputValue()) === file, 5_000);
         await page.waitForTimeout(500);
         await page.keyboard.press("Enter");
         check(await toast(/16 messages, [\d,]+ tokens/).waitFor({ timeout: 15_000 }).then(() => true, () => false), step("opened, with its size"));
