@@ -10,9 +10,13 @@ import { ChatStore, type CorruptChat, isChatConflict, newChatId } from "./chatSt
 import { asFailure, type Failure } from "./errors";
 import { InFlight } from "./inFlight";
 import { type ChatViewToHost, type ProfileOption, type ToWebview, openableUrl, parseToHost } from "@context-condenser/protocol";
+import type { FirstRun } from "./setup";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
+/** Each chat's profile, by chat id (global state, beside the chat files): opening a chat makes its
+ *  profile the chat profile again; a chat never picked keeps the current one. */
+const CHAT_PROFILES = "contextCondenser.chatProfiles";
 
 /** What the chat view needs from the rest of the extension. */
 export interface ChatHost {
@@ -25,6 +29,10 @@ export interface ChatHost {
   profiles(): ProfileOption[];
   profileId(): string | null;
   selectProfile(id: string): Promise<void>;
+  /** Why the chat cannot be used yet (no usable chat profile), or undefined. */
+  blocked(): string | undefined;
+  /** The first-run welcome's offers and setup. */
+  firstRun: FirstRun;
   /** A notification for failures the user must act on outside the chat (a key, a profile). */
   report(failure: Failure, profileId?: string): void;
   /** The chat or its context changed: the status bar follows. */
@@ -103,7 +111,14 @@ export class ChatView implements vscode.WebviewViewProvider {
       profileId: this.host.profileId(),
       context: this.context,
       busy: this.busy,
+      blocked: this.host.blocked(),
     });
+  }
+
+  /** The first-run welcome's offers: the local servers answering now and the CLI agents. */
+  private async postWelcome(): Promise<void> {
+    const { servers, tools } = await this.host.firstRun.offers();
+    this.post({ type: "welcome", servers, tools });
   }
 
   /** A chat file that is not a chat: it was kept aside; the user is told which, why and where. */
@@ -161,7 +176,20 @@ export class ChatView implements vscode.WebviewViewProvider {
     switch (message.type) {
       case "ready":
         await this.restored;
-        return this.postState();
+        await this.postState();
+        if (this.host.blocked()) await this.postWelcome();
+        return;
+      case "probeLocal":
+        return this.postWelcome();
+      case "setUp": {
+        const outcome = await this.host.firstRun.setUp(message, (o) => this.post({ type: "setup", ...o }));
+        this.post({ type: "setup", ...outcome });
+        return;
+      }
+      case "renameChat":
+        return this.rename(message.id);
+      case "deleteChat":
+        return this.delete(message.id);
       case "send":
         await this.run({ type: "user", content: message.text });
         return;
@@ -180,6 +208,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       case "openChat":
         return this.open(message.id);
       case "selectProfile":
+        if (this.task) await this.rememberProfile(this.task.id, message.id);
         return this.host.selectProfile(message.id);
       case "openLink":
         return this.openLink(message.url);
@@ -230,6 +259,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     if (!this.task) this.revision = 0;
     const task = this.task ?? engine.newChat(newChatId(), Date.now());
     this.task = task;
+    if (!this.profiles()[task.id]) await this.rememberProfile(task.id, options.llm.profile.id);
     this.busy = true;
     this.turnEngine = engine;
     await this.memento.update(ACTIVE_CHAT, task.id);
@@ -339,6 +369,83 @@ export class ChatView implements vscode.WebviewViewProvider {
     await this.refresh();
   }
 
+  /** Renames a saved chat: the new title is asked for in an input box. */
+  private async rename(id: string): Promise<void> {
+    if (this.task?.id === id && this.refusedWhileBusy()) return;
+    const loaded = this.task?.id === id ? { task: this.task, revision: this.revision } : await this.loadChat(id);
+    if (!loaded) return;
+    const title = await vscode.window.showInputBox({
+      title: "Rename Chat",
+      value: loaded.task.title,
+      prompt: "The chat's new title",
+      validateInput: (v) => (v.trim() === "" ? "A title cannot be empty." : undefined),
+    });
+    if (title === undefined || title.trim() === loaded.task.title) return;
+    // The active chat may have moved on while the box was open: rename what it is now.
+    const current = this.task?.id === id ? { task: this.task, revision: this.revision } : loaded;
+    const renamed: ChatTask = { ...current.task, title: title.trim() };
+    if (this.task?.id === id) {
+      if (!(await this.persist(renamed))) return;
+      this.task = renamed;
+    } else {
+      try {
+        await this.store.save(renamed, current.revision);
+      } catch (e) {
+        if (!isChatConflict(e)) throw e;
+        this.post({ type: "error", message: e.message });
+        return;
+      }
+    }
+    this.host.log.info(`chat ${id} renamed`);
+    await this.refresh();
+  }
+
+  /** Deletes a saved chat after a modal confirmation; the active chat becomes a new one. */
+  private async delete(id: string): Promise<void> {
+    if (this.task?.id === id && this.refusedWhileBusy()) return;
+    const loaded = this.task?.id === id ? { task: this.task, revision: this.revision } : await this.loadChat(id);
+    if (!loaded) return;
+    const choice = await vscode.window.showWarningMessage(
+      `Delete the chat "${loaded.task.title || "Untitled chat"}"?`,
+      { modal: true, detail: `Its ${loaded.task.conversation.messages.length} messages and condensations are removed; this cannot be undone.` },
+      "Delete",
+    );
+    if (choice !== "Delete") return;
+    await this.store.delete(id);
+    const { [id]: _, ...rest } = this.profiles();
+    await this.memento.update(CHAT_PROFILES, rest);
+    this.host.log.info(`chat ${id} deleted`);
+    if (this.task?.id === id) {
+      this.task = null;
+      this.revision = 0;
+      await this.memento.update(ACTIVE_CHAT, undefined);
+    }
+    await this.refresh();
+  }
+
+  private profiles(): Record<string, string> {
+    return this.memento.get<Record<string, string>>(CHAT_PROFILES) ?? {};
+  }
+
+  private async rememberProfile(chatId: string, profileId: string): Promise<void> {
+    await this.memento.update(CHAT_PROFILES, { ...this.profiles(), [chatId]: profileId });
+  }
+
+  /** A saved chat with its revision; a missing or corrupt one is reported and gives undefined. */
+  private async loadChat(id: string): Promise<{ task: ChatTask; revision: number } | undefined> {
+    const loaded = await this.store.load(id);
+    if (!loaded) {
+      this.post({ type: "error", message: `There is no saved chat "${id}".` });
+      return undefined;
+    }
+    if (!loaded.ok) {
+      this.reportCorrupt(loaded.corrupt);
+      await this.postState();
+      return undefined;
+    }
+    return loaded.chat;
+  }
+
   private async open(id: string): Promise<void> {
     if (this.refusedWhileBusy()) return;
     const loaded = await this.store.load(id);
@@ -351,6 +458,11 @@ export class ChatView implements vscode.WebviewViewProvider {
     this.task = loaded.chat.task;
     this.revision = loaded.chat.revision;
     await this.memento.update(ACTIVE_CHAT, id);
+    const own = this.profiles()[id];
+    if (own && own !== this.host.profileId() && this.host.profiles().some((p) => p.id === own)) {
+      // The settings change refreshes the view.
+      await this.host.selectProfile(own);
+    }
     await this.refresh();
   }
 }

@@ -11,10 +11,13 @@ import { ChatStore } from "./chatStore";
 import { ChatView } from "./chatView";
 import { EngineHolder } from "./engineHolder";
 import { FileCommands } from "./fileCommands";
+import { ManualCommands } from "./manual";
+import { blockedReason } from "./firstRun";
 import { reporter } from "./report";
 import { Secrets } from "./secrets";
 import { SECTION, chatProfile } from "./settings";
 import { SettingsPanel } from "./settingsPanel";
+import { FirstRun } from "./setup";
 import { StatusMeter } from "./statusMeter";
 
 export type { ContextCondenserApi } from "./api";
@@ -45,6 +48,8 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     selectProfile: async (id) => {
       await vscode.workspace.getConfiguration(SECTION).update("chatProfile", id, vscode.ConfigurationTarget.Global);
     },
+    blocked: () => blockedReason(holder.settings.profiles, holder.settings.chatProfile),
+    firstRun: new FirstRun(holder, secrets, log),
     report: (failure, profileId) => report(failure, profileId, { logged: true }),
     // The chat reports changes only after it restored (asynchronously): the meter exists by then.
     changed: () => meter.update(),
@@ -57,6 +62,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   };
   const meter = new StatusMeter(holder, chat);
   const files = new FileCommands(holder, chat, secrets, report);
+  const manual = new ManualCommands(holder, files, report);
   log.info(`Context Condenser ${context.extension.packageJSON.version} activated`);
   context.subscriptions.push(
     log,
@@ -74,6 +80,11 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     }),
     vscode.commands.registerCommand("contextCondenser.condenseNow", () => files.condenseNow()),
     vscode.commands.registerCommand("contextCondenser.undoLastCondensation", () => files.undoLast()),
+    vscode.commands.registerCommand("contextCondenser.openSessionFile", (uri?: vscode.Uri) =>
+      files.openSessionFile(uri instanceof vscode.Uri ? uri : undefined),
+    ),
+    vscode.commands.registerCommand("contextCondenser.condenseManually", () => manual.condenseManually()),
+    vscode.commands.registerCommand("contextCondenser.applyPastedSummary", () => manual.applyPastedSummary()),
     vscode.commands.registerCommand("contextCondenser.setApiKey", (profileId?: string, key?: string) =>
       secrets.setApiKey(typeof profileId === "string" ? profileId : undefined, typeof key === "string" ? key : undefined),
     ),

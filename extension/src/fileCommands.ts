@@ -1,8 +1,12 @@
-// Condense Now and Undo Last Condensation. They act on the conversation JSON in the active editor
-// when there is one (or when no chat is open), else on the chat. On a file: Condense Now runs under
-// a cancellable progress notification, replaces the file's text with the condensed conversation and
-// offers Undo with the result; Undo brings every hidden message of the last condensation back.
+// Condense Now, Undo Last Condensation and Open Session File…. They act on the conversation file in
+// the active editor when there is one (or when no chat is open), else on the chat. On a file:
+// Condense Now runs under a cancellable progress notification, replaces the file's text with the
+// condensed conversation and offers Undo with the result; Undo brings every hidden message of the
+// last condensation back. A session file (opened with Open Session File…, or any `.jsonl`: another
+// agent's session, in whatever format the engine's `parseConversation` detects) is never changed:
+// its condensation is written to a new file beside it, `<name>.condensed.json`, which opens.
 
+import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import type { CondensationDocument, Conversation } from "@context-condenser/protocol";
@@ -10,6 +14,7 @@ import { chatModel, condensingLlm } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
 import { asFailure, type Failure } from "./errors";
+import { condensedPath } from "./sessionPath";
 import type { Report } from "./report";
 import type { Secrets } from "./secrets";
 
@@ -18,13 +23,22 @@ export function activeConversation(
   engine: CondenseEngine,
 ): { doc: vscode.TextDocument; conversation?: Conversation; failure?: Failure } | undefined {
   const doc = vscode.window.activeTextEditor?.document;
-  if (!doc || !(doc.languageId === "json" || doc.languageId === "jsonc" || doc.fileName.endsWith(".json"))) return undefined;
+  if (!doc || !(doc.languageId === "json" || doc.languageId === "jsonc" || /\.jsonl?$/.test(doc.fileName))) return undefined;
   try {
     return { doc, conversation: engine.parseConversation(doc.getText()) };
   } catch (e) {
     return { doc, failure: asFailure(e) };
   }
 }
+
+const fileExists = async (p: string) => {
+  try {
+    await vscode.workspace.fs.stat(vscode.Uri.file(p));
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 async function replace(doc: vscode.TextDocument, conversation: Conversation): Promise<void> {
   const edit = new vscode.WorkspaceEdit();
@@ -34,6 +48,9 @@ async function replace(doc: vscode.TextDocument, conversation: Conversation): Pr
 }
 
 export class FileCommands {
+  /** The files opened with Open Session File…: never changed, condensed to a new file. */
+  private readonly sessions = new Set<string>();
+
   constructor(
     private readonly holder: EngineHolder,
     private readonly chat: ChatView,
@@ -84,17 +101,68 @@ export class FileCommands {
       this.report(result.error, llm?.profile.id, { logged: true });
       return;
     }
-    await replace(target.doc, engine.parseConversation(result));
+    const written = await this.write(target.doc, engine.parseConversation(result));
     const after = result.new_context_tokens ?? 0;
     const saved = result.metrics?.tokens_saved ?? 0;
     const before = after + saved;
     const percent = before > 0 ? Math.round((saved / before) * 100) : 0;
     const ms = Math.round(result.metrics?.time_elapsed_ms ?? 0);
+    const into = written ? ` · written to ${path.basename(written.fsPath)} (the original is unchanged)` : "";
     const choice = await vscode.window.showInformationMessage(
-      `Condensed with ${result.metrics?.provider_id ?? provider}: ${before.toLocaleString("en-US")} → ${after.toLocaleString("en-US")} tokens (−${percent}%) · $${result.cost.toFixed(4)} · ${ms} ms`,
+      `Condensed with ${result.metrics?.provider_id ?? provider}: ${before.toLocaleString("en-US")} → ${after.toLocaleString("en-US")} tokens (−${percent}%) · $${result.cost.toFixed(4)} · ${ms} ms${into}`,
       "Undo",
     );
     if (choice === "Undo") await this.undoLast();
+  }
+
+  /** Whether a document is a session file, which is never changed. */
+  isSession(doc: vscode.TextDocument): boolean {
+    return this.sessions.has(doc.uri.toString()) || doc.fileName.endsWith(".jsonl");
+  }
+
+  /**
+   * Puts a condensed conversation where it belongs: a session file's goes to a new file beside it
+   * (returned, and opened); any other conversation file's text is replaced.
+   */
+  async write(doc: vscode.TextDocument, conversation: Conversation): Promise<vscode.Uri | undefined> {
+    if (!this.isSession(doc) || doc.isUntitled) {
+      await replace(doc, conversation);
+      return undefined;
+    }
+    const target = vscode.Uri.file(await condensedPath(doc.fileName, fileExists));
+    await vscode.workspace.fs.writeFile(target, Buffer.from(`${JSON.stringify(conversation, null, 2)}\n`, "utf8"));
+    await vscode.window.showTextDocument(target, { preview: false });
+    return target;
+  }
+
+  /** Open Session File…: another agent's session (or any conversation the engine reads), opened
+   *  in an editor so the meter measures it and Condense Now writes its result beside it. */
+  async openSessionFile(uri?: vscode.Uri): Promise<void> {
+    const picked =
+      uri ??
+      (
+        await vscode.window.showOpenDialog({
+          title: "Open Session File",
+          openLabel: "Open Session",
+          canSelectMany: false,
+          filters: { "Session files": ["json", "jsonl"], "All files": ["*"] },
+        })
+      )?.[0];
+    if (!picked) return;
+    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(picked));
+    let conversation: Conversation;
+    try {
+      conversation = this.holder.engine.parseConversation(text);
+    } catch (e) {
+      void vscode.window.showWarningMessage(`Context Condenser: ${path.basename(picked.fsPath)} is not a session file the engine reads: ${asFailure(e).message}`);
+      return;
+    }
+    this.sessions.add(picked.toString());
+    await vscode.window.showTextDocument(picked, { preview: false });
+    const tokens = this.holder.engine.countTokens(conversation, chatModel(this.holder)).total_tokens;
+    void vscode.window.showInformationMessage(
+      `Context Condenser: ${path.basename(picked.fsPath)}: ${conversation.messages.length} messages, ${tokens.toLocaleString("en-US")} tokens. Condense writes a new file beside it; the original is never changed.`,
+    );
   }
 
   async undoLast(): Promise<void> {
@@ -109,6 +177,10 @@ export class FileCommands {
     const target = this.target("undo a condensation in");
     if (!target) return;
     try {
+      if (this.isSession(target.doc)) {
+        void vscode.window.showInformationMessage("Context Condenser: a session file is never changed; undo in its .condensed.json file.");
+        return;
+      }
       const undone = this.holder.engine.undoLast(target.conversation);
       await replace(target.doc, undone.conversation);
       void vscode.window.showInformationMessage(`Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`);

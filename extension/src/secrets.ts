@@ -23,6 +23,13 @@ export class Secrets {
     return (await this.storage.get(secretName(profileId))) ?? undefined;
   }
 
+  /** Stores a key for a profile (the first-run welcome's, after its test passed); never logged. */
+  async store(profileId: string, key: string): Promise<void> {
+    await this.storage.store(secretName(profileId), key);
+    this.log.info(`API key stored for profile "${profileId}"`);
+    this.changed();
+  }
+
   /** Stores a profile's key in the secret storage. Arguments allow scripted use; never logged. */
   async setApiKey(profileId?: string, key?: string): Promise<void> {
     const profiles = this.holder.settings.profiles.filter((p) => p.kind !== "manual");

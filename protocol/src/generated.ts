@@ -862,6 +862,18 @@ export const LlmError = z.object({
 export type LlmError = z.output<typeof LlmError>;
 export type LlmErrorInput = z.input<typeof LlmError>;
 
+/** A local OpenAI-compatible server that answered on its default port (Ollama, LM Studio, the llama.cpp server), offered by the first-run welcome with the models it lists. */
+export const LocalServer = z.object({
+  /** Its OpenAI-compatible base URL (`http://127.0.0.1:11434/v1`). */
+  base_url: z.string(),
+  /** The models its `/models` lists. */
+  models: z.array(z.string()),
+  /** The server's name (`Ollama`). */
+  name: z.string(),
+});
+export type LocalServer = z.output<typeof LocalServer>;
+export type LocalServerInput = z.input<typeof LocalServer>;
+
 /** One message's share of a [`TokenReport`]. */
 export const MessageTokens = z.object({
   /** The message's id. */
@@ -1221,6 +1233,11 @@ export const SettingsToWebview = z.discriminatedUnion("type", [
 export type SettingsToWebview = z.output<typeof SettingsToWebview>;
 export type SettingsToWebviewInput = z.input<typeof SettingsToWebview>;
 
+/** Where the first-run setup is. */
+export const SetupState = z.enum(["testing", "failed", "connected"]);
+export type SetupState = z.output<typeof SetupState>;
+export type SetupStateInput = z.input<typeof SetupState>;
+
 /** A piece of a streamed answer as JS sees it: the boundary form of the core's `StreamEvent`, one flat object; `finished` on the last one of a complete answer, `error` on the last one of a failed one. */
 export const StreamChunk = z.object({
   /** Text to append. */
@@ -1289,6 +1306,34 @@ export const ToHost = z.discriminatedUnion("type", [
     id: z.string().min(1),
     type: z.literal("selectProfile"),
   }),
+  /** Ask again which local servers answer and which CLI agents are installed. */
+  z.object({
+    type: z.literal("probeLocal"),
+  }),
+  /** The first-run welcome's choice: the extension asks for the key where one is needed (into the secret storage), runs Test Connection, and saves the profile as the chat profile. */
+  z.object({
+    /** The endpoint's base URL (local servers); the kind's default when absent. */
+    baseUrl: z.string().optional(),
+    /** The client. */
+    kind: LlmKind,
+    /** The model. */
+    model: z.string().min(1).max(200),
+    /** The tool entry of a `cli` profile. */
+    tool: z.string().optional(),
+    type: z.literal("setUp"),
+  }),
+  /** Rename a saved chat (the extension asks for the new title). */
+  z.object({
+    /** Its id. */
+    id: z.string().min(1),
+    type: z.literal("renameChat"),
+  }),
+  /** Delete a saved chat (the extension asks for confirmation). */
+  z.object({
+    /** Its id. */
+    id: z.string().min(1),
+    type: z.literal("deleteChat"),
+  }),
   /** The webview got a message it could not accept; the extension logs it. */
   z.object({
     /** What was wrong. */
@@ -1303,6 +1348,8 @@ export type ToHostInput = z.input<typeof ToHost>;
 export const ToWebview = z.discriminatedUnion("type", [
   /** The whole state of the view: sent on `ready`, after every turn and every change. */
   z.object({
+    /** Why the input is disabled (no usable chat profile: the first-run welcome shows); absent when the chat can be used. */
+    blocked: z.string().optional(),
     /** Whether a turn is running. */
     busy: z.boolean(),
     /** Every chat, for the Chats list. */
@@ -1316,6 +1363,22 @@ export const ToWebview = z.discriminatedUnion("type", [
     /** The active chat. */
     task: ChatTask.nullable().optional(),
     type: z.literal("state"),
+  }),
+  /** What the first-run welcome can offer: the local servers that answered, and the CLI agents the engine knows (found or not). */
+  z.object({
+    /** The local servers that answered on their default ports. */
+    servers: z.array(LocalServer),
+    /** The CLI agents, with where their programs were found or looked for. */
+    tools: z.array(ToolStatus),
+    type: z.literal("welcome"),
+  }),
+  /** How the first-run setup is going. */
+  z.object({
+    /** What to tell the user. */
+    message: z.string(),
+    /** Testing, failed or connected. */
+    state: SetupState,
+    type: z.literal("setup"),
   }),
   /** One agent event of the turn in flight, for streaming. */
   z.object({

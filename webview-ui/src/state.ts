@@ -11,8 +11,11 @@ import type {
   ChatTask,
   CondensationRecord,
   CondenseReason,
+  LocalServer,
   Message,
+  SetupState,
   Snapshot,
+  ToolStatus,
   ToWebview,
 } from "./protocol";
 
@@ -54,6 +57,10 @@ export interface ViewState {
   error: ShownError | null;
   /** The id of the next notice. */
   nextNotice: number;
+  /** What the first-run welcome offers, once the extension looked. */
+  welcome: { servers: LocalServer[]; tools: ToolStatus[] } | null;
+  /** How the first-run setup is going. */
+  setup: { state: SetupState; message: string } | null;
 }
 
 export type Action =
@@ -70,6 +77,8 @@ export const initialState: ViewState = {
   notices: [],
   error: null,
   nextNotice: 1,
+  welcome: null,
+  setup: null,
 };
 
 export function reduce(state: ViewState, action: Action): ViewState {
@@ -91,6 +100,10 @@ function receive(state: ViewState, message: ToWebview): ViewState {
       return belongsToView(state, message.taskId) ? applyEvent(state, message.event) : state;
     case "error":
       return { ...state, error: { kind: "extension", message: message.message, retryable: false } };
+    case "welcome":
+      return { ...state, welcome: { servers: message.servers, tools: message.tools } };
+    case "setup":
+      return { ...state, setup: { state: message.state, message: message.message } };
   }
 }
 
@@ -245,4 +258,17 @@ export function chatCost(task: ChatTask | null | undefined): ChatCost | null {
   const unapplied = task.unapplied_cost ?? 0;
   const total = applied + unapplied;
   return total > 0 ? { applied, unapplied, total } : null;
+}
+
+/** The chat's health line: condensations so far, tokens they saved, what condensing cost. */
+export interface ChatHealth {
+  condensations: number;
+  tokensSaved: number;
+  cost: number;
+}
+
+export function chatHealth(task: ChatTask | null | undefined): ChatHealth | null {
+  if (!task) return null;
+  const tokensSaved = task.condensations.reduce((sum, r) => sum + Math.max(0, r.tokens_before - r.tokens_after), 0);
+  return { condensations: task.condensations.length, tokensSaved, cost: chatCost(task)?.total ?? 0 };
 }

@@ -48,6 +48,30 @@ pub struct ProfileOption {
     pub context_window: usize,
 }
 
+/// A local OpenAI-compatible server that answered on its default port (Ollama, LM Studio, the
+/// llama.cpp server), offered by the first-run welcome with the models it lists.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LocalServer {
+    /// The server's name (`Ollama`).
+    pub name: String,
+    /// Its OpenAI-compatible base URL (`http://127.0.0.1:11434/v1`).
+    pub base_url: String,
+    /// The models its `/models` lists.
+    pub models: Vec<String>,
+}
+
+/// Where the first-run setup is.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SetupState {
+    /// Test Connection is running.
+    Testing,
+    /// The profile failed its test (or the user gave no key): nothing was saved.
+    Failed,
+    /// The profile answered and was saved as the chat profile.
+    Connected,
+}
+
 /// Extension → chat view.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -67,6 +91,26 @@ pub enum ToWebview {
         context: Option<ContextStatus>,
         /// Whether a turn is running.
         busy: bool,
+        /// Why the input is disabled (no usable chat profile: the first-run welcome shows);
+        /// absent when the chat can be used.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        blocked: Option<String>,
+    },
+    /// What the first-run welcome can offer: the local servers that answered, and the CLI
+    /// agents the engine knows (found or not).
+    Welcome {
+        /// The local servers that answered on their default ports.
+        servers: Vec<LocalServer>,
+        /// The CLI agents, with where their programs were found or looked for.
+        tools: Vec<ToolStatus>,
+    },
+    /// How the first-run setup is going.
+    Setup {
+        /// Testing, failed or connected.
+        state: SetupState,
+        /// What to tell the user.
+        message: String,
     },
     /// One agent event of the turn in flight, for streaming.
     Event {
@@ -123,6 +167,37 @@ pub enum ToHost {
     },
     /// Make a profile the chat profile.
     SelectProfile {
+        /// Its id.
+        #[schemars(length(min = 1))]
+        id: String,
+    },
+    /// Ask again which local servers answer and which CLI agents are installed.
+    ProbeLocal,
+    /// The first-run welcome's choice: the extension asks for the key where one is needed (into
+    /// the secret storage), runs Test Connection, and saves the profile as the chat profile.
+    SetUp {
+        /// The client.
+        kind: LlmKind,
+        /// The endpoint's base URL (local servers); the kind's default when absent.
+        #[serde(default, rename = "baseUrl", skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        base_url: Option<String>,
+        /// The model.
+        #[schemars(length(min = 1, max = 200))]
+        model: String,
+        /// The tool entry of a `cli` profile.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        tool: Option<String>,
+    },
+    /// Rename a saved chat (the extension asks for the new title).
+    RenameChat {
+        /// Its id.
+        #[schemars(length(min = 1))]
+        id: String,
+    },
+    /// Delete a saved chat (the extension asks for confirmation).
+    DeleteChat {
         /// Its id.
         #[schemars(length(min = 1))]
         id: String,

@@ -1,12 +1,13 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState } from "react";
 import type { Host } from "../host";
 import { parseToWebview, type ChatViewToHost } from "../protocol";
-import { chatCost, initialState, isBusy, reduce, snapshotMessages } from "../state";
+import { chatCost, chatHealth, initialState, isBusy, reduce, snapshotMessages } from "../state";
 import { ChatList } from "./ChatList";
 import { ChatLog } from "./ChatLog";
 import { Composer } from "./Composer";
 import { Header } from "./Header";
 import { LinkOpener } from "./Markdown";
+import { Welcome } from "./Welcome";
 
 const NO_CONDENSATIONS: never[] = [];
 
@@ -67,6 +68,7 @@ export function App({ host }: { host: Host }) {
           profileId={snapshot?.profileId ?? null}
           context={snapshot?.context ?? null}
           cost={chatCost(task)}
+          health={chatHealth(task)}
           canCondense={!busy && messages.length > 0}
           chatsOpen={chatsOpen}
           chatListId={chatListId}
@@ -86,12 +88,22 @@ export function App({ host }: { host: Host }) {
               post({ type: "openChat", id });
               setChatsOpen(false);
             }}
+            onRename={(id) => post({ type: "renameChat", id })}
+            onDelete={(id) => post({ type: "deleteChat", id })}
             onClose={() => {
               setChatsOpen(false);
               chatsToggle.current?.focus();
             }}
           />
         )}
+        {snapshot?.blocked && !task ? (
+          <Welcome
+            offers={state.welcome}
+            setup={state.setup}
+            onSetUp={(choice) => post(choice)}
+            onProbe={() => post({ type: "probeLocal" })}
+          />
+        ) : (
         <ChatLog
           messages={messages}
           condensations={task?.condensations ?? NO_CONDENSATIONS}
@@ -106,8 +118,10 @@ export function App({ host }: { host: Host }) {
             post({ type: "retry" });
           }}
         />
+        )}
         <Composer
           busy={busy}
+          blocked={snapshot?.blocked ?? null}
           initialText={initialDraft}
           restore={restore}
           onTextChange={(draft) => host.setState({ draft } satisfies Saved)}

@@ -7,11 +7,13 @@ interface Props {
   currentId: string | null;
   now: number;
   onOpen: (id: string) => void;
+  onRename: (id: string) => void;
+  onDelete: (id: string) => void;
   onClose: () => void;
 }
 
 /** The earlier chats, newest first. */
-export function ChatList({ id, chats, currentId, now, onOpen, onClose }: Props) {
+export function ChatList({ id, chats, currentId, now, onOpen, onRename, onDelete, onClose }: Props) {
   const sorted = [...chats].sort((a, b) => b.updated_ms - a.updated_ms);
   return (
     <nav
@@ -27,7 +29,7 @@ export function ChatList({ id, chats, currentId, now, onOpen, onClose }: Props) 
       ) : (
         <ul>
           {sorted.map((chat) => (
-            <li key={chat.id}>
+            <li key={chat.id} className="chats__row">
               <button
                 type="button"
                 className="chats__item"
@@ -39,6 +41,26 @@ export function ChatList({ id, chats, currentId, now, onOpen, onClose }: Props) 
                 <span className="chats__meta">
                   {ago(chat.updated_ms, now)} · {chat.messages} {chat.messages === 1 ? "message" : "messages"}
                 </span>
+              </button>
+              <button
+                type="button"
+                className="button button--secondary button--small chats__action"
+                data-testid="chat-rename"
+                aria-label={`Rename ${chat.title || "Untitled chat"}`}
+                title="Rename"
+                onClick={() => onRename(chat.id)}
+              >
+                Rename
+              </button>
+              <button
+                type="button"
+                className="button button--secondary button--small chats__action"
+                data-testid="chat-delete"
+                aria-label={`Delete ${chat.title || "Untitled chat"}`}
+                title="Delete"
+                onClick={() => onDelete(chat.id)}
+              >
+                Delete
               </button>
             </li>
           ))}

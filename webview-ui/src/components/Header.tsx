@@ -1,7 +1,7 @@
 import type { Ref } from "react";
 import type { ContextStatus, ProfileOption } from "../protocol";
-import { compact } from "../format";
-import type { ChatCost } from "../state";
+import { compact, dollars } from "../format";
+import type { ChatCost, ChatHealth } from "../state";
 import { ContextMeter } from "./ContextMeter";
 
 interface Props {
@@ -10,6 +10,8 @@ interface Props {
   context: ContextStatus | null;
   /** What the chat spent on condensing, applied or not. */
   cost: ChatCost | null;
+  /** Condensations so far, tokens saved, what they cost. */
+  health: ChatHealth | null;
   canCondense: boolean;
   chatsOpen: boolean;
   chatListId: string;
@@ -78,6 +80,12 @@ export function Header(props: Props) {
         </div>
       </div>
       <ContextMeter context={context} cost={props.cost} />
+      {props.health && props.health.condensations > 0 && (
+        <div className="health" data-testid="health">
+          {props.health.condensations} {props.health.condensations === 1 ? "condensation" : "condensations"} ·{" "}
+          {compact(props.health.tokensSaved)} tokens saved · {dollars(props.health.cost)} spent
+        </div>
+      )}
     </header>
   );
 }
