@@ -181,6 +181,8 @@ export const Message = z.strictObject({
   interrupted: z.string().nullable().optional(),
   /** This message is an LLM summary standing in for the messages its condensation hid. */
   is_summary: z.boolean().optional(),
+  /** Pinned by the user: no condensation hides or edits it while it is visible (see `crate::pins`). */
+  pinned: z.boolean().optional(),
   /** Who wrote it. */
   role: Role,
   /** Milliseconds since the Unix epoch; 0 when unknown (messages imported from a format without timestamps). */
