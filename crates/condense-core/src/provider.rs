@@ -642,6 +642,18 @@ fn insert_ledger(
     out
 }
 
+/// Checks a condensed message list against the conversation it was made from, as the template
+/// checks every provider's output (see `check_result`): for a result kept by the host and applied
+/// later (a preview), so that what is applied is still a valid condensation of what is there.
+pub fn check_condensed(
+    before: &[Message],
+    system: Option<&str>,
+    after: Vec<Message>,
+) -> Result<(), CondenseError> {
+    let ctx = CondensationContext { messages: before, system, prev_context_tokens: 0 };
+    check_result(&ctx, Condensed { messages: after, ..Default::default() }).map(|_| ())
+}
+
 /// The invariants every provider's output must keep: every input message is still there,
 /// unchanged but for `condense_parent`, in the same order; a visible pinned message stays
 /// visible (so neither hidden nor replaced by an edited copy); and the API view stays valid when
