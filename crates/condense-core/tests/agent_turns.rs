@@ -281,7 +281,7 @@ fn a_preview_is_applied_as_shown_with_one_llm_call() {
     assert_eq!(record.reason, CondenseReason::Manual);
     assert_eq!(applied.condensations, [record]);
     let err = applied.apply_preview(&preview, NOW + 2).unwrap_err();
-    assert!(err.to_string().contains("the chat changed since this preview"), "{err}");
+    assert!(err.to_string().contains("the conversation changed since this preview"), "{err}");
 
     // A chat changed after the preview (here: a pin) refuses it.
     let mut pinned = task.clone();

@@ -21,6 +21,9 @@ pub mod turn;
 
 pub use events::{AgentEvent, AgentInput, CondenseOutcome};
 pub use policy::{CondenseReason, ContextStatus, GuardState, TokenSource};
-pub use preview::{CondensationPreview, PreviewFailure, PreviewMessage, preview};
+pub use preview::{
+    CondensationPreview, PreviewFailure, PreviewMessage, PreviewOutcome, apply_to, preview,
+    preview_conversation,
+};
 pub use task::{ChatTask, CondensationRecord, ReportedUsage};
 pub use turn::{DefaultAgent, Turn};

@@ -14,7 +14,8 @@ use super::policy::CondenseReason;
 use super::task::{ChatTask, CondensationRecord};
 use super::turn::Turn;
 use crate::error::{CondenseError, ErrorInfo, ErrorKind};
-use crate::model::{ContentBlock, Message, Role, last_condense_id, undo_condensation};
+use crate::manager::CondensationManager;
+use crate::model::{ContentBlock, Conversation, Message, Role, last_condense_id, undo_condensation};
 use crate::provider::{CondensationOptions, CondensationResult, Services, check_condensed};
 use crate::tokens::TokenCounter;
 
@@ -112,36 +113,23 @@ impl ChatTask {
         Ok(changed)
     }
 
-    /// Applies a preview made for this chat, exactly as it was shown; fails with `invalid_input`
-    /// when the chat changed since (a new message, an undo, a pin) or the preview is not one of
-    /// this chat's. A failed or dropped preview's cost is not counted here (the host did not
+    /// Applies a preview made for this chat, exactly as it was shown (see [`apply_to`]); fails
+    /// with `invalid_input` when the chat changed since (a new message, an undo, a pin) or the
+    /// preview is not one of this chat's. A failed or dropped preview's cost is not counted here (the host did not
     /// apply it).
     pub fn apply_preview(
         &mut self,
         preview: &CondensationPreview,
         now_ms: i64,
     ) -> Result<CondensationRecord, CondenseError> {
-        let stale = || {
-            CondenseError::InvalidInput(
-                "the chat changed since this preview was made; preview the condensation again".into(),
-            )
-        };
-        if preview.task_id != self.id || preview.result.error.is_some() {
-            return Err(stale());
+        if preview.task_id != self.id {
+            return Err(CondenseError::InvalidInput(format!(
+                "this preview was made for another chat ({}); preview the condensation again",
+                preview.task_id
+            )));
         }
+        let messages = apply_to(&self.conversation, preview)?;
         let result = &preview.result;
-        if last_condense_id(&result.messages).as_deref() != Some(preview.condense_id.as_str()) {
-            return Err(stale());
-        }
-        let undone = undo_condensation(&result.messages, &preview.condense_id).ok_or_else(stale)?;
-        if undone != self.conversation.messages {
-            return Err(stale());
-        }
-        check_condensed(
-            &self.conversation.messages,
-            self.conversation.system.as_deref(),
-            result.messages.clone(),
-        )?;
         let record = CondensationRecord::of(
             result,
             preview.condense_id.clone(),
@@ -150,7 +138,7 @@ impl ChatTask {
             preview.tokens_before,
             now_ms,
         );
-        self.conversation.messages = result.messages.clone();
+        self.conversation.messages = messages;
         self.condensations.push(record.clone());
         self.reported = None;
         self.updated_ms = now_ms;
@@ -162,19 +150,29 @@ impl ChatTask {
 /// there is nothing to apply. The task is not changed.
 pub async fn preview(task: &ChatTask, turn: &Turn<'_>) -> Result<CondensationPreview, PreviewFailure> {
     let provider = turn.provider_id();
-    let conversation = &task.conversation;
     let llm = turn.condensing_llm.unwrap_or(turn.llm);
     let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
+    preview_conversation(&task.id, &task.conversation, turn.manager, &provider, services).await
+}
+
+/// Runs `provider` on a conversation (a chat's, or a file's: `id` names it) without applying the
+/// result: the preview to show, or why there is nothing to apply.
+pub async fn preview_conversation(
+    id: &str,
+    conversation: &Conversation,
+    manager: &CondensationManager,
+    provider: &str,
+    services: Services<'_>,
+) -> Result<CondensationPreview, PreviewFailure> {
+    let tokens = services.tokens;
     let fail =
         |error: ErrorInfo, estimated_cost: f64, cost: f64| PreviewFailure { error, estimated_cost, cost };
-    let estimated_cost = turn
-        .manager
-        .estimate(conversation, Some(&provider), CondensationOptions::default(), services)
+    let estimated_cost = manager
+        .estimate(conversation, Some(provider), CondensationOptions::default(), services)
         .map_err(|e| fail(e.to_info(), 0.0, 0.0))?;
-    let before = turn.tokens.count_request(conversation.system.as_deref(), &conversation.api_view());
-    let result = turn
-        .manager
-        .condense(conversation, Some(&provider), CondensationOptions::default(), services)
+    let before = tokens.count_request(conversation.system.as_deref(), &conversation.api_view());
+    let result = manager
+        .condense(conversation, Some(provider), CondensationOptions::default(), services)
         .await
         .map_err(|e| fail(e.to_info(), estimated_cost, 0.0))?;
     if let Some(error) = &result.error {
@@ -192,17 +190,17 @@ pub async fn preview(task: &ChatTask, turn: &Turn<'_>) -> Result<CondensationPre
         .messages
         .iter()
         .filter(|m| !m.is_visible() && was_visible(&m.id))
-        .map(|m| PreviewMessage::of(m, turn.tokens))
+        .map(|m| PreviewMessage::of(m, tokens))
         .collect();
     let added = result
         .messages
         .iter()
         .filter(|m| m.is_visible() && m.condense_id.as_deref() == Some(condense_id.as_str()))
-        .map(|m| PreviewMessage::of(m, turn.tokens))
+        .map(|m| PreviewMessage::of(m, tokens))
         .collect();
     Ok(CondensationPreview {
-        task_id: task.id.clone(),
-        provider_id: provider,
+        task_id: id.to_owned(),
+        provider_id: provider.to_owned(),
         estimated_cost,
         tokens_before: before,
         tokens_after: result.new_context_tokens.unwrap_or(before),
@@ -211,4 +209,55 @@ pub async fn preview(task: &ChatTask, turn: &Turn<'_>) -> Result<CondensationPre
         condense_id,
         result,
     })
+}
+
+/// The messages of `conversation` with the preview's result applied, exactly as shown, when the
+/// conversation is still the one the preview was made from (the result undone gives back its
+/// messages) and the result passes the template's checks again; else `invalid_input`.
+pub fn apply_to(
+    conversation: &Conversation,
+    preview: &CondensationPreview,
+) -> Result<Vec<Message>, CondenseError> {
+    let stale = || {
+        CondenseError::InvalidInput(
+            "the conversation changed since this preview was made; preview the condensation again".into(),
+        )
+    };
+    let result = &preview.result;
+    if result.error.is_some()
+        || last_condense_id(&result.messages).as_deref() != Some(preview.condense_id.as_str())
+    {
+        return Err(stale());
+    }
+    let undone = undo_condensation(&result.messages, &preview.condense_id).ok_or_else(stale)?;
+    if undone != conversation.messages {
+        return Err(stale());
+    }
+    check_condensed(&conversation.messages, conversation.system.as_deref(), result.messages.clone())?;
+    Ok(result.messages.clone())
+}
+
+/// What `previewChat` and `previewConversation` end with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum PreviewOutcome {
+    /// A condensation to show and apply or discard.
+    Ready {
+        /// The preview.
+        preview: Box<CondensationPreview>,
+    },
+    /// Nothing to apply, and why.
+    Failed {
+        /// The failure.
+        failure: PreviewFailure,
+    },
+}
+
+impl From<Result<CondensationPreview, PreviewFailure>> for PreviewOutcome {
+    fn from(r: Result<CondensationPreview, PreviewFailure>) -> Self {
+        match r {
+            Ok(p) => PreviewOutcome::Ready { preview: Box::new(p) },
+            Err(failure) => PreviewOutcome::Failed { failure },
+        }
+    }
 }
