@@ -85,6 +85,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Pin a message (with its tool-pair partners) so that no condensation hides or edits it;
+    /// prints the conversation.
+    Pin {
+        /// Conversation file, or `-` for stdin.
+        file: String,
+        /// The message's id.
+        #[arg(long)]
+        id: String,
+        /// Unpin it instead.
+        #[arg(long)]
+        unpin: bool,
+    },
     /// Undo the last condensation of a conversation (or of a CondensationResult).
     Undo {
         /// Conversation file, or `-` for stdin.
@@ -326,6 +338,13 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Providers => {
             print_json(&CondensationManager::with_builtin_providers().list_providers(false));
+            Ok(0)
+        }
+        Command::Pin { file, id, unpin } => {
+            let conversation = read_conversation(&file)?.conversation;
+            let (messages, _) = condense_core::pins::set_pinned(&conversation.messages, &id, !unpin)
+                .map_err(|e| Failure(1, e.to_string()))?;
+            print_json(&Conversation { messages, ..conversation });
             Ok(0)
         }
         Command::Undo { file } => {

@@ -647,7 +647,7 @@ fn pins_kept(
     let view = api_view(&result.messages);
     for m in before.api_view().into_iter().filter(|m| m.pinned) {
         prop_assert!(
-            view.iter().any(|v| *v == m),
+            view.contains(&m),
             "{provider}: pinned message {} is not in the view unchanged (error: {:?})",
             m.id,
             result.error
