@@ -65,6 +65,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
       await chat.newChat();
     }),
     vscode.commands.registerCommand("contextCondenser.condenseNow", () => files.condenseNow()),
+    vscode.commands.registerCommand("contextCondenser.previewCondensation", () => files.previewNow()),
     vscode.commands.registerCommand("contextCondenser.undoLastCondensation", () => files.undoLast()),
     vscode.commands.registerCommand("contextCondenser.setApiKey", (profileId?: string, key?: string) =>
       secrets.setApiKey(typeof profileId === "string" ? profileId : undefined, typeof key === "string" ? key : undefined),

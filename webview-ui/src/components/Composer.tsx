@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from "react";
 
 interface Props {
   busy: boolean;
+  /** Why the chat takes no input now, when a preview waits for Apply or Discard. */
+  locked?: string;
   initialText: string;
   /** Text handed back by the extension for a message it could not send; `n` changes each time. */
   restore: { text: string; n: number };
@@ -11,10 +13,10 @@ interface Props {
 }
 
 /** The input: Enter sends, Shift+Enter is a newline; Stop while a turn runs. */
-export function Composer({ busy, initialText, restore, onTextChange, onSend, onStop }: Props) {
+export function Composer({ busy, locked, initialText, restore, onTextChange, onSend, onStop }: Props) {
   const [text, setText] = useState(initialText);
   const box = useRef<HTMLTextAreaElement>(null);
-  const canSend = !busy && text.trim().length > 0;
+  const canSend = !busy && !locked && text.trim().length > 0;
 
   const change = (value: string) => {
     setText(value);
@@ -50,7 +52,9 @@ export function Composer({ busy, initialText, restore, onTextChange, onSend, onS
         className="composer__input"
         data-testid="input"
         aria-label="Message"
-        placeholder={busy ? "Waiting for the answer…" : "Ask something (Enter to send, Shift+Enter for a new line)"}
+        placeholder={
+          locked ?? (busy ? "Waiting for the answer…" : "Ask something (Enter to send, Shift+Enter for a new line)")
+        }
         rows={2}
         value={text}
         autoFocus

@@ -16,6 +16,7 @@ interface Props {
   chatsToggle: Ref<HTMLButtonElement>;
   onSelectProfile: (id: string) => void;
   onCondense: () => void;
+  onPreview: () => void;
   onNewChat: () => void;
   onToggleChats: () => void;
 }
@@ -54,6 +55,16 @@ export function Header(props: Props) {
             onClick={props.onCondense}
           >
             Condense
+          </button>
+          <button
+            type="button"
+            className="button button--secondary"
+            data-testid="preview-button"
+            disabled={!canCondense}
+            title="See what a condensation would hide and add, then apply or discard it"
+            onClick={props.onPreview}
+          >
+            Preview
           </button>
           <button
             type="button"
