@@ -10,6 +10,7 @@ import path from "node:path";
 import { format } from "node:util";
 import { chromium } from "playwright-core";
 import { repoRoot, startFixtureLlm, startRealLlm } from "../js/servers.mjs";
+import { pinPreviewScenario } from "./scenarios-pin.mjs";
 
 const OUT = path.join(repoRoot, "test-output", "e2e");
 const VSIX = path.join(repoRoot, "context-condenser-0.1.0.vsix");
@@ -21,6 +22,9 @@ const log = (m) => console.log(`e2e: ${m}`);
 // ships): the settings panel must show one card for each.
 const { CondenseEngine } = createRequire(import.meta.url)(path.join(repoRoot, "extension", "wasm", "condense_wasm.js"));
 const CORE_ENTRIES = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => 0, log() {} }).providerEntries();
+// For daily work: E2E_ONLY=pin (a comma-separated list of chat,real,settings,smart,cli,pin,host)
+// runs only those scenarios after the common start; CI leaves it unset and runs everything.
+const only = (name) => !process.env.E2E_ONLY || process.env.E2E_ONLY.split(",").includes(name);
 let failed = 0;
 const check = (ok, what) => {
   log(`${ok ? "ok  " : "FAIL"} ${what}`);
@@ -216,14 +220,14 @@ async function uiScenario() {
     };
     // The palette lists our commands (a fresh install may need a retry while it loads).
     let titles = [];
-    for (let attempt = 0; attempt < 10 && titles.length < 6; attempt++) {
+    for (let attempt = 0; attempt < 10 && titles.length < 7; attempt++) {
       await palette("Context Condenser:");
       await page.waitForTimeout(1000);
       titles = await page.locator(".quick-input-list .monaco-list-row .label-name").allInnerTexts();
       titles = titles.filter((t) => t.startsWith("Context Condenser:"));
       await page.keyboard.press("Escape");
     }
-    for (const t of ["New Chat", "Condense Now", "Undo Last Condensation", "Set API Key…", "Show Log", "Open Settings"]) {
+    for (const t of ["New Chat", "Condense Now", "Preview Condensation", "Undo Last Condensation", "Set API Key…", "Show Log", "Open Settings"]) {
       check(titles.includes(`Context Condenser: ${t}`), `the palette lists "Context Condenser: ${t}"`);
     }
     const run = async (title) => {
@@ -303,14 +307,16 @@ async function uiScenario() {
     await run("View: Close All Editors");
     await setKey("small", RIGHT_KEY);
     await setKey("smollm", REAL_KEY);
-    await chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 });
-    await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
+    if (only("chat")) await chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 });
+    if (only("real")) await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
     await clearToasts();
-    await settingsScenario(page, run, toast);
+    if (only("settings")) await settingsScenario(page, run, toast);
     await clearToasts();
-    await smartChatScenario(page, run);
+    if (only("smart")) await smartChatScenario(page, run);
     await clearToasts();
-    await cliScenario(page, run);
+    if (only("cli")) await cliScenario(page, run);
+    await clearToasts();
+    if (only("pin")) await pinPreviewScenario({ page, run, newChatWith, until, check, llm, OUT });
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});
@@ -784,7 +790,7 @@ try {
   // The chat scenario changed the chat profile through the picker: the suite starts from the
   // settings this script wrote.
   fs.writeFileSync(path.join(dirs.ud, "User", "settings.json"), JSON.stringify(settings, null, 2));
-  await extensionHostSuite();
+  if (only("host")) await extensionHostSuite();
   const logs = filesContaining(dirs.ud, "llm_auth").filter((f) => f.includes("logs") && f.endsWith(".log"));
   check(logs.length > 0, `the wrong key left a log line (${logs.join(", ") || "no log file with llm_auth"})`);
   for (const [key, what] of [[CANARY, "the canary key"], [RIGHT_KEY, "the fixture key"], [REAL_KEY, "the real model's key"]]) {
