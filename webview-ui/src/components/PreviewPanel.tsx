@@ -52,15 +52,25 @@ export function PreviewPanel({ state, onApply, onDiscard }: Props) {
   const hiddenTokens = p.hidden.reduce((sum, m) => sum + m.tokens, 0);
   return (
     <section className="preview" data-testid="preview" aria-label={title}>
-      <h2 className="preview__title">{title}</h2>
-      <p className="preview__figures" data-testid="preview-figures">
-        <span className="preview__tokens">
-          {p.provider_id}: {tokens(p.tokens_before)} → {tokens(p.tokens_after)} tokens (−
-          {savedPercent(p.tokens_before, p.tokens_after)}%)
-        </span>
-        <span>estimated {dollars(p.estimated_cost)}</span>
-        <span>cost {dollars(p.result.cost)}</span>
-      </p>
+      <div className="preview__head">
+        <h2 className="preview__title">{title}</h2>
+        <p className="preview__figures" data-testid="preview-figures">
+          <span className="preview__tokens">
+            {p.provider_id}: {tokens(p.tokens_before)} → {tokens(p.tokens_after)} tokens (−
+            {savedPercent(p.tokens_before, p.tokens_after)}%)
+          </span>
+          <span>estimated {dollars(p.estimated_cost)}</span>
+          <span>cost {dollars(p.result.cost)}</span>
+        </p>
+        <div className="preview__actions">
+          <button type="button" className="button" data-testid="preview-apply" onClick={onApply}>
+            Apply
+          </button>
+          <button type="button" className="button button--secondary" data-testid="preview-discard" onClick={onDiscard}>
+            Discard
+          </button>
+        </div>
+      </div>
       <details className="preview__group" open={p.hidden.length <= 8}>
         <summary data-testid="preview-hidden-count">
           Hides {p.hidden.length} {p.hidden.length === 1 ? "message" : "messages"} ({tokens(hiddenTokens)} tokens)
@@ -90,14 +100,6 @@ export function PreviewPanel({ state, onApply, onDiscard }: Props) {
         Apply uses exactly this result, without calling the model again; it fails if the{" "}
         {state.source.kind === "chat" ? "chat" : "file"} changed meanwhile.
       </p>
-      <div className="preview__actions">
-        <button type="button" className="button" data-testid="preview-apply" onClick={onApply}>
-          Apply
-        </button>
-        <button type="button" className="button button--secondary" data-testid="preview-discard" onClick={onDiscard}>
-          Discard
-        </button>
-      </div>
     </section>
   );
 }
