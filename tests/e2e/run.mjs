@@ -10,7 +10,7 @@ import path from "node:path";
 import { format } from "node:util";
 import { chromium } from "playwright-core";
 import { repoRoot, startFixtureLlm, startRealLlm } from "../js/servers.mjs";
-import { pinPreviewScenario } from "./scenarios-pin.mjs";
+import { pinPreviewScenario, preparePinWorkspace } from "./scenarios-pin.mjs";
 
 const OUT = path.join(repoRoot, "test-output", "e2e");
 const VSIX = path.join(repoRoot, "context-condenser-0.1.0.vsix");
@@ -61,6 +61,7 @@ fs.mkdirSync(WORKSPACE, { recursive: true });
 fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session.json"));
 // The settings scenario's Condense Now works on a copy made now, so that Quick Open lists it.
 fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "settings-check.json"));
+preparePinWorkspace(WORKSPACE, repoRoot);
 
 const llm = await startFixtureLlm({ apiKey: RIGHT_KEY });
 const real = await startRealLlm({ apiKey: REAL_KEY });
@@ -316,7 +317,7 @@ async function uiScenario() {
     await clearToasts();
     if (only("cli")) await cliScenario(page, run);
     await clearToasts();
-    if (only("pin")) await pinPreviewScenario({ page, run, newChatWith, until, check, llm, OUT });
+    if (only("pin")) await pinPreviewScenario({ page, run, newChatWith, until, check, llm, OUT, WORKSPACE });
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});

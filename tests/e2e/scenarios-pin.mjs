@@ -7,9 +7,16 @@
 import fs from "node:fs";
 import path from "node:path";
 
+/** The conversation file the file preview works on, copied into the workspace before code-server
+ *  starts (so that Quick Open lists it). */
+export function preparePinWorkspace(workspace, repoRoot) {
+  fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(workspace, "preview-file.json"));
+}
+
 /**
  * `h` holds run.mjs's helpers: `page`, `run` (a palette command), `newChatWith`, `until`,
- * `check`, `llm` (the fixture server, whose requests are counted) and `OUT` (screenshots).
+ * `check`, `llm` (the fixture server, whose requests are counted), `OUT` (screenshots) and
+ * `WORKSPACE`.
  */
 export async function pinPreviewScenario(h) {
   const { page, run, until, check, llm } = h;
@@ -96,4 +103,29 @@ export async function pinPreviewScenario(h) {
     step("the pinned message still shows its marker after the condensation"));
   await shot("applied");
   fs.writeFileSync(path.join(h.OUT, "pin-preview-chat.json"), JSON.stringify(after, null, 2));
+
+  // A conversation file in the editor: the command previews it (in the chat view); Apply
+  // replaces the editor's text with exactly the result shown, with no second request.
+  const file = path.join(h.WORKSPACE, "preview-file.json");
+  const original = JSON.parse(fs.readFileSync(file, "utf8"));
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").fill("preview-file.json");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "preview-file.json" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".tab", { hasText: "preview-file.json" }).first().waitFor({ timeout: 15_000 });
+  await llm.clearRequests();
+  await run("Context Condenser: Preview Condensation");
+  const panel = chat.locator("[data-testid=preview]");
+  check(await until(async () => (await figures.count()) === 1 && /preview-file\.json/.test(await panel.innerText()), 60_000),
+    step("on a conversation file the command previews the file, named in the panel"));
+  await shot("file-preview");
+  await chat.locator("[data-testid=preview-apply]").click();
+  check(await until(async () => (await count("preview")) === 0, 15_000), step("Apply on the file's preview closes it"));
+  await run("File: Save All");
+  const written = async () => JSON.parse(fs.readFileSync(file, "utf8"));
+  check(await until(async () => (await written()).messages.some((m) => m.is_summary), 15_000), step("Apply wrote the summary into the file"));
+  const now = await written().catch(() => ({ messages: [] }));
+  check(original.messages.every((m) => now.messages.some((n) => n.id === m.id)), step("every original message is still in the file"));
+  const fileRequests = (await llm.requests()).length;
+  check(fileRequests === 1, step(`one LLM request for the file's preview and its Apply (${fileRequests})`));
 }
