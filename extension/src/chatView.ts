@@ -5,7 +5,16 @@
 
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import type { AgentEvent, AgentInput, ChatOptions, ChatTask, ContextStatus } from "@context-condenser/protocol";
+import type {
+  AgentEvent,
+  AgentInput,
+  ChatOptions,
+  ChatTask,
+  CondensationPreview,
+  ContextStatus,
+  PreviewOutcome,
+  PreviewSource,
+} from "@context-condenser/protocol";
 import { ChatStore, type CorruptChat, isChatConflict, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
 import { InFlight } from "./inFlight";
@@ -17,6 +26,14 @@ const ACTIVE_CHAT = "contextCondenser.activeChat";
 /** Each chat's profile, by chat id (global state, beside the chat files): opening a chat makes its
  *  profile the chat profile again; a chat never picked keeps the current one. */
 const CHAT_PROFILES = "contextCondenser.chatProfiles";
+
+/** A preview open in the chat view: what it is of, the preview, and how to apply it. */
+interface OpenPreview {
+  source: PreviewSource;
+  preview: CondensationPreview;
+  /** Applies exactly this preview (no LLM call); throws when the chat or file changed since. */
+  apply: () => Promise<string>;
+}
 
 /** What the chat view needs from the rest of the extension. */
 export interface ChatHost {
@@ -55,6 +72,8 @@ export class ChatView implements vscode.WebviewViewProvider {
   private readonly restored: Promise<void>;
   /** The turns running, for shutdown. */
   private readonly inFlight = new InFlight();
+  /** The condensation preview shown in the view, until Apply or Discard. */
+  private preview: OpenPreview | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -203,6 +222,14 @@ export class ChatView implements vscode.WebviewViewProvider {
         return;
       case "undo":
         return this.undo(message.condenseId);
+      case "preview":
+        return this.previewChat();
+      case "applyPreview":
+        return this.applyPreview();
+      case "discardPreview":
+        return this.discardPreview();
+      case "pin":
+        return this.pin(message.id, message.pinned);
       case "newChat":
         return this.newChat();
       case "openChat":
@@ -358,6 +385,116 @@ export class ChatView implements vscode.WebviewViewProvider {
     } catch (e) {
       this.host.log.warn(`chat ${task.id}: shutdown: ${asFailure(e).message}`);
     }
+  }
+
+  /** Pins or unpins a message of the active chat through the engine (with its tool-pair
+   *  partners), and saves the chat. */
+  private async pin(id: string, pinned: boolean): Promise<void> {
+    await this.restored;
+    if (!this.task || this.refusedWhileBusy()) return;
+    const result = this.host.engine().pinMessage(this.task, id, pinned, Date.now());
+    this.task = result.task;
+    await this.persist(result.task);
+    await this.refresh();
+  }
+
+  /** Tells the view what the preview panel shows. */
+  private postPreview(source: PreviewSource, outcome?: PreviewOutcome, running = false): void {
+    this.post({
+      type: "preview",
+      source,
+      running,
+      ...(outcome?.status === "ready" ? { preview: outcome.preview } : {}),
+      ...(outcome?.status === "failed" ? { failure: outcome.failure } : {}),
+    });
+  }
+
+  /**
+   * Shows a preview in the view: `run` makes it (the LLM writes any summary now, once), `apply`
+   * applies exactly that preview later. The chat is busy while the preview is made.
+   */
+  async showPreview(
+    source: PreviewSource,
+    run: () => Promise<PreviewOutcome>,
+    apply: (preview: CondensationPreview) => Promise<string>,
+  ): Promise<void> {
+    await this.restored;
+    if (this.refusedWhileBusy()) return;
+    await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+    this.preview = undefined;
+    this.busy = true;
+    // Stop cancels the preview's LLM call, as it cancels a turn.
+    this.turnEngine = this.host.engine();
+    await this.postState();
+    this.postPreview(source, undefined, true);
+    let outcome: PreviewOutcome;
+    try {
+      outcome = await run();
+    } catch (e) {
+      outcome = { status: "failed", failure: { error: asFailure(e), estimated_cost: 0, cost: 0 } };
+    } finally {
+      this.busy = false;
+      this.turnEngine = undefined;
+      await this.postState();
+    }
+    if (outcome.status === "ready") {
+      const preview = outcome.preview;
+      this.preview = { source, preview, apply: () => apply(preview) };
+    }
+    this.postPreview(source, outcome);
+  }
+
+  /** Previews a condensation of the active chat with the default provider. */
+  async previewChat(): Promise<void> {
+    await this.restored;
+    const task = this.task;
+    if (!task || task.conversation.messages.length === 0) {
+      void vscode.window.showInformationMessage("Context Condenser: the chat is empty; there is nothing to condense.");
+      return;
+    }
+    let options: ChatOptions;
+    try {
+      options = await this.host.chatOptions();
+    } catch (e) {
+      this.post({ type: "error", message: asFailure(e).message });
+      return;
+    }
+    const engine = this.host.engine();
+    await this.showPreview(
+      { kind: "chat" },
+      () => engine.previewChat(task, { ...options, nowMs: Date.now() }),
+      async (preview) => {
+        if (!this.task) throw new Error("no chat is open");
+        const applied = this.host.engine().applyPreview(this.task, preview, Date.now());
+        this.task = applied.task;
+        await this.persist(applied.task);
+        await this.refresh();
+        const r = applied.record;
+        return `applied the previewed condensation with ${r.provider_id}: ${r.tokens_before.toLocaleString("en-US")} → ${r.tokens_after.toLocaleString("en-US")} tokens · $${r.cost.toFixed(4)}`;
+      },
+    );
+  }
+
+  /** Applies the preview shown, exactly as shown; a chat or file changed since refuses it. */
+  private async applyPreview(): Promise<void> {
+    const open = this.preview;
+    if (!open || this.refusedWhileBusy()) return;
+    try {
+      const said = await open.apply();
+      this.preview = undefined;
+      this.postPreview(open.source);
+      void vscode.window.showInformationMessage(`Context Condenser: ${said}.`);
+    } catch (e) {
+      const failure = asFailure(e);
+      this.host.log.warn(`preview not applied: ${failure.message}`);
+      this.post({ type: "error", message: `The preview was not applied: ${failure.message}` });
+    }
+  }
+
+  private discardPreview(): void {
+    const open = this.preview;
+    this.preview = undefined;
+    this.postPreview(open?.source ?? { kind: "chat" });
   }
 
   async newChat(): Promise<void> {

@@ -79,6 +79,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
       await chat.newChat();
     }),
     vscode.commands.registerCommand("contextCondenser.condenseNow", () => files.condenseNow()),
+    vscode.commands.registerCommand("contextCondenser.previewCondensation", () => files.previewNow()),
     vscode.commands.registerCommand("contextCondenser.undoLastCondensation", () => files.undoLast()),
     vscode.commands.registerCommand("contextCondenser.openSessionFile", (uri?: vscode.Uri) =>
       files.openSessionFile(uri instanceof vscode.Uri ? uri : undefined),

@@ -165,6 +165,30 @@ export class FileCommands {
     );
   }
 
+  /** Preview Condensation: on the conversation file in the editor (as Condense Now), else on the
+   *  chat. The preview shows in the chat view; Apply replaces the file's text with exactly the
+   *  result shown, if the file did not change since. */
+  async previewNow(): Promise<void> {
+    if (!this.editorFirst()) return this.chat.previewChat();
+    const target = this.target("preview a condensation of");
+    if (!target) return;
+    const engine = this.holder.engine;
+    const llm = await condensingLlm(this.holder, this.secrets);
+    const doc = target.doc;
+    await this.chat.showPreview(
+      { kind: "file", name: vscode.workspace.asRelativePath(doc.uri) },
+      () => engine.previewConversation(target.conversation, { llm, model: chatModel(this.holder) }),
+      async (preview) => {
+        const now = this.holder.engine.parseConversation(doc.getText());
+        const applied = this.holder.engine.applyPreviewToConversation(now, preview);
+        // A session file's result goes to a new file beside it, as Condense Now's does.
+        const written = await this.write(doc, applied);
+        const where = vscode.workspace.asRelativePath(written ?? doc.uri);
+        return `applied the previewed condensation to ${where}: ${preview.tokens_before.toLocaleString("en-US")} → ${preview.tokens_after.toLocaleString("en-US")} tokens`;
+      },
+    );
+  }
+
   async undoLast(): Promise<void> {
     if (!this.editorFirst()) {
       try {

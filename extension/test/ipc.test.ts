@@ -11,6 +11,13 @@ describe("ipc", () => {
     expect(empty.ok).toBe(false);
     expect(!empty.ok && empty.error).toMatch(/type send\): text/);
     expect(parseToHost({ type: "format-disk" }).ok).toBe(false);
+    expect(parseToHost({ type: "pin", id: "m3", pinned: true }).ok).toBe(true);
+    expect(parseToHost({ type: "pin", id: "", pinned: true }).ok).toBe(false);
+    expect(parseToHost({ type: "pin", id: "m3" }).ok).toBe(false);
+    for (const type of ["preview", "applyPreview", "discardPreview"]) expect(parseToHost({ type }).ok, type).toBe(true);
+    expect(parseToWebview({ type: "preview", source: { kind: "chat" }, running: true }).ok).toBe(true);
+    expect(parseToWebview({ type: "preview", source: { kind: "file", name: "a.json" }, running: false }).ok).toBe(true);
+    expect(parseToWebview({ type: "preview", source: { kind: "file" }, running: false }).ok).toBe(false);
     expect(parseToHost(null).ok).toBe(false);
     expect(parseToHost("ready").ok).toBe(false);
   });

@@ -210,6 +210,8 @@ export const Message = z.strictObject({
   interrupted: z.string().nullable().optional(),
   /** This message is an LLM summary standing in for the messages its condensation hid. */
   is_summary: z.boolean().optional(),
+  /** Pinned by the user: no condensation hides or edits it while it is visible (see `crate::pins`). */
+  pinned: z.boolean().optional(),
   /** Who wrote it. */
   role: Role,
   /** Milliseconds since the Unix epoch; 0 when unknown (messages imported from a format without timestamps). */
@@ -403,6 +405,74 @@ export const AutoSettings = z.object({
 export type AutoSettings = z.output<typeof AutoSettings>;
 export type AutoSettingsInput = z.input<typeof AutoSettings>;
 
+/** A conversation: an optional system prompt and its messages, hidden ones included. */
+export const Conversation = z.strictObject({
+  /** Always `context-condenser/conversation@1` when written by this project. */
+  format: z.string().default("context-condenser/conversation@1"),
+  /** Every message, in order, including those hidden by a condensation. */
+  messages: z.array(Message),
+  /** The system prompt sent with every request. */
+  system: z.string().nullable().optional(),
+  /** The tool definitions sent with every request (an OpenAI or Anthropic request's `tools`), kept as read: counted with the context, never edited, exported back. */
+  tools: z.array(z.unknown()).optional(),
+});
+export type Conversation = z.output<typeof Conversation>;
+export type ConversationInput = z.input<typeof Conversation>;
+
+/** The loop guard's memory: when automatic condensations ran, and after which message. */
+export const GuardState = z.object({
+  /** Start times of recent automatic attempts, in milliseconds since the Unix epoch. */
+  auto_at_ms: z.array(z.number().int()).default(() => ([])),
+  /** The last message when the last automatic attempt ran. */
+  last_auto_after: z.string().nullable().optional(),
+});
+export type GuardState = z.output<typeof GuardState>;
+export type GuardStateInput = z.input<typeof GuardState>;
+
+/** The usage the server reported for an answer: the tokens of the request up to and including it. */
+export const ReportedUsage = z.object({
+  /** The answer. */
+  through: z.string(),
+  /** Prompt tokens plus answer tokens. */
+  tokens: z.number().int().gte(0),
+});
+export type ReportedUsage = z.output<typeof ReportedUsage>;
+export type ReportedUsageInput = z.input<typeof ReportedUsage>;
+
+/** A chat: its history and what the agent keeps about it. Saved by the host as it is. */
+export const ChatTask = z.object({
+  /** The condensations applied, oldest first. */
+  condensations: z.array(CondensationRecord).default(() => ([])),
+  /** The history, hidden messages included. */
+  conversation: Conversation,
+  /** Created, in milliseconds since the Unix epoch. */
+  created_ms: z.number().int(),
+  /** The loop guard's memory. */
+  guard: GuardState.default(() => ({"auto_at_ms":[],"last_auto_after":null})),
+  /** Stable id, chosen by the host. */
+  id: z.string(),
+  /** The last reported usage, while it still describes the history. */
+  reported: ReportedUsage.nullable().optional(),
+  /** The first words of the first message. */
+  title: z.string(),
+  /** US dollars spent on condensations that were not applied (failed after the model answered, or dropped for too little gain); the chat's total counts them. */
+  unapplied_cost: z.number().optional(),
+  /** Last changed, in milliseconds since the Unix epoch. */
+  updated_ms: z.number().int(),
+});
+export type ChatTask = z.output<typeof ChatTask>;
+export type ChatTaskInput = z.input<typeof ChatTask>;
+
+/** What `applyPreview` returns. */
+export const ChatApplied = z.object({
+  /** The condensation's record, as the chat's row shows it. */
+  record: CondensationRecord,
+  /** The task with the preview's condensation applied. */
+  task: ChatTask,
+});
+export type ChatApplied = z.output<typeof ChatApplied>;
+export type ChatAppliedInput = z.input<typeof ChatApplied>;
+
 /** Who speaks in a prompt's conversation. */
 export const ChatRole = z.enum(["user", "assistant"]);
 export type ChatRole = z.output<typeof ChatRole>;
@@ -497,64 +567,6 @@ export const ChatOptions = z.strictObject({
 export type ChatOptions = z.output<typeof ChatOptions>;
 export type ChatOptionsInput = z.input<typeof ChatOptions>;
 
-/** A conversation: an optional system prompt and its messages, hidden ones included. */
-export const Conversation = z.strictObject({
-  /** Always `context-condenser/conversation@1` when written by this project. */
-  format: z.string().default("context-condenser/conversation@1"),
-  /** Every message, in order, including those hidden by a condensation. */
-  messages: z.array(Message),
-  /** The system prompt sent with every request. */
-  system: z.string().nullable().optional(),
-  /** The tool definitions sent with every request (an OpenAI or Anthropic request's `tools`), kept as read: counted with the context, never edited, exported back. */
-  tools: z.array(z.unknown()).optional(),
-});
-export type Conversation = z.output<typeof Conversation>;
-export type ConversationInput = z.input<typeof Conversation>;
-
-/** The loop guard's memory: when automatic condensations ran, and after which message. */
-export const GuardState = z.object({
-  /** Start times of recent automatic attempts, in milliseconds since the Unix epoch. */
-  auto_at_ms: z.array(z.number().int()).default(() => ([])),
-  /** The last message when the last automatic attempt ran. */
-  last_auto_after: z.string().nullable().optional(),
-});
-export type GuardState = z.output<typeof GuardState>;
-export type GuardStateInput = z.input<typeof GuardState>;
-
-/** The usage the server reported for an answer: the tokens of the request up to and including it. */
-export const ReportedUsage = z.object({
-  /** The answer. */
-  through: z.string(),
-  /** Prompt tokens plus answer tokens. */
-  tokens: z.number().int().gte(0),
-});
-export type ReportedUsage = z.output<typeof ReportedUsage>;
-export type ReportedUsageInput = z.input<typeof ReportedUsage>;
-
-/** A chat: its history and what the agent keeps about it. Saved by the host as it is. */
-export const ChatTask = z.object({
-  /** The condensations applied, oldest first. */
-  condensations: z.array(CondensationRecord).default(() => ([])),
-  /** The history, hidden messages included. */
-  conversation: Conversation,
-  /** Created, in milliseconds since the Unix epoch. */
-  created_ms: z.number().int(),
-  /** The loop guard's memory. */
-  guard: GuardState.default(() => ({"auto_at_ms":[],"last_auto_after":null})),
-  /** Stable id, chosen by the host. */
-  id: z.string(),
-  /** The last reported usage, while it still describes the history. */
-  reported: ReportedUsage.nullable().optional(),
-  /** The first words of the first message. */
-  title: z.string(),
-  /** US dollars spent on condensations that were not applied (failed after the model answered, or dropped for too little gain); the chat's total counts them. */
-  unapplied_cost: z.number().optional(),
-  /** Last changed, in milliseconds since the Unix epoch. */
-  updated_ms: z.number().int(),
-});
-export type ChatTask = z.output<typeof ChatTask>;
-export type ChatTaskInput = z.input<typeof ChatTask>;
-
 /** Where a context count comes from. */
 export const TokenSource = z.enum(["reported", "counted"]);
 export type TokenSource = z.output<typeof TokenSource>;
@@ -587,6 +599,16 @@ export const ChatOutcome = z.object({
 });
 export type ChatOutcome = z.output<typeof ChatOutcome>;
 export type ChatOutcomeInput = z.input<typeof ChatOutcome>;
+
+/** What `pinMessage` returns. */
+export const ChatPin = z.object({
+  /** The messages whose flag changed (the one asked for and its tool-pair partners). */
+  changed: z.array(z.string()),
+  /** The task with the pin set or cleared. */
+  task: ChatTask,
+});
+export type ChatPin = z.output<typeof ChatPin>;
+export type ChatPinInput = z.input<typeof ChatPin>;
 
 /** A chat in the Chats list. */
 export const ChatSummary = z.object({
@@ -718,6 +740,46 @@ export const CondensationResult = z.object({
 });
 export type CondensationResult = z.output<typeof CondensationResult>;
 export type CondensationResultInput = z.input<typeof CondensationResult>;
+
+/** One message as a preview lists it. */
+export const PreviewMessage = z.object({
+  /** The message's id. */
+  id: z.string(),
+  /** Whether it is an LLM summary. */
+  is_summary: z.boolean().optional(),
+  /** Who wrote it. */
+  role: Role,
+  /** Its text, tool calls and results written out, cut to a few hundred characters. */
+  text: z.string(),
+  /** Its tokens. */
+  tokens: z.number().int().gte(0),
+});
+export type PreviewMessage = z.output<typeof PreviewMessage>;
+export type PreviewMessageInput = z.input<typeof PreviewMessage>;
+
+/** A condensation run on a chat and not applied: what it would do, and the result to apply. */
+export const CondensationPreview = z.object({
+  /** The messages it would add: the summary (with the ledger) or edited copies. */
+  added: z.array(PreviewMessage),
+  /** The condensation's id. */
+  condense_id: z.string(),
+  /** The provider's estimate of the cost, in US dollars, before it ran. */
+  estimated_cost: z.number(),
+  /** The messages the model would no longer see, oldest first. */
+  hidden: z.array(PreviewMessage),
+  /** The provider that ran. */
+  provider_id: z.string(),
+  /** The run's result, applied as it is by `apply_preview`. */
+  result: CondensationResult,
+  /** The chat it was made for. */
+  task_id: z.string(),
+  /** Tokens of the request after, if applied. */
+  tokens_after: z.number().int().gte(0),
+  /** Tokens of the request before. */
+  tokens_before: z.number().int().gte(0),
+});
+export type CondensationPreview = z.output<typeof CondensationPreview>;
+export type CondensationPreviewInput = z.input<typeof CondensationPreview>;
 
 /** The options of `condense` and `renderManualRequest`. */
 export const CondenseOptions = z.strictObject({
@@ -883,6 +945,52 @@ export const MessageTokens = z.object({
 });
 export type MessageTokens = z.output<typeof MessageTokens>;
 export type MessageTokensInput = z.input<typeof MessageTokens>;
+
+/** How a preview ended when there is nothing to apply. */
+export const PreviewFailure = z.object({
+  /** What the run spent anyway (a model that answered before the run failed). */
+  cost: z.number(),
+  /** Why. */
+  error: ErrorInfo,
+  /** The provider's estimate, when it could make one. */
+  estimated_cost: z.number(),
+});
+export type PreviewFailure = z.output<typeof PreviewFailure>;
+export type PreviewFailureInput = z.input<typeof PreviewFailure>;
+
+/** What `previewChat` and `previewConversation` end with. */
+export const PreviewOutcome = z.discriminatedUnion("status", [
+  /** A condensation to show and apply or discard. */
+  z.object({
+    /** The preview. */
+    preview: CondensationPreview,
+    status: z.literal("ready"),
+  }),
+  /** Nothing to apply, and why. */
+  z.object({
+    /** The failure. */
+    failure: PreviewFailure,
+    status: z.literal("failed"),
+  }),
+]);
+export type PreviewOutcome = z.output<typeof PreviewOutcome>;
+export type PreviewOutcomeInput = z.input<typeof PreviewOutcome>;
+
+/** What a condensation preview is of. */
+export const PreviewSource = z.discriminatedUnion("kind", [
+  /** The active chat. */
+  z.object({
+    kind: z.literal("chat"),
+  }),
+  /** A conversation file open in the editor. */
+  z.object({
+    kind: z.literal("file"),
+    /** The file's name, relative to the workspace. */
+    name: z.string(),
+  }),
+]);
+export type PreviewSource = z.output<typeof PreviewSource>;
+export type PreviewSourceInput = z.input<typeof PreviewSource>;
 
 /** An LLM profile in the chat's profile picker. */
 export const ProfileOption = z.object({
@@ -1284,6 +1392,26 @@ export const ToHost = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("condense"),
   }),
+  /** Preview a condensation of the chat (or of the conversation file in the editor). */
+  z.object({
+    type: z.literal("preview"),
+  }),
+  /** Apply the preview shown, as it is. */
+  z.object({
+    type: z.literal("applyPreview"),
+  }),
+  /** Close the preview without applying it. */
+  z.object({
+    type: z.literal("discardPreview"),
+  }),
+  /** Pin or unpin a message of the active chat. */
+  z.object({
+    /** The message. */
+    id: z.string().min(1),
+    /** Pin (`true`) or unpin. */
+    pinned: z.boolean(),
+    type: z.literal("pin"),
+  }),
   /** Undo a condensation. */
   z.object({
     /** The condensation. */
@@ -1387,6 +1515,18 @@ export const ToWebview = z.discriminatedUnion("type", [
     /** The chat the turn belongs to. */
     taskId: z.string(),
     type: z.literal("event"),
+  }),
+  /** A condensation preview opened (`preview` set: its panel shows it with Apply and Discard), failed (`failure` set) or closed (neither). */
+  z.object({
+    /** Why there is nothing to show. */
+    failure: PreviewFailure.optional(),
+    /** The preview to show. */
+    preview: CondensationPreview.optional(),
+    /** Whether the preview is being made (the model is writing the summary). */
+    running: z.boolean(),
+    /** What the preview is of: the chat, or a conversation file (its name, for the panel). */
+    source: PreviewSource,
+    type: z.literal("preview"),
   }),
   /** A request failed or was invalid. `draft`: the text of a message that could not be sent, for the input box, so that nothing typed is lost. */
   z.object({

@@ -11,6 +11,7 @@ import { format } from "node:util";
 import { chromium } from "playwright-core";
 import { repoRoot, startFixtureLlm, startRealLlm } from "../js/servers.mjs";
 import { uxScenarios } from "./scenarios-ux.mjs";
+import { pinPreviewScenario, preparePinWorkspace } from "./scenarios-pin.mjs";
 
 const OUT = path.join(repoRoot, "test-output", "e2e");
 const VSIX = path.join(repoRoot, "context-condenser-0.1.0.vsix");
@@ -23,9 +24,14 @@ const log = (m) => console.log(`e2e: ${m}`);
 const { CondenseEngine } = createRequire(import.meta.url)(path.join(repoRoot, "extension", "wasm", "condense_wasm.js"));
 const CORE_ENTRIES = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => 0, log() {} }).providerEntries();
 let failed = 0;
-// E2E_ONLY=ui,host,ux runs only those parts (for daily work); unset, everything runs (CI).
+// For daily work, E2E_ONLY (comma-separated) runs only some parts: `ui` (the whole UI run) or
+// some of its scenarios after its common start (chat, real, settings, smart, cli, pin), `host`
+// (the extension-host suite), `ux` (first run, manual, chats, session files). Unset (CI): all.
 const only = process.env.E2E_ONLY?.split(",").map((s) => s.trim());
 const part = (name) => !only || only.includes(name);
+const UI_SCENARIOS = ["chat", "real", "settings", "smart", "cli", "pin"];
+/** Whether a scenario of the UI run runs. */
+const scenario = (name) => part("ui") || part(name);
 const check = (ok, what) => {
   log(`${ok ? "ok  " : "FAIL"} ${what}`);
   if (!ok) failed++;
@@ -61,6 +67,7 @@ fs.mkdirSync(WORKSPACE, { recursive: true });
 fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "session.json"));
 // The settings scenario's Condense Now works on a copy made now, so that Quick Open lists it.
 fs.copyFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "settings-check.json"));
+preparePinWorkspace(WORKSPACE, repoRoot);
 
 const llm = await startFixtureLlm({ apiKey: RIGHT_KEY });
 const real = await startRealLlm({ apiKey: REAL_KEY });
@@ -220,14 +227,14 @@ async function uiScenario() {
     };
     // The palette lists our commands (a fresh install may need a retry while it loads).
     let titles = [];
-    for (let attempt = 0; attempt < 10 && titles.length < 6; attempt++) {
+    for (let attempt = 0; attempt < 10 && titles.length < 7; attempt++) {
       await palette("Context Condenser:");
       await page.waitForTimeout(1000);
       titles = await page.locator(".quick-input-list .monaco-list-row .label-name").allInnerTexts();
       titles = titles.filter((t) => t.startsWith("Context Condenser:"));
       await page.keyboard.press("Escape");
     }
-    for (const t of ["New Chat", "Condense Now", "Undo Last Condensation", "Set API Key…", "Show Log", "Open Settings"]) {
+    for (const t of ["New Chat", "Condense Now", "Preview Condensation", "Undo Last Condensation", "Set API Key…", "Show Log", "Open Settings"]) {
       check(titles.includes(`Context Condenser: ${t}`), `the palette lists "Context Condenser: ${t}"`);
     }
     const run = async (title) => {
@@ -307,14 +314,16 @@ async function uiScenario() {
     await run("View: Close All Editors");
     await setKey("small", RIGHT_KEY);
     await setKey("smollm", REAL_KEY);
-    await chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 });
-    await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
+    if (scenario("chat")) await chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 });
+    if (scenario("real")) await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
     await clearToasts();
-    await settingsScenario(page, run, toast);
+    if (scenario("settings")) await settingsScenario(page, run, toast);
     await clearToasts();
-    await smartChatScenario(page, run);
+    if (scenario("smart")) await smartChatScenario(page, run);
     await clearToasts();
-    await cliScenario(page, run);
+    if (scenario("cli")) await cliScenario(page, run);
+    await clearToasts();
+    if (scenario("pin")) await pinPreviewScenario({ page, run, newChatWith, until, check, llm, OUT, WORKSPACE });
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});
@@ -784,14 +793,14 @@ function filesContaining(root, needle) {
 }
 
 try {
-  if (part("ui")) await uiScenario();
+  if (part("ui") || UI_SCENARIOS.some(part)) await uiScenario();
   // The chat scenario changed the chat profile through the picker: the suite starts from the
   // settings this script wrote.
   fs.writeFileSync(path.join(dirs.ud, "User", "settings.json"), JSON.stringify(settings, null, 2));
   if (part("host")) await extensionHostSuite();
   if (part("ux")) await uxScenarios({ OUT, VSIX, CODE_SERVER, env, launch, freePort, until, frameWith, check, log, llm, RIGHT_KEY, CANARY, repoRoot });
   const logs = filesContaining(dirs.ud, "llm_auth").filter((f) => f.includes("logs") && f.endsWith(".log"));
-  if (part("ui")) check(logs.length > 0, `the wrong key left a log line (${logs.join(", ") || "no log file with llm_auth"})`);
+  if (part("ui") || UI_SCENARIOS.some(part)) check(logs.length > 0, `the wrong key left a log line (${logs.join(", ") || "no log file with llm_auth"})`);
   for (const [key, what] of [[CANARY, "the canary key"], [RIGHT_KEY, "the fixture key"], [REAL_KEY, "the real model's key"]]) {
     const hits = [...filesContaining(D, key), ...filesContaining(WORKSPACE, key).map((f) => `workspace/${f}`)];
     if (hits.length) log(`files holding a key: ${hits.join(", ")}`);

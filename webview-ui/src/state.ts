@@ -11,8 +11,11 @@ import type {
   ChatTask,
   CondensationRecord,
   CondenseReason,
+  CondensationPreview,
   LocalServer,
   Message,
+  PreviewFailure,
+  PreviewSource,
   SetupState,
   Snapshot,
   ToolStatus,
@@ -48,7 +51,15 @@ export interface ShownError {
   retryable: boolean;
 }
 
+/** The preview panel: being made, shown with Apply and Discard, or failed. */
+export type PreviewState =
+  | { phase: "running"; source: PreviewSource }
+  | { phase: "ready"; source: PreviewSource; preview: CondensationPreview }
+  | { phase: "failed"; source: PreviewSource; failure: PreviewFailure };
+
 export interface ViewState {
+  /** The condensation preview open in the view, if any. */
+  preview: PreviewState | null;
   snapshot: Snapshot | null;
   live: LiveItem[];
   /** Between ThinkingStart and ThinkingEnd. */
@@ -71,6 +82,7 @@ export type Action =
   | { type: "retried" };
 
 export const initialState: ViewState = {
+  preview: null,
   snapshot: null,
   live: [],
   thinking: false,
@@ -104,8 +116,22 @@ function receive(state: ViewState, message: ToWebview): ViewState {
       return { ...state, welcome: { servers: message.servers, tools: message.tools } };
     case "setup":
       return { ...state, setup: { state: message.state, message: message.message } };
+    case "preview":
+      return { ...state, preview: previewState(message) };
   }
 }
+
+function previewState(message: Extract<ToWebview, { type: "preview" }>): PreviewState | null {
+  const { source } = message;
+  if (message.running) return { phase: "running", source };
+  if (message.preview) return { phase: "ready", source, preview: message.preview };
+  if (message.failure) return { phase: "failed", source, failure: message.failure };
+  return null;
+}
+
+/** Whether a preview is being made or waits for Apply or Discard: the chat takes no input then. */
+export const previewOpen = (state: ViewState): boolean =>
+  state.preview !== null && state.preview.phase !== "failed";
 
 function applySnapshot(state: ViewState, { type: _, ...snapshot }: Extract<ToWebview, { type: "state" }>): ViewState {
   const before = state.snapshot?.task?.id ?? null;

@@ -101,6 +101,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Pin a message (with its tool-pair partners) so that no condensation hides or edits it;
+    /// prints the conversation.
+    Pin {
+        #[command(flatten)]
+        output: OutputArgs,
+        /// Conversation file, or `-` for stdin.
+        file: String,
+        /// The message's id.
+        #[arg(long)]
+        id: String,
+        /// Unpin it instead.
+        #[arg(long)]
+        unpin: bool,
+    },
     /// Undo the last condensation of a conversation (or of a CondensationResult).
     Undo {
         #[command(flatten)]
@@ -397,6 +411,14 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Providers => {
             Sink::Stdout.json(&CondensationManager::with_builtin_providers().list_providers(false))?;
+            Ok(0)
+        }
+        Command::Pin { output, file, id, unpin } => {
+            let sink = output.sink(&file)?;
+            let conversation = read_conversation(&file)?.conversation;
+            let (messages, _) = condense_core::pins::set_pinned(&conversation.messages, &id, !unpin)
+                .map_err(|e| Failure(1, e.to_string()))?;
+            sink.json(&Conversation { messages, ..conversation })?;
             Ok(0)
         }
         Command::Undo { output, file } => {

@@ -222,6 +222,38 @@ fn providers_lists_the_registry_by_priority() {
 }
 
 #[test]
+fn a_pinned_message_survives_truncation() {
+    let file = root("tests/fixtures/small-session.json");
+    let original: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let id = original["messages"][2]["id"].as_str().unwrap().to_owned();
+    let pinned = condense(&["pin", "--id", &id, &file]).success();
+    let pinned_doc: Value = serde_json::from_slice(&pinned.get_output().stdout).unwrap();
+    assert_eq!(pinned_doc["messages"][2]["pinned"], true);
+    let condensed = Command::cargo_bin("condense")
+        .unwrap()
+        .args(["run", "--provider", "truncation", "--target-tokens", "200", "-"])
+        .write_stdin(pinned.get_output().stdout.clone())
+        .assert()
+        .success();
+    let result: Value = serde_json::from_slice(&condensed.get_output().stdout).unwrap();
+    let kept = result["messages"].as_array().unwrap().iter().find(|m| m["id"] == id.as_str()).unwrap();
+    assert_eq!(kept, &pinned_doc["messages"][2], "the pinned message is unchanged and visible");
+    let unpinned = Command::cargo_bin("condense")
+        .unwrap()
+        .args(["pin", "--unpin", "--id", &id, "-"])
+        .write_stdin(pinned.get_output().stdout.clone())
+        .assert()
+        .success();
+    let unpinned: Value = serde_json::from_slice(&unpinned.get_output().stdout).unwrap();
+    assert!(
+        unpinned["messages"].as_array().unwrap().iter().all(|m| m.get("pinned").is_none()),
+        "pair unpinned"
+    );
+    let missing = condense(&["pin", "--id", "no-such-id", &file]).code(1);
+    assert!(stderr_of(&missing).contains("no message with id no-such-id"));
+}
+
+#[test]
 fn undo_restores_the_previous_view() {
     let file = root("tests/fixtures/small-session.json");
     let condensed = condense(&["run", "--provider", "truncation", "--target-tokens", "200", &file]).success();

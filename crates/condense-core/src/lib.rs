@@ -8,7 +8,8 @@
 //!
 //! 1. [`host`], [`error`] — capabilities the host lends; the one [`ErrorKind`] and typed errors.
 //! 2. [`model`] — messages, content blocks, conversations, the API view, condense ids.
-//! 3. [`tokens`], [`limits`], [`config`] — counting; the numbers the core owns; provider forms.
+//! 3. [`tokens`], [`limits`], [`config`], [`pins`] — counting; the numbers the core owns; provider
+//!    forms; what the user's pins keep.
 //! 4. [`profile`], [`ledger`] — LLM profiles, generation parameters, capabilities, reported
 //!    usage; the state ledger a condensation keeps, and its probes.
 //! 5. [`formats`], [`tools`] — one module per wire dialect (own format, OpenAI, Anthropic):
@@ -32,6 +33,7 @@ pub mod limits;
 pub mod llm;
 pub mod manager;
 pub mod model;
+pub mod pins;
 pub mod profile;
 pub mod provider;
 pub mod providers;

@@ -94,4 +94,33 @@ impl CondensationManager {
         Ok(run_provider(provider, &conversation.messages, conversation.system.as_deref(), &options, services)
             .await)
     }
+
+    /// What a run of the provider would cost, in US dollars, before running it (the provider's
+    /// `estimate_cost`, with its configuration from the registry). The same errors as
+    /// [`CondensationManager::condense`] for an unknown or disabled provider.
+    pub fn estimate(
+        &self,
+        conversation: &Conversation,
+        provider_id: Option<&str>,
+        mut options: CondensationOptions,
+        services: Services<'_>,
+    ) -> Result<f64, CondenseError> {
+        let id = provider_id.unwrap_or(&self.default_provider);
+        let provider = self.registry.get(id).ok_or_else(|| self.not_found(id))?;
+        let config = self.registry.get_config(id).ok_or_else(|| self.not_found(id))?;
+        if !config.enabled {
+            return Err(CondenseError::ProviderDisabled(id.to_owned()));
+        }
+        if options.config.is_null() {
+            options.config = config.config.clone();
+        }
+        let view = conversation.api_view();
+        let before = services.tokens.count_request(conversation.system.as_deref(), &view);
+        let ctx = crate::provider::CondensationContext {
+            messages: &conversation.messages,
+            system: conversation.system.as_deref(),
+            prev_context_tokens: before,
+        };
+        Ok(provider.estimate_cost(&ctx, &options, services))
+    }
 }

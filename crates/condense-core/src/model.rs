@@ -345,6 +345,10 @@ pub struct Message {
     /// the kind of the error that ended it (e.g. `llm_network`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// Pinned by the user: no condensation hides or edits it while it is visible (see
+    /// `crate::pins`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
 }
 
 impl Message {
@@ -359,6 +363,7 @@ impl Message {
             condense_id: None,
             condense_parent: None,
             interrupted: None,
+            pinned: false,
         }
     }
 

@@ -37,6 +37,12 @@ impl CondensationContext<'_> {
         api_view(self.messages)
     }
 
+    /// Indices of the visible messages this run must leave visible and unchanged: the pinned ones
+    /// and their tool-pair partners (see [`crate::pins`]).
+    pub fn pinned(&self) -> std::collections::BTreeSet<usize> {
+        crate::pins::kept_by_pins(self.messages)
+    }
+
     /// Tokens of a candidate message list, counted the same way as `prev_context_tokens`.
     pub fn tokens_of(&self, tokens: &dyn TokenCounter, messages: &[Message]) -> usize {
         tokens.count_request(self.system, &api_view(messages))
@@ -498,8 +504,11 @@ fn keep_what_matters(
     let Some(&first_hidden) = hidden_at.first() else { return c };
     let hidden: Vec<&Message> = hidden_at.iter().map(|&i| &c.messages[i]).collect();
     // The ledger the view carries now, from an earlier run: it moves into this run's.
-    let host =
-        c.messages.iter().position(|m| m.is_visible() && m.content.iter().any(ledger::is_ledger_block));
+    // A pinned message is never edited: a ledger it carries stays there, and none is added to it.
+    let host = c
+        .messages
+        .iter()
+        .position(|m| m.is_visible() && !m.pinned && m.content.iter().any(ledger::is_ledger_block));
     let mut full = host
         .and_then(|h| {
             c.messages[h].content.iter().find_map(|b| match b {
@@ -538,7 +547,8 @@ fn keep_what_matters(
     }
 
     // What the model still sees without any ledger, and the later state of what it shows.
-    let bare: Vec<Message> = c.messages.iter().map(without_ledger).collect();
+    let bare: Vec<Message> =
+        c.messages.iter().map(|m| if m.pinned { m.clone() } else { without_ledger(m) }).collect();
     let bare_view = api_view(&bare);
     let later_messages: Vec<&Message> =
         bare.iter().skip(first_hidden + 1).filter(|m| m.is_visible()).collect();
@@ -546,7 +556,7 @@ fn keep_what_matters(
     pruned.prune(&Ledger::of(&later_messages), &ledger::view_text(&bare_view));
 
     let budget = ledger::budget_for(options.target_tokens, ctx.prev_context_tokens);
-    let place = summary_at.or_else(|| c.messages.iter().position(Message::is_visible));
+    let place = summary_at.or_else(|| c.messages.iter().position(|m| m.is_visible() && !m.pinned));
     // The ledger, with what the probes still miss put back as notes.
     let build = |mut kept: Ledger| {
         let out = insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens);
@@ -637,15 +647,34 @@ fn insert_ledger(
     out
 }
 
+/// Checks a condensed message list against the conversation it was made from, as the template
+/// checks every provider's output (see `check_result`): for a result kept by the host and applied
+/// later (a preview), so that what is applied is still a valid condensation of what is there.
+pub fn check_condensed(
+    before: &[Message],
+    system: Option<&str>,
+    after: Vec<Message>,
+) -> Result<(), CondenseError> {
+    let ctx = CondensationContext { messages: before, system, prev_context_tokens: 0 };
+    check_result(&ctx, Condensed { messages: after, ..Default::default() }).map(|_| ())
+}
+
 /// The invariants every provider's output must keep: every input message is still there,
-/// unchanged but for `condense_parent`, in the same order; and the API view stays valid when the
-/// input's was.
+/// unchanged but for `condense_parent`, in the same order; a visible pinned message stays
+/// visible (so neither hidden nor replaced by an edited copy); and the API view stays valid when
+/// the input's was.
 fn check_result(ctx: &CondensationContext<'_>, c: Condensed) -> Result<Condensed, CondenseError> {
     let mut rest = c.messages.iter();
     for original in ctx.messages {
         let found = rest.by_ref().find(|m| m.id == original.id).ok_or_else(|| {
             CondenseError::Internal(format!("message {} was lost by the provider", original.id))
         })?;
+        if original.pinned && original.is_visible() && !found.is_visible() {
+            return Err(CondenseError::Internal(format!(
+                "message {} is pinned but the provider hid or edited it",
+                original.id
+            )));
+        }
         let mut unhidden = found.clone();
         if original.condense_parent.is_none() {
             unhidden.condense_parent = None;

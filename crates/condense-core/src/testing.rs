@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 
-use crate::agent::{AgentEvent, AgentInput, DefaultAgent, Turn};
+use crate::agent::{
+    AgentEvent, AgentInput, ChatTask, CondensationPreview, DefaultAgent, PreviewFailure, Turn,
+};
 use crate::error::{ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
 use crate::limits::AutoCondense;
@@ -205,6 +207,28 @@ impl<C: Clock> TurnBench<C> {
             events.push(e);
         }));
         events
+    }
+
+    /// Previews a condensation of `task` at `now_ms` (see [`crate::agent::preview`]).
+    pub fn preview(
+        &self,
+        task: &ChatTask,
+        llm: &dyn LlmProvider,
+        now_ms: i64,
+    ) -> Result<CondensationPreview, PreviewFailure> {
+        let abort = AbortSignal::new();
+        let turn = Turn {
+            llm,
+            condensing_llm: None,
+            manager: &self.manager,
+            provider: Some(self.provider),
+            auto: &self.auto,
+            tokens: &self.counter,
+            clock: &self.clock,
+            abort: &abort,
+            now_ms,
+        };
+        futures::executor::block_on(crate::agent::preview(task, &turn))
     }
 }
 

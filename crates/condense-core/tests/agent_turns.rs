@@ -254,3 +254,65 @@ fn a_run_dropped_for_too_little_gain_counts_its_cost_in_the_chat() {
     let expected = writer.cost(&usage);
     assert!((cost - expected).abs() < 1e-12 && (agent.task().unapplied_cost - expected).abs() < 1e-12);
 }
+
+/// Preview then apply: one LLM call writes the summary; the applied chat is what the preview
+/// showed, with its record; a second apply, or an apply after the chat changed, fails clearly.
+#[test]
+fn a_preview_is_applied_as_shown_with_one_llm_call() {
+    let bench = TurnBench::new();
+    let usage = Usage { input_tokens: 2_000, output_tokens: 100 };
+    let llm = ScriptedLlm::new(profile(128_000)).then_answer("Summary of the early turns.", Some(usage));
+    let task = long_chat(10);
+    let preview = bench.preview(&task, &llm, NOW).expect("a preview");
+    assert_eq!(llm.requests().len(), 1);
+    assert!(preview.estimated_cost > 0.0, "native estimates before the call");
+    assert!(preview.result.cost > 0.0);
+    assert!(preview.tokens_after < preview.tokens_before);
+    assert!(!preview.hidden.is_empty());
+    assert!(preview.added.iter().any(|m| m.is_summary && m.text.contains("Summary of the early turns.")));
+    let hidden_tokens: usize = preview.hidden.iter().map(|m| m.tokens).sum();
+    assert!(hidden_tokens > 0);
+
+    let mut applied = task.clone();
+    let record = applied.apply_preview(&preview, NOW + 1).expect("applies");
+    assert_eq!(llm.requests().len(), 1, "no second call");
+    assert_eq!(applied.conversation.messages, preview.result.messages);
+    assert_eq!(record.tokens_after, preview.tokens_after);
+    assert_eq!(record.reason, CondenseReason::Manual);
+    assert_eq!(applied.condensations, [record]);
+    let err = applied.apply_preview(&preview, NOW + 2).unwrap_err();
+    assert!(err.to_string().contains("the conversation changed since this preview"), "{err}");
+
+    // A chat changed after the preview (here: a pin) refuses it.
+    let mut pinned = task.clone();
+    pinned.pin("m4", true, NOW).unwrap();
+    assert!(pinned.apply_preview(&preview, NOW).is_err());
+    assert_eq!(pinned.conversation.messages.iter().filter(|m| m.pinned).count(), 1);
+}
+
+/// A preview that cannot run says why, with the estimate, and the chat is untouched.
+#[test]
+fn a_preview_with_nothing_to_condense_says_why() {
+    let bench = TurnBench::new();
+    let llm = ScriptedLlm::new(profile(128_000));
+    let failure = bench.preview(&long_chat(3), &llm, NOW).unwrap_err();
+    assert_eq!(failure.error.kind, ErrorKind::NothingToCondense.as_str());
+    assert_eq!(llm.requests().len(), 0);
+}
+
+/// A pinned message survives a chat's condensation and shows in the history as pinned.
+#[test]
+fn a_pinned_message_survives_a_condensation() {
+    let bench = TurnBench::new();
+    let llm = ScriptedLlm::new(profile(128_000)).then_answer("Summary.", None);
+    let mut task = long_chat(10);
+    assert_eq!(task.pin("m3", true, NOW).unwrap(), ["m3"]);
+    let pinned = task.conversation.messages[2].clone();
+    let mut agent = DefaultAgent::new(task);
+    bench.run(&mut agent, &llm, None, AgentInput::Condense, NOW, |_, _| {});
+    let task = agent.task();
+    assert_eq!(task.condensations.len(), 1);
+    let view = task.conversation.api_view();
+    assert!(view.iter().any(|m| **m == pinned), "m3 is in the view as it was");
+    assert!(view.iter().any(|m| m.is_summary));
+}

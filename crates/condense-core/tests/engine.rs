@@ -160,6 +160,22 @@ fn every_failure_hands_back_the_originals_with_a_typed_error() {
 }
 
 #[test]
+fn a_run_that_hides_a_pinned_message_is_rejected() {
+    let mut c = conversation();
+    c.messages[0].pinned = true;
+    let tokens = counter();
+    let clock = StepClock::default();
+    let options = CondensationOptions { config: serde_json::json!({"ledger": false}), ..Default::default() };
+    let provider = TestProvider::new(Behaviour::HideFirst);
+    let result =
+        block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock)));
+    let error = result.error.expect("rejected");
+    assert_eq!(error.kind, "internal");
+    assert!(error.message.contains("message a is pinned"), "{}", error.message);
+    assert_eq!(result.messages, c.messages);
+}
+
+#[test]
 fn the_registry_lists_by_priority_and_filters_disabled() {
     let mut manager = CondensationManager::with_builtin_providers();
     let ids = |m: &CondensationManager, enabled| {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["host", "error"],
     &["model"],
-    &["tokens", "limits", "config"],
+    &["tokens", "limits", "config", "pins"],
     &["profile", "ledger"],
     &["formats", "tools"],
     &["llm"],

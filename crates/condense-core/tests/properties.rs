@@ -5,7 +5,8 @@
 //! a failed run hands back the input untouched; (k) client context is never the user's words.
 //! With the state ledger on (every provider): (f) the instructions, files changed and open todos
 //! of what a run hid are still in the API view, (g) which both APIs accept, (h) a second run moves
-//! the ledger instead of adding one, (i) undo takes it away with its run.
+//! the ledger instead of adding one, (i) undo takes it away with its run. Pins: (l) whatever the
+//! provider, every visible pinned message is in the API view after the run, unchanged.
 
 mod common;
 
@@ -698,4 +699,72 @@ proptest! {
             }
         }
     }
+}
+
+// Pins (issue 18): no provider hides or edits a pinned message.
+
+/// Pins the visible messages `picks` points at (indices modulo the count), with their tool-pair
+/// partners, the way the chat does.
+fn pin_some(mut c: Conversation, picks: &[usize]) -> Conversation {
+    for &p in picks {
+        let visible: Vec<String> = c.api_view().iter().map(|m| m.id.clone()).collect();
+        let id = &visible[p % visible.len()];
+        c.messages = condense_core::pins::set_pinned(&c.messages, id, true).unwrap().0;
+    }
+    c
+}
+
+/// (l): the pinned messages of `before` are in the result's API view as they were.
+fn pins_kept(
+    before: &Conversation,
+    result: &condense_core::CondensationResult,
+    provider: &str,
+) -> Result<(), TestCaseError> {
+    let view = api_view(&result.messages);
+    for m in before.api_view().into_iter().filter(|m| m.pinned) {
+        prop_assert!(
+            view.contains(&m),
+            "{provider}: pinned message {} is not in the view unchanged (error: {:?})",
+            m.id,
+            result.error
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: common::cases(48), ..ProptestConfig::default() })]
+
+    /// (l) for every provider, with random pins, on generic conversations and on agent sessions.
+    #[test]
+    fn no_provider_hides_or_edits_a_pinned_message(
+        generic in conversation(),
+        agent in session(),
+        picks in prop::collection::vec(0usize..64, 1..4),
+        percent in 5usize..80,
+    ) {
+        for c in [pin_some(generic, &picks), pin_some(agent, &picks)] {
+            let before = counter().count_request(c.system.as_deref(), &c.api_view());
+            for provider in ["lossless", "truncation", "mask", "smart", "native", "manual"] {
+                let result = run_with_ledger(&c, provider, Some(before * percent / 100));
+                common_invariants(&c, &result)?;
+                pins_kept(&c, &result, provider)?;
+            }
+        }
+    }
+}
+
+/// Pins do not stop a summary: the messages around a pinned one are summarized, the pinned one
+/// stays in the view where it was.
+#[test]
+fn a_summary_hides_around_a_pinned_message() {
+    let c = session_with_facts();
+    let pinned_id = c.api_view()[2].id.clone();
+    let c = pin_some(c, &[2]);
+    let result = run_with_ledger(&c, "native", None);
+    assert!(result.is_ok(), "{:?}", result.error);
+    let view = api_view(&result.messages);
+    assert!(view.iter().any(|m| m.is_summary));
+    assert!(view.iter().any(|m| m.id == pinned_id && m.pinned));
+    assert!(result.messages.iter().any(|m| !m.is_visible()), "something was hidden");
 }

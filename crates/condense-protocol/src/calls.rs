@@ -2,7 +2,7 @@
 //! values, and what they resolve with. Call options are camelCase, like any JS API; results keep the
 //! core's snake_case. The bindings (`condense-wasm`) parse and produce exactly these.
 
-use condense_core::agent::{AgentInput, ChatTask, ContextStatus};
+use condense_core::agent::{AgentInput, ChatTask, CondensationRecord, ContextStatus};
 use condense_core::limits::AutoCondense;
 use condense_core::llm::{Finish, LlmProfile, StreamEvent, Usage};
 use condense_core::tools::{Located, ToolEntry};
@@ -102,6 +102,24 @@ pub struct ChatUndo {
     pub task: ChatTask,
     /// The condensation undone.
     pub condense_id: String,
+}
+
+/// What `applyPreview` returns.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChatApplied {
+    /// The task with the preview's condensation applied.
+    pub task: ChatTask,
+    /// The condensation's record, as the chat's row shows it.
+    pub record: CondensationRecord,
+}
+
+/// What `pinMessage` returns.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChatPin {
+    /// The task with the pin set or cleared.
+    pub task: ChatTask,
+    /// The messages whose flag changed (the one asked for and its tool-pair partners).
+    pub changed: Vec<String>,
 }
 
 /// What `undoLast` returns.

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use condense_core::ErrorInfo;
-use condense_core::agent::{AgentEvent, ChatTask, ContextStatus};
+use condense_core::agent::{AgentEvent, ChatTask, CondensationPreview, ContextStatus, PreviewFailure};
 use condense_core::limits::Limits;
 use condense_core::llm::{ConnectionReport, GenerationParams, LlmKind};
 use condense_core::settings::{KindMetadata, ProviderEntry};
@@ -72,6 +72,19 @@ pub enum SetupState {
     Connected,
 }
 
+/// What a condensation preview is of.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum PreviewSource {
+    /// The active chat.
+    Chat,
+    /// A conversation file open in the editor.
+    File {
+        /// The file's name, relative to the workspace.
+        name: String,
+    },
+}
+
 /// Extension → chat view.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -120,6 +133,22 @@ pub enum ToWebview {
         /// The event.
         event: AgentEvent,
     },
+    /// A condensation preview opened (`preview` set: its panel shows it with Apply and Discard),
+    /// failed (`failure` set) or closed (neither).
+    Preview {
+        /// What the preview is of: the chat, or a conversation file (its name, for the panel).
+        source: PreviewSource,
+        /// The preview to show.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "CondensationPreview")]
+        preview: Option<Box<CondensationPreview>>,
+        /// Why there is nothing to show.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "PreviewFailure")]
+        failure: Option<PreviewFailure>,
+        /// Whether the preview is being made (the model is writing the summary).
+        running: bool,
+    },
     /// A request failed or was invalid. `draft`: the text of a message that could not be sent,
     /// for the input box, so that nothing typed is lost.
     Error {
@@ -150,6 +179,20 @@ pub enum ToHost {
     Retry,
     /// Condense the chat now.
     Condense,
+    /// Preview a condensation of the chat (or of the conversation file in the editor).
+    Preview,
+    /// Apply the preview shown, as it is.
+    ApplyPreview,
+    /// Close the preview without applying it.
+    DiscardPreview,
+    /// Pin or unpin a message of the active chat.
+    Pin {
+        /// The message.
+        #[schemars(length(min = 1))]
+        id: String,
+        /// Pin (`true`) or unpin.
+        pinned: bool,
+    },
     /// Undo a condensation.
     Undo {
         /// The condensation.

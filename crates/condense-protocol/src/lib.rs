@@ -29,7 +29,7 @@ pub const HEADER: &str = "\
 
 /// Every type that crosses a boundary, with the types they use.
 fn definitions() -> BTreeMap<String, serde_json::Value> {
-    use condense_core::agent::{AgentEvent, AgentInput, ChatTask, ContextStatus};
+    use condense_core::agent::{AgentEvent, AgentInput, ChatTask, ContextStatus, PreviewOutcome};
     use condense_core::config::ConfigField;
     use condense_core::host::{CommandError, CommandOutput, CommandSpec};
     use condense_core::limits::{AutoCondense, Limits};
@@ -74,6 +74,9 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatOptions,
         calls::ChatOutcome,
         calls::ChatUndo,
+        calls::ChatApplied,
+        calls::ChatPin,
+        PreviewOutcome,
         calls::UndoResult,
         calls::CondensationDocument,
         calls::Completion,

@@ -4,9 +4,13 @@
 
 use std::rc::Rc;
 
-use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, DefaultAgent, Turn};
+use condense_core::Services;
+use condense_core::agent::{
+    AgentEvent, AgentInput, ChatTask, CondensationPreview, CondenseOutcome, DefaultAgent, PreviewOutcome,
+    Turn, preview_conversation,
+};
 use condense_core::{CondenseError, ErrorKind};
-use condense_protocol::calls::{ChatOptions, ChatOutcome, ChatUndo};
+use condense_protocol::calls::{ChatApplied, ChatOptions, ChatOutcome, ChatPin, ChatUndo};
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -76,6 +80,96 @@ impl CondenseEngine {
         self.inner.host.log("info", &format!("chat {}: undid condensation {condense_id}", task.id));
         to_js(&ChatUndo { task, condense_id })
     }
+}
+
+#[wasm_bindgen]
+impl CondenseEngine {
+    /// Previews a condensation of a chat with the options' provider: runs it (an LLM summary is
+    /// written now, once) without applying it. Resolves with the preview to show, or why there is
+    /// nothing to apply; the task is not changed. Rejects only for a bad call.
+    #[wasm_bindgen(js_name = previewChat, unchecked_return_type = "Promise<PreviewOutcome>")]
+    pub fn preview_chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
+    ) -> Promise {
+        future_to_promise(preview_chat(Rc::clone(&self.inner), task, options))
+    }
+
+    /// Applies a preview to the chat it was made for, exactly as shown (no LLM call); fails with
+    /// `invalid_input` when the chat changed since the preview.
+    #[wasm_bindgen(js_name = applyPreview, unchecked_return_type = "ChatApplied")]
+    pub fn apply_preview(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondensationPreviewInput")] preview: JsValue,
+        now_ms: f64,
+    ) -> Result<JsValue, JsValue> {
+        let mut task: ChatTask = from_js(&task, "the chat task")?;
+        let preview: CondensationPreview = from_js(&preview, "the preview")?;
+        let record = task.apply_preview(&preview, now_ms as i64).map_err(|e| core_error(&e))?;
+        self.inner.host.log(
+            "info",
+            &format!(
+                "chat {}: applied the previewed condensation {} ({} → {} tokens)",
+                task.id, record.condense_id, record.tokens_before, record.tokens_after
+            ),
+        );
+        to_js(&ChatApplied { task, record })
+    }
+
+    /// Pins (or unpins) a message of a chat, with its tool-pair partners: no condensation hides
+    /// or edits a pinned message.
+    #[wasm_bindgen(js_name = pinMessage, unchecked_return_type = "ChatPin")]
+    pub fn pin_message(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
+        id: &str,
+        pinned: bool,
+        now_ms: f64,
+    ) -> Result<JsValue, JsValue> {
+        let mut task: ChatTask = from_js(&task, "the chat task")?;
+        let changed = task.pin(id, pinned, now_ms as i64).map_err(|e| core_error(&e))?;
+        to_js(&ChatPin { task, changed })
+    }
+}
+
+#[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
+async fn preview_chat(inner: Rc<Inner>, task: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    let task: ChatTask = from_js(&task, "the chat task")?;
+    let call = chat_call(&options)?;
+    let counter = inner.counter(&call.llm.profile.model);
+    let llm = inner.client(call.llm)?;
+    let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
+    let abort = inner.begin(Some(&task.id));
+    let manager = inner.manager.borrow();
+    let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
+    let services = Services::new(counter.as_ref(), inner.host.as_ref())
+        .with_abort(&abort)
+        .with_llm(condensing.as_deref().unwrap_or(llm.as_ref()));
+    let outcome: PreviewOutcome =
+        preview_conversation(&task.id, &task.conversation, &manager, &provider, services).await.into();
+    drop(manager);
+    inner.end(&abort);
+    match &outcome {
+        PreviewOutcome::Ready { preview } => inner.host.log(
+            "info",
+            &format!(
+                "chat {}: previewed {} ({} → {} tokens, cost ${:.6}, estimated ${:.6})",
+                task.id,
+                preview.provider_id,
+                preview.tokens_before,
+                preview.tokens_after,
+                preview.result.cost,
+                preview.estimated_cost
+            ),
+        ),
+        PreviewOutcome::Failed { failure } => inner.host.log(
+            "warn",
+            &format!("chat {}: preview failed: {}: {}", task.id, failure.error.kind, failure.error.message),
+        ),
+    }
+    to_js(&outcome)
 }
 
 // As in `condense`, the shared borrow of the manager is held through the turn on purpose.

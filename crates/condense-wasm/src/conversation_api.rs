@@ -3,6 +3,7 @@
 
 use std::rc::Rc;
 
+use condense_core::agent::{CondensationPreview, PreviewOutcome, apply_to, preview_conversation};
 use condense_core::formats::parse_conversation;
 use condense_core::model::undo_last;
 use condense_core::tokens::TokenReport;
@@ -82,6 +83,31 @@ impl CondenseEngine {
         future_to_promise(condense(Rc::clone(&self.inner), value, options))
     }
 
+    /// Previews a condensation of a conversation (a file's): runs the options' provider without
+    /// applying it. Resolves with the preview, or why there is nothing to apply.
+    #[wasm_bindgen(js_name = previewConversation, unchecked_return_type = "Promise<PreviewOutcome>")]
+    pub fn preview_conversation(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
+    ) -> Promise {
+        future_to_promise(preview(Rc::clone(&self.inner), value, options))
+    }
+
+    /// The conversation with a preview applied exactly as shown (no LLM call), when it is still
+    /// the conversation the preview was made from; else `invalid_input`.
+    #[wasm_bindgen(js_name = applyPreviewToConversation, unchecked_return_type = "Conversation")]
+    pub fn apply_preview_to_conversation(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondensationPreviewInput")] preview: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let conversation = conversation(&value)?;
+        let preview: CondensationPreview = from_js(&preview, "the preview")?;
+        let messages = apply_to(&conversation, &preview).map_err(|e| core_error(&e))?;
+        to_js(&Conversation { messages, ..conversation })
+    }
+
     /// Undoes the last condensation: its summary goes, the messages it hid come back.
     #[wasm_bindgen(js_name = undoLast, unchecked_return_type = "UndoResult")]
     pub fn undo_last(
@@ -137,6 +163,26 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     let result = outcome.map_err(|e| core_error(&e))?;
     log_result(&inner.host, &result);
     to_js(&CondensationDocument { result, system: conversation.system })
+}
+
+#[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
+async fn preview(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> Result<JsValue, JsValue> {
+    let conversation = conversation(&value)?;
+    let call = call_options(&options)?;
+    let counter = TiktokenCounter::for_model(call.model());
+    let client = call.llm.clone().map(|target| inner.client(target)).transpose()?;
+    let abort = inner.begin(None);
+    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
+    if let Some(c) = &client {
+        services = services.with_llm(c.as_ref());
+    }
+    let manager = inner.manager.borrow();
+    let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
+    let outcome: PreviewOutcome =
+        preview_conversation("file", &conversation, &manager, &provider, services).await.into();
+    drop(manager);
+    inner.end(&abort);
+    to_js(&outcome)
 }
 
 fn log_result(host: &JsHost, result: &CondensationResult) {

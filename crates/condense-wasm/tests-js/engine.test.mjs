@@ -385,3 +385,28 @@ test("testConnection: latency and the model the server names, or the typed error
     (e) => e.kind === "llm_config" && /http/.test(e.message),
   );
 });
+
+test("previewChat writes the summary once; applyPreview applies it as shown; pins survive; a changed chat refuses the preview", async () => {
+  const { engine } = makeEngine();
+  let task = longChat(engine, 12);
+  const pinned = engine.pinMessage(task, task.conversation.messages[3].id, true, Date.now());
+  assert.deepEqual(pinned.changed, [task.conversation.messages[3].id]);
+  task = pinned.task;
+  await llm.clearRequests();
+  const outcome = await engine.previewChat(task, chatOptions(profile("openai")));
+  assert.equal(outcome.status, "ready", JSON.stringify(outcome.failure));
+  const { preview } = outcome;
+  assert.equal((await llm.requests()).length, 1);
+  assert.ok(preview.estimated_cost > 0 && preview.result.cost > 0);
+  assert.ok(preview.tokens_after < preview.tokens_before);
+  assert.ok(preview.hidden.length > 0 && preview.added.some((m) => m.is_summary));
+  assert.ok(!preview.hidden.some((m) => m.id === task.conversation.messages[3].id), "the pinned message is not hidden");
+  const applied = engine.applyPreview(JSON.parse(JSON.stringify(task)), preview, Date.now());
+  assert.equal((await llm.requests()).length, 1, "no second request");
+  assert.deepEqual(applied.task.conversation.messages, preview.result.messages);
+  assert.equal(applied.record.condense_id, preview.condense_id);
+  const kept = applied.task.conversation.messages.find((m) => m.id === task.conversation.messages[3].id);
+  assert.ok(kept.pinned && !kept.condense_parent);
+  assert.throws(() => engine.applyPreview(applied.task, preview, Date.now()), { kind: "invalid_input" });
+  assert.throws(() => engine.pinMessage(task, "nope", true, Date.now()), { kind: "invalid_input" });
+});

@@ -1,12 +1,14 @@
 import { useCallback, useEffect, useId, useReducer, useRef, useState } from "react";
 import type { Host } from "../host";
 import { parseToWebview, type ChatViewToHost } from "../protocol";
-import { chatCost, chatHealth, initialState, isBusy, reduce, snapshotMessages } from "../state";
+import { chatCost, chatHealth, initialState, isBusy, previewOpen, reduce, snapshotMessages } from "../state";
 import { ChatList } from "./ChatList";
 import { ChatLog } from "./ChatLog";
 import { Composer } from "./Composer";
 import { Header } from "./Header";
 import { LinkOpener } from "./Markdown";
+import { PinContext } from "./MessageBubble";
+import { PreviewPanel } from "./PreviewPanel";
 import { Welcome } from "./Welcome";
 
 const NO_CONDENSATIONS: never[] = [];
@@ -59,6 +61,9 @@ export function App({ host }: { host: Host }) {
   const task = snapshot?.task ?? null;
   const messages = snapshotMessages(state);
   const busy = isBusy(state);
+  // While a preview is made or waits for Apply or Discard, the chat takes no new input.
+  const previewing = previewOpen(state);
+  const onPin = useCallback((id: string, pinned: boolean) => post({ type: "pin", id, pinned }), [post]);
 
   return (
     <LinkOpener value={openLink}>
@@ -69,12 +74,13 @@ export function App({ host }: { host: Host }) {
           context={snapshot?.context ?? null}
           cost={chatCost(task)}
           health={chatHealth(task)}
-          canCondense={!busy && messages.length > 0}
+          canCondense={!busy && !previewing && messages.length > 0}
           chatsOpen={chatsOpen}
           chatListId={chatListId}
           chatsToggle={chatsToggle}
           onSelectProfile={(id) => post({ type: "selectProfile", id })}
           onCondense={() => post({ type: "condense" })}
+          onPreview={() => post({ type: "preview" })}
           onNewChat={() => post({ type: "newChat" })}
           onToggleChats={() => setChatsOpen(!chatsOpen)}
         />
@@ -104,6 +110,7 @@ export function App({ host }: { host: Host }) {
             onProbe={() => post({ type: "probeLocal" })}
           />
         ) : (
+        <PinContext.Provider value={busy || previewing ? null : onPin}>
         <ChatLog
           messages={messages}
           condensations={task?.condensations ?? NO_CONDENSATIONS}
@@ -118,10 +125,19 @@ export function App({ host }: { host: Host }) {
             post({ type: "retry" });
           }}
         />
+        </PinContext.Provider>
+        )}
+        {state.preview && (
+          <PreviewPanel
+            state={state.preview}
+            onApply={() => post({ type: "applyPreview" })}
+            onDiscard={() => post({ type: "discardPreview" })}
+          />
         )}
         <Composer
           busy={busy}
           blocked={snapshot?.blocked ?? null}
+          locked={previewing && !busy ? "Apply or discard the preview above to go on with the chat" : undefined}
           initialText={initialDraft}
           restore={restore}
           onTextChange={(draft) => host.setState({ draft } satisfies Saved)}

@@ -4,6 +4,8 @@ interface Props {
   busy: boolean;
   /** Why the chat cannot be used yet (no model set up): the input is disabled and says so. */
   blocked?: string | null;
+  /** Why the chat takes no input now, when a preview waits for Apply or Discard. */
+  locked?: string;
   initialText: string;
   /** Text handed back by the extension for a message it could not send; `n` changes each time. */
   restore: { text: string; n: number };
@@ -13,10 +15,10 @@ interface Props {
 }
 
 /** The input: Enter sends, Shift+Enter is a newline; Stop while a turn runs. */
-export function Composer({ busy, blocked = null, initialText, restore, onTextChange, onSend, onStop }: Props) {
+export function Composer({ busy, blocked = null, locked, initialText, restore, onTextChange, onSend, onStop }: Props) {
   const [text, setText] = useState(initialText);
   const box = useRef<HTMLTextAreaElement>(null);
-  const canSend = !busy && !blocked && text.trim().length > 0;
+  const canSend = !busy && !blocked && !locked && text.trim().length > 0;
 
   const change = (value: string) => {
     setText(value);
@@ -53,7 +55,7 @@ export function Composer({ busy, blocked = null, initialText, restore, onTextCha
         data-testid="input"
         aria-label="Message"
         placeholder={
-          blocked ?? (busy ? "Waiting for the answer…" : "Ask something (Enter to send, Shift+Enter for a new line)")
+          blocked ?? locked ?? (busy ? "Waiting for the answer…" : "Ask something (Enter to send, Shift+Enter for a new line)")
         }
         title={blocked ?? undefined}
         disabled={Boolean(blocked)}

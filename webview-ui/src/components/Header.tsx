@@ -18,6 +18,7 @@ interface Props {
   chatsToggle: Ref<HTMLButtonElement>;
   onSelectProfile: (id: string) => void;
   onCondense: () => void;
+  onPreview: () => void;
   onNewChat: () => void;
   onToggleChats: () => void;
 }
@@ -56,6 +57,16 @@ export function Header(props: Props) {
             onClick={props.onCondense}
           >
             Condense
+          </button>
+          <button
+            type="button"
+            className="button button--secondary"
+            data-testid="preview-button"
+            disabled={!canCondense}
+            title="See what a condensation would hide and add, then apply or discard it"
+            onClick={props.onPreview}
+          >
+            Preview
           </button>
           <button
             type="button"

@@ -10,14 +10,20 @@
 //! - [`task`]: the saved chat and how full its context is;
 //! - [`policy`]: when to condense (threshold, request limit) and the loop guard;
 //! - [`events`]: the inputs and the events, the protocol with the host;
-//! - [`turn`]: the engine that works on one input.
+//! - [`turn`]: the engine that works on one input;
+//! - [`preview`]: a condensation shown before it is applied, and pins.
 
 pub mod events;
 pub mod policy;
+pub mod preview;
 pub mod task;
 pub mod turn;
 
 pub use events::{AgentEvent, AgentInput, CondenseOutcome};
 pub use policy::{CondenseReason, ContextStatus, GuardState, TokenSource};
+pub use preview::{
+    CondensationPreview, PreviewFailure, PreviewMessage, PreviewOutcome, apply_to, preview,
+    preview_conversation,
+};
 pub use task::{ChatTask, CondensationRecord, ReportedUsage};
 pub use turn::{DefaultAgent, Turn};

@@ -8,7 +8,7 @@ use super::policy::{CondenseReason, ContextStatus, GuardState, TokenSource};
 use crate::limits::{AutoCondense, request_limit};
 use crate::llm::LlmProfile;
 use crate::model::{Conversation, last_condense_id, undo_condensation};
-use crate::provider::{PassMetric, Retention};
+use crate::provider::{CondensationResult, Metrics, PassMetric, Retention};
 use crate::tokens::TokenCounter;
 
 /// One condensation applied to a chat, as its row in the chat view shows it.
@@ -43,6 +43,34 @@ pub struct CondensationRecord {
     /// The summary was cut by its output limit: kept, but incomplete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub summary_truncated: bool,
+}
+
+impl CondensationRecord {
+    /// The record of a successful run `result` with id `condense_id`, for `tokens_before` tokens.
+    pub fn of(
+        result: &CondensationResult,
+        condense_id: String,
+        provider_id: String,
+        reason: CondenseReason,
+        tokens_before: usize,
+        at_ms: i64,
+    ) -> Self {
+        CondensationRecord {
+            condense_id,
+            provider_id,
+            reason,
+            automatic: reason != CondenseReason::Manual,
+            tokens_before,
+            tokens_after: result.new_context_tokens.unwrap_or(tokens_before),
+            cost: result.cost,
+            time_ms: result.metrics.as_ref().map_or(0.0, |m| m.time_elapsed_ms),
+            summary: result.summary.clone(),
+            at_ms,
+            passes: result.metrics.as_ref().map(Metrics::passes).unwrap_or_default(),
+            retention: result.metrics.as_ref().and_then(Metrics::retention),
+            summary_truncated: result.metrics.as_ref().is_some_and(Metrics::summary_truncated),
+        }
+    }
 }
 
 /// The usage the server reported for an answer: the tokens of the request up to and including it.

@@ -11,7 +11,7 @@ use crate::limits::AutoCondense;
 use crate::llm::{LlmProvider, PromptBundle, collect};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Message, Role, last_condense_id};
-use crate::provider::{CondensationOptions, Metrics, Services};
+use crate::provider::{CondensationOptions, Services};
 use crate::providers::summary::to_chat;
 use crate::tokens::TokenCounter;
 
@@ -39,7 +39,7 @@ pub struct Turn<'a> {
 }
 
 impl Turn<'_> {
-    fn provider_id(&self) -> String {
+    pub(super) fn provider_id(&self) -> String {
         self.provider.unwrap_or(self.manager.default_provider()).to_owned()
     }
 }
@@ -313,21 +313,7 @@ impl DefaultAgent {
             ));
             return false;
         };
-        let record = CondensationRecord {
-            condense_id,
-            provider_id: provider,
-            reason,
-            automatic,
-            tokens_before: before,
-            tokens_after: after,
-            cost: result.cost,
-            time_ms: result.metrics.as_ref().map_or(0.0, |m| m.time_elapsed_ms),
-            summary: result.summary,
-            at_ms: turn.now_ms,
-            passes: result.metrics.as_ref().map(Metrics::passes).unwrap_or_default(),
-            retention: result.metrics.as_ref().and_then(Metrics::retention),
-            summary_truncated: result.metrics.as_ref().is_some_and(Metrics::summary_truncated),
-        };
+        let record = CondensationRecord::of(&result, condense_id, provider, reason, before, turn.now_ms);
         self.task.conversation.messages = result.messages;
         self.task.condensations.push(record.clone());
         self.task.reported = None;

@@ -180,13 +180,15 @@ impl CondensationProvider for LosslessProvider {
             }
         }
 
+        // A pinned message is never edited: its copy of a repeated text stays.
+        let pinned = ctx.pinned();
         let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
         let mut ranged: BTreeMap<usize, Vec<(usize, std::ops::Range<usize>, String)>> = BTreeMap::new();
         let mut duplicates = 0usize;
         let mut bytes_removed = 0usize;
         for (site, text) in &sites {
             let Some(keeper) = last.get(text) else { continue };
-            if keeper == site {
+            if keeper == site || pinned.contains(&visible[site.message]) {
                 continue;
             }
             let keeper_msg = &ctx.messages[visible[keeper.message]];

@@ -338,10 +338,11 @@ impl CondensationProvider for MaskProvider {
         let results = find_results(ctx, tokens);
 
         // Which results stay: the last K overall, a ruled tool's own last N, never-masked tools,
-        // and anything in the last `keep_last` messages.
+        // anything in the last `keep_last` messages, and the pinned messages.
         let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
         let tail_start = options.keep_last.map(|n| visible.len().saturating_sub(n)).unwrap_or(visible.len());
-        let protected: BTreeSet<usize> = visible[tail_start..].iter().copied().collect();
+        let mut protected: BTreeSet<usize> = visible[tail_start..].iter().copied().collect();
+        protected.extend(ctx.pinned());
         let mut seen_per_tool: HashMap<&str, usize> = HashMap::new();
         let mut kept = vec![false; results.len()];
         for (rank, (i, found)) in results.iter().enumerate().rev().enumerate() {

@@ -547,6 +547,7 @@ impl CondensationProvider for TrimParametersProvider {
         let keep_last = options.keep_last.unwrap_or(super::summary::DEFAULT_KEEP_LAST);
         let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
         let older = &visible[..visible.len().saturating_sub(keep_last)];
+        let pinned = ctx.pinned();
         let mut total = ctx.prev_context_tokens;
         let mut replaced = std::collections::BTreeMap::new();
         let mut trimmed_blocks = 0usize;
@@ -555,7 +556,7 @@ impl CondensationProvider for TrimParametersProvider {
                 break;
             }
             let message = &ctx.messages[mi];
-            if message.role != Role::Assistant {
+            if message.role != Role::Assistant || pinned.contains(&mi) {
                 continue;
             }
             let mut content = message.content.clone();

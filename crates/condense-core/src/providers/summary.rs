@@ -98,12 +98,13 @@ impl ConfigForm for SummaryConfig {
     }
 }
 
-/// Which messages a summary replaces: the visible ones between the first and the kept tail.
+/// Which messages a summary replaces: the visible ones between the first and the kept tail, but
+/// the pinned ones.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryPlan {
     /// Index (in the whole list) of the first visible message, kept.
     pub first: usize,
-    /// Indices of the visible messages the summary stands in for.
+    /// Indices of the visible messages the summary stands in for (pinned ones left out).
     pub middle: Vec<usize>,
     /// Index of the first message of the kept tail.
     pub tail_start: usize,
@@ -154,9 +155,18 @@ pub fn plan(ctx: &CondensationContext<'_>, keep_last: usize) -> Result<SummaryPl
             "nothing between the first message and the last {keep_last} to summarize"
         )));
     }
+    // Pinned messages (with their tool-pair partners) in the middle stay where they are; the
+    // summary stands in for the rest and comes after the last message it hides.
+    let pinned = ctx.pinned();
+    let middle: Vec<usize> = visible[1..start].iter().copied().filter(|i| !pinned.contains(i)).collect();
+    if middle.is_empty() {
+        return Err(CondenseError::NothingToCondense(format!(
+            "every message between the first and the last {keep_last} is pinned"
+        )));
+    }
     Ok(SummaryPlan {
         first: visible[0],
-        middle: visible[1..start].to_vec(),
+        middle,
         tail_start: visible.get(start).copied().unwrap_or(ctx.messages.len()),
     })
 }

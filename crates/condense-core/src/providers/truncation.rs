@@ -353,6 +353,8 @@ impl CondensationProvider for TruncationProvider {
             )));
         }
 
+        // Pinned messages (and their tool-pair partners) are neither trimmed nor hidden.
+        let pinned = ctx.pinned();
         let tokens = services.tokens;
         let mut total = before;
         let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
@@ -364,6 +366,9 @@ impl CondensationProvider for TruncationProvider {
                     break;
                 }
                 let original = &ctx.messages[mi];
+                if pinned.contains(&mi) {
+                    continue;
+                }
                 if original.is_summary {
                     // A summary stands in for many messages; it is the last thing to cut.
                     continue;
@@ -426,8 +431,10 @@ impl CondensationProvider for TruncationProvider {
             let mut best: Option<(usize, usize)> = None;
             for k in 1..=middle.len() {
                 let mi = middle[k - 1];
-                let content = replaced.get(&mi).unwrap_or(&ctx.messages[mi].content);
-                running -= message_tokens(tokens, &ctx.messages[mi], content);
+                if !pinned.contains(&mi) {
+                    let content = replaced.get(&mi).unwrap_or(&ctx.messages[mi].content);
+                    running -= message_tokens(tokens, &ctx.messages[mi], content);
+                }
                 if valid_cut(k) {
                     best = Some((k, running));
                     if running <= target {
@@ -436,7 +443,7 @@ impl CondensationProvider for TruncationProvider {
                 }
             }
             if let Some((k, after)) = best {
-                for &mi in &middle[..k] {
+                for &mi in middle[..k].iter().filter(|mi| !pinned.contains(mi)) {
                     replaced.remove(&mi);
                     removed.insert(mi);
                 }

@@ -1,0 +1,116 @@
+import { dollars, savedPercent, tokens } from "../format";
+import type { PreviewMessage, PreviewSource } from "../protocol";
+import type { PreviewState } from "../state";
+import { Markdown } from "./Markdown";
+
+interface Props {
+  state: PreviewState;
+  onApply: () => void;
+  onDiscard: () => void;
+}
+
+const ROLE_NAMES = { user: "You", assistant: "Assistant" } as const;
+
+const sourceName = (source: PreviewSource): string =>
+  source.kind === "chat" ? "this chat" : source.name;
+
+/**
+ * A condensation shown before it is applied: the figures (tokens before → after, the estimate and
+ * the real cost), what it hides message by message, and what replaces them (the summary with its
+ * ledger, or edited copies); Apply applies exactly this, Discard drops it.
+ */
+export function PreviewPanel({ state, onApply, onDiscard }: Props) {
+  const title = `Preview of a condensation of ${sourceName(state.source)}`;
+  if (state.phase === "running") {
+    return (
+      <section className="preview" data-testid="preview" aria-label={title} aria-busy="true">
+        <h2 className="preview__title">{title}</h2>
+        <p className="preview__status" role="status">
+          Running the provider… nothing is applied until you press Apply.
+        </p>
+      </section>
+    );
+  }
+  if (state.phase === "failed") {
+    const { failure } = state;
+    return (
+      <section className="preview preview--failed" data-testid="preview" aria-label={title}>
+        <h2 className="preview__title">{title}</h2>
+        <p className="preview__status" role="alert" data-testid="preview-failure">
+          Nothing to apply ({failure.error.kind}): {failure.error.message}
+          {failure.cost > 0 && ` It cost ${dollars(failure.cost)}.`}
+        </p>
+        <div className="preview__actions">
+          <button type="button" className="button button--secondary" data-testid="preview-discard" onClick={onDiscard}>
+            Close
+          </button>
+        </div>
+      </section>
+    );
+  }
+  const p = state.preview;
+  const hiddenTokens = p.hidden.reduce((sum, m) => sum + m.tokens, 0);
+  return (
+    <section className="preview" data-testid="preview" aria-label={title}>
+      <div className="preview__head">
+        <h2 className="preview__title">{title}</h2>
+        <p className="preview__figures" data-testid="preview-figures">
+          <span className="preview__tokens">
+            {p.provider_id}: {tokens(p.tokens_before)} → {tokens(p.tokens_after)} tokens (−
+            {savedPercent(p.tokens_before, p.tokens_after)}%)
+          </span>
+          <span>estimated {dollars(p.estimated_cost)}</span>
+          <span>cost {dollars(p.result.cost)}</span>
+        </p>
+        <div className="preview__actions">
+          <button type="button" className="button" data-testid="preview-apply" onClick={onApply}>
+            Apply
+          </button>
+          <button type="button" className="button button--secondary" data-testid="preview-discard" onClick={onDiscard}>
+            Discard
+          </button>
+        </div>
+      </div>
+      <details className="preview__group" open={p.hidden.length <= 8}>
+        <summary data-testid="preview-hidden-count">
+          Hides {p.hidden.length} {p.hidden.length === 1 ? "message" : "messages"} ({tokens(hiddenTokens)} tokens)
+        </summary>
+        <ol className="preview__list" data-testid="preview-hidden">
+          {p.hidden.map((m) => (
+            <Item key={m.id} message={m} />
+          ))}
+        </ol>
+      </details>
+      <details className="preview__group" open>
+        <summary>
+          Adds {p.added.length} {p.added.length === 1 ? "message" : "messages"} in their place
+        </summary>
+        <div data-testid="preview-added">
+          {p.added.map((m) => (
+            <div key={m.id} className="preview__added">
+              <h3 className="message__role">
+                {m.is_summary ? "Summary and ledger" : `${ROLE_NAMES[m.role]} (edited copy)`} · {tokens(m.tokens)} tokens
+              </h3>
+              <Markdown text={m.text} />
+            </div>
+          ))}
+        </div>
+      </details>
+      <p className="preview__note">
+        Apply uses exactly this result, without calling the model again; it fails if the{" "}
+        {state.source.kind === "chat" ? "chat" : "file"} changed meanwhile.
+      </p>
+    </section>
+  );
+}
+
+function Item({ message }: { message: PreviewMessage }) {
+  return (
+    <li className="preview__item">
+      <span className="preview__item-head">
+        {message.is_summary ? "Summary" : ROLE_NAMES[message.role]} · {tokens(message.tokens)} tokens
+      </span>
+      <span className="preview__item-text">{message.text}</span>
+    </li>
+  );
+}
