@@ -74,6 +74,8 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatOptions,
         calls::ChatOutcome,
         calls::ChatUndo,
+        calls::TaskHandle,
+        calls::ChatStep,
         calls::UndoResult,
         calls::CondensationDocument,
         calls::Completion,

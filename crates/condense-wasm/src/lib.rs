@@ -9,12 +9,15 @@
 //! The one class, `CondenseEngine`, is declared in [`engine`] and its methods are grouped by area,
 //! each area in its own file: [`settings_api`] (providers and settings), [`conversation_api`]
 //! (conversations: parse, count, condense, undo), [`llm_api`] (LLM calls and Test Connection),
-//! [`chat_api`] (chat tasks and cancel), [`tools_api`] (the CLI tools `cli` profiles run).
+//! [`chat_api`] (chat tasks and cancel), [`held_api`] (tasks the engine keeps between calls, named
+//! by handle), [`tools_api`] (the CLI tools `cli` profiles run).
 
 mod chat_api;
 mod conversation_api;
 mod convert;
 mod engine;
+mod held;
+mod held_api;
 mod host;
 mod llm_api;
 mod settings_api;

@@ -16,6 +16,7 @@ import type {
   ConversationInput,
   CondenseOptionsInput,
   LlmTargetInput,
+  MessageInput,
   PromptBundleInput,
   ProviderConfigUpdateInput,
   SettingChangeInput,
@@ -23,6 +24,7 @@ import type {
   AgentInput,
   ChatOptions,
   ChatOutcome,
+  ChatStep,
   ChatTask,
   ChatUndo,
   CommandErrorKind,
@@ -48,6 +50,7 @@ import type {
   TokenReport,
   ToolConfigError,
   ToolSource,
+  TaskHandle,
   ToolStatus,
   UndoResult,
 } from "@context-condenser/protocol";
