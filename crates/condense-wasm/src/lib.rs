@@ -40,6 +40,22 @@ fn test_panic(_input: &str) {
     }
 }
 
+/// Benchmarks only (feature `bench`): tiktoken-rs's own count of a text, `encode_ordinary` with the
+/// encoding named (`o200k_base` or `cl100k_base`), the tables loaded on the first call.
+#[cfg(feature = "bench")]
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = benchTiktokenCount)]
+pub fn bench_tiktoken_count(text: &str, encoding: &str) -> usize {
+    use std::sync::OnceLock;
+    static O200K: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+    static CL100K: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+    let bpe = if encoding == "cl100k_base" {
+        CL100K.get_or_init(|| tiktoken_rs::cl100k_base().expect("embedded tables parse"))
+    } else {
+        O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("embedded tables parse"))
+    };
+    bpe.encode_ordinary(text).len()
+}
+
 thread_local! {
     /// The host's function told of a panic (see [`on_panic`]).
     static PANIC_LISTENER: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
