@@ -64,7 +64,7 @@ describe("HeldChat", () => {
     const events: string[] = [];
     // The fetch fails: the turn ends with an Error event, and the task keeps the user's message.
     const outcome = await held.chat(engine, task, { type: "user", content: "Why?" }, options, (e) => events.push(e.type));
-    const full = await engine.chat(structuredClone(task), { type: "user", content: "Why?" }, options);
+    const full = await engine.chat(structuredClone(task), { type: "user", content: "Why?" }, options, undefined);
     expect(events).toContain("Error");
     expect(outcome).toEqual(full);
     const next = await held.chat(engine, outcome.task, { type: "user", content: "Again?" }, options, () => {});
