@@ -17,6 +17,7 @@ import type {
 } from "@context-condenser/protocol";
 import { ChatStore, type CorruptChat, isChatConflict, newChatId } from "./chatStore";
 import { asFailure, type Failure } from "./errors";
+import { HeldChat } from "./heldTasks";
 import { InFlight } from "./inFlight";
 import { type ChatViewToHost, type ProfileOption, type ToWebview, openableUrl, parseToHost } from "@context-condenser/protocol";
 import type { FirstRun } from "./setup";
@@ -74,6 +75,8 @@ export class ChatView implements vscode.WebviewViewProvider {
   private readonly inFlight = new InFlight();
   /** The condensation preview shown in the view, until Apply or Discard. */
   private preview: OpenPreview | undefined;
+  /** The active chat as the engine holds it: a turn moves only what changed (heldTasks.ts). */
+  private readonly held = new HeldChat();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -180,7 +183,7 @@ export class ChatView implements vscode.WebviewViewProvider {
   private measure(): void {
     const options = this.host.measureOptions();
     try {
-      this.context = this.task && options ? this.host.engine().chatContext(this.task, options) : null;
+      this.context = this.task && options ? this.held.context(this.host.engine(), this.task, options) : null;
     } catch (e) {
       this.context = null;
       this.host.log.warn(`cannot measure the chat: ${asFailure(e).message}`);
@@ -299,7 +302,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     };
     try {
       const turn = () =>
-        engine.chat(task, input, { ...options, nowMs: Date.now() }, onEvent).catch((e: unknown) => {
+        this.held.chat(engine, task, input, { ...options, nowMs: Date.now() }, onEvent).catch((e: unknown) => {
           const failure = asFailure(e);
           if (failure.kind !== "engine_crashed") throw e;
           // The engine was replaced; the chat stays as last saved, and the webview gets its text back.

@@ -5,6 +5,9 @@
 // It also holds the YAML of the CLI tools (toolSources.ts): read again when the `toolsFile`
 // setting, the workspace's trust or either file changes, handed to every engine, and its errors
 // reported as `file:line:column` with an "Open File" action.
+// Lazy: nothing is loaded at activation. The wasm package is instantiated, and the settings read
+// with its metadata, the first time a feature asks for the engine or the settings; after a
+// settings change or a trap, a fresh engine is built at once only if one was built before.
 
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -19,8 +22,8 @@ import { WORKSPACE_TOOLS_FILE, describeToolError, readToolSources, toolFiles } f
 const workspaceFolder = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
 
 export class EngineHolder implements vscode.Disposable {
-  private currentEngine!: CondenseEngine;
-  private currentSettings!: Settings;
+  /** Undefined until the first use (and never built when nothing needs the engine). */
+  private current: { engine: CondenseEngine; settings: Settings } | undefined;
   private currentProblems: SettingProblem[] = [];
   private toolSources: ToolSource[] = [];
   private currentToolErrors: ToolConfigError[] = [];
@@ -34,7 +37,8 @@ export class EngineHolder implements vscode.Disposable {
   /** The last trap, so that every call it failed gets the same error and it is logged once. */
   private crash: { generation: number; error: Error } | undefined;
 
-  /** Applies the settings at once; `openSettings` is the warning's "Open Settings" button. */
+  /** Reads the tool files now; builds the engine on first use. `openSettings` is the warning's
+   *  "Open Settings" button. */
   constructor(
     extensionPath: string,
     private readonly log: vscode.LogOutputChannel,
@@ -42,7 +46,6 @@ export class EngineHolder implements vscode.Disposable {
   ) {
     this.core = new Core(path.join(extensionPath, "wasm"));
     this.readTools();
-    this.apply();
     this.watchers.push(
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.reloadTools("the workspace is trusted")),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.reloadTools("the workspace folders changed")),
@@ -83,7 +86,8 @@ export class EngineHolder implements vscode.Disposable {
   /** Reads the tool files again and hands them to the engine. */
   reloadTools(why: string): void {
     this.rereadTools(why);
-    this.setTools(this.currentEngine);
+    if (!this.current) return; // The first engine will get them.
+    this.setTools(this.current.engine);
     this.applied.fire();
   }
 
@@ -139,23 +143,43 @@ export class EngineHolder implements vscode.Disposable {
     }
   }
 
-  /** The engine with the current settings. */
+  /** The engine with the current settings, built now if this is the first use. */
   get engine(): CondenseEngine {
-    return this.currentEngine;
+    return this.ensure().engine;
   }
 
-  /** The settings as read. */
+  /** The settings as read (with the engine's metadata: the first use builds the engine). */
   get settings(): Settings {
-    return this.currentSettings;
+    return this.ensure().settings;
+  }
+
+  /** Whether the engine was built: features that only show what is already known ask this
+   *  rather than forcing the load. */
+  get loaded(): boolean {
+    return this.current !== undefined;
+  }
+
+  private ensure(): { engine: CondenseEngine; settings: Settings } {
+    if (!this.current) this.build();
+    return this.current!;
   }
 
   /** What of the settings could not be used. */
   get problems(): SettingProblem[] {
+    this.ensure();
     return this.currentProblems;
   }
 
-  /** A fresh engine with the current settings: a setting removed goes back to its default. */
+  /** A fresh engine with the current settings (a setting removed goes back to its default), and
+   *  the features told; nothing when no engine was built yet: the first use reads the settings. */
   apply(): void {
+    if (!this.current) return;
+    this.build();
+    this.applied.fire();
+  }
+
+  /** Builds an engine with the current settings and reports what could not be used. */
+  private build(): void {
     // The engine first: the settings are read with its limits and defaults.
     const instance = this.core.current();
     const engine = newEngine(this.core, this.log, { defaultCwd: workspaceFolder });
@@ -175,8 +199,7 @@ export class EngineHolder implements vscode.Disposable {
     }
     // The old engine is not freed here: a condensation in flight may still hold it. The bindings
     // are built with weak references, so the GC frees it once nothing does.
-    this.currentEngine = guardEngine(engine, instance, (e, what) => this.crashed(e, what, instance.generation));
-    this.currentSettings = settings;
+    this.current = { engine: guardEngine(engine, instance, (e, what) => this.crashed(e, what, instance.generation)), settings };
     this.currentProblems = problems;
     for (const p of problems) this.log.warn(`setting ${p.setting} ignored: ${p.message}`);
     if (problems.length > 0) {
@@ -189,7 +212,6 @@ export class EngineHolder implements vscode.Disposable {
           if (choice === "Show Log") this.log.show();
         });
     }
-    this.applied.fire();
   }
 
   /**

@@ -77,6 +77,8 @@ export function advise(f: Failure, profileId?: string): Advice {
     case "insufficient_gain":
     case "busy":
     case "internal":
+    // The host answers this one itself (it sends the full task); it reaches a user only as a bug.
+    case "unknown_task":
     case "llm_context_overflow":
     case "llm_bad_request":
     case "llm_server":

@@ -26,6 +26,8 @@ export type { ContextCondenserApi } from "./api";
 let stopping: (() => Promise<void>) | undefined;
 
 export function activate(context: vscode.ExtensionContext): ContextCondenserApi {
+  // Activation builds no engine (EngineHolder is lazy): the log line says how long it took.
+  const started = performance.now();
   const log = vscode.window.createOutputChannel("Context Condenser", { log: true });
   const report = reporter(log);
   // The warning about unusable settings offers the panel; it is clicked after activation.
@@ -63,7 +65,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   const meter = new StatusMeter(holder, chat);
   const files = new FileCommands(holder, chat, secrets, report);
   const manual = new ManualCommands(holder, files, report);
-  log.info(`Context Condenser ${context.extension.packageJSON.version} activated`);
+  log.info(`Context Condenser ${context.extension.packageJSON.version} activated in ${(performance.now() - started).toFixed(1)} ms (engine loaded: ${holder.loaded})`);
   context.subscriptions.push(
     log,
     holder,

@@ -19,11 +19,16 @@ import type { Report } from "./report";
 import type { Secrets } from "./secrets";
 
 /** The active editor's document when it is a JSON file; its conversation, or why it is not one. */
+/** Whether a document may be a conversation file (JSON): the meter and the commands read it. */
+export function isConversationDocument(doc: vscode.TextDocument): boolean {
+  return doc.languageId === "json" || doc.languageId === "jsonc" || /\.jsonl?$/.test(doc.fileName);
+}
+
 export function activeConversation(
   engine: CondenseEngine,
 ): { doc: vscode.TextDocument; conversation?: Conversation; failure?: Failure } | undefined {
   const doc = vscode.window.activeTextEditor?.document;
-  if (!doc || !(doc.languageId === "json" || doc.languageId === "jsonc" || /\.jsonl?$/.test(doc.fileName))) return undefined;
+  if (!doc || !isConversationDocument(doc)) return undefined;
   try {
     return { doc, conversation: engine.parseConversation(doc.getText()) };
   } catch (e) {

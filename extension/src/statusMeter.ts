@@ -1,18 +1,23 @@
 // The status-bar context meter: how full the context is, for the conversation file in the editor,
 // else the active chat. Clicking it runs Condense Now. Its text comes from meter.ts (pure); typing
-// in the file recounts after a pause, not at every key.
+// in the file recounts after a pause, not at every key. The file is held in the engine (a handle
+// per document version): a recount re-reads the text but counts only the messages that changed,
+// and with no conversation file or chat to measure the engine is not loaded at all.
 
 import * as vscode from "vscode";
 import { chatModel } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
-import { activeConversation } from "./fileCommands";
+import { isConversationDocument } from "./fileCommands";
+import { type HeldDoc, heldDocTokens } from "./heldTasks";
 import { meterText } from "./meter";
 import { chatProfile } from "./settings";
 
 export class StatusMeter implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("contextCondenser.meter", vscode.StatusBarAlignment.Right, 100);
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The conversation file last measured, as the engine holds it. */
+  private held: HeldDoc | undefined;
 
   /** Shows the meter, measured at once. */
   constructor(
@@ -38,23 +43,26 @@ export class StatusMeter implements vscode.Disposable {
 
   /** The meter follows the conversation file in the editor, else the active chat. */
   update(): void {
-    const active = activeConversation(this.holder.engine);
+    const doc = vscode.window.activeTextEditor?.document;
+    const active = doc && isConversationDocument(doc) ? doc : undefined;
     const chat = this.chat.active();
     let view;
-    if (!active && chat.task && chat.context) {
+    if (!active && !(chat.task && chat.context)) {
+      // Nothing to measure: no engine needed.
+      view = meterText({}, null);
+    } else if (!active && chat.task && chat.context) {
       view = meterText(
         { tokens: chat.context.tokens, contextWindow: chat.context.window, source: `chat "${chat.task.title || "new chat"}"` },
         chat.context.threshold_percent ?? null,
       );
     } else {
-      let tokens: number | undefined;
-      if (active?.conversation && active.conversation.messages.length > 0) {
-        tokens = this.holder.engine.countTokens(active.conversation, chatModel(this.holder)).total_tokens;
-      }
+      const measured = heldDocTokens(this.holder.engine, this.held, active!, chatModel(this.holder));
+      this.held = measured.held;
+      const tokens = measured.tokens;
       const settings = this.holder.settings;
       const a = settings.autoCondense;
       view = meterText(
-        { tokens, contextWindow: chatProfile(settings)?.context_window, source: active ? vscode.workspace.asRelativePath(active.doc.uri) : undefined },
+        { tokens, contextWindow: chatProfile(settings)?.context_window, source: vscode.workspace.asRelativePath(active!.uri) },
         a.enabled ? a.thresholdPercent : null,
       );
     }

@@ -72,7 +72,7 @@ export type CondensationRecord = z.output<typeof CondensationRecord>;
 export type CondensationRecordInput = z.input<typeof CondensationRecord>;
 
 /** Every kind of failure the core, the bindings and the host report. Serialized in snake_case (`llm_auth`, `provider_disabled`, …); the names are a public contract. */
-export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_response_too_large"]);
+export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_response_too_large"]);
 export type ErrorKind = z.output<typeof ErrorKind>;
 export type ErrorKindInput = z.input<typeof ErrorKind>;
 
@@ -609,6 +609,32 @@ export const ChatPin = z.object({
 });
 export type ChatPin = z.output<typeof ChatPin>;
 export type ChatPinInput = z.input<typeof ChatPin>;
+
+/** A task the engine holds, as the host names it: its id and the revision the host last saw. Calls that take a handle fail with `unknown_task` when the engine does not hold that revision (never held, released, evicted, or changed since); the host then sends the full task. */
+export const TaskHandle = z.strictObject({
+  /** The task's id (a chat's id, or the key the host chose for a conversation file). */
+  id: z.string(),
+  /** Changes with every change the engine makes to the task. */
+  revision: z.number().int().gte(0),
+});
+export type TaskHandle = z.output<typeof TaskHandle>;
+export type TaskHandleInput = z.input<typeof TaskHandle>;
+
+/** What a turn of a held chat changed, so that only that crosses the boundary: the host's copy keeps its first `keep` messages, then takes `messages`; every other field comes from `task`. */
+export const ChatStep = z.object({
+  /** Its context status for the chat profile. */
+  context: ContextStatus,
+  /** The held task's new handle. */
+  handle: TaskHandle,
+  /** How many leading messages of the host's copy are unchanged. */
+  keep: z.number().int().gte(0),
+  /** The messages after those, new or changed. */
+  messages: z.array(Message),
+  /** The task with an empty message list: its title, times, records, guard and usage. */
+  task: ChatTask,
+});
+export type ChatStep = z.output<typeof ChatStep>;
+export type ChatStepInput = z.input<typeof ChatStep>;
 
 /** A chat in the Chats list. */
 export const ChatSummary = z.object({

@@ -34,6 +34,9 @@ pub enum ErrorKind {
     /// The engine itself stopped on a bug (a panic, which traps the WebAssembly instance); the host
     /// replaced it with a fresh one. The action did not complete; nothing saved was changed.
     EngineCrashed,
+    /// A call named a task by handle (`{id, revision}`) that the engine does not hold at that
+    /// revision: never held, released, evicted, or changed since. The host sends the full task.
+    UnknownTask,
     /// 401 or 403: the key is missing, wrong or lacks access.
     LlmAuth,
     /// 429 after the retries allowed.
@@ -66,7 +69,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 24] = [
+    pub const ALL: [ErrorKind; 25] = [
         ErrorKind::InvalidInput,
         ErrorKind::ProviderNotFound,
         ErrorKind::ProviderDisabled,
@@ -78,6 +81,7 @@ impl ErrorKind {
         ErrorKind::Busy,
         ErrorKind::Internal,
         ErrorKind::EngineCrashed,
+        ErrorKind::UnknownTask,
         ErrorKind::LlmAuth,
         ErrorKind::LlmRateLimit,
         ErrorKind::LlmContextOverflow,
@@ -107,6 +111,7 @@ impl ErrorKind {
             ErrorKind::Busy => "busy",
             ErrorKind::Internal => "internal",
             ErrorKind::EngineCrashed => "engine_crashed",
+            ErrorKind::UnknownTask => "unknown_task",
             ErrorKind::LlmAuth => "llm_auth",
             ErrorKind::LlmRateLimit => "llm_rate_limit",
             ErrorKind::LlmContextOverflow => "llm_context_overflow",

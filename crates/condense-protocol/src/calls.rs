@@ -277,3 +277,31 @@ mod tests {
         assert_eq!(o.model(), DEFAULT_MODEL);
     }
 }
+
+/// A task the engine holds, as the host names it: its id and the revision the host last saw.
+/// Calls that take a handle fail with `unknown_task` when the engine does not hold that revision
+/// (never held, released, evicted, or changed since); the host then sends the full task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskHandle {
+    /// The task's id (a chat's id, or the key the host chose for a conversation file).
+    pub id: String,
+    /// Changes with every change the engine makes to the task.
+    pub revision: u32,
+}
+
+/// What a turn of a held chat changed, so that only that crosses the boundary: the host's copy
+/// keeps its first `keep` messages, then takes `messages`; every other field comes from `task`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChatStep {
+    /// The held task's new handle.
+    pub handle: TaskHandle,
+    /// How many leading messages of the host's copy are unchanged.
+    pub keep: usize,
+    /// The messages after those, new or changed.
+    pub messages: Vec<condense_core::Message>,
+    /// The task with an empty message list: its title, times, records, guard and usage.
+    pub task: ChatTask,
+    /// Its context status for the chat profile.
+    pub context: ContextStatus,
+}

@@ -77,6 +77,8 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatApplied,
         calls::ChatPin,
         PreviewOutcome,
+        calls::TaskHandle,
+        calls::ChatStep,
         calls::UndoResult,
         calls::CondensationDocument,
         calls::Completion,

@@ -6,17 +6,21 @@ use std::rc::Rc;
 
 use condense_core::Services;
 use condense_core::agent::{
-    AgentEvent, AgentInput, ChatTask, CondensationPreview, CondenseOutcome, DefaultAgent, PreviewOutcome,
-    Turn, preview_conversation,
+    AgentEvent, AgentInput, ChatTask, CondensationPreview, CondenseOutcome, ContextStatus, DefaultAgent,
+    PreviewOutcome, Turn, preview_conversation,
 };
-use condense_core::{CondenseError, ErrorKind};
-use condense_protocol::calls::{ChatApplied, ChatOptions, ChatOutcome, ChatPin, ChatUndo};
+use condense_core::{CondenseError, Conversation, ErrorKind};
+use condense_protocol::calls::{
+    ChatApplied, ChatOptions, ChatOutcome, ChatPin, ChatStep, ChatUndo, TaskHandle,
+};
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::convert::{core_error, error, from_js, to_js};
 use crate::engine::{CondenseEngine, Inner};
+use crate::held::{HeldItem, common_prefix};
+use crate::held_api::{TaskRef, task_ref, unknown};
 use crate::host::JsHost;
 use crate::llm_api::llm_error;
 
@@ -38,31 +42,80 @@ impl CondenseEngine {
     /// Works on one chat input (a user message, retry, condense, shutdown): `onEvent` gets every
     /// agent event as it happens; resolves with the updated task and its context status. Failures
     /// of the turn are `Error` events, and the task keeps what arrived; rejects only for a bad
-    /// call.
+    /// call. The task may be a handle from `holdChat` (the held copy is then updated); an unknown
+    /// handle rejects with `unknown_task`.
     #[wasm_bindgen(unchecked_return_type = "Promise<ChatOutcome>")]
     pub fn chat(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput | TaskHandle")] task: JsValue,
         #[wasm_bindgen(unchecked_param_type = "AgentInputInput")] input: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
         #[wasm_bindgen(unchecked_param_type = "((event: AgentEvent) => void) | undefined")] on_event: Option<
             Function,
         >,
     ) -> Promise {
-        future_to_promise(chat(Rc::clone(&self.inner), task, input, options, on_event))
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            match task_ref(&task)? {
+                TaskRef::Task(task) => {
+                    let (task, context) = chat(Rc::clone(&inner), *task, input, options, on_event).await?;
+                    to_js(&ChatOutcome { task, context })
+                }
+                TaskRef::Handle(handle) => {
+                    let step = held_turn(Rc::clone(&inner), handle, input, options, on_event).await?;
+                    let mut task = step.task;
+                    task.conversation.messages =
+                        with_held_chat(&inner, &step.handle, |t| t.conversation.messages.clone())?;
+                    to_js(&ChatOutcome { task, context: step.context })
+                }
+            }
+        })
     }
 
-    /// How full a chat's context is for the options' chat profile.
+    /// `chat` on a held chat (a handle from `holdChat`), resolving with what changed only: the
+    /// new handle, how many leading messages stay, the messages after them, the rest of the task
+    /// and its context status. An unknown handle rejects with `unknown_task`.
+    #[wasm_bindgen(js_name = chatHeld, unchecked_return_type = "Promise<ChatStep>")]
+    pub fn chat_held(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "AgentInputInput")] input: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "((event: AgentEvent) => void) | undefined")] on_event: Option<
+            Function,
+        >,
+    ) -> Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            let handle: TaskHandle = from_js(&handle, "the task handle")?;
+            to_js(&held_turn(inner, handle, input, options, on_event).await?)
+        })
+    }
+
+    /// How full a chat's context is for the options' chat profile. The task may be a handle from
+    /// `holdChat`: then only the messages not counted before are counted, and nothing but the
+    /// handle crosses the boundary. An unknown handle throws `unknown_task`.
     #[wasm_bindgen(js_name = chatContext, unchecked_return_type = "ContextStatus")]
     pub fn chat_context(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput | TaskHandle")] task: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let task: ChatTask = from_js(&task, "the chat task")?;
+        let task = task_ref(&task)?;
         let call = chat_call(&options)?;
         let counter = self.inner.counter(&call.llm.profile.model);
-        to_js(&task.context_status(&call.llm.profile, &call.auto, counter.as_ref()))
+        match task {
+            TaskRef::Task(task) => {
+                to_js(&task.context_status(&call.llm.profile, &call.auto, counter.as_ref()))
+            }
+            TaskRef::Handle(handle) => {
+                let mut held = self.inner.held.borrow_mut();
+                let entry = held.get(&handle).ok_or_else(|| unknown(&handle))?;
+                let HeldItem::Chat(task) = &entry.item else { return Err(unknown(&handle)) };
+                let counter = entry.counter(counter.as_ref());
+                to_js(&task.context_status(&call.llm.profile, &call.auto, &counter))
+            }
+        }
     }
 
     /// Undoes a condensation of a chat (the last one when `condenseId` is absent).
@@ -176,12 +229,11 @@ async fn preview_chat(inner: Rc<Inner>, task: JsValue, options: JsValue) -> Resu
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
 async fn chat(
     inner: Rc<Inner>,
-    task: JsValue,
+    task: ChatTask,
     input: JsValue,
     options: JsValue,
     on_event: Option<Function>,
-) -> Result<JsValue, JsValue> {
-    let task: ChatTask = from_js(&task, "the chat task")?;
+) -> Result<(ChatTask, ContextStatus), JsValue> {
     let input: AgentInput = from_js(&input, "the input")?;
     let call = chat_call(&options)?;
     let counter = inner.counter(&call.llm.profile.model);
@@ -220,7 +272,69 @@ async fn chat(
     inner.end(&abort);
     let task = agent.into_task();
     let context = task.context_status(llm.profile(), &call.auto, counter.as_ref());
-    to_js(&ChatOutcome { task, context })
+    Ok((task, context))
+}
+
+/// Calls `f` with the held chat under `handle`, or fails with `unknown_task`.
+fn with_held_chat<R>(
+    inner: &Inner,
+    handle: &TaskHandle,
+    f: impl FnOnce(&ChatTask) -> R,
+) -> Result<R, JsValue> {
+    let mut held = inner.held.borrow_mut();
+    match held.get(handle).map(|e| &e.item) {
+        Some(HeldItem::Chat(task)) => Ok(f(task)),
+        _ => Err(unknown(handle)),
+    }
+}
+
+/// A chat task without its messages.
+fn without_messages(task: &ChatTask) -> ChatTask {
+    ChatTask {
+        id: task.id.clone(),
+        title: task.title.clone(),
+        created_ms: task.created_ms,
+        updated_ms: task.updated_ms,
+        conversation: Conversation {
+            format: task.conversation.format.clone(),
+            system: task.conversation.system.clone(),
+            tools: task.conversation.tools.clone(),
+            messages: Vec::new(),
+        },
+        condensations: task.condensations.clone(),
+        guard: task.guard.clone(),
+        unapplied_cost: task.unapplied_cost,
+        reported: task.reported.clone(),
+    }
+}
+
+/// Runs a turn on a copy of the held chat, then holds the result. The step says what changed
+/// against the held copy before the turn, which is the host's.
+async fn held_turn(
+    inner: Rc<Inner>,
+    handle: TaskHandle,
+    input: JsValue,
+    options: JsValue,
+    on_event: Option<Function>,
+) -> Result<ChatStep, JsValue> {
+    let task = with_held_chat(&inner, &handle, ChatTask::clone)?;
+    let call = chat_call(&options)?;
+    let (task, _) = chat(Rc::clone(&inner), task, input, options, on_event).await?;
+    // Changed meanwhile (held again, evicted): the host gets every message.
+    let keep = with_held_chat(&inner, &handle, |before| {
+        common_prefix(&before.conversation.messages, &task.conversation.messages)
+    })
+    .unwrap_or(0);
+    let messages = task.conversation.messages[keep..].to_vec();
+    let id = task.id.clone();
+    let handle = inner.held.borrow_mut().hold(&id, HeldItem::Chat(task));
+    // The status with the held counts: what the turn added is counted once, here.
+    let counter = inner.counter(&call.llm.profile.model);
+    let mut held = inner.held.borrow_mut();
+    let entry = held.get(&handle).ok_or_else(|| unknown(&handle))?;
+    let HeldItem::Chat(task) = &entry.item else { return Err(unknown(&handle)) };
+    let context = task.context_status(&call.llm.profile, &call.auto, &entry.counter(counter.as_ref()));
+    Ok(ChatStep { handle: handle.clone(), keep, messages, task: without_messages(task), context })
 }
 
 /// The log lines of a chat turn: condensations with their metrics, skips and failures.

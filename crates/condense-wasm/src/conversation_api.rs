@@ -147,12 +147,14 @@ impl CondenseEngine {
 async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> Result<JsValue, JsValue> {
     let conversation = conversation(&value)?;
     let call = call_options(&options)?;
-    let counter = TiktokenCounter::for_model(call.model());
+    // The engine's counter for the model: its per-message cache spans calls, so condensing the
+    // same conversation again (another provider, a retry) counts only what changed.
+    let counter = inner.counter(call.model());
     let options = call.options();
     let provider = call.provider.clone();
     let client = call.llm.map(|target| inner.client(target)).transpose()?;
     let abort = inner.begin(None);
-    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
+    let mut services = Services::new(counter.as_ref(), inner.host.as_ref()).with_abort(&abort);
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }

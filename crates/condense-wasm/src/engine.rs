@@ -13,6 +13,7 @@ use condense_protocol::calls::LlmTarget;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::error;
+use crate::held::HeldTasks;
 use crate::host::{JsHost, JsHttp, JsRunner, JsTimer};
 use crate::llm_api::llm_error;
 
@@ -26,6 +27,8 @@ pub(crate) struct Inner {
     /// One counter per encoding, kept across calls: its per-message cache makes the check after
     /// a new message cost only that message.
     counters: RefCell<HashMap<Encoding, Rc<TiktokenCounter>>>,
+    /// The chats and conversation files the host named by handle.
+    pub(crate) held: RefCell<HeldTasks>,
 }
 
 impl Inner {
@@ -119,6 +122,7 @@ impl CondenseEngine {
                 tools: RefCell::new(ToolRegistry::shipped()),
                 running: RefCell::new(Vec::new()),
                 counters: RefCell::new(HashMap::new()),
+                held: RefCell::new(HeldTasks::default()),
             }),
         })
     }

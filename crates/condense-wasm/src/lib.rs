@@ -9,12 +9,15 @@
 //! The one class, `CondenseEngine`, is declared in [`engine`] and its methods are grouped by area,
 //! each area in its own file: [`settings_api`] (providers and settings), [`conversation_api`]
 //! (conversations: parse, count, condense, undo), [`llm_api`] (LLM calls and Test Connection),
-//! [`chat_api`] (chat tasks and cancel), [`tools_api`] (the CLI tools `cli` profiles run).
+//! [`chat_api`] (chat tasks and cancel), [`held_api`] (tasks the engine keeps between calls, named
+//! by handle), [`tools_api`] (the CLI tools `cli` profiles run).
 
 mod chat_api;
 mod conversation_api;
 mod convert;
 mod engine;
+mod held;
+mod held_api;
 mod host;
 mod llm_api;
 mod settings_api;
@@ -35,6 +38,22 @@ fn test_panic(_input: &str) {
     if _input == TEST_PANIC_MARKER {
         panic!("the test build panics on purpose on its marker input");
     }
+}
+
+/// Benchmarks only (feature `bench`): tiktoken-rs's own count of a text, `encode_ordinary` with the
+/// encoding named (`o200k_base` or `cl100k_base`), the tables loaded on the first call.
+#[cfg(feature = "bench")]
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = benchTiktokenCount)]
+pub fn bench_tiktoken_count(text: &str, encoding: &str) -> usize {
+    use std::sync::OnceLock;
+    static O200K: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+    static CL100K: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+    let bpe = if encoding == "cl100k_base" {
+        CL100K.get_or_init(|| tiktoken_rs::cl100k_base().expect("embedded tables parse"))
+    } else {
+        O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("embedded tables parse"))
+    };
+    bpe.encode_ordinary(text).len()
 }
 
 thread_local! {

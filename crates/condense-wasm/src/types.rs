@@ -16,6 +16,7 @@ import type {
   ConversationInput,
   CondenseOptionsInput,
   LlmTargetInput,
+  MessageInput,
   PromptBundleInput,
   ProviderConfigUpdateInput,
   SettingChangeInput,
@@ -23,6 +24,7 @@ import type {
   AgentInput,
   ChatOptions,
   ChatOutcome,
+  ChatStep,
   ChatTask,
   ChatUndo,
   ChatApplied,
@@ -52,6 +54,7 @@ import type {
   TokenReport,
   ToolConfigError,
   ToolSource,
+  TaskHandle,
   ToolStatus,
   UndoResult,
 } from "@context-condenser/protocol";

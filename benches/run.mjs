@@ -1,0 +1,216 @@
+#!/usr/bin/env node
+// `npm run bench`: the wasm package the extension ships against the JS tokenizers, in ONE Node
+// process, the contenders' order rotated every round; medians and ranges; every figure also as a
+// ratio against the anchor, gpt-tokenizer, measured in the same process. Then cold start (fresh
+// processes), the auto-condense check after one new message on a ~200k-token chat, and the scale
+// run on a ~1M-token, 2,000-message chat. Inputs: scripts/bench-inputs.mjs (run first; `npm run
+// bench` does). A benchmark, never a test: nothing here asserts a time.
+//
+//   node benches/run.mjs [--rounds N] [--quick]
+
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const inputs = path.join(root, "target/bench-inputs");
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const rounds = Number(args[args.indexOf("--rounds") + 1]) || (quick ? 3 : 7);
+
+const read = (name) => readFileSync(path.join(inputs, name), "utf8");
+if (!existsSync(path.join(inputs, "chat1m.json"))) {
+  console.error("benches: no inputs; run `node scripts/bench-inputs.mjs` first");
+  process.exit(1);
+}
+
+// ---- The contenders -------------------------------------------------------------------------
+
+const { CondenseEngine } = require(path.join(root, "extension/wasm/condense_wasm.js"));
+const newEngine = () => new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => performance.now(), log: () => {} });
+const gpt = await import("gpt-tokenizer/encoding/o200k_base");
+const { Tiktoken: JsTiktoken } = await import("js-tiktoken/lite");
+const o200kRanks = (await import("js-tiktoken/ranks/o200k_base")).default;
+const jsTiktoken = new JsTiktoken(o200kRanks);
+const npmTiktoken = require("tiktoken").get_encoding("o200k_base");
+const benchWasm = path.join(root, "target/wasm-bench/condense_wasm.js");
+const tiktokenRs = existsSync(benchWasm) ? require(benchWasm) : undefined;
+
+const engine = newEngine();
+/** The engine's count of one text: `countText` when the engine has it, else a one-message
+ *  conversation through `countTokens` minus its framing (what exists before countText). */
+const framing = engine.countTokens({ messages: [{ id: "x", role: "user", content: [{ type: "text", text: "" }] }] }).total_tokens;
+const engineText = typeof engine.countText === "function"
+  ? (text) => engine.countText(text, "gpt-4o")
+  : (text) => engine.countTokens({ messages: [{ id: "x", role: "user", content: [{ type: "text", text }] }] }).total_tokens - framing;
+const engineTextPath = typeof engine.countText === "function" ? "countText" : "countTokens (one message; no countText yet)";
+
+/** Every text of a conversation that a tokenizer of plain text would count, in order. */
+function texts(conversation) {
+  const out = [];
+  if (conversation.system) out.push(conversation.system);
+  for (const m of conversation.messages) {
+    for (const b of m.content) {
+      if (b.type === "text") out.push(b.text);
+      else if (b.type === "tool_use") out.push(b.name, JSON.stringify(b.input));
+      else if (b.type === "tool_result") out.push(typeof b.content === "string" ? b.content : JSON.stringify(b.content));
+    }
+  }
+  return out;
+}
+
+const plain = {
+  "gpt-tokenizer": (t) => gpt.countTokens(t),
+  "js-tiktoken": (t) => jsTiktoken.encode(t).length,
+  "tiktoken (npm wasm)": (t) => npmTiktoken.encode_ordinary(t).length,
+  ...(tiktokenRs ? { "tiktoken-rs → wasm": (t) => tiktokenRs.benchTiktokenCount(t, "o200k_base") } : {}),
+};
+const ANCHOR = "gpt-tokenizer";
+
+// ---- Measuring ------------------------------------------------------------------------------
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
+
+/** Runs each contender once per round, the order rotated every round; returns times per name. */
+function race(contenders, rounds) {
+  const names = Object.keys(contenders);
+  const times = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < rounds + 1; r++) {
+    const order = names.map((_, i) => names[(i + r) % names.length]);
+    for (const name of order) {
+      const t0 = performance.now();
+      contenders[name]();
+      const t = performance.now() - t0;
+      if (r > 0) times[name].push(t); // Round 0 warms every contender up (tables loaded, JIT).
+    }
+  }
+  return times;
+}
+
+function table(title, times, bytes) {
+  const anchor = median(times[ANCHOR]);
+  console.log(`\n### ${title}\n`);
+  console.log("| contender | median ms | range ms | MB/s | × gpt-tokenizer |");
+  console.log("| --- | ---: | ---: | ---: | ---: |");
+  for (const [name, xs] of Object.entries(times)) {
+    const m = median(xs);
+    console.log(`| ${name} | ${ms(m)} | ${ms(Math.min(...xs))}–${ms(Math.max(...xs))} | ${(bytes / 1048576 / (m / 1000)).toFixed(2)} | ${(anchor / m).toFixed(2)}× |`);
+  }
+}
+
+// ---- Throughput -----------------------------------------------------------------------------
+
+const prose = read("prose.md");
+const chat200 = JSON.parse(read("chat200.json"));
+const chat200Texts = texts(chat200);
+const shorts = JSON.parse(read("short.json"));
+
+// The same counts, or the comparison means nothing.
+const counts = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, f(prose)]));
+counts[`wasm package: ${engineTextPath}`] = engineText(prose);
+console.log(`## In Node: the wasm package\n\nCounts of (a), o200k_base: ${JSON.stringify(counts)}`);
+
+const sum = (xs, f) => xs.reduce((a, x) => a + f(x), 0);
+{
+  const c = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, () => f(prose)]));
+  c[`wasm package: ${engineTextPath}`] = () => engineText(prose);
+  table(`(a) ~1 MB of Markdown prose and code (${(Buffer.byteLength(prose) / 1048576).toFixed(2)} MB, one call)`, race(c, rounds), Buffer.byteLength(prose));
+}
+{
+  const bytes = sum(chat200Texts, (t) => Buffer.byteLength(t));
+  const c = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, () => sum(chat200Texts, f)]));
+  // The engine counts the conversation itself (framing included), handed over as the object.
+  c["wasm package: countTokens(conversation)"] = () => engine.countTokens(chat200, "gpt-4o").total_tokens;
+  table(`(b) a 200-message tool-heavy chat (${chat200Texts.length} texts, ${(bytes / 1048576).toFixed(2)} MB)`, race(c, rounds), bytes);
+}
+{
+  const bytes = sum(shorts, (t) => Buffer.byteLength(t));
+  const c = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, () => sum(shorts, f)]));
+  c[`wasm package: ${engineTextPath}`] = () => sum(shorts, engineText);
+  table(`(c) 10,000 strings of 40–60 characters, one call each`, race(c, rounds), bytes);
+}
+
+// ---- Cold start: fresh processes ------------------------------------------------------------
+
+{
+  const who = ["gpt-tokenizer", "wasm package"];
+  const times = Object.fromEntries(who.map((w) => [w, []]));
+  const n = quick ? 3 : 7;
+  for (let r = 0; r < n; r++) {
+    for (const w of r % 2 ? [...who].reverse() : who) {
+      const out = execFileSync(process.execPath, [path.join(root, "benches/cold.mjs"), w], { cwd: root, encoding: "utf8" });
+      times[w].push(JSON.parse(out).ms);
+    }
+  }
+  const anchor = median(times["gpt-tokenizer"]);
+  console.log(`\n### Cold start: a fresh process imports the package, builds what it needs and counts one text (${n} processes each)\n`);
+  console.log("| contender | median ms | range ms | × gpt-tokenizer's time |");
+  console.log("| --- | ---: | ---: | ---: |");
+  for (const [w, xs] of Object.entries(times)) {
+    console.log(`| ${w} | ${ms(median(xs))} | ${ms(Math.min(...xs))}–${ms(Math.max(...xs))} | ${(median(xs) / anchor).toFixed(2)}× |`);
+  }
+}
+
+// ---- The auto-condense check after one new message on a ~200k-token chat ---------------------
+
+const options = {
+  llm: { profile: { id: "bench", kind: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "gpt-4o", context_window: 400000, max_output: 16000 } },
+  nowMs: 0,
+};
+{
+  const e = newEngine();
+  const conversation = JSON.parse(read("chat200k.json"));
+  const task = { ...e.newChat("bench-200k", 0), conversation };
+  const tokens = e.chatContext(task, options).tokens;
+  const size = conversation.messages.length;
+  let handle = e.holdChat(task);
+  e.chatContext(handle, options); // Every message counted once, as after the chat was opened.
+  const message = (i) => ({ id: `new-${i}`, ts: 0, role: "user", content: [{ type: "text", text: `One more question, number ${i}: why does the parser drop nested groups?` }] });
+  const held = [];
+  const n = quick ? 50 : 400;
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    handle = e.appendMessages(handle, [message(i)]);
+    const status = e.chatContext(handle, options);
+    held.push(performance.now() - t0);
+    if (status.tokens <= tokens) throw new Error("the check did not see the new message");
+  }
+  // The full-task path, as before held tasks: the whole chat crosses and is hashed again.
+  const full = [];
+  for (let i = 0; i < (quick ? 3 : 10); i++) {
+    task.conversation.messages.push(message(`full-${i}`));
+    const t0 = performance.now();
+    e.chatContext(task, options);
+    full.push(performance.now() - t0);
+  }
+  const gptOne = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    gpt.countTokens(message(i).content[0].text);
+    gptOne.push(performance.now() - t0);
+  }
+  console.log(`\n### The auto-condense check after one new message on a ${tokens.toLocaleString("en-US")}-token, ${size}-message chat\n`);
+  console.log("| path | median ms | range ms |");
+  console.log("| --- | ---: | ---: |");
+  console.log(`| held: appendMessages(handle, [message]) + chatContext(handle) | ${ms(median(held))} | ${ms(Math.min(...held))}–${ms(Math.max(...held))} |`);
+  console.log(`| full task: chatContext(task) (the whole chat crosses) | ${ms(median(full))} | ${ms(Math.min(...full))}–${ms(Math.max(...full))} |`);
+  console.log(`| for scale: gpt-tokenizer counting the new message's text alone | ${ms(median(gptOne))} | ${ms(Math.min(...gptOne))}–${ms(Math.max(...gptOne))} |`);
+}
+
+// ---- Scale: a ~1M-token, 2,000-message conversation, in its own process -----------------------
+
+// A fresh process that loads only the wasm package, so its peak RSS is the engine's.
+process.stdout.write(execFileSync(process.execPath, [path.join(root, "benches/scale.mjs"), ...(quick ? ["--quick"] : [])], { cwd: root, encoding: "utf8" }));
+
+console.log(`\nMachine: ${os.cpus()[0]?.model ?? "?"} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GB, ${os.platform()} ${os.release()}; Node ${process.version}; ${rounds} rounds.`);
+const version = (p) => JSON.parse(readFileSync(path.join(root, "node_modules", p, "package.json"), "utf8")).version;
+console.log(`Versions: gpt-tokenizer ${version("gpt-tokenizer")}, js-tiktoken ${version("js-tiktoken")}, tiktoken ${version("tiktoken")}, wasm package ${engine.version}${tiktokenRs ? "" : " (tiktoken-rs → wasm not built: scripts/build-wasm --bench)"}.`);

@@ -1,0 +1,279 @@
+//! The tasks an engine holds between calls, so that a turn moves only what changed across the
+//! boundary: chats (a `ChatTask`) and conversation files the meter follows (a `Conversation`),
+//! each named by the host with a `TaskHandle {id, revision}`. Bounded: the least recently used
+//! task goes first past [`CAPACITY`], and the host may release one. Each held task keeps the token
+//! count of each of its messages per encoding, so that the context check after a new message
+//! counts only that message and looks the others up by position, never hashing or serialising
+//! them. No `JsValue` here: the calls are in `held_api.rs`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use condense_core::agent::ChatTask;
+use condense_core::{Conversation, Encoding, Message, TokenCounter};
+use condense_protocol::calls::TaskHandle;
+
+/// How many tasks an engine holds at most: the open chats and files of one window.
+pub(crate) const CAPACITY: usize = 8;
+
+/// What is held under an id.
+#[derive(Debug, Clone)]
+pub(crate) enum HeldItem {
+    /// A chat.
+    Chat(ChatTask),
+    /// A conversation file.
+    Doc(Conversation),
+}
+
+impl HeldItem {
+    pub(crate) fn messages(&self) -> &[Message] {
+        match self {
+            HeldItem::Chat(t) => &t.conversation.messages,
+            HeldItem::Doc(c) => &c.messages,
+        }
+    }
+
+    fn messages_mut(&mut self) -> &mut Vec<Message> {
+        match self {
+            HeldItem::Chat(t) => &mut t.conversation.messages,
+            HeldItem::Doc(c) => &mut c.messages,
+        }
+    }
+}
+
+/// One held task: its revision and, per encoding, the tokens of each message by position.
+#[derive(Debug)]
+pub(crate) struct Held {
+    pub(crate) revision: u32,
+    pub(crate) item: HeldItem,
+    counts: RefCell<HashMap<Encoding, Vec<Option<usize>>>>,
+}
+
+impl Held {
+    /// A counter that answers this task's messages from the held counts and records new ones.
+    pub(crate) fn counter<'a>(&'a self, inner: &'a dyn TokenCounter) -> HeldCounter<'a> {
+        HeldCounter { inner, held: self }
+    }
+}
+
+/// The held tasks, least recently used first.
+#[derive(Debug, Default)]
+pub(crate) struct HeldTasks {
+    tasks: Vec<(String, Held)>,
+    /// The next revision handed out: revisions never repeat within an engine, so a handle from
+    /// before a release and a new hold of the same id is refused.
+    next_revision: u32,
+}
+
+impl HeldTasks {
+    /// Holds `item` under `id`, replacing what was held there. The counts of the messages equal
+    /// to those held before at the same position are kept. Returns the new handle.
+    pub(crate) fn hold(&mut self, id: &str, item: HeldItem) -> TaskHandle {
+        let counts = match self.take(id) {
+            Some(old) => carry_counts(old.item.messages(), item.messages(), old.counts.into_inner()),
+            None => HashMap::new(),
+        };
+        self.insert(id, item, counts)
+    }
+
+    /// The task held under the handle's id at the handle's revision, now the most recently used.
+    pub(crate) fn get(&mut self, handle: &TaskHandle) -> Option<&Held> {
+        let at = self.tasks.iter().position(|(id, h)| *id == handle.id && h.revision == handle.revision)?;
+        let entry = self.tasks.remove(at);
+        self.tasks.push(entry);
+        self.tasks.last().map(|(_, h)| h)
+    }
+
+    /// Appends messages to a held task; returns its new handle.
+    pub(crate) fn append(&mut self, handle: &TaskHandle, messages: Vec<Message>) -> Option<TaskHandle> {
+        self.get(handle)?;
+        let (_, mut held) = self.tasks.pop()?;
+        held.item.messages_mut().extend(messages);
+        let len = held.item.messages().len();
+        for counts in held.counts.get_mut().values_mut() {
+            counts.resize(len, None);
+        }
+        Some(self.insert(&handle.id, held.item, held.counts.into_inner()))
+    }
+
+    /// Forgets the task held under `id`; whether there was one.
+    pub(crate) fn release(&mut self, id: &str) -> bool {
+        self.take(id).is_some()
+    }
+
+    /// How many tasks are held.
+    pub(crate) fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn take(&mut self, id: &str) -> Option<Held> {
+        let at = self.tasks.iter().position(|(i, _)| i == id)?;
+        Some(self.tasks.remove(at).1)
+    }
+
+    fn insert(
+        &mut self,
+        id: &str,
+        item: HeldItem,
+        counts: HashMap<Encoding, Vec<Option<usize>>>,
+    ) -> TaskHandle {
+        self.next_revision = self.next_revision.wrapping_add(1);
+        let revision = self.next_revision;
+        if self.tasks.len() >= CAPACITY {
+            self.tasks.remove(0);
+        }
+        self.tasks.push((id.to_owned(), Held { revision, item, counts: RefCell::new(counts) }));
+        TaskHandle { id: id.to_owned(), revision }
+    }
+}
+
+/// The counts of the new messages that equal the old ones at the same position (a message's count
+/// depends on its content only, and a turn appends or hides, so most of a chat carries over).
+fn carry_counts(
+    old: &[Message],
+    new: &[Message],
+    mut counts: HashMap<Encoding, Vec<Option<usize>>>,
+) -> HashMap<Encoding, Vec<Option<usize>>> {
+    let same: Vec<bool> =
+        new.iter().enumerate().map(|(i, m)| old.get(i).is_some_and(|o| same_content(o, m))).collect();
+    for list in counts.values_mut() {
+        list.resize(new.len(), None);
+        for (slot, keep) in list.iter_mut().zip(&same) {
+            if !keep {
+                *slot = None;
+            }
+        }
+    }
+    counts
+}
+
+/// Whether two messages count the same: the same role and content (what the counter reads).
+fn same_content(a: &Message, b: &Message) -> bool {
+    a.role == b.role && a.content == b.content
+}
+
+/// How many leading messages two lists share unchanged.
+pub(crate) fn common_prefix(old: &[Message], new: &[Message]) -> usize {
+    old.iter().zip(new).take_while(|(a, b)| a == b).count()
+}
+
+/// A counter over one held task: a message of the task is answered from its position's count,
+/// counted by `inner` (and recorded) the first time; any other message goes to `inner`.
+pub(crate) struct HeldCounter<'a> {
+    inner: &'a dyn TokenCounter,
+    held: &'a Held,
+}
+
+impl HeldCounter<'_> {
+    /// The position of `message` in the held task, found by its address: the API view and the
+    /// agent's checks hand out references into the task's own list.
+    fn position(&self, message: &Message) -> Option<usize> {
+        let messages = self.held.item.messages();
+        let size = std::mem::size_of::<Message>();
+        let base = messages.as_ptr() as usize;
+        let at = std::ptr::from_ref(message) as usize;
+        let offset = at.checked_sub(base)?;
+        (offset % size == 0 && offset / size < messages.len()).then_some(offset / size)
+    }
+}
+
+impl TokenCounter for HeldCounter<'_> {
+    fn encoding(&self) -> Encoding {
+        self.inner.encoding()
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        self.inner.count_text(text)
+    }
+
+    fn count_message(&self, message: &Message) -> usize {
+        let Some(at) = self.position(message) else {
+            return self.inner.count_message(message);
+        };
+        let encoding = self.inner.encoding();
+        let len = self.held.item.messages().len();
+        if let Some(n) = self.held.counts.borrow().get(&encoding).and_then(|c| c.get(at).copied().flatten()) {
+            return n;
+        }
+        let n = self.inner.count_message(message);
+        let mut counts = self.held.counts.borrow_mut();
+        let list = counts.entry(encoding).or_insert_with(|| vec![None; len]);
+        list.resize(len, None);
+        list[at] = Some(n);
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use condense_core::{ContentBlock, Role, TiktokenCounter};
+
+    fn msg(id: &str, text: &str) -> Message {
+        Message::new(id, Role::User, vec![ContentBlock::text(text)])
+    }
+
+    fn doc(texts: &[&str]) -> HeldItem {
+        HeldItem::Doc(Conversation::new(
+            texts.iter().enumerate().map(|(i, t)| msg(&format!("m{i}"), t)).collect(),
+        ))
+    }
+
+    /// Counts every message of a held task through its counter; the inner counter's number of
+    /// messages encoded afterwards says how many were not answered from the held counts.
+    fn count_all(tasks: &mut HeldTasks, handle: &TaskHandle, inner: &TiktokenCounter) -> usize {
+        let held = tasks.get(handle).expect("held");
+        let counter = held.counter(inner);
+        held.item.messages().iter().map(|m| counter.count_message(m)).sum()
+    }
+
+    #[test]
+    fn a_handle_names_one_revision_and_the_oldest_task_goes_first() {
+        let mut tasks = HeldTasks::default();
+        let first = tasks.hold("a", doc(&["x"]));
+        let second = tasks.hold("a", doc(&["x", "y"]));
+        assert!(tasks.get(&first).is_none(), "an older revision is refused");
+        assert!(tasks.get(&second).is_some());
+        for i in 0..CAPACITY {
+            tasks.hold(&format!("other{i}"), doc(&["z"]));
+        }
+        assert_eq!(tasks.len(), CAPACITY);
+        assert!(tasks.get(&second).is_none(), "the least recently used task was evicted");
+        assert!(tasks.release("other7"));
+        assert!(!tasks.release("other7"));
+        let again = tasks.hold("a", doc(&["x", "y"]));
+        assert_ne!(again, second, "a revision is never handed out twice");
+    }
+
+    #[test]
+    fn counts_carry_over_and_an_append_counts_only_the_new_message() {
+        // A separate counter per step: its own cache must not hide a recount.
+        let mut tasks = HeldTasks::default();
+        let h = tasks.hold("a", doc(&["one two", "three", "four five six"]));
+        let warm = TiktokenCounter::new(Encoding::O200kBase);
+        let total = count_all(&mut tasks, &h, &warm);
+        assert_eq!(warm.encoded_messages(), 3);
+
+        let h = tasks.append(&h, vec![msg("m3", "seven")]).expect("held");
+        let fresh = TiktokenCounter::new(Encoding::O200kBase);
+        let after = count_all(&mut tasks, &h, &fresh);
+        assert_eq!(fresh.encoded_messages(), 1, "only the appended message is counted");
+        assert_eq!(after, total + fresh.count_message(&msg("x", "seven")));
+
+        // Held again with the second message changed: only it is recounted.
+        let h = tasks.hold("a", doc(&["one two", "THREE", "four five six", "seven"]));
+        let fresh = TiktokenCounter::new(Encoding::O200kBase);
+        count_all(&mut tasks, &h, &fresh);
+        assert_eq!(fresh.encoded_messages(), 1);
+    }
+
+    #[test]
+    fn the_common_prefix_stops_at_the_first_change() {
+        let a = [msg("1", "a"), msg("2", "b")];
+        let mut b = a.to_vec();
+        b[1].condense_parent = Some("c1".into());
+        b.push(msg("3", "c"));
+        assert_eq!(common_prefix(&a, &b), 1);
+        assert_eq!(common_prefix(&a, &a), 2);
+    }
+}
