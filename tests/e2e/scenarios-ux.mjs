@@ -21,20 +21,66 @@ const QUIET = {
   "workbench.colorTheme": "Default Dark Modern",
 };
 
-/** A session of another client, big enough to condense: 8 turns in OpenAI or Anthropic shape. */
-function sessionFile(format) {
+/** The formats Open Session File… is tried with, and the file name each session gets. */
+export const SESSION_FORMATS = {
+  openai: "openai-session.json",
+  anthropic: "anthropic-session.json",
+  "claude-code": "claude-code-session.jsonl",
+  codex: "codex-rollout.jsonl",
+  cline: "api_conversation_history.json",
+};
+
+/**
+ * A session of another client, big enough to condense: 8 turns (16 messages) written as that
+ * client writes them — OpenAI or Anthropic JSON, a Claude Code session (JSONL events chained by
+ * parentUuid), a Codex rollout (JSONL `session_meta` and `response_item`s), a Cline/Roo
+ * `api_conversation_history.json` (Anthropic messages with `ts`).
+ */
+export function sessionFile(format) {
   const para = (i, who) =>
     `${who} turn ${i}: the parser drops nested parentheses when a group follows a comma, as in f(a, (b, c)); ` +
     "we looked at parse_group, the tokenizer and test_nested_groups, and kept trailing commas working. ".repeat(4);
-  const messages = [];
-  for (let i = 1; i <= 8; i++) {
-    for (const [role, who] of [["user", "User"], ["assistant", "Assistant"]]) {
-      messages.push(format === "openai" ? { role, content: para(i, who) } : { role, content: [{ type: "text", text: para(i, who) }] });
-    }
+  const turns = [];
+  for (let i = 1; i <= 8; i++) turns.push(["user", para(i, "User")], ["assistant", para(i, "Assistant")]);
+  const system = "You are a coding assistant.";
+  const at = (n) => new Date(Date.UTC(2026, 10, 20, 9, 0, n * 7)).toISOString();
+  const jsonl = (lines) => `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`;
+  switch (format) {
+    case "openai":
+      return JSON.stringify({ messages: [{ role: "system", content: system }, ...turns.map(([role, content]) => ({ role, content }))] }, null, 2);
+    case "anthropic":
+      return JSON.stringify({ system, messages: turns.map(([role, text]) => ({ role, content: [{ type: "text", text }] })) }, null, 2);
+    case "claude-code":
+      return jsonl(
+        turns.map(([role, text], n) => ({
+          parentUuid: n === 0 ? null : `e2e-${n - 1}`,
+          isSidechain: false,
+          userType: "external",
+          cwd: "/home/dev/parser",
+          sessionId: "0e2e0000-0000-4000-8000-000000000001",
+          version: "1.0.83",
+          type: role,
+          message:
+            role === "user"
+              ? { role, content: text }
+              : { id: `msg_e2e_${n}`, type: "message", role, model: "claude-sonnet-4-5", content: [{ type: "text", text }] },
+          uuid: `e2e-${n}`,
+          timestamp: at(n),
+        })),
+      );
+    case "codex":
+      return jsonl([
+        { timestamp: at(0), type: "session_meta", payload: { id: "0199e2e0-0000-7000-8000-000000000001", timestamp: at(0), cwd: "/home/dev/parser", originator: "codex_cli_rs", instructions: system } },
+        ...turns.map(([role, text], n) => ({
+          timestamp: at(n + 1),
+          type: "response_item",
+          payload: { type: "message", role, content: [{ type: role === "user" ? "input_text" : "output_text", text }] },
+        })),
+      ]);
+    case "cline":
+      return JSON.stringify(turns.map(([role, text], n) => ({ role, content: [{ type: "text", text }], ts: Date.parse(at(n)) })), null, 2);
   }
-  return format === "openai"
-    ? { messages: [{ role: "system", content: "You are a coding assistant." }, ...messages] }
-    : { system: "You are a coding assistant.", messages };
+  throw new Error(`no session format ${format}`);
 }
 
 /**
@@ -49,9 +95,7 @@ export async function uxScenarios(ctx) {
   const WORKSPACE = path.join(OUT, "ux-workspace");
   fs.mkdirSync(WORKSPACE, { recursive: true });
   fs.copyFileSync(path.join(ctx.repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "manual.json"));
-  for (const format of ["openai", "anthropic"]) {
-    fs.writeFileSync(path.join(WORKSPACE, `${format}-session.json`), JSON.stringify(sessionFile(format), null, 2));
-  }
+  for (const [format, name] of Object.entries(SESSION_FORMATS)) fs.writeFileSync(path.join(WORKSPACE, name), sessionFile(format));
   const userSettings = path.join(dirs.ud, "User", "settings.json");
   fs.mkdirSync(path.dirname(userSettings), { recursive: true });
   fs.writeFileSync(userSettings, JSON.stringify(QUIET, null, 2));
@@ -221,9 +265,8 @@ export async function uxScenarios(ctx) {
       await native?.locator("[data-testid=provider-default]").click();
       check(await until(async () => settingsNow()["contextCondenser.defaultProvider"] === "native", 15_000), "session file: native made the default in the settings panel");
       await run("View: Close All Editors");
-      for (const format of ["openai", "anthropic"]) {
+      for (const [format, name] of Object.entries(SESSION_FORMATS)) {
         const step = (what) => `session file (${format}): ${what}`;
-        const name = `${format}-session.json`;
         const file = path.join(WORKSPACE, name);
         const original = fs.readFileSync(file);
         await run("Context Condenser: Open Session File…");
@@ -240,7 +283,7 @@ export async function uxScenarios(ctx) {
         await shot(`session-${format}-open`);
         await run("Notifications: Clear All Notifications");
         await run("Context Condenser: Condense Now");
-        const condensed = path.join(WORKSPACE, `${format}-session.condensed.json`);
+        const condensed = path.join(WORKSPACE, `${name.replace(/\.jsonl?$/, "")}.condensed.json`);
         check(await until(async () => fs.existsSync(condensed), 30_000), step(`Condense writes ${path.basename(condensed)}`));
         check(await toast(/written to .*condensed\.json \(the original is unchanged\)/).waitFor({ timeout: 10_000 }).then(() => true, () => false),
           step("the notification names the new file"));
