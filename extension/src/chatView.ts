@@ -227,6 +227,9 @@ export class ChatView implements vscode.WebviewViewProvider {
         return this.undo(message.condenseId);
       case "preview":
         return this.previewChat();
+      case "condenseManually":
+        await vscode.commands.executeCommand("contextCondenser.condenseManually", { chat: true });
+        return;
       case "applyPreview":
         return this.applyPreview();
       case "discardPreview":
@@ -450,16 +453,40 @@ export class ChatView implements vscode.WebviewViewProvider {
   /** Previews a condensation of the active chat with the default provider. */
   async previewChat(): Promise<void> {
     await this.restored;
-    const task = this.task;
-    if (!task || task.conversation.messages.length === 0) {
-      void vscode.window.showInformationMessage("Context Condenser: the chat is empty; there is nothing to condense.");
-      return;
-    }
     let options: ChatOptions;
     try {
       options = await this.host.chatOptions();
     } catch (e) {
       this.post({ type: "error", message: asFailure(e).message });
+      return;
+    }
+    return this.previewWith(options);
+  }
+
+  /**
+   * Previews the chat condensed by the manual provider with a summary the user pasted from any
+   * LLM: no call is made (the chat profile is only measured with, so no key is needed), and Apply
+   * makes it a condensation of the chat like any other, with its row and Undo.
+   */
+  async previewManual(answer: string): Promise<void> {
+    await this.restored;
+    const options = this.host.measureOptions();
+    if (!options) {
+      this.post({ type: "error", message: "no chat profile to measure the chat with: choose one in the chat's profile picker" });
+      return;
+    }
+    return this.previewWith({ ...options, provider: "manual", config: { answer } });
+  }
+
+  /** The chat's conversation, for a manual request; undefined with no chat or an empty one. */
+  activeConversation(): ChatTask["conversation"] | undefined {
+    return this.task && this.task.conversation.messages.length > 0 ? this.task.conversation : undefined;
+  }
+
+  private async previewWith(options: ChatOptions): Promise<void> {
+    const task = this.task;
+    if (!task || task.conversation.messages.length === 0) {
+      void vscode.window.showInformationMessage("Context Condenser: the chat is empty; there is nothing to condense.");
       return;
     }
     const engine = this.host.engine();

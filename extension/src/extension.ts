@@ -64,7 +64,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   };
   const meter = new StatusMeter(holder, chat);
   const files = new FileCommands(holder, chat, secrets, report);
-  const manual = new ManualCommands(holder, files, report);
+  const manual = new ManualCommands(holder, files, chat, report);
   log.info(`Context Condenser ${context.extension.packageJSON.version} activated in ${(performance.now() - started).toFixed(1)} ms (engine loaded: ${holder.loaded})`);
   context.subscriptions.push(
     log,
@@ -86,7 +86,9 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     vscode.commands.registerCommand("contextCondenser.openSessionFile", (uri?: vscode.Uri) =>
       files.openSessionFile(uri instanceof vscode.Uri ? uri : undefined),
     ),
-    vscode.commands.registerCommand("contextCondenser.condenseManually", () => manual.condenseManually()),
+    vscode.commands.registerCommand("contextCondenser.condenseManually", (from?: { chat?: boolean }) =>
+      manual.condenseManually(typeof from === "object" && from !== null ? from : undefined),
+    ),
     vscode.commands.registerCommand("contextCondenser.applyPastedSummary", () => manual.applyPastedSummary()),
     vscode.commands.registerCommand("contextCondenser.setApiKey", (profileId?: string, key?: string) =>
       secrets.setApiKey(typeof profileId === "string" ? profileId : undefined, typeof key === "string" ? key : undefined),

@@ -557,6 +557,8 @@ export const ChatOptions = z.strictObject({
   auto: AutoCondense.default(() => ({"enabled":true,"threshold_percent":80,"min_gain_percent":5.0})),
   /** The model that writes summaries (the condensing model), when it is not the chat model. */
   condensingLlm: LlmTarget.nullable().optional(),
+  /** The provider's configuration for a preview (`previewChat`), in place of the stored one: `{"answer": …}` previews the manual provider with a pasted summary. */
+  config: z.unknown().optional(),
   /** The chat model. */
   llm: LlmTarget,
   /** The input's wall-clock time, in milliseconds since the Unix epoch. */
@@ -1421,6 +1423,10 @@ export const ToHost = z.discriminatedUnion("type", [
   /** Preview a condensation of the chat (or of the conversation file in the editor). */
   z.object({
     type: z.literal("preview"),
+  }),
+  /** Condense the chat manually: its summary request out, an editor for the pasted answer. */
+  z.object({
+    type: z.literal("condenseManually"),
   }),
   /** Apply the preview shown, as it is. */
   z.object({

@@ -255,6 +255,46 @@ export async function uxScenarios(ctx) {
       while (await dontSave.isVisible({ timeout: 2_000 }).catch(() => false)) await dontSave.click();
     }
 
+    // ---- (b2) the manual round trip on the chat: the button, the pasted answer, preview, apply ----
+    {
+      const step = (what) => `manual (chat): ${what}`;
+      const chat = page.frameLocator("iframe.webview").frameLocator("#active-frame");
+      await run("Context Condenser: New Chat");
+      const input = chat.locator("[data-testid=input]");
+      const answers = () => chat.locator("[data-testid=message-assistant]").count();
+      for (const i of [1, 2, 3, 4]) {
+        const before = await answers();
+        await input.fill(`Turn ${i}: the importer reads orders.csv twice when a file ends in a newline; where should I look?`);
+        await input.press("Enter");
+        await until(async () => (await answers()) > before && (await chat.locator("[data-testid=stop]").count()) === 0, 60_000);
+      }
+      check((await answers()) === 4, step("a chat of four turns"));
+      await chat.locator("[data-testid=manual-button]").click();
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "Open in Editor" }).first().waitFor();
+      await quickInput.fill("Open in Editor");
+      await page.keyboard.press("Enter");
+      check(await toast(/the request is open/).waitFor({ timeout: 15_000 }).then(() => true, () => false),
+        step("the chat's request opens in an editor, and an empty editor waits for the answer"));
+      const request = await page.locator(".editor-group-container").first().innerText();
+      check(/orders\.csv/.test(request), step("the request holds the chat's messages"));
+      await page.locator(".editor-group-container").last().locator(".view-lines").click();
+      await page.keyboard.type("The user is chasing an importer that reads orders.csv twice; next: check read_orders for a trailing newline.");
+      await run("Context Condenser: Apply Pasted Summary");
+      const preview = chat.locator("[data-testid=preview]");
+      check(await until(async () => (await preview.count()) > 0 && /read_orders/.test(await preview.innerText()), 30_000),
+        step("the pasted summary shows as a preview in the chat"));
+      await shot("manual-chat-preview");
+      await chat.locator("[data-testid=preview-apply]").click();
+      const row = chat.locator("[data-testid=condensation-row]", { hasText: "manual" }).last();
+      check(await row.waitFor({ timeout: 15_000 }).then(() => true, () => false), step("Apply makes it a condensation row of the chat (manual)"));
+      await row.scrollIntoViewIfNeeded().catch(() => {});
+      await shot("manual-chat-applied");
+      await run("Notifications: Clear All Notifications");
+      await run("View: Close All Editors");
+      const dontSave = page.locator(".monaco-dialog-box .monaco-button", { hasText: /Don't Save/ }).first();
+      while (await dontSave.isVisible({ timeout: 2_000 }).catch(() => false)) await dontSave.click();
+    }
+
     // ---- (d) Open Session File… and Condense to a new file ----------------------------------------
     {
       // Summaries by the fixture server (the profile the first run made): native made the default

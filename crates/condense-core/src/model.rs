@@ -388,7 +388,7 @@ impl Message {
 }
 
 /// A conversation: an optional system prompt and its messages, hidden ones included.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Conversation {
     /// Always `context-condenser/conversation@1` when written by this project.
@@ -407,6 +407,14 @@ pub struct Conversation {
 
 fn default_format() -> String {
     FORMAT_TAG.to_owned()
+}
+
+/// An empty conversation in this project's format (a new chat's): its `format` is the tag, so
+/// that it reads back as this project's format anywhere a conversation is accepted.
+impl Default for Conversation {
+    fn default() -> Self {
+        Conversation::new(Vec::new())
+    }
 }
 
 impl Conversation {

@@ -76,6 +76,10 @@ pub struct ChatOptions {
     /// The condensation provider; the default provider when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// The provider's configuration for a preview (`previewChat`), in place of the stored one:
+    /// `{"answer": …}` previews the manual provider with a pasted summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
     /// The automatic-condensation settings.
     #[serde(default)]
     pub auto: AutoCondense,

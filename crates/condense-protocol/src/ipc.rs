@@ -181,6 +181,8 @@ pub enum ToHost {
     Condense,
     /// Preview a condensation of the chat (or of the conversation file in the editor).
     Preview,
+    /// Condense the chat manually: its summary request out, an editor for the pasted answer.
+    CondenseManually,
     /// Apply the preview shown, as it is.
     ApplyPreview,
     /// Close the preview without applying it.

@@ -4,11 +4,11 @@
 
 use std::rc::Rc;
 
-use condense_core::Services;
 use condense_core::agent::{
     AgentEvent, AgentInput, ChatTask, CondensationPreview, CondenseOutcome, ContextStatus, DefaultAgent,
     PreviewOutcome, Turn, preview_conversation,
 };
+use condense_core::{CondensationOptions, Services};
 use condense_core::{CondenseError, Conversation, ErrorKind};
 use condense_protocol::calls::{
     ChatApplied, ChatOptions, ChatOutcome, ChatPin, ChatStep, ChatUndo, TaskHandle,
@@ -200,8 +200,14 @@ async fn preview_chat(inner: Rc<Inner>, task: JsValue, options: JsValue) -> Resu
     let services = Services::new(counter.as_ref(), inner.host.as_ref())
         .with_abort(&abort)
         .with_llm(condensing.as_deref().unwrap_or(llm.as_ref()));
+    let options = CondensationOptions {
+        config: call.config.clone().unwrap_or(serde_json::Value::Null),
+        ..CondensationOptions::default()
+    };
     let outcome: PreviewOutcome =
-        preview_conversation(&task.id, &task.conversation, &manager, &provider, services).await.into();
+        preview_conversation(&task.id, &task.conversation, &manager, &provider, options, services)
+            .await
+            .into();
     drop(manager);
     inner.end(&abort);
     match &outcome {

@@ -181,7 +181,9 @@ async fn preview(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> 
     let manager = inner.manager.borrow();
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
     let outcome: PreviewOutcome =
-        preview_conversation("file", &conversation, &manager, &provider, services).await.into();
+        preview_conversation("file", &conversation, &manager, &provider, call.options(), services)
+            .await
+            .into();
     drop(manager);
     inner.end(&abort);
     to_js(&outcome)

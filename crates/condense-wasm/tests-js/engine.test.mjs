@@ -410,3 +410,23 @@ test("previewChat writes the summary once; applyPreview applies it as shown; pin
   assert.throws(() => engine.applyPreview(applied.task, preview, Date.now()), { kind: "invalid_input" });
   assert.throws(() => engine.pinMessage(task, "nope", true, Date.now()), { kind: "invalid_input" });
 });
+
+test("a manual summary pasted for a chat is previewed without any LLM call, then applied as a condensation with its row", async () => {
+  const { engine } = makeEngine();
+  const task = longChat(engine, 12);
+  const request = engine.renderManualRequest(task.conversation, { provider: "manual", model: "gpt-4o" });
+  assert.match(request, /Primary request and intent/);
+  const answer = "## 1. Primary request\nThe user wants the nested groups fixed.\n\n## 9. Next step\nRun the parser tests.";
+  await llm.clearRequests();
+  const outcome = await engine.previewChat(task, chatOptions(profile("openai"), { provider: "manual", config: { answer } }));
+  assert.equal(outcome.status, "ready", JSON.stringify(outcome.failure));
+  assert.equal((await llm.requests()).length, 0, "the manual provider calls no LLM");
+  const summary = outcome.preview.added.find((m) => m.is_summary);
+  assert.ok(summary && summary.text.includes("The user wants the nested groups fixed."), JSON.stringify(outcome.preview.added));
+  const applied = engine.applyPreview(task, outcome.preview, Date.now());
+  assert.equal(applied.record.provider_id, "manual");
+  assert.equal(applied.task.condensations.length, 1);
+  // Without an answer the manual provider refuses, and nothing is applied.
+  const none = await engine.previewChat(task, chatOptions(profile("openai"), { provider: "manual" }));
+  assert.equal(none.status, "failed");
+});

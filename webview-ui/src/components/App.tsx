@@ -81,6 +81,7 @@ export function App({ host }: { host: Host }) {
           onSelectProfile={(id) => post({ type: "selectProfile", id })}
           onCondense={() => post({ type: "condense" })}
           onPreview={() => post({ type: "preview" })}
+          onManual={() => post({ type: "condenseManually" })}
           onNewChat={() => post({ type: "newChat" })}
           onToggleChats={() => setChatsOpen(!chatsOpen)}
         />

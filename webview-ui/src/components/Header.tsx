@@ -19,6 +19,7 @@ interface Props {
   onSelectProfile: (id: string) => void;
   onCondense: () => void;
   onPreview: () => void;
+  onManual: () => void;
   onNewChat: () => void;
   onToggleChats: () => void;
 }
@@ -67,6 +68,16 @@ export function Header(props: Props) {
             onClick={props.onPreview}
           >
             Preview
+          </button>
+          <button
+            type="button"
+            className="button button--secondary"
+            data-testid="manual-button"
+            disabled={!canCondense}
+            title="Condense with any LLM you paste into: copy the summary request, paste the answer, preview and apply it"
+            onClick={props.onManual}
+          >
+            Manual…
           </button>
           <button
             type="button"

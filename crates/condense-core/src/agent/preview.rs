@@ -153,27 +153,37 @@ pub async fn preview(task: &ChatTask, turn: &Turn<'_>) -> Result<CondensationPre
     let provider = turn.provider_id();
     let llm = turn.condensing_llm.unwrap_or(turn.llm);
     let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
-    preview_conversation(&task.id, &task.conversation, turn.manager, &provider, services).await
+    preview_conversation(
+        &task.id,
+        &task.conversation,
+        turn.manager,
+        &provider,
+        CondensationOptions::default(),
+        services,
+    )
+    .await
 }
 
-/// Runs `provider` on a conversation (a chat's, or a file's: `id` names it) without applying the
-/// result: the preview to show, or why there is nothing to apply.
+/// Runs `provider` on a conversation (a chat's, or a file's: `id` names it) with `options` (a
+/// `null` config: the registry's) without applying the result: the preview to show, or why there
+/// is nothing to apply.
 pub async fn preview_conversation(
     id: &str,
     conversation: &Conversation,
     manager: &CondensationManager,
     provider: &str,
+    options: CondensationOptions,
     services: Services<'_>,
 ) -> Result<CondensationPreview, PreviewFailure> {
     let tokens = services.tokens;
     let fail =
         |error: ErrorInfo, estimated_cost: f64, cost: f64| PreviewFailure { error, estimated_cost, cost };
     let estimated_cost = manager
-        .estimate(conversation, Some(provider), CondensationOptions::default(), services)
+        .estimate(conversation, Some(provider), options.clone(), services)
         .map_err(|e| fail(e.to_info(), 0.0, 0.0))?;
     let before = tokens.count_request(conversation.system.as_deref(), &conversation.api_view());
     let result = manager
-        .condense(conversation, Some(provider), CondensationOptions::default(), services)
+        .condense(conversation, Some(provider), options, services)
         .await
         .map_err(|e| fail(e.to_info(), estimated_cost, 0.0))?;
     if let Some(error) = &result.error {

@@ -204,7 +204,9 @@ pub fn detect(value: &Value) -> Result<SourceFormat, ParseError> {
     let messages = match value {
         Value::Array(list) => list,
         Value::Object(o) => {
-            if o.get("format").and_then(Value::as_str) == Some(FORMAT_TAG) {
+            // An empty tag is this project's too: chats saved before their conversation carried
+            // the tag wrote `"format": ""`.
+            if matches!(o.get("format").and_then(Value::as_str), Some(FORMAT_TAG | "")) {
                 return Ok(SourceFormat::Native);
             }
             if let Some(f) = o.get("format") {

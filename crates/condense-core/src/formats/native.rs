@@ -66,4 +66,17 @@ mod tests {
             "messages[1].content[1]: invalid type: integer `3`, expected a string"
         );
     }
+
+    /// A new conversation carries the tag and reads back; one a chat saved before it did
+    /// (`"format": ""`) is read as this project's too.
+    #[test]
+    fn an_empty_or_untagged_chat_conversation_reads_back() {
+        let new = crate::model::Conversation::default();
+        assert_eq!(new.format, FORMAT_TAG);
+        assert!(parse_conversation(&serde_json::to_string(&new).unwrap()).is_ok());
+        let old = json!({"format": "", "messages": [{"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]}]});
+        assert_eq!(parse_conversation(&old.to_string()).unwrap().conversation.messages.len(), 1);
+        let other = json!({"format": "something/else@2", "messages": []});
+        assert!(parse_conversation(&other.to_string()).unwrap_err().to_string().contains("unknown format"));
+    }
 }
