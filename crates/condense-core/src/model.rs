@@ -128,6 +128,10 @@ pub enum ClientContext {
     EnvironmentDetails,
     /// `[TASK RESUMPTION] This task was interrupted …` (Cline, Roo), without new instructions.
     TaskResumption,
+    /// Cline's focus-chain reminders, a block of their own after a prompt or a tool result:
+    /// `# TODO LIST UPDATE REQUIRED - You MUST include the task_progress parameter…` or
+    /// `# task_progress RECOMMENDED …`, with the current checklist.
+    TaskProgress,
 }
 
 impl ClientContext {
@@ -137,6 +141,9 @@ impl ClientContext {
         let t = text.trim();
         if t.starts_with("<environment_details>") && t.ends_with("</environment_details>") {
             return Some(ClientContext::EnvironmentDetails);
+        }
+        if t.starts_with("# TODO LIST UPDATE REQUIRED") || t.starts_with("# task_progress") {
+            return Some(ClientContext::TaskProgress);
         }
         let instructions =
             t.contains("<user_message>") || t.contains("New instructions for task continuation");
@@ -593,6 +600,36 @@ mod tests {
 
     fn msg(id: &str, role: Role, text: &str) -> Message {
         Message::new(id, role, vec![ContentBlock::text(text)])
+    }
+
+    #[test]
+    fn client_wrappers_are_told_from_the_users_words() {
+        use ClientContext::*;
+        let of = ClientContext::of;
+        assert_eq!(
+            of("<environment_details>\n# Current Time\n…\n</environment_details>"),
+            Some(EnvironmentDetails)
+        );
+        assert_eq!(of("[TASK RESUMPTION] This task was interrupted 3 minutes ago."), Some(TaskResumption));
+        assert_eq!(
+            of(
+                "[TASK RESUMPTION] …\n\nNew instructions for task continuation:\n<user_message>go on</user_message>"
+            ),
+            None
+        );
+        assert_eq!(
+            of(
+                "\n# TODO LIST UPDATE REQUIRED - You MUST include the task_progress parameter in your NEXT tool call.\n\n- [x] read the spec\n- [ ] write the test"
+            ),
+            Some(TaskProgress)
+        );
+        assert_eq!(
+            of(
+                "# task_progress RECOMMENDED\n\nWhen starting a new task, it is recommended to include a todo list."
+            ),
+            Some(TaskProgress)
+        );
+        assert_eq!(of("Please fix the task_progress parsing in src/focus.ts"), None);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!
 //! The wrappers these clients add to a user turn, when a text block is one whole
 //! (`<environment_details>…</environment_details>`, a `[TASK RESUMPTION]` notice without new
-//! instructions), are marked as client context ([`ClientContext`]): the ledger does not quote
+//! instructions, Cline's focus-chain reminders `# TODO LIST UPDATE REQUIRED …` / `# task_progress
+//! …`), are marked as client context ([`ClientContext`]): the ledger does not quote
 //! them as the user's words; the API views send them as the text they are. The tool results
 //! they send as user text (`[read_file for 'x'] Result:`) stay text, as the model saw them: the
 //! providers (`providers/encoded.rs`) and the ledger (`ledger::user_words`) recognise them.
