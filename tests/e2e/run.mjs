@@ -10,7 +10,7 @@ import path from "node:path";
 import { format } from "node:util";
 import { chromium } from "playwright-core";
 import { repoRoot, startFixtureLlm, startRealLlm } from "../js/servers.mjs";
-import { uxScenarios } from "./scenarios-ux.mjs";
+import { QUIET, uxScenarios } from "./scenarios-ux.mjs";
 import { pinPreviewScenario, preparePinWorkspace } from "./scenarios-pin.mjs";
 
 const OUT = path.join(repoRoot, "test-output", "e2e");
@@ -72,16 +72,7 @@ preparePinWorkspace(WORKSPACE, repoRoot);
 const llm = await startFixtureLlm({ apiKey: RIGHT_KEY });
 const real = await startRealLlm({ apiKey: REAL_KEY });
 const settings = {
-  "chat.disableAIFeatures": true,
-  "workbench.startupEditor": "none",
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "telemetry.telemetryLevel": "off",
-  "update.mode": "none",
-  "security.workspace.trust.enabled": false,
-  "git.enabled": false,
-  "workbench.tips.enabled": false,
-  "workbench.colorTheme": "Default Dark Modern",
+  ...QUIET,
   "contextCondenser.defaultProvider": "native",
   "contextCondenser.profiles": [
     {

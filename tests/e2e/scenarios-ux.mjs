@@ -8,7 +8,8 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
-const QUIET = {
+/** The settings that keep the workbench quiet (E2E.md), shared with run.mjs. */
+export const QUIET = {
   "chat.disableAIFeatures": true,
   "workbench.startupEditor": "none",
   "extensions.autoCheckUpdates": false,

@@ -4,7 +4,9 @@
 
 use crate::error::CondenseError;
 use crate::model::Conversation;
-use crate::provider::{CondensationOptions, CondensationResult, Services, run_provider};
+use crate::provider::{
+    CondensationOptions, CondensationProvider, CondensationResult, Services, run_provider,
+};
 use crate::providers::{
     LosslessProvider, ManualProvider, MaskProvider, NativeProvider, SmartProvider, TruncationProvider,
 };
@@ -72,6 +74,25 @@ impl CondensationManager {
         CondenseError::ProviderNotFound { id: id.to_owned(), known: self.registry.known_ids() }
     }
 
+    /// The provider asked for (or the default one), enabled, with the registry's configuration put
+    /// into `options` unless the call brings its own.
+    fn resolve(
+        &self,
+        provider_id: Option<&str>,
+        options: &mut CondensationOptions,
+    ) -> Result<&dyn CondensationProvider, CondenseError> {
+        let id = provider_id.unwrap_or(&self.default_provider);
+        let provider = self.registry.get(id).ok_or_else(|| self.not_found(id))?;
+        let config = self.registry.get_config(id).ok_or_else(|| self.not_found(id))?;
+        if !config.enabled {
+            return Err(CondenseError::ProviderDisabled(id.to_owned()));
+        }
+        if options.config.is_null() {
+            options.config = config.config.clone();
+        }
+        Ok(provider)
+    }
+
     /// Condenses a conversation with the provider asked for, or the default one. An unknown or
     /// disabled provider is an `Err`; a failed condensation is an `Ok` result carrying its error
     /// and the original messages.
@@ -82,15 +103,7 @@ impl CondensationManager {
         mut options: CondensationOptions,
         services: Services<'_>,
     ) -> Result<CondensationResult, CondenseError> {
-        let id = provider_id.unwrap_or(&self.default_provider);
-        let provider = self.registry.get(id).ok_or_else(|| self.not_found(id))?;
-        let config = self.registry.get_config(id).ok_or_else(|| self.not_found(id))?;
-        if !config.enabled {
-            return Err(CondenseError::ProviderDisabled(id.to_owned()));
-        }
-        if options.config.is_null() {
-            options.config = config.config.clone();
-        }
+        let provider = self.resolve(provider_id, &mut options)?;
         Ok(run_provider(provider, &conversation.messages, conversation.system.as_deref(), &options, services)
             .await)
     }
@@ -105,15 +118,7 @@ impl CondensationManager {
         mut options: CondensationOptions,
         services: Services<'_>,
     ) -> Result<f64, CondenseError> {
-        let id = provider_id.unwrap_or(&self.default_provider);
-        let provider = self.registry.get(id).ok_or_else(|| self.not_found(id))?;
-        let config = self.registry.get_config(id).ok_or_else(|| self.not_found(id))?;
-        if !config.enabled {
-            return Err(CondenseError::ProviderDisabled(id.to_owned()));
-        }
-        if options.config.is_null() {
-            options.config = config.config.clone();
-        }
+        let provider = self.resolve(provider_id, &mut options)?;
         let view = conversation.api_view();
         let before = services.tokens.count_request(conversation.system.as_deref(), &view);
         let ctx = crate::provider::CondensationContext {
