@@ -108,11 +108,15 @@ export async function pinPreviewScenario(h) {
   // replaces the editor's text with exactly the result shown, with no second request.
   const file = path.join(h.WORKSPACE, "preview-file.json");
   const original = JSON.parse(fs.readFileSync(file, "utf8"));
-  await page.keyboard.press("Control+P");
-  await page.locator(".quick-input-widget input").fill("preview-file.json");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "preview-file.json" }).first().waitFor();
-  await page.keyboard.press("Enter");
-  await page.locator(".tab", { hasText: "preview-file.json" }).first().waitFor({ timeout: 15_000 });
+  // Opened from the Explorer with the mouse: the chat's webview keeps the keyboard focus after
+  // Apply, and Quick Open typed there did not reach the workbench.
+  const tab = page.locator(".tab", { hasText: "preview-file.json" }).first();
+  await page.keyboard.press("Escape");
+  await run("View: Show Explorer");
+  const entry = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "preview-file.json" }).first();
+  await entry.waitFor({ timeout: 15_000 });
+  await entry.dblclick();
+  await tab.waitFor({ timeout: 15_000 });
   await llm.clearRequests();
   await run("Context Condenser: Preview Condensation");
   const panel = chat.locator("[data-testid=preview]");
