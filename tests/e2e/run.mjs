@@ -109,6 +109,11 @@ const settings = {
       context_window: 2400,
       threshold_percent: 50,
       max_output: 128,
+      // Greedy decoding: the small model's answers (and so the chat's size at each turn) are the
+      // same on every run; with llama.cpp's default sampling a run of short answers left too
+      // little for the summary to save once the ledger kept the user's words.
+      chat: { temperature: 0 },
+      condense: { temperature: 0 },
     },
   ],
   "contextCondenser.chatProfile": "fixture",
@@ -305,16 +310,26 @@ async function uiScenario() {
     await run("View: Close All Editors");
     await setKey("small", RIGHT_KEY);
     await setKey("smollm", REAL_KEY);
-    if (scenario("chat")) await chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 });
-    if (scenario("real")) await chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 });
-    await clearToasts();
-    if (scenario("settings")) await settingsScenario(page, run, toast);
-    await clearToasts();
-    if (scenario("smart")) await smartChatScenario(page, run);
-    await clearToasts();
-    if (scenario("cli")) await cliScenario(page, run);
-    await clearToasts();
-    if (scenario("pin")) await pinPreviewScenario({ page, run, newChatWith, until, check, llm, OUT, WORKSPACE });
+    // Each scenario runs whatever happened to the one before: a scenario that throws is one
+    // failed check (with its screenshot), and the next one starts from closed editors.
+    const isolated = async (name, body) => {
+      if (!scenario(name)) return;
+      try {
+        await body();
+      } catch (e) {
+        check(false, `${name} scenario: ${e.message}`);
+        await shot(`${name}-failure`).catch(() => {});
+        await page.keyboard.press("Escape").catch(() => {});
+        await run("View: Close All Editors").catch(() => {});
+      }
+      await clearToasts();
+    };
+    await isolated("chat", () => chatScenario(page, run, toast, { profile: "small", name: "fixture", answer: /Primary request/, turnMs: 30_000 }));
+    await isolated("real", () => chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 }));
+    await isolated("settings", () => settingsScenario(page, run, toast));
+    await isolated("smart", () => smartChatScenario(page, run));
+    await isolated("cli", () => cliScenario(page, run));
+    await isolated("pin", () => pinPreviewScenario({ page, run, newChatWith, until, check, llm, OUT, WORKSPACE }));
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
     await shot("ui-failure").catch(() => {});
