@@ -122,3 +122,27 @@ pub fn gone(pid: i32, within: std::time::Duration) -> bool {
     }
     true
 }
+
+/// How long a test waits for something that must happen before it gives up and fails: not a
+/// claim about how fast anything is (the project makes none in tests), only a guard so that a
+/// hang fails with a message instead of stalling the run. Far beyond any normal run.
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits until the fixture server saw the client close the connection of its last request in
+/// `mode` over `wire` (`openai` or `anthropic`; GET /hostile); fails, with what the server last
+/// said, when the hang guard passes first.
+pub fn server_saw_it_closed(server: &Server, mode: &str, wire: &str) {
+    let url = format!("http://127.0.0.1:{}/hostile", server.port);
+    let until = std::time::Instant::now() + HANG_GUARD;
+    let mut last = Value::Null;
+    while std::time::Instant::now() < until {
+        let mut response = ureq::get(&url).call().unwrap();
+        let all: Vec<Value> = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        last = all.into_iter().rev().find(|e| e["mode"] == mode && e["wire"] == wire).unwrap_or(Value::Null);
+        if last["closed"] == true {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("hang guard: the server never saw the {wire} {mode} request closed (last: {last})");
+}
