@@ -110,10 +110,16 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
-/// Waits up to `within` for the process to be gone (killing is not instant, reaping even less).
+/// How long a test waits for something that must happen before it gives up and fails: not a
+/// claim about how fast anything is (the project makes none in tests), only a guard so that a
+/// hang fails with a message instead of stalling the run. Far beyond any normal run.
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits for the process to be gone (killing is not instant, reaping even less); false when it
+/// is still there after the hang guard.
 #[cfg(unix)]
-pub fn gone(pid: i32, within: std::time::Duration) -> bool {
-    let until = std::time::Instant::now() + within;
+pub fn gone(pid: i32) -> bool {
+    let until = std::time::Instant::now() + HANG_GUARD;
     while alive(pid) {
         if std::time::Instant::now() >= until {
             return false;
@@ -123,10 +129,24 @@ pub fn gone(pid: i32, within: std::time::Duration) -> bool {
     true
 }
 
-/// How long a test waits for something that must happen before it gives up and fails: not a
-/// claim about how fast anything is (the project makes none in tests), only a guard so that a
-/// hang fails with a message instead of stalling the run. Far beyond any normal run.
-pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+/// Runs `work` on a thread of its own and returns its result (a panic in it is the test's). If it
+/// has not ended after the hang guard, the test fails, naming `what` hung.
+pub fn hang_guard<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    match result.recv_timeout(HANG_GUARD) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the worker ended without a result or a panic"),
+        },
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("hang guard: {what} had not ended after {} s", HANG_GUARD.as_secs())
+        }
+    }
+}
 
 /// Waits until the fixture server saw the client close the connection of its last request in
 /// `mode` over `wire` (`openai` or `anthropic`; GET /hostile); fails, with what the server last
