@@ -10,6 +10,7 @@
 //! after the idle timeout), and at once when the process ends.
 
 use std::io::Read;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -142,9 +143,21 @@ fn body_stream(mut reader: impl Read + Send + 'static, abort: AbortSignal) -> Bo
     }))
 }
 
-/// Sleeps on a thread, in slices so that an abort, or the core no longer waiting, cuts the wait
-/// short; the core's future meanwhile leaves the thread it runs on free for the request it races.
+/// Sleeps on a thread; the core's future meanwhile leaves the thread it runs on free for the
+/// request it races. The sleeping thread looks at the abort signal every 50 ms, and is woken at
+/// once when the core drops the wait (the request it raced ended first), so none lingers.
 pub struct NativeTimer;
+
+/// Tells a sleeping thread to stop: set and notified when the wait is dropped.
+struct Wake(Arc<(Mutex<bool>, Condvar)>);
+
+impl Drop for Wake {
+    fn drop(&mut self) {
+        let (stop, woken) = &*self.0;
+        *stop.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        woken.notify_one();
+    }
+}
 
 #[async_trait::async_trait(?Send)]
 impl Timer for NativeTimer {
@@ -152,18 +165,27 @@ impl Timer for NativeTimer {
         if ms == 0 || abort.is_aborted() {
             return;
         }
-        let (woke, wait) = oneshot::channel::<()>();
+        let (done, wait) = oneshot::channel::<()>();
+        let wake = Wake(Arc::new((Mutex::new(false), Condvar::new())));
+        let shared = Arc::clone(&wake.0);
         let abort = abort.clone();
         std::thread::spawn(move || {
-            let mut left = ms;
-            while left > 0 && !abort.is_aborted() && !woke.is_canceled() {
-                let step = left.min(50);
-                std::thread::sleep(Duration::from_millis(step));
-                left -= step;
+            let (stop, woken) = &*shared;
+            let until = Instant::now() + Duration::from_millis(ms);
+            let mut stopped = stop.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                let now = Instant::now();
+                if *stopped || abort.is_aborted() || now >= until {
+                    break;
+                }
+                let slice = (until - now).min(Duration::from_millis(50));
+                stopped = woken.wait_timeout(stopped, slice).unwrap_or_else(PoisonError::into_inner).0;
             }
-            let _ = woke.send(());
+            drop(stopped);
+            let _ = done.send(());
         });
         let _ = wait.await;
+        drop(wake);
     }
 }
 
