@@ -38,8 +38,10 @@ interface OpenPreview {
 
 /** What the chat view needs from the rest of the extension. */
 export interface ChatHost {
-  /** The engine with the current settings. */
+  /** The engine with the current settings (built on first use). */
   engine(): CondenseEngine;
+  /** Whether the engine was built: shutdown builds none just to stop it. */
+  engineLoaded(): boolean;
   /** The options of a turn, keys included; throws a Failure when no chat profile is usable. */
   chatOptions(): Promise<ChatOptions>;
   /** The options without keys, to measure a chat; undefined without a chat profile. */
@@ -264,10 +266,18 @@ export class ChatView implements vscode.WebviewViewProvider {
   }
 
   /** While a turn runs, other changes to the chat wait: the webview is told why (and gets back
-   *  the text of a message it could not send). */
+   *  the text of a message it could not send). After shutdown began nothing changes the chat
+   *  any more: the turn in flight saves its partial answer, and that is the last write. */
   private refusedWhileBusy(draft?: string): boolean {
+    if (this.refusedAfterShutdown()) return true;
     if (this.busy) this.post({ type: "error", message: "The chat is busy: wait for the answer or press Stop.", draft });
     return this.busy;
+  }
+
+  /** Whether shutdown began, so that nothing may change a chat (logged when it refuses). */
+  private refusedAfterShutdown(): boolean {
+    if (this.inFlight.isClosed) this.host.log.info("the extension is shutting down: no chat takes more changes");
+    return this.inFlight.isClosed;
   }
 
   /** Runs one input through the agent, streaming its events to the webview, and saves the chat;
@@ -381,9 +391,11 @@ export class ChatView implements vscode.WebviewViewProvider {
   async shutdown(ms = 4000): Promise<void> {
     const ended = await this.inFlight.shutdown(() => this.turnEngine?.cancel(this.task?.id), ms);
     if (!ended) this.host.log.warn(`a chat turn had not ended ${ms} ms after shutdown began`);
-    const options = this.host.measureOptions();
     const task = this.task;
-    if (!task || !options) return;
+    // An engine never built ran no turn: none is built now just to end a session.
+    if (!task || !this.host.engineLoaded()) return;
+    const options = this.host.measureOptions();
+    if (!options) return;
     try {
       await this.host.engine().chat(task, { type: "shutdown" }, { ...options, nowMs: Date.now() }, (event) =>
         this.post({ type: "event", taskId: task.id, event }),
@@ -538,7 +550,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   /** Renames a saved chat: the new title is asked for in an input box. */
   private async rename(id: string): Promise<void> {
-    if (this.task?.id === id && this.refusedWhileBusy()) return;
+    if (this.refusedAfterShutdown() || (this.task?.id === id && this.refusedWhileBusy())) return;
     const loaded = this.task?.id === id ? { task: this.task, revision: this.revision } : await this.loadChat(id);
     if (!loaded) return;
     const title = await vscode.window.showInputBox({
@@ -569,7 +581,7 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   /** Deletes a saved chat after a modal confirmation; the active chat becomes a new one. */
   private async delete(id: string): Promise<void> {
-    if (this.task?.id === id && this.refusedWhileBusy()) return;
+    if (this.refusedAfterShutdown() || (this.task?.id === id && this.refusedWhileBusy())) return;
     const loaded = this.task?.id === id ? { task: this.task, revision: this.revision } : await this.loadChat(id);
     if (!loaded) return;
     const choice = await vscode.window.showWarningMessage(

@@ -43,6 +43,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
   const chat = new ChatView(context.extensionUri, store, context.globalState, {
     engine: () => holder.engine,
+    engineLoaded: () => holder.loaded,
     chatOptions: () => chatOptions(holder, secrets, report),
     measureOptions: () => measureOptions(holder),
     profiles: () => profileOptions(holder),
@@ -60,7 +61,8 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   stopping = async () => {
     await chat.shutdown();
     // Whatever else is in flight (a condensation of a file): cancelled, its file left unchanged.
-    holder.engine.cancel();
+    // An engine never built has nothing in flight, and is not built now.
+    if (holder.loaded) holder.engine.cancel();
   };
   const meter = new StatusMeter(holder, chat);
   const files = new FileCommands(holder, chat, secrets, report);

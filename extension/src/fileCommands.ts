@@ -14,6 +14,7 @@ import { chatModel, condensingLlm } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
 import { asFailure, type Failure } from "./errors";
+import { FileTooLarge, readConversationText } from "./sessionFile";
 import { condensedPath } from "./sessionPath";
 import type { Report } from "./report";
 import type { Secrets } from "./secrets";
@@ -154,19 +155,29 @@ export class FileCommands {
         })
       )?.[0];
     if (!picked) return;
-    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(picked));
+    const name = path.basename(picked.fsPath);
+    // Refused by its size before it is read: the same limit as the CLI's, from the core.
+    const limit = this.holder.engine.hostMetadata().limits.max_conversation_bytes;
+    let text: string;
+    try {
+      text = await readConversationText(vscode.workspace.fs, picked, name, limit);
+    } catch (e) {
+      const why = e instanceof FileTooLarge ? e.message : `${name} cannot be read: ${asFailure(e).message}`;
+      void vscode.window.showWarningMessage(`Context Condenser: ${why}`);
+      return;
+    }
     let conversation: Conversation;
     try {
       conversation = this.holder.engine.parseConversation(text);
     } catch (e) {
-      void vscode.window.showWarningMessage(`Context Condenser: ${path.basename(picked.fsPath)} is not a session file the engine reads: ${asFailure(e).message}`);
+      void vscode.window.showWarningMessage(`Context Condenser: ${name} is not a session file the engine reads: ${asFailure(e).message}`);
       return;
     }
     this.sessions.add(picked.toString());
     await vscode.window.showTextDocument(picked, { preview: false });
     const tokens = this.holder.engine.countTokens(conversation, chatModel(this.holder)).total_tokens;
     void vscode.window.showInformationMessage(
-      `Context Condenser: ${path.basename(picked.fsPath)}: ${conversation.messages.length} messages, ${tokens.toLocaleString("en-US")} tokens. Condense writes a new file beside it; the original is never changed.`,
+      `Context Condenser: ${name}: ${conversation.messages.length} messages, ${tokens.toLocaleString("en-US")} tokens. Condense writes a new file beside it; the original is never changed.`,
     );
   }
 

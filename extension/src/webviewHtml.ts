@@ -1,5 +1,7 @@
 // The page that hosts a React webview: a strict Content-Security-Policy with a fresh nonce, no
-// remote content, the bundle and its stylesheet from the extension's own folder. Pure: vitest runs it.
+// remote content, the bundle and its stylesheet from the extension's own folder. Pure: vitest runs
+// it, and the webview's page tests (webview-ui/test/page/server.mjs) serve the page it writes,
+// under the policy it writes, so the two cannot drift.
 
 import { randomBytes } from "node:crypto";
 
@@ -18,15 +20,21 @@ export interface PageInput {
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export function webviewHtml(input: PageInput): string {
-  const nonce = input.nonce ?? randomBytes(18).toString("base64");
-  const csp = [
+/** The page's Content-Security-Policy: nothing by default; images, fonts and styles only from the
+ *  webview's own resources (images also as data URLs); scripts only with the page's nonce. */
+export function contentSecurityPolicy(cspSource: string, nonce: string): string {
+  return [
     "default-src 'none'",
-    `img-src ${input.cspSource} data:`,
-    `font-src ${input.cspSource}`,
-    `style-src ${input.cspSource}`,
+    `img-src ${cspSource} data:`,
+    `font-src ${cspSource}`,
+    `style-src ${cspSource}`,
     `script-src 'nonce-${nonce}'`,
   ].join("; ");
+}
+
+export function webviewHtml(input: PageInput): string {
+  const nonce = input.nonce ?? randomBytes(18).toString("base64");
+  const csp = contentSecurityPolicy(input.cspSource, nonce);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

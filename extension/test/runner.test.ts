@@ -41,13 +41,14 @@ function alive(pid: number): boolean {
   }
 }
 
-async function waitFor(check: () => boolean, ms = 3000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
+/** Waits until `check` holds. A hang guard, not a claim about speed: if it still does not hold
+ *  after two minutes, the test fails saying `what` never happened. */
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 120_000;
+  while (!check()) {
+    if (Date.now() >= end) throw new Error(`hang guard: ${what} after 120 s`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  return check();
 }
 
 beforeAll(() => {
@@ -109,11 +110,12 @@ describe.runIf(posix)("runCommand", () => {
     // The grandchild does not hold the pipes, so only the group kill can end it.
     const hang = script("hang", `sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "${pidFile}"; echo started >&2; sleep 300`);
     const before = leftovers();
-    const run = runCommand(spec(hang, { timeoutMs: 500 }));
+    // Long enough for the shell to start and write the pid on a busy machine.
+    const run = runCommand(spec(hang, { timeoutMs: 2_000 }));
     await expect(run).rejects.toMatchObject({ kind: "timeout", stderr: "started\n" });
     const grandchild = Number(fs.readFileSync(pidFile, "utf8"));
     expect(grandchild).toBeGreaterThan(0);
-    expect(await waitFor(() => !alive(grandchild))).toBe(true);
+    await waitFor(() => !alive(grandchild), `the grandchild ${grandchild} still runs`);
     expect(leftovers()).toEqual(before);
   });
 
@@ -122,11 +124,11 @@ describe.runIf(posix)("runCommand", () => {
     const hang = script("hang2", `echo $$ > "${pidFile}"; sleep 300`);
     const controller = new AbortController();
     const run = runCommand(spec(hang), controller.signal);
-    expect(await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
+    await waitFor(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim() !== "", "the program never wrote its pid");
     const pid = Number(fs.readFileSync(pidFile, "utf8"));
     controller.abort();
     await expect(run).rejects.toMatchObject({ kind: "cancelled" });
-    expect(await waitFor(() => !alive(pid))).toBe(true);
+    await waitFor(() => !alive(pid), `the aborted program ${pid} still runs`);
     // Already aborted: nothing starts.
     await expect(runCommand(spec(hang), controller.signal)).rejects.toMatchObject({ kind: "cancelled" });
   });

@@ -916,6 +916,8 @@ export const Limits = z.object({
   default_threshold_percent: z.number().int().gte(0),
   /** See [`MAX_AUTO_PER_MINUTE`]. */
   max_auto_per_minute: z.number().int().gte(0),
+  /** See [`MAX_CONVERSATION_BYTES`]. */
+  max_conversation_bytes: z.number().int().gte(0),
   /** See [`THRESHOLD_MAX`]. */
   threshold_max: z.number().int(),
   /** See [`THRESHOLD_MIN`]. */

@@ -29,6 +29,9 @@ Endpoints:
     GET    /requests             every LLM request so far:
                                  [{path, headers (lower-case), body}]
     DELETE /requests             clears the recorded list
+    GET    /hostile              every hostile request so far, in order:
+                                 [{mode, wire, closed}], closed true once the
+                                 server saw the client close the connection
 
 LLM requests are recorded before auth checks and fault handling, so tests
 can count attempts (retries included).
@@ -60,21 +63,34 @@ name gets a normal answer. Each wire format uses its own error bodies.
                         event, then close. Non-stream: OpenAI 500 /
                         Anthropic 529 with the same error body.
 
-Hostile modes (OpenAI wire), for the reliability tests: a server that is not
-merely broken but works against the client.
+Hostile modes, for the reliability tests: a server that is not merely broken
+but works against the client. OpenAI wire, unless marked:
     hostile-echo-key    401 whose JSON body and a header echo the request's key
+                        (also Anthropic: the key from x-api-key, Anthropic's body)
     hostile-echo-stream stream: the key in an answer delta, then in an error event
     hostile-endless     stream: deltas forever, as fast as the client reads
+                        (also Anthropic: content_block_delta events)
     hostile-drip        stream: one byte every 50 ms, forever
+    hostile-drip-error  500 whose JSON error body drips one byte every 50 ms
+                        (a Content-Length of 1 GB: it would take weeks)
+    hostile-stall-headers
+                        reads the request, then sends nothing at all (no
+                        status, no headers) until the client closes
     hostile-endless-line stream: ``data: `` then a line that never ends
+    hostile-malformed   stream: a delta, then an event whose data is not JSON
+                        and carries the request's key
     hostile-huge-error  500 with a 200 MB error body
     hostile-html        200 with an HTML page (a login portal, a proxy)
+Each hostile request is listed by GET /hostile; endless and stalling modes
+mark it closed when the client goes away (a failed write, or EOF while
+stalling), which is how tests see that the client really stopped.
 """
 
 import argparse
 import json
 import os
 import re
+import select
 import signal
 import socket
 import stat
@@ -169,6 +185,21 @@ class State:
         self.lock = threading.Lock()
         self.requests = []
         self.once_fired = set()  # (path, model) pairs whose one-shot fault fired
+        self.hostile = []  # {mode, wire, closed} per hostile request
+
+    def hostile_started(self, mode, wire):
+        entry = {"mode": mode, "wire": wire, "closed": False}
+        with self.lock:
+            self.hostile.append(entry)
+        return entry
+
+    def hostile_closed(self, entry):
+        with self.lock:
+            entry["closed"] = True
+
+    def hostile_snapshot(self):
+        with self.lock:
+            return [dict(e) for e in self.hostile]
 
     def record(self, path, headers, body):
         with self.lock:
@@ -348,6 +379,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(200, {"status": "ok"})
         elif path == "/requests":
             self.send_json(200, STATE.snapshot())
+        elif path == "/hostile":
+            self.send_json(200, STATE.hostile_snapshot())
         elif path in MODEL_PATHS:
             self.send_json(200, self.models_list())
         else:
@@ -515,13 +548,39 @@ class Handler(BaseHTTPRequestHandler):
         self.write_event("[DONE]")
         self.hang_up()
 
-    def hostile(self, mode, key):
-        """Plays a hostile server; endless modes end when the client goes away."""
+    def wait_for_close(self, seconds=600):
+        """Sends nothing; returns True once the client closes the connection (EOF or a reset)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if readable:
+                try:
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        return True
+                except OSError:
+                    return True
+                time.sleep(0.05)  # the client sent more bytes: not a close
+        return False
+
+    def hostile(self, mode, key, wire="openai"):
+        """Plays a hostile server; endless modes end when the client goes away, which the entry
+        of GET /hostile records."""
+        entry = STATE.hostile_started(mode, wire)
+
         def delta(text):
-            self.write_event({"choices": [{"index": 0, "delta": {"content": text},
-                                           "finish_reason": None}]})
+            if wire == "anthropic":
+                self.write_event({"type": "content_block_delta", "index": 0,
+                                  "delta": {"type": "text_delta", "text": text}},
+                                 event="content_block_delta")
+            else:
+                self.write_event({"choices": [{"index": 0, "delta": {"content": text},
+                                               "finish_reason": None}]})
         try:
-            if mode == "hostile-echo-key":
+            if mode == "hostile-echo-key" and wire == "anthropic":
+                self.send_json(401, anthropic_error("authentication_error",
+                                                    "invalid x-api-key: %s" % key),
+                               {"x-echo-key": key})
+            elif mode == "hostile-echo-key":
                 self.send_json(401, openai_error("Incorrect API key provided: %s." % key,
                                                  "invalid_request_error"),
                                {"x-echo-key": key})
@@ -533,6 +592,15 @@ class Handler(BaseHTTPRequestHandler):
                 self.hang_up()
             elif mode == "hostile-endless":
                 self.start_sse()
+                if wire == "anthropic":
+                    self.write_event({"type": "message_start", "message": {
+                        "id": "msg_hostile", "type": "message", "role": "assistant",
+                        "content": [], "model": mode, "stop_reason": None,
+                        "usage": {"input_tokens": 1, "output_tokens": 1}}},
+                        event="message_start")
+                    self.write_event({"type": "content_block_start", "index": 0,
+                                      "content_block": {"type": "text", "text": ""}},
+                                     event="content_block_start")
                 i = 0
                 while True:
                     delta("word%d " % i)
@@ -544,12 +612,32 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b":")
                     self.wfile.flush()
                     time.sleep(0.05)
+            elif mode == "hostile-drip-error":
+                self.send_response(500)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(1 << 30))
+                self.end_headers()
+                self.wfile.write(b'{"error": {"message": "')
+                while True:
+                    self.wfile.write(b"e")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            elif mode == "hostile-stall-headers":
+                self.close_connection = True
+                if self.wait_for_close():
+                    STATE.hostile_closed(entry)
             elif mode == "hostile-endless-line":
                 self.start_sse()
                 self.wfile.write(b'data: {"choices": [')
                 block = b"x" * 65536
                 while True:
                     self.wfile.write(block)
+            elif mode == "hostile-malformed":
+                self.start_sse()
+                delta("Partial answer")
+                self.write_event('{"choices": [ %s is not json' % key)
+                self.write_event("[DONE]")
+                self.hang_up()
             elif mode == "hostile-huge-error":
                 self.send_response(500)
                 self.send_header("Content-Type", "application/json")
@@ -567,6 +655,7 @@ class Handler(BaseHTTPRequestHandler):
                                                  "invalid_request_error"))
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+            STATE.hostile_closed(entry)
 
     def stream_fault(self, fault, delta, send_error, send_malformed):
         """Plays the part of a streaming fault both wire formats share, with each format's own
@@ -594,6 +683,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_anthropic(self, path, body):
         headers = {"request-id": "req_fixture"}
+        model = body.get("model") if isinstance(body, dict) else None
+        if isinstance(model, str) and model.startswith("hostile-"):
+            self.hostile(model, self.headers.get("x-api-key", "").strip(), wire="anthropic")
+            return
         if not self.key_ok(self.headers.get("x-api-key", "").strip()):
             self.send_json(401, ANTHROPIC_AUTH_ERROR, headers)
             return

@@ -183,7 +183,8 @@ pub(crate) fn read_conversation(file: &str) -> Result<Parsed, Failure> {
 }
 
 /// The largest input file read, in bytes: a bigger one is refused before it is read into memory.
-pub(crate) const MAX_INPUT_BYTES: u64 = 256 << 20;
+/// The core's limit, which the extension reads too.
+pub(crate) const MAX_INPUT_BYTES: u64 = condense_core::limits::MAX_CONVERSATION_BYTES;
 
 /// A whole text file, or stdin for `-`, of at most [`MAX_INPUT_BYTES`].
 pub(crate) fn read_text(file: &str) -> Result<String, Failure> {

@@ -1,7 +1,7 @@
 //! The host's capabilities: everything the core needs from outside, as traits the host implements
 //! (the CLI natively, the wasm bindings with the host's JS functions, tests with fakes): a clock,
 //! an HTTP client that streams the response body and honours an abort signal, and a timer for
-//! retry back-off. The core builds requests and parses responses; the host only moves bytes,
+//! retry back-off and for a request's deadline. The core builds requests and parses responses; the host only moves bytes,
 //! waits and tells the time. The lowest layer: it depends on no other module of the core.
 
 use std::pin::Pin;
@@ -93,14 +93,18 @@ impl HttpResponse {
 #[async_trait::async_trait(?Send)]
 pub trait HttpClient {
     /// Sends the request and returns once the status and headers are in. The client stops
-    /// reading, and ends the body with a `Cancelled` error, when `abort` fires.
+    /// reading, and ends the body with a `Cancelled` error, when `abort` fires. The core may drop
+    /// the returned future, or the body, before they end (the request's deadline passed): the
+    /// client then stops the request and closes its connection.
     async fn send(&self, request: HttpRequest, abort: &AbortSignal) -> Result<HttpResponse, TransportError>;
 }
 
-/// Waits. Implemented by the host; used for retry back-off only.
+/// Waits. Implemented by the host; used for retry back-off, and raced against a request's waits
+/// so that none outlasts its deadline.
 #[async_trait::async_trait(?Send)]
 pub trait Timer {
-    /// Resolves after `ms` milliseconds, or earlier when `abort` fires.
+    /// Resolves after `ms` milliseconds, or earlier when `abort` fires. It must not block the
+    /// thread while another future could make progress: the core polls it beside a request.
     async fn sleep(&self, ms: u64, abort: &AbortSignal);
 }
 

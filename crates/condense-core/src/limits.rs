@@ -1,5 +1,6 @@
 //! The numbers the core owns: threshold range and defaults, the request limit, the loop guard's
-//! rate, the defaults of a profile, and the automatic-condensation settings built on them. Hosts
+//! rate, the defaults of a profile, the largest conversation file a host reads, and the
+//! automatic-condensation settings built on them. Hosts
 //! and settings panels read these from the engine (never copies), and a test checks that the
 //! extension's `package.json` agrees with them.
 
@@ -24,6 +25,10 @@ pub const DEFAULT_PROVIDER: &str = "lossless";
 pub const DEFAULT_MAX_OUTPUT: usize = 4096;
 /// A profile that names no longest answer gets at most this share of its window, in percent.
 pub const DEFAULT_MAX_OUTPUT_WINDOW_PERCENT: usize = 25;
+
+/// The largest conversation file a host reads, in bytes (256 MB): a bigger one is refused, by its
+/// size, before it is read into memory (the CLI, and the extension's Open Session File…).
+pub const MAX_CONVERSATION_BYTES: u64 = 256 << 20;
 
 /// The longest answer of a profile that names none: [`DEFAULT_MAX_OUTPUT`], or a quarter of the
 /// window when that is smaller (a 4,096-token window answers in up to 1,024 tokens), so that the
@@ -118,6 +123,8 @@ pub struct Limits {
     pub default_provider: String,
     /// See [`DEFAULT_MAX_OUTPUT`].
     pub default_max_output: usize,
+    /// See [`MAX_CONVERSATION_BYTES`].
+    pub max_conversation_bytes: u64,
 }
 
 impl Limits {
@@ -132,6 +139,7 @@ impl Limits {
             max_auto_per_minute: MAX_AUTO_PER_MINUTE,
             default_provider: DEFAULT_PROVIDER.to_owned(),
             default_max_output: DEFAULT_MAX_OUTPUT,
+            max_conversation_bytes: MAX_CONVERSATION_BYTES,
         }
     }
 }

@@ -1,17 +1,19 @@
 //! The LLM client and the native provider over a scripted in-memory HTTP client: retries and
-//! their waits, aborts, never retrying after the first byte, usage and cost, and the native
-//! provider's refusals. (The same paths over real sockets are tested in the CLI crate.)
+//! their waits, aborts, never retrying after the first byte, usage and cost, the native
+//! provider's refusals, and the request's deadline in virtual time (a fake clock that only the
+//! fake timer and a dripping body move: no real time passes). (The same paths over real sockets
+//! are tested in the CLI crate.)
 
 mod common;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 use common::{StepClock, block_on, counter, text};
 use condense_core::ErrorKind;
 use condense_core::host::{
-    AbortSignal, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
+    AbortSignal, Clock, HttpClient, HttpRequest, HttpResponse, Timer, TransportError, TransportErrorKind,
 };
 use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, LlmProvider, PromptBundle, RetryPolicy, StreamEvent};
 use condense_core::{CondensationManager, CondensationOptions, Conversation, Role, Services, TokenCounter};
@@ -23,6 +25,12 @@ enum Reply {
     Http(u16, Vec<(String, String)>, Chunks),
     /// A body that never ends.
     Endless(Box<dyn FnMut(usize) -> Vec<u8>>),
+    /// A status and headers, then a body that never ends, each chunk `next(i)`.
+    EndlessWith(u16, Vec<(String, String)>, Box<dyn FnMut(usize) -> Vec<u8>>),
+    /// A body whose first chunk is this, then nothing, ever: the next read never resolves.
+    ThenStall(Vec<u8>),
+    /// No status, no headers, ever: the send never resolves (it fires the signal first, if any).
+    Stall(Option<AbortSignal>),
     Fail(TransportError),
 }
 
@@ -32,17 +40,61 @@ struct Scripted {
     sent: RefCell<Vec<HttpRequest>>,
     /// Fires this signal when the body's n-th chunk is read.
     abort_at_chunk: Option<(usize, AbortSignal)>,
+    /// Requests the client stopped before their end: a send or a body dropped unfinished, as a
+    /// real client closes the connection.
+    closed: Rc<Cell<usize>>,
+}
+
+/// Counts a request as closed when dropped before it ended.
+struct Connection {
+    closed: Rc<Cell<usize>>,
+    ended: bool,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.closed.set(self.closed.get() + 1);
+        }
+    }
 }
 
 #[async_trait::async_trait(?Send)]
 impl HttpClient for Scripted {
     async fn send(&self, request: HttpRequest, _: &AbortSignal) -> Result<HttpResponse, TransportError> {
         self.sent.borrow_mut().push(request);
-        match self.replies.borrow_mut().pop_front().expect("a scripted reply") {
+        let reply = self.replies.borrow_mut().pop_front().expect("a scripted reply");
+        let connection = || Connection { closed: Rc::clone(&self.closed), ended: false };
+        match reply {
             Reply::Fail(e) => Err(e),
+            Reply::Stall(abort) => {
+                let _open = connection();
+                if let Some(signal) = abort {
+                    signal.abort();
+                }
+                futures::future::pending().await
+            }
+            Reply::ThenStall(first) => {
+                let open = connection();
+                let body = futures::stream::once(async move { Ok(first) }).chain(futures::stream::once(
+                    async move {
+                        let _open = open;
+                        futures::future::pending::<Result<Vec<u8>, TransportError>>().await
+                    },
+                ));
+                Ok(HttpResponse { status: 200, headers: vec![], body: Box::pin(body) })
+            }
             Reply::Endless(mut next) => {
                 let body = futures::stream::iter((0..).map(move |i| Ok(next(i))));
                 Ok(HttpResponse { status: 200, headers: vec![], body: Box::pin(body) })
+            }
+            Reply::EndlessWith(status, headers, mut next) => {
+                let open = connection();
+                let body = futures::stream::iter((0..).map(move |i| {
+                    let _ = &open;
+                    Ok(next(i))
+                }));
+                Ok(HttpResponse { status, headers, body: Box::pin(body) })
             }
             Reply::Http(status, headers, chunks) => {
                 let abort = self.abort_at_chunk.clone();
@@ -423,4 +475,150 @@ fn a_server_dripping_bytes_ends_at_the_deadline_with_the_text_kept() {
     assert_eq!(e.kind, ErrorKind::LlmTimeout);
     assert!(e.message.contains("deadline of 3 s"), "{}", e.message);
     assert_eq!(e.partial, "Partial ");
+}
+
+/// Virtual time: a clock that moves only when the fake timer sleeps or a scripted body says time
+/// passed. The timer records each wait and returns at once (earlier, without moving the clock,
+/// when the abort signal has fired).
+#[derive(Default)]
+struct FakeTime {
+    now: Cell<f64>,
+    slept: RefCell<Vec<u64>>,
+}
+
+impl FakeTime {
+    fn pass(&self, ms: f64) {
+        self.now.set(self.now.get() + ms);
+    }
+}
+
+impl Clock for FakeTime {
+    fn now_ms(&self) -> f64 {
+        self.now.get()
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl Timer for FakeTime {
+    async fn sleep(&self, ms: u64, abort: &AbortSignal) {
+        if abort.is_aborted() {
+            return;
+        }
+        self.slept.borrow_mut().push(ms);
+        self.pass(ms as f64);
+    }
+}
+
+/// A client with a 3 s deadline, timed by `time` (clock and timer).
+fn timed(http: Rc<Scripted>, time: &Rc<FakeTime>, max_retries: u32) -> HttpLlm {
+    let profile = LlmProfile { deadline_secs: Some(3), ..profile() };
+    let retry = RetryPolicy { max_retries, ..Default::default() };
+    HttpLlm::new(profile, Some("k".into()), http, time.clone(), retry).unwrap().with_clock(time.clone())
+}
+
+#[test]
+fn a_server_that_never_sends_its_headers_is_stopped_at_the_deadline() {
+    let time = Rc::new(FakeTime::default());
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Stall(None));
+    let e = block_on(timed(http.clone(), &time, 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmTimeout, "{}", e.message);
+    assert_eq!(
+        e.message,
+        "the request took longer than its deadline of 3 s: stopped while waiting for the server to answer"
+    );
+    assert_eq!((e.attempts, http.sent.borrow().len()), (1, 1), "a deadline is not retried");
+    assert_eq!(http.closed.get(), 1, "the request was dropped, so the host closes it");
+    assert_eq!(time.now_ms(), 3000.0, "one wait, for the whole deadline");
+}
+
+#[test]
+fn an_abort_while_waiting_for_the_headers_ends_cancelled_at_once() {
+    let time = Rc::new(FakeTime::default());
+    let http = Rc::new(Scripted::default());
+    let abort = AbortSignal::new();
+    http.replies.borrow_mut().push_back(Reply::Stall(Some(abort.clone())));
+    let e = block_on(timed(http.clone(), &time, 3).complete(&bundle(), &abort)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmCancelled, "{}", e.message);
+    assert_eq!(http.closed.get(), 1);
+    assert_eq!(time.now_ms(), 0.0, "no time passed: the abort ended the wait");
+}
+
+#[test]
+fn a_dripping_error_body_or_page_ends_at_the_deadline_not_at_the_size_cap() {
+    let cases = [
+        (500, "application/json", "the body of the server's 500 error"),
+        (429, "application/json", "the body of the server's 429 error"),
+        (200, "text/html", "the HTML page the server sent"),
+    ];
+    for (status, content_type, what) in cases {
+        let time = Rc::new(FakeTime::default());
+        let http = Rc::new(Scripted::default());
+        // One byte every 50 ms: the 64 KiB cap would take almost an hour.
+        let read = Rc::new(Cell::new(0usize));
+        let (clock, count) = (Rc::clone(&time), Rc::clone(&read));
+        let drip = Box::new(move |_| {
+            clock.pass(50.0);
+            count.set(count.get() + 1);
+            b"e".to_vec()
+        });
+        let headers = vec![("content-type".to_owned(), content_type.to_owned())];
+        http.replies.borrow_mut().push_back(Reply::EndlessWith(status, headers, drip));
+        let e = block_on(timed(http.clone(), &time, 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::LlmTimeout, "{status}: {}", e.message);
+        assert!(
+            e.message.ends_with(&format!("deadline of 3 s: stopped while reading {what}")),
+            "{}",
+            e.message
+        );
+        if status != 200 {
+            assert_eq!(e.status, Some(status));
+        }
+        assert_eq!(e.attempts, 1, "{status}: not retried past the deadline");
+        assert_eq!(read.get(), 60, "{status}: 3 s of drip, not 64 KiB");
+        assert_eq!(http.closed.get(), 1, "{status}: the body was dropped unfinished");
+    }
+}
+
+#[test]
+fn a_retry_that_would_start_after_the_deadline_is_not_made() {
+    let time = Rc::new(FakeTime::default());
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().extend([
+        status(503, &[("Retry-After", "2")], r#"{"error":{"message":"overloaded"}}"#),
+        status(503, &[("Retry-After", "2")], r#"{"error":{"message":"still overloaded"}}"#),
+        Reply::Http(200, vec![], answer("too late", true)),
+    ]);
+    let e = block_on(timed(http.clone(), &time, 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!((e.kind, e.status, e.attempts), (ErrorKind::LlmServer, Some(503), 2), "{}", e.message);
+    assert_eq!(e.message, "still overloaded (not retried: the deadline of 3 s would pass first)");
+    assert_eq!(*time.slept.borrow(), [2000], "the first retry fit in the deadline, the second did not");
+    assert_eq!(http.sent.borrow().len(), 2);
+    assert_eq!(http.replies.borrow().len(), 1, "the answer was never asked for");
+}
+
+#[test]
+fn a_stall_in_the_middle_of_an_answer_ends_at_the_deadline_with_the_text_kept() {
+    let time = Rc::new(FakeTime::default());
+    let http = Rc::new(Scripted::default());
+    let head: Vec<u8> = answer("Partial ", false).into_iter().take(2).flat_map(Result::unwrap).collect();
+    http.replies.borrow_mut().push_back(Reply::ThenStall(head));
+    let e = block_on(timed(http.clone(), &time, 3).complete(&bundle(), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmTimeout);
+    assert!(e.message.ends_with("stopped while waiting for the rest of the answer"), "{}", e.message);
+    assert_eq!(e.partial, "Partial ");
+    assert_eq!(http.closed.get(), 1, "the body was dropped unfinished");
+}
+
+#[test]
+fn without_a_clock_there_is_no_deadline_and_the_timer_is_not_raced() {
+    let http = Rc::new(Scripted::default());
+    http.replies.borrow_mut().push_back(Reply::Http(200, vec![], answer("in time", true)));
+    let timer = Rc::new(RecordingTimer::default());
+    let profile = LlmProfile { deadline_secs: Some(1), ..profile() };
+    let retry = RetryPolicy { max_retries: 0, ..Default::default() };
+    let llm = HttpLlm::new(profile, Some("k".into()), http, timer.clone(), retry).unwrap();
+    let response = block_on(llm.complete(&bundle(), &AbortSignal::new())).unwrap();
+    assert_eq!(response.content, "in time");
+    assert!(timer.0.borrow().is_empty(), "no wait was started: {:?}", timer.0.borrow());
 }

@@ -346,7 +346,8 @@ pub enum SettingsToWebview {
         /// Settings that settings.json holds but could not be used.
         problems: Vec<SettingProblem>,
         /// The core's ranges and defaults: the page checks what is typed against them.
-        limits: Limits,
+        // Boxed so that the other messages stay small; the JSON is the same.
+        limits: Box<Limits>,
         /// The kinds of LLM profile, with their default base URLs, in the order the panel lists
         /// them.
         kinds: Vec<KindMetadata>,

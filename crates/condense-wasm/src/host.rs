@@ -173,7 +173,8 @@ impl Drop for Delay {
     }
 }
 
-/// Retry back-off: waits in short slices so that an abort ends the wait soon.
+/// Retry back-off, and the timer the core races against a request's waits (its deadline): waits
+/// in short slices so that an abort ends the wait soon; dropped, it clears its `setTimeout`.
 pub(crate) struct JsTimer;
 
 #[async_trait::async_trait(?Send)]
@@ -200,11 +201,30 @@ impl HttpClient for JsHttp {
             return Err(TransportError::new(TransportErrorKind::Cancelled, "cancelled before sending"));
         }
         host.in_flight.borrow_mut().push((abort.clone(), controller.clone()));
+        let mut waiting = Unanswered { host: host.as_ref(), controller: &controller, answered: false };
         let result = send(host, &request, abort, &controller).await;
+        waiting.answered = true;
         if result.is_err() {
             host.forget(&controller);
         }
         result
+    }
+}
+
+/// A request waiting for its headers. The core drops the wait when the request's deadline passes
+/// first: the fetch is then aborted, so the connection closes and no stray request runs on.
+struct Unanswered<'a> {
+    host: &'a JsHost,
+    controller: &'a JsValue,
+    answered: bool,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            abort_controller(self.controller);
+            self.host.forget(self.controller);
+        }
     }
 }
 
@@ -280,14 +300,17 @@ struct Reading {
 
 impl Drop for Reading {
     fn drop(&mut self) {
-        // The core stopped reading (done, failed or dropped): release the stream and the request.
-        if let Some(reader) = self.reader.take()
-            && let Ok(cancel) = get(&reader, "cancel").dyn_into::<Function>()
-            && let Ok(p) = cancel.call0(&reader)
-            // A rejected cancel must not surface as an unhandled rejection.
-            && let Ok(catch) = get(&p, "catch").dyn_into::<Function>()
-        {
-            let _ = catch.call1(&p, &Closure::once_into_js(|_: JsValue| {}));
+        // The core stopped reading (done, failed, or dropped at its deadline): release the stream
+        // and, when it had not ended, abort the request so its connection closes.
+        if let Some(reader) = self.reader.take() {
+            if let Ok(cancel) = get(&reader, "cancel").dyn_into::<Function>()
+                && let Ok(p) = cancel.call0(&reader)
+                // A rejected cancel must not surface as an unhandled rejection.
+                && let Ok(catch) = get(&p, "catch").dyn_into::<Function>()
+            {
+                let _ = catch.call1(&p, &Closure::once_into_js(|_: JsValue| {}));
+            }
+            abort_controller(&self.controller);
         }
         self.host.forget(&self.controller);
     }

@@ -1,15 +1,24 @@
-// A tiny server for the page tests: the built webview (dist/) in a page like the one the extension
-// writes, under the same strict CSP (as a header and as a meta tag), with VS Code's theme
-// variables from a stylesheet (light, dark or high contrast, by ?theme=), hosting the chat view or
-// the settings panel (by ?view=).
+// A tiny server for the page tests: the built webview (dist/) in the very page the extension
+// writes — extension/src/webviewHtml.ts, compiled here with esbuild and called, so the page and
+// its strict CSP (sent as a header too) cannot drift from the extension's — with what VS Code adds
+// around a webview: its theme's variables from a stylesheet (light, dark or high contrast, by
+// ?theme=) and the body's theme class. It hosts the chat view or the settings panel (by ?view=).
 
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
+import { transform } from "esbuild";
 
 const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
 const themes = fileURLToPath(new URL("./themes.css", import.meta.url));
+const pageSource = fileURLToPath(new URL("../../../extension/src/webviewHtml.ts", import.meta.url));
+
+/** The extension's own page writer: `webviewHtml` and `contentSecurityPolicy`. */
+async function extensionPage() {
+  const { code } = await transform(await readFile(pageSource, "utf8"), { loader: "ts", format: "esm" });
+  return import(`data:text/javascript;base64,${Buffer.from(code).toString("base64")}`);
+}
 
 /** The class VS Code puts on the webview's body for each kind of theme. */
 const THEMES = { dark: "vscode-dark", light: "vscode-light", hc: "vscode-high-contrast" };
@@ -18,12 +27,17 @@ const TYPES = { ".js": "text/javascript; charset=utf-8", ".css": "text/css; char
 
 /** Starts the server on 127.0.0.1 (a free port); `close()` stops it. */
 export async function startServer() {
+  const { webviewHtml, contentSecurityPolicy } = await extensionPage();
   const nonce = randomBytes(16).toString("base64");
   /** Every request, with its status, so tests can see nothing else was asked for. */
   const requests = [];
   let origin = "";
-  const csp = () =>
-    `default-src 'none'; img-src ${origin} data:; font-src ${origin}; style-src ${origin}; script-src 'nonce-${nonce}';`;
+  const csp = () => contentSecurityPolicy(origin, nonce);
+  const page = (theme, view) =>
+    aroundThePage(
+      webviewHtml({ cspSource: origin, script: "/dist/chat.js", style: "/dist/chat.css", title: `Context Condenser ${view}`, view, nonce }),
+      theme,
+    );
 
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", origin);
@@ -36,7 +50,7 @@ export async function startServer() {
       if (url.pathname === "/") {
         const theme = THEMES[url.searchParams.get("theme") ?? "dark"] ?? THEMES.dark;
         const view = url.searchParams.get("view") === "settings" ? "settings" : "chat";
-        return send(200, "text/html; charset=utf-8", page(theme, view, csp(), nonce));
+        return send(200, "text/html; charset=utf-8", page(theme, view));
       }
       if (url.pathname === "/themes.css") return send(200, TYPES[".css"], await readFile(themes));
       if (url.pathname === "/dist/chat.js") return send(200, TYPES[".js"], await readFile(`${dist}chat.js`));
@@ -60,21 +74,16 @@ export async function startServer() {
   };
 }
 
-function page(themeClass, view, csp, nonce) {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/themes.css">
-<link rel="stylesheet" href="/dist/chat.css">
-<title>Context Condenser ${view}</title>
-</head>
-<body class="${themeClass}">
-<div id="root" data-view="${view}"></div>
-<script type="module" nonce="${nonce}" src="/dist/chat.js"></script>
-</body>
-</html>`;
+/** What VS Code adds around a webview's page: its theme's variables (a stylesheet here) and the
+ *  body's theme class; and no favicon request. Fails loudly if the page's shape changed. */
+function aroundThePage(html, themeClass) {
+  const edits = [
+    ["</head>", `<link rel="icon" href="data:,">\n<link rel="stylesheet" href="/themes.css">\n</head>`],
+    ["<body>", `<body class="${themeClass}">`],
+  ];
+  for (const [from, to] of edits) {
+    if (!html.includes(from)) throw new Error(`the extension's page has no ${JSON.stringify(from)}: update server.mjs`);
+    html = html.replace(from, to);
+  }
+  return html;
 }

@@ -66,6 +66,7 @@ export const LIMITS: Limits = {
   max_auto_per_minute: 3,
   default_provider: "lossless",
   default_max_output: 4096,
+  max_conversation_bytes: 256 * 1024 * 1024,
 };
 
 /** The core's kinds of profile (engine.hostMetadata().kinds). */

@@ -110,10 +110,16 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
-/// Waits up to `within` for the process to be gone (killing is not instant, reaping even less).
+/// How long a test waits for something that must happen before it gives up and fails: not a
+/// claim about how fast anything is (the project makes none in tests), only a guard so that a
+/// hang fails with a message instead of stalling the run. Far beyond any normal run.
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits for the process to be gone (killing is not instant, reaping even less); false when it
+/// is still there after the hang guard.
 #[cfg(unix)]
-pub fn gone(pid: i32, within: std::time::Duration) -> bool {
-    let until = std::time::Instant::now() + within;
+pub fn gone(pid: i32) -> bool {
+    let until = std::time::Instant::now() + HANG_GUARD;
     while alive(pid) {
         if std::time::Instant::now() >= until {
             return false;
@@ -121,4 +127,42 @@ pub fn gone(pid: i32, within: std::time::Duration) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     true
+}
+
+/// Runs `work` on a thread of its own and returns its result (a panic in it is the test's). If it
+/// has not ended after the hang guard, the test fails, naming `what` hung.
+pub fn hang_guard<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    match result.recv_timeout(HANG_GUARD) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the worker ended without a result or a panic"),
+        },
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("hang guard: {what} had not ended after {} s", HANG_GUARD.as_secs())
+        }
+    }
+}
+
+/// Waits until the fixture server saw the client close the connection of its last request in
+/// `mode` over `wire` (`openai` or `anthropic`; GET /hostile); fails, with what the server last
+/// said, when the hang guard passes first.
+pub fn server_saw_it_closed(server: &Server, mode: &str, wire: &str) {
+    let url = format!("http://127.0.0.1:{}/hostile", server.port);
+    let until = std::time::Instant::now() + HANG_GUARD;
+    let mut last = Value::Null;
+    while std::time::Instant::now() < until {
+        let mut response = ureq::get(&url).call().unwrap();
+        let all: Vec<Value> = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        last = all.into_iter().rev().find(|e| e["mode"] == mode && e["wire"] == wire).unwrap_or(Value::Null);
+        if last["closed"] == true {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("hang guard: the server never saw the {wire} {mode} request closed (last: {last})");
 }

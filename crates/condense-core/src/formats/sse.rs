@@ -63,10 +63,14 @@ impl SseParser {
         }
         let mut events = Vec::new();
         let mut start = 0;
-        if self.after_cr && self.buffer.first() == Some(&b'\n') {
-            start = 1;
+        // A CR that ended the last bytes pairs with an LF first in these; bytes that bring
+        // nothing (an empty chunk) leave the question open.
+        if self.after_cr && !self.buffer.is_empty() {
+            if self.buffer[0] == b'\n' {
+                start = 1;
+            }
+            self.after_cr = false;
         }
-        self.after_cr = false;
         while let Some(offset) = self.buffer[start..].iter().position(|&b| b == b'\n' || b == b'\r') {
             let end = start + offset;
             let line = String::from_utf8_lossy(&self.buffer[start..end]).into_owned();
@@ -182,18 +186,41 @@ mod tests {
         assert_eq!(events[0].data, "{\"t\":\"héllo ✓\"}");
     }
 
-    /// Feeds the stream whole and byte by byte; both must give `want`.
+    /// Feeds the stream in every way the cases are checked: whole, byte by byte, and each of
+    /// those with empty chunks around (an empty chunk first, after the whole, and between every
+    /// byte). All must give the same events and the same pending state.
     fn both_ways(stream: &[u8]) -> (Vec<SseEvent>, bool) {
-        let mut whole = SseParser::new();
-        let events = whole.feed(stream);
-        let mut bytewise = SseParser::new();
-        let mut split = Vec::new();
-        for b in stream {
-            split.extend(bytewise.feed(std::slice::from_ref(b)));
+        let feed = |chunks: &[&[u8]]| {
+            let mut parser = SseParser::new();
+            let events: Vec<SseEvent> = chunks.iter().flat_map(|c| parser.feed(c)).collect();
+            (events, parser.has_pending())
+        };
+        let empty: &[u8] = b"";
+        let bytes: Vec<&[u8]> = stream.iter().map(std::slice::from_ref).collect();
+        let whole = feed(&[stream]);
+        let ways: [(&str, Vec<&[u8]>); 4] = [
+            ("byte by byte", bytes.clone()),
+            ("whole between empty chunks", vec![empty, stream, empty, empty]),
+            ("byte by byte with an empty chunk between every byte", {
+                let mut v = vec![empty];
+                for b in &bytes {
+                    v.extend([*b, empty]);
+                }
+                v
+            }),
+            ("byte by byte with two empty chunks between every byte", {
+                bytes.iter().flat_map(|b| [*b, empty, empty]).collect()
+            }),
+        ];
+        for (way, chunks) in ways {
+            assert_eq!(
+                feed(&chunks),
+                whole,
+                "whole and {way} differ for {:?}",
+                String::from_utf8_lossy(stream)
+            );
         }
-        assert_eq!(events, split, "whole and byte by byte differ for {:?}", String::from_utf8_lossy(stream));
-        assert_eq!(whole.has_pending(), bytewise.has_pending());
-        (events, whole.has_pending())
+        whole
     }
 
     fn ev(event: Option<&str>, data: &str) -> SseEvent {
@@ -218,6 +245,8 @@ mod tests {
                 false,
             ),
             (b"event: x\rdata: 1\rdata: 2\r\r", vec![ev(Some("x"), "1\n2")], false),
+            // A CRLF is one line end wherever the chunks split it: two data lines, one event.
+            (b"data: a\r\ndata: b\r\n\r\n", vec![ev(None, "a\nb")], false),
             // A field without a colon has an empty value; one space after the colon is dropped.
             (b"data\ndata:  two spaces\ndata:none\n\n", vec![ev(None, "\n two spaces\nnone")], false),
             // Comments, unknown fields, id and retry do not make or change events.
@@ -246,6 +275,18 @@ mod tests {
         assert_eq!(parser.feed(b"data: a\r"), vec![]);
         assert_eq!(parser.feed(b"\n\r"), vec![ev(None, "a")]);
         assert_eq!(parser.feed(b"\ndata: b\r\r"), vec![ev(None, "b")]);
+        assert!(!parser.has_pending());
+    }
+
+    #[test]
+    fn an_empty_chunk_between_a_cr_and_its_lf_does_not_part_them() {
+        // Once, the empty chunk forgot the CR, so the LF counted as a blank line and dispatched
+        // the event before its second data line.
+        let mut parser = SseParser::new();
+        assert_eq!(parser.feed(b"data: a\r"), vec![]);
+        assert_eq!(parser.feed(b""), vec![]);
+        assert_eq!(parser.feed(b""), vec![]);
+        assert_eq!(parser.feed(b"\ndata: b\r\n\r\n"), vec![ev(None, "a\nb")]);
         assert!(!parser.has_pending());
     }
 

@@ -1,10 +1,14 @@
 //! The HTTP client for the OpenAI, Anthropic and OpenAI-compatible APIs: [`HttpLlm`], with
-//! bounded retries before the first byte of an answer.
+//! bounded retries before the first byte of an answer, and a deadline on the whole request
+//! (waiting for the headers, reading an error body, the waits between retries, the answer).
 
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::future::Future;
 use std::rc::Rc;
 
 use futures::StreamExt;
+use futures::future::Either;
 use futures::stream::LocalBoxStream;
 
 use super::prompt::{ApiAdapter, PromptAdapter, PromptBundle};
@@ -110,8 +114,10 @@ impl HttpLlm {
     }
 
     /// Times every request by the host's clock, so that one past the profile's deadline ends in
-    /// `llm_timeout` (a server dripping bytes never trips the idle timeout). Without a clock there
-    /// is no deadline.
+    /// `llm_timeout` (a server dripping bytes never trips the idle timeout). The deadline covers
+    /// the whole request: every wait of it (for the headers, for a chunk of an answer or of an
+    /// error body) is raced against the host's timer set to the time left, and a retry that would
+    /// start after it does not start. Without a clock there is no deadline.
     pub fn with_clock(mut self, clock: Rc<dyn Clock>) -> Self {
         self.clock = Some(clock);
         self
@@ -147,7 +153,12 @@ impl LlmProvider for HttpLlm {
             held: String::new(),
             max_tokens: api.max_tokens,
             answer_cap: answer_cap(api.max_tokens),
-            started: None,
+            deadline: Deadline {
+                clock: self.clock.as_deref(),
+                timer: self.timer.as_ref(),
+                ms: self.profile.deadline_ms(),
+                started: Cell::new(None),
+            },
             attempts: 0,
             pending: VecDeque::new(),
         };
@@ -160,6 +171,63 @@ impl LlmProvider for HttpLlm {
 /// times over (servers overshoot a little, never this much), at least 64 KiB, at most 64 MiB.
 pub fn answer_cap(max_tokens: usize) -> usize {
     max_tokens.saturating_mul(16).clamp(64 << 10, 64 << 20)
+}
+
+/// The profile's deadline for one request, by the host's clock, counted from the first reading
+/// (when the request is first polled). Without a clock there is none.
+struct Deadline<'a> {
+    clock: Option<&'a dyn Clock>,
+    timer: &'a dyn Timer,
+    ms: u64,
+    started: Cell<Option<f64>>,
+}
+
+/// Why a wait ended before the work it waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The request's deadline passed.
+    Deadline,
+    /// The abort signal fired.
+    Cancelled,
+}
+
+impl Deadline<'_> {
+    /// Milliseconds left, by the clock read now; `None` without a clock.
+    fn left(&self) -> Option<f64> {
+        let now = self.clock?.now_ms();
+        let started = self.started.get().unwrap_or(now);
+        self.started.set(Some(started));
+        Some(self.ms as f64 - (now - started))
+    }
+
+    /// Waits for `work`, but not past the deadline nor past an abort: the host's timer, set to
+    /// the time left, is raced against it, and `work` is dropped when the timer wins (the host
+    /// then stops the request). The core reads no clock of its own: a timer that wakes early
+    /// only makes it look at the host's clock again.
+    async fn wait<T>(&self, work: impl Future<Output = T>, abort: &AbortSignal) -> Result<T, Stop> {
+        let mut work = std::pin::pin!(work);
+        loop {
+            let Some(left) = self.left() else { return Ok(work.await) };
+            if left <= 0.0 {
+                return Err(Stop::Deadline);
+            }
+            let sleep = self.timer.sleep(left.ceil() as u64, abort);
+            match futures::future::select(work.as_mut(), sleep).await {
+                Either::Left((out, _)) => return Ok(out),
+                Either::Right(_) if abort.is_aborted() => return Err(Stop::Cancelled),
+                Either::Right(_) => {}
+            }
+        }
+    }
+
+    /// The error of a request stopped by its deadline; `during` says what it was waiting for.
+    fn error(&self, during: &str) -> LlmError {
+        let secs = self.ms / 1000;
+        LlmError::new(
+            ErrorKind::LlmTimeout,
+            format!("the request took longer than its deadline of {secs} s: stopped{during}"),
+        )
+    }
 }
 
 enum Phase {
@@ -183,8 +251,8 @@ struct Run<'a> {
     max_tokens: usize,
     /// The most bytes of answer text taken before the stream is stopped.
     answer_cap: usize,
-    /// When the request was first sent, by the host's clock.
-    started: Option<f64>,
+    /// The deadline of the whole request.
+    deadline: Deadline<'a>,
     attempts: u32,
     pending: VecDeque<StreamEvent>,
 }
@@ -196,11 +264,7 @@ impl Run<'_> {
                 return Some(chunk);
             }
             if self.past_deadline() {
-                let secs = self.llm.profile.deadline_ms() / 1000;
-                let e = LlmError::new(
-                    ErrorKind::LlmTimeout,
-                    format!("the request took longer than its deadline of {secs} s: stopped"),
-                );
+                let e = self.deadline.error("");
                 self.fail(e);
                 continue;
             }
@@ -216,17 +280,22 @@ impl Run<'_> {
                         self.fail(cancelled());
                         continue;
                     }
-                    match body.next().await {
-                        Some(Ok(bytes)) => {
+                    match self.deadline.wait(body.next(), &self.abort).await {
+                        Err(Stop::Deadline) => {
+                            let e = self.deadline.error(" while waiting for the rest of the answer");
+                            self.fail(e);
+                        }
+                        Err(Stop::Cancelled) => self.fail(cancelled()),
+                        Ok(Some(Ok(bytes))) => {
                             self.phase = Phase::Body(body);
                             self.bytes(&bytes);
                         }
-                        Some(Err(t)) => self.fail(transport(t)),
-                        None if self.decoder.finish_reason.is_some() && !self.parser.has_pending() => {
+                        Ok(Some(Err(t))) => self.fail(transport(t)),
+                        Ok(None) if self.decoder.finish_reason.is_some() && !self.parser.has_pending() => {
                             // Some servers close after the stop reason without an end marker.
                             self.finish();
                         }
-                        None => self.fail(LlmError::new(
+                        Ok(None) => self.fail(LlmError::new(
                             ErrorKind::LlmMalformedStream,
                             "the connection closed before the answer was complete",
                         )),
@@ -237,14 +306,11 @@ impl Run<'_> {
     }
 
     /// Whether the request, still running, has passed the profile's deadline.
-    fn past_deadline(&mut self) -> bool {
-        let Some(clock) = &self.llm.clock else { return false };
+    fn past_deadline(&self) -> bool {
         if matches!(self.phase, Phase::Done | Phase::Failed(_)) {
             return false;
         }
-        let now = clock.now_ms();
-        let started = *self.started.get_or_insert(now);
-        now - started > self.llm.profile.deadline_ms() as f64
+        self.deadline.left().is_some_and(|left| left <= 0.0)
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
@@ -345,48 +411,92 @@ impl Run<'_> {
     }
 
     /// Sends the request until it is answered with success, or retries are spent. Retries
-    /// happen only here, before any byte of an answer.
+    /// happen only here, before any byte of an answer. Every wait is bounded by the deadline: for
+    /// the headers, for an error body or a page, and a retry that would start after it is not
+    /// made.
     async fn connect(&mut self, request: HttpRequest) -> Result<BodyStream, LlmError> {
         let policy = self.llm.retry;
-        loop {
+        let stopped = |stop: Stop, during: &str| match stop {
+            Stop::Deadline => self.deadline.error(during),
+            Stop::Cancelled => cancelled(),
+        };
+        let mut attempts = self.attempts;
+        let outcome = loop {
             if self.abort.is_aborted() {
-                return Err(cancelled());
+                break Err(cancelled());
             }
-            self.attempts += 1;
-            let error = match self.llm.http.send(request.clone(), &self.abort).await {
-                Ok(response) if (200..300).contains(&response.status) => {
+            attempts += 1;
+            let sent =
+                self.deadline.wait(self.llm.http.send(request.clone(), &self.abort), &self.abort).await;
+            let error = match sent {
+                Err(stop) => break Err(stopped(stop, " while waiting for the server to answer")),
+                Ok(Ok(response)) if (200..300).contains(&response.status) => {
                     // A login portal or a proxy's page is not an answer: say so, not "malformed".
                     let html = response
                         .header("content-type")
                         .is_some_and(|t| t.to_ascii_lowercase().contains("text/html"));
                     if !html {
-                        return Ok(response.body);
+                        break Ok(response.body);
                     }
-                    let page = read_error_body(response.body).await;
+                    let page = match self.read_error_body(response.body).await {
+                        Ok(page) => page,
+                        Err(stop) => {
+                            break Err(stopped(stop, " while reading the HTML page the server sent"));
+                        }
+                    };
                     let head: String =
                         page.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(200).collect();
-                    return Err(LlmError::new(
+                    break Err(LlmError::new(
                         ErrorKind::LlmMalformedStream,
                         format!(
                             "the server answered with an HTML page, not an event stream (is the base URL right?): {head}"
                         ),
                     ));
                 }
-                Ok(response) => {
+                Ok(Ok(response)) => {
                     let retry_after = retry_after_ms(&response);
                     let status = response.status;
-                    let body = read_error_body(response.body).await;
-                    self.llm.wire.status_error(status, retry_after, &body)
+                    match self.read_error_body(response.body).await {
+                        Ok(body) => self.llm.wire.status_error(status, retry_after, &body),
+                        Err(stop) => {
+                            let during = format!(" while reading the body of the server's {status} error");
+                            let mut e = stopped(stop, &during);
+                            e.status = Some(status);
+                            break Err(e);
+                        }
+                    }
                 }
-                Err(t) => transport(t),
+                Ok(Err(t)) => transport(t),
             };
-            let retry = self.attempts; // the retry this would be, 1-based
+            let retry = attempts; // the retry this would be, 1-based
             if !error.is_retryable() || retry > policy.max_retries {
-                return Err(error);
+                break Err(error);
             }
-            let Some(ms) = policy.delay_ms(retry, error.retry_after_ms) else { return Err(error) };
+            let Some(ms) = policy.delay_ms(retry, error.retry_after_ms) else { break Err(error) };
+            if self.deadline.left().is_some_and(|left| ms as f64 >= left) {
+                let mut error = error;
+                let secs = self.deadline.ms / 1000;
+                error.message =
+                    format!("{} (not retried: the deadline of {secs} s would pass first)", error.message);
+                break Err(error);
+            }
             self.llm.timer.sleep(ms, &self.abort).await;
+        };
+        self.attempts = attempts;
+        outcome
+    }
+
+    /// An error body, up to 64 KiB: enough for any error message, bounded against a runaway
+    /// server; read within the deadline, so a body that drips ends with it.
+    async fn read_error_body(&self, mut body: BodyStream) -> Result<String, Stop> {
+        let mut bytes = Vec::new();
+        while let Some(Ok(chunk)) = self.deadline.wait(body.next(), &self.abort).await? {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > 64 * 1024 {
+                break;
+            }
         }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
 
@@ -412,18 +522,6 @@ fn retry_after_ms(response: &HttpResponse) -> Option<u64> {
         .header("retry-after")
         .and_then(|v| v.trim().parse::<f64>().ok())
         .map(|s| (s.max(0.0) * 1000.0) as u64)
-}
-
-/// An error body, up to 64 KiB: enough for any error message, bounded against a runaway server.
-async fn read_error_body(mut body: BodyStream) -> String {
-    let mut bytes = Vec::new();
-    while let Some(Ok(chunk)) = body.next().await {
-        bytes.extend_from_slice(&chunk);
-        if bytes.len() > 64 * 1024 {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]
