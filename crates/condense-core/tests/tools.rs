@@ -295,3 +295,60 @@ fn a_cli_profile_is_checked_when_its_client_is_made() {
     assert!(err(cli_profile("codex", "sonnet")).contains("its models: gpt-5-codex"));
     assert!(err(LlmProfile::new("x", LlmKind::Cli, "m", 1000)).contains("needs a tool"));
 }
+
+mod hostile_paths {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn hostile() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(" ".to_owned()),
+                Just("'".to_owned()),
+                Just("\"".to_owned()),
+                Just("$HOME".to_owned()),
+                Just("$(id)".to_owned()),
+                Just("`id`".to_owned()),
+                Just("\n".to_owned()),
+                Just(";|&><*?".to_owned()),
+                Just("{model}".to_owned()),
+                "[a-zA-Z0-9._-]{1,6}",
+            ],
+            1..6,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        /// The program is the path the host found, whole, whatever it holds: never split, never
+        /// an argument, never read as template syntax; the file placeholders stay parts for the
+        /// host to fill in.
+        #[test]
+        fn the_program_is_the_found_path_whole(dir in hostile(), name in hostile(), model in hostile()) {
+            let program = format!("/opt/{dir}/{name}");
+            let yaml = format!(
+                "tools:\n  p:\n    binary: {}\n    command_template: \"{{binary}} -m {{model}} --in={{prompt_file}} {{output_file}}\"\n    models: [{}]\n    output: {{ format: text, source: output_file }}\n",
+                serde_json::to_string(&program).unwrap(),
+                serde_json::to_string(&model).unwrap(),
+            );
+            let registry = ToolRegistry::strict(&[ToolSource { origin: "p.yaml".into(), text: yaml }]).unwrap();
+            let host = Rc::new(Host::with(&[program.as_str()]).answer("", 0, ""));
+            let runner = Rc::clone(&host) as Rc<dyn CommandRunner>;
+            let tool = GenericAdapter::new(registry.get("p").unwrap().clone(), runner);
+            let located = tool.locate();
+            prop_assert_eq!(located.found.as_deref(), Some(program.as_str()));
+            let _ = block_on(tool.execute(&request(&model, "the prompt"), &AbortSignal::new()));
+            let runs = host.runs.borrow();
+            prop_assert_eq!(&runs[0].program, &program);
+            prop_assert_eq!(
+                &runs[0].args,
+                &vec![
+                    text("-m"),
+                    text(&model),
+                    vec![ArgPart::Text { text: "--in=".into() }, ArgPart::PromptFile],
+                    vec![ArgPart::OutputFile]
+                ]
+            );
+        }
+    }
+}
