@@ -299,7 +299,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     await this.postState();
     const onEvent = (event: AgentEvent) => {
       this.post({ type: "event", taskId: task.id, event });
-      if (event.type === "Error" && (event.error.kind === "llm_auth" || event.error.kind === "llm_config")) {
+      if (event.type === "Error" && ["llm_auth", "llm_config", "llm_tool_unsupported"].includes(event.error.kind)) {
         this.host.report(event.error, options.llm.profile.id);
       }
     };

@@ -72,7 +72,7 @@ export type CondensationRecord = z.output<typeof CondensationRecord>;
 export type CondensationRecordInput = z.input<typeof CondensationRecord>;
 
 /** Every kind of failure the core, the bindings and the host report. Serialized in snake_case (`llm_auth`, `provider_disabled`, …); the names are a public contract. */
-export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_response_too_large"]);
+export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]);
 export type ErrorKind = z.output<typeof ErrorKind>;
 export type ErrorKindInput = z.input<typeof ErrorKind>;
 
@@ -974,6 +974,11 @@ export const MessageTokens = z.object({
 export type MessageTokens = z.output<typeof MessageTokens>;
 export type MessageTokensInput = z.input<typeof MessageTokens>;
 
+/** What a model is asked to do: answer the chat, or write the summaries of condensations. A CLI tool's entry lists the uses it serves (`capabilities: [chat, summarize]`); an HTTP model serves both. */
+export const ModelUse = z.enum(["chat", "summarize"]);
+export type ModelUse = z.output<typeof ModelUse>;
+export type ModelUseInput = z.input<typeof ModelUse>;
+
 /** How a preview ended when there is nothing to apply. */
 export const PreviewFailure = z.object({
   /** What the run spent anyway (a model that answered before the run failed). */
@@ -1285,8 +1290,8 @@ export type ToolConfigErrorInput = z.input<typeof ToolConfigError>;
 
 /** A CLI tool as the settings panel lists it: its entry, and whether its program is there. */
 export const ToolStatus = z.object({
-  /** What it is used for (`chat`, `summarize`). */
-  capabilities: z.array(z.string()),
+  /** What it may be used for: the chat model (`chat`), the condensing model (`summarize`). */
+  capabilities: z.array(ModelUse),
   /** The context window of its models, in tokens, when the entry states it. */
   contextWindow: z.number().int().gte(0).nullable().optional(),
   /** The program's path, when it was found. */

@@ -8,13 +8,13 @@ use std::rc::Rc;
 use futures::executor::block_on;
 use serde_json::json;
 
-use condense_core::ErrorKind;
 use condense_core::host::{
     AbortSignal, ArgPart, CommandError, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec,
 };
-use condense_core::llm::{CliLlm, LlmProvider, PromptBundle, collect};
+use condense_core::llm::{CliLlm, LlmProvider, ModelUse, PromptBundle, collect};
 use condense_core::profile::{LlmKind, LlmProfile, Usage};
 use condense_core::tools::*;
+use condense_core::{ErrorKind, TokenCounter};
 
 /// A host with a file system of executables, an environment, and scripted runs.
 #[derive(Default)]
@@ -294,6 +294,130 @@ fn a_cli_profile_is_checked_when_its_client_is_made() {
     assert!(err(cli_profile("nope", "m")).contains("known tools: claude-code, codex, gemini"));
     assert!(err(cli_profile("codex", "sonnet")).contains("its models: gpt-5-codex"));
     assert!(err(LlmProfile::new("x", LlmKind::Cli, "m", 1000)).contains("needs a tool"));
+}
+
+/// Two tools, each serving one use only, with their programs on the PATH.
+fn one_use_tools() -> ToolRegistry {
+    let entry = |id: &str, uses: &str| {
+        format!(
+            "  {id}:\n    binary: {id}\n    command_template: \"{{binary}} --model {{model}}\"\n    models: [m]\n    capabilities: [{uses}]\n    output: {{ format: text }}\n"
+        )
+    };
+    let text = format!("tools:\n{}{}", entry("chatter", "chat"), entry("summarizer", "summarize"));
+    ToolRegistry::strict(&[ToolSource { origin: "uses.yaml".into(), text }]).unwrap()
+}
+
+fn one_use_llm(tool: &str, host: &Rc<Host>) -> CliLlm {
+    CliLlm::new(cli_profile(tool, "m"), &one_use_tools(), Rc::clone(host) as Rc<dyn CommandRunner>).unwrap()
+}
+
+/// A chat long enough for the native summary.
+fn long_chat() -> condense_core::agent::ChatTask {
+    use condense_core::model::{ContentBlock, Message, Role};
+    let mut task = condense_core::agent::ChatTask::new("t", 0);
+    for i in 1..=12 {
+        let role = if i % 2 == 1 { Role::User } else { Role::Assistant };
+        let text = format!("Turn {i}: {}", "the parser keeps its state between calls ".repeat(10));
+        task.conversation.messages.push(Message::new(format!("m{i}"), role, vec![ContentBlock::text(text)]));
+    }
+    task
+}
+
+#[test]
+fn a_tool_without_summarize_is_never_the_condensing_model() {
+    use condense_core::{CondensationManager, CondensationOptions, Services};
+    let host = Rc::new(Host::with(&["/usr/bin/chatter", "/usr/bin/summarizer"]));
+    let chatter = one_use_llm("chatter", &host);
+    assert!(chatter.serves(ModelUse::Chat).is_ok());
+    let e = chatter.serves(ModelUse::Summarize).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolUnsupported);
+    assert!(
+        e.message.contains("tool 'chatter' cannot be the condensing model")
+            && e.message.contains("capabilities are [chat]"),
+        "{}",
+        e.message
+    );
+
+    let task = long_chat();
+    let conversation = &task.conversation;
+    let manager = CondensationManager::with_builtin_providers();
+    let counter = condense_core::TiktokenCounter::for_model("gpt-4o");
+    let clock = condense_core::testing::StepClock::default();
+    let services = || Services::new(&counter, &clock).with_llm(&chatter);
+    // native: a typed error, the conversation untouched, nothing run, nothing estimated.
+    let result =
+        block_on(manager.condense(conversation, Some("native"), CondensationOptions::default(), services()))
+            .unwrap();
+    let error = result.error.as_ref().expect("the run fails");
+    assert_eq!(error.kind, ErrorKind::LlmToolUnsupported, "{}", error.message);
+    assert_eq!(result.messages, conversation.messages);
+    let estimate =
+        manager.estimate(conversation, Some("native"), CondensationOptions::default(), services()).unwrap();
+    assert_eq!(estimate, 0.0);
+    // smart: its native pass is skipped, saying why; the other passes still run.
+    let before = counter.count_request(None, &conversation.api_view());
+    let smart = CondensationOptions {
+        target_tokens: Some(before / 3),
+        config: json!({"passes": "native,truncation"}),
+        ..Default::default()
+    };
+    let result = block_on(manager.condense(conversation, Some("smart"), smart, services())).unwrap();
+    assert!(result.is_ok(), "{:?}", result.error);
+    let passes = result.metrics.unwrap().passes();
+    let native = passes.iter().find(|p| p.pass == "native").unwrap();
+    assert!(
+        native.skipped.as_deref().is_some_and(|s| s.contains("cannot be the condensing model")),
+        "{native:?}"
+    );
+    assert!(host.runs.borrow().is_empty(), "the tool never ran");
+    // The summarizer may condense: the same native run reaches the tool.
+    let summarizer = one_use_llm("summarizer", &host);
+    host.outcomes.borrow_mut().push_back(Ok(CommandOutput {
+        exit_code: Some(0),
+        stdout: "The user and the assistant discussed the parser's state.".into(),
+        stderr: String::new(),
+        output_file: None,
+    }));
+    let services = Services::new(&counter, &clock).with_llm(&summarizer);
+    let result =
+        block_on(manager.condense(conversation, Some("native"), CondensationOptions::default(), services))
+            .unwrap();
+    assert!(result.is_ok(), "{:?}", result.error);
+    assert_eq!(host.runs.borrow().len(), 1);
+}
+
+#[test]
+fn a_tool_without_chat_is_never_the_chat_model() {
+    use condense_core::agent::{AgentEvent, AgentInput, DefaultAgent};
+    use condense_core::testing::TurnBench;
+    let host = Rc::new(Host::with(&["/usr/bin/chatter", "/usr/bin/summarizer"]));
+    let summarizer = one_use_llm("summarizer", &host);
+    let bench = TurnBench::new();
+    let mut agent = DefaultAgent::new(long_chat());
+    let events =
+        bench.run(&mut agent, &summarizer, None, AgentInput::User { content: "Go on".into() }, 1, |_, _| {});
+    let error = events
+        .iter()
+        .find_map(|e| {
+            if let AgentEvent::Error { error, retryable, .. } = e { Some((error, *retryable)) } else { None }
+        })
+        .expect("an error event");
+    assert_eq!(error.0.kind, ErrorKind::LlmToolUnsupported);
+    assert!(error.0.message.contains("tool 'summarizer' cannot be the chat model"), "{}", error.0.message);
+    assert!(!error.1, "not retryable");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::MessageStart { .. } | AgentEvent::CondenseStart { .. }))
+    );
+    assert!(host.runs.borrow().is_empty(), "nothing was sent");
+    // Test Connection for the uses a profile is set up for: refused before it runs.
+    let clock = condense_core::testing::StepClock::default();
+    let abort = AbortSignal::new();
+    let e = block_on(condense_core::llm::test_connection(&summarizer, &[ModelUse::Chat], &clock, &abort))
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolUnsupported);
+    assert!(host.runs.borrow().is_empty());
 }
 
 mod hostile_paths {

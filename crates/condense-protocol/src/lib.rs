@@ -33,7 +33,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
     use condense_core::config::ConfigField;
     use condense_core::host::{CommandError, CommandOutput, CommandSpec};
     use condense_core::limits::{AutoCondense, Limits};
-    use condense_core::llm::{ConnectionReport, LlmProfile, PromptBundle};
+    use condense_core::llm::{ConnectionReport, LlmProfile, ModelUse, PromptBundle};
     use condense_core::registry::{ProviderConfig, ProviderConfigUpdate, ProviderInfo};
     use condense_core::settings::{HostMetadata, ProviderEntry, SettingChange};
     use condense_core::tokens::TokenReport;
@@ -77,6 +77,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatApplied,
         calls::ChatPin,
         PreviewOutcome,
+        ModelUse,
         calls::TaskHandle,
         calls::ChatStep,
         calls::UndoResult,

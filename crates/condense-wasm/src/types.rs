@@ -31,6 +31,7 @@ import type {
   ChatPin,
   CondensationPreviewInput,
   PreviewOutcome,
+  ModelUse,
   CommandErrorKind,
   CommandOutput,
   CommandSpec,

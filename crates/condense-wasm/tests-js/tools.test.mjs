@@ -134,6 +134,40 @@ test("the tool's failures are typed: not found, failed with stderr, timeout, and
   assert.equal(hanging.runs[0].signal.aborted, true, "cancel fires the signal the host's run was given");
 });
 
+test("a tool is only what its entry's capabilities say: the chat model, the condensing model", async () => {
+  const { engine, runs } = makeHost({ installed: { claude: CLAUDE, sum: "/opt/fake/bin/sum" } });
+  const errors = engine.setToolSources([
+    {
+      origin: "uses.yaml",
+      text: "tools:\n  sum:\n    binary: sum\n    command_template: \"{binary} --model {model}\"\n    models: [m]\n    capabilities: [summarize]\n    output: { format: text }\n",
+    },
+  ]);
+  assert.deepEqual(errors, []);
+  const status = engine.tools().find((t) => t.id === "sum");
+  assert.deepEqual(status.capabilities, ["summarize"]);
+  assert.deepEqual(engine.tools().find((t) => t.id === "claude-code").capabilities, ["chat", "summarize"]);
+  const sum = cliProfile("m", "sum");
+  // Test Connection as the chat profile: refused before the tool runs; as the condensing one, it runs.
+  await assert.rejects(
+    engine.testConnection({ profile: sum }, "probe", ["chat"]),
+    (e) => e.kind === "llm_tool_unsupported" && /tool 'sum' cannot be the chat model/.test(e.message) && /\[summarize\]/.test(e.message),
+  );
+  assert.equal(runs.length, 0);
+  await engine.testConnection({ profile: sum }, "probe", ["summarize"]);
+  assert.equal(runs.length, 1);
+  // A chat turn with it as the chat model: a typed error event, nothing run.
+  const events = [];
+  const task = engine.newChat("t", 0);
+  await engine.chat(task, { type: "user", content: "Hi" }, { llm: { profile: sum }, nowMs: 1 }, (e) => events.push(e));
+  const error = events.find((e) => e.type === "Error");
+  assert.equal(error?.error.kind, "llm_tool_unsupported", JSON.stringify(events));
+  assert.equal(runs.length, 1);
+  // An unknown capability is a located error of its file.
+  const [bad] = engine.setToolSources([{ origin: "bad.yaml", text: "tools:\n  x:\n    binary: x\n    command_template: \"{binary}\"\n    models: [m]\n    capabilities: [chat, draw]\n    output: { format: text }\n" }]);
+  assert.deepEqual([bad.origin, bad.line, bad.column], ["bad.yaml", 6, 26]);
+  assert.match(bad.message, /draw/);
+});
+
 test("a bad profile or a host that cannot run programs is llm_config", async () => {
   const { engine } = makeHost();
   await assert.rejects(

@@ -8,7 +8,7 @@ use super::config::{OutputSource, PromptVia, ToolEntry};
 use super::output::normalize;
 use crate::error::{ErrorKind, LlmError, redact_secrets};
 use crate::host::{AbortSignal, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec};
-use crate::profile::Usage;
+use crate::profile::{ModelUse, Usage};
 
 /// The longest prompt passed as one argument (Linux refuses a single argument over 128 KiB).
 pub const MAX_PROMPT_ARGUMENT_BYTES: usize = 100_000;
@@ -52,8 +52,8 @@ pub struct Located {
 /// The contract of a tool adapter: what it can do, which models it takes, and one run.
 #[async_trait::async_trait(?Send)]
 pub trait ToolAdapter {
-    /// What the tool is used for (`chat`, `summarize`).
-    fn capabilities(&self) -> &[String];
+    /// What the tool may be used for: the chat model, the condensing model.
+    fn capabilities(&self) -> &[ModelUse];
 
     /// Whether the tool takes the model; the error names the models it takes.
     fn validate_model(&self, model: &str) -> Result<(), LlmError>;
@@ -217,8 +217,8 @@ impl GenericAdapter {
 
 #[async_trait::async_trait(?Send)]
 impl ToolAdapter for GenericAdapter {
-    fn capabilities(&self) -> &[String] {
-        &self.entry.config.capabilities
+    fn capabilities(&self) -> &[ModelUse] {
+        self.entry.capabilities()
     }
 
     fn validate_model(&self, model: &str) -> Result<(), LlmError> {
