@@ -979,6 +979,27 @@ export const ModelUse = z.enum(["chat", "summarize"]);
 export type ModelUse = z.output<typeof ModelUse>;
 export type ModelUseInput = z.input<typeof ModelUse>;
 
+/** What a provider needs besides the conversation. */
+export const Needs = z.enum(["nothing", "llm", "person"]);
+export type Needs = z.output<typeof Needs>;
+export type NeedsInput = z.input<typeof Needs>;
+
+/** What a preview shows before its provider runs: the provider's own estimate. */
+export const PreviewEstimate = z.object({
+  /** The provider's estimate of the cost, in US dollars (0 for the LLM-free providers). */
+  estimated_cost: z.number(),
+  /** What it needs besides the conversation: nothing, an LLM (the wait is the model writing the summary), or a person's pasted answer. */
+  needs: Needs,
+  /** The provider about to run. */
+  provider_id: z.string(),
+  /** The chat (or file) the preview is made for. */
+  task_id: z.string(),
+  /** Tokens of the request now. */
+  tokens_before: z.number().int().gte(0),
+});
+export type PreviewEstimate = z.output<typeof PreviewEstimate>;
+export type PreviewEstimateInput = z.input<typeof PreviewEstimate>;
+
 /** How a preview ended when there is nothing to apply. */
 export const PreviewFailure = z.object({
   /** What the run spent anyway (a model that answered before the run failed). */
@@ -1553,8 +1574,10 @@ export const ToWebview = z.discriminatedUnion("type", [
     taskId: z.string(),
     type: z.literal("event"),
   }),
-  /** A condensation preview opened (`preview` set: its panel shows it with Apply and Discard), failed (`failure` set) or closed (neither). */
+  /** A condensation preview being made (`running`, with the provider's `estimate` once the core made it: tokens before and the estimated cost, before any LLM call), opened (`preview` set: its panel shows it with Apply and Discard), failed (`failure` set) or closed (none of them). */
   z.object({
+    /** The provider's estimate, made before it runs. */
+    estimate: PreviewEstimate.optional(),
     /** Why there is nothing to show. */
     failure: PreviewFailure.optional(),
     /** The preview to show. */

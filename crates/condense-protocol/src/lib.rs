@@ -29,7 +29,9 @@ pub const HEADER: &str = "\
 
 /// Every type that crosses a boundary, with the types they use.
 fn definitions() -> BTreeMap<String, serde_json::Value> {
-    use condense_core::agent::{AgentEvent, AgentInput, ChatTask, ContextStatus, PreviewOutcome};
+    use condense_core::agent::{
+        AgentEvent, AgentInput, ChatTask, ContextStatus, PreviewEstimate, PreviewOutcome,
+    };
     use condense_core::config::ConfigField;
     use condense_core::host::{CommandError, CommandOutput, CommandSpec};
     use condense_core::limits::{AutoCondense, Limits};
@@ -76,6 +78,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatUndo,
         calls::ChatApplied,
         calls::ChatPin,
+        PreviewEstimate,
         PreviewOutcome,
         ModelUse,
         calls::TaskHandle,

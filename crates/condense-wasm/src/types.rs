@@ -30,6 +30,7 @@ import type {
   ChatApplied,
   ChatPin,
   CondensationPreviewInput,
+  PreviewEstimate,
   PreviewOutcome,
   ModelUse,
   CommandErrorKind,
