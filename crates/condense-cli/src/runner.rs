@@ -18,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use condense_core::host::{
     AbortSignal, ArgPart, CommandError, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec,
+    MAX_SHIM_BYTES,
 };
 
 /// How often the wait loop looks at the program, the abort signal and the clock.
@@ -121,6 +122,14 @@ impl CommandRunner for NativeRunner {
     async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError> {
         let base = self.temp_base.clone().unwrap_or_else(std::env::temp_dir);
         run_blocking(&spec, &base, abort)
+    }
+
+    fn read_text(&self, path: &str) -> Option<String> {
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_file() || meta.len() > MAX_SHIM_BYTES as u64 {
+            return None;
+        }
+        std::fs::read_to_string(path).ok()
     }
 }
 

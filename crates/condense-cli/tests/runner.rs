@@ -323,3 +323,20 @@ fn platform_and_environment_come_from_the_host() {
     assert_eq!(NativeRunner::new().env_var("PATH"), std::env::var("PATH").ok());
     assert_eq!(NativeRunner::new().env_var("CONDENSE_SURELY_UNSET_VARIABLE_1234"), None);
 }
+
+#[test]
+fn read_text_reads_a_small_file_for_the_core_and_nothing_else() {
+    let dir = std::env::temp_dir().join(format!("condense-read-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shim = dir.join("claude.cmd");
+    std::fs::write(&shim, "@ECHO off\r\n\"%dp0%\\x.exe\"   %*\r\n").unwrap();
+    let big = dir.join("big.cmd");
+    std::fs::write(&big, "x".repeat(condense_core::host::MAX_SHIM_BYTES + 1)).unwrap();
+    let runner = NativeRunner::new();
+    let read = |p: &std::path::Path| runner.read_text(p.to_str().unwrap());
+    assert_eq!(read(&shim).as_deref(), Some("@ECHO off\r\n\"%dp0%\\x.exe\"   %*\r\n"));
+    assert_eq!(read(&big), None);
+    assert_eq!(read(&dir.join("missing.cmd")), None);
+    assert_eq!(read(&dir), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

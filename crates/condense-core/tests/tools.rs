@@ -19,7 +19,11 @@ use condense_core::{ErrorKind, TokenCounter};
 /// A host with a file system of executables, an environment, and scripted runs.
 #[derive(Default)]
 struct Host {
+    /// `linux` when empty.
+    platform: String,
     executables: Vec<String>,
+    /// Files the host reads for the core (`read_text`).
+    files: BTreeMap<String, String>,
     env: BTreeMap<String, String>,
     outcomes: RefCell<VecDeque<Result<CommandOutput, CommandError>>>,
     runs: RefCell<Vec<CommandSpec>>,
@@ -53,18 +57,22 @@ impl Host {
 #[async_trait::async_trait(?Send)]
 impl CommandRunner for Host {
     fn platform(&self) -> String {
-        "linux".into()
+        if self.platform.is_empty() { "linux".into() } else { self.platform.clone() }
     }
     fn env_var(&self, name: &str) -> Option<String> {
         self.env.get(name).cloned()
     }
     fn locate(&self, program: &str) -> Option<String> {
-        let path = if program.contains('/') { program.to_owned() } else { format!("/usr/bin/{program}") };
+        let path =
+            if program.contains(['/', '\\']) { program.to_owned() } else { format!("/usr/bin/{program}") };
         self.executables.contains(&path).then_some(path)
     }
     async fn run(&self, spec: CommandSpec, _abort: &AbortSignal) -> Result<CommandOutput, CommandError> {
         self.runs.borrow_mut().push(spec);
         self.outcomes.borrow_mut().pop_front().expect("a scripted outcome")
+    }
+    fn read_text(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
     }
 }
 
@@ -475,4 +483,108 @@ mod hostile_paths {
             );
         }
     }
+}
+
+// Windows: the shipped paths point at npm's .cmd shims, which only a shell runs. The adapter
+// reads the shim and starts its program directly.
+
+/// Where the shipped entries look: `${APPDATA}/npm`, as written (Windows takes either separator).
+const NPM: &str = r"C:\Users\ann\AppData\Roaming/npm";
+
+/// What npm's cmd-shim writes (npm 7 and later) for a package script run by node.
+fn npm_shim(script: &str) -> String {
+    format!(
+        "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n\r\n\
+         IF EXIST \"%dp0%\\node.exe\" (\r\n  SET \"_prog=%dp0%\\node.exe\"\r\n) ELSE (\r\n  SET \"_prog=node\"\r\n  \
+         SET PATHEXT=%PATHEXT:;.JS;=;%\r\n)\r\n\r\nendLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & \"%_prog%\"  \
+         \"%dp0%\\{script}\" %*\r\n"
+    )
+}
+
+fn windows(executables: &[&str], files: &[(&str, String)]) -> Host {
+    let mut host = Host::with(executables);
+    host.platform = "windows".into();
+    host.env.insert("APPDATA".into(), r"C:\Users\ann\AppData\Roaming".into());
+    host.files = files.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+    host
+}
+
+#[test]
+fn on_windows_an_npm_shim_is_never_run_its_node_script_is() {
+    let shim = format!("{NPM}/claude.cmd");
+    let script = r"node_modules\@anthropic-ai\claude-code\cli.js";
+    // The shipped entry finds the shim in %APPDATA%\npm; node is on the PATH (not beside it).
+    let host =
+        windows(&[&shim, "/usr/bin/node"], &[(&shim, npm_shim(script))]).answer(&claude_json("Done."), 0, "");
+    let (tool, host) = adapter("claude-code", host);
+    assert_eq!(tool.locate().found.as_deref(), Some(shim.as_str()), "the status still names the shim");
+    let answer = block_on(tool.execute(&request("sonnet", "Summarize"), &AbortSignal::new())).unwrap();
+    assert_eq!(answer.text, "Done.");
+    let runs = host.runs.borrow();
+    assert_eq!(runs[0].program, "/usr/bin/node");
+    let mut expected = vec![text(&format!(r"{NPM}\{script}"))];
+    expected.extend(
+        ["-p", "--output-format", "json", "--model", "sonnet", "--max-turns", "1"].iter().map(|a| text(a)),
+    );
+    assert_eq!(runs[0].args, expected);
+    assert_eq!(runs[0].stdin.as_deref(), Some("Summarize"));
+}
+
+#[test]
+fn on_windows_the_node_beside_the_shim_comes_first_and_an_executable_shim_starts_the_executable() {
+    let shim = format!("{NPM}/gemini.cmd");
+    let beside = format!(r"{NPM}\node.exe");
+    let script = r"node_modules\@google\gemini-cli\dist\index.js";
+    let host = windows(&[&shim, &beside, "/usr/bin/node"], &[(&shim, npm_shim(script))]).answer(
+        r#"{"response": "Hi."}"#,
+        0,
+        "",
+    );
+    let (tool, host) = adapter("gemini", host);
+    block_on(tool.execute(&request("gemini-2.5-flash", "Hello"), &AbortSignal::new())).unwrap();
+    assert_eq!(host.runs.borrow()[0].program, beside);
+    assert_eq!(host.runs.borrow()[0].args[0], text(&format!(r"{NPM}\{script}")));
+
+    // A shim of a native program (no #! line): the program itself, with the template's arguments only.
+    let shim = format!("{NPM}/codex.cmd");
+    let exe = format!(r"{NPM}\node_modules\@openai\codex\bin\codex.exe");
+    let text_of_shim = "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n\"%dp0%\\node_modules\\@openai\\codex\\bin\\codex.exe\"   %*\r\n";
+    let event = r#"{"type":"item.completed","item":{"type":"agent_message","text":"Yes."}}"#;
+    let host = windows(&[&shim, &exe], &[(&shim, text_of_shim.to_owned())]).answer(event, 0, "");
+    let (tool, host) = adapter("codex", host);
+    block_on(tool.execute(&request("gpt-5-codex", "Hello"), &AbortSignal::new())).unwrap();
+    assert_eq!(host.runs.borrow()[0].program, exe);
+    assert_eq!(host.runs.borrow()[0].args[0], text("exec"));
+}
+
+#[test]
+fn on_windows_a_batch_file_that_is_not_an_npm_shim_is_refused_and_nothing_runs() {
+    let shim = format!("{NPM}/claude.cmd");
+    for (files, why) in [
+        (
+            vec![(shim.as_str(), "@echo off\r\ncall C:\\tools\\claude.bat %*\r\n".to_owned())],
+            "not an npm shim",
+        ),
+        (vec![], "could not be read"),
+    ] {
+        let (tool, host) = adapter("claude-code", windows(&[&shim], &files));
+        let e = block_on(tool.execute(&request("sonnet", "Hi"), &AbortSignal::new())).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::LlmConfig, "{}", e.message);
+        assert!(e.message.contains("only a shell runs") && e.message.contains(why), "{}", e.message);
+        assert!(host.runs.borrow().is_empty());
+    }
+    // Node nowhere: the shim's script cannot be started.
+    let (tool, host) =
+        adapter("claude-code", windows(&[&shim], &[(&shim, npm_shim(r"node_modules\x\cli.js"))]));
+    let e = block_on(tool.execute(&request("sonnet", "Hi"), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolNotFound, "{}", e.message);
+    assert!(host.runs.borrow().is_empty());
+    // On Linux a file named .cmd is a program like any other.
+    let (tool, host) =
+        adapter("claude-code", Host::with(&["/opt/claude.cmd"]).answer(&claude_json("Ok."), 0, ""));
+    let mut entry = tool.entry().clone();
+    entry.config.binary.value = "/opt/claude.cmd".into();
+    let tool = GenericAdapter::new(entry, Rc::clone(&host) as Rc<dyn CommandRunner>);
+    block_on(tool.execute(&request("sonnet", "Hi"), &AbortSignal::new())).unwrap();
+    assert_eq!(host.runs.borrow()[0].program, "/opt/claude.cmd");
 }
