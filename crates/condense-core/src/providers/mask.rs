@@ -482,11 +482,13 @@ impl CondensationProvider for MaskProvider {
             apply(candidates[i], &mut total, &mut replaced, false);
         }
         if replaced.is_empty() {
+            let client_note = match client.len() {
+                0 => String::new(),
+                n => format!("; {n} client context blocks, none but the latest of its kind and that large"),
+            };
             return Err(CondenseError::NothingToCondense(format!(
-                "{} tool results and {} client context blocks, none older than the last {} (the latest of \
-                 each kind of client context) and of {} tokens or more to mask",
+                "{} tool results, none older than the last {} and of {} tokens or more to mask{client_note}",
                 results.len(),
-                client.len(),
                 config.keep_results,
                 config.min_tokens
             )));
