@@ -12,6 +12,7 @@ import type {
   ChatTask,
   CondensationPreview,
   ContextStatus,
+  PreviewEstimate,
   PreviewOutcome,
   PreviewSource,
 } from "@context-condenser/protocol";
@@ -309,7 +310,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     await this.postState();
     const onEvent = (event: AgentEvent) => {
       this.post({ type: "event", taskId: task.id, event });
-      if (event.type === "Error" && (event.error.kind === "llm_auth" || event.error.kind === "llm_config")) {
+      if (event.type === "Error" && ["llm_auth", "llm_config", "llm_tool_unsupported"].includes(event.error.kind)) {
         this.host.report(event.error, options.llm.profile.id);
       }
     };
@@ -417,23 +418,25 @@ export class ChatView implements vscode.WebviewViewProvider {
   }
 
   /** Tells the view what the preview panel shows. */
-  private postPreview(source: PreviewSource, outcome?: PreviewOutcome, running = false): void {
+  private postPreview(source: PreviewSource, outcome?: PreviewOutcome, running = false, estimate?: PreviewEstimate): void {
     this.post({
       type: "preview",
       source,
       running,
+      ...(estimate ? { estimate } : {}),
       ...(outcome?.status === "ready" ? { preview: outcome.preview } : {}),
       ...(outcome?.status === "failed" ? { failure: outcome.failure } : {}),
     });
   }
 
   /**
-   * Shows a preview in the view: `run` makes it (the LLM writes any summary now, once), `apply`
-   * applies exactly that preview later. The chat is busy while the preview is made.
+   * Shows a preview in the view: `run` makes it (the LLM writes any summary now, once), handing
+   * the core's estimate to `onEstimate` before the provider runs, which the view shows at once;
+   * `apply` applies exactly that preview later. The chat is busy while the preview is made.
    */
   async showPreview(
     source: PreviewSource,
-    run: () => Promise<PreviewOutcome>,
+    run: (onEstimate: (estimate: PreviewEstimate) => void) => Promise<PreviewOutcome>,
     apply: (preview: CondensationPreview) => Promise<string>,
   ): Promise<void> {
     await this.restored;
@@ -446,11 +449,15 @@ export class ChatView implements vscode.WebviewViewProvider {
     await this.postState();
     this.postPreview(source, undefined, true);
     let outcome: PreviewOutcome;
+    let finished = false;
     try {
-      outcome = await run();
+      outcome = await run((estimate) => {
+        if (!finished) this.postPreview(source, undefined, true, estimate);
+      });
     } catch (e) {
       outcome = { status: "failed", failure: { error: asFailure(e), estimated_cost: 0, cost: 0 } };
     } finally {
+      finished = true;
       this.busy = false;
       this.turnEngine = undefined;
       await this.postState();
@@ -504,7 +511,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     const engine = this.host.engine();
     await this.showPreview(
       { kind: "chat" },
-      () => engine.previewChat(task, { ...options, nowMs: Date.now() }),
+      (onEstimate) => engine.previewChat(task, { ...options, nowMs: Date.now() }, onEstimate),
       async (preview) => {
         if (!this.task) throw new Error("no chat is open");
         const applied = this.host.engine().applyPreview(this.task, preview, Date.now());

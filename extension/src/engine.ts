@@ -4,7 +4,7 @@
 
 import * as path from "node:path";
 import type { CondenseEngine, Host } from "../wasm/condense_wasm";
-import { type RunnerOptions, locate, platformName, runCommand } from "./runner";
+import { type RunnerOptions, locate, platformName, readText, runCommand } from "./runner";
 
 export interface LogSink {
   info(message: string): void;
@@ -128,6 +128,7 @@ export function makeHost(log: LogSink, runner: RunnerOptions = {}): Host {
     platform: platformName(),
     envVar: (name) => process.env[name],
     locate: (program) => locate(program),
+    readText: (file) => readText(file),
     run: (spec, signal) => runCommand(spec, signal, runner),
   };
 }

@@ -50,6 +50,8 @@ export function advise(f: Failure, profileId?: string): Advice {
       return { text: `The LLM server is rate-limiting requests; try again shortly. (${f.message})`, actions: [SHOW_LOG], severity: "warning" };
     case "llm_tool_not_found":
       return { text: `The CLI tool${profile} is not installed where it was looked for: ${f.message}`, actions: [OPEN_SETTINGS, SHOW_LOG], severity: "warning" };
+    case "llm_tool_unsupported":
+      return { text: `The CLI tool${profile} cannot serve here: ${f.message}`, actions: [OPEN_SETTINGS], severity: "warning" };
     case "llm_tool_failed":
       return { text: `The CLI tool${profile} failed: ${f.message}`, actions: [SHOW_LOG], severity: "error" };
     case "llm_network":

@@ -193,7 +193,7 @@ export class FileCommands {
     const doc = target.doc;
     await this.chat.showPreview(
       { kind: "file", name: vscode.workspace.asRelativePath(doc.uri) },
-      () => engine.previewConversation(target.conversation, { llm, model: chatModel(this.holder) }),
+      (onEstimate) => engine.previewConversation(target.conversation, { llm, model: chatModel(this.holder) }, onEstimate),
       async (preview) => {
         const now = this.holder.engine.parseConversation(doc.getText());
         const applied = this.holder.engine.applyPreviewToConversation(now, preview);

@@ -7,7 +7,7 @@
 
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import type { LlmProfile, ToolConfigError } from "@context-condenser/protocol";
+import type { LlmProfile, ModelUse, ToolConfigError } from "@context-condenser/protocol";
 import { asFailure } from "./errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "@context-condenser/protocol";
 import { secretName } from "./secrets";
@@ -165,8 +165,14 @@ export class SettingsPanel implements vscode.Disposable {
     }
     // A cli profile runs a program that holds its own login: it has no key.
     const apiKey = profile.kind === "cli" ? undefined : ((await this.host.secrets.get(secretName(profileId))) ?? undefined);
+    // What the profile is chosen to be (the chat profile, the condensing profile): the core
+    // refuses a CLI tool whose entry leaves that out, before it runs.
+    const settings = this.host.settings().settings;
+    const uses: ModelUse[] = [];
+    if (settings.chatProfile === profileId) uses.push("chat");
+    if (settings.condensingProfile === profileId) uses.push("summarize");
     try {
-      const report = await this.host.engine().testConnection({ profile, apiKey, maxRetries: 0 }, `probe:${profileId}`);
+      const report = await this.host.engine().testConnection({ profile, apiKey, maxRetries: 0 }, `probe:${profileId}`, uses);
       this.host.log.info(`test connection "${profileId}": ${Math.round(report.latencyMs)} ms, model ${report.model}`);
       this.post({ type: "testResult", profileId, report: { latencyMs: report.latencyMs, model: report.model, reply: report.reply } });
     } catch (e) {

@@ -70,7 +70,8 @@ export class FirstRun {
 
     progress({ state: "testing", message: `Testing ${profile.model}…` });
     try {
-      const report = await this.holder.engine.testConnection({ profile, apiKey, maxRetries: 0 }, "first-run");
+      // The chat profile: a CLI tool whose entry leaves out `chat` is refused before it runs.
+      const report = await this.holder.engine.testConnection({ profile, apiKey, maxRetries: 0 }, "first-run", ["chat"]);
       this.log.info(`first run: "${profile.id}" answered in ${Math.round(report.latencyMs)} ms (model ${report.model})`);
     } catch (e) {
       const { kind, message } = asFailure(e);

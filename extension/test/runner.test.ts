@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { ArgPart, CommandSpec } from "@context-condenser/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CommandRejection, locate, platformName, runCommand } from "../src/runner";
+import { CommandRejection, locate, platformName, readText, runCommand } from "../src/runner";
 
 const posix = process.platform !== "win32";
 let dir: string;
@@ -165,6 +165,18 @@ describe.runIf(posix)("locate", () => {
   it("tries each PATHEXT extension on Windows", () => {
     fs.writeFileSync(path.join(dir, "wintool.CMD"), "@echo off");
     expect(locate("wintool", { PATH: dir, PATHEXT: ".EXE;.CMD" }, "win32")).toBe(path.join(dir, "wintool.CMD"));
+  });
+});
+
+describe.runIf(posix)("readText", () => {
+  it("reads a small file for the core (a .cmd shim), and nothing else", () => {
+    const shim = path.join(dir, "claude.cmd");
+    fs.writeFileSync(shim, '@ECHO off\r\n"%dp0%\\node_modules\\x\\x.exe"   %*\r\n');
+    expect(readText(shim)).toBe('@ECHO off\r\n"%dp0%\\node_modules\\x\\x.exe"   %*\r\n');
+    fs.writeFileSync(path.join(dir, "big.cmd"), "x".repeat(64 * 1024 + 1));
+    expect(readText(path.join(dir, "big.cmd"))).toBeUndefined();
+    expect(readText(path.join(dir, "missing.cmd"))).toBeUndefined();
+    expect(readText(dir)).toBeUndefined();
   });
 });
 

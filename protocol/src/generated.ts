@@ -72,7 +72,7 @@ export type CondensationRecord = z.output<typeof CondensationRecord>;
 export type CondensationRecordInput = z.input<typeof CondensationRecord>;
 
 /** Every kind of failure the core, the bindings and the host report. Serialized in snake_case (`llm_auth`, `provider_disabled`, …); the names are a public contract. */
-export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_response_too_large"]);
+export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]);
 export type ErrorKind = z.output<typeof ErrorKind>;
 export type ErrorKindInput = z.input<typeof ErrorKind>;
 
@@ -976,6 +976,32 @@ export const MessageTokens = z.object({
 export type MessageTokens = z.output<typeof MessageTokens>;
 export type MessageTokensInput = z.input<typeof MessageTokens>;
 
+/** What a model is asked to do: answer the chat, or write the summaries of condensations. A CLI tool's entry lists the uses it serves (`capabilities: [chat, summarize]`); an HTTP model serves both. */
+export const ModelUse = z.enum(["chat", "summarize"]);
+export type ModelUse = z.output<typeof ModelUse>;
+export type ModelUseInput = z.input<typeof ModelUse>;
+
+/** What a provider needs besides the conversation. */
+export const Needs = z.enum(["nothing", "llm", "person"]);
+export type Needs = z.output<typeof Needs>;
+export type NeedsInput = z.input<typeof Needs>;
+
+/** What a preview shows before its provider runs: the provider's own estimate. */
+export const PreviewEstimate = z.object({
+  /** The provider's estimate of the cost, in US dollars (0 for the LLM-free providers). */
+  estimated_cost: z.number(),
+  /** What it needs besides the conversation: nothing, an LLM (the wait is the model writing the summary), or a person's pasted answer. */
+  needs: Needs,
+  /** The provider about to run. */
+  provider_id: z.string(),
+  /** The chat (or file) the preview is made for. */
+  task_id: z.string(),
+  /** Tokens of the request now. */
+  tokens_before: z.number().int().gte(0),
+});
+export type PreviewEstimate = z.output<typeof PreviewEstimate>;
+export type PreviewEstimateInput = z.input<typeof PreviewEstimate>;
+
 /** How a preview ended when there is nothing to apply. */
 export const PreviewFailure = z.object({
   /** What the run spent anyway (a model that answered before the run failed). */
@@ -1287,8 +1313,8 @@ export type ToolConfigErrorInput = z.input<typeof ToolConfigError>;
 
 /** A CLI tool as the settings panel lists it: its entry, and whether its program is there. */
 export const ToolStatus = z.object({
-  /** What it is used for (`chat`, `summarize`). */
-  capabilities: z.array(z.string()),
+  /** What it may be used for: the chat model (`chat`), the condensing model (`summarize`). */
+  capabilities: z.array(ModelUse),
   /** The context window of its models, in tokens, when the entry states it. */
   contextWindow: z.number().int().gte(0).nullable().optional(),
   /** The program's path, when it was found. */
@@ -1550,8 +1576,10 @@ export const ToWebview = z.discriminatedUnion("type", [
     taskId: z.string(),
     type: z.literal("event"),
   }),
-  /** A condensation preview opened (`preview` set: its panel shows it with Apply and Discard), failed (`failure` set) or closed (neither). */
+  /** A condensation preview being made (`running`, with the provider's `estimate` once the core made it: tokens before and the estimated cost, before any LLM call), opened (`preview` set: its panel shows it with Apply and Discard), failed (`failure` set) or closed (none of them). */
   z.object({
+    /** The provider's estimate, made before it runs. */
+    estimate: PreviewEstimate.optional(),
     /** Why there is nothing to show. */
     failure: PreviewFailure.optional(),
     /** The preview to show. */

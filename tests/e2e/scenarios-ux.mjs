@@ -1,6 +1,6 @@
 // End-to-end scenarios of issue 18's VS Code work, on their own code-server start with a FRESH
 // profile (no contextCondenser settings at all): the first-run welcome to a first answer without
-// touching settings.json, rename and delete of a chat, Condense Manually… and Apply Pasted
+// touching settings.json, rename and delete of a chat (a screenshot after each), Condense Manually… and Apply Pasted
 // Summary, and Open Session File… condensed to a new file. run.mjs calls `uxScenarios` with what
 // it shares (the fixture LLM, the code-server install, the checks); screenshots go to
 // test-output/e2e/ux-*.png.
@@ -219,6 +219,13 @@ export async function uxScenarios(ctx) {
       await dialog.locator(".monaco-button", { hasText: "Delete" }).first().click();
       check(await until(async () => files().length === 0, 10_000), "chats: the chat file is gone after the confirmation");
       check(await until(async () => (await chat.locator("[data-testid=message-assistant]").count()) === 0, 10_000), "chats: the view shows a new chat");
+      // The Chats list open after the delete: the chat is gone from it too.
+      const toggle = chat.locator("[data-testid=chats-toggle]");
+      if ((await toggle.getAttribute("aria-expanded")) !== "true") await toggle.click();
+      check(await until(async () => /No chats yet/.test(await chat.locator("nav.chats").innerText()), 10_000),
+        "chats: the list is empty after the delete");
+      await shot("chats-deleted");
+      await toggle.click();
     }
 
     // ---- (b) the manual round trip on a conversation file ----------------------------------------

@@ -12,6 +12,7 @@ export {
   type ChatTask,
   type CondensationRecord,
   type CondensationPreview,
+  type PreviewEstimate,
   type PreviewFailure,
   type PreviewMessage,
   type PreviewSource,

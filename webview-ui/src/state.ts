@@ -14,6 +14,7 @@ import type {
   CondensationPreview,
   LocalServer,
   Message,
+  PreviewEstimate,
   PreviewFailure,
   PreviewSource,
   SetupState,
@@ -51,9 +52,10 @@ export interface ShownError {
   retryable: boolean;
 }
 
-/** The preview panel: being made, shown with Apply and Discard, or failed. */
+/** The preview panel: being made (with the provider's estimate once the core made it, before
+ *  any LLM call), shown with Apply and Discard, or failed. */
 export type PreviewState =
-  | { phase: "running"; source: PreviewSource }
+  | { phase: "running"; source: PreviewSource; estimate?: PreviewEstimate }
   | { phase: "ready"; source: PreviewSource; preview: CondensationPreview }
   | { phase: "failed"; source: PreviewSource; failure: PreviewFailure };
 
@@ -123,7 +125,7 @@ function receive(state: ViewState, message: ToWebview): ViewState {
 
 function previewState(message: Extract<ToWebview, { type: "preview" }>): PreviewState | null {
   const { source } = message;
-  if (message.running) return { phase: "running", source };
+  if (message.running) return message.estimate ? { phase: "running", source, estimate: message.estimate } : { phase: "running", source };
   if (message.preview) return { phase: "ready", source, preview: message.preview };
   if (message.failure) return { phase: "failed", source, failure: message.failure };
   return null;

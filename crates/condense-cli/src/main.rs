@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use condense_core::AbortSignal;
 use condense_core::formats::{self, Parsed};
-use condense_core::llm::{LlmProvider, PromptBundle, collect};
+use condense_core::llm::{LlmProvider, ModelUse, PromptBundle, collect};
 use condense_core::providers::summary::to_chat;
 use condense_core::{
     CondensationManager, CondensationOptions, Conversation, Services, TiktokenCounter, TokenCounter,
@@ -224,7 +224,7 @@ fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) -> Result<
                 "name": entry.name(),
                 "origin": entry.origin,
                 "models": entry.config.models,
-                "capabilities": entry.config.capabilities,
+                "capabilities": entry.capabilities(),
                 "context_window": entry.config.context_window,
                 "found": located.found,
                 "searched": located.searched,
@@ -253,6 +253,9 @@ fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) -> Result<
             row["origin"].as_str().unwrap_or("")
         ));
         text.push_str(&format!("    models: {}\n", models.join(", ")));
+        let uses: Vec<&str> =
+            row["capabilities"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+        text.push_str(&format!("    capabilities: {}\n", uses.join(", ")));
     }
     out::stdout(&text)
 }
@@ -360,6 +363,10 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 (None, Some(p)) => Some(llm.client(p)?),
                 (None, None) => None,
             };
+            // The LLM `run` lends is the condensing model: a CLI tool without `summarize` is refused.
+            if let Some(c) = &client {
+                c.serves(ModelUse::Summarize).map_err(|e| usage(e.message))?;
+            }
             if provider.as_deref() == Some("native") && client.is_none() {
                 return Err(usage(
                     "the native provider needs an LLM: --llm KIND --model M, or --profile FILE",
@@ -404,6 +411,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 return Err(usage("write the new user message on stdin"));
             }
             let client = llm.client(llm.profile()?)?;
+            // A CLI tool without `chat` cannot be the chat model.
+            client.serves(ModelUse::Chat).map_err(|e| usage(e.message))?;
             chat(client.as_ref(), &conversation, question.trim())
         }
         Command::Tools { tools_files, json } => {

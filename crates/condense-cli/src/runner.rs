@@ -18,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use condense_core::host::{
     AbortSignal, ArgPart, CommandError, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec,
+    MAX_SHIM_BYTES,
 };
 
 /// How often the wait loop looks at the program, the abort signal and the clock.
@@ -25,13 +26,23 @@ const POLL: Duration = Duration::from_millis(10);
 
 /// Runs programs natively, blocking the calling thread until they end (the CLI runs one thing at
 /// a time inside `futures::executor::block_on`, so blocking is what we want).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NativeRunner;
+#[derive(Debug, Clone, Default)]
+pub struct NativeRunner {
+    /// Where each run's private directory of temporary files is made; the system's temporary
+    /// directory when `None`.
+    temp_base: Option<PathBuf>,
+}
 
 impl NativeRunner {
     /// A runner for this machine.
     pub fn new() -> Self {
-        NativeRunner
+        NativeRunner::default()
+    }
+
+    /// A runner that makes each run's private directory (the prompt and output files) under
+    /// `base` rather than the system's temporary directory.
+    pub fn with_temp_base(base: impl Into<PathBuf>) -> Self {
+        NativeRunner { temp_base: Some(base.into()) }
     }
 
     /// Where `program` is, given the value of a `PATH` variable (`None`: no `PATH`). A program
@@ -109,7 +120,16 @@ impl CommandRunner for NativeRunner {
     }
 
     async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError> {
-        run_blocking(&spec, abort)
+        let base = self.temp_base.clone().unwrap_or_else(std::env::temp_dir);
+        run_blocking(&spec, &base, abort)
+    }
+
+    fn read_text(&self, path: &str) -> Option<String> {
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_file() || meta.len() > MAX_SHIM_BYTES as u64 {
+            return None;
+        }
+        std::fs::read_to_string(path).ok()
     }
 }
 
@@ -119,9 +139,8 @@ struct TempDir {
 }
 
 impl TempDir {
-    fn new() -> io::Result<TempDir> {
+    fn new(base: &Path) -> io::Result<TempDir> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
         loop {
             let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -235,7 +254,11 @@ fn describe_timeout(ms: u64) -> String {
     }
 }
 
-fn run_blocking(spec: &CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError> {
+fn run_blocking(
+    spec: &CommandSpec,
+    temp_base: &Path,
+    abort: &AbortSignal,
+) -> Result<CommandOutput, CommandError> {
     if abort.is_aborted() {
         return Err(CommandError::new(CommandErrorKind::Cancelled, "cancelled before it started"));
     }
@@ -245,7 +268,7 @@ fn run_blocking(spec: &CommandSpec, abort: &AbortSignal) -> Result<CommandOutput
 
     // Declared before the child so that it is removed after the child is gone.
     let temp = if wants_prompt || wants_output {
-        Some(TempDir::new().map_err(|e| io_error("could not create a temporary directory", e))?)
+        Some(TempDir::new(temp_base).map_err(|e| io_error("could not create a temporary directory", e))?)
     } else {
         None
     };

@@ -290,12 +290,17 @@ fn the_readmes_tool_entry_is_accepted() {
     assert!(out.contains(&format!("my-llm  My LLM ({file}): not found")), "{out}");
 }
 
-/// A program that prints its arguments as JSON.
-fn argv_printer(scratch: &Scratch) -> String {
-    let path = scratch
-        .write("print-argv", "#!/usr/bin/env python3\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n");
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    path
+/// A program at `path` that writes, to the file named by its last argument (`--out=FILE`), the
+/// JSON of its whole argv (its own path first) and of the text of the file named by its fourth
+/// argument (the prompt file), read while it runs.
+fn argv_reporter(path: &Path) -> String {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let script = "#!/usr/bin/env python3\nimport json, sys\nargs = sys.argv\nout = args[-1][len('--out='):]\n\
+                  prompt = open(args[4], encoding='utf-8').read()\n\
+                  open(out, 'w', encoding='utf-8').write(json.dumps({'argv': args, 'prompt_file': prompt}))\n";
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
 }
 
 fn hostile() -> impl Strategy<Value = String> {
@@ -318,29 +323,78 @@ fn hostile() -> impl Strategy<Value = String> {
     .prop_map(|v| v.concat())
 }
 
+/// A hostile value as one file name after `prefix` (any byte but `/` and NUL goes on Linux), never
+/// `.` or `..`, and each role's prefix its own, so no two directories meet.
+fn file_name(prefix: &str, value: &str) -> String {
+    format!("{prefix}{}", value.replace('/', "_"))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
-    /// Through a real process: every model, prompt and path value arrives as exactly one
-    /// argument, byte for byte, and nothing a shell would act on happens (no `pwned` file).
+    /// Through a real process: every value arrives as exactly one argument, byte for byte — the
+    /// model, the prompt, the program's own path, the temporary prompt and output files' paths
+    /// (made under a directory with a hostile name) — the program runs in a hostile working
+    /// directory, reads the prompt file and writes the output file it was named, and nothing a
+    /// shell would act on happens (no `pwned` file anywhere).
     #[test]
-    fn values_reach_the_program_as_one_argument_each(model in hostile(), prompt in hostile(), dir in hostile()) {
+    fn values_reach_the_program_as_one_argument_each(
+        model in hostile(),
+        prompt in hostile(),
+        dir in hostile(),
+        bin_dir in hostile(),
+        bin_name in hostile(),
+        temp in hostile(),
+    ) {
         let scratch = Scratch::new("argv");
-        let cwd = scratch.0.join(dir.replace(['/', '\n'], "_"));
+        let cwd = scratch.0.join(file_name("cwd ", &dir));
         std::fs::create_dir_all(&cwd).unwrap();
-        let binary = argv_printer(&scratch);
+        let program = scratch.0.join(file_name("bin ", &bin_dir)).join(file_name("prog ", &bin_name));
+        let binary = argv_reporter(&program);
+        let temp_base = scratch.0.join(file_name("tmp ", &temp));
+        std::fs::create_dir_all(&temp_base).unwrap();
         let entry = format!(
-            "tools:\n  p:\n    binary: {}\n    command_template: \"{{binary}} --model {{model}} --prompt={{prompt}} {{prompt_file}}\"\n    prompt_via: argument\n    models: [{}]\n    output: {{ format: text }}\n",
+            "tools:\n  p:\n    binary: {}\n    command_template: \"{{binary}} --model {{model}} --prompt={{prompt}} {{prompt_file}} --out={{output_file}}\"\n    prompt_via: argument\n    models: [{}]\n    output: {{ format: text, source: output_file }}\n",
             serde_json::to_string(&binary).unwrap(),
             serde_json::to_string(&model).unwrap(),
         );
         let registry = ToolRegistry::strict(&[ToolSource { origin: "p.yaml".into(), text: entry }]).unwrap();
-        let adapter = GenericAdapter::new(registry.get("p").unwrap().clone(), Rc::new(NativeRunner::new()));
+        let runner = Rc::new(NativeRunner::with_temp_base(&temp_base));
+        let adapter = GenericAdapter::new(registry.get("p").unwrap().clone(), runner);
         let request = ToolRequest { model: model.clone(), prompt: prompt.clone(), cwd: Some(cwd.to_string_lossy().into_owned()) };
         let answer = futures::executor::block_on(adapter.execute(&request, &AbortSignal::new())).unwrap();
-        let argv: Vec<String> = serde_json::from_str(&answer.text).unwrap();
-        prop_assert_eq!(argv.len(), 4);
-        prop_assert_eq!(&argv[..3], &["--model".to_owned(), model, format!("--prompt={prompt}")]);
-        prop_assert!(Path::new(&argv[3]).is_absolute());
-        prop_assert!(!cwd.join("pwned").exists() && !root(".").join("pwned").exists());
+        let report: Value = serde_json::from_str(&answer.text).unwrap();
+        let argv: Vec<String> = serde_json::from_value(report["argv"].clone()).unwrap();
+        prop_assert_eq!(argv.len(), 6, "{:?}", argv);
+        prop_assert_eq!(&argv[0], &binary, "the program's path, as one argument");
+        prop_assert_eq!(&argv[1..4], &["--model".to_owned(), model, format!("--prompt={prompt}")], "{:?}", argv);
+        // The prompt file: one argument, under the hostile directory, holding the prompt.
+        let prompt_file = Path::new(&argv[4]);
+        prop_assert!(prompt_file.starts_with(&temp_base), "{:?}", prompt_file);
+        prop_assert_eq!(report["prompt_file"].as_str(), Some(prompt.as_str()), "the prompt file's text");
+        // The output file: one argument too; the answer came back through it.
+        let out = argv[5].strip_prefix("--out=").expect("--out=FILE");
+        prop_assert!(Path::new(out).starts_with(&temp_base) && out.ends_with("output.txt"), "{}", out);
+        prop_assert_eq!(Path::new(out).parent(), prompt_file.parent(), "one private directory");
+        // The run's private directory is gone; no shell ever ran anything.
+        prop_assert_eq!(std::fs::read_dir(&temp_base).unwrap().count(), 0, "the private directory is removed");
+        let pwned = walk(&scratch.0).into_iter().chain(walk(&root("."))).any(|p| p.ends_with("pwned"));
+        prop_assert!(!pwned);
     }
+}
+
+/// Every path under `dir`, one level down for the repository (its `target` is large).
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let deep = dir.starts_with(std::env::temp_dir());
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if deep && path.is_dir() {
+                stack.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out
 }

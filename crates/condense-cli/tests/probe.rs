@@ -24,7 +24,7 @@ fn client(server: &Server, kind: LlmKind, model: &str, key: Option<&str>) -> Htt
 }
 
 fn probe(llm: &HttpLlm) -> Result<condense_core::llm::ConnectionReport, condense_core::LlmError> {
-    futures::executor::block_on(test_connection(llm, &NativeClock::start(), &AbortSignal::new()))
+    futures::executor::block_on(test_connection(llm, &[], &NativeClock::start(), &AbortSignal::new()))
 }
 
 #[test]

@@ -23,7 +23,7 @@ fn text(s: &str) -> Vec<ArgPart> {
 }
 
 fn program(name: &str) -> String {
-    NativeRunner.locate(name).unwrap_or_else(|| panic!("{name} is not on the PATH"))
+    NativeRunner::new().locate(name).unwrap_or_else(|| panic!("{name} is not on the PATH"))
 }
 
 /// A spec running `interpreter script args...` with a 20 s timeout and a 1 MB cap.
@@ -48,7 +48,7 @@ fn sh(script: &str) -> CommandSpec {
 }
 
 fn run(spec: CommandSpec) -> Result<CommandOutput, CommandError> {
-    futures::executor::block_on(NativeRunner.run(spec, &AbortSignal::new()))
+    futures::executor::block_on(NativeRunner::new().run(spec, &AbortSignal::new()))
 }
 
 fn read_pid(path: &str) -> i32 {
@@ -211,7 +211,7 @@ fn an_abort_from_another_thread_kills_the_program_and_its_children() {
         }
         signal.abort();
     });
-    let err = hang_guard("an aborted run", move || futures::executor::block_on(NativeRunner.run(s, &abort)))
+    let err = hang_guard("an aborted run", move || futures::executor::block_on(NativeRunner::new().run(s, &abort)))
         .unwrap_err();
     aborter.join().unwrap();
     assert_eq!(err.kind, CommandErrorKind::Cancelled, "{err:?}");
@@ -225,8 +225,8 @@ fn an_abort_before_the_start_runs_nothing() {
     let marker = dir.path("ran");
     let abort = AbortSignal::new();
     abort.abort();
-    let err =
-        futures::executor::block_on(NativeRunner.run(sh(&format!("touch '{marker}'")), &abort)).unwrap_err();
+    let err = futures::executor::block_on(NativeRunner::new().run(sh(&format!("touch '{marker}'")), &abort))
+        .unwrap_err();
     assert_eq!(err.kind, CommandErrorKind::Cancelled);
     assert!(!Path::new(&marker).exists());
 }
@@ -309,14 +309,31 @@ fn locate_searches_the_path_in_order_for_executable_files() {
     assert_eq!(NativeRunner::locate_in(Some(&path_var), &shadowed), None);
     assert_eq!(NativeRunner::locate_in(None, first.0.join("dir-tool").to_str().unwrap()), None);
     // The process's own PATH, through the trait.
-    let sh = NativeRunner.locate("sh").unwrap();
+    let sh = NativeRunner::new().locate("sh").unwrap();
     assert!(Path::new(&sh).is_absolute() && sh.ends_with("/sh"), "{sh}");
 }
 
 #[test]
 fn platform_and_environment_come_from_the_host() {
     let expected = if cfg!(target_os = "macos") { "macos" } else { "linux" };
-    assert_eq!(NativeRunner.platform(), expected);
-    assert_eq!(NativeRunner.env_var("PATH"), std::env::var("PATH").ok());
-    assert_eq!(NativeRunner.env_var("CONDENSE_SURELY_UNSET_VARIABLE_1234"), None);
+    assert_eq!(NativeRunner::new().platform(), expected);
+    assert_eq!(NativeRunner::new().env_var("PATH"), std::env::var("PATH").ok());
+    assert_eq!(NativeRunner::new().env_var("CONDENSE_SURELY_UNSET_VARIABLE_1234"), None);
+}
+
+#[test]
+fn read_text_reads_a_small_file_for_the_core_and_nothing_else() {
+    let dir = std::env::temp_dir().join(format!("condense-read-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shim = dir.join("claude.cmd");
+    std::fs::write(&shim, "@ECHO off\r\n\"%dp0%\\x.exe\"   %*\r\n").unwrap();
+    let big = dir.join("big.cmd");
+    std::fs::write(&big, "x".repeat(condense_core::host::MAX_SHIM_BYTES + 1)).unwrap();
+    let runner = NativeRunner::new();
+    let read = |p: &std::path::Path| runner.read_text(p.to_str().unwrap());
+    assert_eq!(read(&shim).as_deref(), Some("@ECHO off\r\n\"%dp0%\\x.exe\"   %*\r\n"));
+    assert_eq!(read(&big), None);
+    assert_eq!(read(&dir.join("missing.cmd")), None);
+    assert_eq!(read(&dir), None);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

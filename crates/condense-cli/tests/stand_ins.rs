@@ -91,7 +91,7 @@ impl Run {
     }
 
     fn run(&self) -> Result<CommandOutput, CommandError> {
-        futures::executor::block_on(NativeRunner.run(self.spec(), &AbortSignal::new()))
+        futures::executor::block_on(NativeRunner::new().run(self.spec(), &AbortSignal::new()))
     }
 
     fn ok(&self) -> CommandOutput {

@@ -62,6 +62,9 @@ pub enum ErrorKind {
     LlmToolNotFound,
     /// A CLI tool ended with an error: a non-zero exit, an error it reported, too much output.
     LlmToolFailed,
+    /// A CLI tool profile was asked for a use its entry's `capabilities` leave out: the chat
+    /// model from a tool without `chat`, the condensing model from one without `summarize`.
+    LlmToolUnsupported,
     /// The server sent more than the bounds allow (an answer far longer than asked for, a line
     /// or an event without end); the text that did arrive is kept.
     LlmResponseTooLarge,
@@ -69,7 +72,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 25] = [
+    pub const ALL: [ErrorKind; 26] = [
         ErrorKind::InvalidInput,
         ErrorKind::ProviderNotFound,
         ErrorKind::ProviderDisabled,
@@ -94,6 +97,7 @@ impl ErrorKind {
         ErrorKind::LlmConfig,
         ErrorKind::LlmToolNotFound,
         ErrorKind::LlmToolFailed,
+        ErrorKind::LlmToolUnsupported,
         ErrorKind::LlmResponseTooLarge,
     ];
 
@@ -124,6 +128,7 @@ impl ErrorKind {
             ErrorKind::LlmConfig => "llm_config",
             ErrorKind::LlmToolNotFound => "llm_tool_not_found",
             ErrorKind::LlmToolFailed => "llm_tool_failed",
+            ErrorKind::LlmToolUnsupported => "llm_tool_unsupported",
             ErrorKind::LlmResponseTooLarge => "llm_response_too_large",
         }
     }

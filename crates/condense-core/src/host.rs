@@ -247,4 +247,15 @@ pub trait CommandRunner {
     /// Runs the program to its end, within `spec.timeout_ms`; kills it and every process it
     /// started when the timeout passes or `abort` fires.
     async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError>;
+
+    /// The text of a small file (a Windows `.cmd` shim, at most [`MAX_SHIM_BYTES`]), or `None`:
+    /// the core reads a shim to start the program it starts, never the shim (only a shell runs
+    /// one). The default reads nothing, so a `.cmd` found is refused with a clear error.
+    fn read_text(&self, path: &str) -> Option<String> {
+        let _ = path;
+        None
+    }
 }
+
+/// The largest file [`CommandRunner::read_text`] is asked to read.
+pub const MAX_SHIM_BYTES: usize = 64 * 1024;

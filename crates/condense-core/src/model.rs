@@ -135,6 +135,15 @@ pub enum ClientContext {
 }
 
 impl ClientContext {
+    /// What the wrapper is called where a placeholder or a reference names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ClientContext::EnvironmentDetails => "environment details",
+            ClientContext::TaskProgress => "task progress reminder",
+            ClientContext::TaskResumption => "task resumption notice",
+        }
+    }
+
     /// The wrapper a whole text block is, if it is one: an environment block, or a resumption
     /// notice that carries no new instructions from the user.
     pub fn of(text: &str) -> Option<ClientContext> {

@@ -46,6 +46,45 @@ impl LlmKind {
     }
 }
 
+/// What a model is asked to do: answer the chat, or write the summaries of condensations. A CLI
+/// tool's entry lists the uses it serves (`capabilities: [chat, summarize]`); an HTTP model
+/// serves both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelUse {
+    /// The chat model: it answers the user's messages.
+    Chat,
+    /// The condensing model: it writes the summary of a condensation.
+    Summarize,
+}
+
+impl ModelUse {
+    /// Both uses, in the order entries list them.
+    pub const ALL: [ModelUse; 2] = [ModelUse::Chat, ModelUse::Summarize];
+
+    /// The name YAML entries use (`chat`, `summarize`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelUse::Chat => "chat",
+            ModelUse::Summarize => "summarize",
+        }
+    }
+
+    /// What a model serving this use is called (`the chat model`).
+    pub fn role(self) -> &'static str {
+        match self {
+            ModelUse::Chat => "the chat model",
+            ModelUse::Summarize => "the condensing model",
+        }
+    }
+}
+
+impl std::fmt::Display for ModelUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A named LLM endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -12,7 +12,8 @@ use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 
 use crate::agent::{
-    AgentEvent, AgentInput, ChatTask, CondensationPreview, DefaultAgent, PreviewFailure, Turn,
+    AgentEvent, AgentInput, ChatTask, CondensationPreview, DefaultAgent, PreviewEstimate, PreviewFailure,
+    Turn,
 };
 use crate::error::{ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
@@ -209,12 +210,14 @@ impl<C: Clock> TurnBench<C> {
         events
     }
 
-    /// Previews a condensation of `task` at `now_ms` (see [`crate::agent::preview`]).
+    /// Previews a condensation of `task` at `now_ms` (see [`crate::agent::preview`]);
+    /// `on_estimate` sees the provider's estimate before it runs.
     pub fn preview(
         &self,
         task: &ChatTask,
         llm: &dyn LlmProvider,
         now_ms: i64,
+        mut on_estimate: impl FnMut(&PreviewEstimate),
     ) -> Result<CondensationPreview, PreviewFailure> {
         let abort = AbortSignal::new();
         let turn = Turn {
@@ -228,7 +231,7 @@ impl<C: Clock> TurnBench<C> {
             abort: &abort,
             now_ms,
         };
-        futures::executor::block_on(crate::agent::preview(task, &turn))
+        futures::executor::block_on(crate::agent::preview(task, &turn, &mut on_estimate))
     }
 }
 

@@ -263,8 +263,19 @@ fn a_preview_is_applied_as_shown_with_one_llm_call() {
     let usage = Usage { input_tokens: 2_000, output_tokens: 100 };
     let llm = ScriptedLlm::new(profile(128_000)).then_answer("Summary of the early turns.", Some(usage));
     let task = long_chat(10);
-    let preview = bench.preview(&task, &llm, NOW).expect("a preview");
+    // The estimate comes first, before any call: what the panel shows while the model writes.
+    let mut estimates = Vec::new();
+    let preview = bench
+        .preview(&task, &llm, NOW, |e| estimates.push((e.clone(), llm.requests().len())))
+        .expect("a preview");
     assert_eq!(llm.requests().len(), 1);
+    let [(estimate, calls_by_then)] = estimates.as_slice() else { panic!("one estimate: {estimates:?}") };
+    assert_eq!(*calls_by_then, 0, "the estimate is made before the LLM call");
+    assert_eq!((estimate.task_id.as_str(), estimate.provider_id.as_str()), ("t", "native"));
+    assert_eq!(estimate.needs, condense_core::provider::Needs::Llm);
+    assert!(estimate.estimated_cost > 0.0, "native estimates before the call");
+    assert_eq!(estimate.estimated_cost, preview.estimated_cost);
+    assert_eq!(estimate.tokens_before, preview.tokens_before);
     assert!(preview.estimated_cost > 0.0, "native estimates before the call");
     assert!(preview.result.cost > 0.0);
     assert!(preview.tokens_after < preview.tokens_before);
@@ -295,9 +306,19 @@ fn a_preview_is_applied_as_shown_with_one_llm_call() {
 fn a_preview_with_nothing_to_condense_says_why() {
     let bench = TurnBench::new();
     let llm = ScriptedLlm::new(profile(128_000));
-    let failure = bench.preview(&long_chat(3), &llm, NOW).unwrap_err();
+    let mut estimates = Vec::new();
+    let failure = bench.preview(&long_chat(3), &llm, NOW, |e| estimates.push(e.clone())).unwrap_err();
     assert_eq!(failure.error.kind, ErrorKind::NothingToCondense.as_str());
     assert_eq!(llm.requests().len(), 0);
+    // The estimate was shown first (the provider could make one); the run then found nothing.
+    assert_eq!(estimates.len(), 1);
+    assert_eq!(estimates[0].estimated_cost, failure.estimated_cost);
+
+    // An unknown provider has no estimate to show: it fails before.
+    let bench = TurnBench { provider: "nope", ..TurnBench::new() };
+    let mut shown = 0;
+    let failure = bench.preview(&long_chat(10), &llm, NOW, |_| shown += 1).unwrap_err();
+    assert_eq!((failure.error.kind, shown), (ErrorKind::ProviderNotFound, 0));
 }
 
 /// A pinned message survives a chat's condensation and shows in the history as pinned.

@@ -659,23 +659,38 @@ fn with_the_ledger_off_what_the_summary_left_out_is_put_back_on_it() {
 
 /// `c` with a client wrapper marked as such on every user turn but the first: text naming
 /// `CLIENTMARK`, which the user never wrote — without the tags the ledger strips by themselves,
-/// so only the mark keeps it out of the user's words.
+/// so only the mark keeps it out of the user's words — and big enough for mask to hide.
 fn with_client_context(c: Conversation) -> Conversation {
     let mut messages = c.messages;
     for (i, m) in messages.iter_mut().enumerate().skip(1) {
         if m.role == Role::User {
-            let text = format!("# CLIENTMARK {i}\nOpen tabs: src/{i}.rs");
+            let tabs: String = (0..40).map(|f| format!("src/module_{f}.rs\n")).collect();
+            let text = format!("# CLIENTMARK {i}\n# Open tabs\n{tabs}");
             m.content.push(ContentBlock::Text { text, client: Some(ClientContext::EnvironmentDetails) });
         }
     }
     Conversation { messages, ..c }
 }
 
+/// The client context blocks of a view, in order: (message id, text).
+fn client_blocks(view: &[&Message]) -> Vec<(String, String)> {
+    view.iter()
+        .flat_map(|m| {
+            m.content.iter().filter_map(|b| match b {
+                ContentBlock::Text { text, client: Some(_) } => Some((m.id.clone(), text.clone())),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: common::cases(32), ..ProptestConfig::default() })]
 
     /// (k) Client context is never reported as the user's words: not by the ledger of the
-    /// messages, nor in the ledger a condensation adds; the runs keep their invariants.
+    /// messages, nor in the ledger a condensation adds, whatever the provider; client text keeps
+    /// its mark wherever it goes (a mask placeholder included); the latest client context stays
+    /// in the view as it was; mask hides every older one; the runs keep their invariants.
     #[test]
     fn client_context_is_never_the_users_words(c in conversation(), percent in 10usize..70) {
         let c = with_client_context(c);
@@ -685,16 +700,42 @@ proptest! {
         }
         let tokens = counter();
         let before = tokens.count_request(c.system.as_deref(), &c.api_view());
-        for (provider, target) in [("truncation", Some(before * percent / 100)), ("lossless", None)] {
+        let input = client_blocks(&c.api_view());
+        let latest = input.last().cloned().expect("a client block on the last user turn");
+        for (provider, target) in [
+            ("truncation", Some(before * percent / 100)),
+            ("lossless", None),
+            ("mask", None),
+            ("smart", Some(before * percent / 100)),
+            ("native", None),
+        ] {
             let result = run_with_ledger(&c, provider, target);
             common_invariants(&c, &result)?;
-            for m in api_view(&result.messages) {
+            let view = api_view(&result.messages);
+            for m in &view {
                 for b in &m.content {
-                    if let ContentBlock::Text { text, client: None } = b
-                        && ledger::is_ledger_block(b)
-                    {
-                        prop_assert!(!text.contains("CLIENTMARK"), "{}", text);
+                    if let ContentBlock::Text { text, client } = b {
+                        // Client text is only ever in a marked block: never the user's words.
+                        prop_assert!(
+                            client.is_some() || !text.contains("CLIENTMARK"),
+                            "{provider}: client text without its mark: {}", text
+                        );
+                        if ledger::is_ledger_block(b) {
+                            prop_assert!(!text.contains("CLIENTMARK"), "{provider}: the ledger quotes: {}", text);
+                        }
                     }
+                }
+            }
+            let after = client_blocks(&view);
+            prop_assert!(
+                after.iter().any(|(_, text)| *text == latest.1),
+                "{provider}: the latest client context left the view (error: {:?})", result.error
+            );
+            if provider == "mask" && result.is_ok() {
+                // Every older one is behind a marked placeholder.
+                prop_assert_eq!(after.len(), input.len());
+                for (_, text) in &after[..after.len() - 1] {
+                    prop_assert!(text.starts_with("[the client's environment details: "), "{}", text);
                 }
             }
         }

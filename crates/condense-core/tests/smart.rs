@@ -9,7 +9,7 @@ mod common;
 
 use common::{StepClock, block_on, counter, text};
 use condense_core::model::{
-    ContentBlock, Message, Role, ToolResultPart, api_view, check_tool_pairs, undo_last,
+    ClientContext, ContentBlock, Message, Role, ToolResultPart, api_view, check_tool_pairs, undo_last,
 };
 use condense_core::profile::{LlmKind, LlmProfile};
 use condense_core::testing::ScriptedLlm;
@@ -478,7 +478,96 @@ fn mask_rules_are_validated_with_clear_messages() {
     );
     let fields: Vec<String> =
         manager.registry().get("mask").unwrap().config_schema().into_iter().map(|f| f.key).collect();
-    assert_eq!(fields, ["keep_results", "never_mask", "keep_per_tool", "min_tokens", "ledger"]);
+    assert_eq!(
+        fields,
+        ["keep_results", "never_mask", "keep_per_tool", "min_tokens", "client_context", "ledger"]
+    );
+}
+
+/// A Cline task as the importer reads it: each user turn ends with a task progress reminder and
+/// an environment block, both marked as client context.
+fn cline_turns(turns: usize) -> Conversation {
+    let history: Vec<serde_json::Value> = (0..turns)
+        .flat_map(|t| {
+            let environment = format!(
+                "<environment_details>\n# VSCode Visible Files\nsrc/app_{t}.py\n\n# Current Time\n{t}\n\n# Current Working Directory Files\n{}</environment_details>",
+                (0..60).map(|f| format!("src/module_{f}.py\n")).collect::<String>()
+            );
+            let reminder = format!(
+                "# TODO LIST UPDATE REQUIRED - You MUST include the task_progress parameter in your next tool call.\n{}",
+                (0..12).map(|i| format!("- [{}] step {i} of turn {t}\n", if i < t { "x" } else { " " })).collect::<String>()
+            );
+            let words = if t == 0 { "<task>\nMove the queries into src/db.py.\n</task>".to_owned() } else { format!("Turn {t}: go on with the next module.") };
+            [
+                json!({"role": "user", "ts": 1_000 + t, "content": [{"type": "text", "text": words}, {"type": "text", "text": reminder}, {"type": "text", "text": environment}]}),
+                json!({"role": "assistant", "ts": 1_001 + t, "content": [{"type": "text", "text": format!("Working on module {t}.")}]}),
+            ]
+        })
+        .collect();
+    condense_core::formats::parse_conversation(&serde_json::to_string(&history).unwrap())
+        .unwrap()
+        .conversation
+}
+
+/// The client context blocks of a view: (message id, kind, text).
+fn client_blocks(view: &[&Message]) -> Vec<(String, ClientContext, String)> {
+    view.iter()
+        .flat_map(|m| {
+            m.content.iter().filter_map(|b| match b {
+                ContentBlock::Text { text, client: Some(kind) } => Some((m.id.clone(), *kind, text.clone())),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn mask_hides_older_client_context_and_keeps_the_latest_of_each_kind() {
+    let c = cline_turns(5);
+    let before = client_blocks(&c.api_view());
+    assert_eq!(before.len(), 10, "a reminder and an environment block per user turn");
+    // Without the ledger, so the view holds exactly what mask did.
+    let result = run(&c, "mask", config(json!({"ledger": false})));
+    assert!(result.is_ok(), "{:?}", result.error);
+    assert_eq!(result.metrics.as_ref().unwrap().extra["client_context_masked"], 8);
+    let view = api_view(&result.messages);
+    let after = client_blocks(&view);
+    assert_eq!(after.len(), 10, "every block keeps its mark");
+    for (i, ((id, kind, text), (_, kind_before, text_before))) in after.iter().zip(&before).enumerate() {
+        assert_eq!(kind, kind_before);
+        if i >= 8 {
+            assert_eq!(text, text_before, "the latest {kind:?} stays as it was ({id})");
+        } else {
+            let tokens = counter().count_text(text_before);
+            assert_eq!(
+                text,
+                &format!(
+                    "[the client's {}: {} tokens hidden by Context Condenser; a later one is current]",
+                    kind.label(),
+                    thousands(tokens)
+                ),
+                "{id}"
+            );
+        }
+    }
+    // Every other text (the user's words, the answers) is in the view as it was.
+    let plain = |view: &[&Message]| -> Vec<String> {
+        view.iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|b| match b {
+                ContentBlock::Text { text, client: None } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(plain(&view), plain(&c.api_view()));
+    assert_eq!(undo_last(&result.messages).unwrap().1, c.messages);
+    // Off: nothing of the client's is hidden, so nothing is left to mask here.
+    let off = run(&c, "mask", config(json!({"client_context": false, "ledger": false})));
+    assert_eq!(off.error.unwrap().kind.as_str(), "nothing_to_condense");
+    // Masked once, nothing new to mask.
+    let again = run(&Conversation::new(result.messages.clone()), "mask", config(json!({"ledger": false})));
+    assert_eq!(again.error.unwrap().kind.as_str(), "nothing_to_condense");
 }
 
 #[test]

@@ -8,18 +8,22 @@ use std::rc::Rc;
 use futures::executor::block_on;
 use serde_json::json;
 
-use condense_core::ErrorKind;
 use condense_core::host::{
     AbortSignal, ArgPart, CommandError, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec,
 };
-use condense_core::llm::{CliLlm, LlmProvider, PromptBundle, collect};
+use condense_core::llm::{CliLlm, LlmProvider, ModelUse, PromptBundle, collect};
 use condense_core::profile::{LlmKind, LlmProfile, Usage};
 use condense_core::tools::*;
+use condense_core::{ErrorKind, TokenCounter};
 
 /// A host with a file system of executables, an environment, and scripted runs.
 #[derive(Default)]
 struct Host {
+    /// `linux` when empty.
+    platform: String,
     executables: Vec<String>,
+    /// Files the host reads for the core (`read_text`).
+    files: BTreeMap<String, String>,
     env: BTreeMap<String, String>,
     outcomes: RefCell<VecDeque<Result<CommandOutput, CommandError>>>,
     runs: RefCell<Vec<CommandSpec>>,
@@ -53,18 +57,22 @@ impl Host {
 #[async_trait::async_trait(?Send)]
 impl CommandRunner for Host {
     fn platform(&self) -> String {
-        "linux".into()
+        if self.platform.is_empty() { "linux".into() } else { self.platform.clone() }
     }
     fn env_var(&self, name: &str) -> Option<String> {
         self.env.get(name).cloned()
     }
     fn locate(&self, program: &str) -> Option<String> {
-        let path = if program.contains('/') { program.to_owned() } else { format!("/usr/bin/{program}") };
+        let path =
+            if program.contains(['/', '\\']) { program.to_owned() } else { format!("/usr/bin/{program}") };
         self.executables.contains(&path).then_some(path)
     }
     async fn run(&self, spec: CommandSpec, _abort: &AbortSignal) -> Result<CommandOutput, CommandError> {
         self.runs.borrow_mut().push(spec);
         self.outcomes.borrow_mut().pop_front().expect("a scripted outcome")
+    }
+    fn read_text(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
     }
 }
 
@@ -294,4 +302,289 @@ fn a_cli_profile_is_checked_when_its_client_is_made() {
     assert!(err(cli_profile("nope", "m")).contains("known tools: claude-code, codex, gemini"));
     assert!(err(cli_profile("codex", "sonnet")).contains("its models: gpt-5-codex"));
     assert!(err(LlmProfile::new("x", LlmKind::Cli, "m", 1000)).contains("needs a tool"));
+}
+
+/// Two tools, each serving one use only, with their programs on the PATH.
+fn one_use_tools() -> ToolRegistry {
+    let entry = |id: &str, uses: &str| {
+        format!(
+            "  {id}:\n    binary: {id}\n    command_template: \"{{binary}} --model {{model}}\"\n    models: [m]\n    capabilities: [{uses}]\n    output: {{ format: text }}\n"
+        )
+    };
+    let text = format!("tools:\n{}{}", entry("chatter", "chat"), entry("summarizer", "summarize"));
+    ToolRegistry::strict(&[ToolSource { origin: "uses.yaml".into(), text }]).unwrap()
+}
+
+fn one_use_llm(tool: &str, host: &Rc<Host>) -> CliLlm {
+    CliLlm::new(cli_profile(tool, "m"), &one_use_tools(), Rc::clone(host) as Rc<dyn CommandRunner>).unwrap()
+}
+
+/// A chat long enough for the native summary.
+fn long_chat() -> condense_core::agent::ChatTask {
+    use condense_core::model::{ContentBlock, Message, Role};
+    let mut task = condense_core::agent::ChatTask::new("t", 0);
+    for i in 1..=12 {
+        let role = if i % 2 == 1 { Role::User } else { Role::Assistant };
+        let text = format!("Turn {i}: {}", "the parser keeps its state between calls ".repeat(10));
+        task.conversation.messages.push(Message::new(format!("m{i}"), role, vec![ContentBlock::text(text)]));
+    }
+    task
+}
+
+#[test]
+fn a_tool_without_summarize_is_never_the_condensing_model() {
+    use condense_core::{CondensationManager, CondensationOptions, Services};
+    let host = Rc::new(Host::with(&["/usr/bin/chatter", "/usr/bin/summarizer"]));
+    let chatter = one_use_llm("chatter", &host);
+    assert!(chatter.serves(ModelUse::Chat).is_ok());
+    let e = chatter.serves(ModelUse::Summarize).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolUnsupported);
+    assert!(
+        e.message.contains("tool 'chatter' cannot be the condensing model")
+            && e.message.contains("capabilities are [chat]"),
+        "{}",
+        e.message
+    );
+
+    let task = long_chat();
+    let conversation = &task.conversation;
+    let manager = CondensationManager::with_builtin_providers();
+    let counter = condense_core::TiktokenCounter::for_model("gpt-4o");
+    let clock = condense_core::testing::StepClock::default();
+    let services = || Services::new(&counter, &clock).with_llm(&chatter);
+    // native: a typed error, the conversation untouched, nothing run, nothing estimated.
+    let result =
+        block_on(manager.condense(conversation, Some("native"), CondensationOptions::default(), services()))
+            .unwrap();
+    let error = result.error.as_ref().expect("the run fails");
+    assert_eq!(error.kind, ErrorKind::LlmToolUnsupported, "{}", error.message);
+    assert_eq!(result.messages, conversation.messages);
+    let estimate =
+        manager.estimate(conversation, Some("native"), CondensationOptions::default(), services()).unwrap();
+    assert_eq!(estimate, 0.0);
+    // smart: its native pass is skipped, saying why; the other passes still run.
+    let before = counter.count_request(None, &conversation.api_view());
+    let smart = CondensationOptions {
+        target_tokens: Some(before / 3),
+        config: json!({"passes": "native,truncation"}),
+        ..Default::default()
+    };
+    let result = block_on(manager.condense(conversation, Some("smart"), smart, services())).unwrap();
+    assert!(result.is_ok(), "{:?}", result.error);
+    let passes = result.metrics.unwrap().passes();
+    let native = passes.iter().find(|p| p.pass == "native").unwrap();
+    assert!(
+        native.skipped.as_deref().is_some_and(|s| s.contains("cannot be the condensing model")),
+        "{native:?}"
+    );
+    assert!(host.runs.borrow().is_empty(), "the tool never ran");
+    // The summarizer may condense: the same native run reaches the tool.
+    let summarizer = one_use_llm("summarizer", &host);
+    host.outcomes.borrow_mut().push_back(Ok(CommandOutput {
+        exit_code: Some(0),
+        stdout: "The user and the assistant discussed the parser's state.".into(),
+        stderr: String::new(),
+        output_file: None,
+    }));
+    let services = Services::new(&counter, &clock).with_llm(&summarizer);
+    let result =
+        block_on(manager.condense(conversation, Some("native"), CondensationOptions::default(), services))
+            .unwrap();
+    assert!(result.is_ok(), "{:?}", result.error);
+    assert_eq!(host.runs.borrow().len(), 1);
+}
+
+#[test]
+fn a_tool_without_chat_is_never_the_chat_model() {
+    use condense_core::agent::{AgentEvent, AgentInput, DefaultAgent};
+    use condense_core::testing::TurnBench;
+    let host = Rc::new(Host::with(&["/usr/bin/chatter", "/usr/bin/summarizer"]));
+    let summarizer = one_use_llm("summarizer", &host);
+    let bench = TurnBench::new();
+    let mut agent = DefaultAgent::new(long_chat());
+    let events =
+        bench.run(&mut agent, &summarizer, None, AgentInput::User { content: "Go on".into() }, 1, |_, _| {});
+    let error = events
+        .iter()
+        .find_map(|e| {
+            if let AgentEvent::Error { error, retryable, .. } = e { Some((error, *retryable)) } else { None }
+        })
+        .expect("an error event");
+    assert_eq!(error.0.kind, ErrorKind::LlmToolUnsupported);
+    assert!(error.0.message.contains("tool 'summarizer' cannot be the chat model"), "{}", error.0.message);
+    assert!(!error.1, "not retryable");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::MessageStart { .. } | AgentEvent::CondenseStart { .. }))
+    );
+    assert!(host.runs.borrow().is_empty(), "nothing was sent");
+    // Test Connection for the uses a profile is set up for: refused before it runs.
+    let clock = condense_core::testing::StepClock::default();
+    let abort = AbortSignal::new();
+    let e = block_on(condense_core::llm::test_connection(&summarizer, &[ModelUse::Chat], &clock, &abort))
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolUnsupported);
+    assert!(host.runs.borrow().is_empty());
+}
+
+mod hostile_paths {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn hostile() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(" ".to_owned()),
+                Just("'".to_owned()),
+                Just("\"".to_owned()),
+                Just("$HOME".to_owned()),
+                Just("$(id)".to_owned()),
+                Just("`id`".to_owned()),
+                Just("\n".to_owned()),
+                Just(";|&><*?".to_owned()),
+                Just("{model}".to_owned()),
+                "[a-zA-Z0-9._-]{1,6}",
+            ],
+            1..6,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        /// The program is the path the host found, whole, whatever it holds: never split, never
+        /// an argument, never read as template syntax; the file placeholders stay parts for the
+        /// host to fill in.
+        #[test]
+        fn the_program_is_the_found_path_whole(dir in hostile(), name in hostile(), model in hostile()) {
+            let program = format!("/opt/{dir}/{name}");
+            let yaml = format!(
+                "tools:\n  p:\n    binary: {}\n    command_template: \"{{binary}} -m {{model}} --in={{prompt_file}} {{output_file}}\"\n    models: [{}]\n    output: {{ format: text, source: output_file }}\n",
+                serde_json::to_string(&program).unwrap(),
+                serde_json::to_string(&model).unwrap(),
+            );
+            let registry = ToolRegistry::strict(&[ToolSource { origin: "p.yaml".into(), text: yaml }]).unwrap();
+            let host = Rc::new(Host::with(&[program.as_str()]).answer("", 0, ""));
+            let runner = Rc::clone(&host) as Rc<dyn CommandRunner>;
+            let tool = GenericAdapter::new(registry.get("p").unwrap().clone(), runner);
+            let located = tool.locate();
+            prop_assert_eq!(located.found.as_deref(), Some(program.as_str()));
+            let _ = block_on(tool.execute(&request(&model, "the prompt"), &AbortSignal::new()));
+            let runs = host.runs.borrow();
+            prop_assert_eq!(&runs[0].program, &program);
+            prop_assert_eq!(
+                &runs[0].args,
+                &vec![
+                    text("-m"),
+                    text(&model),
+                    vec![ArgPart::Text { text: "--in=".into() }, ArgPart::PromptFile],
+                    vec![ArgPart::OutputFile]
+                ]
+            );
+        }
+    }
+}
+
+// Windows: the shipped paths point at npm's .cmd shims, which only a shell runs. The adapter
+// reads the shim and starts its program directly.
+
+/// Where the shipped entries look: `${APPDATA}/npm`, as written (Windows takes either separator).
+const NPM: &str = r"C:\Users\ann\AppData\Roaming/npm";
+
+/// What npm's cmd-shim writes (npm 7 and later) for a package script run by node.
+fn npm_shim(script: &str) -> String {
+    format!(
+        "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n\r\n\
+         IF EXIST \"%dp0%\\node.exe\" (\r\n  SET \"_prog=%dp0%\\node.exe\"\r\n) ELSE (\r\n  SET \"_prog=node\"\r\n  \
+         SET PATHEXT=%PATHEXT:;.JS;=;%\r\n)\r\n\r\nendLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & \"%_prog%\"  \
+         \"%dp0%\\{script}\" %*\r\n"
+    )
+}
+
+fn windows(executables: &[&str], files: &[(&str, String)]) -> Host {
+    let mut host = Host::with(executables);
+    host.platform = "windows".into();
+    host.env.insert("APPDATA".into(), r"C:\Users\ann\AppData\Roaming".into());
+    host.files = files.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+    host
+}
+
+#[test]
+fn on_windows_an_npm_shim_is_never_run_its_node_script_is() {
+    let shim = format!("{NPM}/claude.cmd");
+    let script = r"node_modules\@anthropic-ai\claude-code\cli.js";
+    // The shipped entry finds the shim in %APPDATA%\npm; node is on the PATH (not beside it).
+    let host =
+        windows(&[&shim, "/usr/bin/node"], &[(&shim, npm_shim(script))]).answer(&claude_json("Done."), 0, "");
+    let (tool, host) = adapter("claude-code", host);
+    assert_eq!(tool.locate().found.as_deref(), Some(shim.as_str()), "the status still names the shim");
+    let answer = block_on(tool.execute(&request("sonnet", "Summarize"), &AbortSignal::new())).unwrap();
+    assert_eq!(answer.text, "Done.");
+    let runs = host.runs.borrow();
+    assert_eq!(runs[0].program, "/usr/bin/node");
+    let mut expected = vec![text(&format!(r"{NPM}\{script}"))];
+    expected.extend(
+        ["-p", "--output-format", "json", "--model", "sonnet", "--max-turns", "1"].iter().map(|a| text(a)),
+    );
+    assert_eq!(runs[0].args, expected);
+    assert_eq!(runs[0].stdin.as_deref(), Some("Summarize"));
+}
+
+#[test]
+fn on_windows_the_node_beside_the_shim_comes_first_and_an_executable_shim_starts_the_executable() {
+    let shim = format!("{NPM}/gemini.cmd");
+    let beside = format!(r"{NPM}\node.exe");
+    let script = r"node_modules\@google\gemini-cli\dist\index.js";
+    let host = windows(&[&shim, &beside, "/usr/bin/node"], &[(&shim, npm_shim(script))]).answer(
+        r#"{"response": "Hi."}"#,
+        0,
+        "",
+    );
+    let (tool, host) = adapter("gemini", host);
+    block_on(tool.execute(&request("gemini-2.5-flash", "Hello"), &AbortSignal::new())).unwrap();
+    assert_eq!(host.runs.borrow()[0].program, beside);
+    assert_eq!(host.runs.borrow()[0].args[0], text(&format!(r"{NPM}\{script}")));
+
+    // A shim of a native program (no #! line): the program itself, with the template's arguments only.
+    let shim = format!("{NPM}/codex.cmd");
+    let exe = format!(r"{NPM}\node_modules\@openai\codex\bin\codex.exe");
+    let text_of_shim = "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\nCALL :find_dp0\r\n\"%dp0%\\node_modules\\@openai\\codex\\bin\\codex.exe\"   %*\r\n";
+    let event = r#"{"type":"item.completed","item":{"type":"agent_message","text":"Yes."}}"#;
+    let host = windows(&[&shim, &exe], &[(&shim, text_of_shim.to_owned())]).answer(event, 0, "");
+    let (tool, host) = adapter("codex", host);
+    block_on(tool.execute(&request("gpt-5-codex", "Hello"), &AbortSignal::new())).unwrap();
+    assert_eq!(host.runs.borrow()[0].program, exe);
+    assert_eq!(host.runs.borrow()[0].args[0], text("exec"));
+}
+
+#[test]
+fn on_windows_a_batch_file_that_is_not_an_npm_shim_is_refused_and_nothing_runs() {
+    let shim = format!("{NPM}/claude.cmd");
+    for (files, why) in [
+        (
+            vec![(shim.as_str(), "@echo off\r\ncall C:\\tools\\claude.bat %*\r\n".to_owned())],
+            "not an npm shim",
+        ),
+        (vec![], "could not be read"),
+    ] {
+        let (tool, host) = adapter("claude-code", windows(&[&shim], &files));
+        let e = block_on(tool.execute(&request("sonnet", "Hi"), &AbortSignal::new())).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::LlmConfig, "{}", e.message);
+        assert!(e.message.contains("only a shell runs") && e.message.contains(why), "{}", e.message);
+        assert!(host.runs.borrow().is_empty());
+    }
+    // Node nowhere: the shim's script cannot be started.
+    let (tool, host) =
+        adapter("claude-code", windows(&[&shim], &[(&shim, npm_shim(r"node_modules\x\cli.js"))]));
+    let e = block_on(tool.execute(&request("sonnet", "Hi"), &AbortSignal::new())).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LlmToolNotFound, "{}", e.message);
+    assert!(host.runs.borrow().is_empty());
+    // On Linux a file named .cmd is a program like any other.
+    let (tool, host) =
+        adapter("claude-code", Host::with(&["/opt/claude.cmd"]).answer(&claude_json("Ok."), 0, ""));
+    let mut entry = tool.entry().clone();
+    entry.config.binary.value = "/opt/claude.cmd".into();
+    let tool = GenericAdapter::new(entry, Rc::clone(&host) as Rc<dyn CommandRunner>);
+    block_on(tool.execute(&request("sonnet", "Hi"), &AbortSignal::new())).unwrap();
+    assert_eq!(host.runs.borrow()[0].program, "/opt/claude.cmd");
 }

@@ -4,7 +4,7 @@
 
 use condense_core::agent::{AgentInput, ChatTask, CondensationRecord, ContextStatus};
 use condense_core::limits::AutoCondense;
-use condense_core::llm::{Finish, LlmProfile, StreamEvent, Usage};
+use condense_core::llm::{Finish, LlmProfile, ModelUse, StreamEvent, Usage};
 use condense_core::tools::{Located, ToolEntry};
 use condense_core::{CondensationOptions, CondensationResult, Conversation, LlmError};
 use schemars::JsonSchema;
@@ -226,8 +226,8 @@ pub struct ToolStatus {
     pub name: String,
     /// The models it takes.
     pub models: Vec<String>,
-    /// What it is used for (`chat`, `summarize`).
-    pub capabilities: Vec<String>,
+    /// What it may be used for: the chat model (`chat`), the condensing model (`summarize`).
+    pub capabilities: Vec<ModelUse>,
     /// The context window of its models, in tokens, when the entry states it.
     pub context_window: Option<u64>,
     /// Where the entry came from: `shipped`, or a file's path.
@@ -246,7 +246,7 @@ impl ToolStatus {
             id: entry.id.clone(),
             name: entry.name().to_owned(),
             models: config.models.clone(),
-            capabilities: config.capabilities.clone(),
+            capabilities: entry.capabilities().to_vec(),
             context_window: config.context_window.map(|w| w as u64),
             origin: entry.origin.clone(),
             found: located.found,

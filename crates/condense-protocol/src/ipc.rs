@@ -14,7 +14,9 @@
 use std::collections::BTreeMap;
 
 use condense_core::ErrorInfo;
-use condense_core::agent::{AgentEvent, ChatTask, CondensationPreview, ContextStatus, PreviewFailure};
+use condense_core::agent::{
+    AgentEvent, ChatTask, CondensationPreview, ContextStatus, PreviewEstimate, PreviewFailure,
+};
 use condense_core::limits::Limits;
 use condense_core::llm::{ConnectionReport, GenerationParams, LlmKind};
 use condense_core::settings::{KindMetadata, ProviderEntry};
@@ -133,11 +135,17 @@ pub enum ToWebview {
         /// The event.
         event: AgentEvent,
     },
-    /// A condensation preview opened (`preview` set: its panel shows it with Apply and Discard),
-    /// failed (`failure` set) or closed (neither).
+    /// A condensation preview being made (`running`, with the provider's `estimate` once the
+    /// core made it: tokens before and the estimated cost, before any LLM call), opened
+    /// (`preview` set: its panel shows it with Apply and Discard), failed (`failure` set) or
+    /// closed (none of them).
     Preview {
         /// What the preview is of: the chat, or a conversation file (its name, for the panel).
         source: PreviewSource,
+        /// The provider's estimate, made before it runs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "PreviewEstimate")]
+        estimate: Option<PreviewEstimate>,
         /// The preview to show.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(with = "CondensationPreview")]

@@ -29,11 +29,13 @@ pub const HEADER: &str = "\
 
 /// Every type that crosses a boundary, with the types they use.
 fn definitions() -> BTreeMap<String, serde_json::Value> {
-    use condense_core::agent::{AgentEvent, AgentInput, ChatTask, ContextStatus, PreviewOutcome};
+    use condense_core::agent::{
+        AgentEvent, AgentInput, ChatTask, ContextStatus, PreviewEstimate, PreviewOutcome,
+    };
     use condense_core::config::ConfigField;
     use condense_core::host::{CommandError, CommandOutput, CommandSpec};
     use condense_core::limits::{AutoCondense, Limits};
-    use condense_core::llm::{ConnectionReport, LlmProfile, PromptBundle};
+    use condense_core::llm::{ConnectionReport, LlmProfile, ModelUse, PromptBundle};
     use condense_core::registry::{ProviderConfig, ProviderConfigUpdate, ProviderInfo};
     use condense_core::settings::{HostMetadata, ProviderEntry, SettingChange};
     use condense_core::tokens::TokenReport;
@@ -76,7 +78,9 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatUndo,
         calls::ChatApplied,
         calls::ChatPin,
+        PreviewEstimate,
         PreviewOutcome,
+        ModelUse,
         calls::TaskHandle,
         calls::ChatStep,
         calls::UndoResult,

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use condense_core::agent::{
     AgentEvent, AgentInput, ChatTask, CondensationPreview, CondenseOutcome, ContextStatus, DefaultAgent,
-    PreviewOutcome, Turn, preview_conversation,
+    PreviewEstimate, PreviewOutcome, Turn, preview_conversation,
 };
 use condense_core::{CondensationOptions, Services};
 use condense_core::{CondenseError, Conversation, ErrorKind};
@@ -138,15 +138,18 @@ impl CondenseEngine {
 #[wasm_bindgen]
 impl CondenseEngine {
     /// Previews a condensation of a chat with the options' provider: runs it (an LLM summary is
-    /// written now, once) without applying it. Resolves with the preview to show, or why there is
-    /// nothing to apply; the task is not changed. Rejects only for a bad call.
+    /// written now, once) without applying it. `onEstimate` gets the provider's estimate (tokens
+    /// before, the estimated cost) before the provider runs. Resolves with the preview to show,
+    /// or why there is nothing to apply; the task is not changed. Rejects only for a bad call.
     #[wasm_bindgen(js_name = previewChat, unchecked_return_type = "Promise<PreviewOutcome>")]
     pub fn preview_chat(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "((estimate: PreviewEstimate) => void) | undefined")]
+        on_estimate: Option<Function>,
     ) -> Promise {
-        future_to_promise(preview_chat(Rc::clone(&self.inner), task, options))
+        future_to_promise(preview_chat(Rc::clone(&self.inner), task, options, on_estimate))
     }
 
     /// Applies a preview to the chat it was made for, exactly as shown (no LLM call); fails with
@@ -188,7 +191,12 @@ impl CondenseEngine {
 }
 
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
-async fn preview_chat(inner: Rc<Inner>, task: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+async fn preview_chat(
+    inner: Rc<Inner>,
+    task: JsValue,
+    options: JsValue,
+    on_estimate: Option<Function>,
+) -> Result<JsValue, JsValue> {
     let task: ChatTask = from_js(&task, "the chat task")?;
     let call = chat_call(&options)?;
     let counter = inner.counter(&call.llm.profile.model);
@@ -204,10 +212,27 @@ async fn preview_chat(inner: Rc<Inner>, task: JsValue, options: JsValue) -> Resu
         config: call.config.clone().unwrap_or(serde_json::Value::Null),
         ..CondensationOptions::default()
     };
-    let outcome: PreviewOutcome =
-        preview_conversation(&task.id, &task.conversation, &manager, &provider, options, services)
-            .await
-            .into();
+    let mut estimated = |estimate: &PreviewEstimate| {
+        inner.host.log(
+            "info",
+            &format!(
+                "chat {}: previewing {} ({} tokens, estimated ${:.6})",
+                estimate.task_id, estimate.provider_id, estimate.tokens_before, estimate.estimated_cost
+            ),
+        );
+        call_back(on_estimate.as_ref(), estimate);
+    };
+    let outcome: PreviewOutcome = preview_conversation(
+        &task.id,
+        &task.conversation,
+        &manager,
+        &provider,
+        options,
+        services,
+        &mut estimated,
+    )
+    .await
+    .into();
     drop(manager);
     inner.end(&abort);
     match &outcome {
@@ -229,6 +254,14 @@ async fn preview_chat(inner: Rc<Inner>, task: JsValue, options: JsValue) -> Resu
         ),
     }
     to_js(&outcome)
+}
+
+/// Calls the host's callback with a value, if it gave one; a throwing callback is the host's bug
+/// and must not end the call.
+pub(crate) fn call_back<T: serde::Serialize>(f: Option<&Function>, value: &T) {
+    if let (Some(f), Ok(value)) = (f, to_js(value)) {
+        let _ = f.call1(&JsValue::NULL, &value);
+    }
 }
 
 // As in `condense`, the shared borrow of the manager is held through the turn on purpose.

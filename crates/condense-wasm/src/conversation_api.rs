@@ -3,16 +3,19 @@
 
 use std::rc::Rc;
 
-use condense_core::agent::{CondensationPreview, PreviewOutcome, apply_to, preview_conversation};
+use condense_core::agent::{
+    CondensationPreview, PreviewEstimate, PreviewOutcome, apply_to, preview_conversation,
+};
 use condense_core::formats::parse_conversation;
 use condense_core::model::undo_last;
 use condense_core::tokens::TokenReport;
 use condense_core::{CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter, TokenCounter};
 use condense_protocol::calls::{CondensationDocument, CondenseOptions, DEFAULT_MODEL, UndoResult};
-use js_sys::Promise;
+use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
+use crate::chat_api::call_back;
 use crate::convert::{core_error, error, from_js, json_text, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::host::JsHost;
@@ -84,14 +87,17 @@ impl CondenseEngine {
     }
 
     /// Previews a condensation of a conversation (a file's): runs the options' provider without
-    /// applying it. Resolves with the preview, or why there is nothing to apply.
+    /// applying it. `onEstimate` gets the provider's estimate (tokens before, the estimated cost)
+    /// before the provider runs. Resolves with the preview, or why there is nothing to apply.
     #[wasm_bindgen(js_name = previewConversation, unchecked_return_type = "Promise<PreviewOutcome>")]
     pub fn preview_conversation(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
         #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "((estimate: PreviewEstimate) => void) | undefined")]
+        on_estimate: Option<Function>,
     ) -> Promise {
-        future_to_promise(preview(Rc::clone(&self.inner), value, options))
+        future_to_promise(preview(Rc::clone(&self.inner), value, options, on_estimate))
     }
 
     /// The conversation with a preview applied exactly as shown (no LLM call), when it is still
@@ -168,7 +174,12 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
 }
 
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
-async fn preview(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> Result<JsValue, JsValue> {
+async fn preview(
+    inner: Rc<Inner>,
+    value: JsValue,
+    options: Option<JsValue>,
+    on_estimate: Option<Function>,
+) -> Result<JsValue, JsValue> {
     let conversation = conversation(&value)?;
     let call = call_options(&options)?;
     let counter = TiktokenCounter::for_model(call.model());
@@ -180,10 +191,18 @@ async fn preview(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> 
     }
     let manager = inner.manager.borrow();
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
-    let outcome: PreviewOutcome =
-        preview_conversation("file", &conversation, &manager, &provider, call.options(), services)
-            .await
-            .into();
+    let mut estimated = |estimate: &PreviewEstimate| call_back(on_estimate.as_ref(), estimate);
+    let outcome: PreviewOutcome = preview_conversation(
+        "file",
+        &conversation,
+        &manager,
+        &provider,
+        call.options(),
+        services,
+        &mut estimated,
+    )
+    .await
+    .into();
     drop(manager);
     inner.end(&abort);
     to_js(&outcome)

@@ -36,11 +36,12 @@ pub(crate) struct JsHost {
 }
 
 /// The host's functions for running programs: `run` is required, the others have defaults (no
-/// variables, nothing located, the platform `linux`).
+/// variables, nothing located, no file read, the platform `linux`).
 struct Programs {
     platform: String,
     env_var: Option<Function>,
     locate: Option<Function>,
+    read_text: Option<Function>,
     run: Function,
 }
 
@@ -82,6 +83,7 @@ impl JsHost {
                 platform: get(host, "platform").as_string().unwrap_or_else(|| "linux".to_owned()),
                 env_var: optional_function(host, "envVar")?,
                 locate: optional_function(host, "locate")?,
+                read_text: optional_function(host, "readText")?,
                 run,
             })
         });
@@ -432,6 +434,11 @@ impl CommandRunner for JsRunner {
     fn locate(&self, program: &str) -> Option<String> {
         let f = self.programs().locate.as_ref()?;
         f.call1(&JsValue::NULL, &program.into()).ok()?.as_string()
+    }
+
+    fn read_text(&self, path: &str) -> Option<String> {
+        let f = self.programs().read_text.as_ref()?;
+        f.call1(&JsValue::NULL, &path.into()).ok()?.as_string()
     }
 
     async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError> {

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use condense_core::llm::{LlmProvider, PromptBundle, ProviderResponse, collect};
+use condense_core::llm::{LlmProvider, ModelUse, PromptBundle, ProviderResponse, collect};
 use condense_core::{LlmError, host::AbortSignal};
 use condense_protocol::calls::{Completion, LlmTarget, StreamChunk};
 use futures::StreamExt;
@@ -36,20 +36,26 @@ pub(crate) fn llm_error(e: &LlmError) -> JsValue {
 impl CondenseEngine {
     /// Test Connection: one short real request with the profile and key; resolves with the
     /// latency, the model the server names and its reply; rejects with the typed `llm_*` error.
-    /// `cancel(scope)` with the same scope stops it.
+    /// `cancel(scope)` with the same scope stops it. `uses`: what the profile is set up to be
+    /// (`chat`, `summarize`); a CLI tool whose entry leaves one out rejects with
+    /// `llm_tool_unsupported` before it runs.
     #[wasm_bindgen(js_name = testConnection, unchecked_return_type = "Promise<ConnectionReport>")]
     pub fn test_connection(
         &self,
         #[wasm_bindgen(unchecked_param_type = "LlmTargetInput")] llm: JsValue,
         scope: Option<String>,
+        #[wasm_bindgen(unchecked_param_type = "ModelUse[] | undefined")] uses: JsValue,
     ) -> Promise {
         let inner = Rc::clone(&self.inner);
         future_to_promise(async move {
             let target: LlmTarget = from_js(&llm, "the LLM")?;
+            let uses: Vec<ModelUse> =
+                if uses.is_undefined() || uses.is_null() { Vec::new() } else { from_js(&uses, "the uses")? };
             target.profile.validate().map_err(|e| llm_error(&e))?;
             let client = inner.client(target)?;
             let abort = inner.begin(scope.as_deref());
-            let outcome = condense_core::llm::test_connection(client.as_ref(), &*inner.host, &abort).await;
+            let outcome =
+                condense_core::llm::test_connection(client.as_ref(), &uses, &*inner.host, &abort).await;
             inner.end(&abort);
             to_js(&outcome.map_err(|e| llm_error(&e))?)
         })

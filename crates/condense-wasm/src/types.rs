@@ -30,7 +30,9 @@ import type {
   ChatApplied,
   ChatPin,
   CondensationPreviewInput,
+  PreviewEstimate,
   PreviewOutcome,
+  ModelUse,
   CommandErrorKind,
   CommandOutput,
   CommandSpec,
@@ -80,6 +82,12 @@ export interface Host {
   locate?(program: string): string | undefined;
   /** An environment variable of the host, or undefined. */
   envVar?(name: string): string | undefined;
+  /**
+   * The text of a small file (at most 64 KiB), or undefined: on Windows the core reads an npm
+   * `.cmd` shim it found to start the program the shim starts (node with its script, or an
+   * .exe), since only a shell runs a `.cmd`. Without it, a `.cmd` found is refused.
+   */
+  readText?(path: string): string | undefined;
   /** `linux`, `macos` or `windows` (default `linux`). */
   platform?: string;
 }

@@ -411,6 +411,50 @@ test("previewChat writes the summary once; applyPreview applies it as shown; pin
   assert.throws(() => engine.pinMessage(task, "nope", true, Date.now()), { kind: "invalid_input" });
 });
 
+test("a preview hands the provider's estimate to onEstimate before the LLM call, then the real figures", async () => {
+  const order = [];
+  const { engine } = makeEngine({
+    fetch: (req, signal) => {
+      order.push("fetch");
+      return fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
+    },
+  });
+  const task = longChat(engine, 12);
+  const estimates = [];
+  const outcome = await engine.previewChat(task, chatOptions(profile("openai")), (estimate) => {
+    order.push("estimate");
+    estimates.push(estimate);
+  });
+  assert.equal(outcome.status, "ready", JSON.stringify(outcome.failure));
+  assert.deepEqual(order, ["estimate", "fetch"], "the estimate comes before the one LLM request");
+  const [estimate] = estimates;
+  assert.deepEqual(
+    { task_id: estimate.task_id, provider_id: estimate.provider_id, needs: estimate.needs },
+    { task_id: task.id, provider_id: "native", needs: "llm" },
+  );
+  assert.ok(estimate.estimated_cost > 0);
+  assert.equal(estimate.estimated_cost, outcome.preview.estimated_cost);
+  assert.equal(estimate.tokens_before, outcome.preview.tokens_before);
+
+  // A file's preview too; an LLM-free provider estimates nothing and needs nothing.
+  const file = [];
+  const truncated = await engine.previewConversation(task.conversation, { provider: "truncation" }, (e) => file.push(e));
+  assert.equal(truncated.status, "ready", JSON.stringify(truncated.failure));
+  assert.deepEqual(file, [
+    { task_id: "file", provider_id: "truncation", needs: "nothing", tokens_before: truncated.preview.tokens_before, estimated_cost: 0 },
+  ]);
+  // An unknown provider fails with no estimate to show; a throwing callback does not end the call.
+  const none = [];
+  const unknown = await engine.previewConversation(task.conversation, { provider: "nope" }, (e) => none.push(e));
+  assert.equal(unknown.status, "failed");
+  assert.equal(unknown.failure.error.kind, "provider_not_found");
+  assert.equal(none.length, 0);
+  const thrown = await engine.previewConversation(task.conversation, { provider: "truncation" }, () => {
+    throw new Error("the host's bug");
+  });
+  assert.equal(thrown.status, "ready");
+});
+
 test("a manual summary pasted for a chat is previewed without any LLM call, then applied as a condensation with its row", async () => {
   const { engine } = makeEngine();
   const task = longChat(engine, 12);

@@ -57,7 +57,7 @@ const cliProfile = (model = "sonnet", tool = "claude-code") => ({
   context_window: 200000,
 });
 const bundle = { system_context: "You are terse.", request: "Say hello to the stand-in" };
-const text = (args) => args.map((parts) => parts.map((p) => (p.kind === "text" ? p.text : `<${p.kind}>`)).join(""));
+const text_ = (args) => args.map((parts) => parts.map((p) => (p.kind === "text" ? p.text : `<${p.kind}>`)).join(""));
 
 test("a cli profile's stream and complete return the tool's answer, usage and reported cost", async () => {
   const { engine, runs } = makeHost();
@@ -71,7 +71,7 @@ test("a cli profile's stream and complete return the tool's answer, usage and re
   assert.equal(runs.length, 1);
   const { spec } = runs[0];
   assert.equal(spec.program, CLAUDE);
-  assert.deepEqual(text(spec.args), ["-p", "--output-format", "json", "--model", "sonnet", "--max-turns", "1"]);
+  assert.deepEqual(text_(spec.args), ["-p", "--output-format", "json", "--model", "sonnet", "--max-turns", "1"]);
   assert.match(spec.stdin, /You are terse\./);
   assert.match(spec.stdin, /Say hello to the stand-in/);
   assert.equal(spec.timeoutMs, 600_000);
@@ -79,7 +79,7 @@ test("a cli profile's stream and complete return the tool's answer, usage and re
 
   const whole = await engine.complete({ profile: cliProfile("haiku") }, bundle);
   assert.equal(whole.content, done.content);
-  assert.deepEqual(text(runs[1].spec.args).slice(3, 5), ["--model", "haiku"]);
+  assert.deepEqual(text_(runs[1].spec.args).slice(3, 5), ["--model", "haiku"]);
 });
 
 test("Test Connection of a cli profile runs the tool once with the probe prompt", async () => {
@@ -132,6 +132,64 @@ test("the tool's failures are typed: not found, failed with stderr, timeout, and
   hanging.engine.cancel();
   await assert.rejects(pending, (e) => e.kind === "llm_cancelled");
   assert.equal(hanging.runs[0].signal.aborted, true, "cancel fires the signal the host's run was given");
+});
+
+test("a tool is only what its entry's capabilities say: the chat model, the condensing model", async () => {
+  const { engine, runs } = makeHost({ installed: { claude: CLAUDE, sum: "/opt/fake/bin/sum" } });
+  const errors = engine.setToolSources([
+    {
+      origin: "uses.yaml",
+      text: "tools:\n  sum:\n    binary: sum\n    command_template: \"{binary} --model {model}\"\n    models: [m]\n    capabilities: [summarize]\n    output: { format: text }\n",
+    },
+  ]);
+  assert.deepEqual(errors, []);
+  const status = engine.tools().find((t) => t.id === "sum");
+  assert.deepEqual(status.capabilities, ["summarize"]);
+  assert.deepEqual(engine.tools().find((t) => t.id === "claude-code").capabilities, ["chat", "summarize"]);
+  const sum = cliProfile("m", "sum");
+  // Test Connection as the chat profile: refused before the tool runs; as the condensing one, it runs.
+  await assert.rejects(
+    engine.testConnection({ profile: sum }, "probe", ["chat"]),
+    (e) => e.kind === "llm_tool_unsupported" && /tool 'sum' cannot be the chat model/.test(e.message) && /\[summarize\]/.test(e.message),
+  );
+  assert.equal(runs.length, 0);
+  await engine.testConnection({ profile: sum }, "probe", ["summarize"]);
+  assert.equal(runs.length, 1);
+  // A chat turn with it as the chat model: a typed error event, nothing run.
+  const events = [];
+  const task = engine.newChat("t", 0);
+  await engine.chat(task, { type: "user", content: "Hi" }, { llm: { profile: sum }, nowMs: 1 }, (e) => events.push(e));
+  const error = events.find((e) => e.type === "Error");
+  assert.equal(error?.error.kind, "llm_tool_unsupported", JSON.stringify(events));
+  assert.equal(runs.length, 1);
+  // An unknown capability is a located error of its file.
+  const [bad] = engine.setToolSources([{ origin: "bad.yaml", text: "tools:\n  x:\n    binary: x\n    command_template: \"{binary}\"\n    models: [m]\n    capabilities: [chat, draw]\n    output: { format: text }\n" }]);
+  assert.deepEqual([bad.origin, bad.line, bad.column], ["bad.yaml", 6, 26]);
+  assert.match(bad.message, /draw/);
+});
+
+test("on Windows the host's readText lets the core start an npm shim's node script, never the .cmd", async () => {
+  const shim = "C:\\Users\\t\\AppData\\Roaming/npm/claude.cmd";
+  const node = "C:\\Program Files\\nodejs\\node.exe";
+  const text = [
+    "@ECHO off", "GOTO start", ":find_dp0", "SET dp0=%~dp0", "EXIT /b", ":start", "SETLOCAL", "CALL :find_dp0", "",
+    'IF EXIST "%dp0%\\node.exe" (', '  SET "_prog=%dp0%\\node.exe"', ") ELSE (", '  SET "_prog=node"', "  SET PATHEXT=%PATHEXT:;.JS;=;%", ")", "",
+    'endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%"  "%dp0%\\node_modules\\@anthropic-ai\\claude-code\\cli.js" %*',
+  ].join("\r\n");
+  const { host, runs } = makeHost({ installed: { [shim]: shim, node }, env: { APPDATA: "C:\\Users\\t\\AppData\\Roaming" } });
+  const read = [];
+  const engine = new CondenseEngine({ ...host, platform: "windows", readText: (p) => (read.push(p), p === shim ? text : undefined) });
+  await engine.complete({ profile: cliProfile() }, bundle);
+  assert.deepEqual(read, [shim]);
+  assert.equal(runs[0].spec.program, node);
+  assert.deepEqual(text_(runs[0].spec.args).slice(0, 2), ["C:\\Users\\t\\AppData\\Roaming/npm\\node_modules\\@anthropic-ai\\claude-code\\cli.js", "-p"]);
+  // Without readText the .cmd is refused, and nothing runs.
+  const { host: plain, runs: none } = makeHost({ installed: { [shim]: shim, node }, env: { APPDATA: "C:\\Users\\t\\AppData\\Roaming" } });
+  await assert.rejects(
+    new CondenseEngine({ ...plain, platform: "windows" }).complete({ profile: cliProfile() }, bundle),
+    (e) => e.kind === "llm_config" && /only a shell runs/.test(e.message),
+  );
+  assert.equal(none.length, 0);
 });
 
 test("a bad profile or a host that cannot run programs is llm_config", async () => {

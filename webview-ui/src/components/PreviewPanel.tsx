@@ -11,22 +11,42 @@ interface Props {
 
 const ROLE_NAMES = { user: "You", assistant: "Assistant" } as const;
 
+/** What the wait is, by what the provider needs (from the core's estimate). */
+const RUNNING = {
+  nothing: "Running the provider…",
+  llm: "The model is writing the summary…",
+  person: "Applying the pasted summary…",
+} as const;
+
 const sourceName = (source: PreviewSource): string =>
   source.kind === "chat" ? "this chat" : source.name;
 
 /**
- * A condensation shown before it is applied: the figures (tokens before → after, the estimate and
- * the real cost), what it hides message by message, and what replaces them (the summary with its
+ * A condensation shown before it is applied. While it is made: the provider's estimate (tokens
+ * now, the estimated cost) as soon as the core has it, before any LLM call. Then the figures
+ * (tokens before → after, the estimate and the real cost), what it hides message by message, and what replaces them (the summary with its
  * ledger, or edited copies); Apply applies exactly this, Discard drops it.
  */
 export function PreviewPanel({ state, onApply, onDiscard }: Props) {
   const title = `Preview of a condensation of ${sourceName(state.source)}`;
   if (state.phase === "running") {
+    const { estimate } = state;
     return (
       <section className="preview" data-testid="preview" aria-label={title} aria-busy="true">
-        <h2 className="preview__title">{title}</h2>
+        <div className="preview__head">
+          <h2 className="preview__title">{title}</h2>
+          {estimate && (
+            <p className="preview__figures" data-testid="preview-estimate">
+              <span className="preview__tokens">
+                {estimate.provider_id}: {tokens(estimate.tokens_before)} tokens now
+              </span>
+              <span>estimated {dollars(estimate.estimated_cost)}</span>
+              <span className="preview__pending">cost: when it is done</span>
+            </p>
+          )}
+        </div>
         <p className="preview__status" role="status">
-          Running the provider… nothing is applied until you press Apply.
+          {RUNNING[estimate?.needs ?? "nothing"]} Nothing is applied until you press Apply.
         </p>
       </section>
     );

@@ -110,6 +110,17 @@ describe("pins and the condensation preview", () => {
     await chat.post(state({ busy: true }));
     await chat.post({ type: "preview", source: { kind: "chat" }, running: true });
     await chat.tid("preview").filter({ hasText: "Running the provider" }).waitFor();
+    assert.equal(await chat.tid("preview-estimate").count(), 0, "no figure before the core's estimate");
+    // The core's estimate, before the model is called: shown at once, with no Apply yet.
+    const estimate = { task_id: "t1", provider_id: "native", needs: "llm", tokens_before: 6_240, estimated_cost: 0.00212 };
+    await chat.post({ type: "preview", source: { kind: "chat" }, running: true, estimate });
+    const shown = chat.tid("preview-estimate");
+    await shown.waitFor();
+    assert.match(await shown.innerText(), /native: 6,240 tokens now/);
+    assert.match(await shown.innerText(), /estimated \$0\.0021/);
+    assert.match(await chat.tid("preview").innerText(), /The model is writing the summary…/);
+    assert.equal(await chat.tid("preview-apply").count(), 0);
+    await chat.page.screenshot({ path: `${shots}preview-estimate.png`, fullPage: true });
     await chat.post(state());
     await chat.post({ type: "preview", source: { kind: "chat" }, running: false, preview: PREVIEW });
     const figures = chat.tid("preview-figures");

@@ -63,6 +63,16 @@ describe("the preview state", () => {
     expect(previewOpen(closed)).toBe(false);
   });
 
+  it("keeps the provider's estimate the extension sends while the preview is made", () => {
+    const estimate = { task_id: "t1", provider_id: "native", needs: "llm", tokens_before: 12_000, estimated_cost: 0.0021 } as const;
+    const running = reduce(initialState, {
+      type: "received",
+      message: { type: "preview", source: { kind: "chat" }, running: true, estimate },
+    });
+    expect(running.preview).toEqual({ phase: "running", source: { kind: "chat" }, estimate });
+    expect(previewOpen(running)).toBe(true);
+  });
+
   it("keeps a failure to show, which does not lock the chat", () => {
     const failed = reduce(initialState, {
       type: "received",
@@ -92,6 +102,35 @@ describe("pins and the preview panel", () => {
       { type: "pin", id: "m3", pinned: false },
       { type: "pin", id: "m1", pinned: true },
     ]);
+  });
+
+  it("shows the provider's estimate as soon as the preview starts, then the real figures", async () => {
+    setup();
+    deliver(stateMessage(snapshot(chat)));
+    deliver({ type: "preview", source: { kind: "chat" }, running: true });
+    const panel = () => screen.getByTestId("preview");
+    // Before the core's estimate: the panel says it runs, with no figure yet.
+    expect(within(panel()).queryByTestId("preview-estimate")).toBeNull();
+    expect(within(panel()).getByRole("status").textContent).toContain("Running the provider…");
+    deliver({
+      type: "preview",
+      source: { kind: "chat" },
+      running: true,
+      estimate: { task_id: "t1", provider_id: "native", needs: "llm", tokens_before: 12_000, estimated_cost: 0.0021 },
+    });
+    const estimate = within(panel()).getByTestId("preview-estimate").textContent;
+    expect(estimate).toContain("native: 12,000 tokens now");
+    expect(estimate).toContain("estimated $0.0021");
+    expect(estimate).toContain("cost: when it is done");
+    expect(within(panel()).getByRole("status").textContent).toContain("The model is writing the summary…");
+    expect(panel().getAttribute("aria-busy")).toBe("true");
+    expect(within(panel()).queryByTestId("preview-apply")).toBeNull();
+    // The result: the estimate stays beside the real cost.
+    deliver(ready);
+    expect(within(panel()).queryByTestId("preview-estimate")).toBeNull();
+    const figures = within(panel()).getByTestId("preview-figures").textContent;
+    expect(figures).toContain("estimated $0.0021");
+    expect(figures).toContain("cost $0.0018");
   });
 
   it("shows a preview with its figures and hidden messages; Apply and Discard go to the extension", async () => {

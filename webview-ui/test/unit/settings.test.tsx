@@ -381,6 +381,16 @@ describe("the settings panel", () => {
   });
 });
 
+describe("the CLI tools", () => {
+  it("says what each tool may serve as, from its entry's capabilities", () => {
+    setup();
+    const uses = Object.fromEntries(
+      screen.getAllByTestId("tool-row").map((r) => [r.dataset["tool"], within(r).getByTestId("tool-uses").textContent]),
+    );
+    expect(uses).toEqual({ "claude-code": "chat and summaries", mytool: "summaries only (not the chat model)" });
+  });
+});
+
 describe("the LLM profiles", () => {
   it("lists the profiles with their key status and threshold", () => {
     setup();

@@ -94,7 +94,7 @@ export const TOOLS: ToolStatus[] = [
     id: "mytool",
     name: "mytool",
     models: ["small", "large"],
-    capabilities: [],
+    capabilities: ["summarize"],
     contextWindow: 8_000,
     origin: "/home/dev/tools.yaml",
     found: null,

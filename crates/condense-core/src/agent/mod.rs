@@ -22,7 +22,7 @@ pub mod turn;
 pub use events::{AgentEvent, AgentInput, CondenseOutcome};
 pub use policy::{CondenseReason, ContextStatus, GuardState, TokenSource};
 pub use preview::{
-    CondensationPreview, PreviewFailure, PreviewMessage, PreviewOutcome, apply_to, preview,
+    CondensationPreview, PreviewEstimate, PreviewFailure, PreviewMessage, PreviewOutcome, apply_to, preview,
     preview_conversation,
 };
 pub use task::{ChatTask, CondensationRecord, ReportedUsage};

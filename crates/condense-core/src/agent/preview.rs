@@ -3,6 +3,11 @@
 //! estimate and the real cost), then applied exactly as shown — an LLM summary is written once —
 //! or discarded. And pins: the chat's way to pin a message (see [`crate::pins`]).
 //!
+//! The provider's estimate comes first: [`preview_conversation`] hands a [`PreviewEstimate`]
+//! (tokens before, the estimated cost, what the provider needs) to its caller before the provider
+//! runs, so the panel shows it while an LLM writes the summary; the preview then carries the real
+//! figures.
+//!
 //! The host keeps the [`CondensationPreview`] (plain data) while the user decides, and hands it
 //! back to [`ChatTask::apply_preview`], which applies its result only if the chat has not changed
 //! since: the result undone must give back the chat's messages exactly, and the result must pass
@@ -16,7 +21,7 @@ use super::turn::Turn;
 use crate::error::{CondenseError, ErrorInfo, ErrorKind};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Conversation, Message, Role, last_condense_id, undo_condensation};
-use crate::provider::{CondensationOptions, CondensationResult, Services, check_condensed};
+use crate::provider::{CondensationOptions, CondensationResult, Needs, Services, check_condensed};
 use crate::tokens::TokenCounter;
 
 /// Characters of a message's text a preview shows.
@@ -66,6 +71,22 @@ impl PreviewMessage {
             is_summary: m.is_summary,
         }
     }
+}
+
+/// What a preview shows before its provider runs: the provider's own estimate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PreviewEstimate {
+    /// The chat (or file) the preview is made for.
+    pub task_id: String,
+    /// The provider about to run.
+    pub provider_id: String,
+    /// What it needs besides the conversation: nothing, an LLM (the wait is the model writing
+    /// the summary), or a person's pasted answer.
+    pub needs: Needs,
+    /// Tokens of the request now.
+    pub tokens_before: usize,
+    /// The provider's estimate of the cost, in US dollars (0 for the LLM-free providers).
+    pub estimated_cost: f64,
 }
 
 /// A condensation run on a chat and not applied: what it would do, and the result to apply.
@@ -147,9 +168,14 @@ impl ChatTask {
     }
 }
 
-/// Runs the turn's provider on the chat without applying the result: the preview to show, or why
-/// there is nothing to apply. The task is not changed.
-pub async fn preview(task: &ChatTask, turn: &Turn<'_>) -> Result<CondensationPreview, PreviewFailure> {
+/// Runs the turn's provider on the chat without applying the result: `on_estimate` gets the
+/// provider's estimate before it runs; then the preview to show, or why there is nothing to
+/// apply. The task is not changed.
+pub async fn preview(
+    task: &ChatTask,
+    turn: &Turn<'_>,
+    on_estimate: &mut dyn FnMut(&PreviewEstimate),
+) -> Result<CondensationPreview, PreviewFailure> {
     let provider = turn.provider_id();
     let llm = turn.condensing_llm.unwrap_or(turn.llm);
     let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
@@ -160,13 +186,16 @@ pub async fn preview(task: &ChatTask, turn: &Turn<'_>) -> Result<CondensationPre
         &provider,
         CondensationOptions::default(),
         services,
+        on_estimate,
     )
     .await
 }
 
 /// Runs `provider` on a conversation (a chat's, or a file's: `id` names it) with `options` (a
-/// `null` config: the registry's) without applying the result: the preview to show, or why there
-/// is nothing to apply.
+/// `null` config: the registry's) without applying the result. `on_estimate` gets the provider's
+/// estimate (tokens before, the estimated cost) before the provider runs, so a host can show it
+/// while an LLM writes the summary; an unknown or disabled provider fails before that. Returns
+/// the preview to show, or why there is nothing to apply.
 pub async fn preview_conversation(
     id: &str,
     conversation: &Conversation,
@@ -174,6 +203,7 @@ pub async fn preview_conversation(
     provider: &str,
     options: CondensationOptions,
     services: Services<'_>,
+    on_estimate: &mut dyn FnMut(&PreviewEstimate),
 ) -> Result<CondensationPreview, PreviewFailure> {
     let tokens = services.tokens;
     let fail =
@@ -181,7 +211,15 @@ pub async fn preview_conversation(
     let estimated_cost = manager
         .estimate(conversation, Some(provider), options.clone(), services)
         .map_err(|e| fail(e.to_info(), 0.0, 0.0))?;
+    let needs = manager.registry().get(provider).map_or(Needs::Nothing, |p| p.needs());
     let before = tokens.count_request(conversation.system.as_deref(), &conversation.api_view());
+    on_estimate(&PreviewEstimate {
+        task_id: id.to_owned(),
+        provider_id: provider.to_owned(),
+        needs,
+        tokens_before: before,
+        estimated_cost,
+    });
     let result = manager
         .condense(conversation, Some(provider), options, services)
         .await

@@ -8,7 +8,7 @@ use super::task::{ChatTask, CondensationRecord, ReportedUsage, title_of};
 use crate::error::{ErrorInfo, ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
 use crate::limits::AutoCondense;
-use crate::llm::{LlmProvider, PromptBundle, collect};
+use crate::llm::{LlmProvider, ModelUse, PromptBundle, collect};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Message, Role, last_condense_id};
 use crate::provider::{CondensationOptions, Services};
@@ -123,6 +123,12 @@ impl DefaultAgent {
     /// Answers the last user message: condense first if the context asks for it, stream the
     /// answer, and on an overflow condense and try once more.
     async fn answer(&mut self, turn: &Turn<'_>, emit: &mut dyn FnMut(AgentEvent)) {
+        // A CLI tool whose entry leaves out `chat` cannot be the chat model: nothing is sent
+        // (and nothing condensed for a request that cannot be made).
+        if let Err(e) = turn.llm.serves(ModelUse::Chat) {
+            emit(llm_error_event(&e));
+            return;
+        }
         let status = self.task.context_status(turn.llm.profile(), turn.auto, turn.tokens);
         if let Some(reason) = status.reason() {
             self.auto_condense(turn, emit, reason).await;

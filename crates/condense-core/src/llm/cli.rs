@@ -11,7 +11,7 @@ use futures::stream::LocalBoxStream;
 use super::{ApiAdapter, Finish, LlmProvider, PromptAdapter, PromptBundle, StreamEvent};
 use crate::error::{ErrorKind, LlmError};
 use crate::host::{AbortSignal, CommandRunner};
-use crate::profile::{LlmKind, LlmProfile};
+use crate::profile::{LlmKind, LlmProfile, ModelUse};
 use crate::tools::{GenericAdapter, ToolAdapter, ToolRegistry, ToolRequest};
 
 /// A `cli` profile's client.
@@ -66,6 +66,10 @@ impl LlmProvider for CliLlm {
 
     fn adapter(&self) -> &dyn PromptAdapter {
         &ApiAdapter
+    }
+
+    fn serves(&self, used: ModelUse) -> Result<(), LlmError> {
+        self.tool.entry().require(used)
     }
 
     fn stream_completion<'a>(

@@ -23,7 +23,7 @@ use crate::error::{ErrorKind, LlmError};
 pub use crate::formats::{ANTHROPIC_VERSION, ApiRequest, ChatMessage, ChatRole, SseEvent, SseParser, Wire};
 use crate::host::AbortSignal;
 /// Re-exported from [`crate::profile`], where the wire dialects can use them too.
-pub use crate::profile::{GenerationParams, LlmKind, LlmProfile, ProviderCapabilities, Usage};
+pub use crate::profile::{GenerationParams, LlmKind, LlmProfile, ModelUse, ProviderCapabilities, Usage};
 
 /// How a complete answer ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -135,6 +135,14 @@ pub trait LlmProvider {
     /// What it can do.
     fn capabilities(&self) -> ProviderCapabilities {
         self.profile().capabilities()
+    }
+
+    /// Whether it may be used as `used` (the chat model, the condensing model). An HTTP model
+    /// serves both; a CLI tool only what its entry's `capabilities` list, else
+    /// `llm_tool_unsupported` naming the tool and what it supports.
+    fn serves(&self, used: ModelUse) -> Result<(), LlmError> {
+        let _ = used;
+        Ok(())
     }
 
     /// What a call with this usage cost, in US dollars, by the profile's prices.

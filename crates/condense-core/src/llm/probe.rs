@@ -1,10 +1,11 @@
 //! Test Connection: one short real request through the same client chats use, timed by the host's
 //! clock. It proves the base URL, the key and the model name together, and says which model the
-//! server reports answering.
+//! server reports answering. Given the uses the profile is set up for (the chat model, the
+//! condensing model), a CLI tool whose entry leaves one out fails first, without running.
 
 use serde::{Deserialize, Serialize};
 
-use super::{GenerationParams, LlmProvider, PromptBundle, Usage};
+use super::{GenerationParams, LlmProvider, ModelUse, PromptBundle, Usage};
 use crate::error::LlmError;
 use crate::host::{AbortSignal, Clock};
 
@@ -26,12 +27,18 @@ pub struct ConnectionReport {
     pub usage: Option<Usage>,
 }
 
-/// Sends the probe; a failure is the client's typed error (auth, not found, network, …).
+/// Sends the probe; a failure is the client's typed error (auth, not found, network, …). `uses`:
+/// what the profile is set up to be (the chat profile, the condensing profile); one the model may
+/// not serve is `llm_tool_unsupported`, and nothing is sent.
 pub async fn test_connection(
     llm: &dyn LlmProvider,
+    uses: &[ModelUse],
     clock: &dyn Clock,
     abort: &AbortSignal,
 ) -> Result<ConnectionReport, LlmError> {
+    for used in uses {
+        llm.serves(*used)?;
+    }
     let bundle = PromptBundle {
         request: PROBE_REQUEST.into(),
         generation_params: Some(GenerationParams {

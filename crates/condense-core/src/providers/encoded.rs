@@ -36,7 +36,9 @@ fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
     range.start + lead..range.end - trail
 }
 
-/// The text-encoded tool results of a message, in order. Only user messages carry them.
+/// The text-encoded tool results of a message, in order. Only user messages carry them, and never
+/// in a block marked as client context (an environment block, a reminder): a result's body ends
+/// where such a block begins.
 pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
     if message.role != Role::User {
         return Vec::new();
@@ -45,7 +47,7 @@ pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
     let blocks = &message.content;
     let mut bi = 0;
     while bi < blocks.len() {
-        let ContentBlock::Text { text, .. } = &blocks[bi] else {
+        let ContentBlock::Text { text, client: None } = &blocks[bi] else {
             bi += 1;
             continue;
         };
@@ -61,7 +63,7 @@ pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
                 // The header stands alone: the body is the next text blocks, up to another header
                 // or the environment block.
                 let mut next = bi + 1;
-                while let Some(ContentBlock::Text { text: t, .. }) = blocks.get(next) {
+                while let Some(ContentBlock::Text { text: t, client: None }) = blocks.get(next) {
                     if t.trim_start().starts_with(ENVIRONMENT_TAG) || !headers(t).is_empty() {
                         break;
                     }
@@ -83,14 +85,16 @@ pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
 }
 
 /// The environment blocks of a user message (`<environment_details>…` to the end of its text
-/// block or to its closing tag): client wrapper text, not the user's words.
+/// block or to its closing tag) inside text not marked as client context: client wrapper text,
+/// not the user's words. (A block marked as client context is the client's whole: the providers
+/// handle it as one.)
 pub(crate) fn environment_sections(message: &Message) -> Vec<(usize, Range<usize>)> {
     if message.role != Role::User {
         return Vec::new();
     }
     let mut out = Vec::new();
     for (bi, block) in message.content.iter().enumerate() {
-        let ContentBlock::Text { text, .. } = block else { continue };
+        let ContentBlock::Text { text, client: None } = block else { continue };
         let mut from = 0;
         while let Some(at) = text[from..].find(ENVIRONMENT_TAG) {
             let start = from + at;
@@ -191,6 +195,24 @@ mod tests {
         let mut assistant = user(&["[read_file for 'a'] Result:\nbody"]);
         assistant.role = Role::Assistant;
         assert!(encoded_results(&assistant).is_empty());
+    }
+
+    #[test]
+    fn client_context_is_never_a_results_body() {
+        use crate::model::ClientContext;
+        let reminder = "# TODO LIST UPDATE REQUIRED - You MUST include the task_progress parameter\n- [x] read\n- [ ] fix";
+        let mut m =
+            user(&["[read_file for 'a.rs'] Result:", "fn a() {}", reminder, "[x for 'y'] Result:\nz"]);
+        let ContentBlock::Text { client, .. } = &mut m.content[2] else { unreachable!() };
+        *client = ClientContext::of(reminder);
+        assert_eq!(*client, Some(ClientContext::TaskProgress));
+        let found = encoded_results(&m);
+        // The body is the block after the header only; the reminder is neither a body nor read
+        // for headers, the last block is a result of its own.
+        assert_eq!(found.iter().map(|r| r.block).collect::<Vec<_>>(), [1, 3]);
+        let ContentBlock::Text { client, .. } = &mut m.content[3] else { unreachable!() };
+        *client = Some(ClientContext::TaskResumption);
+        assert_eq!(encoded_results(&m).len(), 1);
     }
 
     #[test]

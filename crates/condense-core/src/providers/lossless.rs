@@ -197,6 +197,10 @@ impl CondensationProvider for LosslessProvider {
                 (ContentBlock::ToolResult { tool_use_id, .. }, _) => {
                     format!("the result of tool call {tool_use_id}")
                 }
+                // The client's wrapper, never the user's words; the copy keeps its mark.
+                (ContentBlock::Text { client: Some(kind), .. }, _) => {
+                    format!("the client's {}", kind.label())
+                }
                 _ => "a text block".to_owned(),
             };
             let reference = reference_text(text.len(), &what, &keeper_msg.id);

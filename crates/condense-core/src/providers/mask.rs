@@ -8,6 +8,12 @@
 //! its own count of recent results to keep, in place of K. Given a target, masking stops once it
 //! is met, oldest first; a result whose masking would land far below the target is passed over
 //! for a smaller one when one can meet it.
+//!
+//! Client context (text blocks the importer marked as a client's wrapper, [`ClientContext`]:
+//! Cline's and Roo's `<environment_details>`, task progress reminders, resumption notices) is the
+//! client's snapshot of its state, sent again each turn: every one but the latest of its kind is
+//! hidden behind a placeholder too (`client_context`, on by default). The placeholder keeps the
+//! mark, so it is never read as the user's words.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -15,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigField, ConfigForm, Form, ledger_field};
 use crate::error::CondenseError;
-use crate::model::{ContentBlock, Message, ToolResultPart, next_condense_id};
+use crate::model::{ClientContext, ContentBlock, Message, ToolResultPart, next_condense_id};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
     apply_edits,
@@ -57,6 +63,9 @@ pub struct MaskConfig {
     pub keep_per_tool: String,
     /// Results smaller than this many tokens are left alone: their placeholder would save little.
     pub min_tokens: usize,
+    /// Hide the client's older context blocks (environment details, task progress reminders,
+    /// resumption notices), keeping the latest of each kind.
+    pub client_context: bool,
     /// Whether the state ledger goes in with the condensation (read by the template).
     pub ledger: bool,
 }
@@ -68,6 +77,7 @@ impl Default for MaskConfig {
             never_mask: String::new(),
             keep_per_tool: String::new(),
             min_tokens: 100,
+            client_context: true,
             ledger: true,
         }
     }
@@ -148,6 +158,11 @@ impl ConfigForm for MaskConfig {
                 None,
             )
             .unit("tokens"),
+            ConfigField::boolean(
+                "client_context",
+                "Older client context",
+                "Hide the context a client such as Cline or Roo sends again each turn (environment details, task progress reminders), keeping the latest of each kind.",
+            ),
             ledger_field(),
         ]
     }
@@ -171,9 +186,11 @@ enum Location {
     /// The n-th result encoded as user text in the message (counted again on the edited content,
     /// where masked bodies still sit under their headers).
     Encoded(usize),
+    /// A text block marked as client context, of this kind.
+    Client(usize, ClientContext),
 }
 
-/// One tool result of the view.
+/// One tool result, or one client context block, of the view.
 #[derive(Debug, Clone)]
 struct Found {
     /// Index in the full message list.
@@ -210,6 +227,37 @@ pub(crate) fn placeholder(tool: &str, arg: Option<&str>, tokens: usize, images: 
         n => format!("{} tokens and {n} image(s)", thousands(tokens)),
     };
     format!("[{what}: {size} {MASK_MARK}; read it again if needed]")
+}
+
+/// The placeholder for a client context block of `kind` and `tokens`.
+pub(crate) fn client_placeholder(kind: ClientContext, tokens: usize) -> String {
+    format!(
+        "[the client's {}: {} tokens {MASK_MARK}; a later one is current]",
+        kind.label(),
+        thousands(tokens)
+    )
+}
+
+/// Every client context block of the view not masked already, oldest first.
+fn find_client_context(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec<Found> {
+    let mut out = Vec::new();
+    for (mi, m) in ctx.messages.iter().enumerate().filter(|(_, m)| m.is_visible()) {
+        for (bi, block) in m.content.iter().enumerate() {
+            let ContentBlock::Text { text, client: Some(kind) } = block else { continue };
+            if text.contains(MASK_MARK) && text.len() < 400 {
+                continue;
+            }
+            out.push(Found {
+                message: mi,
+                location: Location::Client(bi, *kind),
+                tool: kind.label().to_owned(),
+                arg: None,
+                tokens: tokens.count_text(text),
+                images: 0,
+            });
+        }
+    }
+    out
 }
 
 /// Every tool result of the view not masked already, oldest first.
@@ -275,6 +323,11 @@ fn masked(message: &Message, content: &[ContentBlock], found: &Found) -> Vec<Con
     let text = placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images);
     let mut out = content.to_vec();
     match &found.location {
+        Location::Client(bi, kind) => {
+            // The mark stays: the placeholder is the client's, never the user's words.
+            out[*bi] =
+                ContentBlock::Text { text: client_placeholder(*kind, found.tokens), client: Some(*kind) };
+        }
         Location::Block(bi) => {
             if let ContentBlock::ToolResult { tool_use_id, is_error, .. } = &content[*bi] {
                 out[*bi] = ContentBlock::ToolResult {
@@ -336,6 +389,7 @@ impl CondensationProvider for MaskProvider {
         let per_tool = config.per_tool().map_err(invalid)?;
         let tokens = services.tokens;
         let results = find_results(ctx, tokens);
+        let client = if config.client_context { find_client_context(ctx, tokens) } else { Vec::new() };
 
         // Which results stay: the last K overall, a ruled tool's own last N, never-masked tools,
         // anything in the last `keep_last` messages, and the pinned messages.
@@ -356,18 +410,34 @@ impl CondensationProvider for MaskProvider {
                 };
         }
 
+        // Client context: the latest of each kind stays, as do the protected messages'.
+        let mut latest: Vec<ClientContext> = Vec::new();
+        let mut client_kept = vec![false; client.len()];
+        for (i, found) in client.iter().enumerate().rev() {
+            let Location::Client(_, kind) = found.location else { continue };
+            let is_latest = !latest.contains(&kind);
+            if is_latest {
+                latest.push(kind);
+            }
+            client_kept[i] = is_latest || protected.contains(&found.message);
+        }
+
         let target = options.target_tokens;
         let floor = target.map(|t| t * 4 / 5);
         let mut total = ctx.prev_context_tokens;
         let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
         let mut masked_results = 0usize;
+        let mut masked_client = 0usize;
         let mut hidden_tokens = 0usize;
-        let candidates: Vec<&Found> = results
+        // Oldest first, tool results and client context alike.
+        let mut candidates: Vec<&Found> = results
             .iter()
             .zip(&kept)
+            .chain(client.iter().zip(&client_kept))
             .filter(|(f, kept)| !**kept && f.tokens >= config.min_tokens)
             .map(|(f, _)| f)
             .collect();
+        candidates.sort_by_key(|f| f.message);
         let mut deferred = Vec::new();
         let mut apply = |found: &Found,
                          total: &mut usize,
@@ -388,7 +458,11 @@ impl CondensationProvider for MaskProvider {
             }
             *total -= saved;
             replaced.insert(found.message, next);
-            masked_results += 1;
+            if matches!(found.location, Location::Client(..)) {
+                masked_client += 1;
+            } else {
+                masked_results += 1;
+            }
             hidden_tokens += found.tokens;
             true
         };
@@ -408,8 +482,12 @@ impl CondensationProvider for MaskProvider {
             apply(candidates[i], &mut total, &mut replaced, false);
         }
         if replaced.is_empty() {
+            let client_note = match client.len() {
+                0 => String::new(),
+                n => format!("; {n} client context blocks, none but the latest of its kind and that large"),
+            };
             return Err(CondenseError::NothingToCondense(format!(
-                "{} tool results, none older than the last {} and of {} tokens or more to mask",
+                "{} tool results, none older than the last {} and of {} tokens or more to mask{client_note}",
                 results.len(),
                 config.keep_results,
                 config.min_tokens
@@ -420,6 +498,7 @@ impl CondensationProvider for MaskProvider {
         let mut metrics = serde_json::Map::new();
         metrics.insert("condense_id".into(), condense_id.into());
         metrics.insert("results_masked".into(), masked_results.into());
+        metrics.insert("client_context_masked".into(), masked_client.into());
         metrics.insert("tokens_hidden".into(), hidden_tokens.into());
         metrics.insert("results_kept".into(), kept.iter().filter(|k| **k).count().into());
         metrics.insert("messages_edited".into(), replaced.len().into());

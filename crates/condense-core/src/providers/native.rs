@@ -20,7 +20,9 @@ use crate::config::Form;
 use crate::error::CondenseError;
 use crate::error::{ErrorKind, LlmError};
 use crate::host::AbortSignal;
-use crate::llm::{ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, LlmProvider, PromptBundle, Usage};
+use crate::llm::{
+    ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, LlmProvider, ModelUse, PromptBundle, Usage,
+};
 use crate::model::{ContentBlock, Message, Role, tool_result_text};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_SUMMARY_TRUNCATED,
@@ -499,6 +501,10 @@ impl CondensationProvider for NativeProvider {
         services: Services<'_>,
     ) -> f64 {
         let (Some(llm), Ok(config)) = (services.llm, config(options)) else { return 0.0 };
+        // A model that may not summarize makes no call.
+        if llm.serves(ModelUse::Summarize).is_err() {
+            return 0.0;
+        }
         let Ok(plan) = summary::plan(ctx, config.keep_last) else { return 0.0 };
         let base = base_bundle(ctx, &plan, &config, llm);
         let budget = request_budget(llm, services.tokens, &base, &config);
@@ -525,6 +531,8 @@ impl CondensationProvider for NativeProvider {
             id: "native".into(),
             message: "the native provider needs an LLM profile".into(),
         })?;
+        // A CLI tool whose entry leaves out `summarize` cannot be the condensing model.
+        llm.serves(ModelUse::Summarize).map_err(CondenseError::Llm)?;
         let config = config(options)?;
         let plan = summary::plan(ctx, config.keep_last)?;
         let base = base_bundle(ctx, &plan, &config, llm);

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigField, ConfigForm, Form, ledger_field};
 use crate::error::CondenseError;
+use crate::llm::ModelUse;
 use crate::model::{ContentBlock, Role, next_condense_id, squash_condensations};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_PASSES, PassMetric,
@@ -277,7 +278,9 @@ impl CondensationProvider for SmartProvider {
         services: Services<'_>,
     ) -> f64 {
         let Ok(config) = options.typed_config::<SmartConfig>(self.id()) else { return 0.0 };
-        if services.llm.is_none() || !config.pass_list().is_ok_and(|p| p.contains(&Pass::Native)) {
+        if services.llm.is_none_or(|l| l.serves(ModelUse::Summarize).is_err())
+            || !config.pass_list().is_ok_and(|p| p.contains(&Pass::Native))
+        {
             return 0.0;
         }
         let native = CondensationOptions {
@@ -330,6 +333,12 @@ impl CondensationProvider for SmartProvider {
             }
             if pass == Pass::Native && services.llm.is_none() {
                 metrics.push(skipped("no LLM profile"));
+                continue;
+            }
+            if pass == Pass::Native
+                && let Some(Err(e)) = services.llm.map(|l| l.serves(ModelUse::Summarize))
+            {
+                metrics.push(skipped(&e.message));
                 continue;
             }
             let pass_options = CondensationOptions {

@@ -119,6 +119,18 @@ impl Pass {
                     is_error: *is_error,
                 })
             }
+            // The client's context (an environment block, a reminder) goes with the tool results,
+            // marked still: it was never the user's words.
+            (Pass::ToolResults, ContentBlock::Text { text, client: Some(kind) }) => {
+                Some(ContentBlock::Text {
+                    text: format!(
+                        "[the client's {} removed by Context Condenser: {} characters]",
+                        kind.label(),
+                        text.len()
+                    ),
+                    client: Some(*kind),
+                })
+            }
             (Pass::ToolParameters, ContentBlock::ToolUse { id, name, input }) => {
                 let size = input.to_string().len();
                 Some(ContentBlock::ToolUse {
@@ -135,7 +147,7 @@ impl Pass {
                     text.len()
                 )))
             }
-            (Pass::UserText, ContentBlock::Text { text, .. }) if role == Role::User => {
+            (Pass::UserText, ContentBlock::Text { text, client: None }) if role == Role::User => {
                 Some(ContentBlock::text(format!(
                     "[user text truncated by Context Condenser: {} characters removed]",
                     text.len()
@@ -200,8 +212,12 @@ impl Pass {
                                     is_error: *is_error,
                                 }
                             }
-                            ContentBlock::Text { text, .. } => {
-                                ContentBlock::text(cut(&format!("{} text", role.as_str()), text, keep))
+                            ContentBlock::Text { text, client } => {
+                                let what = match client {
+                                    Some(kind) => format!("the client's {}", kind.label()),
+                                    None => format!("{} text", role.as_str()),
+                                };
+                                ContentBlock::Text { text: cut(&what, text, keep), client: *client }
                             }
                             _ => return None,
                         }

@@ -6,9 +6,10 @@ use std::rc::Rc;
 
 use super::config::{OutputSource, PromptVia, ToolEntry};
 use super::output::normalize;
+use super::shim::{is_batch_file, parse_cmd_shim, windows_folder};
 use crate::error::{ErrorKind, LlmError, redact_secrets};
-use crate::host::{AbortSignal, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec};
-use crate::profile::Usage;
+use crate::host::{AbortSignal, ArgPart, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec};
+use crate::profile::{ModelUse, Usage};
 
 /// The longest prompt passed as one argument (Linux refuses a single argument over 128 KiB).
 pub const MAX_PROMPT_ARGUMENT_BYTES: usize = 100_000;
@@ -52,8 +53,8 @@ pub struct Located {
 /// The contract of a tool adapter: what it can do, which models it takes, and one run.
 #[async_trait::async_trait(?Send)]
 pub trait ToolAdapter {
-    /// What the tool is used for (`chat`, `summarize`).
-    fn capabilities(&self) -> &[String];
+    /// What the tool may be used for: the chat model, the condensing model.
+    fn capabilities(&self) -> &[ModelUse];
 
     /// Whether the tool takes the model; the error names the models it takes.
     fn validate_model(&self, model: &str) -> Result<(), LlmError>;
@@ -126,6 +127,55 @@ impl GenericAdapter {
         let found = runner.locate(&binary);
         searched.push(if binary.contains(['/', '\\']) { binary } else { format!("`{binary}` on the PATH") });
         Located { found, searched }
+    }
+
+    /// What to start for the program found at `found`, and the arguments that go before the
+    /// template's: the program itself, but for a Windows batch file (`.cmd`, `.bat`), which only
+    /// a shell runs: an npm shim is read (through the host's `read_text`) and its program started
+    /// directly — `node` (the `node.exe` beside the shim, else the PATH's) with the package's
+    /// script, or the executable it names. Any other batch file is `llm_config`.
+    pub fn launch(&self, found: String) -> Result<(String, Vec<String>), LlmError> {
+        let runner = &*self.runner;
+        if runner.platform() != "windows" || !is_batch_file(&found) {
+            return Ok((found, Vec::new()));
+        }
+        let id = &self.entry.id;
+        let refuse = |why: &str| {
+            LlmError::new(
+                ErrorKind::LlmConfig,
+                format!(
+                    "{id}: {found} is a batch file, which only a shell runs, and {why}; point the entry's \
+                     `paths` for windows at the program itself (an .exe, or node with its script)"
+                ),
+            )
+        };
+        let text = runner.read_text(&found).ok_or_else(|| refuse("it could not be read"))?;
+        let shim = parse_cmd_shim(&text)
+            .ok_or_else(|| refuse("it is not an npm shim whose program can be started directly"))?;
+        let folder = windows_folder(&found);
+        let target = format!("{folder}\\{}", shim.target);
+        let Some(interpreter) = shim.interpreter else {
+            if !target.to_ascii_lowercase().ends_with(".exe") {
+                return Err(refuse("the program it starts is not an .exe"));
+            }
+            let program = runner
+                .locate(&target)
+                .ok_or_else(|| refuse(&format!("the program it starts, {target}, is not there")))?;
+            return Ok((program, Vec::new()));
+        };
+        let beside = format!("{folder}\\{}.exe", interpreter.name);
+        let program = runner.locate(&beside).or_else(|| runner.locate(&interpreter.name)).ok_or_else(|| {
+            LlmError::new(
+                ErrorKind::LlmToolNotFound,
+                format!(
+                    "{id}: {found} starts its script with `{}`, which was not found: looked at {beside}, `{}` on the PATH",
+                    interpreter.name, interpreter.name
+                ),
+            )
+        })?;
+        let mut args = interpreter.args;
+        args.push(target);
+        Ok((program, args))
     }
 
     /// The variables set for the program: each `${VAR}` expanded from the host's environment;
@@ -217,8 +267,8 @@ impl GenericAdapter {
 
 #[async_trait::async_trait(?Send)]
 impl ToolAdapter for GenericAdapter {
-    fn capabilities(&self) -> &[String] {
-        &self.entry.config.capabilities
+    fn capabilities(&self) -> &[ModelUse] {
+        self.entry.capabilities()
     }
 
     fn validate_model(&self, model: &str) -> Result<(), LlmError> {
@@ -243,7 +293,9 @@ impl ToolAdapter for GenericAdapter {
             );
             return Err(LlmError::new(ErrorKind::LlmToolNotFound, format!("{}: {m}", self.entry.id)));
         };
-        let spec = self.command(program, request)?;
+        let (program, lead) = self.launch(program)?;
+        let mut spec = self.command(program, request)?;
+        spec.args.splice(0..0, lead.into_iter().map(|text| vec![ArgPart::Text { text }]));
         match self.runner.run(spec, abort).await {
             Ok(out) => self.answer(out),
             Err(e) => {

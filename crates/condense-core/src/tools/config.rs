@@ -10,6 +10,7 @@ use serde_saphyr::Spanned;
 
 use super::template::{Template, parse_template};
 use crate::error::{ErrorKind, LlmError};
+use crate::profile::ModelUse;
 
 /// The entries shipped with the product.
 pub const SHIPPED_YAML: &str = include_str!("shipped.yaml");
@@ -149,9 +150,10 @@ pub struct ToolConfig {
     /// variables are unset is left out).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// What it is used for: `chat`, `summarize`.
-    #[serde(default)]
-    pub capabilities: Vec<String>,
+    /// What it may be used for: `chat` (the chat model), `summarize` (the condensing model);
+    /// both when absent. Any other value is an error where it is written.
+    #[serde(default = "default_capabilities")]
+    pub capabilities: Spanned<Vec<ModelUse>>,
     /// The models' context window, in tokens, offered as the profile's default.
     #[serde(default)]
     pub context_window: Option<usize>,
@@ -164,6 +166,11 @@ pub struct ToolConfig {
 
 fn default_timeout_secs() -> u64 {
     300
+}
+
+fn default_capabilities() -> Spanned<Vec<ModelUse>> {
+    let nowhere = serde_saphyr::Location::UNKNOWN;
+    Spanned { value: ModelUse::ALL.to_vec(), referenced: nowhere, defined: nowhere }
 }
 
 /// A YAML file of tools.
@@ -217,6 +224,30 @@ impl ToolEntry {
     pub fn name(&self) -> &str {
         self.config.name.as_deref().unwrap_or(&self.id)
     }
+
+    /// What the tool may be used for.
+    pub fn capabilities(&self) -> &[ModelUse] {
+        &self.config.capabilities.value
+    }
+
+    /// Whether the tool may serve `used`; `llm_tool_unsupported` naming the tool and what it
+    /// supports when it may not (a tool without `chat` cannot be the chat model, one without
+    /// `summarize` cannot be the condensing model).
+    pub fn require(&self, used: ModelUse) -> Result<(), LlmError> {
+        if self.capabilities().contains(&used) {
+            return Ok(());
+        }
+        let supports = self.capabilities().iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
+        Err(LlmError::new(
+            ErrorKind::LlmToolUnsupported,
+            format!(
+                "tool '{}' cannot be {}: its entry's capabilities are [{supports}], without {used}; \
+                 choose a profile whose tool lists {used}",
+                self.id,
+                used.role()
+            ),
+        ))
+    }
 }
 
 fn at(origin: &str, location: Option<serde_saphyr::Location>, message: String) -> ToolConfigError {
@@ -233,6 +264,11 @@ pub fn parse_tools(source: &ToolSource) -> Result<Vec<ToolEntry>, ToolConfigErro
             .split_once(": ")
             .filter(|(head, _)| head.contains("line "))
             .map_or(message.clone(), |(_, rest)| rest.to_owned());
+        // Some messages end with the location too: it is said once, in front.
+        let message = match message.rfind(" at line ") {
+            Some(at) if message[at..].contains(", column ") => message[..at].to_owned(),
+            _ => message,
+        };
         at(&source.origin, e.location(), message.trim_start_matches("error: ").to_owned())
     })?;
     file.tools.into_iter().map(|(id, config)| check_entry(&source.origin, id, config)).collect()
@@ -252,6 +288,12 @@ fn check_entry(origin: &str, id: String, config: ToolConfig) -> Result<ToolEntry
     }
     if config.timeout_secs == 0 {
         return fail(Some(config.binary.referenced), "timeout_secs must be above 0".into());
+    }
+    if config.capabilities.value.is_empty() {
+        return fail(
+            Some(config.capabilities.referenced),
+            "capabilities lists nothing: give chat, summarize or both (both when left out)".into(),
+        );
     }
     let template = match parse_template(&config.command_template.value) {
         Ok(t) => t,
@@ -402,6 +444,42 @@ mod tests {
         assert!(e.message.contains("models lists no model"), "{e}");
         let e = parse_tools(&source(&MINIMAL.replace("{ format: text }", "{ format: json }"))).unwrap_err();
         assert!(e.message.contains("needs `text`"), "{e}");
+    }
+
+    #[test]
+    fn capabilities_are_chat_and_summarize_checked_where_they_are_written() {
+        // Left out: both.
+        let entry = parse_tools(&source(MINIMAL)).unwrap().remove(0);
+        assert_eq!(entry.capabilities(), [ModelUse::Chat, ModelUse::Summarize]);
+        assert!(entry.require(ModelUse::Chat).is_ok() && entry.require(ModelUse::Summarize).is_ok());
+        let summarize_only = MINIMAL.replace("models: [m]", "models: [m]\n    capabilities: [summarize]");
+        let entry = parse_tools(&source(&summarize_only)).unwrap().remove(0);
+        assert_eq!(entry.capabilities(), [ModelUse::Summarize]);
+        let e = entry.require(ModelUse::Chat).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::LlmToolUnsupported);
+        assert_eq!(
+            e.message,
+            "tool 'echo' cannot be the chat model: its entry's capabilities are [summarize], without chat; \
+             choose a profile whose tool lists chat"
+        );
+        // An unknown value is an error at its line and column, naming the known ones.
+        let typo = MINIMAL.replace("models: [m]", "models: [m]\n    capabilities: [chat, sumarize]");
+        let e = parse_tools(&source(&typo)).unwrap_err();
+        assert_eq!((e.line, e.column), (7, 26), "{e}");
+        assert!(!e.message.contains("at line"), "the location is said once, in front: {e}");
+        assert!(e.message.contains("sumarize") && e.message.contains("summarize"), "{e}");
+        let e = parse_tools(&source(&MINIMAL.replace("models: [m]", "models: [m]\n    capabilities: chat")))
+            .unwrap_err();
+        assert_eq!(e.line, 7, "{e}");
+        // An empty list is refused where it is written.
+        let none = MINIMAL.replace("models: [m]", "models: [m]\n    capabilities: []");
+        let e = parse_tools(&source(&none)).unwrap_err();
+        assert_eq!(e.line, 7, "{e}");
+        assert!(e.message.contains("tools.echo: capabilities lists nothing"), "{e}");
+        // Every shipped tool serves both.
+        for entry in ToolRegistry::shipped().entries() {
+            assert_eq!(entry.capabilities(), ModelUse::ALL, "{}", entry.id);
+        }
     }
 
     #[test]

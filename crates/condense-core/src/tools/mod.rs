@@ -7,6 +7,7 @@
 mod adapter;
 mod config;
 mod output;
+mod shim;
 mod template;
 
 pub use adapter::{
@@ -18,4 +19,5 @@ pub use config::{
     ToolConfigError, ToolEntry, ToolRegistry, ToolSource, UsageExtract, parse_tools,
 };
 pub use output::{Normalized, lookup, normalize};
+pub use shim::{CmdShim, Interpreter, is_batch_file, parse_cmd_shim};
 pub use template::{PLACEHOLDERS, Piece, Template, parse_template};

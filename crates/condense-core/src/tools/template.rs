@@ -241,18 +241,33 @@ mod tests {
 
     proptest! {
         /// Every value is carried as exactly one argument, unchanged, wherever it sits in the
-        /// template, and is never read as template syntax.
+        /// template, and is never read as template syntax; the prompt and output files are parts
+        /// of their own argument (the host puts each path in whole, whatever it holds), after
+        /// any literal text of the template, quoted or not.
         #[test]
-        fn values_stay_one_argument_each(model in hostile(), prompt in hostile(), prefix in "[a-z-]{0,6}=?") {
-            let template = format!("{{binary}} --model {{model}} {prefix}{{prompt}} '{{model}} and {{prompt}}' {{prompt_file}}");
+        fn values_stay_one_argument_each(
+            model in hostile(),
+            prompt in hostile(),
+            prefix in "[a-z-]{0,6}=?",
+            quoted in "[a-z $`;|&<>*?-]{0,8}",
+        ) {
+            let template = format!(
+                "{{binary}} --model {{model}} {prefix}{{prompt}} '{{model}} and {{prompt}}' {{prompt_file}} \
+                 {prefix}{{output_file}} '{quoted}{{prompt_file}}'"
+            );
             let t = parse_template(&template).unwrap();
             let argv = t.arguments(&model, &prompt);
-            prop_assert_eq!(argv.len(), 5);
+            prop_assert_eq!(argv.len(), 7);
             prop_assert_eq!(&argv[0], &vec![text("--model")]);
             prop_assert_eq!(&argv[1], &vec![text(&model)]);
             prop_assert_eq!(&argv[2], &vec![text(&format!("{prefix}{prompt}"))]);
             prop_assert_eq!(&argv[3], &vec![text(&format!("{model} and {prompt}"))]);
             prop_assert_eq!(&argv[4], &vec![ArgPart::PromptFile]);
+            let file_after = |literal: &str, file: ArgPart| {
+                if literal.is_empty() { vec![file] } else { vec![text(literal), file] }
+            };
+            prop_assert_eq!(&argv[5], &file_after(&prefix, ArgPart::OutputFile));
+            prop_assert_eq!(&argv[6], &file_after(&quoted, ArgPart::PromptFile));
         }
     }
 }

@@ -1,10 +1,17 @@
-// The CLI tools `cli` profiles may run: each entry (shipped, or from a tool file) with its models
-// and whether its program was found, and where it was looked for when it was not; then the tool
+// The CLI tools `cli` profiles may run: each entry (shipped, or from a tool file) with its models,
+// what it may serve as (chat, summaries) and whether its program was found, and where it was looked for when it was not; then the tool
 // files that could not be used, each as `file:line:column`.
 
 import { useId } from "react";
 import { compact } from "../../format";
 import type { ToolConfigError, ToolStatus } from "../../protocol";
+
+/** What a tool may be, as its entry's `capabilities` say (the core enforces it). */
+const USES = {
+  both: "chat and summaries",
+  chat: "chat only (not the condensing model)",
+  summarize: "summaries only (not the chat model)",
+} as const;
 
 export function ToolsSection({ tools, errors }: { tools: readonly ToolStatus[]; errors: readonly ToolConfigError[] }) {
   const id = useId();
@@ -42,6 +49,7 @@ export function ToolsSection({ tools, errors }: { tools: readonly ToolStatus[]; 
             </div>
             <p className="profile__facts">
               <span>models: {tool.models.join(", ")}</span>
+              <span data-testid="tool-uses">{USES[tool.capabilities.length === 2 ? "both" : (tool.capabilities[0] ?? "both")]}</span>
               {tool.contextWindow !== null && tool.contextWindow !== undefined && <span>{compact(tool.contextWindow)} window</span>}
               {tool.origin !== "shipped" && <span>from {tool.origin}</span>}
             </p>

@@ -1,0 +1,142 @@
+// The part of the `vscode` API the chat view and the file commands use, for vitest (the config
+// aliases `vscode` to this file): documents are files on disk, the file system is Node's, dialogs
+// answer what a test scripted in `dialogs`, and what the extension shows is recorded in `shown`.
+// Nothing here decides anything the extension decides: it only stands where VS Code stands.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly fsPath: string,
+  ) {}
+
+  static file(p: string): Uri {
+    return new Uri("file", path.resolve(p));
+  }
+
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, path.join(base.fsPath, ...parts));
+  }
+
+  get path(): string {
+    return this.fsPath;
+  }
+
+  toString(): string {
+    return `${this.scheme}://${this.fsPath}`;
+  }
+}
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  constructor(
+    readonly start: Position,
+    readonly end: Position,
+  ) {}
+}
+
+/** A text document: a file on disk, read as it is now. */
+export interface FakeDocument {
+  uri: Uri;
+  fileName: string;
+  languageId: string;
+  isUntitled: boolean;
+  getText(): string;
+  positionAt(offset: number): Position;
+}
+
+export function documentOf(uri: Uri): FakeDocument {
+  const ext = path.extname(uri.fsPath);
+  return {
+    uri,
+    fileName: uri.fsPath,
+    languageId: ext === ".json" ? "json" : ext === ".jsonl" ? "jsonl" : "plaintext",
+    isUntitled: false,
+    getText: () => fs.readFileSync(uri.fsPath, "utf8"),
+    positionAt: (offset) => new Position(0, offset),
+  };
+}
+
+/** What the extension showed, and what the user answers to its dialogs (by the dialog's text). */
+export const shown: { info: string[]; warnings: string[]; opened: string[] } = { info: [], warnings: [], opened: [] };
+export const dialogs: { warning: (message: string) => string | undefined } = { warning: () => undefined };
+
+export function reset(): void {
+  shown.info.length = 0;
+  shown.warnings.length = 0;
+  shown.opened.length = 0;
+  dialogs.warning = () => undefined;
+  window.activeTextEditor = undefined;
+}
+
+export const window: {
+  activeTextEditor: { document: FakeDocument } | undefined;
+  [name: string]: unknown;
+} = {
+  activeTextEditor: undefined,
+  async showTextDocument(target: Uri | FakeDocument) {
+    const document = target instanceof Uri ? documentOf(target) : target;
+    shown.opened.push(document.fileName);
+    window.activeTextEditor = { document };
+    return window.activeTextEditor;
+  },
+  async showInformationMessage(message: string) {
+    shown.info.push(message);
+    return undefined;
+  },
+  async showWarningMessage(message: string) {
+    shown.warnings.push(message);
+    return dialogs.warning(message);
+  },
+  async withProgress<T>(_options: unknown, task: (progress: unknown, token: unknown) => Promise<T>): Promise<T> {
+    return task({ report() {} }, { onCancellationRequested() {} });
+  },
+};
+
+export const workspace = {
+  fs: {
+    readFile: async (uri: Uri) => new Uint8Array(fs.readFileSync(uri.fsPath)),
+    writeFile: async (uri: Uri, data: Uint8Array) => fs.writeFileSync(uri.fsPath, data),
+    stat: async (uri: Uri) => {
+      const s = fs.statSync(uri.fsPath);
+      return { size: s.size, mtime: s.mtimeMs };
+    },
+  },
+  asRelativePath: (target: Uri | string) => path.basename(typeof target === "string" ? target : target.fsPath),
+};
+
+export const commands = {
+  executed: [] as string[],
+  async executeCommand(command: string) {
+    commands.executed.push(command);
+    return undefined;
+  },
+};
+
+export const env = {
+  async openExternal() {
+    return true;
+  },
+};
+
+export enum ProgressLocation {
+  Notification = 15,
+}
+
+export enum ConfigurationTarget {
+  Global = 1,
+  Workspace = 2,
+  WorkspaceFolder = 3,
+}
+
+export enum ViewColumn {
+  Beside = -2,
+}
