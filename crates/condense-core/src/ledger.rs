@@ -155,8 +155,9 @@ impl Ledger {
     pub fn of(messages: &[&Message]) -> Ledger {
         let mut ledger = Ledger::default();
         let mut pending: HashMap<String, String> = HashMap::new();
+        let mut keys = WordKeys::new();
         for m in messages {
-            ledger.absorb(m, &mut pending);
+            ledger.absorb(m, &mut pending, &mut keys);
         }
         ledger
     }
@@ -174,8 +175,14 @@ impl Ledger {
     /// Adds what a later ledger knows: new user messages (ones already here are not repeated),
     /// the later state of each file and command, the later todo list when it has one.
     pub fn merge(&mut self, later: Ledger) {
+        let mut keys = self.user_messages.iter().map(|w| words_key(&w.text)).collect();
+        self.merge_keyed(later, &mut keys);
+    }
+
+    /// [`Ledger::merge`] with the keys of the user messages already here.
+    fn merge_keyed(&mut self, later: Ledger, keys: &mut WordKeys) {
         for words in later.user_messages {
-            self.add_words(words.text);
+            self.add_words(words.text, keys);
         }
         self.earlier_unquoted += later.earlier_unquoted;
         for f in later.files {
@@ -213,8 +220,7 @@ impl Ledger {
     pub fn probes(&self) -> Vec<Probe> {
         let mut out = Vec::new();
         for w in &self.user_messages {
-            let start: String = normalize(&w.text).chars().take(PROBE_CHARS).collect();
-            let needle = start.trim_end().to_owned();
+            let needle = words_key(&w.text).trim_end().to_owned();
             if needle.is_empty() {
                 continue;
             }
@@ -400,13 +406,14 @@ impl Ledger {
         Some(ledger)
     }
 
-    fn add_words(&mut self, text: String) {
-        let key: String = normalize(&text).chars().take(PROBE_CHARS).collect();
+    /// Adds a user message unless one with the same key (see [`words_key`]) is here already;
+    /// `keys` holds the keys of `user_messages`, so the check is one lookup, not a pass over them.
+    fn add_words(&mut self, text: String, keys: &mut WordKeys) {
+        let key = words_key(&text);
         if key.is_empty() {
             return;
         }
-        let same = |w: &UserWords| normalize(&w.text).chars().take(PROBE_CHARS).collect::<String>() == key;
-        if !self.user_messages.iter().any(same) {
+        if keys.insert(key) {
             self.user_messages.push(UserWords { text });
         }
     }
@@ -447,7 +454,7 @@ impl Ledger {
         }
     }
 
-    fn absorb(&mut self, m: &Message, pending: &mut HashMap<String, String>) {
+    fn absorb(&mut self, m: &Message, pending: &mut HashMap<String, String>, keys: &mut WordKeys) {
         // A user message's text blocks are read as one text: Cline and Roo put a tool result's
         // header in one block and its body in the next ones.
         let mut user_text = String::new();
@@ -457,7 +464,7 @@ impl Ledger {
                 ContentBlock::Text { client: Some(_), .. } => {}
                 ContentBlock::Text { text, .. } => {
                     if let Some(parsed) = Ledger::parse(text) {
-                        self.merge(parsed);
+                        self.merge_keyed(parsed, keys);
                     }
                     let text = strip_ledger(text);
                     if condenser_stub(&text) {
@@ -501,7 +508,7 @@ impl Ledger {
                 self.todos = list;
             }
             if !m.is_summary && !words.is_empty() {
-                self.add_words(words);
+                self.add_words(words, keys);
             }
         }
     }
@@ -782,6 +789,36 @@ fn head_of(text: &str, chars: usize) -> String {
 /// Lowercase, whitespace collapsed to single spaces, trimmed: how probes are compared.
 pub fn normalize(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The keys of a ledger's user messages (see [`words_key`]).
+type WordKeys = std::collections::HashSet<String>;
+
+/// What tells one user message from another in a ledger, and its probe's needle: the first
+/// [`PROBE_CHARS`] characters of its [`normalize`]d text.
+fn words_key(text: &str) -> String {
+    normalized_head(text, PROBE_CHARS)
+}
+
+/// `normalize(text).chars().take(chars)`, normalizing only the words it needs. Word by word is
+/// the same as the whole: lowercasing reads a character's context (a final sigma) only within
+/// its word, since whitespace is neither cased nor case-ignorable.
+fn normalized_head(text: &str, chars: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for word in text.split_whitespace() {
+        if count >= chars {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+            count += 1;
+        }
+        let lower = word.to_lowercase();
+        count += lower.chars().count();
+        out.push_str(&lower);
+    }
+    out.chars().take(chars).collect()
 }
 
 fn preview(text: &str) -> String {
@@ -1470,6 +1507,19 @@ mod tests {
         assert!(text.contains("(2 earlier user messages not quoted)"), "{text}");
         assert!(!text.contains("line 0: INFO"));
         assert_eq!(Ledger::parse(&text).unwrap().earlier_unquoted, 2);
+    }
+
+    proptest::proptest! {
+        /// The head normalized word by word is the whole text's normalized head: whitespace of
+        /// every kind, final and medial sigmas, characters whose lowercase is longer (İ).
+        #[test]
+        fn normalized_head_is_the_normalized_texts_head(
+            text in "([ \\t\\n\\u{a0}\\u{2003}]|[aZΣσςİẞé.'’:]|ΑΣ|ΣΑ){0,60}",
+            chars in 0usize..40,
+        ) {
+            let whole: String = normalize(&text).chars().take(chars).collect();
+            proptest::prop_assert_eq!(normalized_head(&text, chars), whole);
+        }
     }
 
     #[test]
