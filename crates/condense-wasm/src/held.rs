@@ -186,6 +186,10 @@ impl TokenCounter for HeldCounter<'_> {
         self.inner.count_text(text)
     }
 
+    fn count_text_cached(&self, text: &str) -> usize {
+        self.inner.count_text_cached(text)
+    }
+
     fn count_message(&self, message: &Message) -> usize {
         let Some(at) = self.position(message) else {
             return self.inner.count_message(message);
