@@ -553,6 +553,28 @@ impl TokenCounter for RunCounter<'_> {
     }
 }
 
+/// Tokens of `message` with `content` in place of its own, as the counter counts messages (its
+/// cache included). The content is moved into a message with the other fields and handed back,
+/// never copied.
+pub(crate) fn count_with_content(
+    tokens: &dyn TokenCounter,
+    message: &Message,
+    content: Vec<ContentBlock>,
+) -> (usize, Vec<ContentBlock>) {
+    let edited = Message {
+        id: message.id.clone(),
+        ts: message.ts,
+        role: message.role,
+        content,
+        is_summary: message.is_summary,
+        condense_id: message.condense_id.clone(),
+        condense_parent: message.condense_parent.clone(),
+        interrupted: message.interrupted.clone(),
+        pinned: message.pinned,
+    };
+    (tokens.count_message(&edited), edited.content)
+}
+
 /// A message of a list the template builds from a provider's output: one of the output's own,
 /// by index, or one made here (a message with the ledger added or taken off, and the original it
 /// replaces, hidden). Only the made ones are new values; the list becomes messages once chosen.

@@ -38,11 +38,16 @@ fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
 
 /// The text-encoded tool results of a message, in order. Only user messages carry them.
 pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
-    if message.role != Role::User {
+    encoded_results_in(message.role, &message.content)
+}
+
+/// [`encoded_results`] of a message of `role` with `blocks` for content (an edited content,
+/// read without making a message of it).
+pub(crate) fn encoded_results_in(role: Role, blocks: &[ContentBlock]) -> Vec<EncodedResult> {
+    if role != Role::User {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let blocks = &message.content;
     let mut bi = 0;
     while bi < blocks.len() {
         let ContentBlock::Text { text, .. } = &blocks[bi] else {
@@ -82,14 +87,15 @@ pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
     out
 }
 
-/// The environment blocks of a user message (`<environment_details>…` to the end of its text
-/// block or to its closing tag): client wrapper text, not the user's words.
-pub(crate) fn environment_sections(message: &Message) -> Vec<(usize, Range<usize>)> {
-    if message.role != Role::User {
+/// The environment blocks of a user message of `role` with `blocks` for content
+/// (`<environment_details>…` to the end of its text block or to its closing tag): client wrapper
+/// text, not the user's words.
+pub(crate) fn environment_sections_in(role: Role, blocks: &[ContentBlock]) -> Vec<(usize, Range<usize>)> {
+    if role != Role::User {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (bi, block) in message.content.iter().enumerate() {
+    for (bi, block) in blocks.iter().enumerate() {
         let ContentBlock::Text { text, .. } = block else { continue };
         let mut from = 0;
         while let Some(at) = text[from..].find(ENVIRONMENT_TAG) {
@@ -196,7 +202,7 @@ mod tests {
     #[test]
     fn environment_sections_and_range_edits() {
         let m = user(&["hi\n<environment_details>\nx\n</environment_details>\nbye"]);
-        let found = environment_sections(&m);
+        let found = environment_sections_in(m.role, &m.content);
         assert_eq!(found, vec![(0, 3..49)]);
         let mut content = m.content.clone();
         replace_ranges(&mut content, vec![(0, 0..2, "hello".into()), (0, 3..49, "[env]".into())]);
