@@ -79,6 +79,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         PreviewOutcome,
         calls::TaskHandle,
         calls::ChatStep,
+        calls::HeldCondensation,
         calls::UndoResult,
         calls::CondensationDocument,
         calls::Completion,

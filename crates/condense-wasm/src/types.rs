@@ -55,6 +55,7 @@ import type {
   ToolConfigError,
   ToolSource,
   TaskHandle,
+  HeldCondensation,
   ToolStatus,
   UndoResult,
 } from "@context-condenser/protocol";
