@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use condense_cli::native::NativeClock;
 use condense_core::formats::parse_conversation;
+use condense_core::ledger::{Haystack, Ledger};
 use condense_core::{CondensationManager, CondensationOptions, Services, TiktokenCounter, TokenCounter};
 
 fn arg(name: &str) -> Option<String> {
@@ -67,6 +68,25 @@ fn main() {
     println!("| parse the JSON text | {} |", ms(parse));
     println!("| first count (vocabulary loaded, every message counted) | {} |", ms(first));
     println!("| count again (every message from the cache) | {} |", ms(again));
+
+    // The parts every run over the whole conversation pays, one at a time.
+    let view = conversation.api_view();
+    let part = |name: &str, f: &dyn Fn() -> usize| {
+        let mut times = Vec::new();
+        for _ in 0..rounds.max(3) {
+            let start = Instant::now();
+            black_box(f());
+            times.push(start.elapsed());
+        }
+        println!("| part: {name} | {} |", stats(times));
+    };
+    part("Ledger::of the whole view (the ledger's reserve)", &|| Ledger::of(&view).user_messages.len());
+    part("Haystack::of the whole view (the probes' text)", &|| Haystack::of(&view).as_str().len());
+    part("a copy of every message (what a result is made of)", &|| conversation.messages.clone().len());
+    part("every message compared with a copy", &|| {
+        let copy = conversation.messages.clone();
+        black_box(copy == conversation.messages).into()
+    });
 
     let manager = CondensationManager::with_builtin_providers();
     let clock = NativeClock::default();
