@@ -15,7 +15,7 @@ use crate::error::{CondenseError, ErrorInfo};
 use crate::host::{AbortSignal, Clock};
 use crate::ledger::{self, Haystack, Later, Ledger};
 use crate::llm::LlmProvider;
-use crate::model::{ContentBlock, Message, api_view, check_tool_pairs, next_condense_id};
+use crate::model::{ContentBlock, Message, api_view, check_tool_pairs, next_condense_id, same_blocks};
 use crate::tokens::TokenCounter;
 
 /// Proof that the caller is [`run_provider`]. Providers receive it; only this module makes one.
@@ -454,9 +454,11 @@ async fn attempt(
     keep: bool,
 ) -> Result<(Condensed, Vec<Option<usize>>), CondenseError> {
     let c = provider.condense_internal(ctx, run_options, services, TemplateToken(())).await?;
-    let (c, origin) = check_result(ctx, c, input.pairs_valid)?;
-    let c = keep_what_matters(input, ctx, options, services.tokens, c, &origin, keep);
-    check_result(ctx, c, input.pairs_valid)
+    let (c, origin) = check_result(ctx, c, input.pairs_valid, None)?;
+    let (c, kept) = keep_what_matters(input, ctx, options, services.tokens, c, origin, keep);
+    // The messages the last step moved over unchanged were compared above; the ones it made
+    // (a ledger's host hidden, its copy) are compared now, with everything else checked again.
+    check_result(ctx, c, input.pairs_valid, Some(&kept))
 }
 
 /// A run's input as the template reads it, once: each visible message's tokens, so that the
@@ -584,16 +586,21 @@ enum Entry {
     Made(Message),
 }
 
-/// The messages of `entries`, the kept ones moved out of `messages`.
-fn materialize(entries: Vec<Entry>, messages: Vec<Message>) -> Vec<Message> {
+/// The messages of `entries`, the kept ones moved out of `messages`; with the input position of
+/// each kept one that is an input message (by `origin`, over `messages`), `None` for the others.
+fn materialize(
+    entries: Vec<Entry>,
+    messages: Vec<Message>,
+    origin: &[Option<usize>],
+) -> (Vec<Message>, Vec<Option<usize>>) {
     let mut slots: Vec<Option<Message>> = messages.into_iter().map(Some).collect();
     entries
         .into_iter()
         .map(|e| match e {
-            Entry::Kept(j) => slots[j].take().expect("an output message is kept once"),
-            Entry::Made(m) => m,
+            Entry::Kept(j) => (slots[j].take().expect("an output message is kept once"), origin[j]),
+            Entry::Made(m) => (m, None),
         })
-        .collect()
+        .unzip()
 }
 
 /// A provider's output as the template's last step reads it: for the messages that are input
@@ -737,16 +744,18 @@ fn bare(m: &Message) -> Message {
 /// block to this run's summary, else to an edited copy of the first visible message; the probes
 /// of those facts are checked against the final view, and what is missing is put back by code.
 /// With the ledger off, a summary gets the missing items in a short block; other runs only
-/// report retention.
+/// report retention. Returns the output with, for each message moved over unchanged from `c`,
+/// the input position `origin` gave it (`None` for the messages made here and the run's own).
 fn keep_what_matters(
     input: &RunInput<'_>,
     ctx: &CondensationContext<'_>,
     options: &CondensationOptions,
     tokens: &dyn TokenCounter,
     mut c: Condensed,
-    origin: &[Option<usize>],
+    origin: Vec<Option<usize>>,
     keep: bool,
-) -> Condensed {
+) -> (Condensed, Vec<Option<usize>>) {
+    let origin = origin.as_slice();
     let cid = next_condense_id(ctx.messages);
     let was_visible: std::collections::HashSet<&str> =
         ctx.messages.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
@@ -756,7 +765,7 @@ fn keep_what_matters(
             m.condense_parent.as_deref() == Some(cid.as_str()) && was_visible.contains(m.id.as_str())
         })
         .collect();
-    let Some(&first_hidden) = hidden_at.first() else { return c };
+    let Some(&first_hidden) = hidden_at.first() else { return (c, origin.to_vec()) };
     let hidden: Vec<&Message> = hidden_at.iter().map(|&i| &c.messages[i]).collect();
     // The ledger the view carries now, from an earlier run: it moves into this run's.
     // A pinned message is never edited: a ledger it carries stays there, and none is added to it.
@@ -796,7 +805,8 @@ fn keep_what_matters(
         }
         let retention = Retention { kept: verdict.0, probes: probes.len(), repaired, missing: verdict.1 };
         c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
-        return c;
+        // Only a message the run added (its summary) was edited.
+        return (c, origin.to_vec());
     }
 
     // What the model still sees without any ledger, and the later state of what it shows: read
@@ -861,8 +871,9 @@ fn keep_what_matters(
     );
     c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
     drop(output);
-    c.messages = materialize(out, std::mem::take(&mut c.messages));
-    c
+    let (messages, kept) = materialize(out, std::mem::take(&mut c.messages), origin);
+    c.messages = messages;
+    (c, kept)
 }
 
 /// The messages with the earlier ledger taken off its host (`host`) and `ledger` (when not
@@ -922,7 +933,7 @@ pub fn check_condensed(
 ) -> Result<(), CondenseError> {
     let ctx = CondensationContext { messages: before, system, prev_context_tokens: 0 };
     let pairs_valid = check_tool_pairs(&ctx.view()).is_ok();
-    check_result(&ctx, Condensed { messages: after, ..Default::default() }, pairs_valid).map(|_| ())
+    check_result(&ctx, Condensed { messages: after, ..Default::default() }, pairs_valid, None).map(|_| ())
 }
 
 /// The invariants every provider's output must keep: every input message is still there,
@@ -930,10 +941,13 @@ pub fn check_condensed(
 /// visible (so neither hidden nor replaced by an edited copy); and the API view stays valid when
 /// the input's was (`input_pairs_valid`). Returns the output with, for each of its messages, the
 /// position of the input message it is (`None` for a message the provider added).
+/// `compared`, when given, says which output messages were compared with their input message
+/// already and moved since (by position, as this returns it): their content is not compared again.
 fn check_result(
     ctx: &CondensationContext<'_>,
     c: Condensed,
     input_pairs_valid: bool,
+    compared: Option<&[Option<usize>]>,
 ) -> Result<(Condensed, Vec<Option<usize>>), CondenseError> {
     let mut origin = vec![None; c.messages.len()];
     let mut rest = c.messages.iter().enumerate();
@@ -947,7 +961,8 @@ fn check_result(
                 original.id
             )));
         }
-        if !same_but_hidden(original, found) {
+        let known = compared.and_then(|c| c.get(j).copied().flatten()) == Some(i);
+        if !known && !same_but_hidden(original, found) {
             return Err(CondenseError::Internal(format!(
                 "message {} was changed in place instead of hidden and copied",
                 original.id
@@ -976,7 +991,7 @@ fn same_but_hidden(original: &Message, found: &Message) -> bool {
         && *condense_id == found.condense_id
         && *interrupted == found.interrupted
         && *pinned == found.pinned
-        && *content == found.content
+        && same_blocks(content, &found.content)
 }
 
 /// Builds the new message list of a condensation that replaces some visible messages by edited

@@ -164,7 +164,7 @@ fn carry_counts(
 
 /// Whether two messages count the same: the same role and content (what the counter reads).
 fn same_content(a: &Message, b: &Message) -> bool {
-    a.role == b.role && a.content == b.content
+    a.role == b.role && condense_core::model::same_blocks(&a.content, &b.content)
 }
 
 /// How many leading messages two lists share unchanged.
