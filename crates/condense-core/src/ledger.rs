@@ -474,10 +474,12 @@ impl Ledger {
                 // A client's wrapper (environment details, a resumption notice): not the user's.
                 ContentBlock::Text { client: Some(_), .. } => {}
                 ContentBlock::Text { text, .. } => {
-                    if let Some(parsed) = Ledger::parse(text) {
+                    // A ledger is a tag: a text without `<` holds none (one word-wise scan).
+                    let tagged = text.contains('<');
+                    if let Some(parsed) = tagged.then(|| Ledger::parse(text)).flatten() {
                         self.merge_keyed(parsed, keys);
                     }
-                    let text = strip_ledger(text);
+                    let text = if tagged { strip_ledger(text) } else { text.into() };
                     if condenser_stub(&text) {
                         continue;
                     }
@@ -602,20 +604,21 @@ impl Ledger {
 
     /// Cline's and Roo's tool calls written as XML in the assistant's text.
     fn xml_calls(&mut self, text: &str) {
-        // Every call below is a tag.
+        // Every call below is a tag: which of them open in the text, in one pass.
         if !text.contains('<') {
             return;
         }
-        for (tag, action) in [
-            ("read_file", Some(FileAction::Read)),
-            ("write_to_file", Some(FileAction::Created)),
-            ("replace_in_file", Some(FileAction::Edited)),
-            ("apply_diff", Some(FileAction::Edited)),
-            ("insert_content", Some(FileAction::Edited)),
-            ("search_and_replace", Some(FileAction::Edited)),
-            ("execute_command", None),
-            ("update_todo_list", None),
-        ] {
+        let mut present = [false; XML_TAGS.len()];
+        for m in xml_tags().find_overlapping_iter(text) {
+            present[m.pattern().as_usize()] = true;
+        }
+        if !present.contains(&true) {
+            return;
+        }
+        for (k, (tag, action)) in XML_CALLS.into_iter().enumerate() {
+            if !present[k] {
+                continue;
+            }
             for body in tag_bodies(text, tag) {
                 if let Some(action) = action {
                     for path in tag_bodies(body, "path") {
@@ -636,6 +639,9 @@ impl Ledger {
                     }
                 }
             }
+        }
+        if !present[XML_TAGS.len() - 1] {
+            return;
         }
         for progress in tag_bodies(text, "task_progress") {
             let list = checklist(progress);
@@ -1282,12 +1288,13 @@ fn is_shell(lower: &str) -> bool {
 
 /// A command's outcome as its result shows it: the exit code, else the first error line.
 fn outcome(text: &str, is_error: bool) -> Option<String> {
-    // No line can look failed when the text holds none of the words (one pass over it).
-    let error_line = match failure_words().is_match(text) {
+    let (code, failure) = scan_outcome(text);
+    // No line can look failed when the text holds none of the words.
+    let error_line = match failure {
         true => text.lines().map(str::trim).find(|l| looks_failed(l)).map(|l| one_line(l, 160)),
         false => None,
     };
-    if let Some(code) = exit_code(text) {
+    if let Some(code) = code {
         return Some(match (code, error_line) {
             (0, _) => "exit 0".to_owned(),
             (c, Some(line)) => format!("exit {c}: {line}"),
@@ -1315,22 +1322,20 @@ fn looks_failed(line: &str) -> bool {
     !none.iter().any(|n| lower.contains(n))
 }
 
-/// An exit code shown in a result: `Exit code: 1`, `exit code 1`, `"exit_code": 1`, `exited with
-/// code 1`.
-fn exit_code(text: &str) -> Option<i64> {
-    // Where each marker first occurs, all found in one pass with ASCII case ignored: the places
-    // they have in `text.to_ascii_lowercase()`, which moves no byte. Matches come by their end,
-    // so a marker's first is its leftmost.
+/// One pass over a command's output for what [`outcome`] reads: the exit code it shows (`Exit
+/// code: 1`, `exit code 1`, `"exit_code": 1`, `exited with code 1`: the first of [`EXIT_MARKERS`]
+/// whose number reads), and whether any of [`FAILURE_WORDS`] occurs, all in any ASCII case.
+fn scan_outcome(text: &str) -> (Option<i64>, bool) {
+    // Where each marker first occurs: the places they have in `text.to_ascii_lowercase()`, which
+    // moves no byte. Matches come by their end, so a marker's first is its leftmost.
     let mut first = [None; EXIT_MARKERS.len()];
-    let mut left = EXIT_MARKERS.len();
-    for m in exit_markers().find_overlapping_iter(text) {
-        let k = m.pattern().as_usize();
-        if first[k].is_none() {
-            first[k] = Some(m.end());
-            left -= 1;
-            if left == 0 {
-                break;
+    let mut failure = false;
+    for m in outcome_words().find_overlapping_iter(text) {
+        match m.pattern().as_usize() {
+            k if k < EXIT_MARKERS.len() => {
+                first[k].get_or_insert(m.end());
             }
+            _ => failure = true,
         }
     }
     // The markers in their order: the first whose number reads wins.
@@ -1338,37 +1343,64 @@ fn exit_code(text: &str) -> Option<i64> {
         let rest = text[end..].trim_start();
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
         if let Ok(code) = digits.parse() {
-            return Some(code);
+            return (Some(code), failure);
         }
     }
-    None
+    (None, failure)
 }
 
-/// The markers an exit code follows, in the order [`exit_code`] tries them.
+/// The markers an exit code follows, in the order [`scan_outcome`] tries them.
 const EXIT_MARKERS: [&str; 6] =
     ["exit code:", "exit code", "\"exit_code\":", "exit_code:", "exited with code", "exit status"];
 
 /// The words a line reporting a failure holds ([`looks_failed`]).
 const FAILURE_WORDS: [&str; 6] = ["error", "failed", "panicked", "traceback", "exception", "fatal"];
 
-/// [`EXIT_MARKERS`] in any ASCII case, as one automaton built on first use: a constant table,
-/// like the vocabularies, not state.
-fn exit_markers() -> &'static aho_corasick::AhoCorasick {
-    static MARKERS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
-    MARKERS.get_or_init(|| any_case(&EXIT_MARKERS))
+/// The calls Cline and Roo write as XML in the assistant's text, in the order `Ledger::xml_calls`
+/// reads them, with what each does to the files its `<path>` names.
+const XML_CALLS: [(&str, Option<FileAction>); 8] = [
+    ("read_file", Some(FileAction::Read)),
+    ("write_to_file", Some(FileAction::Created)),
+    ("replace_in_file", Some(FileAction::Edited)),
+    ("apply_diff", Some(FileAction::Edited)),
+    ("insert_content", Some(FileAction::Edited)),
+    ("search_and_replace", Some(FileAction::Edited)),
+    ("execute_command", None),
+    ("update_todo_list", None),
+];
+
+/// The tags of [`XML_CALLS`] as they open, then `task_progress`'s.
+const XML_TAGS: [&str; 9] = [
+    "<read_file>",
+    "<write_to_file>",
+    "<replace_in_file>",
+    "<apply_diff>",
+    "<insert_content>",
+    "<search_and_replace>",
+    "<execute_command>",
+    "<update_todo_list>",
+    "<task_progress>",
+];
+
+/// [`XML_TAGS`] as one automaton (see [`outcome_words`]).
+fn xml_tags() -> &'static aho_corasick::AhoCorasick {
+    static TAGS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    TAGS.get_or_init(|| aho_corasick::AhoCorasick::new(XML_TAGS).expect("nine tags build an automaton"))
 }
 
-/// [`FAILURE_WORDS`] in any ASCII case (see [`exit_markers`]).
-fn failure_words() -> &'static aho_corasick::AhoCorasick {
+/// [`EXIT_MARKERS`] then [`FAILURE_WORDS`], in any ASCII case, as one automaton built on first
+/// use: a constant table, like the vocabularies, not state. A DFA without a prefilter: the
+/// words start with letters as common as `e`, on which a prefilter would stop at every turn.
+fn outcome_words() -> &'static aho_corasick::AhoCorasick {
     static WORDS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
-    WORDS.get_or_init(|| any_case(&FAILURE_WORDS))
-}
-
-fn any_case(words: &[&str]) -> aho_corasick::AhoCorasick {
-    aho_corasick::AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .build(words)
-        .expect("a few words build an automaton")
+    WORDS.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .prefilter(false)
+            .build(EXIT_MARKERS.iter().chain(&FAILURE_WORDS))
+            .expect("twelve words build an automaton")
+    })
 }
 
 /// A todo from a JSON item: `{content|step|text, status}` or `{…, completed: bool}`.
@@ -1636,6 +1668,22 @@ mod tests {
     }
 
     #[test]
+    fn the_tags_looked_for_are_the_calls_read() {
+        let calls: Vec<String> = XML_CALLS.iter().map(|(tag, _)| format!("<{tag}>")).collect();
+        assert_eq!(XML_TAGS[..XML_CALLS.len()], calls);
+        assert_eq!(XML_TAGS[XML_CALLS.len()], "<task_progress>");
+        // A text naming none of them but with other tags (code) gives nothing.
+        assert_eq!(
+            of(&[Message::new(
+                "a",
+                Role::Assistant,
+                vec![ContentBlock::text("let v: Vec<u8> = x; <b>bold</b>")]
+            )]),
+            Ledger::default()
+        );
+    }
+
+    #[test]
     fn user_words_drop_client_wrappers() {
         assert_eq!(
             user_words(
@@ -1771,7 +1819,7 @@ mod tests {
     /// ASCII words, for the properties below.
     const MIXED: &str = "([ \\t\\n\\r\\u{b}\\u{c}\\u{85}\\u{a0}\\u{2003}\\u{3000}]|[aZΣσςİẞé.'’:/]|ΑΣ|ΣΑ|src|Main|\\.rs){0,60}";
 
-    /// `exit_code` as first written (every marker searched in the lowercased text).
+    /// The exit code as first read (every marker searched in the lowercased text).
     fn reference_exit_code(text: &str) -> Option<i64> {
         let lower = text.to_ascii_lowercase();
         for marker in EXIT_MARKERS {
@@ -1790,11 +1838,18 @@ mod tests {
         /// One pass for every marker reads the same code as a search per marker: markers in any
         /// case, overlapping (`exit code` in `exit code:`), repeated, followed by no number, by
         /// `-`, by whitespace of any kind; non-ASCII around them.
+        /// The failure flag of the same pass is "some failure word occurs", in any case.
+        #[test]
+        fn failure_words_are_found_in_any_case(text in "(Error|FAILED|panicked|TraceBack|exception|Fatal|err|fail|x| |\\n){0,12}") {
+            let lower = text.to_ascii_lowercase();
+            proptest::prop_assert_eq!(scan_outcome(&text).1, FAILURE_WORDS.iter().any(|w| lower.contains(w)));
+        }
+
         #[test]
         fn exit_codes_read_as_before(
             text in "((Exit Code|EXIT CODE:|exit_code:|\"exit_code\":|exited with code|Exit status|exit)[ \\t\\n\\u{a0}]{0,2}|[0-9]{1,3}|-|é|x| ){0,16}",
         ) {
-            proptest::prop_assert_eq!(exit_code(&text), reference_exit_code(&text));
+            proptest::prop_assert_eq!(scan_outcome(&text).0, reference_exit_code(&text));
         }
 
         #[test]

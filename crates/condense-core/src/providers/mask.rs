@@ -236,7 +236,7 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
                         _ => texts.join("\n").into(),
                     };
                     let images = content.iter().filter(|p| matches!(p, ToolResultPart::Image { .. })).count();
-                    if images == 0 && text.contains(MASK_MARK) && text.len() < 400 {
+                    if images == 0 && text.len() < 400 && text.contains(MASK_MARK) {
                         continue;
                     }
                     let (tool, arg) = match calls.get(tool_use_id.as_str()) {
@@ -258,7 +258,7 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
         for (n, encoded) in encoded_results(m).into_iter().enumerate() {
             let ContentBlock::Text { text, .. } = &m.content[encoded.block] else { continue };
             let body = &text[encoded.body.clone()];
-            if body.contains(MASK_MARK) && body.len() < 400 {
+            if body.len() < 400 && body.contains(MASK_MARK) {
                 continue;
             }
             out.push(Found {
