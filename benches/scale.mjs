@@ -6,7 +6,15 @@
 // on the whole conversation (`condense(conversation)`: the 4 MB conversation crosses in and the
 // result out, as before). Prints a Markdown table. A benchmark, never a test.
 //
-//   node benches/scale.mjs [--quick] [--rounds N]
+// `--memory`: a fresh process that does what the extension does with such a file, once per
+// provider — hold and count it (the meter), condense it by handle, take the condensed text — and
+// prints its peak RSS: the timed run's peak also holds the garbage of some fifty 4 MB results and
+// texts that V8 had not collected yet. `--memory whole`: the same with what Condense Now did
+// before (the conversation parsed out, condensed whole, the result parsed and stringified), with
+// calls every package has, so that `--package DIR` (another build's `extension/wasm`) measures
+// an older engine the same way.
+//
+//   node benches/scale.mjs [--quick] [--rounds N] [--memory [whole]] [--package DIR]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -17,7 +25,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const quick = process.argv.includes("--quick");
 const roundsArg = process.argv.indexOf("--rounds");
 const rounds = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 2 : 7;
-const { CondenseEngine } = createRequire(import.meta.url)(path.join(root, "extension/wasm/condense_wasm.js"));
+const packageArg = process.argv.indexOf("--package");
+const pkg = packageArg > 0 ? path.resolve(process.argv[packageArg + 1]) : path.join(root, "extension/wasm");
+const { CondenseEngine } = createRequire(import.meta.url)(path.join(pkg, "condense_wasm.js"));
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -27,9 +37,45 @@ const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(
 const spread = (xs) => `${ms(median(xs))} | ${ms(Math.min(...xs))}–${ms(Math.max(...xs))}`;
 
 const text = readFileSync(path.join(root, "target/bench-inputs/chat1m.json"), "utf8");
-const conversation = JSON.parse(text);
 const e = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => performance.now(), log: () => {} });
 const ID = "file:///bench/chat1m.json";
+const mb = (bytes) => `${(bytes / 1048576).toFixed(0)} MB`;
+
+const memoryArg = process.argv.indexOf("--memory");
+if (memoryArg > 0) {
+  const whole = process.argv[memoryArg + 1] === "whole";
+  let h = e.holdConversation(ID, text);
+  const tokens = e.heldTokens(h, "gpt-4o");
+  const target = Math.round(tokens / 2);
+  const rows = [];
+  for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: target }], ["truncation", { targetTokens: target }]]) {
+    h = e.holdConversation(ID, text);
+    e.heldTokens(h, "gpt-4o");
+    const options = { provider, model: "gpt-4o", ...extra };
+    let after;
+    let written;
+    if (whole) {
+      const r = await e.condense(e.parseConversation(text), options);
+      after = r.new_context_tokens;
+      written = `${JSON.stringify(e.parseConversation(r), null, 2)}\n`;
+    } else {
+      const r = await e.condenseHeld(h, options);
+      after = r.new_context_tokens;
+      written = e.heldText(r.handle);
+    }
+    rows.push(`${provider} → ${after} tokens, ${(written.length / 1048576).toFixed(1)} MB of text`);
+  }
+  const m = process.memoryUsage();
+  const how = whole
+    ? "parse it out, condense it whole, parse the result and stringify it (Condense Now before)"
+    : "condense it by handle and take its text (Condense Now now)";
+  console.log(`\n### Scale, memory: hold and count the ${tokens.toLocaleString("en-US")}-token file (the meter), then ${how}, once per provider (a fresh process)\n`);
+  console.log(`- ${rows.join("\n- ")}`);
+  console.log(`- peak RSS of this process: **${mb(process.resourceUsage().maxRSS * 1024)}**; at the end: RSS ${mb(m.rss)}, JS heap ${mb(m.heapUsed)}, outside the JS heap (the wasm memory and buffers) ${mb(m.external)}`);
+  process.exit(0);
+}
+
+const conversation = JSON.parse(text);
 let t0 = performance.now();
 const handle = e.holdConversation(ID, conversation);
 const tokens = e.heldTokens(handle, "gpt-4o");
@@ -94,4 +140,6 @@ for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: targ
   console.log(`| ${label}: heldText, the condensed file's text (${(coldHeld.written.length / 1048576).toFixed(1)} MB) | ${spread(h.text)} |`);
   console.log(`| ${label}, whole (condense(conversation): 4 MB in, the result out; first run ${ms(coldWhole.run)}) | ${spread(w)} |`);
 }
-console.log(`| peak RSS of this process | ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB | |`);
+const m = process.memoryUsage();
+console.log(`| peak RSS of this process (with the runs' uncollected garbage; see \`--memory\`) | ${mb(process.resourceUsage().maxRSS * 1024)} | |`);
+console.log(`| at the end: outside the JS heap (the wasm memory and buffers) / JS heap used | ${mb(m.external)} / ${mb(m.heapUsed)} | |`);
