@@ -1,27 +1,83 @@
 // The scale run (started by benches/run.mjs in a fresh process, so that the peak RSS is the wasm
 // engine's alone): a ~1M-token, 2,000-message conversation — the first count, then lossless, mask
-// and truncation, each run once to fill the engine's counter cache and then timed with the counts
-// cached. Prints a Markdown table. A benchmark, never a test.
+// and truncation, each run once to fill the engine's caches and then timed with the counts cached,
+// two ways: on the conversation the engine holds (`condenseHeld`: only a handle and the options
+// cross, the result stays in the engine; what the extension does with a conversation file), and
+// on the whole conversation (`condense(conversation)`: the 4 MB conversation crosses in and the
+// result out, as before). Prints a Markdown table. A benchmark, never a test.
+//
+// `--memory`: a fresh process that does what the extension does with such a file, once per
+// provider — hold and count it (the meter), condense it by handle, take the condensed text — and
+// prints its peak RSS: the timed run's peak also holds the garbage of some fifty 4 MB results and
+// texts that V8 had not collected yet. `--memory whole`: the same with what Condense Now did
+// before (the conversation parsed out, condensed whole, the result parsed and stringified), with
+// calls every package has, so that `--package DIR` (another build's `extension/wasm`) measures
+// an older engine the same way.
+//
+//   node benches/scale.mjs [--quick] [--rounds N] [--memory [whole]] [--package DIR]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const quick = process.argv.includes("--quick");
-const { CondenseEngine } = createRequire(import.meta.url)(path.join(root, "extension/wasm/condense_wasm.js"));
+const roundsArg = process.argv.indexOf("--rounds");
+const rounds = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 2 : 7;
+const packageArg = process.argv.indexOf("--package");
+const pkg = packageArg > 0 ? path.resolve(process.argv[packageArg + 1]) : path.join(root, "extension/wasm");
+const { CondenseEngine } = createRequire(import.meta.url)(path.join(pkg, "condense_wasm.js"));
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const spread = (xs) => `${ms(median(xs))} | ${ms(Math.min(...xs))}–${ms(Math.max(...xs))}`;
 
 const text = readFileSync(path.join(root, "target/bench-inputs/chat1m.json"), "utf8");
-const conversation = JSON.parse(text);
 const e = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => performance.now(), log: () => {} });
+const ID = "file:///bench/chat1m.json";
+const mb = (bytes) => `${(bytes / 1048576).toFixed(0)} MB`;
+
+const memoryArg = process.argv.indexOf("--memory");
+if (memoryArg > 0) {
+  const whole = process.argv[memoryArg + 1] === "whole";
+  let h = e.holdConversation(ID, text);
+  const tokens = e.heldTokens(h, "gpt-4o");
+  const target = Math.round(tokens / 2);
+  const rows = [];
+  for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: target }], ["truncation", { targetTokens: target }]]) {
+    h = e.holdConversation(ID, text);
+    e.heldTokens(h, "gpt-4o");
+    const options = { provider, model: "gpt-4o", ...extra };
+    let after;
+    let written;
+    if (whole) {
+      const r = await e.condense(e.parseConversation(text), options);
+      after = r.new_context_tokens;
+      written = `${JSON.stringify(e.parseConversation(r), null, 2)}\n`;
+    } else {
+      const r = await e.condenseHeld(h, options);
+      after = r.new_context_tokens;
+      written = e.heldText(r.handle);
+    }
+    rows.push(`${provider} → ${after} tokens, ${(written.length / 1048576).toFixed(1)} MB of text`);
+  }
+  const m = process.memoryUsage();
+  const how = whole
+    ? "parse it out, condense it whole, parse the result and stringify it (Condense Now before)"
+    : "condense it by handle and take its text (Condense Now now)";
+  console.log(`\n### Scale, memory: hold and count the ${tokens.toLocaleString("en-US")}-token file (the meter), then ${how}, once per provider (a fresh process)\n`);
+  console.log(`- ${rows.join("\n- ")}`);
+  console.log(`- peak RSS of this process: **${mb(process.resourceUsage().maxRSS * 1024)}**; at the end: RSS ${mb(m.rss)}, JS heap ${mb(m.heapUsed)}, outside the JS heap (the wasm memory and buffers) ${mb(m.external)}`);
+  process.exit(0);
+}
+
+const conversation = JSON.parse(text);
 let t0 = performance.now();
-const handle = e.holdConversation("bench-1m", conversation);
+const handle = e.holdConversation(ID, conversation);
 const tokens = e.heldTokens(handle, "gpt-4o");
 const first = performance.now() - t0;
 t0 = performance.now();
@@ -33,22 +89,57 @@ const countTokensMs = performance.now() - t0;
 if (again !== tokens || report.total_tokens !== tokens) throw new Error("the counts disagree");
 
 console.log(`\n### Scale: a ${tokens.toLocaleString("en-US")}-token, ${conversation.messages.length}-message conversation (${(text.length / 1048576).toFixed(1)} MB), a fresh process\n`);
-console.log("| step | ms |");
-console.log("| --- | ---: |");
-console.log(`| first count: holdConversation + heldTokens | ${ms(first)} |`);
-console.log(`| heldTokens again (every message counted) | ${ms(heldAgain)} |`);
-console.log(`| countTokens(conversation) (a counter per call: uncached) | ${ms(countTokensMs)} |`);
+console.log(`Load average at the start: ${os.loadavg().map((l) => l.toFixed(1)).join(", ")}; ${rounds} timed runs per row after one untimed.\n`);
+console.log("| step | median ms | range ms |");
+console.log("| --- | ---: | ---: |");
+console.log(`| first count: holdConversation + heldTokens | ${ms(first)} | |`);
+console.log(`| heldTokens again (every message counted) | ${ms(heldAgain)} | |`);
+console.log(`| countTokens(conversation) (the conversation crosses; a counter per call) | ${ms(countTokensMs)} | |`);
+
 const target = Math.round(tokens / 2);
 for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: target }], ["truncation", { targetTokens: target }]]) {
-  const run = async () => {
+  const options = { provider, model: "gpt-4o", ...extra };
+  const label = `${provider}${extra.targetTokens ? ` to ${target.toLocaleString("en-US")}` : ""}`;
+  // Held: the engine holds the file (as the meter leaves it: held and counted, untimed), then
+  // condenses it by handle; the condensed file's text is what the host writes.
+  const held = async () => {
+    const h = e.holdConversation(ID, text);
+    e.heldTokens(h, "gpt-4o");
     const t = performance.now();
-    const r = await e.condense(conversation, { provider, model: "gpt-4o", ...extra });
-    return { ms: performance.now() - t, r };
+    const r = await e.condenseHeld(h, options);
+    const run = performance.now() - t;
+    const u = performance.now();
+    const written = r.error ? "" : e.heldText(r.handle);
+    return { run, text: performance.now() - u, r, written };
   };
-  const cold = await run(); // Fills the engine's counter cache.
-  const warm = [];
-  for (let i = 0; i < (quick ? 2 : 5); i++) warm.push((await run()).ms);
-  const after = cold.r.new_context_tokens ?? tokens;
-  console.log(`| ${provider}${extra.targetTokens ? ` to ${target.toLocaleString("en-US")}` : ""} (first run ${ms(cold.ms)}); counts cached, median of ${warm.length} (range ${ms(Math.min(...warm))}–${ms(Math.max(...warm))}) | ${ms(median(warm))} (→ ${after.toLocaleString("en-US")} tokens${cold.r.error ? `, ${cold.r.error.kind}` : ""}) |`);
+  // Whole: the conversation object crosses in, the result document out.
+  const whole = async () => {
+    const t = performance.now();
+    const r = await e.condense(conversation, options);
+    return { run: performance.now() - t, r };
+  };
+  const coldHeld = await held(); // Fills the engine's caches (message and text counts).
+  const coldWhole = await whole();
+  const h = { run: [], text: [] };
+  const w = [];
+  for (let i = 0; i < rounds; i++) {
+    // Alternate which goes first, so that neither always runs after the other's garbage.
+    const pair = i % 2 ? [whole, held] : [held, whole];
+    for (const f of pair) {
+      const x = await f();
+      if (f === held) {
+        h.run.push(x.run);
+        h.text.push(x.text);
+      } else w.push(x.run);
+    }
+  }
+  const after = coldHeld.r.new_context_tokens;
+  if (after !== coldWhole.r.new_context_tokens) throw new Error(`${provider}: the held and the whole run disagree`);
+  const outcome = `→ ${(after ?? tokens).toLocaleString("en-US")} tokens${coldHeld.r.error ? `, ${coldHeld.r.error.kind}` : ""}`;
+  console.log(`| **${label}, held** (condenseHeld; first run ${ms(coldHeld.run)}) ${outcome} | **${spread(h.run)}** |`);
+  console.log(`| ${label}: heldText, the condensed file's text (${(coldHeld.written.length / 1048576).toFixed(1)} MB) | ${spread(h.text)} |`);
+  console.log(`| ${label}, whole (condense(conversation): 4 MB in, the result out; first run ${ms(coldWhole.run)}) | ${spread(w)} |`);
 }
-console.log(`| peak RSS of this process | ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB |`);
+const m = process.memoryUsage();
+console.log(`| peak RSS of this process (with the runs' uncollected garbage; see \`--memory\`) | ${mb(process.resourceUsage().maxRSS * 1024)} | |`);
+console.log(`| at the end: outside the JS heap (the wasm memory and buffers) / JS heap used | ${mb(m.external)} / ${mb(m.heapUsed)} | |`);

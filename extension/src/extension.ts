@@ -11,6 +11,7 @@ import { ChatStore } from "./chatStore";
 import { ChatView } from "./chatView";
 import { EngineHolder } from "./engineHolder";
 import { FileCommands } from "./fileCommands";
+import { HeldDocs } from "./heldTasks";
 import { ManualCommands } from "./manual";
 import { blockedReason } from "./firstRun";
 import { reporter } from "./report";
@@ -64,8 +65,10 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     // An engine never built has nothing in flight, and is not built now.
     if (holder.loaded) holder.engine.cancel();
   };
-  const meter = new StatusMeter(holder, chat);
-  const files = new FileCommands(holder, chat, secrets, report);
+  // The conversation file the meter measures, held in the engine; Condense Now condenses it there.
+  const docs = new HeldDocs();
+  const meter = new StatusMeter(holder, chat, docs);
+  const files = new FileCommands(holder, chat, secrets, report, docs);
   const manual = new ManualCommands(holder, files, chat, report);
   log.info(`Context Condenser ${context.extension.packageJSON.version} activated in ${(performance.now() - started).toFixed(1)} ms (engine loaded: ${holder.loaded})`);
   context.subscriptions.push(

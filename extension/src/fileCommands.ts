@@ -1,19 +1,21 @@
 // Condense Now, Undo Last Condensation and Open Session File…. They act on the conversation file in
 // the active editor when there is one (or when no chat is open), else on the chat. On a file:
-// Condense Now runs under a cancellable progress notification, replaces the file's text with the
-// condensed conversation and offers Undo with the result; Undo brings every hidden message of the
-// last condensation back. A session file (opened with Open Session File…, or any `.jsonl`: another
+// Condense Now runs under a cancellable progress notification on the file as the engine holds it
+// (the meter's copy, `HeldDocs`: no conversation crosses the boundary but the file's text, once,
+// and the condensed text back), replaces the file's text with the condensed conversation and
+// offers Undo with the result; Undo brings every hidden message of the last condensation back. A session file (opened with Open Session File…, or any `.jsonl`: another
 // agent's session, in whatever format the engine's `parseConversation` detects) is never changed:
 // its condensation is written to a new file beside it, `<name>.condensed.json`, which opens.
 
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import type { CondensationDocument, Conversation } from "@context-condenser/protocol";
+import type { Conversation } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
 import { asFailure, type Failure } from "./errors";
+import type { DocCondensation, HeldDocs } from "./heldTasks";
 import { FileTooLarge, readConversationText } from "./sessionFile";
 import { condensedPath } from "./sessionPath";
 import type { Report } from "./report";
@@ -46,10 +48,13 @@ const fileExists = async (p: string) => {
   }
 };
 
-async function replace(doc: vscode.TextDocument, conversation: Conversation): Promise<void> {
+/** A conversation file's text: JSON indented by two spaces, then a newline. */
+const fileText = (conversation: Conversation) => `${JSON.stringify(conversation, null, 2)}\n`;
+
+async function replace(doc: vscode.TextDocument, text: string): Promise<void> {
   const edit = new vscode.WorkspaceEdit();
   const all = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
-  edit.replace(doc.uri, all, `${JSON.stringify(conversation, null, 2)}\n`);
+  edit.replace(doc.uri, all, text);
   if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not edit ${doc.uri.fsPath}`);
 }
 
@@ -62,6 +67,7 @@ export class FileCommands {
     private readonly chat: ChatView,
     private readonly secrets: Secrets,
     private readonly report: Report,
+    private readonly docs: HeldDocs,
   ) {}
 
   /** The conversation to work on, or a message saying why there is none. */
@@ -78,36 +84,49 @@ export class FileCommands {
     return { doc: active.doc, conversation: active.conversation };
   }
 
-  /** Whether the commands act on the conversation file in the editor rather than the chat. */
+  /** Whether the commands act on the conversation file in the editor rather than the chat: a
+   *  JSON file in the editor (a conversation or not: a broken one gets its message), or no chat. */
   private editorFirst(): boolean {
-    return activeConversation(this.holder.engine) !== undefined || !this.chat.active().task;
+    const doc = vscode.window.activeTextEditor?.document;
+    return (doc !== undefined && isConversationDocument(doc)) || !this.chat.active().task;
   }
 
   async condenseNow(): Promise<void> {
     if (!this.editorFirst()) return this.chat.condense();
-    const target = this.target("condense");
-    if (!target) return;
+    const doc = vscode.window.activeTextEditor?.document;
+    if (!doc || !isConversationDocument(doc)) {
+      void vscode.window.showInformationMessage("Context Condenser: no chat yet. Open a conversation file (JSON) to condense it.");
+      return;
+    }
     const provider = this.holder.engine.defaultProvider;
     const engine = this.holder.engine;
-    const llm = await condensingLlm(this.holder, this.secrets);
-    let result: CondensationDocument;
     try {
-      result = await vscode.window.withProgress(
+      // The file's text crosses once, unless the engine holds this version (the meter's).
+      this.docs.hold(engine, doc);
+    } catch (e) {
+      void vscode.window.showWarningMessage(`Context Condenser: ${vscode.workspace.asRelativePath(doc.uri)} is not a conversation: ${asFailure(e).message}`);
+      return;
+    }
+    const llm = await condensingLlm(this.holder, this.secrets);
+    let condensed: DocCondensation;
+    try {
+      condensed = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Condensing with ${provider}…`, cancellable: true },
         (_progress, token) => {
           token.onCancellationRequested(() => engine.cancel());
-          return engine.condense(target.conversation, { llm, model: chatModel(this.holder) });
+          return this.docs.condense(engine, doc, { llm, model: chatModel(this.holder) });
         },
       );
     } catch (e) {
       this.report(asFailure(e), llm?.profile.id);
       return;
     }
-    if (result.error) {
-      this.report(result.error, llm?.profile.id, { logged: true });
+    const result = condensed.outcome;
+    if (result.error || condensed.text === undefined) {
+      if (result.error) this.report(result.error, llm?.profile.id, { logged: true });
       return;
     }
-    const written = await this.write(target.doc, engine.parseConversation(result));
+    const written = await this.writeText(doc, `${condensed.text}\n`);
     const after = result.new_context_tokens ?? 0;
     const saved = result.metrics?.tokens_saved ?? 0;
     const before = after + saved;
@@ -131,12 +150,17 @@ export class FileCommands {
    * (returned, and opened); any other conversation file's text is replaced.
    */
   async write(doc: vscode.TextDocument, conversation: Conversation): Promise<vscode.Uri | undefined> {
+    return this.writeText(doc, fileText(conversation));
+  }
+
+  /** `write` with the conversation's file text already made (by the engine, for a held file). */
+  async writeText(doc: vscode.TextDocument, text: string): Promise<vscode.Uri | undefined> {
     if (!this.isSession(doc) || doc.isUntitled) {
-      await replace(doc, conversation);
+      await replace(doc, text);
       return undefined;
     }
     const target = vscode.Uri.file(await condensedPath(doc.fileName, fileExists));
-    await vscode.workspace.fs.writeFile(target, Buffer.from(`${JSON.stringify(conversation, null, 2)}\n`, "utf8"));
+    await vscode.workspace.fs.writeFile(target, Buffer.from(text, "utf8"));
     await vscode.window.showTextDocument(target, { preview: false });
     return target;
   }
@@ -222,7 +246,7 @@ export class FileCommands {
         return;
       }
       const undone = this.holder.engine.undoLast(target.conversation);
-      await replace(target.doc, undone.conversation);
+      await replace(target.doc, fileText(undone.conversation));
       void vscode.window.showInformationMessage(`Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`);
     } catch (e) {
       this.report(asFailure(e));

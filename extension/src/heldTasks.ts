@@ -5,7 +5,18 @@
 // a chat was loaded or undone, after a fresh engine (settings change, trap), or when the engine
 // answers `unknown_task` (evicted). No `vscode` import, so vitest runs it with the real engine.
 
-import type { AgentEvent, AgentInput, ChatOptions, ChatOutcome, ChatStep, ChatTask, ContextStatus, TaskHandle } from "@context-condenser/protocol";
+import type {
+  AgentEvent,
+  AgentInput,
+  ChatOptions,
+  ChatOutcome,
+  ChatStep,
+  ChatTask,
+  CondenseOptionsInput,
+  ContextStatus,
+  HeldCondensation,
+  TaskHandle,
+} from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 
 /** Whether a thrown value is the engine's refusal of a handle it does not hold. */
@@ -91,6 +102,17 @@ export interface HeldDoc {
   readonly handle: TaskHandle;
 }
 
+/** Whether `held` is `doc` at its version, in `engine`. */
+const holds = (held: HeldDoc | undefined, engine: CondenseEngine, doc: DocLike): held is HeldDoc =>
+  held !== undefined && held.engine === engine && held.key === doc.uri.toString() && held.version === doc.version;
+
+/** `doc` held in `engine` (its text crossing once): throws the engine's `invalid_input` when the
+ *  file is not a conversation. */
+function holdDoc(engine: CondenseEngine, doc: DocLike): HeldDoc {
+  const key = doc.uri.toString();
+  return { engine, key, version: doc.version, handle: engine.holdConversation(key, doc.getText()) };
+}
+
 /**
  * The tokens of a conversation file for a model, through the engine's copy: an unchanged document
  * is not read again, a changed one is parsed but only its changed messages are counted. Tokens are
@@ -102,21 +124,70 @@ export function heldDocTokens(
   doc: DocLike,
   model: string | undefined,
 ): { tokens?: number; held?: HeldDoc } {
-  const key = doc.uri.toString();
-  if (held && held.engine === engine && held.key === key && held.version === doc.version) {
+  if (holds(held, engine, doc)) {
     try {
       return { tokens: engine.heldTokens(held.handle, model), held };
     } catch (e) {
       if (!isUnknownTask(e)) throw e;
     }
   }
-  let handle: TaskHandle;
+  let next: HeldDoc;
   try {
-    handle = engine.holdConversation(key, doc.getText());
+    next = holdDoc(engine, doc);
   } catch (e) {
     if ((e as { kind?: unknown }).kind === "invalid_input") return {};
     throw e;
   }
-  const next = { engine, key, version: doc.version, handle };
-  return { tokens: engine.heldTokens(handle, model), held: next };
+  return { tokens: engine.heldTokens(next.handle, model), held: next };
+}
+
+/** A held file's condensation: the engine's figures and, when it succeeded, the condensed file's
+ *  text to write. */
+export interface DocCondensation {
+  readonly outcome: HeldCondensation;
+  readonly text?: string;
+}
+
+/**
+ * The conversation files the engine holds for this window: the one the meter measures, which
+ * Condense Now then condenses by handle, so that neither the file's conversation nor the result
+ * crosses the boundary as objects (only the file's text, once, and the condensed text back).
+ */
+export class HeldDocs {
+  private held: HeldDoc | undefined;
+
+  /** `heldDocTokens` on the file last held. */
+  tokens(engine: CondenseEngine, doc: DocLike, model: string | undefined): number | undefined {
+    const measured = heldDocTokens(engine, this.held, doc, model);
+    this.held = measured.held;
+    return measured.tokens;
+  }
+
+  /** Holds `doc` in the engine unless it holds this very version already. Throws the engine's
+   *  `invalid_input` when the file is not a conversation. */
+  hold(engine: CondenseEngine, doc: DocLike): void {
+    if (!holds(this.held, engine, doc)) this.held = holdDoc(engine, doc);
+  }
+
+  /**
+   * Condenses `doc` in the engine (`condenseHeld`), holding it first unless the engine holds this
+   * very version; again once if the engine let it go. The file's next count reads it again (it is
+   * about to change).
+   */
+  async condense(engine: CondenseEngine, doc: DocLike, options: CondenseOptionsInput): Promise<DocCondensation> {
+    const run = async (held: HeldDoc): Promise<DocCondensation> => {
+      const outcome = await engine.condenseHeld(held.handle, options);
+      return { outcome, text: outcome.error ? undefined : engine.heldText(outcome.handle) };
+    };
+    this.hold(engine, doc);
+    const held = this.held!;
+    this.held = undefined;
+    try {
+      return await run(held);
+    } catch (e) {
+      // The check comes before the run: nothing ran.
+      if (!isUnknownTask(e)) throw e;
+      return await run(holdDoc(engine, doc));
+    }
+  }
 }

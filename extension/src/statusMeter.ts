@@ -9,20 +9,19 @@ import { chatModel } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
 import { isConversationDocument } from "./fileCommands";
-import { type HeldDoc, heldDocTokens } from "./heldTasks";
+import type { HeldDocs } from "./heldTasks";
 import { meterText } from "./meter";
 import { chatProfile } from "./settings";
 
 export class StatusMeter implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("contextCondenser.meter", vscode.StatusBarAlignment.Right, 100);
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** The conversation file last measured, as the engine holds it. */
-  private held: HeldDoc | undefined;
 
-  /** Shows the meter, measured at once. */
+  /** Shows the meter, measured at once. `docs` holds the file it measures in the engine. */
   constructor(
     private readonly holder: EngineHolder,
     private readonly chat: ChatView,
+    private readonly docs: HeldDocs,
   ) {
     this.item.name = "Context Condenser: context meter";
     this.item.command = "contextCondenser.condenseNow";
@@ -56,9 +55,7 @@ export class StatusMeter implements vscode.Disposable {
         chat.context.threshold_percent ?? null,
       );
     } else {
-      const measured = heldDocTokens(this.holder.engine, this.held, active!, chatModel(this.holder));
-      this.held = measured.held;
-      const tokens = measured.tokens;
+      const tokens = this.docs.tokens(this.holder.engine, active!, chatModel(this.holder));
       const settings = this.holder.settings;
       const a = settings.autoCondense;
       view = meterText(

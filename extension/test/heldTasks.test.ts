@@ -1,11 +1,12 @@
 // The host's side of held tasks with the real core: the chat's context and turns by handle give
 // what the full-task calls give, the full task crosses only when the engine does not hold that very
 // copy (first use, a loaded chat, eviction), and the meter's file is read again only when its
-// version changed.
+// version changed; Condense Now on the file the meter holds condenses it by handle, as condensing
+// it whole would.
 import { describe, expect, it } from "vitest";
 import type { ChatOptions, ChatTask } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import { HeldChat, heldDocTokens } from "../src/heldTasks";
+import { HeldChat, HeldDocs, heldDocTokens } from "../src/heldTasks";
 import { newTestEngine } from "./core";
 
 /** The engine, with the number of full tasks and texts it was handed counted. */
@@ -107,5 +108,77 @@ describe("heldDocTokens", () => {
     text = "{ not a conversation";
     version = 3;
     expect(heldDocTokens(engine, edited.held, doc, "gpt-4o").tokens).toBeUndefined();
+  });
+});
+
+/** A value without the wall-clock durations a run records. */
+const stable = (v: unknown) => JSON.parse(JSON.stringify(v, (k, x) => (k === "time_ms" || k === "time_elapsed_ms" ? 0 : x)));
+
+describe("HeldDocs", () => {
+  /** A conversation file of `n` messages whose tool results repeat, as a document at `version`. */
+  function file(engine: CondenseEngine, n: number) {
+    const messages = [];
+    for (let i = 0; i < n; i++) {
+      messages.push({ id: `u${i}`, ts: 0, role: "user", content: [{ type: "text", text: `Step ${i}: read the log again.` }] });
+      messages.push({ id: `a${i}`, ts: 0, role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "read_file", input: { path: "app.log" } }] });
+      messages.push({
+        id: `r${i}`,
+        ts: 0,
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: `t${i}`, content: `${"GET /health 200 3ms\n".repeat(40)}step ${i % 3}` }],
+      });
+    }
+    const conversation = engine.parseConversation({ format: "context-condenser/conversation@1", system: "Be brief.", messages });
+    const doc = { uri: { toString: () => "file:///log-chat.json" }, version: 7, getText: () => JSON.stringify(conversation) };
+    return { conversation, doc };
+  }
+
+  it("condenses the file the meter holds by handle, as condensing it whole does", async () => {
+    const { engine, holds } = countingEngine();
+    const docs = new HeldDocs();
+    const { conversation, doc } = file(engine, 12);
+    const tokens = docs.tokens(engine, doc, "gpt-4o")!;
+    expect(tokens).toBe(engine.countTokens(conversation, "gpt-4o").total_tokens);
+    for (const options of [{ provider: "lossless" }, { provider: "truncation", targetTokens: Math.round(tokens / 2) }]) {
+      const whole = await engine.condense(conversation, { ...options, model: "gpt-4o" });
+      expect(whole.error ?? null).toBeNull();
+      const held = await docs.condense(engine, doc, { ...options, model: "gpt-4o" });
+      const { messages: _m, system: _s, ...figures } = whole;
+      const { handle: _h, ...heldFigures } = held.outcome;
+      expect(stable(heldFigures)).toEqual(stable(figures));
+      // The condensed file's text: the whole result's conversation.
+      const text = JSON.parse(held.text!);
+      expect(text.messages).toEqual(engine.parseConversation(whole).messages);
+      expect(text.system).toBe("Be brief.");
+    }
+    // The meter's copy was condensed in place: held once for the first count, and again for each
+    // later use of the unchanged file (the engine's copy had moved on).
+    expect(holds()).toBe(2);
+    expect(docs.tokens(engine, doc, "gpt-4o")).toBe(tokens);
+    expect(holds()).toBe(3);
+  });
+
+  it("holds the file again when the engine let it go, and reports a run that failed", async () => {
+    const { engine, holds } = countingEngine();
+    const docs = new HeldDocs();
+    const { doc } = file(engine, 4);
+    docs.tokens(engine, doc, "gpt-4o");
+    for (let i = 0; i < 8; i++) engine.holdConversation(`file:///other-${i}.json`, doc.getText());
+    const held = await docs.condense(engine, doc, { provider: "lossless", model: "gpt-4o" });
+    expect(held.outcome.error ?? null).toBeNull();
+    expect(holds()).toBe(10);
+    // Nothing left to de-duplicate in the condensed file: the run fails, no text.
+    const again = { ...doc, version: 8, getText: () => held.text! };
+    const failed = await docs.condense(engine, again, { provider: "lossless", model: "gpt-4o" });
+    expect(failed.outcome.error?.kind).toBe("nothing_to_condense");
+    expect(failed.text).toBeUndefined();
+  });
+
+  it("refuses a file that is not a conversation", () => {
+    const engine = newTestEngine();
+    const docs = new HeldDocs();
+    const doc = { uri: { toString: () => "file:///broken.json" }, version: 1, getText: () => "{ not json" };
+    expect(() => docs.hold(engine, doc)).toThrow(expect.objectContaining({ kind: "invalid_input" }));
+    expect(docs.tokens(engine, doc, "gpt-4o")).toBeUndefined();
   });
 });

@@ -892,6 +892,24 @@ export const FetchRequest = z.object({
 export type FetchRequest = z.output<typeof FetchRequest>;
 export type FetchRequestInput = z.input<typeof FetchRequest>;
 
+/** A condensation of a conversation the engine holds (`condenseHeld`): the engine keeps the condensed conversation, so its messages do not cross the boundary; the host asks for its text when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages. */
+export const HeldCondensation = z.object({
+  /** US dollars spent. */
+  cost: z.number(),
+  /** Why the run failed. */
+  error: ErrorInfo.nullable().optional(),
+  /** The held conversation after the run: a new revision holding the condensed messages, or the call's own handle when the run failed (the engine holds the conversation unchanged). */
+  handle: TaskHandle,
+  /** Timing, gain and provider-specific figures. */
+  metrics: Metrics.nullable().optional(),
+  /** Tokens of the new API view, system prompt included; absent on failure. */
+  new_context_tokens: z.number().int().gte(0).nullable().optional(),
+  /** The summary, for providers that write one. */
+  summary: z.string().nullable().optional(),
+});
+export type HeldCondensation = z.output<typeof HeldCondensation>;
+export type HeldCondensationInput = z.input<typeof HeldCondensation>;
+
 /** One kind of LLM profile, as a host shows it. */
 export const KindMetadata = z.object({
   /** The base URL used when a profile names none; `None` when the profile must name one (or uses no API). */

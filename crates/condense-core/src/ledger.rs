@@ -155,8 +155,9 @@ impl Ledger {
     pub fn of(messages: &[&Message]) -> Ledger {
         let mut ledger = Ledger::default();
         let mut pending: HashMap<String, String> = HashMap::new();
+        let mut keys = WordKeys::new();
         for m in messages {
-            ledger.absorb(m, &mut pending);
+            ledger.absorb(m, &mut pending, &mut keys);
         }
         ledger
     }
@@ -174,8 +175,14 @@ impl Ledger {
     /// Adds what a later ledger knows: new user messages (ones already here are not repeated),
     /// the later state of each file and command, the later todo list when it has one.
     pub fn merge(&mut self, later: Ledger) {
+        let mut keys = self.user_messages.iter().map(|w| words_key(&w.text)).collect();
+        self.merge_keyed(later, &mut keys);
+    }
+
+    /// [`Ledger::merge`] with the keys of the user messages already here.
+    fn merge_keyed(&mut self, later: Ledger, keys: &mut WordKeys) {
         for words in later.user_messages {
-            self.add_words(words.text);
+            self.add_words(words.text, keys);
         }
         self.earlier_unquoted += later.earlier_unquoted;
         for f in later.files {
@@ -198,14 +205,25 @@ impl Ledger {
     /// `visible_text`, and the files, commands and todo list that `later` (the ledger of the
     /// visible messages that come after the hidden ones) shows in a later state.
     pub fn prune(&mut self, later: &Ledger, visible_text: &str) {
-        let haystack = normalize(visible_text);
-        self.user_messages.retain(|w| !haystack.contains(&normalize(&w.text)));
-        self.files.retain(|f| !later.files.iter().any(|l| l.path == f.path));
-        self.commands.retain(|c| !later.commands.iter().any(|l| l.command == c.command));
-        if !later.todos.is_empty() {
+        self.prune_in(&Later::of_ledger(later), &Haystack(normalize(visible_text)));
+    }
+
+    /// [`Ledger::prune`] with what the later messages show already gathered and the visible text
+    /// already normalized; every needle is looked for in one pass over it.
+    pub fn prune_in(&mut self, later: &Later, visible: &Haystack) {
+        let words: Vec<String> = self.user_messages.iter().map(|w| normalize(&w.text)).collect();
+        let notes: Vec<String> = self.notes.iter().map(|n| normalize(n)).collect();
+        let found = visible.find(words.iter().chain(&notes).map(String::as_str));
+        let (words_found, notes_found) = found.split_at(words.len());
+        let mut seen = words_found.iter();
+        self.user_messages.retain(|_| !seen.next().copied().unwrap_or(false));
+        let mut seen = notes_found.iter();
+        self.notes.retain(|_| !seen.next().copied().unwrap_or(false));
+        self.files.retain(|f| !later.files.contains(&f.path));
+        self.commands.retain(|c| !later.commands.contains(&c.command));
+        if later.todos {
             self.todos.clear();
         }
-        self.notes.retain(|n| !haystack.contains(&normalize(n)));
     }
 
     /// The facts to check after a condensation: every user message (its start), every file
@@ -213,8 +231,7 @@ impl Ledger {
     pub fn probes(&self) -> Vec<Probe> {
         let mut out = Vec::new();
         for w in &self.user_messages {
-            let start: String = normalize(&w.text).chars().take(PROBE_CHARS).collect();
-            let needle = start.trim_end().to_owned();
+            let needle = words_key(&w.text).trim_end().to_owned();
             if needle.is_empty() {
                 continue;
             }
@@ -286,7 +303,7 @@ impl Ledger {
 
     fn render_words(&self, budget: usize, tokens: &dyn TokenCounter) -> String {
         let mut texts: Vec<String> = self.user_messages.iter().map(|w| w.text.clone()).collect();
-        let cost = |t: &str| tokens.count_text(t) + 6;
+        let cost = |t: &str| tokens.count_text_cached(t) + 6;
         let mut total: usize = texts.iter().map(|t| cost(t)).sum();
         // First cut the longest messages (pasted logs and files) to their head and tail.
         while total > budget {
@@ -400,13 +417,14 @@ impl Ledger {
         Some(ledger)
     }
 
-    fn add_words(&mut self, text: String) {
-        let key: String = normalize(&text).chars().take(PROBE_CHARS).collect();
+    /// Adds a user message unless one with the same key (see [`words_key`]) is here already;
+    /// `keys` holds the keys of `user_messages`, so the check is one lookup, not a pass over them.
+    fn add_words(&mut self, text: String, keys: &mut WordKeys) {
+        let key = words_key(&text);
         if key.is_empty() {
             return;
         }
-        let same = |w: &UserWords| normalize(&w.text).chars().take(PROBE_CHARS).collect::<String>() == key;
-        if !self.user_messages.iter().any(same) {
+        if keys.insert(key) {
             self.user_messages.push(UserWords { text });
         }
     }
@@ -447,7 +465,7 @@ impl Ledger {
         }
     }
 
-    fn absorb(&mut self, m: &Message, pending: &mut HashMap<String, String>) {
+    fn absorb(&mut self, m: &Message, pending: &mut HashMap<String, String>, keys: &mut WordKeys) {
         // A user message's text blocks are read as one text: Cline and Roo put a tool result's
         // header in one block and its body in the next ones.
         let mut user_text = String::new();
@@ -456,10 +474,12 @@ impl Ledger {
                 // A client's wrapper (environment details, a resumption notice): not the user's.
                 ContentBlock::Text { client: Some(_), .. } => {}
                 ContentBlock::Text { text, .. } => {
-                    if let Some(parsed) = Ledger::parse(text) {
-                        self.merge(parsed);
+                    // A ledger is a tag: a text without `<` holds none (one word-wise scan).
+                    let tagged = text.contains('<');
+                    if let Some(parsed) = tagged.then(|| Ledger::parse(text)).flatten() {
+                        self.merge_keyed(parsed, keys);
                     }
-                    let text = strip_ledger(text);
+                    let text = if tagged { strip_ledger(text) } else { text.into() };
                     if condenser_stub(&text) {
                         continue;
                     }
@@ -501,7 +521,7 @@ impl Ledger {
                 self.todos = list;
             }
             if !m.is_summary && !words.is_empty() {
-                self.add_words(words);
+                self.add_words(words, keys);
             }
         }
     }
@@ -584,16 +604,21 @@ impl Ledger {
 
     /// Cline's and Roo's tool calls written as XML in the assistant's text.
     fn xml_calls(&mut self, text: &str) {
-        for (tag, action) in [
-            ("read_file", Some(FileAction::Read)),
-            ("write_to_file", Some(FileAction::Created)),
-            ("replace_in_file", Some(FileAction::Edited)),
-            ("apply_diff", Some(FileAction::Edited)),
-            ("insert_content", Some(FileAction::Edited)),
-            ("search_and_replace", Some(FileAction::Edited)),
-            ("execute_command", None),
-            ("update_todo_list", None),
-        ] {
+        // Every call below is a tag: which of them open in the text, in one pass.
+        if !text.contains('<') {
+            return;
+        }
+        let mut present = [false; XML_TAGS.len()];
+        for m in xml_tags().find_overlapping_iter(text) {
+            present[m.pattern().as_usize()] = true;
+        }
+        if !present.contains(&true) {
+            return;
+        }
+        for (k, (tag, action)) in XML_CALLS.into_iter().enumerate() {
+            if !present[k] {
+                continue;
+            }
             for body in tag_bodies(text, tag) {
                 if let Some(action) = action {
                     for path in tag_bodies(body, "path") {
@@ -614,6 +639,9 @@ impl Ledger {
                     }
                 }
             }
+        }
+        if !present[XML_TAGS.len() - 1] {
+            return;
         }
         for progress in tag_bodies(text, "task_progress") {
             let list = checklist(progress);
@@ -640,8 +668,147 @@ impl Ledger {
 
 /// Checks probes against the text the model sees: `(kept, missing)`.
 pub fn check_probes<'a>(probes: &'a [Probe], haystack: &str) -> (Vec<&'a Probe>, Vec<&'a Probe>) {
-    let haystack = normalize(haystack);
-    probes.iter().partition(|p| haystack.contains(&normalize(&p.needle)))
+    check_probes_in(probes, &Haystack(normalize(haystack)))
+}
+
+/// [`check_probes`] against text already normalized, every needle looked for in one pass.
+pub fn check_probes_in<'a>(probes: &'a [Probe], visible: &Haystack) -> (Vec<&'a Probe>, Vec<&'a Probe>) {
+    let needles: Vec<String> = probes.iter().map(|p| normalize(&p.needle)).collect();
+    let found = visible.find(needles.iter().map(String::as_str));
+    let mut kept = Vec::new();
+    let mut missing = Vec::new();
+    for (p, found) in probes.iter().zip(found) {
+        if found { kept.push(p) } else { missing.push(p) }
+    }
+    (kept, missing)
+}
+
+/// What the messages after the hidden ones show of files, commands and the todo list: the
+/// parts of their [`Ledger`] that [`Ledger::prune_in`] reads. The union of the messages' own is
+/// the whole list's, so a caller may gather it message by message (see [`Later::of_message`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Later {
+    /// The paths of the files they touch.
+    pub files: std::collections::HashSet<String>,
+    /// The commands they run.
+    pub commands: std::collections::HashSet<String>,
+    /// Whether they carry a todo list.
+    pub todos: bool,
+}
+
+impl Later {
+    /// What a ledger shows.
+    pub fn of_ledger(ledger: &Ledger) -> Later {
+        Later {
+            files: ledger.files.iter().map(|f| f.path.clone()).collect(),
+            commands: ledger.commands.iter().map(|c| c.command.clone()).collect(),
+            todos: !ledger.todos.is_empty(),
+        }
+    }
+
+    /// What one message shows: its own ledger's (a file's path, a command and a todo list are
+    /// each found within one message, whatever came before it).
+    pub fn of_message(message: &Message) -> Later {
+        Later::of_ledger(&Ledger::of(&[message]))
+    }
+
+    /// Adds what another part of the list shows.
+    pub fn add(&mut self, other: &Later) {
+        self.files.extend(other.files.iter().cloned());
+        self.commands.extend(other.commands.iter().cloned());
+        self.todos |= other.todos;
+    }
+}
+
+/// The text the model sees, [`normalize`]d: what probes and pruning look for needles in. Built
+/// message by message ([`Haystack::push`]), it is the same as `normalize(&view_text(messages))`:
+/// the words of one message never run into the next one's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Haystack(String);
+
+impl Haystack {
+    /// The normalized view text of these messages.
+    pub fn of(messages: &[&Message]) -> Haystack {
+        let mut out = Haystack::default();
+        for m in messages {
+            out.push(&piece(m));
+        }
+        out
+    }
+
+    /// Appends one message's normalized text (its [`piece`]).
+    pub fn push(&mut self, piece: &str) {
+        if piece.is_empty() {
+            return;
+        }
+        if !self.0.is_empty() {
+            self.0.push(' ');
+        }
+        self.0.push_str(piece);
+    }
+
+    /// The normalized text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Which needles (normalized already) occur in the text, in one pass for all of them. An
+    /// empty needle is found.
+    pub fn find<'n>(&self, needles: impl IntoIterator<Item = &'n str>) -> Vec<bool> {
+        let needles: Vec<&str> = needles.into_iter().collect();
+        let mut found: Vec<bool> = needles.iter().map(|n| n.is_empty()).collect();
+        let wanted: Vec<usize> = (0..needles.len()).filter(|&i| !found[i]).collect();
+        if wanted.is_empty() {
+            return found;
+        }
+        let patterns: Vec<&str> = wanted.iter().map(|&i| needles[i]).collect();
+        let searcher = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .build(&patterns)
+            .expect("a few needles build an automaton");
+        let mut left = wanted.len();
+        let mut hit = vec![false; wanted.len()];
+        for m in searcher.find_overlapping_iter(&self.0) {
+            let k = m.pattern().as_usize();
+            if !hit[k] {
+                hit[k] = true;
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+        for (k, &i) in wanted.iter().enumerate() {
+            found[i] = hit[k];
+        }
+        found
+    }
+}
+
+/// One message's text as the probes read it: `normalize(&view_text(&[message]))`, without
+/// building the view text first.
+pub fn piece(message: &Message) -> String {
+    let mut out = String::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text, .. } => push_normalized(text, &mut out),
+            ContentBlock::ToolUse { name, input, .. } => {
+                push_normalized(name, &mut out);
+                for s in strings(input) {
+                    push_normalized(s, &mut out);
+                }
+            }
+            ContentBlock::ToolResult { content, .. } => {
+                for p in content {
+                    if let ToolResultPart::Text { text } = p {
+                        push_normalized(text, &mut out);
+                    }
+                }
+            }
+            ContentBlock::Image { .. } | ContentBlock::Opaque(_) => {}
+        }
+    }
+    out
 }
 
 /// Everything a model reads in these messages, as one text: text blocks, tool names and the
@@ -697,7 +864,7 @@ pub fn user_words(text: &str) -> String {
     // Text-encoded tool results are not the user's words; the user's answers inside them are.
     let mut text = match spans.first() {
         Some(first) => whole[..first.start].to_owned(),
-        None => whole.clone(),
+        None => whole.to_string(),
     };
     for span in &spans {
         for tag in ["feedback", "answer", "user_message"] {
@@ -707,6 +874,8 @@ pub fn user_words(text: &str) -> String {
             }
         }
     }
+    // Without a `<`, no tag is there to remove or unwrap.
+    let tagged = text.contains('<');
     for tag in [
         "environment_details",
         "system-reminder",
@@ -718,11 +887,15 @@ pub fn user_words(text: &str) -> String {
         "environment_context",
         "user_instructions",
     ] {
-        text = remove_tag(&text, tag);
+        if tagged {
+            text = remove_tag(&text, tag);
+        }
     }
     text = remove_resumption_notices(&text);
     for tag in ["task", "feedback", "user_message", "answer", "command-args"] {
-        text = unwrap_tag(&text, tag);
+        if tagged {
+            text = unwrap_tag(&text, tag);
+        }
     }
     let lines: Vec<&str> = text
         .lines()
@@ -781,7 +954,88 @@ fn head_of(text: &str, chars: usize) -> String {
 
 /// Lowercase, whitespace collapsed to single spaces, trimmed: how probes are compared.
 pub fn normalize(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    let mut out = String::with_capacity(text.len());
+    push_normalized(text, &mut out);
+    out
+}
+
+/// Appends the words of `text`, lowercased, to `out`, each after one space unless `out` is
+/// empty: `normalize` of what `out` held, whitespace, then `text`. Lowercasing word by word is
+/// lowercasing the whole (see [`normalized_head`]); a word of ASCII letters is lowercased in
+/// place, and whitespace is `char::is_whitespace`, read byte by byte where it is ASCII.
+fn push_normalized(text: &str, out: &mut String) {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        // Skip whitespace.
+        let (space, len) = space_at(text, at);
+        if space {
+            at += len;
+            continue;
+        }
+        // The word runs to the next whitespace.
+        let start = at;
+        let mut ascii = true;
+        while at < bytes.len() {
+            let (space, len) = space_at(text, at);
+            if space {
+                break;
+            }
+            ascii &= len == 1;
+            at += len;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let word = &text[start..at];
+        if ascii {
+            let from = out.len();
+            out.push_str(word);
+            out[from..].make_ascii_lowercase();
+        } else {
+            out.push_str(&word.to_lowercase());
+        }
+    }
+}
+
+/// Whether the character at byte `at` of `text` is whitespace, and its length in bytes.
+fn space_at(text: &str, at: usize) -> (bool, usize) {
+    let b = text.as_bytes()[at];
+    if b < 0x80 {
+        return (matches!(b, b'\t'..=b'\r' | b' '), 1);
+    }
+    let c = text[at..].chars().next().expect("`at` is a character boundary");
+    (c.is_whitespace(), c.len_utf8())
+}
+
+/// The keys of a ledger's user messages (see [`words_key`]).
+type WordKeys = std::collections::HashSet<String>;
+
+/// What tells one user message from another in a ledger, and its probe's needle: the first
+/// [`PROBE_CHARS`] characters of its [`normalize`]d text.
+fn words_key(text: &str) -> String {
+    normalized_head(text, PROBE_CHARS)
+}
+
+/// `normalize(text).chars().take(chars)`, normalizing only the words it needs. Word by word is
+/// the same as the whole: lowercasing reads a character's context (a final sigma) only within
+/// its word, since whitespace is neither cased nor case-ignorable.
+fn normalized_head(text: &str, chars: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    for word in text.split_whitespace() {
+        if count >= chars {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+            count += 1;
+        }
+        let lower = word.to_lowercase();
+        count += lower.chars().count();
+        out.push_str(&lower);
+    }
+    out.chars().take(chars).collect()
 }
 
 fn preview(text: &str) -> String {
@@ -818,10 +1072,10 @@ fn collapse_blank_lines(text: &str) -> String {
 }
 
 /// The text with any ledger block taken out.
-fn strip_ledger(text: &str) -> String {
-    let Some(start) = text.find(OPEN_TAG) else { return text.to_owned() };
+fn strip_ledger(text: &str) -> std::borrow::Cow<'_, str> {
+    let Some(start) = text.find(OPEN_TAG) else { return text.into() };
     let end = text[start..].find(CLOSE_TAG).map_or(text.len(), |e| start + e + CLOSE_TAG.len());
-    format!("{}{}", &text[..start], &text[end..])
+    format!("{}{}", &text[..start], &text[end..]).into()
 }
 
 /// Text this project wrote in place of content (truncation stubs, lossless references).
@@ -1034,8 +1288,13 @@ fn is_shell(lower: &str) -> bool {
 
 /// A command's outcome as its result shows it: the exit code, else the first error line.
 fn outcome(text: &str, is_error: bool) -> Option<String> {
-    let error_line = text.lines().map(str::trim).find(|l| looks_failed(l)).map(|l| one_line(l, 160));
-    if let Some(code) = exit_code(text) {
+    let (code, failure) = scan_outcome(text);
+    // No line can look failed when the text holds none of the words.
+    let error_line = match failure {
+        true => text.lines().map(str::trim).find(|l| looks_failed(l)).map(|l| one_line(l, 160)),
+        false => None,
+    };
+    if let Some(code) = code {
         return Some(match (code, error_line) {
             (0, _) => "exit 0".to_owned(),
             (c, Some(line)) => format!("exit {c}: {line}"),
@@ -1056,30 +1315,92 @@ fn outcome(text: &str, is_error: bool) -> Option<String> {
 /// none (`0 failed`, `0 errors`).
 fn looks_failed(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
-    let words = ["error", "failed", "panicked", "traceback", "exception", "fatal"];
-    if !words.iter().any(|w| lower.contains(w)) {
+    if !FAILURE_WORDS.iter().any(|w| lower.contains(w)) {
         return false;
     }
     let none = ["0 failed", "0 errors", "0 error", "no errors", "test result: ok", "0 failures"];
     !none.iter().any(|n| lower.contains(n))
 }
 
-/// An exit code shown in a result: `Exit code: 1`, `exit code 1`, `"exit_code": 1`, `exited with
-/// code 1`.
-fn exit_code(text: &str) -> Option<i64> {
-    let lower = text.to_ascii_lowercase();
-    for marker in
-        ["exit code:", "exit code", "\"exit_code\":", "exit_code:", "exited with code", "exit status"]
-    {
-        if let Some(at) = lower.find(marker) {
-            let rest = lower[at + marker.len()..].trim_start();
-            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
-            if let Ok(code) = digits.parse() {
-                return Some(code);
+/// One pass over a command's output for what [`outcome`] reads: the exit code it shows (`Exit
+/// code: 1`, `exit code 1`, `"exit_code": 1`, `exited with code 1`: the first of [`EXIT_MARKERS`]
+/// whose number reads), and whether any of [`FAILURE_WORDS`] occurs, all in any ASCII case.
+fn scan_outcome(text: &str) -> (Option<i64>, bool) {
+    // Where each marker first occurs: the places they have in `text.to_ascii_lowercase()`, which
+    // moves no byte. Matches come by their end, so a marker's first is its leftmost.
+    let mut first = [None; EXIT_MARKERS.len()];
+    let mut failure = false;
+    for m in outcome_words().find_overlapping_iter(text) {
+        match m.pattern().as_usize() {
+            k if k < EXIT_MARKERS.len() => {
+                first[k].get_or_insert(m.end());
             }
+            _ => failure = true,
         }
     }
-    None
+    // The markers in their order: the first whose number reads wins.
+    for end in first.into_iter().flatten() {
+        let rest = text[end..].trim_start();
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+        if let Ok(code) = digits.parse() {
+            return (Some(code), failure);
+        }
+    }
+    (None, failure)
+}
+
+/// The markers an exit code follows, in the order [`scan_outcome`] tries them.
+const EXIT_MARKERS: [&str; 6] =
+    ["exit code:", "exit code", "\"exit_code\":", "exit_code:", "exited with code", "exit status"];
+
+/// The words a line reporting a failure holds ([`looks_failed`]).
+const FAILURE_WORDS: [&str; 6] = ["error", "failed", "panicked", "traceback", "exception", "fatal"];
+
+/// The calls Cline and Roo write as XML in the assistant's text, in the order `Ledger::xml_calls`
+/// reads them, with what each does to the files its `<path>` names.
+const XML_CALLS: [(&str, Option<FileAction>); 8] = [
+    ("read_file", Some(FileAction::Read)),
+    ("write_to_file", Some(FileAction::Created)),
+    ("replace_in_file", Some(FileAction::Edited)),
+    ("apply_diff", Some(FileAction::Edited)),
+    ("insert_content", Some(FileAction::Edited)),
+    ("search_and_replace", Some(FileAction::Edited)),
+    ("execute_command", None),
+    ("update_todo_list", None),
+];
+
+/// The tags of [`XML_CALLS`] as they open, then `task_progress`'s.
+const XML_TAGS: [&str; 9] = [
+    "<read_file>",
+    "<write_to_file>",
+    "<replace_in_file>",
+    "<apply_diff>",
+    "<insert_content>",
+    "<search_and_replace>",
+    "<execute_command>",
+    "<update_todo_list>",
+    "<task_progress>",
+];
+
+/// [`XML_TAGS`] as one automaton (see [`outcome_words`]).
+fn xml_tags() -> &'static aho_corasick::AhoCorasick {
+    static TAGS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    TAGS.get_or_init(|| aho_corasick::AhoCorasick::new(XML_TAGS).expect("nine tags build an automaton"))
+}
+
+/// [`EXIT_MARKERS`] then [`FAILURE_WORDS`], in any ASCII case, as one automaton built on first
+/// use: a constant table, like the vocabularies, not state. A DFA without a prefilter: the
+/// words start with letters as common as `e`, on which a prefilter would stop at every turn.
+fn outcome_words() -> &'static aho_corasick::AhoCorasick {
+    static WORDS: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .prefilter(false)
+            .build(EXIT_MARKERS.iter().chain(&FAILURE_WORDS))
+            .expect("twelve words build an automaton")
+    })
 }
 
 /// A todo from a JSON item: `{content|step|text, status}` or `{…, completed: bool}`.
@@ -1347,6 +1668,22 @@ mod tests {
     }
 
     #[test]
+    fn the_tags_looked_for_are_the_calls_read() {
+        let calls: Vec<String> = XML_CALLS.iter().map(|(tag, _)| format!("<{tag}>")).collect();
+        assert_eq!(XML_TAGS[..XML_CALLS.len()], calls);
+        assert_eq!(XML_TAGS[XML_CALLS.len()], "<task_progress>");
+        // A text naming none of them but with other tags (code) gives nothing.
+        assert_eq!(
+            of(&[Message::new(
+                "a",
+                Role::Assistant,
+                vec![ContentBlock::text("let v: Vec<u8> = x; <b>bold</b>")]
+            )]),
+            Ledger::default()
+        );
+    }
+
+    #[test]
     fn user_words_drop_client_wrappers() {
         assert_eq!(
             user_words(
@@ -1470,6 +1807,102 @@ mod tests {
         assert!(text.contains("(2 earlier user messages not quoted)"), "{text}");
         assert!(!text.contains("line 0: INFO"));
         assert_eq!(Ledger::parse(&text).unwrap().earlier_unquoted, 2);
+    }
+
+    /// `normalize` as first written: the reference the fast one must equal.
+    fn reference_normalize(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    }
+
+    /// Texts with whitespace of every kind (ASCII, the vertical tab, NEL, no-break and em
+    /// spaces, the ideographic space), sigmas, characters whose lowercase is longer (İ) and
+    /// ASCII words, for the properties below.
+    const MIXED: &str = "([ \\t\\n\\r\\u{b}\\u{c}\\u{85}\\u{a0}\\u{2003}\\u{3000}]|[aZΣσςİẞé.'’:/]|ΑΣ|ΣΑ|src|Main|\\.rs){0,60}";
+
+    /// The exit code as first read (every marker searched in the lowercased text).
+    fn reference_exit_code(text: &str) -> Option<i64> {
+        let lower = text.to_ascii_lowercase();
+        for marker in EXIT_MARKERS {
+            if let Some(at) = lower.find(marker) {
+                let rest = lower[at + marker.len()..].trim_start();
+                let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+                if let Ok(code) = digits.parse() {
+                    return Some(code);
+                }
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        /// One pass for every marker reads the same code as a search per marker: markers in any
+        /// case, overlapping (`exit code` in `exit code:`), repeated, followed by no number, by
+        /// `-`, by whitespace of any kind; non-ASCII around them.
+        /// The failure flag of the same pass is "some failure word occurs", in any case.
+        #[test]
+        fn failure_words_are_found_in_any_case(text in "(Error|FAILED|panicked|TraceBack|exception|Fatal|err|fail|x| |\\n){0,12}") {
+            let lower = text.to_ascii_lowercase();
+            proptest::prop_assert_eq!(scan_outcome(&text).1, FAILURE_WORDS.iter().any(|w| lower.contains(w)));
+        }
+
+        #[test]
+        fn exit_codes_read_as_before(
+            text in "((Exit Code|EXIT CODE:|exit_code:|\"exit_code\":|exited with code|Exit status|exit)[ \\t\\n\\u{a0}]{0,2}|[0-9]{1,3}|-|é|x| ){0,16}",
+        ) {
+            proptest::prop_assert_eq!(scan_outcome(&text).0, reference_exit_code(&text));
+        }
+
+        #[test]
+        fn normalize_is_the_reference(text in MIXED) {
+            proptest::prop_assert_eq!(normalize(&text), reference_normalize(&text));
+        }
+
+        /// A haystack built message by message is the normalized view text, and finds exactly
+        /// the needles `str::contains` finds in it, across messages too.
+        #[test]
+        fn haystack_pieces_join_to_the_view_text(
+            texts in proptest::collection::vec((MIXED, proptest::bool::ANY), 0..6),
+            needles in proptest::collection::vec(MIXED, 0..6),
+        ) {
+            let messages: Vec<Message> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, (t, call))| {
+                    let block = if *call {
+                        ContentBlock::ToolUse { id: format!("t{i}"), name: "Read".into(), input: json!({"path": t, "n": [t, 1]}) }
+                    } else {
+                        ContentBlock::text(t.clone())
+                    };
+                    Message::new(format!("m{i}"), Role::Assistant, vec![block, ContentBlock::tool_result_text("x", t.clone())])
+                })
+                .collect();
+            let refs: Vec<&Message> = messages.iter().collect();
+            let whole = reference_normalize(&view_text(&refs));
+            let hay = Haystack::of(&refs);
+            proptest::prop_assert_eq!(hay.as_str(), whole.as_str());
+            // Needles taken from the text itself too, so that some are found across messages.
+            let mut all: Vec<String> = needles.iter().map(|n| normalize(n)).collect();
+            for (k, n) in needles.iter().enumerate() {
+                let chars: Vec<char> = whole.chars().collect();
+                let from = (n.len() * 7 + k) % (chars.len() + 1);
+                let to = (from + n.len() + 3).min(chars.len());
+                all.push(chars[from..to].iter().collect::<String>().trim().to_owned());
+            }
+            let found = hay.find(all.iter().map(String::as_str));
+            let expected: Vec<bool> = all.iter().map(|n| whole.contains(n.as_str())).collect();
+            proptest::prop_assert_eq!(found, expected);
+        }
+
+        /// The head normalized word by word is the whole text's normalized head: whitespace of
+        /// every kind, final and medial sigmas, characters whose lowercase is longer (İ).
+        #[test]
+        fn normalized_head_is_the_normalized_texts_head(
+            text in "([ \\t\\n\\u{a0}\\u{2003}]|[aZΣσςİẞé.'’:]|ΑΣ|ΣΑ){0,60}",
+            chars in 0usize..40,
+        ) {
+            let whole: String = normalize(&text).chars().take(chars).collect();
+            proptest::prop_assert_eq!(normalized_head(&text, chars), whole);
+        }
     }
 
     #[test]

@@ -445,6 +445,46 @@ impl Conversation {
     }
 }
 
+/// Whether two block lists are equal (`a == b`), with their texts compared eight bytes at a time:
+/// in WebAssembly `==` on strings is a byte-by-byte `memcmp`, and the template compares every
+/// message a provider kept with the original, megabytes per run.
+pub fn same_blocks(a: &[ContentBlock], b: &[ContentBlock]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_block(x, y))
+}
+
+fn same_block(a: &ContentBlock, b: &ContentBlock) -> bool {
+    use ContentBlock::*;
+    match (a, b) {
+        (Text { text, client }, Text { text: t, client: c }) => client == c && same_text(text, t),
+        (
+            ToolResult { tool_use_id, content, is_error },
+            ToolResult { tool_use_id: i, content: parts, is_error: e },
+        ) => {
+            is_error == e
+                && tool_use_id == i
+                && content.len() == parts.len()
+                && content.iter().zip(parts).all(|pair| match pair {
+                    (ToolResultPart::Text { text }, ToolResultPart::Text { text: t }) => same_text(text, t),
+                    (x, y) => x == y,
+                })
+        }
+        (ToolUse { .. }, ToolUse { .. }) | (Image { .. }, Image { .. }) | (Opaque(_), Opaque(_)) => a == b,
+        _ => false,
+    }
+}
+
+/// `a == b`, eight bytes at a time.
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let (words_a, rest_a) = a.as_chunks::<8>();
+    let (words_b, rest_b) = b.as_chunks::<8>();
+    words_a.iter().zip(words_b).all(|(x, y)| u64::from_ne_bytes(*x) == u64::from_ne_bytes(*y))
+        && rest_a == rest_b
+}
+
 /// The API view of a message list: the messages no condensation hid, in order.
 pub fn api_view(messages: &[Message]) -> Vec<&Message> {
     messages.iter().filter(|m| m.is_visible()).collect()
@@ -720,6 +760,44 @@ mod tests {
         older.condense_parent = Some("c1".into());
         let before_first = squash_condensations(&[older.clone()], "c2");
         assert_eq!(before_first, vec![older]);
+    }
+
+    proptest::proptest! {
+        /// The fast comparison is `==`: texts equal, or differing in one byte anywhere (in the
+        /// words or the tail), of any length; blocks of every kind.
+        #[test]
+        fn same_blocks_is_equality(
+            text in "[a-zé ]{0,40}",
+            at in 0usize..48,
+            byte in proptest::prelude::any::<u8>(),
+            kind in 0u8..5,
+        ) {
+            let block = |t: &str| match kind {
+                0 => ContentBlock::text(t),
+                1 => ContentBlock::tool_result_text("t1", t),
+                2 => ContentBlock::ToolUse { id: "t1".into(), name: "Read".into(), input: serde_json::json!({"p": t}) },
+                3 => ContentBlock::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: vec![ToolResultPart::Text { text: t.into() }, ToolResultPart::Image { source: ImageSource::Url { url: t.into() } }],
+                    is_error: true,
+                },
+                _ => ContentBlock::Text { text: t.into(), client: Some(ClientContext::TaskProgress) },
+            };
+            let mut other = text.clone().into_bytes();
+            if at < other.len() {
+                other[at] = byte.max(1) & 0x7f;
+            } else {
+                other.push(b'x');
+            }
+            let other = String::from_utf8(other).unwrap_or_default();
+            for (x, y) in [(&text, &text), (&text, &other)] {
+                let (a, b) = (vec![block(x), ContentBlock::text("tail")], vec![block(y), ContentBlock::text("tail")]);
+                proptest::prop_assert_eq!(same_blocks(&a, &b), a == b);
+            }
+            let image = ContentBlock::Image { source: ImageSource::Url { url: text.clone() } };
+            let (one, none) = (same_blocks(&[block(&text)], &[image]), same_blocks(&[block(&text)], &[]));
+            proptest::prop_assert!(!one && !none, "another kind or length is never the same");
+        }
     }
 
     #[test]

@@ -5,15 +5,17 @@
 //! No provider can skip this path: `condense_internal` takes a [`TemplateToken`], which only this
 //! module can make, so the only way to run a provider is [`run_provider`].
 
+use std::cell::RefCell;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigField, Form, NoConfig};
 use crate::error::{CondenseError, ErrorInfo};
 use crate::host::{AbortSignal, Clock};
-use crate::ledger::{self, Ledger};
+use crate::ledger::{self, Haystack, Later, Ledger};
 use crate::llm::LlmProvider;
-use crate::model::{ContentBlock, Message, api_view, check_tool_pairs, next_condense_id};
+use crate::model::{ContentBlock, Message, api_view, check_tool_pairs, next_condense_id, same_blocks};
 use crate::tokens::TokenCounter;
 
 /// Proof that the caller is [`run_provider`]. Providers receive it; only this module makes one.
@@ -350,11 +352,14 @@ pub async fn run_provider(
     options: &CondensationOptions,
     services: Services<'_>,
 ) -> CondensationResult {
-    let before = services.tokens.count_request(system, &api_view(messages));
+    let input = RunInput::new(messages, system, services.tokens);
+    let before = input.tokens();
     let ctx = CondensationContext { messages, system, prev_context_tokens: before };
     // Every run has its own meter: what the provider spent before failing is the failure's cost.
     let meter = SpendMeter::default();
-    let services = Services { meter: Some(&meter), ..services };
+    // The input messages' counts are known now; a provider asking for one gets it by position.
+    let counter = RunCounter { inner: services.tokens, input: &input };
+    let services = Services { meter: Some(&meter), tokens: &counter, ..services };
     let failed = |error: CondenseError, elapsed: f64| CondensationResult {
         messages: messages.to_vec(),
         summary: None,
@@ -379,9 +384,12 @@ pub async fn run_provider(
         ..options.clone()
     };
     let start = services.clock.now_ms();
-    let outcome = attempt(provider, &ctx, &lowered, options, services, keep).await;
-    let mut condensed = match outcome {
-        Ok(c) => c,
+    let outcome = attempt(provider, &input, &ctx, &lowered, options, services, keep).await;
+    let (mut condensed, mut after) = match outcome {
+        Ok((c, origin)) => {
+            let tokens = input.tokens_of(&c.messages, &origin, services.tokens);
+            (c, tokens)
+        }
         Err(e) => return failed(e, (services.clock.now_ms() - start).max(0.0)),
     };
     // A provider that calls no LLM (no summary, no cost) and left part of the room unused runs
@@ -390,20 +398,20 @@ pub async fn run_provider(
     let llm_free = condensed.summary.is_none() && condensed.cost == 0.0;
     if let (Some(target), true) = (options.target_tokens, reserved > 0 && llm_free) {
         let used = condensed.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
-        let first = ctx.tokens_of(services.tokens, &condensed.messages);
+        let first = after;
         if used < reserved && first < target {
             let again =
                 CondensationOptions { target_tokens: Some(target.saturating_sub(used)), ..options.clone() };
-            if let Ok(c) = attempt(provider, &ctx, &again, options, services, keep).await {
-                let second = ctx.tokens_of(services.tokens, &c.messages);
+            if let Ok((c, origin)) = attempt(provider, &input, &ctx, &again, options, services, keep).await {
+                let second = input.tokens_of(&c.messages, &origin, services.tokens);
                 if second <= target && second > first {
                     condensed = c;
+                    after = second;
                 }
             }
         }
     }
     let elapsed = (services.clock.now_ms() - start).max(0.0);
-    let after = ctx.tokens_of(services.tokens, &condensed.messages);
     if after > before {
         return failed(CondenseError::ContextGrew { before, after }, elapsed);
     }
@@ -434,18 +442,264 @@ pub async fn run_provider(
     }
 }
 
-/// One run of a provider's hook with `run_options`, checked, with the ledger kept.
+/// One run of a provider's hook with `run_options`, checked, with the ledger kept; with the
+/// input position of each message of the result that is an input message (see `check_result`).
 async fn attempt(
     provider: &dyn CondensationProvider,
+    input: &RunInput<'_>,
     ctx: &CondensationContext<'_>,
     run_options: &CondensationOptions,
     options: &CondensationOptions,
     services: Services<'_>,
     keep: bool,
-) -> Result<Condensed, CondenseError> {
+) -> Result<(Condensed, Vec<Option<usize>>), CondenseError> {
     let c = provider.condense_internal(ctx, run_options, services, TemplateToken(())).await?;
-    let c = keep_what_matters(ctx, options, services.tokens, check_result(ctx, c)?, keep);
-    check_result(ctx, c)
+    let (c, origin) = check_result(ctx, c, input.pairs_valid, None)?;
+    let (c, kept) = keep_what_matters(input, ctx, options, services.tokens, c, origin, keep);
+    // The messages the last step moved over unchanged were compared above; the ones it made
+    // (a ledger's host hidden, its copy) are compared now, with everything else checked again.
+    check_result(ctx, c, input.pairs_valid, Some(&kept))
+}
+
+/// A run's input as the template reads it, once: each visible message's tokens, so that the
+/// count of a result adds up the counts of the input messages it keeps and counts only the ones
+/// the run added (never hashing the kept ones again), and whether its tool pairs were valid;
+/// and, each computed on first use and shared by the run's attempts, a message's text as the
+/// probes read it ([`ledger::piece`]) and what it shows of files, commands and todos
+/// ([`Later::of_message`]).
+struct RunInput<'a> {
+    messages: &'a [Message],
+    /// The system prompt with its framing, and the reply priming: `count_request` of no message.
+    fixed: usize,
+    /// Each message's tokens; 0 for a hidden one, which no count of a view reads.
+    counts: Vec<usize>,
+    /// Whether the input's API view has valid tool pairs (then the result's must too).
+    pairs_valid: bool,
+    pieces: RefCell<Vec<Option<String>>>,
+    later: RefCell<Vec<Option<Later>>>,
+}
+
+impl<'a> RunInput<'a> {
+    fn new(messages: &'a [Message], system: Option<&str>, tokens: &dyn TokenCounter) -> Self {
+        let counts =
+            messages.iter().map(|m| if m.is_visible() { tokens.count_message(m) } else { 0 }).collect();
+        RunInput {
+            messages,
+            fixed: tokens.count_request(system, &[]),
+            counts,
+            pairs_valid: check_tool_pairs(&api_view(messages)).is_ok(),
+            pieces: RefCell::new(vec![None; messages.len()]),
+            later: RefCell::new(vec![None; messages.len()]),
+        }
+    }
+
+    /// Tokens of the input's API view: `count_request` of it.
+    fn tokens(&self) -> usize {
+        self.fixed + self.counts.iter().sum::<usize>()
+    }
+
+    /// Tokens of a result's API view: `count_request` of it. `origin` says which of its messages
+    /// are input messages (checked equal but for being hidden by `check_result`): their counts
+    /// are known; the others are counted.
+    fn tokens_of(&self, messages: &[Message], origin: &[Option<usize>], tokens: &dyn TokenCounter) -> usize {
+        let kept = |(j, m): (usize, &Message)| match origin[j] {
+            Some(i) => self.counts[i],
+            None => tokens.count_message(m),
+        };
+        self.fixed + messages.iter().enumerate().filter(|(_, m)| m.is_visible()).map(kept).sum::<usize>()
+    }
+
+    /// Appends input message `i`'s text as the probes read it.
+    fn push_piece(&self, i: usize, haystack: &mut Haystack) {
+        let mut pieces = self.pieces.borrow_mut();
+        haystack.push(pieces[i].get_or_insert_with(|| ledger::piece(&self.messages[i])));
+    }
+
+    /// What input message `i` shows of files, commands and todos, added to `later`.
+    fn add_later(&self, i: usize, later: &mut Later) {
+        let mut cache = self.later.borrow_mut();
+        later.add(cache[i].get_or_insert_with(|| Later::of_message(&self.messages[i])));
+    }
+}
+
+/// The counter a run's provider and the template's steps use: an input message (a reference into
+/// the run's own list, found by its address) is answered from the count the template took at
+/// the start; any other message, and every text, goes to the host's counter.
+struct RunCounter<'a> {
+    inner: &'a dyn TokenCounter,
+    input: &'a RunInput<'a>,
+}
+
+impl TokenCounter for RunCounter<'_> {
+    fn encoding(&self) -> crate::tokens::Encoding {
+        self.inner.encoding()
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        self.inner.count_text(text)
+    }
+
+    fn count_text_cached(&self, text: &str) -> usize {
+        self.inner.count_text_cached(text)
+    }
+
+    fn count_message(&self, message: &Message) -> usize {
+        let messages = self.input.messages;
+        let size = std::mem::size_of::<Message>();
+        let offset = (std::ptr::from_ref(message) as usize).checked_sub(messages.as_ptr() as usize);
+        match offset.filter(|o| o % size == 0).map(|o| o / size) {
+            // A hidden input message was not counted at the start.
+            Some(i) if i < messages.len() && messages[i].is_visible() => self.input.counts[i],
+            _ => self.inner.count_message(message),
+        }
+    }
+}
+
+/// Tokens of `message` with `content` in place of its own, as the counter counts messages (its
+/// cache included). The content is moved into a message with the other fields and handed back,
+/// never copied.
+pub(crate) fn count_with_content(
+    tokens: &dyn TokenCounter,
+    message: &Message,
+    content: Vec<ContentBlock>,
+) -> (usize, Vec<ContentBlock>) {
+    let edited = Message {
+        id: message.id.clone(),
+        ts: message.ts,
+        role: message.role,
+        content,
+        is_summary: message.is_summary,
+        condense_id: message.condense_id.clone(),
+        condense_parent: message.condense_parent.clone(),
+        interrupted: message.interrupted.clone(),
+        pinned: message.pinned,
+    };
+    (tokens.count_message(&edited), edited.content)
+}
+
+/// A message of a list the template builds from a provider's output: one of the output's own,
+/// by index, or one made here (a message with the ledger added or taken off, and the original it
+/// replaces, hidden). Only the made ones are new values; the list becomes messages once chosen.
+#[derive(Debug)]
+enum Entry {
+    Kept(usize),
+    Made(Message),
+}
+
+/// The messages of `entries`, the kept ones moved out of `messages`; with the input position of
+/// each kept one that is an input message (by `origin`, over `messages`), `None` for the others.
+fn materialize(
+    entries: Vec<Entry>,
+    messages: Vec<Message>,
+    origin: &[Option<usize>],
+) -> (Vec<Message>, Vec<Option<usize>>) {
+    let mut slots: Vec<Option<Message>> = messages.into_iter().map(Some).collect();
+    entries
+        .into_iter()
+        .map(|e| match e {
+            Entry::Kept(j) => (slots[j].take().expect("an output message is kept once"), origin[j]),
+            Entry::Made(m) => (m, None),
+        })
+        .unzip()
+}
+
+/// A provider's output as the template's last step reads it: for the messages that are input
+/// messages (by `origin`), their tokens and texts come from the run's [`RunInput`]; the ones
+/// the provider added are counted and read once here.
+struct Output<'a> {
+    input: &'a RunInput<'a>,
+    messages: &'a [Message],
+    origin: &'a [Option<usize>],
+    pieces: RefCell<Vec<Option<String>>>,
+}
+
+impl<'a> Output<'a> {
+    fn new(input: &'a RunInput<'a>, messages: &'a [Message], origin: &'a [Option<usize>]) -> Self {
+        Output { input, messages, origin, pieces: RefCell::new(vec![None; messages.len()]) }
+    }
+
+    /// Appends output message `j`'s text as the probes read it.
+    fn push_piece(&self, j: usize, haystack: &mut Haystack) {
+        match self.origin[j] {
+            Some(i) => self.input.push_piece(i, haystack),
+            None => {
+                let mut pieces = self.pieces.borrow_mut();
+                haystack.push(pieces[j].get_or_insert_with(|| ledger::piece(&self.messages[j])));
+            }
+        }
+    }
+
+    /// Whether output message `j` reads the same without its ledger blocks (see [`bare`]).
+    fn is_bare(&self, j: usize) -> bool {
+        let m = &self.messages[j];
+        m.pinned || !m.content.iter().any(ledger::is_ledger_block)
+    }
+
+    /// The normalized text of the output's API view with every ledger taken off (but a pinned
+    /// message's): what the model still sees without any ledger.
+    fn bare_haystack(&self) -> Haystack {
+        let mut haystack = Haystack::default();
+        for (j, m) in self.messages.iter().enumerate().filter(|(_, m)| m.is_visible()) {
+            if self.is_bare(j) {
+                self.push_piece(j, &mut haystack);
+            } else {
+                haystack.push(&ledger::piece(&bare(m)));
+            }
+        }
+        haystack
+    }
+
+    /// What the visible messages after `first` show of files, commands and todos, without any
+    /// ledger but a pinned message's.
+    fn later_than(&self, first: usize) -> Later {
+        let mut later = Later::default();
+        for (j, m) in self.messages.iter().enumerate().skip(first + 1).filter(|(_, m)| m.is_visible()) {
+            match self.origin[j] {
+                Some(i) if self.is_bare(j) => self.input.add_later(i, &mut later),
+                _ => later.add(&Later::of_message(&bare(m))),
+            }
+        }
+        later
+    }
+
+    /// The normalized text of the API view of `entries`.
+    fn haystack(&self, entries: &[Entry]) -> Haystack {
+        let mut haystack = Haystack::default();
+        for e in entries {
+            match e {
+                Entry::Kept(j) if self.messages[*j].is_visible() => self.push_piece(*j, &mut haystack),
+                Entry::Made(m) if m.is_visible() => haystack.push(&ledger::piece(m)),
+                _ => {}
+            }
+        }
+        haystack
+    }
+
+    /// Tokens of the API view of `entries`, as `count_request` counts it.
+    fn tokens_of(&self, entries: &[Entry], tokens: &dyn TokenCounter) -> usize {
+        let count = |e: &Entry| match e {
+            Entry::Kept(j) if self.messages[*j].is_visible() => match self.origin[*j] {
+                Some(i) => self.input.counts[i],
+                None => tokens.count_message(&self.messages[*j]),
+            },
+            Entry::Made(m) if m.is_visible() => tokens.count_message(m),
+            _ => 0,
+        };
+        self.input.fixed + entries.iter().map(count).sum::<usize>()
+    }
+
+    /// The probes found and missing in the API view of `entries`; the view's text is read only
+    /// when there are probes.
+    fn check<'p>(
+        &self,
+        probes: &'p [ledger::Probe],
+        entries: &[Entry],
+    ) -> (Vec<&'p ledger::Probe>, Vec<&'p ledger::Probe>) {
+        if probes.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        ledger::check_probes_in(probes, &self.haystack(entries))
+    }
 }
 
 /// Whether a run keeps a ledger: the configuration's `ledger`, on when absent.
@@ -467,7 +721,7 @@ fn ledger_reserve(
     if estimate.is_empty() {
         return 0;
     }
-    tokens.count_text(&estimate.render(budget, tokens)).min(target / 3)
+    tokens.count_text_cached(&estimate.render(budget, tokens)).min(target / 3)
 }
 
 /// A message without its ledger blocks.
@@ -477,6 +731,12 @@ fn without_ledger(m: &Message) -> Message {
     m
 }
 
+/// A message as the model would see it without any ledger: without its ledger blocks, unless it
+/// is pinned (a pinned message is never edited, so a ledger it carries stays).
+fn bare(m: &Message) -> Message {
+    if m.pinned { m.clone() } else { without_ledger(m) }
+}
+
 /// The template's last step: the state ledger and the probes (see [`crate::ledger`]).
 ///
 /// The ledger of what this run hid (visible before, hidden after), merged with the ledger the
@@ -484,14 +744,18 @@ fn without_ledger(m: &Message) -> Message {
 /// block to this run's summary, else to an edited copy of the first visible message; the probes
 /// of those facts are checked against the final view, and what is missing is put back by code.
 /// With the ledger off, a summary gets the missing items in a short block; other runs only
-/// report retention.
+/// report retention. Returns the output with, for each message moved over unchanged from `c`,
+/// the input position `origin` gave it (`None` for the messages made here and the run's own).
 fn keep_what_matters(
+    input: &RunInput<'_>,
     ctx: &CondensationContext<'_>,
     options: &CondensationOptions,
     tokens: &dyn TokenCounter,
     mut c: Condensed,
+    origin: Vec<Option<usize>>,
     keep: bool,
-) -> Condensed {
+) -> (Condensed, Vec<Option<usize>>) {
+    let origin = origin.as_slice();
     let cid = next_condense_id(ctx.messages);
     let was_visible: std::collections::HashSet<&str> =
         ctx.messages.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
@@ -501,7 +765,7 @@ fn keep_what_matters(
             m.condense_parent.as_deref() == Some(cid.as_str()) && was_visible.contains(m.id.as_str())
         })
         .collect();
-    let Some(&first_hidden) = hidden_at.first() else { return c };
+    let Some(&first_hidden) = hidden_at.first() else { return (c, origin.to_vec()) };
     let hidden: Vec<&Message> = hidden_at.iter().map(|&i| &c.messages[i]).collect();
     // The ledger the view carries now, from an earlier run: it moves into this run's.
     // A pinned message is never edited: a ledger it carries stays there, and none is added to it.
@@ -525,7 +789,9 @@ fn keep_what_matters(
         .position(|m| m.is_visible() && m.is_summary && m.condense_id.as_deref() == Some(cid.as_str()));
 
     if !keep {
-        let (_, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&c.messages)));
+        let all: Vec<Entry> = (0..c.messages.len()).map(Entry::Kept).collect();
+        let (found, missing) = Output::new(input, &c.messages, origin).check(&probes, &all);
+        let mut verdict = (found.len(), missing.iter().map(|p| p.label.clone()).collect::<Vec<_>>());
         let mut repaired = 0;
         if let (Some(s), false) = (summary_at, missing.is_empty()) {
             let items: Vec<String> = missing.iter().map(|p| format!("- {}", p.restore)).collect();
@@ -534,57 +800,65 @@ fn keep_what_matters(
                 items.join("\n")
             )));
             repaired = missing.len();
+            let (found, missing) = Output::new(input, &c.messages, origin).check(&probes, &all);
+            verdict = (found.len(), missing.iter().map(|p| p.label.clone()).collect());
         }
-        let (found, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&c.messages)));
-        let retention = Retention {
-            kept: found.len(),
-            probes: probes.len(),
-            repaired,
-            missing: missing.iter().map(|p| p.label.clone()).collect(),
-        };
+        let retention = Retention { kept: verdict.0, probes: probes.len(), repaired, missing: verdict.1 };
         c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
-        return c;
+        // Only a message the run added (its summary) was edited.
+        return (c, origin.to_vec());
     }
 
-    // What the model still sees without any ledger, and the later state of what it shows.
-    let bare: Vec<Message> =
-        c.messages.iter().map(|m| if m.pinned { m.clone() } else { without_ledger(m) }).collect();
-    let bare_view = api_view(&bare);
-    let later_messages: Vec<&Message> =
-        bare.iter().skip(first_hidden + 1).filter(|m| m.is_visible()).collect();
+    // What the model still sees without any ledger, and the later state of what it shows: read
+    // only for what the ledger holds (user words and notes look for their text; files, commands
+    // and todos for a later state).
+    let output = Output::new(input, &c.messages, origin);
     let mut pruned = full.clone();
-    pruned.prune(&Ledger::of(&later_messages), &ledger::view_text(&bare_view));
+    let later = if pruned.files.is_empty() && pruned.commands.is_empty() && pruned.todos.is_empty() {
+        Later::default()
+    } else {
+        output.later_than(first_hidden)
+    };
+    let visible = if pruned.user_messages.is_empty() && pruned.notes.is_empty() {
+        Haystack::default()
+    } else {
+        output.bare_haystack()
+    };
+    pruned.prune_in(&later, &visible);
+    drop(visible);
 
     let budget = ledger::budget_for(options.target_tokens, ctx.prev_context_tokens);
     let place = summary_at.or_else(|| c.messages.iter().position(|m| m.is_visible() && !m.pinned));
-    // The ledger, with what the probes still miss put back as notes.
+    // The ledger, with what the probes still miss put back as notes; and whether the probes were
+    // all found in that very list.
     let build = |mut kept: Ledger| {
         let out = insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens);
-        let (_, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&out)));
+        let (_, missing) = output.check(&probes, &out);
         if missing.is_empty() {
-            return (out, kept, 0);
+            return (out, kept, 0, true);
         }
         kept.notes.extend(missing.iter().map(|p| p.restore.clone()));
-        (insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens), kept, missing.len())
+        (insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens), kept, missing.len(), false)
     };
-    let (mut out, mut kept, mut repaired) = build(pruned.clone());
-    if ctx.tokens_of(tokens, &out) > ctx.prev_context_tokens {
+    let (mut out, mut kept, mut repaired, mut all_found) = build(pruned.clone());
+    if output.tokens_of(&out, tokens) > ctx.prev_context_tokens {
         // No room for all of it: keep what the probes check (the user's words, the files changed,
         // the open todos); files only read and commands go.
         let mut lean = pruned;
         lean.files.retain(|f| f.action != ledger::FileAction::Read);
         lean.commands.clear();
         lean.todos.retain(|t| !t.done);
-        (out, kept, repaired) = build(lean);
+        (out, kept, repaired, all_found) = build(lean);
     }
-    let (found, missing) = ledger::check_probes(&probes, &ledger::view_text(&api_view(&out)));
-    let retention = Retention {
-        kept: found.len(),
-        probes: probes.len(),
-        repaired,
-        missing: missing.iter().map(|p| p.label.clone()).collect(),
+    let (found, missing) = if all_found {
+        (probes.len(), Vec::new())
+    } else {
+        let (found, missing) = output.check(&probes, &out);
+        (found.len(), missing.iter().map(|p| p.label.clone()).collect())
     };
-    let block_tokens = if kept.is_empty() { 0 } else { tokens.count_text(&kept.render(budget, tokens)) };
+    let retention = Retention { kept: found, probes: probes.len(), repaired, missing };
+    let block_tokens =
+        if kept.is_empty() { 0 } else { tokens.count_text_cached(&kept.render(budget, tokens)) };
     c.metrics.insert(
         "ledger".into(),
         serde_json::json!({
@@ -596,14 +870,16 @@ fn keep_what_matters(
         }),
     );
     c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
-    c.messages = out;
-    c
+    drop(output);
+    let (messages, kept) = materialize(out, std::mem::take(&mut c.messages), origin);
+    c.messages = messages;
+    (c, kept)
 }
 
 /// The messages with the earlier ledger taken off its host (`host`) and `ledger` (when not
-/// empty) added as a text block to the message at `place`. A message this run added is edited
-/// in place; any other is hidden under `cid` and followed by its edited copy, so undo removes the
-/// ledger with the condensation.
+/// empty) added as a text block to the message at `place`, as entries over `messages`. A message
+/// this run added is edited in place; any other is hidden under `cid` and followed by its edited
+/// copy, so undo removes the ledger with the condensation.
 fn insert_ledger(
     messages: &[Message],
     cid: &str,
@@ -612,7 +888,7 @@ fn insert_ledger(
     ledger: &Ledger,
     budget: usize,
     tokens: &dyn TokenCounter,
-) -> Vec<Message> {
+) -> Vec<Entry> {
     let block = (!ledger.is_empty()).then(|| ContentBlock::text(ledger.render(budget, tokens)));
     let mut out = Vec::with_capacity(messages.len() + 2);
     for (i, m) in messages.iter().enumerate() {
@@ -626,20 +902,20 @@ fn insert_ledger(
             content = Some(blocks);
         }
         match content {
-            None => out.push(m.clone()),
+            None => out.push(Entry::Kept(i)),
             Some(blocks) if m.condense_id.as_deref() == Some(cid) => {
-                out.push(Message { content: blocks, ..m.clone() });
+                out.push(Entry::Made(Message { content: blocks, ..m.clone() }));
             }
             Some(blocks) => {
-                out.push(Message { condense_parent: Some(cid.to_owned()), ..m.clone() });
+                out.push(Entry::Made(Message { condense_parent: Some(cid.to_owned()), ..m.clone() }));
                 if !blocks.is_empty() {
-                    out.push(Message {
+                    out.push(Entry::Made(Message {
                         id: format!("{}.{cid}", m.id),
                         content: blocks,
                         condense_id: Some(cid.to_owned()),
                         condense_parent: None,
                         ..m.clone()
-                    });
+                    }));
                 }
             }
         }
@@ -656,17 +932,27 @@ pub fn check_condensed(
     after: Vec<Message>,
 ) -> Result<(), CondenseError> {
     let ctx = CondensationContext { messages: before, system, prev_context_tokens: 0 };
-    check_result(&ctx, Condensed { messages: after, ..Default::default() }).map(|_| ())
+    let pairs_valid = check_tool_pairs(&ctx.view()).is_ok();
+    check_result(&ctx, Condensed { messages: after, ..Default::default() }, pairs_valid, None).map(|_| ())
 }
 
 /// The invariants every provider's output must keep: every input message is still there,
 /// unchanged but for `condense_parent`, in the same order; a visible pinned message stays
 /// visible (so neither hidden nor replaced by an edited copy); and the API view stays valid when
-/// the input's was.
-fn check_result(ctx: &CondensationContext<'_>, c: Condensed) -> Result<Condensed, CondenseError> {
-    let mut rest = c.messages.iter();
-    for original in ctx.messages {
-        let found = rest.by_ref().find(|m| m.id == original.id).ok_or_else(|| {
+/// the input's was (`input_pairs_valid`). Returns the output with, for each of its messages, the
+/// position of the input message it is (`None` for a message the provider added).
+/// `compared`, when given, says which output messages were compared with their input message
+/// already and moved since (by position, as this returns it): their content is not compared again.
+fn check_result(
+    ctx: &CondensationContext<'_>,
+    c: Condensed,
+    input_pairs_valid: bool,
+    compared: Option<&[Option<usize>]>,
+) -> Result<(Condensed, Vec<Option<usize>>), CondenseError> {
+    let mut origin = vec![None; c.messages.len()];
+    let mut rest = c.messages.iter().enumerate();
+    for (i, original) in ctx.messages.iter().enumerate() {
+        let (j, found) = rest.by_ref().find(|(_, m)| m.id == original.id).ok_or_else(|| {
             CondenseError::Internal(format!("message {} was lost by the provider", original.id))
         })?;
         if original.pinned && original.is_visible() && !found.is_visible() {
@@ -675,23 +961,37 @@ fn check_result(ctx: &CondensationContext<'_>, c: Condensed) -> Result<Condensed
                 original.id
             )));
         }
-        let mut unhidden = found.clone();
-        if original.condense_parent.is_none() {
-            unhidden.condense_parent = None;
-        }
-        if &unhidden != original {
+        let known = compared.and_then(|c| c.get(j).copied().flatten()) == Some(i);
+        if !known && !same_but_hidden(original, found) {
             return Err(CondenseError::Internal(format!(
                 "message {} was changed in place instead of hidden and copied",
                 original.id
             )));
         }
+        origin[j] = Some(i);
     }
-    if check_tool_pairs(&ctx.view()).is_ok() {
+    if input_pairs_valid {
         check_tool_pairs(&api_view(&c.messages)).map_err(|e| {
             CondenseError::Internal(format!("the condensed conversation has a broken tool pair: {e}"))
         })?;
     }
-    Ok(c)
+    Ok((c, origin))
+}
+
+/// Whether `found` is `original`, but for a `condense_parent` set where the original had none
+/// (hidden by this run): every field compared, none copied.
+fn same_but_hidden(original: &Message, found: &Message) -> bool {
+    let Message { id, ts, role, content, is_summary, condense_id, condense_parent, interrupted, pinned } =
+        original;
+    (condense_parent.is_none() || *condense_parent == found.condense_parent)
+        && *id == found.id
+        && *ts == found.ts
+        && *role == found.role
+        && *is_summary == found.is_summary
+        && *condense_id == found.condense_id
+        && *interrupted == found.interrupted
+        && *pinned == found.pinned
+        && same_blocks(content, &found.content)
 }
 
 /// Builds the new message list of a condensation that replaces some visible messages by edited

@@ -294,6 +294,26 @@ pub struct TaskHandle {
     pub revision: u32,
 }
 
+/// A condensation of a conversation the engine holds (`condenseHeld`): the engine keeps the
+/// condensed conversation, so its messages do not cross the boundary; the host asks for its text
+/// when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HeldCondensation {
+    /// The held conversation after the run: a new revision holding the condensed messages, or
+    /// the call's own handle when the run failed (the engine holds the conversation unchanged).
+    pub handle: TaskHandle,
+    /// The summary, for providers that write one.
+    pub summary: Option<String>,
+    /// US dollars spent.
+    pub cost: f64,
+    /// Tokens of the new API view, system prompt included; absent on failure.
+    pub new_context_tokens: Option<usize>,
+    /// Why the run failed.
+    pub error: Option<condense_core::ErrorInfo>,
+    /// Timing, gain and provider-specific figures.
+    pub metrics: Option<condense_core::provider::Metrics>,
+}
+
 /// What a turn of a held chat changed, so that only that crosses the boundary: the host's copy
 /// keeps its first `keep` messages, then takes `messages`; every other field comes from `task`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

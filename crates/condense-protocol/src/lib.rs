@@ -83,6 +83,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         ModelUse,
         calls::TaskHandle,
         calls::ChatStep,
+        calls::HeldCondensation,
         calls::UndoResult,
         calls::CondensationDocument,
         calls::Completion,

@@ -31,7 +31,7 @@ pub(crate) fn conversation(value: &JsValue) -> Result<Conversation, JsValue> {
         .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
 }
 
-fn call_options(options: &Option<JsValue>) -> Result<CondenseOptions, JsValue> {
+pub(crate) fn call_options(options: &Option<JsValue>) -> Result<CondenseOptions, JsValue> {
     match options {
         Some(o) if !o.is_undefined() && !o.is_null() => from_js(o, "the options"),
         _ => Ok(CondenseOptions::default()),
@@ -208,7 +208,7 @@ async fn preview(
     to_js(&outcome)
 }
 
-fn log_result(host: &JsHost, result: &CondensationResult) {
+pub(crate) fn log_result(host: &JsHost, result: &CondensationResult) {
     let Some(metrics) = &result.metrics else { return };
     match &result.error {
         None => host.log(

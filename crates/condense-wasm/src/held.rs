@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use condense_core::agent::ChatTask;
 use condense_core::{Conversation, Encoding, Message, TokenCounter};
@@ -41,8 +42,10 @@ impl HeldItem {
     }
 }
 
-/// One held task: its revision and, per encoding, the tokens of each message by position.
-#[derive(Debug)]
+/// One held task: its revision and, per encoding, the tokens of each message by position. Shared
+/// (`Rc`) with a call that works on it across an await (`condenseHeld`), so that no borrow of
+/// the held tasks is kept meanwhile.
+#[derive(Debug, Clone)]
 pub(crate) struct Held {
     pub(crate) revision: u32,
     pub(crate) item: HeldItem,
@@ -59,7 +62,7 @@ impl Held {
 /// The held tasks, least recently used first.
 #[derive(Debug, Default)]
 pub(crate) struct HeldTasks {
-    tasks: Vec<(String, Held)>,
+    tasks: Vec<(String, Rc<Held>)>,
     /// The next revision handed out: revisions never repeat within an engine, so a handle from
     /// before a release and a new hold of the same id is refused.
     next_revision: u32,
@@ -70,14 +73,14 @@ impl HeldTasks {
     /// to those held before at the same position are kept. Returns the new handle.
     pub(crate) fn hold(&mut self, id: &str, item: HeldItem) -> TaskHandle {
         let counts = match self.take(id) {
-            Some(old) => carry_counts(old.item.messages(), item.messages(), old.counts.into_inner()),
+            Some(old) => carry_counts(old.item.messages(), item.messages(), &old.counts.borrow()),
             None => HashMap::new(),
         };
         self.insert(id, item, counts)
     }
 
     /// The task held under the handle's id at the handle's revision, now the most recently used.
-    pub(crate) fn get(&mut self, handle: &TaskHandle) -> Option<&Held> {
+    pub(crate) fn get(&mut self, handle: &TaskHandle) -> Option<&Rc<Held>> {
         let at = self.tasks.iter().position(|(id, h)| *id == handle.id && h.revision == handle.revision)?;
         let entry = self.tasks.remove(at);
         self.tasks.push(entry);
@@ -87,7 +90,9 @@ impl HeldTasks {
     /// Appends messages to a held task; returns its new handle.
     pub(crate) fn append(&mut self, handle: &TaskHandle, messages: Vec<Message>) -> Option<TaskHandle> {
         self.get(handle)?;
-        let (_, mut held) = self.tasks.pop()?;
+        let (_, held) = self.tasks.pop()?;
+        // A copy only when a call still works on this revision.
+        let mut held = Rc::unwrap_or_clone(held);
         held.item.messages_mut().extend(messages);
         let len = held.item.messages().len();
         for counts in held.counts.get_mut().values_mut() {
@@ -106,7 +111,7 @@ impl HeldTasks {
         self.tasks.len()
     }
 
-    fn take(&mut self, id: &str) -> Option<Held> {
+    fn take(&mut self, id: &str) -> Option<Rc<Held>> {
         let at = self.tasks.iter().position(|(i, _)| i == id)?;
         Some(self.tasks.remove(at).1)
     }
@@ -122,34 +127,44 @@ impl HeldTasks {
         if self.tasks.len() >= CAPACITY {
             self.tasks.remove(0);
         }
-        self.tasks.push((id.to_owned(), Held { revision, item, counts: RefCell::new(counts) }));
+        self.tasks.push((id.to_owned(), Rc::new(Held { revision, item, counts: RefCell::new(counts) })));
         TaskHandle { id: id.to_owned(), revision }
     }
 }
 
-/// The counts of the new messages that equal the old ones at the same position (a message's count
-/// depends on its content only, and a turn appends or hides, so most of a chat carries over).
+/// The counts of the new messages that equal old ones: the old message at the same position, else
+/// the old message with the same id (a message's count depends on its content only; a turn
+/// appends or hides, and a condensation inserts its copies among the messages it hides, so most
+/// of a chat or a file carries over either way).
 fn carry_counts(
     old: &[Message],
     new: &[Message],
-    mut counts: HashMap<Encoding, Vec<Option<usize>>>,
+    counts: &HashMap<Encoding, Vec<Option<usize>>>,
 ) -> HashMap<Encoding, Vec<Option<usize>>> {
-    let same: Vec<bool> =
-        new.iter().enumerate().map(|(i, m)| old.get(i).is_some_and(|o| same_content(o, m))).collect();
-    for list in counts.values_mut() {
-        list.resize(new.len(), None);
-        for (slot, keep) in list.iter_mut().zip(&same) {
-            if !keep {
-                *slot = None;
-            }
-        }
-    }
+    let by_id: HashMap<&str, usize> = old.iter().enumerate().map(|(i, m)| (m.id.as_str(), i)).collect();
+    let from: Vec<Option<usize>> = new
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let same = |j: &usize| same_content(&old[*j], m);
+            Some(i)
+                .filter(|i| *i < old.len())
+                .filter(same)
+                .or_else(|| by_id.get(m.id.as_str()).copied().filter(same))
+        })
+        .collect();
     counts
+        .iter()
+        .map(|(encoding, list)| {
+            let carried = from.iter().map(|at| at.and_then(|j| list.get(j).copied().flatten())).collect();
+            (*encoding, carried)
+        })
+        .collect()
 }
 
 /// Whether two messages count the same: the same role and content (what the counter reads).
 fn same_content(a: &Message, b: &Message) -> bool {
-    a.role == b.role && a.content == b.content
+    a.role == b.role && condense_core::model::same_blocks(&a.content, &b.content)
 }
 
 /// How many leading messages two lists share unchanged.
@@ -184,6 +199,10 @@ impl TokenCounter for HeldCounter<'_> {
 
     fn count_text(&self, text: &str) -> usize {
         self.inner.count_text(text)
+    }
+
+    fn count_text_cached(&self, text: &str) -> usize {
+        self.inner.count_text_cached(text)
     }
 
     fn count_message(&self, message: &Message) -> usize {
@@ -265,6 +284,23 @@ mod tests {
         let fresh = TiktokenCounter::new(Encoding::O200kBase);
         count_all(&mut tasks, &h, &fresh);
         assert_eq!(fresh.encoded_messages(), 1);
+    }
+
+    #[test]
+    fn counts_follow_a_message_that_moved() {
+        // A condensation's shape: a copy inserted before the rest, which keep their ids.
+        let mut tasks = HeldTasks::default();
+        let h = tasks.hold("a", doc(&["one two", "three", "four five six"]));
+        let warm = TiktokenCounter::new(Encoding::O200kBase);
+        count_all(&mut tasks, &h, &warm);
+        let HeldItem::Doc(before) = &tasks.get(&h).expect("held").item else { unreachable!() };
+        let mut messages = before.messages.clone();
+        messages[0].condense_parent = Some("c1".into());
+        messages.insert(1, msg("m0.c1", "one"));
+        let h = tasks.hold("a", HeldItem::Doc(Conversation::new(messages)));
+        let fresh = TiktokenCounter::new(Encoding::O200kBase);
+        count_all(&mut tasks, &h, &fresh);
+        assert_eq!(fresh.encoded_messages(), 1, "only the inserted copy is counted");
     }
 
     #[test]

@@ -1,15 +1,20 @@
 //! `CondenseEngine`'s held tasks (see [`crate::held`]): hold a chat or a conversation file, append
-//! to it, count it, release it. A call naming a task by a handle the engine does not hold at that
-//! revision fails with `unknown_task`, and the host sends the full task again.
+//! to it, count it, condense it and read it back as text, release it. A call naming a task by a
+//! handle the engine does not hold at that revision fails with `unknown_task`, and the host sends
+//! the full task again.
+
+use std::rc::Rc;
 
 use condense_core::agent::ChatTask;
-use condense_core::{ErrorKind, Message, TokenCounter};
-use condense_protocol::calls::{DEFAULT_MODEL, TaskHandle};
+use condense_core::{Conversation, ErrorKind, Message, Services, TokenCounter};
+use condense_protocol::calls::{DEFAULT_MODEL, HeldCondensation, TaskHandle};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
 
-use crate::conversation_api::conversation;
-use crate::convert::{error, from_js, to_js};
-use crate::engine::CondenseEngine;
+use crate::conversation_api::{call_options, conversation, log_result};
+use crate::convert::{core_error, error, from_js, to_js};
+use crate::engine::{CondenseEngine, Inner};
 use crate::held::HeldItem;
 
 /// A chat given either whole or by the handle of the engine's copy.
@@ -108,6 +113,39 @@ impl CondenseEngine {
         Ok(counter.count_request(system, &messages))
     }
 
+    /// Condenses a held conversation (a handle from `holdConversation`) in the engine, as
+    /// `condense` does the same conversation given whole: the same options, the same result but
+    /// for its messages, which stay in the engine as the conversation's next revision (the
+    /// result's `handle`; `heldText` gives its text). Only the handle and the options cross in,
+    /// and the held counts of its messages are used. A failed run changes nothing and resolves
+    /// with the call's handle and the error. An unknown handle, or a held chat (which condenses
+    /// through `chatHeld`), rejects.
+    #[wasm_bindgen(js_name = condenseHeld, unchecked_return_type = "Promise<HeldCondensation>")]
+    pub fn condense_held(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
+    ) -> Promise {
+        future_to_promise(condense_held(Rc::clone(&self.inner), handle, options))
+    }
+
+    /// A held conversation as the text of a conversation file: this project's format, JSON
+    /// indented by two spaces (what a file gets written with).
+    #[wasm_bindgen(js_name = heldText)]
+    pub fn held_text(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
+    ) -> Result<String, JsValue> {
+        let handle: TaskHandle = from_js(&handle, "the task handle")?;
+        let mut held = self.inner.held.borrow_mut();
+        let task = held.get(&handle).ok_or_else(|| unknown(&handle))?;
+        let HeldItem::Doc(conversation) = &task.item else {
+            return Err(error(ErrorKind::InvalidInput, "the handle names a chat, not a conversation file"));
+        };
+        serde_json::to_string_pretty(conversation)
+            .map_err(|e| error(ErrorKind::Internal, &format!("cannot write the conversation: {e}")))
+    }
+
     /// Forgets a held task; whether the engine held one under that id.
     #[wasm_bindgen(js_name = releaseTask)]
     pub fn release_task(&self, id: &str) -> bool {
@@ -119,4 +157,60 @@ impl CondenseEngine {
     pub fn held_count(&self) -> usize {
         self.inner.held.borrow().len()
     }
+}
+
+// The shared borrow of the manager is held through the run on purpose, as in `condense`; the held
+// task is shared (`Rc`), so no borrow of the held tasks is kept across the await.
+#[expect(clippy::await_holding_refcell_ref, reason = "see above")]
+async fn condense_held(
+    inner: Rc<Inner>,
+    handle: JsValue,
+    options: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
+    let handle: TaskHandle = from_js(&handle, "the task handle")?;
+    let call = call_options(&options)?;
+    let held = Rc::clone(inner.held.borrow_mut().get(&handle).ok_or_else(|| unknown(&handle))?);
+    let HeldItem::Doc(conversation) = &held.item else {
+        return Err(error(
+            ErrorKind::InvalidInput,
+            "a held chat condenses through chatHeld, not condenseHeld",
+        ));
+    };
+    // The engine's counter for the model, answering the held messages from their held counts.
+    let counter = inner.counter(call.model());
+    let counter = held.counter(counter.as_ref());
+    let options = call.options();
+    let provider = call.provider.clone();
+    let client = call.llm.map(|target| inner.client(target)).transpose()?;
+    let abort = inner.begin(None);
+    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
+    if let Some(c) = &client {
+        services = services.with_llm(c.as_ref());
+    }
+    let manager = inner.manager.borrow();
+    let outcome = manager.condense(conversation, provider.as_deref(), options, services).await;
+    drop(manager);
+    inner.end(&abort);
+    let result = outcome.map_err(|e| core_error(&e))?;
+    log_result(&inner.host, &result);
+    let handle = match result.error {
+        Some(_) => handle,
+        None => {
+            let condensed = Conversation {
+                format: conversation.format.clone(),
+                system: conversation.system.clone(),
+                tools: conversation.tools.clone(),
+                messages: result.messages,
+            };
+            inner.held.borrow_mut().hold(&handle.id, HeldItem::Doc(condensed))
+        }
+    };
+    to_js(&HeldCondensation {
+        handle,
+        summary: result.summary,
+        cost: result.cost,
+        new_context_tokens: result.new_context_tokens,
+        error: result.error,
+        metrics: result.metrics,
+    })
 }

@@ -57,6 +57,7 @@ import type {
   ToolConfigError,
   ToolSource,
   TaskHandle,
+  HeldCondensation,
   ToolStatus,
   UndoResult,
 } from "@context-condenser/protocol";

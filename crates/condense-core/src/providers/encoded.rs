@@ -40,11 +40,16 @@ fn trimmed(text: &str, range: Range<usize>) -> Range<usize> {
 /// in a block marked as client context (an environment block, a reminder): a result's body ends
 /// where such a block begins.
 pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
-    if message.role != Role::User {
+    encoded_results_in(message.role, &message.content)
+}
+
+/// [`encoded_results`] of a message of `role` with `blocks` for content (an edited content,
+/// read without making a message of it).
+pub(crate) fn encoded_results_in(role: Role, blocks: &[ContentBlock]) -> Vec<EncodedResult> {
+    if role != Role::User {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let blocks = &message.content;
     let mut bi = 0;
     while bi < blocks.len() {
         let ContentBlock::Text { text, client: None } = &blocks[bi] else {
@@ -84,16 +89,16 @@ pub(crate) fn encoded_results(message: &Message) -> Vec<EncodedResult> {
     out
 }
 
-/// The environment blocks of a user message (`<environment_details>…` to the end of its text
-/// block or to its closing tag) inside text not marked as client context: client wrapper text,
-/// not the user's words. (A block marked as client context is the client's whole: the providers
-/// handle it as one.)
-pub(crate) fn environment_sections(message: &Message) -> Vec<(usize, Range<usize>)> {
-    if message.role != Role::User {
+/// The environment blocks of a user message of `role` with `blocks` for content
+/// (`<environment_details>…` to the end of its text block or to its closing tag) inside text not
+/// marked as client context: client wrapper text, not the user's words. (A block marked as client
+/// context is the client's whole: the providers handle it as one.)
+pub(crate) fn environment_sections_in(role: Role, blocks: &[ContentBlock]) -> Vec<(usize, Range<usize>)> {
+    if role != Role::User {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (bi, block) in message.content.iter().enumerate() {
+    for (bi, block) in blocks.iter().enumerate() {
         let ContentBlock::Text { text, client: None } = block else { continue };
         let mut from = 0;
         while let Some(at) = text[from..].find(ENVIRONMENT_TAG) {
@@ -218,7 +223,7 @@ mod tests {
     #[test]
     fn environment_sections_and_range_edits() {
         let m = user(&["hi\n<environment_details>\nx\n</environment_details>\nbye"]);
-        let found = environment_sections(&m);
+        let found = environment_sections_in(m.role, &m.content);
         assert_eq!(found, vec![(0, 3..49)]);
         let mut content = m.content.clone();
         replace_ranges(&mut content, vec![(0, 0..2, "hello".into()), (0, 3..49, "[env]".into())]);

@@ -172,13 +172,22 @@ impl CondensationProvider for LosslessProvider {
                 }
             }
         }
-        // The last site of each distinct text long enough to matter.
-        let mut last: HashMap<&str, Site> = HashMap::new();
-        for (site, text) in &sites {
+        // The last site of each distinct text long enough to matter, found for every site with
+        // one hash of its text: `keeper[k]` is the last site with site `k`'s text.
+        let mut group_of: HashMap<&str, usize> = HashMap::new();
+        let mut last_in_group: Vec<usize> = Vec::new();
+        let mut group: Vec<Option<usize>> = vec![None; sites.len()];
+        for (k, (_, text)) in sites.iter().enumerate() {
             if text.len() >= config.min_bytes {
-                last.insert(text, *site);
+                let g = *group_of.entry(text).or_insert(last_in_group.len());
+                match last_in_group.get_mut(g) {
+                    Some(last) => *last = k,
+                    None => last_in_group.push(k),
+                }
+                group[k] = Some(g);
             }
         }
+        let keeper = |k: usize| group[k].map(|g| &sites[last_in_group[g]].0);
 
         // A pinned message is never edited: its copy of a repeated text stays.
         let pinned = ctx.pinned();
@@ -186,8 +195,8 @@ impl CondensationProvider for LosslessProvider {
         let mut ranged: BTreeMap<usize, Vec<(usize, std::ops::Range<usize>, String)>> = BTreeMap::new();
         let mut duplicates = 0usize;
         let mut bytes_removed = 0usize;
-        for (site, text) in &sites {
-            let Some(keeper) = last.get(text) else { continue };
+        for (k, (site, text)) in sites.iter().enumerate() {
+            let Some(keeper) = keeper(k) else { continue };
             if keeper == site || pinned.contains(&visible[site.message]) {
                 continue;
             }

@@ -24,11 +24,11 @@ use crate::error::CondenseError;
 use crate::model::{ClientContext, ContentBlock, Message, ToolResultPart, next_condense_id};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
-    apply_edits,
+    apply_edits, count_with_content,
 };
 use crate::tokens::TokenCounter;
 
-use super::encoded::{encoded_results, replace_ranges, thousands};
+use super::encoded::{encoded_results, encoded_results_in, replace_ranges, thousands};
 
 /// The words every mask placeholder carries, so a later run knows a result is masked already.
 pub(crate) const MASK_MARK: &str = "hidden by Context Condenser";
@@ -252,7 +252,7 @@ fn find_client_context(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter)
                 location: Location::Client(bi, *kind),
                 tool: kind.label().to_owned(),
                 arg: None,
-                tokens: tokens.count_text(text),
+                tokens: tokens.count_text_cached(text),
                 images: 0,
             });
         }
@@ -271,16 +271,20 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
                     calls.insert(id, (name, input));
                 }
                 ContentBlock::ToolResult { tool_use_id, content, .. } => {
-                    let text: String = content
+                    let texts: Vec<&str> = content
                         .iter()
                         .filter_map(|p| match p {
                             ToolResultPart::Text { text } => Some(text.as_str()),
                             ToolResultPart::Image { .. } => None,
                         })
-                        .collect::<Vec<_>>()
-                        .join("\n");
+                        .collect();
+                    // One text part is the text: not copied.
+                    let text: std::borrow::Cow<'_, str> = match texts.as_slice() {
+                        [one] => (*one).into(),
+                        _ => texts.join("\n").into(),
+                    };
                     let images = content.iter().filter(|p| matches!(p, ToolResultPart::Image { .. })).count();
-                    if images == 0 && text.contains(MASK_MARK) && text.len() < 400 {
+                    if images == 0 && text.len() < 400 && text.contains(MASK_MARK) {
                         continue;
                     }
                     let (tool, arg) = match calls.get(tool_use_id.as_str()) {
@@ -292,7 +296,7 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
                         location: Location::Block(bi),
                         tool,
                         arg,
-                        tokens: tokens.count_text(&text),
+                        tokens: tokens.count_text_cached(&text),
                         images,
                     });
                 }
@@ -302,14 +306,14 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
         for (n, encoded) in encoded_results(m).into_iter().enumerate() {
             let ContentBlock::Text { text, .. } = &m.content[encoded.block] else { continue };
             let body = &text[encoded.body.clone()];
-            if body.contains(MASK_MARK) && body.len() < 400 {
+            if body.len() < 400 && body.contains(MASK_MARK) {
                 continue;
             }
             out.push(Found {
                 message: mi,
                 tool: encoded.tool.clone(),
                 arg: encoded.arg.clone(),
-                tokens: tokens.count_text(body),
+                tokens: tokens.count_text_cached(body),
                 images: 0,
                 location: Location::Encoded(n),
             });
@@ -321,37 +325,50 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
 /// `content` (the current content of `message`) with `found` masked.
 fn masked(message: &Message, content: &[ContentBlock], found: &Found) -> Vec<ContentBlock> {
     let text = placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images);
-    let mut out = content.to_vec();
     match &found.location {
-        Location::Client(bi, kind) => {
-            // The mark stays: the placeholder is the client's, never the user's words.
-            out[*bi] =
-                ContentBlock::Text { text: client_placeholder(*kind, found.tokens), client: Some(*kind) };
-        }
-        Location::Block(bi) => {
-            if let ContentBlock::ToolResult { tool_use_id, is_error, .. } = &content[*bi] {
-                out[*bi] = ContentBlock::ToolResult {
-                    tool_use_id: tool_use_id.clone(),
-                    content: vec![ToolResultPart::Text { text }],
-                    is_error: *is_error,
-                };
-            }
-        }
+        // The mark stays: the placeholder is the client's, never the user's words. The masked
+        // block is not copied first.
+        Location::Client(bi, kind) => content
+            .iter()
+            .enumerate()
+            .map(|(i, block)| {
+                if i == *bi {
+                    ContentBlock::Text { text: client_placeholder(*kind, found.tokens), client: Some(*kind) }
+                } else {
+                    block.clone()
+                }
+            })
+            .collect(),
+        Location::Block(bi) => content
+            .iter()
+            .enumerate()
+            .map(|(i, block)| match block {
+                ContentBlock::ToolResult { tool_use_id, is_error, .. } if i == *bi => {
+                    ContentBlock::ToolResult {
+                        tool_use_id: tool_use_id.clone(),
+                        content: vec![ToolResultPart::Text { text: text.clone() }],
+                        is_error: *is_error,
+                    }
+                }
+                _ => block.clone(),
+            })
+            .collect(),
         Location::Encoded(n) => {
-            let current = Message { content: content.to_vec(), ..message.clone() };
-            if let Some(e) = encoded_results(&current).into_iter().nth(*n) {
+            let mut out = content.to_vec();
+            if let Some(e) = encoded_results_in(message.role, content).into_iter().nth(*n) {
                 replace_ranges(&mut out, vec![(e.block, e.body, text)]);
             }
+            out
         }
     }
-    out
 }
 
-/// Tokens of `message` with other content.
-fn tokens_with(tokens: &dyn TokenCounter, message: &Message, content: &[ContentBlock]) -> usize {
-    let mut m = message.clone();
-    m.content = content.to_vec();
-    tokens.count_message(&m)
+/// Tokens of `message` with `content` (`None`: its own).
+fn tokens_with(tokens: &dyn TokenCounter, message: &Message, content: Option<&Vec<ContentBlock>>) -> usize {
+    match content {
+        None => tokens.count_message(message),
+        Some(content) => count_with_content(tokens, message, content.clone()).0,
+    }
 }
 
 #[async_trait::async_trait(?Send)]
@@ -445,10 +462,10 @@ impl CondensationProvider for MaskProvider {
                          check_floor: bool|
          -> bool {
             let message = &ctx.messages[found.message];
-            let current = replaced.get(&found.message).cloned().unwrap_or_else(|| message.content.clone());
-            let before = tokens_with(tokens, message, &current);
-            let next = masked(message, &current, found);
-            let after = tokens_with(tokens, message, &next);
+            let current = replaced.get(&found.message);
+            let before = tokens_with(tokens, message, current);
+            let next = masked(message, current.unwrap_or(&message.content), found);
+            let (after, next) = count_with_content(tokens, message, next);
             if after >= before {
                 return true;
             }

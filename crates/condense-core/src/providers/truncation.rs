@@ -12,6 +12,7 @@
 //! head that meets it), so a run lands just under its target rather than far below; summaries
 //! are left alone.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -20,12 +21,12 @@ use crate::error::CondenseError;
 use crate::model::{ContentBlock, Message, Role, ToolResultPart, next_condense_id};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
-    apply_edits,
+    apply_edits, count_with_content,
 };
 
 use crate::config::{ConfigField, ConfigForm, Form};
 
-use super::encoded::{encoded_results, environment_sections, floor_boundary, replace_ranges};
+use super::encoded::{encoded_results_in, environment_sections_in, floor_boundary, replace_ranges};
 
 /// Configuration of the `truncation` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -174,13 +175,12 @@ enum Site {
 
 impl Pass {
     /// The places this pass may cut in a message, in the order it cuts them.
-    fn sites(self, message: &Message, content: &[ContentBlock]) -> Vec<Site> {
+    fn sites(self, role: Role, content: &[ContentBlock]) -> Vec<Site> {
         let mut out: Vec<Site> = (0..content.len()).map(Site::Block).collect();
         if self == Pass::ToolResults {
-            let current = Message { content: content.to_vec(), ..message.clone() };
-            out.extend((0..encoded_results(&current).len()).map(Site::Encoded));
+            out.extend((0..encoded_results_in(role, content).len()).map(Site::Encoded));
             // Stubbing a section removes it from the list: the last first keeps the others' numbers.
-            out.extend((0..environment_sections(&current).len()).rev().map(Site::Environment));
+            out.extend((0..environment_sections_in(role, content).len()).rev().map(Site::Environment));
         }
         out
     }
@@ -194,7 +194,6 @@ impl Pass {
         site: Site,
         keep: Option<usize>,
     ) -> Option<Vec<ContentBlock>> {
-        let mut out = content.to_vec();
         match site {
             Site::Block(bi) => {
                 let new = match keep {
@@ -223,11 +222,16 @@ impl Pass {
                         }
                     }
                 };
-                out[bi] = new;
+                // Every other block as it is; the one cut is not copied first.
+                let mut new = Some(new);
+                let out = content.iter().enumerate().map(|(i, b)| match new.take_if(|_| i == bi) {
+                    Some(new) => new,
+                    None => b.clone(),
+                });
+                Some(out.collect())
             }
             Site::Encoded(n) => {
-                let current = Message::new("", Role::User, content.to_vec());
-                let found = encoded_results(&current).into_iter().nth(n)?;
+                let found = encoded_results_in(Role::User, content).into_iter().nth(n)?;
                 let ContentBlock::Text { text, .. } = &content[found.block] else { return None };
                 let body = &text[found.body.clone()];
                 if body.starts_with("[tool result truncated by Context Condenser") {
@@ -240,20 +244,22 @@ impl Pass {
                     ),
                     Some(keep) => cut("tool result", body, keep),
                 };
+                let mut out = content.to_vec();
                 replace_ranges(&mut out, vec![(found.block, found.body, new)]);
+                Some(out)
             }
             Site::Environment(n) => {
                 if keep.is_some() {
                     return None;
                 }
-                let current = Message::new("", Role::User, content.to_vec());
-                let (block, range) = environment_sections(&current).into_iter().nth(n)?;
+                let (block, range) = environment_sections_in(Role::User, content).into_iter().nth(n)?;
                 let new =
                     format!("[environment details removed by Context Condenser: {} characters]", range.len());
+                let mut out = content.to_vec();
                 replace_ranges(&mut out, vec![(block, range, new)]);
+                Some(out)
             }
         }
-        Some(out)
     }
 
     /// The length in bytes of the text at `site` that a partial cut would shorten.
@@ -271,8 +277,7 @@ impl Pass {
                 }
             }
             Site::Encoded(n) => {
-                let current = Message::new("", Role::User, content.to_vec());
-                encoded_results(&current).into_iter().nth(n).map(|f| f.body.len())
+                encoded_results_in(Role::User, content).into_iter().nth(n).map(|f| f.body.len())
             }
             Site::Environment(_) => None,
         }
@@ -302,7 +307,7 @@ fn land_on_target(
     let len = pass.cuttable_len(message.role, content, site)?;
     let try_keep = |keep: usize| {
         let edited = pass.edit(message.role, content, site, Some(keep))?;
-        let t = message_tokens(tokens, message, &edited);
+        let (t, edited) = count_with_content(tokens, message, edited);
         Some((edited, t))
     };
     let mut best = try_keep(0).filter(|(_, t)| *t <= budget)?;
@@ -389,16 +394,28 @@ impl CondensationProvider for TruncationProvider {
                     // A summary stands in for many messages; it is the last thing to cut.
                     continue;
                 }
-                let mut current = replaced.get(&mi).cloned().unwrap_or_else(|| original.content.clone());
-                for site in pass.sites(original, &current) {
+                // The content as the earlier passes left it: the original's, not copied, until cut.
+                let mut current: Cow<'_, [ContentBlock]> = match replaced.remove(&mi) {
+                    Some(content) => Cow::Owned(content),
+                    None => Cow::Borrowed(&original.content),
+                };
+                for site in pass.sites(original.role, &current) {
                     if total <= target {
                         break;
                     }
                     let Some(stubbed_content) = pass.edit(original.role, &current, site, None) else {
                         continue;
                     };
-                    let old_tokens = message_tokens(tokens, original, &current);
-                    let mut new_tokens = message_tokens(tokens, original, &stubbed_content);
+                    let old_tokens = match &mut current {
+                        Cow::Borrowed(_) => tokens.count_message(original),
+                        Cow::Owned(content) => {
+                            let (t, back) = count_with_content(tokens, original, std::mem::take(content));
+                            *content = back;
+                            t
+                        }
+                    };
+                    let (mut new_tokens, stubbed_content) =
+                        count_with_content(tokens, original, stubbed_content);
                     if new_tokens >= old_tokens {
                         continue;
                     }
@@ -419,9 +436,11 @@ impl CondensationProvider for TruncationProvider {
                         }
                     }
                     total -= old_tokens - new_tokens;
-                    current = next;
+                    current = Cow::Owned(next);
                     stubbed.push((mi, pass));
-                    replaced.insert(mi, current.clone());
+                }
+                if let Cow::Owned(content) = current {
+                    replaced.insert(mi, content);
                 }
             }
             if total <= target {
@@ -448,8 +467,10 @@ impl CondensationProvider for TruncationProvider {
             for k in 1..=middle.len() {
                 let mi = middle[k - 1];
                 if !pinned.contains(&mi) {
-                    let content = replaced.get(&mi).unwrap_or(&ctx.messages[mi].content);
-                    running -= message_tokens(tokens, &ctx.messages[mi], content);
+                    running -= match replaced.get(&mi) {
+                        Some(content) => count_with_content(tokens, &ctx.messages[mi], content.clone()).0,
+                        None => tokens.count_message(&ctx.messages[mi]),
+                    };
                 }
                 if valid_cut(k) {
                     best = Some((k, running));
@@ -488,18 +509,4 @@ impl CondensationProvider for TruncationProvider {
         metrics.insert("messages_removed".into(), removed.len().into());
         Ok(Condensed { messages, summary: None, cost: 0.0, metrics })
     }
-}
-
-/// Tokens of a message with other content, counted as the token counter counts messages.
-fn message_tokens(
-    tokens: &dyn crate::tokens::TokenCounter,
-    message: &Message,
-    content: &[ContentBlock],
-) -> usize {
-    if content == message.content.as_slice() {
-        return tokens.count_message(message);
-    }
-    let mut m = message.clone();
-    m.content = content.to_vec();
-    tokens.count_message(&m)
 }

@@ -145,6 +145,12 @@ pub trait TokenCounter {
     fn count_text(&self, text: &str) -> usize;
     /// Tokens of one message, framing included.
     fn count_message(&self, message: &Message) -> usize;
+    /// Tokens of a text a conversation holds (a block's text, a rendered ledger): the same as
+    /// [`TokenCounter::count_text`], which a counter may answer from a cache, since providers
+    /// count the same texts on every run over a conversation. The default does not cache.
+    fn count_text_cached(&self, text: &str) -> usize {
+        self.count_text(text)
+    }
     /// Tokens of a request: the system prompt, the messages and the reply priming.
     fn count_request(&self, system: Option<&str>, messages: &[&Message]) -> usize {
         let system = system.map_or(0, |s| self.count_text(s) + MESSAGE_OVERHEAD);
@@ -158,6 +164,8 @@ pub struct TiktokenCounter {
     encoding: Encoding,
     bpe: OnceLock<&'static Vocab>,
     cache: Mutex<HashMap<u64, usize>>,
+    /// Counts of texts by a hash of the text (see [`TokenCounter::count_text_cached`]).
+    texts: Mutex<HashMap<u64, usize>>,
     encoded_messages: std::sync::atomic::AtomicUsize,
 }
 
@@ -177,6 +185,7 @@ impl TiktokenCounter {
             encoding,
             bpe: OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
+            texts: Mutex::new(HashMap::new()),
             encoded_messages: std::sync::atomic::AtomicUsize::new(0),
         }
     }
@@ -391,6 +400,20 @@ impl TokenCounter for TiktokenCounter {
         }
         n
     }
+
+    fn count_text_cached(&self, text: &str) -> usize {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        let key = h.finish();
+        if let Some(n) = self.texts.lock().ok().and_then(|c| c.get(&key).copied()) {
+            return n;
+        }
+        let n = self.count_text(text);
+        if let Ok(mut c) = self.texts.lock() {
+            c.insert(key, n);
+        }
+        n
+    }
 }
 
 #[cfg(test)]
@@ -481,6 +504,16 @@ mod tests {
             message_key(&text(Role::User, &["a", "bc"]))
         );
         assert_ne!(message_key(&text(Role::User, &["a"])), message_key(&text(Role::Assistant, &["a"])));
+    }
+
+    #[test]
+    fn cached_text_counts_are_the_texts_counts() {
+        let c = TiktokenCounter::new(Encoding::O200kBase);
+        for text in TEXTS.iter().chain(TEXTS.iter()) {
+            assert_eq!(c.count_text_cached(text), c.count_text(text), "{text}");
+        }
+        assert_eq!(c.texts.lock().unwrap().len(), TEXTS.len(), "each text counted once");
+        assert_eq!(c.count_text_cached(""), 0);
     }
 
     #[test]

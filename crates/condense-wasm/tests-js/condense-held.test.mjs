@@ -1,0 +1,168 @@
+// Condensing a held conversation (`condenseHeld`) from Node: only the handle and the options cross
+// in, the condensed conversation stays in the engine as the next revision, and the host reads it
+// back as text (`heldText`) when it writes a file. It must give exactly what `condense` gives for
+// the same conversation sent whole: the same figures, metrics, ledger and errors, and the same
+// messages. Run: node --test crates/condense-wasm/tests-js/
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { repoRoot } from "../../../tests/js/servers.mjs";
+
+const require = createRequire(import.meta.url);
+const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
+
+const makeEngine = () =>
+  new CondenseEngine({ fetch: () => Promise.reject(new Error("no network here")), now: () => performance.now(), log: () => {} });
+
+/** A value without the wall-clock durations a run records (they differ run to run). */
+const stable = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === "time_ms" || k === "time_elapsed_ms" ? 0 : x)));
+
+/**
+ * A tool-heavy coding chat, the same on every run: instructions, files read again unchanged (for
+ * lossless), long results (for mask and truncation), edits, commands with exit codes and errors,
+ * todo lists (for the ledger and its probes), a pinned message.
+ */
+function codingChat(turns) {
+  const files = ["src/parser.rs", "src/lexer.rs", "README.md", "tests/parse.rs"];
+  const body = (f, v) => Array.from({ length: 40 }, (_, i) => `${i + 1}\t// ${f} v${v}: fn item_${i}() { parse(tokens, ${i}); }`).join("\n");
+  const messages = [];
+  let id = 0;
+  const push = (role, content, extra = {}) => messages.push({ id: `m${++id}`, ts: 1_700_000_000_000 + id, role, content, ...extra });
+  for (let t = 0; t < turns; t++) {
+    const f = files[t % files.length];
+    push("user", [{ type: "text", text: `Turn ${t}: please fix the parser for case ${t}. Never touch Cargo.lock. ${t % 3 === 0 ? "Also keep the public API stable." : ""}` }], t === 5 ? { pinned: true } : {});
+    push("assistant", [
+      { type: "text", text: `Reading ${f} first.` },
+      { type: "tool_use", id: `r${t}`, name: "Read", input: { file_path: f } },
+    ]);
+    push("user", [{ type: "tool_result", tool_use_id: `r${t}`, content: body(f, Math.floor(t / 8)) }]);
+    const calls = [
+      { type: "tool_use", id: `e${t}`, name: "Edit", input: { file_path: f, old_string: `case ${t}`, new_string: `case ${t + 1}` } },
+      { type: "tool_use", id: `c${t}`, name: "Bash", input: { command: `cargo test -p parser case_${t % 5}` } },
+    ];
+    if (t % 4 === 1) {
+      calls.push({
+        type: "tool_use",
+        id: `d${t}`,
+        name: "TodoWrite",
+        input: { todos: [{ content: `Fix case ${t}`, status: "in_progress" }, { content: `Document case ${t}`, status: "pending" }] },
+      });
+    }
+    push("assistant", calls);
+    const results = [
+      { type: "tool_result", tool_use_id: `e${t}`, content: "The file has been updated." },
+      {
+        type: "tool_result",
+        tool_use_id: `c${t}`,
+        content: `running 12 tests\n${"test parse::ok ... ok\n".repeat(30)}${t % 2 ? "error: test failed\nExit code: 101" : "test result: ok. exit code 0"}`,
+        is_error: t % 2 === 1,
+      },
+    ];
+    if (t % 4 === 1) results.push({ type: "tool_result", tool_use_id: `d${t}`, content: "Todos updated." });
+    push("user", results);
+    push("assistant", [{ type: "text", text: `Done with case ${t}: the parser now accepts it.` }]);
+  }
+  return { format: "context-condenser/conversation@1", system: "You are a careful coding agent.", messages };
+}
+
+const fixtures = [
+  ["generated coding chat", JSON.stringify(codingChat(40))],
+  ["small session", readFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), "utf8")],
+  ["coding session", readFileSync(path.join(repoRoot, "examples/coding-session.json"), "utf8")],
+  ...readdirSync(path.join(repoRoot, "tests/fixtures/sessions")).map((f) => [
+    f,
+    readFileSync(path.join(repoRoot, "tests/fixtures/sessions", f), "utf8"),
+  ]),
+];
+
+/** The calls each conversation is condensed with: every LLM-free provider, with and without a
+ *  target, and the ledger off once. */
+function calls(tokens) {
+  const half = Math.round(tokens / 2);
+  return [
+    { provider: "lossless" },
+    { provider: "mask", targetTokens: half },
+    { provider: "mask", config: { keep_results: 1, never_mask: "", keep_per_tool: "", min_tokens: 10, ledger: false } },
+    { provider: "truncation", targetTokens: half },
+    { provider: "truncation", targetTokens: Math.round(tokens / 5), keepLast: 2 },
+    { provider: "smart", targetTokens: Math.round(tokens / 3) },
+  ];
+}
+
+test("condensing a held conversation gives what condensing it whole gives", async () => {
+  const engine = makeEngine();
+  let ran = 0;
+  let failed = 0;
+  for (const [name, text] of fixtures) {
+    const conversation = engine.parseConversation(text);
+    const tokens = engine.countTokens(conversation, "gpt-4o").total_tokens;
+    for (const call of calls(tokens)) {
+      const what = `${name}, ${JSON.stringify(call)}`;
+      const whole = await engine.condense(conversation, { ...call, model: "gpt-4o" });
+      const handle = engine.holdConversation(`file:///${name}`, text);
+      const held = await engine.condenseHeld(handle, { ...call, model: "gpt-4o" });
+      const { messages, system, ...figures } = whole;
+      const { handle: next, ...heldFigures } = held;
+      assert.deepEqual(stable(heldFigures), stable(figures), what);
+      if (whole.error) {
+        failed++;
+        // Nothing changed: the same revision, the same conversation.
+        assert.deepEqual(next, handle, what);
+        assert.deepEqual(JSON.parse(engine.heldText(next)), conversation, what);
+        continue;
+      }
+      ran++;
+      assert.equal(next.id, handle.id, what);
+      assert.notEqual(next.revision, handle.revision, what);
+      // The engine holds the condensed conversation: the whole result's messages and system
+      // prompt, and the file's tool definitions (a `CondensationDocument` does not carry them).
+      const kept = JSON.parse(engine.heldText(next));
+      const expected = engine.parseConversation(whole);
+      assert.deepEqual(kept.messages, expected.messages, what);
+      assert.equal(kept.system, expected.system, what);
+      assert.deepEqual(kept.tools, conversation.tools, what);
+      assert.equal(engine.heldTokens(next, "gpt-4o"), whole.new_context_tokens, what);
+      // The handle it was condensed from is gone (a handle names one revision).
+      await assert.rejects(engine.condenseHeld(handle, call), { kind: "unknown_task" }, what);
+    }
+  }
+  // Both sides of the comparison were exercised.
+  assert.ok(ran >= fixtures.length * 3, `${ran} runs applied`);
+  assert.ok(failed >= 1, `${failed} runs failed`);
+});
+
+test("a held conversation condensed twice equals the whole result condensed again", async () => {
+  const engine = makeEngine();
+  const text = JSON.stringify(codingChat(30));
+  const tokens = engine.heldTokens(engine.holdConversation("file:///twice.json", text), "gpt-4o");
+  let handle = engine.holdConversation("file:///twice.json", text);
+  let whole = engine.parseConversation(text);
+  for (const call of [{ provider: "mask", targetTokens: Math.round(tokens * 0.7) }, { provider: "truncation", targetTokens: Math.round(tokens * 0.4) }]) {
+    const result = await engine.condense(whole, call);
+    const held = await engine.condenseHeld(handle, call);
+    assert.equal(held.error ?? null, null, JSON.stringify(held.error));
+    assert.equal(held.new_context_tokens, result.new_context_tokens);
+    assert.deepEqual(stable(held.metrics), stable(result.metrics));
+    whole = engine.parseConversation(result);
+    handle = held.handle;
+    assert.deepEqual(JSON.parse(engine.heldText(handle)), whole);
+  }
+  // The text is the file: it reads back as the same conversation, and undo works on it.
+  const undone = engine.undoLast(engine.heldText(handle));
+  assert.deepEqual(undone, engine.undoLast(whole));
+});
+
+test("condenseHeld refuses an unknown handle and a held chat, and counts with the held counts", async () => {
+  const engine = makeEngine();
+  await assert.rejects(engine.condenseHeld({ id: "nobody", revision: 1 }, { provider: "lossless" }), { kind: "unknown_task" });
+  assert.throws(() => engine.heldText({ id: "nobody", revision: 1 }), { kind: "unknown_task" });
+  const chat = engine.holdChat(engine.newChat("chat-x", 1000));
+  await assert.rejects(engine.condenseHeld(chat, { provider: "lossless" }), { kind: "invalid_input" });
+  assert.throws(() => engine.heldText(chat), { kind: "invalid_input" });
+  // A provider the registry does not know is a bad call, as for `condense`.
+  const doc = engine.holdConversation("file:///x.json", JSON.stringify(codingChat(3)));
+  await assert.rejects(engine.condenseHeld(doc, { provider: "nope" }), { kind: "provider_not_found" });
+  await assert.rejects(engine.condense(engine.parseConversation(engine.heldText(doc)), { provider: "nope" }), { kind: "provider_not_found" });
+});
