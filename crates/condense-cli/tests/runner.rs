@@ -211,8 +211,9 @@ fn an_abort_from_another_thread_kills_the_program_and_its_children() {
         }
         signal.abort();
     });
-    let err = hang_guard("an aborted run", move || futures::executor::block_on(NativeRunner::new().run(s, &abort)))
-        .unwrap_err();
+    let err =
+        hang_guard("an aborted run", move || futures::executor::block_on(NativeRunner::new().run(s, &abort)))
+            .unwrap_err();
     aborter.join().unwrap();
     assert_eq!(err.kind, CommandErrorKind::Cancelled, "{err:?}");
     let pid = read_pid(&pidfile);
