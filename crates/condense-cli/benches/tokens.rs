@@ -51,6 +51,12 @@ fn mb_per_s(bytes: usize, d: Duration) -> f64 {
 }
 
 fn main() {
+    // `cargo test --all-targets` (scripts/test-all) runs a harness-less bench without `--bench`:
+    // a benchmark is not a test, so it only says how to run it.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("a benchmark: run it with `cargo bench -p condense-cli --bench {}`", env!("CARGO_CRATE_NAME"));
+        return;
+    }
     let rounds: usize =
         std::env::args().skip_while(|a| a != "--rounds").nth(1).and_then(|n| n.parse().ok()).unwrap_or(15);
 
