@@ -11,6 +11,7 @@ import type { CondenseEngine } from "../wasm/condense_wasm";
 import { ChatStore } from "../src/chatStore";
 import { type ChatHost, ChatView } from "../src/chatView";
 import { FileCommands } from "../src/fileCommands";
+import { HeldDocs } from "../src/heldTasks";
 import { newTestEngine } from "./core";
 import * as fake from "./fakeVscode";
 
@@ -39,6 +40,7 @@ function host(engine: CondenseEngine, profiles: ProfileOption[], first: string |
   const state = { selected: first, selections: [] as string[] };
   const chatHost: ChatHost = {
     engine: () => engine,
+    engineLoaded: () => true,
     chatOptions: () => Promise.reject(new Error("no turns in these tests")),
     measureOptions: () => undefined,
     profiles: () => profiles,
@@ -171,7 +173,7 @@ describe("Preview on a session file", () => {
     const { posted, send } = resolve(view);
     const holder = { engine, settings: { profiles: [], chatProfile: "", condensingProfile: "" } };
     const secrets = { key: async () => undefined };
-    const files = new FileCommands(holder as never, view, secrets as never, () => {});
+    const files = new FileCommands(holder as never, view, secrets as never, () => {}, new HeldDocs());
 
     const session = path.join(dir, "session.jsonl");
     fs.writeFileSync(session, claudeCodeSession(10));
