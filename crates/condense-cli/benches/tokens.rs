@@ -54,7 +54,10 @@ fn main() {
     // `cargo test --all-targets` (scripts/test-all) runs a harness-less bench without `--bench`:
     // a benchmark is not a test, so it only says how to run it.
     if !std::env::args().any(|a| a == "--bench") {
-        println!("a benchmark: run it with `cargo bench -p condense-cli --bench {}`", env!("CARGO_CRATE_NAME"));
+        println!(
+            "a benchmark: run it with `cargo bench -p condense-cli --bench {}`",
+            env!("CARGO_CRATE_NAME")
+        );
         return;
     }
     let rounds: usize =

@@ -98,6 +98,10 @@ pub fn check_profile_threshold(t: i32) -> Result<(), String> {
     }
 }
 
+/// How far under the rejected request's size, in percent, a condensation after a "context too long"
+/// answer aims: the model's tokenizer counts more than ours.
+pub const OVERFLOW_MARGIN_PERCENT: usize = 15;
+
 /// The most tokens a request may hold: the window less the longest answer and a 10% buffer.
 pub fn request_limit(context_window: usize, max_output: usize) -> usize {
     let buffer = context_window * BUFFER_PERCENT / 100;

@@ -57,6 +57,11 @@ impl CondensationContext<'_> {
 pub struct CondensationOptions {
     /// Tokens to get down to, where the provider works to a target.
     pub target_tokens: Option<usize>,
+    /// The most tokens the context may have after the run: the model's request limit, set by the
+    /// chat agent when the context is past it (or the model refused it as too long). A provider
+    /// working to a target takes the lower of its target and this; a summary keeps a shorter tail
+    /// rather than leave the context over it.
+    pub ceiling_tokens: Option<usize>,
     /// Messages at the end that must stay as they are.
     pub keep_last: Option<usize>,
     /// Whether the condensation was triggered automatically rather than by the user.
@@ -66,6 +71,21 @@ pub struct CondensationOptions {
 }
 
 impl CondensationOptions {
+    /// The target of a provider whose own is `default`: the caller's target if it set one, never
+    /// above the ceiling.
+    pub fn target_or(&self, default: usize) -> usize {
+        let target = self.target_tokens.unwrap_or(default);
+        self.ceiling_tokens.map_or(target, |c| target.min(c))
+    }
+
+    /// The caller's target, or the ceiling, whichever is lower; `None` when there is neither.
+    pub fn target_within(&self) -> Option<usize> {
+        match (self.target_tokens, self.ceiling_tokens) {
+            (Some(t), Some(c)) => Some(t.min(c)),
+            (t, c) => t.or(c),
+        }
+    }
+
     /// The configuration read as the provider's type (`null`: the defaults); one it cannot read is
     /// `invalid_config` for provider `id`.
     pub fn typed_config<T: DeserializeOwned + Default>(&self, id: &str) -> Result<T, CondenseError> {
@@ -381,6 +401,7 @@ pub async fn run_provider(
     let reserved = if keep { ledger_reserve(&ctx, options, services.tokens) } else { 0 };
     let lowered = CondensationOptions {
         target_tokens: options.target_tokens.map(|t| t.saturating_sub(reserved)),
+        ceiling_tokens: options.ceiling_tokens.map(|t| t.saturating_sub(reserved)),
         ..options.clone()
     };
     let start = services.clock.now_ms();
@@ -715,7 +736,7 @@ fn ledger_reserve(
     options: &CondensationOptions,
     tokens: &dyn TokenCounter,
 ) -> usize {
-    let Some(target) = options.target_tokens else { return 0 };
+    let Some(target) = options.target_within() else { return 0 };
     let budget = ledger::budget_for(Some(target), ctx.prev_context_tokens);
     let estimate = Ledger::of(&ctx.view());
     if estimate.is_empty() {

@@ -337,3 +337,41 @@ fn a_pinned_message_survives_a_condensation() {
     assert!(view.iter().any(|m| **m == pinned), "m3 is in the view as it was");
     assert!(view.iter().any(|m| m.is_summary));
 }
+
+#[test]
+fn an_automatic_summary_past_the_request_limit_keeps_a_shorter_tail_and_lands_under_it() {
+    // Short early turns, then two long ones and a long new message: the last three messages
+    // (native's keep-last) alone leave no room under the request limit, so the summary also
+    // stands in for the two long ones and only the new message stays.
+    let bench = TurnBench::new();
+    let small = LlmProfile { max_output: 200, ..profile(3_000) };
+    let limit = condense_core::limits::request_limit(small.context_window, small.output_limit());
+    let chat = ScriptedLlm::new(small).then_answer("Answer.", None);
+    let mut writing = profile(128_000);
+    writing.condense.max_output_tokens = Some(200);
+    let writer = ScriptedLlm::new(writing).then_answer("SUMMARY: the parser work so far.", None);
+    let mut task = long_chat(10);
+    let words = "the parser keeps its state between calls and the tests cover it ";
+    for (id, role, marker) in [("m11", Role::User, "ELEVEN"), ("m12", Role::Assistant, "TWELVE")] {
+        let text = format!("{marker} {}", words.repeat(58));
+        task.conversation.messages.push(Message::new(id, role, vec![ContentBlock::text(text)]));
+    }
+    let mut agent = DefaultAgent::new(task);
+    let events = bench.run(&mut agent, &chat, Some(&writer as _), say(&words.repeat(100)), NOW, |_, _| {});
+    let Some(AgentEvent::CondenseEnd(CondenseOutcome::Applied { record, .. })) =
+        events.iter().find(|e| matches!(e, AgentEvent::CondenseEnd(_)))
+    else {
+        panic!("{events:?}")
+    };
+    assert!(
+        record.tokens_before > limit,
+        "the chat starts past the limit ({} ≤ {limit})",
+        record.tokens_before
+    );
+    assert!(record.tokens_after <= limit, "{} tokens after, over the limit of {limit}", record.tokens_after);
+    let sent: String = chat.requests()[0].conversation_history.iter().map(|m| m.content.as_str()).collect();
+    assert!(sent.contains("SUMMARY: the parser work so far."));
+    assert!(!sent.contains("TWELVE"), "the long answer is summarized, not kept");
+    // The message being answered is the request itself, whole.
+    assert_eq!(chat.requests()[0].request, words.repeat(100).trim(), "the new message is sent whole");
+}

@@ -52,6 +52,7 @@ impl CondenseOptions {
     pub fn options(&self) -> CondensationOptions {
         CondensationOptions {
             target_tokens: self.target_tokens,
+            ceiling_tokens: None,
             keep_last: self.keep_last,
             is_automatic: self.is_automatic,
             config: self.config.clone().unwrap_or(serde_json::Value::Null),

@@ -7,7 +7,7 @@ use super::policy::{CondenseReason, min_gain_tokens};
 use super::task::{ChatTask, CondensationRecord, ReportedUsage, title_of};
 use crate::error::{ErrorInfo, ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
-use crate::limits::AutoCondense;
+use crate::limits::{AutoCondense, OVERFLOW_MARGIN_PERCENT};
 use crate::llm::{LlmProvider, ModelUse, PromptBundle, collect};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Message, Role, last_condense_id};
@@ -274,7 +274,17 @@ impl DefaultAgent {
         emit(AgentEvent::CondenseStart { reason, provider: provider.clone(), tokens: before, automatic });
         let llm = turn.condensing_llm.unwrap_or(turn.llm);
         let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
-        let options = CondensationOptions { is_automatic: automatic, ..Default::default() };
+        // An automatic run lands where the next request fits: under the request limit when the
+        // context is past it, and under what the model refused when it answered "too long" (its
+        // tokenizer counts more than ours).
+        let limit = self.task.context_status(turn.llm.profile(), turn.auto, turn.tokens).limit;
+        let ceiling = match reason {
+            CondenseReason::Overflow => Some(limit.min(before * (100 - OVERFLOW_MARGIN_PERCENT) / 100)),
+            _ if automatic && before > limit => Some(limit),
+            _ => None,
+        };
+        let options =
+            CondensationOptions { is_automatic: automatic, ceiling_tokens: ceiling, ..Default::default() };
         let outcome = turn.manager.condense(conversation, Some(&provider), options, services).await;
         let not_applied = |error: ErrorInfo, metrics, cost| {
             AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, metrics, cost })

@@ -103,6 +103,29 @@ pub fn request_budget(
     RequestBudget { window: profile.context_window, output, overhead, input }
 }
 
+/// The plan of a run, its request without the conversation and the request budget: the last
+/// `keep_last` messages kept, or fewer when the run has a target that tail would leave no room
+/// under (the summary's room being the condense phase's answer limit; see
+/// [`summary::plan_within`]).
+fn fitted_plan(
+    ctx: &CondensationContext<'_>,
+    options: &CondensationOptions,
+    config: &SummaryConfig,
+    llm: &dyn LlmProvider,
+    tokens: &dyn TokenCounter,
+) -> Result<(SummaryPlan, PromptBundle, RequestBudget), CondenseError> {
+    let planned = summary::plan(ctx, config.keep_last)?;
+    let base = base_bundle(ctx, &planned, config, llm);
+    let budget = request_budget(llm, tokens, &base, config);
+    let plan = summary::plan_within(ctx, config.keep_last, options.target_within(), budget.output, tokens)?;
+    if plan == planned {
+        return Ok((plan, base, budget));
+    }
+    let base = base_bundle(ctx, &plan, config, llm);
+    let budget = request_budget(llm, tokens, &base, config);
+    Ok((plan, base, budget))
+}
+
 /// The summary request of `plan` without its conversation: the system prompt, the instructions
 /// and the condense phase's generation parameters of `llm`'s profile.
 pub fn base_bundle(
@@ -505,9 +528,9 @@ impl CondensationProvider for NativeProvider {
         if llm.serves(ModelUse::Summarize).is_err() {
             return 0.0;
         }
-        let Ok(plan) = summary::plan(ctx, config.keep_last) else { return 0.0 };
-        let base = base_bundle(ctx, &plan, &config, llm);
-        let budget = request_budget(llm, services.tokens, &base, &config);
+        let Ok((plan, _, budget)) = fitted_plan(ctx, options, &config, llm, services.tokens) else {
+            return 0.0;
+        };
         let (span, _) = span(ctx.messages, &plan, false);
         let (turns, _) = render(ctx.messages, &span, services.tokens, budget.input);
         let input = total(&turns);
@@ -534,9 +557,7 @@ impl CondensationProvider for NativeProvider {
         // A CLI tool whose entry leaves out `summarize` cannot be the condensing model.
         llm.serves(ModelUse::Summarize).map_err(CondenseError::Llm)?;
         let config = config(options)?;
-        let plan = summary::plan(ctx, config.keep_last)?;
-        let base = base_bundle(ctx, &plan, &config, llm);
-        let budget = request_budget(llm, services.tokens, &base, &config);
+        let (plan, base, budget) = fitted_plan(ctx, options, &config, llm, services.tokens)?;
         if budget.input < MIN_INPUT_BUDGET {
             return Err(CondenseError::InvalidConfig {
                 id: "native".into(),

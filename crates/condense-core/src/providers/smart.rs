@@ -303,7 +303,7 @@ impl CondensationProvider for SmartProvider {
             .pass_list()
             .map_err(|message| CondenseError::InvalidConfig { id: "smart".into(), message })?;
         let before = ctx.prev_context_tokens;
-        let target = options.target_tokens.unwrap_or(before * usize::from(config.target_percent) / 100);
+        let target = options.target_or(before * usize::from(config.target_percent) / 100);
         if before <= target {
             return Err(CondenseError::NothingToCondense(format!(
                 "the context has {before} tokens, already within the target of {target}"
@@ -342,7 +342,9 @@ impl CondensationProvider for SmartProvider {
                 continue;
             }
             let pass_options = CondensationOptions {
+                // The target is within the ceiling already.
                 target_tokens: Some(target),
+                ceiling_tokens: None,
                 keep_last: Some(keep_last),
                 is_automatic: options.is_automatic,
                 config: Self::pass_config(pass, &config),

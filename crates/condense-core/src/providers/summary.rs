@@ -171,6 +171,43 @@ pub fn plan(ctx: &CondensationContext<'_>, keep_last: usize) -> Result<SummaryPl
     })
 }
 
+/// [`plan`] with a kept tail that leaves the context within `target`: while the first message,
+/// the kept tail and `reserve` tokens (room for the summary) come to more than `target`, the tail
+/// keeps fewer of the last messages, down to one. `keep_last` is what the user asked to keep when
+/// there is room for it; a request that would not fit the model at all is worse than a shorter
+/// tail. With no target the plan is [`plan`]'s; when even the shortest tail does not fit, that
+/// tail's plan is the best there is.
+pub fn plan_within(
+    ctx: &CondensationContext<'_>,
+    keep_last: usize,
+    target: Option<usize>,
+    reserve: usize,
+    tokens: &dyn crate::tokens::TokenCounter,
+) -> Result<SummaryPlan, CondenseError> {
+    let planned = plan(ctx, keep_last)?;
+    let Some(target) = target else { return Ok(planned) };
+    let kept = |p: &SummaryPlan| {
+        let hidden: std::collections::BTreeSet<usize> = p.middle.iter().copied().collect();
+        let view: Vec<&Message> = (0..ctx.messages.len())
+            .filter(|i| ctx.messages[*i].is_visible() && !hidden.contains(i))
+            .map(|i| &ctx.messages[i])
+            .collect();
+        tokens.count_request(ctx.system, &view) + reserve
+    };
+    let mut best = planned;
+    let mut n = keep_last;
+    while kept(&best) > target && n > 1 {
+        n -= 1;
+        match plan(ctx, n) {
+            // A shorter request may land on the same clean start: try fewer still.
+            Ok(p) if p.tail_start > best.tail_start => best = p,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(best)
+}
+
 /// A message as a plain-text prompt turn: tool calls and results written out, so that any model
 /// can read it without tool definitions.
 pub fn to_chat(m: &Message) -> ChatMessage {
@@ -317,6 +354,29 @@ mod tests {
         assert_eq!(ids, ["a", "c1.summary", "d", "e", "f", "g"]);
         crate::model::check_tool_pairs(&view).unwrap();
         assert_eq!(crate::model::undo_last(&out).unwrap().1, messages);
+    }
+
+    #[test]
+    fn a_target_shortens_the_kept_tail_down_to_one_message_but_no_further() {
+        let t = TiktokenCounter::new(Encoding::O200kBase);
+        let mut messages = alternating(8, "short turn");
+        // The last three: a long question, a long answer, a new question.
+        messages.push(msg("q", Role::User, vec![ContentBlock::text(long(200))]));
+        messages.push(msg("r", Role::Assistant, vec![ContentBlock::text(long(200))]));
+        messages.push(msg("s", Role::User, vec![ContentBlock::text(long(30))]));
+        let before = ctx_of(&messages);
+        let ctx = CondensationContext { messages: &messages, system: None, prev_context_tokens: before };
+        let wide = plan(&ctx, 3).unwrap();
+        assert_eq!(wide.tail_start, 8, "the last three start at the long question");
+        // No target, or room for the whole tail: keep-last's plan.
+        assert_eq!(plan_within(&ctx, 3, None, 100, &t).unwrap(), wide);
+        assert_eq!(plan_within(&ctx, 3, Some(before + 100), 100, &t).unwrap(), wide);
+        // Room for the first message, the new question and the summary only: the long pair goes.
+        let narrow = plan_within(&ctx, 3, Some(400), 100, &t).unwrap();
+        assert_eq!(narrow.tail_start, 10);
+        assert_eq!(narrow.middle, (1..10).collect::<Vec<_>>());
+        // No room even for that: the new question still stays (the shortest tail there is).
+        assert_eq!(plan_within(&ctx, 3, Some(10), 100, &t).unwrap().tail_start, 10);
     }
 
     /// `n` messages alternating user and assistant, each saying `text`.

@@ -357,7 +357,7 @@ impl CondensationProvider for TruncationProvider {
         let config: TruncationConfig = options.typed_config(self.id())?;
         let keep_last = options.keep_last.unwrap_or(config.keep_last);
         let before = ctx.prev_context_tokens;
-        let target = options.target_tokens.unwrap_or(before * usize::from(config.target_percent) / 100);
+        let target = options.target_or(before * usize::from(config.target_percent) / 100);
         if before <= target {
             return Err(CondenseError::NothingToCondense(format!(
                 "the context has {before} tokens, already within the target of {target}"
