@@ -13,7 +13,8 @@
 //! oracle): [`split`] cuts the text as each encoding's regex does, written out by hand;
 //! [`bpe`] counts each piece (one lookup for a piece that is a token, else the merge loop). The
 //! vocabularies are tiktoken-rs's, in a compact form generated into `vocab/` by
-//! `examples/token_tables.rs`; each is read on its first use, and only the encodings used are.
+//! `examples/token_tables.rs`; the build script lays each out as a hash table ([`layout`]) that is
+//! read in place, so the first count of an encoding parses and builds nothing.
 //!
 //! Images count [`IMAGE_TOKENS`] each: Anthropic's documented cost of an image at the largest size
 //! it accepts without resizing (about 1.15 megapixels, `width × height / 750`), so the estimate
@@ -25,6 +26,7 @@
 //! definitions' JSON ([`tool_definition_tokens`]).
 
 mod bpe;
+mod layout;
 mod split;
 mod unicode;
 #[rustfmt::skip]
@@ -152,7 +154,7 @@ pub trait TokenCounter {
     }
 }
 
-/// The tiktoken counter: the vocabulary loads on first use, never at construction; message
+/// The tiktoken counter: the vocabulary opens on first use, never at construction; message
 /// counts are cached by a hash of what the count reads (see [`message_key`]).
 pub struct TiktokenCounter {
     encoding: Encoding,
@@ -231,8 +233,12 @@ fn shared_vocab(encoding: Encoding) -> &'static Vocab {
     static O200K: OnceLock<Vocab> = OnceLock::new();
     static CL100K: OnceLock<Vocab> = OnceLock::new();
     match encoding {
-        Encoding::O200kBase => O200K.get_or_init(|| Vocab::load(include_bytes!("vocab/o200k_base.bin"))),
-        Encoding::Cl100kBase => CL100K.get_or_init(|| Vocab::load(include_bytes!("vocab/cl100k_base.bin"))),
+        Encoding::O200kBase => {
+            O200K.get_or_init(|| Vocab::open(include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.table"))))
+        }
+        Encoding::Cl100kBase => {
+            CL100K.get_or_init(|| Vocab::open(include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.table"))))
+        }
     }
 }
 
