@@ -14,7 +14,8 @@
 //! [`bpe`] counts each piece (one lookup for a piece that is a token, else the merge loop). The
 //! vocabularies are tiktoken-rs's, in a compact form generated into `vocab/` by
 //! `examples/token_tables.rs`; the build script lays each out as a hash table ([`layout`]) that is
-//! read in place, so the first count of an encoding parses and builds nothing.
+//! read in place, so the first count of an encoding parses and builds nothing. A counter keeps the
+//! counts of recent pieces by their bytes (`bpe::PieceCache`): a text's words repeat.
 //!
 //! Images count [`IMAGE_TOKENS`] each: Anthropic's documented cost of an image at the largest size
 //! it accepts without resizing (about 1.15 megapixels, `width × height / 750`), so the estimate
@@ -39,7 +40,7 @@ use std::sync::{Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{ContentBlock, Message, ToolResultPart};
-use bpe::Vocab;
+use bpe::{PieceCache, Vocab};
 
 /// Tokens counted for one image.
 pub const IMAGE_TOKENS: usize = 1_600;
@@ -155,11 +156,13 @@ pub trait TokenCounter {
 }
 
 /// The tiktoken counter: the vocabulary opens on first use, never at construction; message
-/// counts are cached by a hash of what the count reads (see [`message_key`]).
+/// counts are cached by a hash of what the count reads (see [`message_key`]), and the counts of
+/// recent pieces (words, mostly) by their bytes, so a text's repeated words are looked up once.
 pub struct TiktokenCounter {
     encoding: Encoding,
     bpe: OnceLock<&'static Vocab>,
     cache: Mutex<HashMap<u64, usize>>,
+    pieces: Mutex<PieceCache>,
     encoded_messages: std::sync::atomic::AtomicUsize,
 }
 
@@ -179,6 +182,7 @@ impl TiktokenCounter {
             encoding,
             bpe: OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
+            pieces: Mutex::new(PieceCache::default()),
             encoded_messages: std::sync::atomic::AtomicUsize::new(0),
         }
     }
@@ -252,6 +256,16 @@ fn count_with(vocab: &Vocab, encoding: Encoding, text: &str) -> usize {
     match encoding {
         Encoding::O200kBase => split::o200k(text, |piece| n += vocab.count(piece.as_bytes())),
         Encoding::Cl100kBase => split::cl100k(text, |piece| n += vocab.count(piece.as_bytes())),
+    }
+    n
+}
+
+/// [`count_with`], each piece looked up in `cache` first.
+fn count_cached(vocab: &Vocab, encoding: Encoding, text: &str, cache: &mut PieceCache) -> usize {
+    let mut n = 0;
+    match encoding {
+        Encoding::O200kBase => split::o200k(text, |p| n += vocab.count_cached(p.as_bytes(), cache)),
+        Encoding::Cl100kBase => split::cl100k(text, |p| n += vocab.count_cached(p.as_bytes(), cache)),
     }
     n
 }
@@ -382,7 +396,12 @@ impl TokenCounter for TiktokenCounter {
         if text.is_empty() {
             return 0;
         }
-        count_with(self.bpe(), self.encoding, text)
+        match self.pieces.lock() {
+            Ok(mut cache) => count_cached(self.bpe(), self.encoding, text, &mut cache),
+            // A panic while the cache was held (none is expected) leaves an entry half written:
+            // count without it.
+            Err(_) => count_with(self.bpe(), self.encoding, text),
+        }
     }
 
     fn count_message(&self, message: &Message) -> usize {
