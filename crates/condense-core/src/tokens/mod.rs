@@ -121,15 +121,19 @@ impl TokenReport {
         counter: &dyn TokenCounter,
     ) -> TokenReport {
         let view = conversation.api_view();
+        // Each message counted once: the total is the request without messages (the system
+        // prompt and the reply priming) plus the messages' counts.
+        let messages: Vec<MessageTokens> = view
+            .iter()
+            .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
+            .collect();
         TokenReport {
             model: model.to_owned(),
             encoding: counter.encoding().name().to_owned(),
-            total_tokens: counter.count_request(conversation.system.as_deref(), &view)
+            total_tokens: counter.count_request(conversation.system.as_deref(), &[])
+                + messages.iter().map(|m| m.tokens).sum::<usize>()
                 + tool_definition_tokens(counter, &conversation.tools),
-            messages: view
-                .iter()
-                .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
-                .collect(),
+            messages,
         }
     }
 }
@@ -506,6 +510,29 @@ mod tests {
             message_key(&text(Role::User, &["a", "bc"]))
         );
         assert_ne!(message_key(&text(Role::User, &["a"])), message_key(&text(Role::Assistant, &["a"])));
+    }
+
+    #[test]
+    fn a_report_totals_the_request_and_lists_each_visible_message() {
+        let c = TiktokenCounter::new(Encoding::O200kBase);
+        let mut conversation = crate::model::Conversation::new(vec![
+            Message::new("a", Role::User, vec![ContentBlock::text("How do I split a string in Rust?")]),
+            Message::new("b", Role::Assistant, vec![ContentBlock::text("Use `str::split`.")]),
+        ]);
+        conversation.system = Some("You are terse.".into());
+        conversation.tools = vec![serde_json::json!({"name": "grep", "input_schema": {"type": "object"}})];
+        let report = TokenReport::counted(&conversation, "gpt-4o", &c);
+        let view = conversation.api_view();
+        let fresh = TiktokenCounter::new(Encoding::O200kBase);
+        assert_eq!(
+            report.total_tokens,
+            fresh.count_request(Some("You are terse."), &view)
+                + tool_definition_tokens(&fresh, &conversation.tools)
+        );
+        let ids: Vec<&str> = report.messages.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(report.messages[1].tokens, fresh.count_message(view[1]));
+        assert_eq!(c.encoded_messages(), 2, "each message counted once");
     }
 
     #[test]
