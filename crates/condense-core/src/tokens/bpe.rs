@@ -6,7 +6,7 @@
 //! buffer of part boundaries, and counts the parts left, without building token ids. Tokens are
 //! compared by id, which orders them as their ranks do (see `layout.rs`).
 
-use super::layout::{HEADER, ID_MASK, NONE, PAIRS, fingerprint, hash, home};
+use super::layout::{HEADER, ID_MASK, NONE, PAIRS, fingerprint, hash, home, mix, tail};
 
 /// A token's id (see `layout.rs`); [`NONE`] for a byte string that is no token.
 type Id = u32;
@@ -104,25 +104,29 @@ impl Vocab {
     }
 
     /// [`Vocab::count`], answered from `cache` when it holds the piece (pieces of three to
-    /// [`CACHED_LEN`] bytes; shorter ones cost one table read anyway).
+    /// [`MAX_CACHED`] bytes; shorter ones cost one table read anyway).
     #[inline]
     pub(super) fn count_cached(&self, piece: &[u8], cache: &mut PieceCache) -> usize {
-        match piece.len() {
-            0 | 1 => return piece.len(),
+        let len = piece.len();
+        match len {
+            0 | 1 => return len,
             2 => return if self.pair(piece[0], piece[1]) != NONE { 1 } else { 2 },
+            _ if len > MAX_CACHED => return self.count(piece),
             _ => {}
         }
-        let h = hash(piece);
-        let Some(entry) = cache.entry(piece.len(), h) else {
-            return if self.id_hashed(piece, h) != NONE { 1 } else { self.merge_count(piece) };
-        };
-        if usize::from(entry.len) == piece.len() && entry.bytes[..piece.len()] == *piece {
-            return usize::from(entry.count);
+        // The piece's words are its cache key, and they hash to its hash (`layout::hash`).
+        let mut key = [0u64; 3];
+        let mut h = len as u64;
+        for (i, word) in piece.chunks(8).enumerate() {
+            key[i] = tail(word);
+            h = mix(h, key[i]);
+        }
+        let entry = cache.entry(h);
+        if entry.key == key && entry.len_count as usize & 0xff == len {
+            return entry.len_count as usize >> 8;
         }
         let n = if self.id_hashed(piece, h) != NONE { 1 } else { self.merge_count(piece) };
-        // A piece of at most CACHED_LEN bytes has at most that many tokens.
-        *entry = CacheEntry { len: piece.len() as u8, count: n as u8, bytes: [0; CACHED_LEN] };
-        entry.bytes[..piece.len()].copy_from_slice(piece);
+        *entry = CacheEntry { key, len_count: (n << 8 | len) as u64 };
         n
     }
 
@@ -173,18 +177,18 @@ impl Vocab {
     }
 }
 
-/// The longest piece the cache holds (an entry is 32 bytes).
-const CACHED_LEN: usize = 30;
+/// The longest piece the cache holds: three words of key.
+const MAX_CACHED: usize = 24;
 /// log2 of the cache's entries: 4,096 entries, 128 KiB, small enough to stay in a core's cache.
 const CACHE_BITS: u32 = 12;
 
-/// A piece and its count, in one 32-byte line; `len` 0 for an empty entry.
-#[derive(Clone, Copy)]
+/// A piece and its count in 32 bytes: the piece's bytes as three zero-padded little-endian
+/// words, then its length and count (`count << 8 | len`); length 0 for an empty entry.
+#[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]
 pub(super) struct CacheEntry {
-    len: u8,
-    count: u8,
-    bytes: [u8; CACHED_LEN],
+    key: [u64; 3],
+    len_count: u64,
 }
 
 /// A direct-mapped cache of the counts of recent pieces, keyed by their bytes (an entry answers
@@ -197,17 +201,15 @@ pub(super) struct PieceCache {
 }
 
 impl PieceCache {
-    /// The entry a piece of `len` bytes with hash `h` goes to, or `None` for a piece too long.
+    /// The entry a piece with hash `h` goes to.
     #[inline(always)]
-    fn entry(&mut self, len: usize, h: u64) -> Option<&mut CacheEntry> {
-        if len > CACHED_LEN {
-            return None;
-        }
+    fn entry(&mut self, h: u64) -> &mut CacheEntry {
         if self.entries.is_empty() {
-            self.entries = vec![CacheEntry { len: 0, count: 0, bytes: [0; CACHED_LEN] }; 1 << CACHE_BITS];
+            self.entries = vec![CacheEntry::default(); 1 << CACHE_BITS];
         }
         // The top bits, as for the vocabulary's slots: they depend on every byte.
-        self.entries.get_mut((h >> (64 - CACHE_BITS)) as usize)
+        let i = (h >> (64 - CACHE_BITS)) as usize;
+        &mut self.entries[i]
     }
 }
 

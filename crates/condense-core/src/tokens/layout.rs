@@ -34,25 +34,44 @@ pub(crate) const HEADER: usize = 12;
 /// Entries of the table of two-byte tokens.
 pub(crate) const PAIRS: usize = 1 << 16;
 
-/// FxHash's step over eight bytes at a time. The top bits of the result depend on every input
-/// bit, so they pick the slot and the fingerprint (the low bits depend only on the first bytes of
-/// each word).
+/// FxHash's step over eight bytes at a time: the hash of a byte string is `mix` over its
+/// little-endian words (the last one zero-padded), starting from its length. The top bits of the
+/// result depend on every input bit, so they pick the slot and the fingerprint (the low bits
+/// depend only on the first bytes of each word).
 #[inline(always)]
 pub(crate) fn hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h = bytes.len() as u64;
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        h = mix(h, u64::from_le_bytes(c.try_into().expect("eight bytes")));
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        h = mix(h, tail(rest));
     }
     h
+}
+
+/// One step of the hash.
+#[inline(always)]
+pub(crate) fn mix(h: u64, word: u64) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    (h.rotate_left(5) ^ word).wrapping_mul(K)
+}
+
+/// The little-endian word of one to eight bytes, zero-padded: read with overlapping loads rather
+/// than copied into a buffer (a copy then a wide load stalls the CPU's store forwarding).
+#[inline(always)]
+pub(crate) fn tail(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    if n >= 4 {
+        let lo = u64::from(u32::from_le_bytes(rest[..4].try_into().expect("four bytes")));
+        let hi = u64::from(u32::from_le_bytes(rest[n - 4..].try_into().expect("four bytes")));
+        // The bytes both loads hold are the same, so or-ing them is harmless.
+        lo | hi << (8 * (n - 4))
+    } else {
+        u64::from(rest[0]) | u64::from(rest[n / 2]) << (8 * (n / 2)) | u64::from(rest[n - 1]) << (8 * (n - 1))
+    }
 }
 
 /// The slot a hash starts probing at, for a table of `1 << slot_bits` slots.
@@ -113,4 +132,19 @@ pub(crate) fn lay_out(compact: &[u8]) -> Vec<u8> {
         out.extend_from_slice(&v.to_le_bytes());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tail_is_its_bytes_zero_padded() {
+        let bytes = [0x81u8, 0x02, 0xf3, 0x04, 0x05, 0xa6, 0x07, 0xff];
+        for n in 1..=8 {
+            let mut padded = [0u8; 8];
+            padded[..n].copy_from_slice(&bytes[..n]);
+            assert_eq!(tail(&bytes[..n]), u64::from_le_bytes(padded), "{n} bytes");
+        }
+    }
 }
