@@ -1,7 +1,7 @@
 //! The engine: one registry of providers, one of CLI tools, one set of token counters and the work
 //! in flight, shared by the method groups of the other files through [`Inner`].
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, Ref, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -20,8 +20,10 @@ use crate::llm_api::llm_error;
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,
     pub(crate) manager: RefCell<CondensationManager>,
-    /// The CLI tools `cli` profiles run: the shipped entries, then the host's sources.
-    pub(crate) tools: RefCell<ToolRegistry>,
+    /// The CLI tools `cli` profiles run: the shipped entries, then the host's sources. Read on
+    /// first use (an empty cell: the shipped entries, not parsed yet), so an engine that never
+    /// runs a tool never parses their YAML.
+    tools: RefCell<OnceCell<ToolRegistry>>,
     /// The abort signals of work in flight, each with its scope (a chat's id), fired by `cancel`.
     running: RefCell<Vec<(Option<String>, AbortSignal)>>,
     /// One counter per encoding, kept across calls: its per-message cache makes the check after
@@ -32,6 +34,16 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// The tool registry, the shipped entries parsed on the first call.
+    pub(crate) fn tools(&self) -> Ref<'_, ToolRegistry> {
+        Ref::map(self.tools.borrow(), |tools| tools.get_or_init(ToolRegistry::shipped))
+    }
+
+    /// Replaces the tool registry; `None`: the shipped entries alone, parsed on first use.
+    pub(crate) fn set_tools(&self, registry: Option<ToolRegistry>) {
+        *self.tools.borrow_mut() = registry.map_or_else(OnceCell::new, OnceCell::from);
+    }
+
     pub(crate) fn counter(&self, model: &str) -> Rc<TiktokenCounter> {
         let encoding = Encoding::for_model(model);
         Rc::clone(
@@ -48,8 +60,8 @@ impl Inner {
             let runner = JsRunner::of(&self.host).ok_or_else(|| {
                 llm_error(&LlmError::new(ErrorKind::LlmConfig, "this host cannot run programs"))
             })?;
-            let llm = CliLlm::new(target.profile, &self.tools.borrow(), Rc::new(runner))
-                .map_err(|e| llm_error(&e))?;
+            let llm =
+                CliLlm::new(target.profile, &self.tools(), Rc::new(runner)).map_err(|e| llm_error(&e))?;
             return Ok(Box::new(llm));
         }
         let retry = RetryPolicy {
@@ -119,7 +131,7 @@ impl CondenseEngine {
             inner: Rc::new(Inner {
                 host,
                 manager: RefCell::new(CondensationManager::with_builtin_providers()),
-                tools: RefCell::new(ToolRegistry::shipped()),
+                tools: RefCell::new(OnceCell::new()),
                 running: RefCell::new(Vec::new()),
                 counters: RefCell::new(HashMap::new()),
                 held: RefCell::new(HeldTasks::default()),
