@@ -64,10 +64,19 @@ impl CondenseEngine {
     }
 
     /// Tokens of a plain text for a model (default `gpt-4o`): exactly tiktoken's
-    /// `encode_ordinary(text).length` in the model's encoding, no framing added.
+    /// `encode_ordinary(text).length` in the model's encoding, no framing added. The text is
+    /// written into a buffer the engine keeps (see `text.rs`), not copied into a fresh allocation.
     #[wasm_bindgen(js_name = countText)]
-    pub fn count_text(&self, text: &str, model: Option<String>) -> usize {
-        self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL)).count_text(text)
+    pub fn count_text(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        model: Option<String>,
+    ) -> Result<usize, JsValue> {
+        let counter = self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
+        let mut text_in = self.inner.text_in.borrow_mut();
+        let text =
+            text_in.read(&text).ok_or_else(|| error(ErrorKind::InvalidInput, "the text is not a string"))?;
+        Ok(counter.count_text(text))
     }
 
     /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new

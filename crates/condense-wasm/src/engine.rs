@@ -16,6 +16,7 @@ use crate::convert::error;
 use crate::held::HeldTasks;
 use crate::host::{JsHost, JsHttp, JsRunner, JsTimer};
 use crate::llm_api::llm_error;
+use crate::text::TextIn;
 
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,
@@ -29,6 +30,11 @@ pub(crate) struct Inner {
     /// One counter per encoding, kept across calls: its per-message cache makes the check after
     /// a new message cost only that message.
     counters: RefCell<HashMap<Encoding, Rc<TiktokenCounter>>>,
+    /// The model of the last `counter` call and its counter: a host counting text after text
+    /// for one model resolves the model's name once.
+    last_counter: RefCell<Option<(String, Rc<TiktokenCounter>)>>,
+    /// Where `countText` reads its texts.
+    pub(crate) text_in: RefCell<TextIn>,
     /// The chats and conversation files the host named by handle.
     pub(crate) held: RefCell<HeldTasks>,
 }
@@ -44,14 +50,22 @@ impl Inner {
         *self.tools.borrow_mut() = registry.map_or_else(OnceCell::new, OnceCell::from);
     }
 
+    /// The engine's counter for a model's encoding.
     pub(crate) fn counter(&self, model: &str) -> Rc<TiktokenCounter> {
+        if let Some((last, counter)) = &*self.last_counter.borrow()
+            && last == model
+        {
+            return Rc::clone(counter);
+        }
         let encoding = Encoding::for_model(model);
-        Rc::clone(
+        let counter = Rc::clone(
             self.counters
                 .borrow_mut()
                 .entry(encoding)
                 .or_insert_with(|| Rc::new(TiktokenCounter::new(encoding))),
-        )
+        );
+        *self.last_counter.borrow_mut() = Some((model.to_owned(), Rc::clone(&counter)));
+        counter
     }
 
     /// The LLM of a target: an HTTP client for the API kinds, the tool's adapter for `cli`.
@@ -134,6 +148,8 @@ impl CondenseEngine {
                 tools: RefCell::new(OnceCell::new()),
                 running: RefCell::new(Vec::new()),
                 counters: RefCell::new(HashMap::new()),
+                last_counter: RefCell::new(None),
+                text_in: RefCell::new(TextIn::default()),
                 held: RefCell::new(HeldTasks::default()),
             }),
         })
