@@ -13,17 +13,23 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{core_error, error, from_js, json_text, to_js};
+use crate::convert::{core_error, error, from_js, json_string, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::host::JsHost;
+use crate::text::with_text;
 
-/// A conversation given as text or as an object, in any supported format.
+/// A conversation given as text or as an object (as its `JSON.stringify` text), in any supported
+/// format. The text is read into the shared buffer of `text.rs`, not a fresh copy.
 pub(crate) fn conversation(value: &JsValue) -> Result<Conversation, JsValue> {
-    let text = match value.as_string() {
-        Some(text) => text,
-        None => json_text(value, "the conversation")?,
+    let json;
+    let text = if value.is_string() {
+        value
+    } else {
+        json = JsValue::from(json_string(value, "the conversation")?);
+        &json
     };
-    parse_conversation(&text)
+    with_text(text, parse_conversation)
+        .ok_or_else(|| error(ErrorKind::Internal, "the conversation's text could not be read"))?
         .map(|p| p.conversation)
         .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
 }
@@ -65,7 +71,7 @@ impl CondenseEngine {
 
     /// Tokens of a plain text for a model (default `gpt-4o`): exactly tiktoken's
     /// `encode_ordinary(text).length` in the model's encoding, no framing added. The text is
-    /// written into a buffer the engine keeps (see `text.rs`), not copied into a fresh allocation.
+    /// written into a buffer kept for the purpose (see `text.rs`), not into a fresh allocation.
     #[wasm_bindgen(js_name = countText)]
     pub fn count_text(
         &self,
@@ -73,10 +79,8 @@ impl CondenseEngine {
         model: Option<String>,
     ) -> Result<usize, JsValue> {
         let counter = self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
-        let mut text_in = self.inner.text_in.borrow_mut();
-        let text =
-            text_in.read(&text).ok_or_else(|| error(ErrorKind::InvalidInput, "the text is not a string"))?;
-        Ok(counter.count_text(text))
+        with_text(&text, |text| counter.count_text(text))
+            .ok_or_else(|| error(ErrorKind::InvalidInput, "the text is not a string"))
     }
 
     /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new

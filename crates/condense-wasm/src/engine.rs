@@ -16,7 +16,6 @@ use crate::convert::error;
 use crate::held::HeldTasks;
 use crate::host::{JsHost, JsHttp, JsRunner, JsTimer};
 use crate::llm_api::llm_error;
-use crate::text::TextIn;
 
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,
@@ -33,8 +32,6 @@ pub(crate) struct Inner {
     /// The model of the last `counter` call and its counter: a host counting text after text
     /// for one model resolves the model's name once.
     last_counter: RefCell<Option<(String, Rc<TiktokenCounter>)>>,
-    /// Where `countText` reads its texts.
-    pub(crate) text_in: RefCell<TextIn>,
     /// The chats and conversation files the host named by handle.
     pub(crate) held: RefCell<HeldTasks>,
 }
@@ -149,7 +146,6 @@ impl CondenseEngine {
                 running: RefCell::new(Vec::new()),
                 counters: RefCell::new(HashMap::new()),
                 last_counter: RefCell::new(None),
-                text_in: RefCell::new(TextIn::default()),
                 held: RefCell::new(HeldTasks::default()),
             }),
         })
