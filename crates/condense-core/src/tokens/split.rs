@@ -277,18 +277,59 @@ fn o200k_upper_word(text: &str, p: usize) -> Option<usize> {
     Some(end + apostrophe_contraction(text, end))
 }
 
+/// o200k's first alternative at `p`, else its second (after the same prefix, or none): `U*W+C?`,
+/// else `U+W*C?`, in one scan. Where the first fails, `U*` stopped at a character outside `W`
+/// having passed none inside it, so the second is that same run of `U` and an empty `W*`.
+#[inline]
+fn o200k_word(text: &str, p: usize) -> Option<usize> {
+    let mut j = p;
+    let mut last_lower_end = None;
+    while j < text.len() {
+        let (f, n) = at(text, j);
+        if f & UPPER == 0 {
+            break;
+        }
+        j += n;
+        if f & LOWER != 0 {
+            last_lower_end = Some(j);
+        }
+    }
+    let end = if j < text.len() && at(text, j).0 & LOWER != 0 {
+        run(text, j, LOWER)
+    } else if let Some(end) = last_lower_end {
+        end
+    } else if j > p {
+        j
+    } else {
+        return None;
+    };
+    Some(end + apostrophe_contraction(text, end))
+}
+
 fn o200k_end(text: &str, i: usize) -> usize {
     let (f, n) = at(text, i);
     // The optional prefix `[^\r\n\p{L}\p{N}]`: tried with it first, then without.
     let prefixed = f & (NEWLINE | LETTER | NUMBER) == 0 && i + n < text.len();
-    if f & (UPPER | LOWER) != 0 || prefixed {
-        if prefixed && let Some(end) = o200k_lower_word(text, i + n) {
+    if f & (UPPER | LOWER) == 0 {
+        // No word starts at this character (both alternatives without the prefix fail at once):
+        // only after it, with it as the prefix.
+        if prefixed && let Some(end) = o200k_word(text, i + n) {
+            return end;
+        }
+    } else if !prefixed {
+        // A letter (or a mark at the end): the word from here.
+        if let Some(end) = o200k_word(text, i) {
+            return end;
+        }
+    } else {
+        // A mark, which is both a prefix and in U and W: the four tries in the regex's order.
+        if let Some(end) = o200k_lower_word(text, i + n) {
             return end;
         }
         if let Some(end) = o200k_lower_word(text, i) {
             return end;
         }
-        if prefixed && let Some(end) = o200k_upper_word(text, i + n) {
+        if let Some(end) = o200k_upper_word(text, i + n) {
             return end;
         }
         if let Some(end) = o200k_upper_word(text, i) {
