@@ -171,7 +171,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }
-    let manager = inner.manager.borrow();
+    let manager = inner.manager();
     let outcome = manager.condense(&conversation, provider.as_deref(), options, services).await;
     drop(manager);
     inner.end(&abort);
@@ -191,7 +191,7 @@ async fn preview(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> 
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }
-    let manager = inner.manager.borrow();
+    let manager = inner.manager();
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
     let outcome: PreviewOutcome =
         preview_conversation("file", &conversation, &manager, &provider, call.options(), services)

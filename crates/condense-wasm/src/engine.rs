@@ -1,7 +1,7 @@
 //! The engine: one registry of providers, one of CLI tools, one set of token counters and the work
 //! in flight, shared by the method groups of the other files through [`Inner`].
 
-use std::cell::{OnceCell, Ref, RefCell};
+use std::cell::{OnceCell, Ref, RefCell, RefMut};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -19,7 +19,9 @@ use crate::llm_api::llm_error;
 
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,
-    pub(crate) manager: RefCell<CondensationManager>,
+    /// The providers and their settings, built on first use (`manager`, `manager_mut`): an engine
+    /// that only counts never builds them.
+    manager: RefCell<OnceCell<CondensationManager>>,
     /// The CLI tools `cli` profiles run: the shipped entries, then the host's sources. Read on
     /// first use (an empty cell: the shipped entries, not parsed yet), so an engine that never
     /// runs a tool never parses their YAML.
@@ -113,13 +115,23 @@ impl Inner {
         }
     }
 
-    pub(crate) fn manager_mut(&self) -> Result<std::cell::RefMut<'_, CondensationManager>, JsValue> {
-        self.manager.try_borrow_mut().map_err(|_| {
+    /// The manager, built now if this is its first use.
+    pub(crate) fn manager(&self) -> Ref<'_, CondensationManager> {
+        Ref::map(self.manager.borrow(), |m| m.get_or_init(CondensationManager::with_builtin_providers))
+    }
+
+    /// The manager to change; `busy` while a condensation holds it.
+    pub(crate) fn manager_mut(&self) -> Result<RefMut<'_, CondensationManager>, JsValue> {
+        let cell = self.manager.try_borrow_mut().map_err(|_| {
             error(
                 ErrorKind::Busy,
                 "a condensation is running: change the provider settings when it has ended",
             )
-        })
+        })?;
+        Ok(RefMut::map(cell, |m| {
+            m.get_or_init(CondensationManager::with_builtin_providers);
+            m.get_mut().expect("initialised just above")
+        }))
     }
 }
 
@@ -141,7 +153,7 @@ impl CondenseEngine {
         Ok(CondenseEngine {
             inner: Rc::new(Inner {
                 host,
-                manager: RefCell::new(CondensationManager::with_builtin_providers()),
+                manager: RefCell::new(OnceCell::new()),
                 tools: RefCell::new(OnceCell::new()),
                 running: RefCell::new(Vec::new()),
                 counters: RefCell::new(HashMap::new()),
