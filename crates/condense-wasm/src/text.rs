@@ -10,12 +10,15 @@ use std::cell::RefCell;
 use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 
+// CommonJS, not the ES module syntax snippets are documented with: the package is built for Node
+// (`--target nodejs`), whose glue `require`s this file, and the extension host's Node may be older
+// than `require(esm)`.
 #[wasm_bindgen(inline_js = "
 const encoder = new TextEncoder();
-export function encode_into(text, view) {
+exports.encode_into = function (text, view) {
     return typeof text === 'string' ? encoder.encodeInto(text, view).written : -1;
-}
-export function utf16_length(text) { return text.length; }
+};
+exports.utf16_length = function (text) { return text.length; };
 ")]
 extern "C" {
     /// Writes `text` as UTF-8 into `view`, as far as it fits: the bytes written; -1 when `text` is
