@@ -39,15 +39,17 @@ const jsTiktoken = new JsTiktoken(o200kRanks);
 const npmTiktoken = require("tiktoken").get_encoding("o200k_base");
 const benchWasm = path.join(root, "target/wasm-bench/condense_wasm.js");
 const tiktokenRs = existsSync(benchWasm) ? require(benchWasm) : undefined;
+if (!tiktokenRs) {
+  console.log("tiktoken-rs → wasm: skipped (target/wasm-bench/ is missing: run `bash scripts/build-wasm --bench` to include it)\n");
+}
 
 const engine = newEngine();
-/** The engine's count of one text: `countText` when the engine has it, else a one-message
- *  conversation through `countTokens` minus its framing (what exists before countText). */
-const framing = engine.countTokens({ messages: [{ id: "x", role: "user", content: [{ type: "text", text: "" }] }] }).total_tokens;
-const engineText = typeof engine.countText === "function"
-  ? (text) => engine.countText(text, "gpt-4o")
-  : (text) => engine.countTokens({ messages: [{ id: "x", role: "user", content: [{ type: "text", text }] }] }).total_tokens - framing;
-const engineTextPath = typeof engine.countText === "function" ? "countText" : "countTokens (one message; no countText yet)";
+const countText = (text) => engine.countText(text, "gpt-4o");
+/** A conversation in this project's format of one user message holding `text`. */
+const FORMAT = "context-condenser/conversation@1";
+const oneMessage = (text) => ({ format: FORMAT, messages: [{ id: "m", role: "user", content: [{ type: "text", text }] }] });
+/** The strings as one conversation, a user message each. */
+const manyMessages = (strings) => ({ format: FORMAT, messages: strings.map((text, i) => ({ id: `m${i}`, role: "user", content: [{ type: "text", text }] })) });
 
 /** Every text of a conversation that a tokenizer of plain text would count, in order. */
 function texts(conversation) {
@@ -61,6 +63,18 @@ function texts(conversation) {
     }
   }
   return out;
+}
+
+/** The chat with every message changed (a round tag on each text, on each tool call's input), so
+ *  that no message's count is in any cache, and the words almost all are. */
+function variant(conversation, tag) {
+  const block = (b) => {
+    if (b.type === "text") return { ...b, text: `${b.text} ${tag}` };
+    if (b.type === "tool_use") return { ...b, input: { ...b.input, round: tag } };
+    if (b.type === "tool_result" && typeof b.content === "string") return { ...b, content: `${b.content} ${tag}` };
+    return b;
+  };
+  return { ...conversation, system: conversation.system && `${conversation.system} ${tag}`, messages: conversation.messages.map((m) => ({ ...m, content: m.content.map(block) })) };
 }
 
 const plain = {
@@ -80,7 +94,8 @@ const median = (xs) => {
 };
 const ms = (x) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
 
-/** Runs each contender once per round, the order rotated every round; returns times per name. */
+/** Runs each contender once per round (with the round's number), the order rotated every round;
+ *  returns times per name. Round 0 warms every contender up (tables loaded, JIT) and is not kept. */
 function race(contenders, rounds) {
   const names = Object.keys(contenders);
   const times = Object.fromEntries(names.map((n) => [n, []]));
@@ -88,17 +103,18 @@ function race(contenders, rounds) {
     const order = names.map((_, i) => names[(i + r) % names.length]);
     for (const name of order) {
       const t0 = performance.now();
-      contenders[name]();
+      contenders[name](r);
       const t = performance.now() - t0;
-      if (r > 0) times[name].push(t); // Round 0 warms every contender up (tables loaded, JIT).
+      if (r > 0) times[name].push(t);
     }
   }
   return times;
 }
 
-function table(title, times, bytes) {
+function table(title, times, bytes, note) {
   const anchor = median(times[ANCHOR]);
   console.log(`\n### ${title}\n`);
+  if (note) console.log(`${note}\n`);
   console.log("| contender | median ms | range ms | MB/s | × gpt-tokenizer |");
   console.log("| --- | ---: | ---: | ---: | ---: |");
   for (const [name, xs] of Object.entries(times)) {
@@ -113,30 +129,89 @@ const prose = read("prose.md");
 const chat200 = JSON.parse(read("chat200.json"));
 const chat200Texts = texts(chat200);
 const shorts = JSON.parse(read("short.json"));
-
-// The same counts, or the comparison means nothing.
-const counts = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, f(prose)]));
-counts[`wasm package: ${engineTextPath}`] = engineText(prose);
-console.log(`## In Node: the wasm package\n\nCounts of (a), o200k_base: ${JSON.stringify(counts)}`);
-
 const sum = (xs, f) => xs.reduce((a, x) => a + f(x), 0);
+const tagOf = (r) => `r${r}`;
+// What an uncached row counts in round r is made before its table's timing (and each table's
+// inputs only for it, so that the heap the others time in stays small).
+const eachRound = (f) => Array.from({ length: rounds + 1 }, (_, r) => f(r));
+
+// The same counts, or the comparison means nothing: every contender's count of (a), and the
+// engine's two paths on (b), must agree.
 {
+  const counts = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, f(prose)]));
+  counts["wasm package: countText"] = countText(prose);
+  counts["wasm package: countTokens (one message, framing removed)"] = engine.countTokens(oneMessage(prose), "gpt-4o").total_tokens - engine.countTokens(oneMessage(""), "gpt-4o").total_tokens;
+  console.log(`## In Node: the wasm package\n\nCounts of (a), o200k_base: ${JSON.stringify(counts)}`);
+  const differ = Object.entries(counts).filter(([, n]) => n !== counts[ANCHOR]);
+  if (differ.length > 0) throw new Error(`the contenders' counts of (a) differ from ${ANCHOR}'s ${counts[ANCHOR]}: ${JSON.stringify(Object.fromEntries(differ))}`);
+  const report = engine.countTokens(chat200, "gpt-4o");
+  const framing = engine.countTokens({ format: chat200.format, system: chat200.system, messages: [] }, "gpt-4o").total_tokens;
+  const perText = sum(chat200.messages, (m) => 4 + sum(texts({ messages: [m] }), countText)) + framing;
+  if (report.total_tokens !== perText) throw new Error(`countTokens (${report.total_tokens}) and countText per text (${perText}) disagree on (b)`);
+}
+
+{
+  const proseVariants = eachRound((r) => `${prose} ${tagOf(r)}`);
   const c = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, () => f(prose)]));
-  c[`wasm package: ${engineTextPath}`] = () => engineText(prose);
-  table(`(a) ~1 MB of Markdown prose and code (${(Buffer.byteLength(prose) / 1048576).toFixed(2)} MB, one call)`, race(c, rounds), Buffer.byteLength(prose));
+  c["wasm package: countText"] = () => countText(prose);
+  c["wasm package: countTokens (one message), cached"] = () => engine.countTokens(oneMessage(prose), "gpt-4o");
+  c["wasm package: countTokens (one message), uncached"] = (r) => engine.countTokens(oneMessage(proseVariants[r]), "gpt-4o");
+  table(
+    `(a) ~1 MB of Markdown prose and code (${(Buffer.byteLength(prose) / 1048576).toFixed(2)} MB, one call)`,
+    race(c, rounds),
+    Buffer.byteLength(prose),
+    "countTokens: the text as a one-message conversation. Cached: the same text every round, so after the warm-up its count comes from the engine's per-message cache. Uncached: the text with the round's number appended, so no count is cached (the piece cache is warm, as gpt-tokenizer's cache of merged words is).",
+  );
 }
 {
   const bytes = sum(chat200Texts, (t) => Buffer.byteLength(t));
   const c = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, () => sum(chat200Texts, f)]));
+  c["wasm package: countText, each text"] = () => sum(chat200Texts, countText);
   // The engine counts the conversation itself (framing included), handed over as the object.
-  c["wasm package: countTokens(conversation)"] = () => engine.countTokens(chat200, "gpt-4o").total_tokens;
-  table(`(b) a 200-message tool-heavy chat (${chat200Texts.length} texts, ${(bytes / 1048576).toFixed(2)} MB)`, race(c, rounds), bytes);
+  c["wasm package: countTokens(conversation), cached"] = () => engine.countTokens(chat200, "gpt-4o").total_tokens;
+  table(
+    `(b) a 200-message tool-heavy chat, the same every round (${chat200Texts.length} texts, ${(bytes / 1048576).toFixed(2)} MB)`,
+    race(c, rounds),
+    bytes,
+    "Cached: after the warm-up every message's count comes from the engine's per-message cache; what is timed is the chat crossing the boundary (JSON), its parse, each message's cache key and the report.",
+  );
 }
 {
+  const chatVariants = eachRound((r) => variant(chat200, tagOf(r)));
+  const chatVariantTexts = chatVariants.map(texts);
+  // Fresh engines for the row with nothing cached.
+  const freshEngines = eachRound(newEngine);
+  const bytes = sum(chatVariantTexts[0], (t) => Buffer.byteLength(t));
+  const c = {
+    [ANCHOR]: (r) => sum(chatVariantTexts[r], plain[ANCHOR]),
+    "wasm package: countText, each text": (r) => sum(chatVariantTexts[r], countText),
+    "wasm package: countTokens(conversation), uncached": (r) => engine.countTokens(chatVariants[r], "gpt-4o").total_tokens,
+    "wasm package: countTokens(conversation), fresh engine": (r) => freshEngines[r].countTokens(chatVariants[r], "gpt-4o").total_tokens,
+  };
+  table(
+    `(b′) the same chat with every message changed each round (its round's number appended to each text and tool input)`,
+    race(c, rounds),
+    bytes,
+    "Uncached: no message's count is in the engine's cache, its piece cache is warm (as gpt-tokenizer's cache of merged words is): every message is counted. Fresh engine: a new engine each round (made before the timing), nothing cached at all. **Issue 16's goal for countTokens is judged on the uncached row.**",
+  );
+}
+{
+  const shortVariants = eachRound((r) => shorts.map((t) => `${t} ${tagOf(r)}`));
+  const shortsConversation = manyMessages(shorts);
+  const shortConversationVariants = shortVariants.map(manyMessages);
   const bytes = sum(shorts, (t) => Buffer.byteLength(t));
   const c = Object.fromEntries(Object.entries(plain).map(([n, f]) => [n, () => sum(shorts, f)]));
-  c[`wasm package: ${engineTextPath}`] = () => sum(shorts, engineText);
-  table(`(c) 10,000 strings of 40–60 characters, one call each`, race(c, rounds), bytes);
+  c["wasm package: countText"] = () => sum(shorts, countText);
+  c["wasm package: countTokens (one message each), cached"] = () => sum(shorts, (t) => engine.countTokens(oneMessage(t), "gpt-4o").total_tokens);
+  c["wasm package: countTokens (one message each), uncached"] = (r) => sum(shortVariants[r], (t) => engine.countTokens(oneMessage(t), "gpt-4o").total_tokens);
+  c["wasm package: countTokens (one 10,000-message conversation), cached"] = () => engine.countTokens(shortsConversation, "gpt-4o").total_tokens;
+  c["wasm package: countTokens (one 10,000-message conversation), uncached"] = (r) => engine.countTokens(shortConversationVariants[r], "gpt-4o").total_tokens;
+  table(
+    `(c) 10,000 strings of 40–60 characters, one call each`,
+    race(c, rounds),
+    bytes,
+    "countTokens, one message each: each string as a one-message conversation, one call each (each call builds and returns a report object). One conversation: the 10,000 strings as the messages of one conversation, one call. Uncached: each string with the round's number appended.",
+  );
 }
 
 // ---- Cold start: fresh processes ------------------------------------------------------------
@@ -213,4 +288,4 @@ process.stdout.write(execFileSync(process.execPath, [path.join(root, "benches/sc
 
 console.log(`\nMachine: ${os.cpus()[0]?.model ?? "?"} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GB, ${os.platform()} ${os.release()}; Node ${process.version}; ${rounds} rounds.`);
 const version = (p) => JSON.parse(readFileSync(path.join(root, "node_modules", p, "package.json"), "utf8")).version;
-console.log(`Versions: gpt-tokenizer ${version("gpt-tokenizer")}, js-tiktoken ${version("js-tiktoken")}, tiktoken ${version("tiktoken")}, wasm package ${engine.version}${tiktokenRs ? "" : " (tiktoken-rs → wasm not built: scripts/build-wasm --bench)"}.`);
+console.log(`Versions: gpt-tokenizer ${version("gpt-tokenizer")}, js-tiktoken ${version("js-tiktoken")}, tiktoken ${version("tiktoken")}, wasm package ${engine.version}${tiktokenRs ? "" : " (tiktoken-rs → wasm skipped: target/wasm-bench/ not built; `bash scripts/build-wasm --bench`)"}.`);

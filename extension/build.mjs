@@ -13,4 +13,7 @@ await build({
   sourcemap: false,
   minify: false,
   logLevel: "warning",
+  // When the bundle's code starts to run (after Node read and compiled it): activate() logs how
+  // long loading its modules took, the protocol's and zod's included.
+  banner: { js: "\"use strict\";\nconst __bundleStart = performance.now();" },
 });

@@ -1,6 +1,6 @@
 // The API other extensions get from `vscode.extensions.getExtension(...).exports`: condense a
-// conversation, count its tokens, list the providers — with the current engine and settings, and
-// the condensing profile's key from the secret storage.
+// conversation, count its tokens or a text's, list the providers — with the current engine and
+// settings, and the condensing profile's key from the secret storage.
 
 import type { CondenseOptionsInput, CondensationDocument, ConversationInput, Message, ProviderInfo, TokenReport } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";
@@ -13,6 +13,9 @@ export interface ContextCondenserApi {
   condense(conversation: ConversationInput | Message[], options?: Omit<CondenseOptionsInput, "llm">): Promise<CondensationDocument>;
   /** Tokens of a conversation's API view, for a model (default: the chat profile's, else gpt-4o). */
   countTokens(conversation: ConversationInput | Message[], model?: string): TokenReport;
+  /** Tokens of a plain text for a model (default: the chat profile's, else gpt-4o): tiktoken's
+   *  count in the model's encoding, no message framing. */
+  countText(text: string, model?: string): number;
   /** The providers, highest priority first. */
   listProviders(): ProviderInfo[];
 }
@@ -24,6 +27,7 @@ export function createApi(holder: EngineHolder, secrets: Secrets): ContextConden
     condense: async (conversation, options) =>
       holder.engine.condense(asConversation(conversation), { ...options, llm: await condensingLlm(holder, secrets) }),
     countTokens: (conversation, model) => holder.engine.countTokens(asConversation(conversation), model ?? chatModel(holder)),
+    countText: (text, model) => holder.engine.countText(text, model ?? chatModel(holder)),
     listProviders: () => holder.engine.listProviders(),
   };
 }

@@ -2,15 +2,15 @@
 // crates/condense-core and crates/condense-protocol. Do not edit: change the Rust types and run it
 // again (a test fails while this file is stale).
 
-import { z } from "./zod";
+import * as z from "./zod";
 
 /** Why a condensation ran. */
-export const CondenseReason = z.enum(["threshold", "limit", "overflow", "manual"]);
+export const CondenseReason = z.deferred(() => z.enum(["threshold", "limit", "overflow", "manual"]));
 export type CondenseReason = z.output<typeof CondenseReason>;
 export type CondenseReasonInput = z.input<typeof CondenseReason>;
 
 /** One pass of a multi-pass run (`smart`), as its metrics and the chat's row show it. */
-export const PassMetric = z.object({
+export const PassMetric = z.deferred(() => z.object({
   /** US dollars the pass spent. */
   cost: z.number(),
   /** The pass: a provider id (`lossless`, `mask`, `native`, `truncation`) or `trim_parameters`. */
@@ -21,12 +21,12 @@ export const PassMetric = z.object({
   time_ms: z.number(),
   /** Tokens of the context before the pass minus after it (0 when it found nothing to do). */
   tokens_saved: z.number().int(),
-});
+}));
 export type PassMetric = z.output<typeof PassMetric>;
 export type PassMetricInput = z.input<typeof PassMetric>;
 
 /** The probes' verdict: how many of the facts a condensation must not lose (the user's instructions, the files edited, the open todos of the hidden messages) the model still sees, in the summary, the ledger or the kept messages. */
-export const Retention = z.object({
+export const Retention = z.deferred(() => z.object({
   /** Probes found after the run (repairs included). */
   kept: z.number().int().gte(0),
   /** The probes still missing, as short labels. */
@@ -35,12 +35,12 @@ export const Retention = z.object({
   probes: z.number().int().gte(0),
   /** Probes the provider's own output missed and code put back. */
   repaired: z.number().int().gte(0).default(0),
-});
+}));
 export type Retention = z.output<typeof Retention>;
 export type RetentionInput = z.input<typeof Retention>;
 
 /** One condensation applied to a chat, as its row in the chat view shows it. */
-export const CondensationRecord = z.object({
+export const CondensationRecord = z.deferred(() => z.object({
   /** When it ran, in milliseconds since the Unix epoch. */
   at_ms: z.number().int(),
   /** Whether the agent started it. */
@@ -67,32 +67,32 @@ export const CondensationRecord = z.object({
   tokens_after: z.number().int().gte(0),
   /** Tokens of the request before, by the tokenizer. */
   tokens_before: z.number().int().gte(0),
-});
+}));
 export type CondensationRecord = z.output<typeof CondensationRecord>;
 export type CondensationRecordInput = z.input<typeof CondensationRecord>;
 
 /** Every kind of failure the core, the bindings and the host report. Serialized in snake_case (`llm_auth`, `provider_disabled`, …); the names are a public contract. */
-export const ErrorKind = z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]);
+export const ErrorKind = z.deferred(() => z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "nothing_to_condense", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]));
 export type ErrorKind = z.output<typeof ErrorKind>;
 export type ErrorKindInput = z.input<typeof ErrorKind>;
 
 /** An error as it crosses a boundary. */
-export const ErrorInfo = z.object({
+export const ErrorInfo = z.deferred(() => z.object({
   /** What kind of failure. */
   kind: ErrorKind,
   /** A sentence for people. */
   message: z.string(),
-});
+}));
 export type ErrorInfo = z.output<typeof ErrorInfo>;
 export type ErrorInfoInput = z.input<typeof ErrorInfo>;
 
 /** A client's wrapper text on a user turn, which the model reads but the user did not write. */
-export const ClientContext = z.enum(["environment_details", "task_resumption", "task_progress"]);
+export const ClientContext = z.deferred(() => z.enum(["environment_details", "task_resumption", "task_progress"]));
 export type ClientContext = z.output<typeof ClientContext>;
 export type ClientContextInput = z.input<typeof ClientContext>;
 
 /** Where an image's bytes are. */
-export const ImageSource = z.discriminatedUnion("type", [
+export const ImageSource = z.deferred(() => z.discriminatedUnion("type", [
   /** Inline bytes, base64-encoded. */
   z.object({
     /** The base64 payload. */
@@ -107,12 +107,12 @@ export const ImageSource = z.discriminatedUnion("type", [
     /** The image's address. */
     url: z.string(),
   }),
-]);
+]));
 export type ImageSource = z.output<typeof ImageSource>;
 export type ImageSourceInput = z.input<typeof ImageSource>;
 
 /** One part of a tool result: text or an image. */
-export const ToolResultPart = z.discriminatedUnion("type", [
+export const ToolResultPart = z.deferred(() => z.discriminatedUnion("type", [
   /** Text returned by the tool. */
   z.object({
     /** The text. */
@@ -125,7 +125,7 @@ export const ToolResultPart = z.discriminatedUnion("type", [
     source: ImageSource,
     type: z.literal("image"),
   }),
-]);
+]));
 export type ToolResultPart = z.output<typeof ToolResultPart>;
 export type ToolResultPartInput = z.input<typeof ToolResultPart>;
 
@@ -134,7 +134,7 @@ export type ToolResultPartInput = z.input<typeof ToolResultPart>;
  * 
  * (De)serialization: the typed kinds by their `type` tag; any other `type` as an opaque block. The JSON Schema is [`AnyBlock`]'s (the typed kinds, as `KnownBlock`, or an opaque object).
  */
-export const KnownBlock = z.discriminatedUnion("type", [
+export const KnownBlock = z.deferred(() => z.discriminatedUnion("type", [
   /** Plain text. */
   z.object({
     /** Set when the text is a client's wrapper around the turn (Cline's and Roo's `<environment_details>`, a task resumption notice), not words the user wrote: the ledger does not quote it. Written in this project's format only; the API views send the text. */
@@ -169,35 +169,35 @@ export const KnownBlock = z.discriminatedUnion("type", [
     source: ImageSource,
     type: z.literal("image"),
   }),
-]);
+]));
 export type KnownBlock = z.output<typeof KnownBlock>;
 export type KnownBlockInput = z.input<typeof KnownBlock>;
 
 /** A block of a kind the project does not interpret (Anthropic's `thinking`, `redacted_thinking`, `document`, `server_tool_use`, `web_search_tool_result`, or any other), kept exactly as read: counted, never edited, written back verbatim. */
-export const OpaqueBlock = z.object({
+export const OpaqueBlock = z.deferred(() => z.object({
   /** The block's kind. */
   type: z.string(),
-}).catchall(z.unknown());
+}).catchall(z.unknown()));
 export type OpaqueBlock = z.output<typeof OpaqueBlock>;
 export type OpaqueBlockInput = z.input<typeof OpaqueBlock>;
 
 /** The schema of a content block: a typed one, or an opaque one kept as read. */
-export const ContentBlock = z.union([
+export const ContentBlock = z.deferred(() => z.union([
   /** A block the project reads. */
   KnownBlock,
   /** A block kept as read. */
   OpaqueBlock,
-]);
+]));
 export type ContentBlock = z.output<typeof ContentBlock>;
 export type ContentBlockInput = z.input<typeof ContentBlock>;
 
 /** Who wrote a message. System prompts live in the conversation's `system` field, not in the message list, so that every message list is valid for both the OpenAI and the Anthropic API. */
-export const Role = z.enum(["user", "assistant"]);
+export const Role = z.deferred(() => z.enum(["user", "assistant"]));
 export type Role = z.output<typeof Role>;
 export type RoleInput = z.input<typeof Role>;
 
 /** One message of a conversation. */
-export const Message = z.strictObject({
+export const Message = z.deferred(() => z.strictObject({
   /** Set on a message a condensation added (a summary or an edited copy): that condensation's id. */
   condense_id: z.string().nullable().optional(),
   /** Set on a message a condensation hid: that condensation's id. Hidden messages are left out of the API view but kept, so that undo can bring them back. */
@@ -216,34 +216,34 @@ export const Message = z.strictObject({
   role: Role,
   /** Milliseconds since the Unix epoch; 0 when unknown (messages imported from a format without timestamps). */
   ts: z.number().int().default(0),
-});
+}));
 export type Message = z.output<typeof Message>;
 export type MessageInput = z.input<typeof Message>;
 
 /** Metrics of one run. */
-export const Metrics = z.object({
+export const Metrics = z.deferred(() => z.object({
   /** The provider that ran. */
   provider_id: z.string(),
   /** Wall time of the run, by the injected clock. */
   time_elapsed_ms: z.number(),
   /** Tokens before minus tokens after; absent when the run failed. */
   tokens_saved: z.number().int().nullable().optional(),
-}).catchall(z.unknown());
+}).catchall(z.unknown()));
 export type Metrics = z.output<typeof Metrics>;
 export type MetricsInput = z.input<typeof Metrics>;
 
 /** Tokens a call used, as the server reported them. */
-export const Usage = z.object({
+export const Usage = z.deferred(() => z.object({
   /** Prompt tokens. */
   input_tokens: z.number().int().gte(0),
   /** Answer tokens. */
   output_tokens: z.number().int().gte(0),
-});
+}));
 export type Usage = z.output<typeof Usage>;
 export type UsageInput = z.input<typeof Usage>;
 
 /** What the agent tells its host, in order, while it works on an input. */
-export const AgentEvent = z.discriminatedUnion("type", [
+export const AgentEvent = z.deferred(() => z.discriminatedUnion("type", [
   /** Work on an input began. */
   z.object({
     type: z.literal("ThinkingStart"),
@@ -333,12 +333,12 @@ export const AgentEvent = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("StatusShutdown"),
   }),
-]);
+]));
 export type AgentEvent = z.output<typeof AgentEvent>;
 export type AgentEventInput = z.input<typeof AgentEvent>;
 
 /** One input to the agent. */
-export const AgentInput = z.discriminatedUnion("type", [
+export const AgentInput = z.deferred(() => z.discriminatedUnion("type", [
   /** A new user message. */
   z.strictObject({
     /** Its text. */
@@ -357,12 +357,12 @@ export const AgentInput = z.discriminatedUnion("type", [
   z.strictObject({
     type: z.literal("shutdown"),
   }),
-]);
+]));
 export type AgentInput = z.output<typeof AgentInput>;
 export type AgentInputInput = z.input<typeof AgentInput>;
 
 /** One piece of a program argument: text, or the path of a temporary file the host creates for the run (and removes after it). An argument is its pieces joined, so `--out={output_file}` stays one argument whatever the path holds. */
-export const ArgPart = z.discriminatedUnion("kind", [
+export const ArgPart = z.deferred(() => z.discriminatedUnion("kind", [
   /** Literal text. */
   z.object({
     kind: z.literal("text"),
@@ -377,36 +377,36 @@ export const ArgPart = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("outputFile"),
   }),
-]);
+]));
 export type ArgPart = z.output<typeof ArgPart>;
 export type ArgPartInput = z.input<typeof ArgPart>;
 
 /** The user's automatic-condensation settings. */
-export const AutoCondense = z.strictObject({
+export const AutoCondense = z.deferred(() => z.strictObject({
   /** The off switch: when false nothing is condensed without the user asking. */
   enabled: z.boolean().default(true),
   /** An automatic condensation that saves less than this share of the window is not applied. */
   min_gain_percent: z.number().default(5.0),
   /** The global threshold, in percent of the context window; a profile may override it. */
   threshold_percent: z.number().int().gte(0).default(80),
-});
+}));
 export type AutoCondense = z.output<typeof AutoCondense>;
 export type AutoCondenseInput = z.input<typeof AutoCondense>;
 
 /** The automatic-condensation settings as the panel shows them. */
-export const AutoSettings = z.object({
+export const AutoSettings = z.deferred(() => z.object({
   /** The off switch. */
   enabled: z.boolean(),
   /** The minimum gain of an automatic condensation, in percent of the window. */
   minGainPercent: z.number(),
   /** The global threshold, in percent of the window. */
   thresholdPercent: z.number(),
-});
+}));
 export type AutoSettings = z.output<typeof AutoSettings>;
 export type AutoSettingsInput = z.input<typeof AutoSettings>;
 
 /** A conversation: an optional system prompt and its messages, hidden ones included. */
-export const Conversation = z.strictObject({
+export const Conversation = z.deferred(() => z.strictObject({
   /** Always `context-condenser/conversation@1` when written by this project. */
   format: z.string().default("context-condenser/conversation@1"),
   /** Every message, in order, including those hidden by a condensation. */
@@ -415,32 +415,32 @@ export const Conversation = z.strictObject({
   system: z.string().nullable().optional(),
   /** The tool definitions sent with every request (an OpenAI or Anthropic request's `tools`), kept as read: counted with the context, never edited, exported back. */
   tools: z.array(z.unknown()).optional(),
-});
+}));
 export type Conversation = z.output<typeof Conversation>;
 export type ConversationInput = z.input<typeof Conversation>;
 
 /** The loop guard's memory: when automatic condensations ran, and after which message. */
-export const GuardState = z.object({
+export const GuardState = z.deferred(() => z.object({
   /** Start times of recent automatic attempts, in milliseconds since the Unix epoch. */
   auto_at_ms: z.array(z.number().int()).default(() => ([])),
   /** The last message when the last automatic attempt ran. */
   last_auto_after: z.string().nullable().optional(),
-});
+}));
 export type GuardState = z.output<typeof GuardState>;
 export type GuardStateInput = z.input<typeof GuardState>;
 
 /** The usage the server reported for an answer: the tokens of the request up to and including it. */
-export const ReportedUsage = z.object({
+export const ReportedUsage = z.deferred(() => z.object({
   /** The answer. */
   through: z.string(),
   /** Prompt tokens plus answer tokens. */
   tokens: z.number().int().gte(0),
-});
+}));
 export type ReportedUsage = z.output<typeof ReportedUsage>;
 export type ReportedUsageInput = z.input<typeof ReportedUsage>;
 
 /** A chat: its history and what the agent keeps about it. Saved by the host as it is. */
-export const ChatTask = z.object({
+export const ChatTask = z.deferred(() => z.object({
   /** The condensations applied, oldest first. */
   condensations: z.array(CondensationRecord).default(() => ([])),
   /** The history, hidden messages included. */
@@ -459,54 +459,54 @@ export const ChatTask = z.object({
   unapplied_cost: z.number().optional(),
   /** Last changed, in milliseconds since the Unix epoch. */
   updated_ms: z.number().int(),
-});
+}));
 export type ChatTask = z.output<typeof ChatTask>;
 export type ChatTaskInput = z.input<typeof ChatTask>;
 
 /** What `applyPreview` returns. */
-export const ChatApplied = z.object({
+export const ChatApplied = z.deferred(() => z.object({
   /** The condensation's record, as the chat's row shows it. */
   record: CondensationRecord,
   /** The task with the preview's condensation applied. */
   task: ChatTask,
-});
+}));
 export type ChatApplied = z.output<typeof ChatApplied>;
 export type ChatAppliedInput = z.input<typeof ChatApplied>;
 
 /** Who speaks in a prompt's conversation. */
-export const ChatRole = z.enum(["user", "assistant"]);
+export const ChatRole = z.deferred(() => z.enum(["user", "assistant"]));
 export type ChatRole = z.output<typeof ChatRole>;
 export type ChatRoleInput = z.input<typeof ChatRole>;
 
 /** One plain-text turn of a prompt's conversation. */
-export const ChatMessage = z.object({
+export const ChatMessage = z.deferred(() => z.object({
   /** What is said. */
   content: z.string(),
   /** Who says it. */
   role: ChatRole,
-});
+}));
 export type ChatMessage = z.output<typeof ChatMessage>;
 export type ChatMessageInput = z.input<typeof ChatMessage>;
 
 /** What a phase asks of the model: set by the profile, clamped by the provider's capabilities. */
-export const GenerationParams = z.strictObject({
+export const GenerationParams = z.deferred(() => z.strictObject({
   /** Most tokens the prompt may have. */
   max_input_tokens: z.number().int().gte(0).nullable().optional(),
   /** Most tokens the answer may have. */
   max_output_tokens: z.number().int().gte(0).nullable().optional(),
   /** Sampling temperature. */
   temperature: z.number().nullable().optional(),
-});
+}));
 export type GenerationParams = z.output<typeof GenerationParams>;
 export type GenerationParamsInput = z.input<typeof GenerationParams>;
 
 /** Which client talks to the profile's endpoint. */
-export const LlmKind = z.enum(["openai", "anthropic", "openai-compatible", "cli", "manual"]);
+export const LlmKind = z.deferred(() => z.enum(["openai", "anthropic", "openai-compatible", "cli", "manual"]));
 export type LlmKind = z.output<typeof LlmKind>;
 export type LlmKindInput = z.input<typeof LlmKind>;
 
 /** A named LLM endpoint. */
-export const LlmProfile = z.strictObject({
+export const LlmProfile = z.deferred(() => z.strictObject({
   /** Where the key is kept: a SecretStorage id (extension) or an environment variable (CLI). */
   api_key_ref: z.string().nullable().optional(),
   /** The endpoint's base URL; required for `openai-compatible`. */
@@ -535,24 +535,24 @@ export const LlmProfile = z.strictObject({
   threshold_percent: z.number().int().nullable().optional(),
   /** The tool entry a `cli` profile runs (`claude-code`, `codex`, `gemini`, or a YAML entry's id). */
   tool: z.string().nullable().optional(),
-});
+}));
 export type LlmProfile = z.output<typeof LlmProfile>;
 export type LlmProfileInput = z.input<typeof LlmProfile>;
 
 /** An LLM to call: a profile, and the key the host read for it from its secret storage. */
-export const LlmTarget = z.strictObject({
+export const LlmTarget = z.deferred(() => z.strictObject({
   /** The key, for this call only; never stored or logged. */
   apiKey: z.string().nullable().optional(),
   /** Retries after the first attempt (default 3). */
   maxRetries: z.number().int().gte(0).nullable().optional(),
   /** The profile. */
   profile: LlmProfile,
-});
+}));
 export type LlmTarget = z.output<typeof LlmTarget>;
 export type LlmTargetInput = z.input<typeof LlmTarget>;
 
 /** The options of `chat` and `chatContext`. */
-export const ChatOptions = z.strictObject({
+export const ChatOptions = z.deferred(() => z.strictObject({
   /** The automatic-condensation settings. */
   auto: AutoCondense.default(() => ({"enabled":true,"threshold_percent":80,"min_gain_percent":5.0})),
   /** The model that writes summaries (the condensing model), when it is not the chat model. */
@@ -565,17 +565,17 @@ export const ChatOptions = z.strictObject({
   nowMs: z.number(),
   /** The condensation provider; the default provider when absent. */
   provider: z.string().nullable().optional(),
-});
+}));
 export type ChatOptions = z.output<typeof ChatOptions>;
 export type ChatOptionsInput = z.input<typeof ChatOptions>;
 
 /** Where a context count comes from. */
-export const TokenSource = z.enum(["reported", "counted"]);
+export const TokenSource = z.deferred(() => z.enum(["reported", "counted"]));
 export type TokenSource = z.output<typeof TokenSource>;
 export type TokenSourceInput = z.input<typeof TokenSource>;
 
 /** How full a chat's context is. */
-export const ContextStatus = z.object({
+export const ContextStatus = z.deferred(() => z.object({
   /** The request limit (see [`crate::limits::request_limit`]). */
   limit: z.number().int().gte(0),
   /** `tokens` in percent of `window`. */
@@ -588,42 +588,42 @@ export const ContextStatus = z.object({
   tokens: z.number().int().gte(0),
   /** The profile's context window. */
   window: z.number().int().gte(0),
-});
+}));
 export type ContextStatus = z.output<typeof ContextStatus>;
 export type ContextStatusInput = z.input<typeof ContextStatus>;
 
 /** What a chat input ends with: the task to save and how full its context is. */
-export const ChatOutcome = z.object({
+export const ChatOutcome = z.deferred(() => z.object({
   /** Its context status for the chat profile. */
   context: ContextStatus,
   /** The updated task. */
   task: ChatTask,
-});
+}));
 export type ChatOutcome = z.output<typeof ChatOutcome>;
 export type ChatOutcomeInput = z.input<typeof ChatOutcome>;
 
 /** What `pinMessage` returns. */
-export const ChatPin = z.object({
+export const ChatPin = z.deferred(() => z.object({
   /** The messages whose flag changed (the one asked for and its tool-pair partners). */
   changed: z.array(z.string()),
   /** The task with the pin set or cleared. */
   task: ChatTask,
-});
+}));
 export type ChatPin = z.output<typeof ChatPin>;
 export type ChatPinInput = z.input<typeof ChatPin>;
 
 /** A task the engine holds, as the host names it: its id and the revision the host last saw. Calls that take a handle fail with `unknown_task` when the engine does not hold that revision (never held, released, evicted, or changed since); the host then sends the full task. */
-export const TaskHandle = z.strictObject({
+export const TaskHandle = z.deferred(() => z.strictObject({
   /** The task's id (a chat's id, or the key the host chose for a conversation file). */
   id: z.string(),
   /** Changes with every change the engine makes to the task. */
   revision: z.number().int().gte(0),
-});
+}));
 export type TaskHandle = z.output<typeof TaskHandle>;
 export type TaskHandleInput = z.input<typeof TaskHandle>;
 
 /** What a turn of a held chat changed, so that only that crosses the boundary: the host's copy keeps its first `keep` messages, then takes `messages`; every other field comes from `task`. */
-export const ChatStep = z.object({
+export const ChatStep = z.deferred(() => z.object({
   /** Its context status for the chat profile. */
   context: ContextStatus,
   /** The held task's new handle. */
@@ -634,12 +634,12 @@ export const ChatStep = z.object({
   messages: z.array(Message),
   /** The task with an empty message list: its title, times, records, guard and usage. */
   task: ChatTask,
-});
+}));
 export type ChatStep = z.output<typeof ChatStep>;
 export type ChatStepInput = z.input<typeof ChatStep>;
 
 /** A chat in the Chats list. */
-export const ChatSummary = z.object({
+export const ChatSummary = z.deferred(() => z.object({
   /** The chat's id. */
   id: z.string(),
   /** How many messages it holds. */
@@ -648,39 +648,39 @@ export const ChatSummary = z.object({
   title: z.string(),
   /** Last changed, in milliseconds since the Unix epoch. */
   updated_ms: z.number(),
-});
+}));
 export type ChatSummary = z.output<typeof ChatSummary>;
 export type ChatSummaryInput = z.input<typeof ChatSummary>;
 
 /** What `undoChat` returns. */
-export const ChatUndo = z.object({
+export const ChatUndo = z.deferred(() => z.object({
   /** The condensation undone. */
   condense_id: z.string(),
   /** The task with the condensation undone. */
   task: ChatTask,
-});
+}));
 export type ChatUndo = z.output<typeof ChatUndo>;
 export type ChatUndoInput = z.input<typeof ChatUndo>;
 
 /** Why a program did not run to its end. */
-export const CommandErrorKind = z.enum(["spawn", "timeout", "cancelled", "too_much_output", "io"]);
+export const CommandErrorKind = z.deferred(() => z.enum(["spawn", "timeout", "cancelled", "too_much_output", "io"]));
 export type CommandErrorKind = z.output<typeof CommandErrorKind>;
 export type CommandErrorKindInput = z.input<typeof CommandErrorKind>;
 
 /** A failure of the host's command runner. */
-export const CommandError = z.object({
+export const CommandError = z.deferred(() => z.object({
   /** What kind of failure. */
   kind: CommandErrorKind,
   /** What happened, for people. */
   message: z.string(),
   /** Standard error read before the failure. */
   stderr: z.string().default(""),
-});
+}));
 export type CommandError = z.output<typeof CommandError>;
 export type CommandErrorInput = z.input<typeof CommandError>;
 
 /** How a program ended. */
-export const CommandOutput = z.object({
+export const CommandOutput = z.deferred(() => z.object({
   /** The exit code; absent when a signal ended the program. */
   exitCode: z.number().int().nullable().optional(),
   /** What the program wrote to the output file, when there was one. */
@@ -689,12 +689,12 @@ export const CommandOutput = z.object({
   stderr: z.string(),
   /** Standard output, as UTF-8 (invalid bytes replaced). */
   stdout: z.string(),
-});
+}));
 export type CommandOutput = z.output<typeof CommandOutput>;
 export type CommandOutputInput = z.input<typeof CommandOutput>;
 
 /** A program the core wants run: an argv, never a shell string. */
-export const CommandSpec = z.object({
+export const CommandSpec = z.deferred(() => z.object({
   /** The arguments after the program, each one argument. */
   args: z.array(z.array(ArgPart)),
   /** The working directory; the host's own when absent. */
@@ -713,12 +713,12 @@ export const CommandSpec = z.object({
   stdin: z.string().nullable().optional(),
   /** Milliseconds before the program and every process it started are killed. */
   timeoutMs: z.number().int().gte(0),
-});
+}));
 export type CommandSpec = z.output<typeof CommandSpec>;
 export type CommandSpecInput = z.input<typeof CommandSpec>;
 
 /** What a streamed or whole completion ends with. */
-export const Completion = z.object({
+export const Completion = z.deferred(() => z.object({
   /** The answer's text. */
   content: z.string(),
   /** US dollars, by the profile's prices; 0 when the server reported no usage. */
@@ -727,12 +727,12 @@ export const Completion = z.object({
   finish_reason: z.string().nullable().optional(),
   /** Tokens used, when reported. */
   usage: Usage.nullable().optional(),
-});
+}));
 export type Completion = z.output<typeof Completion>;
 export type CompletionInput = z.input<typeof Completion>;
 
 /** A condensation result that is also a conversation: the input's system prompt is put back. */
-export const CondensationDocument = z.object({
+export const CondensationDocument = z.deferred(() => z.object({
   /** US dollars spent. */
   cost: z.number(),
   /** Why the run failed. */
@@ -747,12 +747,12 @@ export const CondensationDocument = z.object({
   summary: z.string().nullable().optional(),
   /** The conversation's system prompt. */
   system: z.string().nullable().optional(),
-});
+}));
 export type CondensationDocument = z.output<typeof CondensationDocument>;
 export type CondensationDocumentInput = z.input<typeof CondensationDocument>;
 
 /** The outcome of a condensation. On failure `messages` are the input, untouched, and `error` says why. */
-export const CondensationResult = z.object({
+export const CondensationResult = z.deferred(() => z.object({
   /** US dollars spent. */
   cost: z.number(),
   /** Why the run failed. */
@@ -765,12 +765,12 @@ export const CondensationResult = z.object({
   new_context_tokens: z.number().int().gte(0).nullable().optional(),
   /** The summary, for providers that write one. */
   summary: z.string().nullable().optional(),
-});
+}));
 export type CondensationResult = z.output<typeof CondensationResult>;
 export type CondensationResultInput = z.input<typeof CondensationResult>;
 
 /** One message as a preview lists it. */
-export const PreviewMessage = z.object({
+export const PreviewMessage = z.deferred(() => z.object({
   /** The message's id. */
   id: z.string(),
   /** Whether it is an LLM summary. */
@@ -781,12 +781,12 @@ export const PreviewMessage = z.object({
   text: z.string(),
   /** Its tokens. */
   tokens: z.number().int().gte(0),
-});
+}));
 export type PreviewMessage = z.output<typeof PreviewMessage>;
 export type PreviewMessageInput = z.input<typeof PreviewMessage>;
 
 /** A condensation run on a chat and not applied: what it would do, and the result to apply. */
-export const CondensationPreview = z.object({
+export const CondensationPreview = z.deferred(() => z.object({
   /** The messages it would add: the summary (with the ledger) or edited copies. */
   added: z.array(PreviewMessage),
   /** The condensation's id. */
@@ -805,12 +805,12 @@ export const CondensationPreview = z.object({
   tokens_after: z.number().int().gte(0),
   /** Tokens of the request before. */
   tokens_before: z.number().int().gte(0),
-});
+}));
 export type CondensationPreview = z.output<typeof CondensationPreview>;
 export type CondensationPreviewInput = z.input<typeof CondensationPreview>;
 
 /** The options of `condense` and `renderManualRequest`. */
-export const CondenseOptions = z.strictObject({
+export const CondenseOptions = z.deferred(() => z.strictObject({
   /** The provider's configuration for this call; the registry's when absent. */
   config: z.unknown().optional(),
   /** Whether the condensation was triggered automatically. */
@@ -825,17 +825,17 @@ export const CondenseOptions = z.strictObject({
   provider: z.string().nullable().optional(),
   /** Tokens to get down to, for providers that work to a target. */
   targetTokens: z.number().int().gte(0).nullable().optional(),
-});
+}));
 export type CondenseOptions = z.output<typeof CondenseOptions>;
 export type CondenseOptionsInput = z.input<typeof CondenseOptions>;
 
 /** What kind of value a configuration field holds. */
-export const FieldKind = z.enum(["integer", "boolean", "text", "profile", "choice"]);
+export const FieldKind = z.deferred(() => z.enum(["integer", "boolean", "text", "profile", "choice"]));
 export type FieldKind = z.output<typeof FieldKind>;
 export type FieldKindInput = z.input<typeof FieldKind>;
 
 /** One field of a provider's configuration form. */
-export const ConfigField = z.object({
+export const ConfigField = z.deferred(() => z.object({
   /** What "reset to default" puts back; for a prompt, the built-in prompt. */
   default: z.unknown(),
   /** One or two sentences on what the field does. */
@@ -860,12 +860,12 @@ export const ConfigField = z.object({
   shared: z.boolean(),
   /** Unit shown after a number. */
   unit: z.string().nullable().optional(),
-});
+}));
 export type ConfigField = z.output<typeof ConfigField>;
 export type ConfigFieldInput = z.input<typeof ConfigField>;
 
 /** What a successful probe found. */
-export const ConnectionReport = z.object({
+export const ConnectionReport = z.deferred(() => z.object({
   /** From the request to the end of the answer, by the host's clock. */
   latencyMs: z.number(),
   /** The model the server says answered; the profile's when it did not say. */
@@ -874,12 +874,12 @@ export const ConnectionReport = z.object({
   reply: z.string(),
   /** Tokens used, when reported. */
   usage: Usage.nullable().optional(),
-});
+}));
 export type ConnectionReport = z.output<typeof ConnectionReport>;
 export type ConnectionReportInput = z.input<typeof ConnectionReport>;
 
 /** An HTTP request the engine asks the host's `fetch` to send. */
-export const FetchRequest = z.object({
+export const FetchRequest = z.deferred(() => z.object({
   /** The JSON body. */
   body: z.string(),
   /** Header names and values. May hold an API key: never log them. */
@@ -888,12 +888,12 @@ export const FetchRequest = z.object({
   method: z.string(),
   /** Absolute URL. */
   url: z.string(),
-});
+}));
 export type FetchRequest = z.output<typeof FetchRequest>;
 export type FetchRequestInput = z.input<typeof FetchRequest>;
 
 /** A condensation of a conversation the engine holds (`condenseHeld`): the engine keeps the condensed conversation, so its messages do not cross the boundary; the host asks for its text when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages. */
-export const HeldCondensation = z.object({
+export const HeldCondensation = z.deferred(() => z.object({
   /** US dollars spent. */
   cost: z.number(),
   /** Why the run failed. */
@@ -906,22 +906,22 @@ export const HeldCondensation = z.object({
   new_context_tokens: z.number().int().gte(0).nullable().optional(),
   /** The summary, for providers that write one. */
   summary: z.string().nullable().optional(),
-});
+}));
 export type HeldCondensation = z.output<typeof HeldCondensation>;
 export type HeldCondensationInput = z.input<typeof HeldCondensation>;
 
 /** One kind of LLM profile, as a host shows it. */
-export const KindMetadata = z.object({
+export const KindMetadata = z.deferred(() => z.object({
   /** The base URL used when a profile names none; `None` when the profile must name one (or uses no API). */
   default_base_url: z.string().nullable().optional(),
   /** The kind, as settings spell it (`openai`, `openai-compatible`, …). */
   kind: LlmKind,
-});
+}));
 export type KindMetadata = z.output<typeof KindMetadata>;
 export type KindMetadataInput = z.input<typeof KindMetadata>;
 
 /** The limits and defaults as one value, for hosts and settings panels. */
-export const Limits = z.object({
+export const Limits = z.deferred(() => z.object({
   /** See [`BUFFER_PERCENT`]. */
   buffer_percent: z.number().int().gte(0),
   /** See [`DEFAULT_MAX_OUTPUT`]. */
@@ -940,22 +940,22 @@ export const Limits = z.object({
   threshold_max: z.number().int(),
   /** See [`THRESHOLD_MIN`]. */
   threshold_min: z.number().int(),
-});
+}));
 export type Limits = z.output<typeof Limits>;
 export type LimitsInput = z.input<typeof Limits>;
 
 /** What a host needs to read and check its settings without copies of the core's rules: the limits and defaults, and each kind of LLM profile with its default base URL. */
-export const HostMetadata = z.object({
+export const HostMetadata = z.deferred(() => z.object({
   /** Every kind of LLM profile, in the order a settings panel lists them. */
   kinds: z.array(KindMetadata),
   /** The threshold range, the defaults and the other numbers the core owns. */
   limits: Limits,
-});
+}));
 export type HostMetadata = z.output<typeof HostMetadata>;
 export type HostMetadataInput = z.input<typeof HostMetadata>;
 
 /** A failed LLM call. Every failure of a call ends in one of the `llm_*` kinds, with the text streamed before the failure kept in `partial`. */
-export const LlmError = z.object({
+export const LlmError = z.deferred(() => z.object({
   /** Requests sent, retries included. */
   attempts: z.number().int().gte(0).default(0),
   /** What kind of failure: one of the `llm_*` kinds. */
@@ -968,44 +968,44 @@ export const LlmError = z.object({
   retry_after_ms: z.number().int().gte(0).nullable().optional(),
   /** The HTTP status, when the server answered with an error status. */
   status: z.number().int().gte(0).nullable().optional(),
-});
+}));
 export type LlmError = z.output<typeof LlmError>;
 export type LlmErrorInput = z.input<typeof LlmError>;
 
 /** A local OpenAI-compatible server that answered on its default port (Ollama, LM Studio, the llama.cpp server), offered by the first-run welcome with the models it lists. */
-export const LocalServer = z.object({
+export const LocalServer = z.deferred(() => z.object({
   /** Its OpenAI-compatible base URL (`http://127.0.0.1:11434/v1`). */
   base_url: z.string(),
   /** The models its `/models` lists. */
   models: z.array(z.string()),
   /** The server's name (`Ollama`). */
   name: z.string(),
-});
+}));
 export type LocalServer = z.output<typeof LocalServer>;
 export type LocalServerInput = z.input<typeof LocalServer>;
 
 /** One message's share of a [`TokenReport`]. */
-export const MessageTokens = z.object({
+export const MessageTokens = z.deferred(() => z.object({
   /** The message's id. */
   id: z.string(),
   /** Its tokens, framing included. */
   tokens: z.number().int().gte(0),
-});
+}));
 export type MessageTokens = z.output<typeof MessageTokens>;
 export type MessageTokensInput = z.input<typeof MessageTokens>;
 
 /** What a model is asked to do: answer the chat, or write the summaries of condensations. A CLI tool's entry lists the uses it serves (`capabilities: [chat, summarize]`); an HTTP model serves both. */
-export const ModelUse = z.enum(["chat", "summarize"]);
+export const ModelUse = z.deferred(() => z.enum(["chat", "summarize"]));
 export type ModelUse = z.output<typeof ModelUse>;
 export type ModelUseInput = z.input<typeof ModelUse>;
 
 /** What a provider needs besides the conversation. */
-export const Needs = z.enum(["nothing", "llm", "person"]);
+export const Needs = z.deferred(() => z.enum(["nothing", "llm", "person"]));
 export type Needs = z.output<typeof Needs>;
 export type NeedsInput = z.input<typeof Needs>;
 
 /** What a preview shows before its provider runs: the provider's own estimate. */
-export const PreviewEstimate = z.object({
+export const PreviewEstimate = z.deferred(() => z.object({
   /** The provider's estimate of the cost, in US dollars (0 for the LLM-free providers). */
   estimated_cost: z.number(),
   /** What it needs besides the conversation: nothing, an LLM (the wait is the model writing the summary), or a person's pasted answer. */
@@ -1016,24 +1016,24 @@ export const PreviewEstimate = z.object({
   task_id: z.string(),
   /** Tokens of the request now. */
   tokens_before: z.number().int().gte(0),
-});
+}));
 export type PreviewEstimate = z.output<typeof PreviewEstimate>;
 export type PreviewEstimateInput = z.input<typeof PreviewEstimate>;
 
 /** How a preview ended when there is nothing to apply. */
-export const PreviewFailure = z.object({
+export const PreviewFailure = z.deferred(() => z.object({
   /** What the run spent anyway (a model that answered before the run failed). */
   cost: z.number(),
   /** Why. */
   error: ErrorInfo,
   /** The provider's estimate, when it could make one. */
   estimated_cost: z.number(),
-});
+}));
 export type PreviewFailure = z.output<typeof PreviewFailure>;
 export type PreviewFailureInput = z.input<typeof PreviewFailure>;
 
 /** What `previewChat` and `previewConversation` end with. */
-export const PreviewOutcome = z.discriminatedUnion("status", [
+export const PreviewOutcome = z.deferred(() => z.discriminatedUnion("status", [
   /** A condensation to show and apply or discard. */
   z.object({
     /** The preview. */
@@ -1046,12 +1046,12 @@ export const PreviewOutcome = z.discriminatedUnion("status", [
     failure: PreviewFailure,
     status: z.literal("failed"),
   }),
-]);
+]));
 export type PreviewOutcome = z.output<typeof PreviewOutcome>;
 export type PreviewOutcomeInput = z.input<typeof PreviewOutcome>;
 
 /** What a condensation preview is of. */
-export const PreviewSource = z.discriminatedUnion("kind", [
+export const PreviewSource = z.deferred(() => z.discriminatedUnion("kind", [
   /** The active chat. */
   z.object({
     kind: z.literal("chat"),
@@ -1062,24 +1062,24 @@ export const PreviewSource = z.discriminatedUnion("kind", [
     /** The file's name, relative to the workspace. */
     name: z.string(),
   }),
-]);
+]));
 export type PreviewSource = z.output<typeof PreviewSource>;
 export type PreviewSourceInput = z.input<typeof PreviewSource>;
 
 /** An LLM profile in the chat's profile picker. */
-export const ProfileOption = z.object({
+export const ProfileOption = z.deferred(() => z.object({
   /** Its context window, in tokens. */
   context_window: z.number().int().gte(0),
   /** The profile's id. */
   id: z.string(),
   /** Its model. */
   model: z.string(),
-});
+}));
 export type ProfileOption = z.output<typeof ProfileOption>;
 export type ProfileOptionInput = z.input<typeof ProfileOption>;
 
 /** An LLM profile as settings hold it (never a key: keys live in the secret storage). */
-export const ProfileSettings = z.strictObject({
+export const ProfileSettings = z.deferred(() => z.strictObject({
   /** The endpoint's base URL. */
   base_url: z.string().optional(),
   /** The chat phase's output budget and temperature; absent: the model's own. */
@@ -1104,12 +1104,12 @@ export const ProfileSettings = z.strictObject({
   threshold_percent: z.number().optional(),
   /** The tool entry a `cli` profile runs. */
   tool: z.string().optional(),
-});
+}));
 export type ProfileSettings = z.output<typeof ProfileSettings>;
 export type ProfileSettingsInput = z.input<typeof ProfileSettings>;
 
 /** A structured prompt. */
-export const PromptBundle = z.object({
+export const PromptBundle = z.deferred(() => z.object({
   /** Turns before the request. */
   conversation_history: z.array(ChatMessage).default(() => ([])),
   /** Few-shot examples. */
@@ -1124,36 +1124,36 @@ export const PromptBundle = z.object({
   request: z.string().default(""),
   /** Role, standards and constraints: the system prompt where there is one. */
   system_context: z.string().default(""),
-});
+}));
 export type PromptBundle = z.output<typeof PromptBundle>;
 export type PromptBundleInput = z.input<typeof PromptBundle>;
 
 /** A provider's registry entry settings. */
-export const ProviderConfig = z.object({
+export const ProviderConfig = z.deferred(() => z.object({
   /** The provider's own configuration. */
   config: z.unknown(),
   /** Whether the provider may run. */
   enabled: z.boolean(),
   /** Higher runs first in lists and pickers. */
   priority: z.number().int(),
-});
+}));
 export type ProviderConfig = z.output<typeof ProviderConfig>;
 export type ProviderConfigInput = z.input<typeof ProviderConfig>;
 
 /** A partial update of a [`ProviderConfig`]; absent fields stay as they are. */
-export const ProviderConfigUpdate = z.strictObject({
+export const ProviderConfigUpdate = z.deferred(() => z.strictObject({
   /** New provider configuration, replacing the old one whole. */
   config: z.unknown().optional(),
   /** New enabled state. */
   enabled: z.boolean().nullable().optional(),
   /** New priority. */
   priority: z.number().int().nullable().optional(),
-});
+}));
 export type ProviderConfigUpdate = z.output<typeof ProviderConfigUpdate>;
 export type ProviderConfigUpdateInput = z.input<typeof ProviderConfigUpdate>;
 
 /** A card of the settings panel: one registered provider with its registry entry and form. */
-export const ProviderEntry = z.object({
+export const ProviderEntry = z.deferred(() => z.object({
   /** Its configuration, as the registry holds it. */
   config: z.record(z.string(), z.unknown()),
   /** What it does. */
@@ -1168,12 +1168,12 @@ export const ProviderEntry = z.object({
   priority: z.number().int(),
   /** The form of its configuration. */
   schema: z.array(ConfigField),
-});
+}));
 export type ProviderEntry = z.output<typeof ProviderEntry>;
 export type ProviderEntryInput = z.input<typeof ProviderEntry>;
 
 /** What lists show of a provider. */
-export const ProviderInfo = z.object({
+export const ProviderInfo = z.deferred(() => z.object({
   /** What it does. */
   description: z.string(),
   /** Whether it may run. */
@@ -1184,12 +1184,12 @@ export const ProviderInfo = z.object({
   name: z.string(),
   /** Sort key, higher first. */
   priority: z.number().int(),
-});
+}));
 export type ProviderInfo = z.output<typeof ProviderInfo>;
 export type ProviderInfoInput = z.input<typeof ProviderInfo>;
 
 /** A setting a host is about to save. */
-export const SettingChange = z.discriminatedUnion("setting", [
+export const SettingChange = z.deferred(() => z.discriminatedUnion("setting", [
   /** The provider used when none is asked for. */
   z.object({
     setting: z.literal("default_provider"),
@@ -1215,22 +1215,22 @@ export const SettingChange = z.discriminatedUnion("setting", [
     setting: z.literal("profile"),
     value: LlmProfile,
   }),
-]);
+]));
 export type SettingChange = z.output<typeof SettingChange>;
 export type SettingChangeInput = z.input<typeof SettingChange>;
 
 /** A setting settings.json holds but that could not be used, and why. */
-export const SettingProblem = z.object({
+export const SettingProblem = z.deferred(() => z.object({
   /** Why it was not used. */
   message: z.string(),
   /** The setting, e.g. `contextCondenser.profiles[2]`. */
   setting: z.string(),
-});
+}));
 export type SettingProblem = z.output<typeof SettingProblem>;
 export type SettingProblemInput = z.input<typeof SettingProblem>;
 
 /** Settings panel → extension. */
-export const SettingsToHost = z.discriminatedUnion("type", [
+export const SettingsToHost = z.deferred(() => z.discriminatedUnion("type", [
   /** The panel is ready for its state. */
   z.object({
     type: z.literal("ready"),
@@ -1311,12 +1311,12 @@ export const SettingsToHost = z.discriminatedUnion("type", [
     message: z.string(),
     type: z.literal("error"),
   }),
-]);
+]));
 export type SettingsToHost = z.output<typeof SettingsToHost>;
 export type SettingsToHostInput = z.input<typeof SettingsToHost>;
 
 /** A tool file that cannot be used: where, and why. */
-export const ToolConfigError = z.object({
+export const ToolConfigError = z.deferred(() => z.object({
   /** 1-based column; 0 when unknown. */
   column: z.number().int().gte(0),
   /** 1-based line; 0 when unknown. */
@@ -1325,12 +1325,12 @@ export const ToolConfigError = z.object({
   message: z.string(),
   /** The file. */
   origin: z.string(),
-});
+}));
 export type ToolConfigError = z.output<typeof ToolConfigError>;
 export type ToolConfigErrorInput = z.input<typeof ToolConfigError>;
 
 /** A CLI tool as the settings panel lists it: its entry, and whether its program is there. */
-export const ToolStatus = z.object({
+export const ToolStatus = z.deferred(() => z.object({
   /** What it may be used for: the chat model (`chat`), the condensing model (`summarize`). */
   capabilities: z.array(ModelUse),
   /** The context window of its models, in tokens, when the entry states it. */
@@ -1347,12 +1347,12 @@ export const ToolStatus = z.object({
   origin: z.string(),
   /** Every place looked at before it was found (all of them when it was not). */
   searched: z.array(z.string()),
-});
+}));
 export type ToolStatus = z.output<typeof ToolStatus>;
 export type ToolStatusInput = z.input<typeof ToolStatus>;
 
 /** Extension → settings panel. */
-export const SettingsToWebview = z.discriminatedUnion("type", [
+export const SettingsToWebview = z.deferred(() => z.discriminatedUnion("type", [
   /** Everything the panel shows: sent on `ready` and after every change, wherever it came from (the panel or settings.json). */
   z.object({
     /** Automatic condensation. */
@@ -1411,17 +1411,17 @@ export const SettingsToWebview = z.discriminatedUnion("type", [
     message: z.string(),
     type: z.literal("error"),
   }),
-]);
+]));
 export type SettingsToWebview = z.output<typeof SettingsToWebview>;
 export type SettingsToWebviewInput = z.input<typeof SettingsToWebview>;
 
 /** Where the first-run setup is. */
-export const SetupState = z.enum(["testing", "failed", "connected"]);
+export const SetupState = z.deferred(() => z.enum(["testing", "failed", "connected"]));
 export type SetupState = z.output<typeof SetupState>;
 export type SetupStateInput = z.input<typeof SetupState>;
 
 /** A piece of a streamed answer as JS sees it: the boundary form of the core's `StreamEvent`, one flat object; `finished` on the last one of a complete answer, `error` on the last one of a failed one. */
-export const StreamChunk = z.object({
+export const StreamChunk = z.deferred(() => z.object({
   /** Text to append. */
   content: z.string(),
   /** What the call cost in US dollars, on the last chunk, when the client reported it (CLI tools do). */
@@ -1438,12 +1438,12 @@ export const StreamChunk = z.object({
   role: z.string().nullable().optional(),
   /** Tokens used, on the last chunk, when reported. */
   usage: Usage.nullable().optional(),
-});
+}));
 export type StreamChunk = z.output<typeof StreamChunk>;
 export type StreamChunkInput = z.input<typeof StreamChunk>;
 
 /** Chat view → extension. */
-export const ToHost = z.discriminatedUnion("type", [
+export const ToHost = z.deferred(() => z.discriminatedUnion("type", [
   /** The view is ready for its state. */
   z.object({
     type: z.literal("ready"),
@@ -1546,12 +1546,12 @@ export const ToHost = z.discriminatedUnion("type", [
     message: z.string(),
     type: z.literal("error"),
   }),
-]);
+]));
 export type ToHost = z.output<typeof ToHost>;
 export type ToHostInput = z.input<typeof ToHost>;
 
 /** Extension → chat view. */
-export const ToWebview = z.discriminatedUnion("type", [
+export const ToWebview = z.deferred(() => z.discriminatedUnion("type", [
   /** The whole state of the view: sent on `ready`, after every turn and every change. */
   z.object({
     /** Why the input is disabled (no usable chat profile: the first-run welcome shows); absent when the chat can be used. */
@@ -1616,12 +1616,12 @@ export const ToWebview = z.discriminatedUnion("type", [
     message: z.string(),
     type: z.literal("error"),
   }),
-]);
+]));
 export type ToWebview = z.output<typeof ToWebview>;
 export type ToWebviewInput = z.input<typeof ToWebview>;
 
 /** What a conversation costs in tokens: the request as a whole and each visible message. */
-export const TokenReport = z.object({
+export const TokenReport = z.deferred(() => z.object({
   /** The encoding the model uses. */
   encoding: z.string(),
   /** Each visible message's tokens, in order. */
@@ -1630,26 +1630,26 @@ export const TokenReport = z.object({
   model: z.string(),
   /** Tokens of the API view, system prompt and reply priming included. */
   total_tokens: z.number().int().gte(0),
-});
+}));
 export type TokenReport = z.output<typeof TokenReport>;
 export type TokenReportInput = z.input<typeof TokenReport>;
 
 /** A source of tool entries: where it comes from (a path, or `shipped`) and its text. */
-export const ToolSource = z.object({
+export const ToolSource = z.deferred(() => z.object({
   /** A path, or `shipped`. */
   origin: z.string(),
   /** The YAML. */
   text: z.string(),
-});
+}));
 export type ToolSource = z.output<typeof ToolSource>;
 export type ToolSourceInput = z.input<typeof ToolSource>;
 
 /** What `undoLast` returns. */
-export const UndoResult = z.object({
+export const UndoResult = z.deferred(() => z.object({
   /** The condensation undone. */
   condense_id: z.string(),
   /** The conversation with its hidden messages back. */
   conversation: Conversation,
-});
+}));
 export type UndoResult = z.output<typeof UndoResult>;
 export type UndoResultInput = z.input<typeof UndoResult>;

@@ -5,7 +5,7 @@
 // message that arrived: an invalid message is never acted on, the receiver logs it and answers
 // with an `error` message naming what was wrong.
 
-import type { z } from "./zod";
+import type * as z from "./zod";
 import { SettingsToHost, SettingsToWebview, ToWebview } from "./generated";
 import { ChatViewToHost } from "./links";
 

@@ -5,7 +5,7 @@
 // (`vscode.env.openExternal`, which shows VS Code's own confirmation for external sites).
 
 import { ToHost } from "./generated";
-import { z } from "./zod";
+import * as z from "./zod";
 
 /** The schemes a link in a message may open. */
 export const LINK_SCHEMES = ["http:", "https:", "mailto:"] as const;
@@ -38,17 +38,19 @@ export function openableUrl(raw: string): string | undefined {
 export const isInlineImage = (src: string): boolean => src.length <= 16 * 1024 * 1024 && INLINE_IMAGE.test(src);
 
 /** Chat view → extension: open a link of a message, through VS Code. */
-export const OpenLink = z.object({
-  type: z.literal("openLink"),
-  /** An http, https or mailto URL (`openableUrl`). */
-  url: z
-    .string()
-    .min(1)
-    .max(MAX_LINK_LENGTH)
-    .refine((url) => openableUrl(url) !== undefined, "only http, https and mailto links open"),
-});
+export const OpenLink = z.deferred(() =>
+  z.object({
+    type: z.literal("openLink"),
+    /** An http, https or mailto URL (`openableUrl`). */
+    url: z
+      .string()
+      .min(1)
+      .max(MAX_LINK_LENGTH)
+      .refine((url) => openableUrl(url) !== undefined, "only http, https and mailto links open"),
+  }),
+);
 export type OpenLink = z.output<typeof OpenLink>;
 
 /** Everything the chat view posts: the generated messages and `openLink`. */
-export const ChatViewToHost = z.discriminatedUnion("type", [ToHost, OpenLink]);
+export const ChatViewToHost = z.deferred(() => z.discriminatedUnion("type", [ToHost, OpenLink]));
 export type ChatViewToHost = z.output<typeof ChatViewToHost>;

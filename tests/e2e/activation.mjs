@@ -49,18 +49,26 @@ for (let i = 0; i < 240; i++) {
 
 /** Every "activated in" line in the profile's logs, oldest first. */
 function activationLines() {
+  return logLines((line) => line.includes("activated in"));
+}
+
+/** The time of a log line (`2026-11-25 11:48:22.538 [info] …`), in ms. */
+const at = (line) => Date.parse(line.slice(0, 23).replace(" ", "T"));
+
+/** The lines of the profile's logs that `keep`, sorted by their time. */
+function logLines(keep) {
   const found = [];
   const walk = (d) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
       else if (e.name.endsWith(".log")) {
-        for (const line of fs.readFileSync(p, "utf8").split("\n")) if (line.includes("activated in")) found.push(line.trim());
+        for (const line of fs.readFileSync(p, "utf8").split("\n")) if (keep(line)) found.push(line.trim());
       }
     }
   };
   walk(dirs.ud);
-  return found;
+  return found.sort((a, b) => at(a) - at(b));
 }
 
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
@@ -75,8 +83,13 @@ try {
     await input.waitFor();
     await input.fill(">Context Condenser: Show Log");
     await page.keyboard.press("Enter");
-    for (let t = 0; t < 120 && activationLines().length === before; t++) await new Promise((r) => setTimeout(r, 250));
-    console.log(activationLines().at(-1) ?? "no activation line found");
+    for (let t = 0; t < 480 && activationLines().length === before; t++) await new Promise((r) => setTimeout(r, 250));
+    const line = activationLines().at(-1);
+    console.log(line ?? "no activation line found");
+    // From VS Code's decision to activate (its extension host's log) to the extension's line at the
+    // end of activate(): loading the bundle, activate() itself, and the host's own work between.
+    const start = logLines((l) => l.includes("_doActivateExtension context-condenser.context-condenser")).at(-1);
+    if (line && start) console.log(`  extension host: _doActivateExtension → activated: ${at(line) - at(start)} ms`);
     await page.close();
     await new Promise((r) => setTimeout(r, 2000));
   }

@@ -1,6 +1,7 @@
 //! Native token-counting benchmark: the core's count-only counter against tiktoken-rs's
 //! `encode_ordinary(text).len()`, in the same process, on the inputs of
-//! `condense_cli::bench_inputs`. Rounds alternate which side goes first; each figure is the
+//! `condense_cli::bench_inputs`: `count_in` (no cache) and a `TiktokenCounter` kept across rounds
+//! (its piece cache warm, as the engine's is). The order rotates every round; each figure is the
 //! median of the rounds, with the range. Not a test: nothing here asserts a time.
 //!
 //! `cargo bench -p condense-cli --bench tokens` (`-- --rounds N` for more rounds, `-- --cold` for
@@ -79,7 +80,7 @@ fn main() {
         let slow = start.elapsed();
         assert_eq!(a, b);
         println!(
-            "| {} | {:.1} ms | {:.1} ms | {:.1}× |",
+            "| {} | {:.3} ms | {:.1} ms | {:.0}× |",
             encoding.name(),
             fast.as_secs_f64() * 1e3,
             slow.as_secs_f64() * 1e3,
@@ -101,49 +102,56 @@ fn main() {
 
     println!("\n## throughput (median of {rounds} rounds, range in brackets)\n");
     println!(
-        "| input | encoding | tokens | fast MB/s | tiktoken-rs MB/s | ratio | ratio of the best rounds |"
+        "| input | encoding | tokens | `count_in` MB/s | counter MB/s | tiktoken-rs MB/s | ratio `count_in` | ratio counter |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
     for (encoding, bpe) in &oracles {
         for input in &inputs {
-            let mut fast = Vec::new();
-            let mut slow = Vec::new();
-            let mut counts = (0, 0);
+            // `count_in`: no cache. The counter: a `TiktokenCounter` kept across the rounds, as
+            // the engine keeps one, so its piece cache is warm after the first.
+            let counter = TiktokenCounter::new(*encoding);
+            let run: [&dyn Fn() -> usize; 3] = [
+                &|| input.texts.iter().map(|t| count_in(*encoding, t)).sum::<usize>(),
+                &|| input.texts.iter().map(|t| counter.count_text(t)).sum::<usize>(),
+                &|| input.texts.iter().map(|t| bpe.encode_ordinary(t).len()).sum::<usize>(),
+            ];
+            let mut times: [Vec<Duration>; 3] = Default::default();
+            let mut counts = [0; 3];
             for round in 0..rounds {
-                let run_fast = || input.texts.iter().map(|t| count_in(*encoding, t)).sum::<usize>();
-                let run_slow = || input.texts.iter().map(|t| bpe.encode_ordinary(t).len()).sum::<usize>();
-                if round % 2 == 0 {
-                    let (d, n) = time(run_fast);
-                    fast.push(d);
-                    counts.0 = n;
-                    let (d, n) = time(run_slow);
-                    slow.push(d);
-                    counts.1 = n;
-                } else {
-                    let (d, n) = time(run_slow);
-                    slow.push(d);
-                    counts.1 = n;
-                    let (d, n) = time(run_fast);
-                    fast.push(d);
-                    counts.0 = n;
+                // The order rotates every round.
+                for k in 0..3 {
+                    let which = (k + round) % 3;
+                    let (d, n) = time(run[which]);
+                    times[which].push(d);
+                    counts[which] = n;
                 }
             }
-            assert_eq!(counts.0, counts.1, "{} {}: the counts differ", input.name, encoding.name());
-            let (f, s) = (stats(fast), stats(slow));
+            assert!(
+                counts[0] == counts[2] && counts[1] == counts[2],
+                "{} {}: the counts differ: {counts:?}",
+                input.name,
+                encoding.name()
+            );
+            let [plain, cached, slow] = times.map(stats);
             let bytes = input.bytes();
+            let rate = |s: &Stats| {
+                format!(
+                    "{:.1} [{:.1}–{:.1}]",
+                    mb_per_s(bytes, s.median),
+                    mb_per_s(bytes, s.max),
+                    mb_per_s(bytes, s.min)
+                )
+            };
             println!(
-                "| {} | {} | {} | {:.1} [{:.1}–{:.1}] | {:.1} [{:.1}–{:.1}] | **{:.1}×** | {:.1}× |",
+                "| {} | {} | {} | {} | {} | {} | **{:.1}×** | **{:.1}×** |",
                 input.name,
                 encoding.name(),
-                counts.0,
-                mb_per_s(bytes, f.median),
-                mb_per_s(bytes, f.max),
-                mb_per_s(bytes, f.min),
-                mb_per_s(bytes, s.median),
-                mb_per_s(bytes, s.max),
-                mb_per_s(bytes, s.min),
-                s.median.as_secs_f64() / f.median.as_secs_f64(),
-                s.min.as_secs_f64() / f.min.as_secs_f64()
+                counts[2],
+                rate(&plain),
+                rate(&cached),
+                rate(&slow),
+                slow.median.as_secs_f64() / plain.median.as_secs_f64(),
+                slow.median.as_secs_f64() / cached.median.as_secs_f64(),
             );
         }
     }

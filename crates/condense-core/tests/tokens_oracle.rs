@@ -7,7 +7,8 @@ mod token_tables;
 
 use std::sync::OnceLock;
 
-use condense_core::tokens::{Encoding, char_flags, count_in, split_pieces};
+use condense_core::TiktokenCounter;
+use condense_core::tokens::{Encoding, TokenCounter, char_flags, count_in, split_pieces};
 use proptest::prelude::*;
 use tiktoken_rs::CoreBPE;
 
@@ -40,13 +41,26 @@ fn pattern(encoding: Encoding) -> &'static fancy_regex::Regex {
     }
 }
 
+/// One counter per encoding for the whole test run, so its piece cache holds the pieces of every
+/// text checked before (by any test thread): a count answered from the cache is checked too.
+fn shared_counter(encoding: Encoding) -> &'static TiktokenCounter {
+    static O200K: OnceLock<TiktokenCounter> = OnceLock::new();
+    static CL100K: OnceLock<TiktokenCounter> = OnceLock::new();
+    match encoding {
+        Encoding::O200kBase => O200K.get_or_init(|| TiktokenCounter::new(Encoding::O200kBase)),
+        Encoding::Cl100kBase => CL100K.get_or_init(|| TiktokenCounter::new(Encoding::Cl100kBase)),
+    }
+}
+
 fn oracle_pieces(encoding: Encoding, text: &str) -> Vec<&str> {
     pattern(encoding).find_iter(text).map(|m| m.unwrap().as_str()).collect()
 }
 
 const BOTH: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
 
-/// Same pieces as the regex, same count as tiktoken-rs, in both encodings.
+/// Same pieces as the regex, same count as tiktoken-rs, in both encodings: uncached
+/// (`count_in`), through a counter whose piece cache is warm with earlier texts, and through a
+/// fresh counter, first with its cache cold, then again with it filled by this text.
 fn check(text: &str) -> Result<(), TestCaseError> {
     for encoding in BOTH {
         prop_assert_eq!(
@@ -58,6 +72,23 @@ fn check(text: &str) -> Result<(), TestCaseError> {
         );
         let expected = oracle(encoding).encode_ordinary(text).len();
         prop_assert_eq!(count_in(encoding, text), expected, "{:?} count of {:?}", encoding, text);
+        let shared = shared_counter(encoding).count_text(text);
+        prop_assert_eq!(shared, expected, "{:?} count of {:?} (warm piece cache)", encoding, text);
+        let fresh = TiktokenCounter::new(encoding);
+        prop_assert_eq!(
+            fresh.count_text(text),
+            expected,
+            "{:?} count of {:?} (cold piece cache)",
+            encoding,
+            text
+        );
+        prop_assert_eq!(
+            fresh.count_text(text),
+            expected,
+            "{:?} count of {:?} (its own pieces cached)",
+            encoding,
+            text
+        );
     }
     Ok(())
 }

@@ -18,12 +18,13 @@ pub fn module(definitions: &BTreeMap<String, Value>, header: &str) -> Result<Str
     let order = dependency_order(definitions)?;
     let mut out = String::new();
     out.push_str(header);
-    out.push_str("\nimport { z } from \"./zod\";\n");
+    out.push_str("\nimport * as z from \"./zod\";\n");
     for name in order {
         let schema = &definitions[&name];
         out.push('\n');
         doc(&mut out, schema, "");
-        let _ = writeln!(out, "export const {name} = {};", expr(schema, ""));
+        // Built on first use (`z.deferred`), not when the module loads.
+        let _ = writeln!(out, "export const {name} = z.deferred(() => {});", expr(schema, ""));
         let _ = writeln!(out, "export type {name} = z.output<typeof {name}>;");
         let _ = writeln!(out, "export type {name}Input = z.input<typeof {name}>;");
     }
@@ -330,7 +331,7 @@ mod tests {
             ),
         ]);
         let ts = module(&d, "// header\n").unwrap();
-        assert!(ts.contains("export const Kind = z.enum([\"a\", \"b\"]);"), "{ts}");
+        assert!(ts.contains("export const Kind = z.deferred(() => z.enum([\"a\", \"b\"]));"), "{ts}");
         assert!(
             ts.find("export const Kind").unwrap() < ts.find("export const Msg").unwrap(),
             "dependencies first"

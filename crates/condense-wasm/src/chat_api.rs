@@ -203,7 +203,7 @@ async fn preview_chat(
     let llm = inner.client(call.llm)?;
     let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
     let abort = inner.begin(Some(&task.id));
-    let manager = inner.manager.borrow();
+    let manager = inner.manager();
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
     let services = Services::new(counter.as_ref(), inner.host.as_ref())
         .with_abort(&abort)
@@ -279,7 +279,7 @@ async fn chat(
     let llm = inner.client(call.llm)?;
     let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
     let abort = inner.begin(Some(&task.id));
-    let manager = inner.manager.borrow();
+    let manager = inner.manager();
     let turn = Turn {
         llm: llm.as_ref(),
         condensing_llm: condensing.as_deref(),

@@ -16,17 +16,23 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::chat_api::call_back;
-use crate::convert::{core_error, error, from_js, json_text, to_js};
+use crate::convert::{core_error, error, from_js, json_string, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::host::JsHost;
+use crate::text::with_text;
 
-/// A conversation given as text or as an object, in any supported format.
+/// A conversation given as text or as an object (as its `JSON.stringify` text), in any supported
+/// format. The text is read into the shared buffer of `text.rs`, not a fresh copy.
 pub(crate) fn conversation(value: &JsValue) -> Result<Conversation, JsValue> {
-    let text = match value.as_string() {
-        Some(text) => text,
-        None => json_text(value, "the conversation")?,
+    let json;
+    let text = if value.is_string() {
+        value
+    } else {
+        json = JsValue::from(json_string(value, "the conversation")?);
+        &json
     };
-    parse_conversation(&text)
+    with_text(text, parse_conversation)
+        .ok_or_else(|| error(ErrorKind::Internal, "the conversation's text could not be read"))?
         .map(|p| p.conversation)
         .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
 }
@@ -67,10 +73,17 @@ impl CondenseEngine {
     }
 
     /// Tokens of a plain text for a model (default `gpt-4o`): exactly tiktoken's
-    /// `encode_ordinary(text).length` in the model's encoding, no framing added.
+    /// `encode_ordinary(text).length` in the model's encoding, no framing added. The text is
+    /// written into a buffer kept for the purpose (see `text.rs`), not into a fresh allocation.
     #[wasm_bindgen(js_name = countText)]
-    pub fn count_text(&self, text: &str, model: Option<String>) -> usize {
-        self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL)).count_text(text)
+    pub fn count_text(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        model: Option<String>,
+    ) -> Result<usize, JsValue> {
+        let counter = self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
+        with_text(&text, |text| counter.count_text(text))
+            .ok_or_else(|| error(ErrorKind::InvalidInput, "the text is not a string"))
     }
 
     /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new
@@ -164,7 +177,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }
-    let manager = inner.manager.borrow();
+    let manager = inner.manager();
     let outcome = manager.condense(&conversation, provider.as_deref(), options, services).await;
     drop(manager);
     inner.end(&abort);
@@ -189,7 +202,7 @@ async fn preview(
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }
-    let manager = inner.manager.borrow();
+    let manager = inner.manager();
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
     let mut estimated = |estimate: &PreviewEstimate| call_back(on_estimate.as_ref(), estimate);
     let outcome: PreviewOutcome = preview_conversation(

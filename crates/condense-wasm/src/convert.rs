@@ -17,13 +17,18 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
 /// JS → JSON text, through `JSON.stringify`, so that every input is read by the same serde_json
 /// code as the CLI's files (with the same error paths).
 pub(crate) fn json_text(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    json_string(value, what).map(String::from)
+}
+
+/// `JSON.stringify(value)`, still a JS string (see [`json_text`]).
+pub(crate) fn json_string(value: &JsValue, what: &str) -> Result<js_sys::JsString, JsValue> {
     if value.is_undefined() {
         return Err(error(ErrorKind::InvalidInput, &format!("{what} is missing")));
     }
     let text = js_sys::JSON::stringify(value).map_err(|_| {
         error(ErrorKind::InvalidInput, &format!("{what} cannot be turned into JSON (a cycle, or a BigInt)"))
     })?;
-    Ok(String::from(text))
+    Ok(text)
 }
 
 /// JS → a core type, reporting the path of a bad field.

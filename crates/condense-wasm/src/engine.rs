@@ -1,7 +1,7 @@
 //! The engine: one registry of providers, one of CLI tools, one set of token counters and the work
 //! in flight, shared by the method groups of the other files through [`Inner`].
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, Ref, RefCell, RefMut};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -19,27 +19,52 @@ use crate::llm_api::llm_error;
 
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,
-    pub(crate) manager: RefCell<CondensationManager>,
-    /// The CLI tools `cli` profiles run: the shipped entries, then the host's sources.
-    pub(crate) tools: RefCell<ToolRegistry>,
+    /// The providers and their settings, built on first use (`manager`, `manager_mut`): an engine
+    /// that only counts never builds them.
+    manager: RefCell<OnceCell<CondensationManager>>,
+    /// The CLI tools `cli` profiles run: the shipped entries, then the host's sources. Read on
+    /// first use (an empty cell: the shipped entries, not parsed yet), so an engine that never
+    /// runs a tool never parses their YAML.
+    tools: RefCell<OnceCell<ToolRegistry>>,
     /// The abort signals of work in flight, each with its scope (a chat's id), fired by `cancel`.
     running: RefCell<Vec<(Option<String>, AbortSignal)>>,
     /// One counter per encoding, kept across calls: its per-message cache makes the check after
     /// a new message cost only that message.
     counters: RefCell<HashMap<Encoding, Rc<TiktokenCounter>>>,
+    /// The model of the last `counter` call and its counter: a host counting text after text
+    /// for one model resolves the model's name once.
+    last_counter: RefCell<Option<(String, Rc<TiktokenCounter>)>>,
     /// The chats and conversation files the host named by handle.
     pub(crate) held: RefCell<HeldTasks>,
 }
 
 impl Inner {
+    /// The tool registry, the shipped entries parsed on the first call.
+    pub(crate) fn tools(&self) -> Ref<'_, ToolRegistry> {
+        Ref::map(self.tools.borrow(), |tools| tools.get_or_init(ToolRegistry::shipped))
+    }
+
+    /// Replaces the tool registry; `None`: the shipped entries alone, parsed on first use.
+    pub(crate) fn set_tools(&self, registry: Option<ToolRegistry>) {
+        *self.tools.borrow_mut() = registry.map_or_else(OnceCell::new, OnceCell::from);
+    }
+
+    /// The engine's counter for a model's encoding.
     pub(crate) fn counter(&self, model: &str) -> Rc<TiktokenCounter> {
+        if let Some((last, counter)) = &*self.last_counter.borrow()
+            && last == model
+        {
+            return Rc::clone(counter);
+        }
         let encoding = Encoding::for_model(model);
-        Rc::clone(
+        let counter = Rc::clone(
             self.counters
                 .borrow_mut()
                 .entry(encoding)
                 .or_insert_with(|| Rc::new(TiktokenCounter::new(encoding))),
-        )
+        );
+        *self.last_counter.borrow_mut() = Some((model.to_owned(), Rc::clone(&counter)));
+        counter
     }
 
     /// The LLM of a target: an HTTP client for the API kinds, the tool's adapter for `cli`.
@@ -48,8 +73,8 @@ impl Inner {
             let runner = JsRunner::of(&self.host).ok_or_else(|| {
                 llm_error(&LlmError::new(ErrorKind::LlmConfig, "this host cannot run programs"))
             })?;
-            let llm = CliLlm::new(target.profile, &self.tools.borrow(), Rc::new(runner))
-                .map_err(|e| llm_error(&e))?;
+            let llm =
+                CliLlm::new(target.profile, &self.tools(), Rc::new(runner)).map_err(|e| llm_error(&e))?;
             return Ok(Box::new(llm));
         }
         let retry = RetryPolicy {
@@ -90,13 +115,23 @@ impl Inner {
         }
     }
 
-    pub(crate) fn manager_mut(&self) -> Result<std::cell::RefMut<'_, CondensationManager>, JsValue> {
-        self.manager.try_borrow_mut().map_err(|_| {
+    /// The manager, built now if this is its first use.
+    pub(crate) fn manager(&self) -> Ref<'_, CondensationManager> {
+        Ref::map(self.manager.borrow(), |m| m.get_or_init(CondensationManager::with_builtin_providers))
+    }
+
+    /// The manager to change; `busy` while a condensation holds it.
+    pub(crate) fn manager_mut(&self) -> Result<RefMut<'_, CondensationManager>, JsValue> {
+        let cell = self.manager.try_borrow_mut().map_err(|_| {
             error(
                 ErrorKind::Busy,
                 "a condensation is running: change the provider settings when it has ended",
             )
-        })
+        })?;
+        Ok(RefMut::map(cell, |m| {
+            m.get_or_init(CondensationManager::with_builtin_providers);
+            m.get_mut().expect("initialised just above")
+        }))
     }
 }
 
@@ -118,10 +153,11 @@ impl CondenseEngine {
         Ok(CondenseEngine {
             inner: Rc::new(Inner {
                 host,
-                manager: RefCell::new(CondensationManager::with_builtin_providers()),
-                tools: RefCell::new(ToolRegistry::shipped()),
+                manager: RefCell::new(OnceCell::new()),
+                tools: RefCell::new(OnceCell::new()),
                 running: RefCell::new(Vec::new()),
                 counters: RefCell::new(HashMap::new()),
+                last_counter: RefCell::new(None),
                 held: RefCell::new(HeldTasks::default()),
             }),
         })

@@ -187,7 +187,7 @@ async fn condense_held(
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }
-    let manager = inner.manager.borrow();
+    let manager = inner.manager();
     let outcome = manager.condense(conversation, provider.as_deref(), options, services).await;
     drop(manager);
     inner.end(&abort);

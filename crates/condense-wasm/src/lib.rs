@@ -21,6 +21,7 @@ mod held_api;
 mod host;
 mod llm_api;
 mod settings_api;
+mod text;
 mod tools_api;
 mod types;
 

@@ -14,13 +14,13 @@ impl CondenseEngine {
     /// The providers, highest priority first.
     #[wasm_bindgen(js_name = listProviders, unchecked_return_type = "ProviderInfo[]")]
     pub fn list_providers(&self, enabled_only: Option<bool>) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.manager.borrow().list_providers(enabled_only.unwrap_or(false)))
+        to_js(&self.inner.manager().list_providers(enabled_only.unwrap_or(false)))
     }
 
     /// A provider's `{enabled, priority, config}`.
     #[wasm_bindgen(js_name = providerConfig, unchecked_return_type = "ProviderConfig")]
     pub fn provider_config(&self, id: &str) -> Result<JsValue, JsValue> {
-        let manager = self.inner.manager.borrow();
+        let manager = self.inner.manager();
         let config = manager.registry().get_config(id).ok_or_else(|| {
             core_error(&CondenseError::ProviderNotFound {
                 id: id.to_owned(),
@@ -44,7 +44,7 @@ impl CondenseEngine {
     /// The provider used when a call names none.
     #[wasm_bindgen(getter, js_name = defaultProvider)]
     pub fn default_provider(&self) -> String {
-        self.inner.manager.borrow().default_provider().to_owned()
+        self.inner.manager().default_provider().to_owned()
     }
 
     /// Sets the default provider; it must be registered.
@@ -57,7 +57,7 @@ impl CondenseEngine {
     /// configuration and the schema of its configuration form.
     #[wasm_bindgen(js_name = providerEntries, unchecked_return_type = "ProviderEntry[]")]
     pub fn provider_entries(&self) -> Result<JsValue, JsValue> {
-        to_js(&provider_entries(&self.inner.manager.borrow()))
+        to_js(&provider_entries(&self.inner.manager()))
     }
 
     /// The core's limits and defaults (threshold range, default threshold, minimum gain and
@@ -76,7 +76,7 @@ impl CondenseEngine {
         #[wasm_bindgen(unchecked_param_type = "SettingChangeInput")] change: JsValue,
     ) -> Result<JsValue, JsValue> {
         let change: SettingChange = from_js(&change, "the setting")?;
-        Ok(match check_setting(&self.inner.manager.borrow(), &change) {
+        Ok(match check_setting(&self.inner.manager(), &change) {
             Ok(()) => JsValue::UNDEFINED,
             Err(message) => message.into(),
         })

@@ -1,7 +1,7 @@
 //! `CondenseEngine`'s CLI tools: the registry `cli` profiles run (the shipped entries, then the
 //! host's YAML sources) and each tool's status, its program located through the host.
 
-use condense_core::tools::{GenericAdapter, Located, ToolRegistry, ToolSource};
+use condense_core::tools::{GenericAdapter, Located, ToolConfigError, ToolRegistry, ToolSource};
 use condense_protocol::calls::ToolStatus;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -21,11 +21,16 @@ impl CondenseEngine {
         #[wasm_bindgen(unchecked_param_type = "ToolSource[]")] sources: JsValue,
     ) -> Result<JsValue, JsValue> {
         let sources: Vec<ToolSource> = from_js(&sources, "the tool sources")?;
+        if sources.is_empty() {
+            // The shipped entries alone: parsed when a tool is first needed.
+            self.inner.set_tools(None);
+            return to_js(&Vec::<ToolConfigError>::new());
+        }
         let (registry, errors) = ToolRegistry::load(&sources);
         for e in &errors {
             self.inner.host.log("warn", &format!("tool file left out: {e}"));
         }
-        *self.inner.tools.borrow_mut() = registry;
+        self.inner.set_tools(Some(registry));
         to_js(&errors)
     }
 
@@ -33,7 +38,7 @@ impl CondenseEngine {
     /// nothing is found on a host that cannot run programs).
     #[wasm_bindgen(unchecked_return_type = "ToolStatus[]")]
     pub fn tools(&self) -> Result<JsValue, JsValue> {
-        let registry = self.inner.tools.borrow();
+        let registry = self.inner.tools();
         let runner = JsRunner::of(&self.inner.host);
         let statuses: Vec<ToolStatus> = registry
             .entries()

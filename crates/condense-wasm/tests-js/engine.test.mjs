@@ -105,6 +105,32 @@ test("counts a text in the model's encoding, as tiktoken does", () => {
   assert.equal(engine.countText(""), 0);
 });
 
+test("counts texts of any length and content the same way as a conversation's text", () => {
+  const { engine } = makeEngine();
+  // The conversation path reads its text through JSON; countText writes it into the engine's own
+  // buffer: both must give tiktoken's count, so they agree.
+  const framing = engine.countTokens({ messages: [{ id: "x", role: "user", content: [{ type: "text", text: "" }] }] }).total_tokens;
+  const viaConversation = (text) =>
+    engine.countTokens({ messages: [{ id: "x", role: "user", content: [{ type: "text", text }] }] }, "gpt-4o").total_tokens - framing;
+  const line = "Ünïcödé façade — naïve café 🦀 中文测试 don't `code` 12345\n";
+  const texts = [
+    "short",
+    line,
+    // Past the first 64 KiB of buffer, ASCII and multi-byte, and a four-byte character at the edge.
+    "word ".repeat(14_000),
+    line.repeat(2_000),
+    "x y".repeat(21_844) + "z🦀🦀",
+    "short again, after the buffer grew",
+  ];
+  for (const text of texts) assert.equal(engine.countText(text, "gpt-4o"), viaConversation(text), text.slice(0, 40));
+  // A lone surrogate (which JSON cannot carry) is read as U+FFFD.
+  assert.equal(engine.countText("broken \ud800 surrogate", "gpt-4o"), viaConversation("broken \ufffd surrogate"));
+  // The wasm memory grows (a large conversation), so the buffer's view must be made again.
+  engine.countTokens({ messages: [{ id: "y", role: "user", content: [{ type: "text", text: line.repeat(100_000) }] }] });
+  assert.equal(engine.countText(line, "gpt-4o"), viaConversation(line));
+  assert.throws(() => engine.countText(42, "gpt-4o"), (e) => e.kind === "invalid_input");
+});
+
 test("condenses losslessly as the CLI does, and undo brings every message back", async () => {
   const { engine, logs } = makeEngine();
   const result = await engine.condense(session, {});

@@ -49,6 +49,9 @@ describe("Context Condenser in VS Code", () => {
     assert.deepEqual(api.countTokens(expect.conversation, "gpt-4o"), expect.count);
     // A bare list of messages is a conversation without a system prompt.
     assert.deepEqual(api.countTokens(expect.conversation.messages, "gpt-4o"), expect.countWithoutSystem);
+    // A plain text, no framing: tiktoken's count in the model's encoding.
+    assert.equal(api.countText("Ünïcödé façade — naïve café", "gpt-4o"), 10);
+    assert.equal(api.countText("Ünïcödé façade — naïve café", "gpt-4"), 13);
   });
 
   it("condenses losslessly: fewer tokens, nothing lost", async () => {

@@ -62,6 +62,12 @@ pub struct Parsed {
 /// Reads a conversation in any supported format: one JSON document, or JSON lines (a Claude
 /// Code session, a Codex rollout).
 pub fn parse_conversation(text: &str) -> Result<Parsed, ParseError> {
+    // This project's own documents, in one pass; anything else (or anything wrong) the general way.
+    if let Some(conversation) = native::from_tagged_text(text)
+        && check_ids(&conversation).is_ok()
+    {
+        return Ok(Parsed { conversation, format: SourceFormat::Native });
+    }
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(e) => match json_lines(text) {

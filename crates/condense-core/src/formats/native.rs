@@ -1,16 +1,40 @@
 //! This project's own format ([`FORMAT_TAG`](crate::model::FORMAT_TAG)): the conversation as the
 //! model serializes it, read with the path of any error; and the `CondensationResult` documents
-//! `condense run` writes, whose messages and system prompt are read back as a conversation.
+//! `condense run` writes, whose messages and system prompt are read back as a conversation. A text
+//! that names the format is read in one pass ([`from_tagged_text`]).
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::typed;
 use crate::error::ParseError;
-use crate::model::{Conversation, Message};
+use crate::model::{Conversation, FORMAT_TAG, Message};
 
 /// Reads a document in the project's format.
 pub(super) fn from_native(value: Value) -> Result<Conversation, ParseError> {
     typed(value, "")
+}
+
+/// [`Conversation`]'s fields with the `format` tag required: what [`from_tagged_text`] reads.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tagged {
+    format: String,
+    #[serde(default)]
+    system: Option<String>,
+    #[serde(default)]
+    tools: Vec<Value>,
+    messages: Vec<Message>,
+}
+
+/// A text in the project's format that says so (its `format` is the tag, or empty as old chats
+/// wrote it), read straight into the types in one pass, without the `Value` tree the other
+/// formats are detected on: the engine's own conversations take this path. `None` for any other
+/// text, even a malformed one, which the general path then reads and reports; a field this does
+/// not know sends the text there too, so it only ever gives what `from_native` would.
+pub(super) fn from_tagged_text(text: &str) -> Option<Conversation> {
+    let Tagged { format, system, tools, messages } = serde_json::from_str(text).ok()?;
+    matches!(format.as_str(), FORMAT_TAG | "").then_some(Conversation { format, system, tools, messages })
 }
 
 /// Reads the conversation of a `CondensationResult`: its messages and its system prompt.
@@ -33,8 +57,49 @@ fn into_object(value: Value) -> Result<Map<String, Value>, ParseError> {
 mod tests {
     use serde_json::{Value, json};
 
+    use super::{from_native, from_tagged_text};
     use crate::formats::parse_conversation;
     use crate::model::FORMAT_TAG;
+
+    /// The one-pass read gives exactly what the general read gives, or leaves the text to it.
+    #[test]
+    fn the_tagged_text_path_agrees_with_the_general_one() {
+        let tagged = [
+            include_str!("../../../../tests/fixtures/small-session.json").to_owned(),
+            include_str!("../../../../tests/fixtures/unknown-block.json").to_owned(),
+            json!({"format": "", "messages": [{"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+                .to_string(),
+            json!({"format": FORMAT_TAG, "system": "Be brief.", "tools": [{"name": "grep", "x": [1, 2.5, null]}],
+                "messages": [
+                    {"id": "a", "ts": 5, "role": "user", "pinned": true, "content": [
+                        {"type": "text", "text": "<environment_details>x</environment_details>", "client": "environment_details"}]},
+                    {"id": "b", "role": "assistant", "content": [
+                        {"type": "thinking", "thinking": "…", "signature": "s"},
+                        {"type": "tool_use", "id": "t1", "name": "grep", "input": {"z": 1, "a": {"b": [true, "é"]}}}]},
+                    {"id": "c", "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "1 match", "is_error": false}]},
+                ]})
+            .to_string(),
+        ];
+        for text in &tagged {
+            let general = from_native(serde_json::from_str(text).unwrap()).unwrap();
+            assert_eq!(from_tagged_text(text).as_ref(), Some(&general), "{text}");
+            assert_eq!(parse_conversation(text).unwrap().conversation, general);
+        }
+        // Not for this path: no tag, another tag, another format, a duplicate key (the general
+        // read keeps the last), a malformed block.
+        let other = [
+            json!({"messages": [{"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+                .to_string(),
+            json!({"format": "other@1", "messages": []}).to_string(),
+            include_str!("../../../../tests/fixtures/openai-chat.json").to_owned(),
+            format!(r#"{{"format": "{FORMAT_TAG}", "system": "a", "system": "b", "messages": []}}"#),
+            include_str!("../../../../tests/fixtures/malformed-block.json").to_owned(),
+        ];
+        for text in &other {
+            assert_eq!(from_tagged_text(text), None, "{text}");
+        }
+        assert_eq!(parse_conversation(&other[3]).unwrap().conversation.system.as_deref(), Some("b"));
+    }
 
     #[test]
     fn unknown_blocks_are_kept_and_malformed_ones_located() {

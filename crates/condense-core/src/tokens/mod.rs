@@ -13,7 +13,9 @@
 //! oracle): [`split`] cuts the text as each encoding's regex does, written out by hand;
 //! [`bpe`] counts each piece (one lookup for a piece that is a token, else the merge loop). The
 //! vocabularies are tiktoken-rs's, in a compact form generated into `vocab/` by
-//! `examples/token_tables.rs`; each is read on its first use, and only the encodings used are.
+//! `examples/token_tables.rs`; the build script lays each out as a hash table ([`layout`]) that is
+//! read in place, so the first count of an encoding parses and builds nothing. A counter keeps the
+//! counts of recent pieces by their bytes (`bpe::PieceCache`): a text's words repeat.
 //!
 //! Images count [`IMAGE_TOKENS`] each: Anthropic's documented cost of an image at the largest size
 //! it accepts without resizing (about 1.15 megapixels, `width × height / 750`), so the estimate
@@ -25,6 +27,7 @@
 //! definitions' JSON ([`tool_definition_tokens`]).
 
 mod bpe;
+mod layout;
 mod split;
 mod unicode;
 #[rustfmt::skip]
@@ -37,7 +40,7 @@ use std::sync::{Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{ContentBlock, Message, ToolResultPart};
-use bpe::Vocab;
+use bpe::{PieceCache, Vocab};
 
 /// Tokens counted for one image.
 pub const IMAGE_TOKENS: usize = 1_600;
@@ -118,15 +121,19 @@ impl TokenReport {
         counter: &dyn TokenCounter,
     ) -> TokenReport {
         let view = conversation.api_view();
+        // Each message counted once: the total is the request without messages (the system
+        // prompt and the reply priming) plus the messages' counts.
+        let messages: Vec<MessageTokens> = view
+            .iter()
+            .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
+            .collect();
         TokenReport {
             model: model.to_owned(),
             encoding: counter.encoding().name().to_owned(),
-            total_tokens: counter.count_request(conversation.system.as_deref(), &view)
+            total_tokens: counter.count_request(conversation.system.as_deref(), &[])
+                + messages.iter().map(|m| m.tokens).sum::<usize>()
                 + tool_definition_tokens(counter, &conversation.tools),
-            messages: view
-                .iter()
-                .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
-                .collect(),
+            messages,
         }
     }
 }
@@ -158,14 +165,16 @@ pub trait TokenCounter {
     }
 }
 
-/// The tiktoken counter: the vocabulary loads on first use, never at construction; message
-/// counts are cached by a hash of what the count reads (see [`message_key`]).
+/// The tiktoken counter: the vocabulary opens on first use, never at construction; message
+/// counts are cached by a hash of what the count reads (see [`message_key`]), and the counts of
+/// recent pieces (words, mostly) by their bytes, so a text's repeated words are looked up once.
 pub struct TiktokenCounter {
     encoding: Encoding,
     bpe: OnceLock<&'static Vocab>,
     cache: Mutex<HashMap<u64, usize>>,
     /// Counts of texts by a hash of the text (see [`TokenCounter::count_text_cached`]).
     texts: Mutex<HashMap<u64, usize>>,
+    pieces: Mutex<PieceCache>,
     encoded_messages: std::sync::atomic::AtomicUsize,
 }
 
@@ -186,6 +195,7 @@ impl TiktokenCounter {
             bpe: OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
             texts: Mutex::new(HashMap::new()),
+            pieces: Mutex::new(PieceCache::default()),
             encoded_messages: std::sync::atomic::AtomicUsize::new(0),
         }
     }
@@ -240,8 +250,12 @@ fn shared_vocab(encoding: Encoding) -> &'static Vocab {
     static O200K: OnceLock<Vocab> = OnceLock::new();
     static CL100K: OnceLock<Vocab> = OnceLock::new();
     match encoding {
-        Encoding::O200kBase => O200K.get_or_init(|| Vocab::load(include_bytes!("vocab/o200k_base.bin"))),
-        Encoding::Cl100kBase => CL100K.get_or_init(|| Vocab::load(include_bytes!("vocab/cl100k_base.bin"))),
+        Encoding::O200kBase => {
+            O200K.get_or_init(|| Vocab::open(include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.table"))))
+        }
+        Encoding::Cl100kBase => {
+            CL100K.get_or_init(|| Vocab::open(include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.table"))))
+        }
     }
 }
 
@@ -255,6 +269,16 @@ fn count_with(vocab: &Vocab, encoding: Encoding, text: &str) -> usize {
     match encoding {
         Encoding::O200kBase => split::o200k(text, |piece| n += vocab.count(piece.as_bytes())),
         Encoding::Cl100kBase => split::cl100k(text, |piece| n += vocab.count(piece.as_bytes())),
+    }
+    n
+}
+
+/// [`count_with`], each piece looked up in `cache` first.
+fn count_cached(vocab: &Vocab, encoding: Encoding, text: &str, cache: &mut PieceCache) -> usize {
+    let mut n = 0;
+    match encoding {
+        Encoding::O200kBase => split::o200k(text, |p| n += vocab.count_cached(p.as_bytes(), cache)),
+        Encoding::Cl100kBase => split::cl100k(text, |p| n += vocab.count_cached(p.as_bytes(), cache)),
     }
     n
 }
@@ -385,7 +409,12 @@ impl TokenCounter for TiktokenCounter {
         if text.is_empty() {
             return 0;
         }
-        count_with(self.bpe(), self.encoding, text)
+        match self.pieces.lock() {
+            Ok(mut cache) => count_cached(self.bpe(), self.encoding, text, &mut cache),
+            // A panic while the cache was held (none is expected) leaves an entry half written:
+            // count without it.
+            Err(_) => count_with(self.bpe(), self.encoding, text),
+        }
     }
 
     fn count_message(&self, message: &Message) -> usize {
@@ -514,6 +543,29 @@ mod tests {
         }
         assert_eq!(c.texts.lock().unwrap().len(), TEXTS.len(), "each text counted once");
         assert_eq!(c.count_text_cached(""), 0);
+    }
+
+    #[test]
+    fn a_report_totals_the_request_and_lists_each_visible_message() {
+        let c = TiktokenCounter::new(Encoding::O200kBase);
+        let mut conversation = crate::model::Conversation::new(vec![
+            Message::new("a", Role::User, vec![ContentBlock::text("How do I split a string in Rust?")]),
+            Message::new("b", Role::Assistant, vec![ContentBlock::text("Use `str::split`.")]),
+        ]);
+        conversation.system = Some("You are terse.".into());
+        conversation.tools = vec![serde_json::json!({"name": "grep", "input_schema": {"type": "object"}})];
+        let report = TokenReport::counted(&conversation, "gpt-4o", &c);
+        let view = conversation.api_view();
+        let fresh = TiktokenCounter::new(Encoding::O200kBase);
+        assert_eq!(
+            report.total_tokens,
+            fresh.count_request(Some("You are terse."), &view)
+                + tool_definition_tokens(&fresh, &conversation.tools)
+        );
+        let ids: Vec<&str> = report.messages.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(report.messages[1].tokens, fresh.count_message(view[1]));
+        assert_eq!(c.encoded_messages(), 2, "each message counted once");
     }
 
     #[test]

@@ -44,6 +44,30 @@ pub(super) fn ascii(b: u8) -> u8 {
     ASCII[usize::from(b & 0x7f)]
 }
 
+/// Code points per block of [`BLOCK_RUNS`].
+const BLOCK_BITS: u32 = 8;
+/// Blocks of 256 code points, up to U+10FFFF.
+const BLOCKS: usize = 0x11_0000 >> BLOCK_BITS;
+
+/// For each block of 256 code points, the index of the run its first code point is in: a
+/// character's run is searched for only among its block's runs (one to a few), not among all
+/// 3,000. Computed at compile time from the generated table.
+static BLOCK_RUNS: [u16; BLOCKS + 1] = {
+    let starts = &unicode_table::STARTS;
+    let mut out = [0u16; BLOCKS + 1];
+    let mut run = 0;
+    let mut block = 0;
+    while block <= BLOCKS {
+        let first = (block as u32) << BLOCK_BITS;
+        while run + 1 < starts.len() && starts[run + 1] <= first {
+            run += 1;
+        }
+        out[block] = run as u16;
+        block += 1;
+    }
+    out
+};
+
 /// The flags of any character.
 #[inline]
 pub(super) fn flags(c: char) -> u8 {
@@ -51,9 +75,12 @@ pub(super) fn flags(c: char) -> u8 {
     if cp < 0x80 {
         return ascii(cp as u8);
     }
-    let i = unicode_table::STARTS.partition_point(|&s| s <= cp);
-    // STARTS[0] is 0x80, so i >= 1 here.
-    unicode_table::FLAGS[i - 1]
+    let block = (cp >> BLOCK_BITS) as usize;
+    // The runs that can hold `cp`: from its block's first code point's run to the next block's.
+    let (lo, hi) = (usize::from(BLOCK_RUNS[block]), usize::from(BLOCK_RUNS[block + 1]) + 1);
+    let runs = &unicode_table::STARTS[lo..hi];
+    // STARTS[lo] <= cp (STARTS[0] is 0x80), so the point is at least 1.
+    unicode_table::FLAGS[lo + runs.partition_point(|&s| s <= cp) - 1]
 }
 
 /// The flags of the character that starts at byte `at` of `text`, and its length in bytes.
