@@ -485,6 +485,15 @@ fn same_text(a: &str, b: &str) -> bool {
         && rest_a == rest_b
 }
 
+/// The position of `message` in `messages` when it is one of them (the same element, found by its
+/// address, not an equal copy): counters that know a list's counts by position answer the
+/// references the API view and the checks hand out into that list.
+pub fn position_in(messages: &[Message], message: &Message) -> Option<usize> {
+    let size = std::mem::size_of::<Message>();
+    let offset = (std::ptr::from_ref(message) as usize).checked_sub(messages.as_ptr() as usize)?;
+    (offset % size == 0 && offset / size < messages.len()).then_some(offset / size)
+}
+
 /// The API view of a message list: the messages no condensation hid, in order.
 pub fn api_view(messages: &[Message]) -> Vec<&Message> {
     messages.iter().filter(|m| m.is_visible()).collect()
@@ -646,6 +655,20 @@ pub fn check_tool_pairs(messages: &[&Message]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_is_found_by_its_place_never_by_an_equal_copy() {
+        let messages: Vec<Message> = (0..4)
+            .map(|i| Message::new(format!("m{i}"), Role::User, vec![ContentBlock::text("same")]))
+            .collect();
+        for (i, m) in messages.iter().enumerate() {
+            assert_eq!(position_in(&messages, m), Some(i));
+        }
+        assert_eq!(position_in(&messages[1..], &messages[3]), Some(2));
+        assert_eq!(position_in(&messages[..2], &messages[3]), None, "past the end");
+        assert_eq!(position_in(&messages[1..], &messages[0]), None, "before the start");
+        assert_eq!(position_in(&messages, &messages[2].clone()), None, "an equal copy is not the message");
+    }
 
     fn msg(id: &str, role: Role, text: &str) -> Message {
         Message::new(id, role, vec![ContentBlock::text(text)])

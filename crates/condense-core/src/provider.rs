@@ -566,11 +566,9 @@ impl TokenCounter for RunCounter<'_> {
 
     fn count_message(&self, message: &Message) -> usize {
         let messages = self.input.messages;
-        let size = std::mem::size_of::<Message>();
-        let offset = (std::ptr::from_ref(message) as usize).checked_sub(messages.as_ptr() as usize);
-        match offset.filter(|o| o % size == 0).map(|o| o / size) {
+        match crate::model::position_in(messages, message) {
             // A hidden input message was not counted at the start.
-            Some(i) if i < messages.len() && messages[i].is_visible() => self.input.counts[i],
+            Some(i) if messages[i].is_visible() => self.input.counts[i],
             _ => self.inner.count_message(message),
         }
     }

@@ -183,12 +183,7 @@ impl HeldCounter<'_> {
     /// The position of `message` in the held task, found by its address: the API view and the
     /// agent's checks hand out references into the task's own list.
     fn position(&self, message: &Message) -> Option<usize> {
-        let messages = self.held.item.messages();
-        let size = std::mem::size_of::<Message>();
-        let base = messages.as_ptr() as usize;
-        let at = std::ptr::from_ref(message) as usize;
-        let offset = at.checked_sub(base)?;
-        (offset % size == 0 && offset / size < messages.len()).then_some(offset / size)
+        condense_core::model::position_in(self.held.item.messages(), message)
     }
 }
 
