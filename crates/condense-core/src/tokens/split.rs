@@ -244,11 +244,10 @@ fn cl100k_end(text: &str, i: usize) -> usize {
     whitespace_end(text, i)
 }
 
-/// o200k's first alternative after its optional prefix: `U*W+C?` at `p`.
+/// `U*`, greedy, at `p`: where the run ends, and the end of its last character that `W` also
+/// matches (where `W+` can start when the engine backtracks into the run).
 #[inline]
-fn o200k_lower_word(text: &str, p: usize) -> Option<usize> {
-    // U* greedy, remembering the end of the last character that W also matches, where W+ can
-    // start when the engine backtracks into the run.
+fn upper_run(text: &str, p: usize) -> (usize, Option<usize>) {
     let mut j = p;
     let mut last_lower_end = None;
     while j < text.len() {
@@ -261,6 +260,13 @@ fn o200k_lower_word(text: &str, p: usize) -> Option<usize> {
             last_lower_end = Some(j);
         }
     }
+    (j, last_lower_end)
+}
+
+/// o200k's first alternative after its optional prefix: `U*W+C?` at `p`.
+#[inline]
+fn o200k_lower_word(text: &str, p: usize) -> Option<usize> {
+    let (j, last_lower_end) = upper_run(text, p);
     let end =
         if j < text.len() && at(text, j).0 & LOWER != 0 { run(text, j, LOWER) } else { last_lower_end? };
     Some(end + apostrophe_contraction(text, end))
@@ -282,18 +288,7 @@ fn o200k_upper_word(text: &str, p: usize) -> Option<usize> {
 /// having passed none inside it, so the second is that same run of `U` and an empty `W*`.
 #[inline]
 fn o200k_word(text: &str, p: usize) -> Option<usize> {
-    let mut j = p;
-    let mut last_lower_end = None;
-    while j < text.len() {
-        let (f, n) = at(text, j);
-        if f & UPPER == 0 {
-            break;
-        }
-        j += n;
-        if f & LOWER != 0 {
-            last_lower_end = Some(j);
-        }
-    }
+    let (j, last_lower_end) = upper_run(text, p);
     let end = if j < text.len() && at(text, j).0 & LOWER != 0 {
         run(text, j, LOWER)
     } else if let Some(end) = last_lower_end {
