@@ -7,7 +7,7 @@ use super::policy::{CondenseReason, min_gain_tokens};
 use super::task::{ChatTask, CondensationRecord, ReportedUsage, title_of};
 use crate::error::{ErrorInfo, ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
-use crate::limits::{AutoCondense, OVERFLOW_MARGIN_PERCENT};
+use crate::limits::{AutoCondense, OVERFLOW_MARGIN_PERCENT, request_limit};
 use crate::llm::{LlmProvider, ModelUse, PromptBundle, collect};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Message, Role, last_condense_id};
@@ -277,7 +277,8 @@ impl DefaultAgent {
         // An automatic run lands where the next request fits: under the request limit when the
         // context is past it, and under what the model refused when it answered "too long" (its
         // tokenizer counts more than ours).
-        let limit = self.task.context_status(turn.llm.profile(), turn.auto, turn.tokens).limit;
+        let profile = turn.llm.profile();
+        let limit = request_limit(profile.context_window, profile.output_limit());
         let ceiling = match reason {
             CondenseReason::Overflow => Some(limit.min(before * (100 - OVERFLOW_MARGIN_PERCENT) / 100)),
             _ if automatic && before > limit => Some(limit),
