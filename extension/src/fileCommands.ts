@@ -199,7 +199,8 @@ export class FileCommands {
     }
     this.sessions.add(picked.toString());
     await vscode.window.showTextDocument(picked, { preview: false });
-    const tokens = this.holder.engine.countTokens(conversation, chatModel(this.holder)).total_tokens;
+    // Counted from the text already read: the parsed object would cross the boundary again.
+    const tokens = this.holder.engine.countTokens(text, chatModel(this.holder)).total_tokens;
     void vscode.window.showInformationMessage(
       `Context Condenser: ${name}: ${conversation.messages.length} messages, ${tokens.toLocaleString("en-US")} tokens. Condense writes a new file beside it; the original is never changed.`,
     );
