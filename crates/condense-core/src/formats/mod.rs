@@ -272,7 +272,11 @@ fn typed<T: DeserializeOwned>(value: Value, prefix: &str) -> Result<T, ParseErro
 
 /// Message ids must be unique: condensation metadata refers to them.
 fn check_ids(c: &Conversation) -> Result<(), ParseError> {
-    let mut seen = std::collections::HashSet::new();
+    // foldhash, not SipHash: this runs on every read of a conversation (each `countTokens`).
+    let mut seen = std::collections::HashSet::with_capacity_and_hasher(
+        c.messages.len(),
+        foldhash::fast::FixedState::default(),
+    );
     for (i, m) in c.messages.iter().enumerate() {
         if m.id.is_empty() {
             return Err(ParseError::at(format!("messages[{i}].id"), "empty message id"));
