@@ -311,6 +311,19 @@ pub fn char_flags(c: char) -> u8 {
 /// own hash rather than hashing it again.
 type KeyedCounts = HashMap<u64, usize, std::hash::BuildHasherDefault<PreHashed>>;
 
+/// Counts a cache holds at most: past this it starts again empty, so an engine that lives as long
+/// as a VS Code window (counting every version of a growing file) holds at most about 24 MB of
+/// counts per map. A conversation of a million messages still has every count cached.
+const MAX_CACHED_COUNTS: usize = 1 << 20;
+
+/// Caches a count, emptying a full cache first.
+fn remember(cache: &mut KeyedCounts, key: u64, count: usize) {
+    if cache.len() >= MAX_CACHED_COUNTS {
+        cache.clear();
+    }
+    cache.insert(key, count);
+}
+
 /// The hasher of [`KeyedCounts`]: the key, a well-mixed 64-bit hash, as is.
 #[derive(Default)]
 struct PreHashed(u64);
@@ -457,7 +470,7 @@ impl TokenCounter for TiktokenCounter {
         let n = self.count_blocks(message);
         self.encoded_messages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if let Ok(mut c) = self.cache.lock() {
-            c.insert(key, n);
+            remember(&mut c, key, n);
         }
         n
     }
@@ -471,7 +484,7 @@ impl TokenCounter for TiktokenCounter {
         }
         let n = self.count_text(text);
         if let Ok(mut c) = self.texts.lock() {
-            c.insert(key, n);
+            remember(&mut c, key, n);
         }
         n
     }
@@ -575,6 +588,20 @@ mod tests {
         }
         assert_eq!(c.texts.lock().unwrap().len(), TEXTS.len(), "each text counted once");
         assert_eq!(c.count_text_cached(""), 0);
+    }
+
+    /// A full cache starts again empty (the engine lives as long as a window); what it then
+    /// holds is still right.
+    #[test]
+    fn a_full_cache_starts_again() {
+        let mut cache = KeyedCounts::default();
+        for key in 0..MAX_CACHED_COUNTS as u64 {
+            remember(&mut cache, key, 1);
+        }
+        assert_eq!(cache.len(), MAX_CACHED_COUNTS);
+        remember(&mut cache, u64::MAX, 7);
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.get(&u64::MAX), Some(&7));
     }
 
     #[test]
