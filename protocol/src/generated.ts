@@ -731,7 +731,7 @@ export const Completion = z.deferred(() => z.object({
 export type Completion = z.output<typeof Completion>;
 export type CompletionInput = z.input<typeof Completion>;
 
-/** A condensation result that is also a conversation: the input's system prompt is put back. */
+/** A condensation result that is also a conversation: the input's system prompt and tool definitions are put back. */
 export const CondensationDocument = z.deferred(() => z.object({
   /** US dollars spent. */
   cost: z.number(),
@@ -747,6 +747,8 @@ export const CondensationDocument = z.deferred(() => z.object({
   summary: z.string().nullable().optional(),
   /** The conversation's system prompt. */
   system: z.string().nullable().optional(),
+  /** The conversation's tool definitions, as read (a request file's `tools`): no condensation changes them, and a file written from the result keeps them. */
+  tools: z.array(z.unknown()).optional(),
 }));
 export type CondensationDocument = z.output<typeof CondensationDocument>;
 export type CondensationDocumentInput = z.input<typeof CondensationDocument>;

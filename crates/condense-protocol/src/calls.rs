@@ -136,7 +136,8 @@ pub struct UndoResult {
     pub conversation: Conversation,
 }
 
-/// A condensation result that is also a conversation: the input's system prompt is put back.
+/// A condensation result that is also a conversation: the input's system prompt and tool
+/// definitions are put back.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CondensationDocument {
     /// The result.
@@ -145,6 +146,10 @@ pub struct CondensationDocument {
     /// The conversation's system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// The conversation's tool definitions, as read (a request file's `tools`): no condensation
+    /// changes them, and a file written from the result keeps them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<serde_json::Value>,
 }
 
 /// What a streamed or whole completion ends with.

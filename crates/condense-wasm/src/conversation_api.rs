@@ -183,7 +183,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     inner.end(&abort);
     let result = outcome.map_err(|e| core_error(&e))?;
     log_result(&inner.host, &result);
-    to_js(&CondensationDocument { result, system: conversation.system })
+    to_js(&CondensationDocument { result, system: conversation.system, tools: conversation.tools })
 }
 
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]

@@ -147,6 +147,31 @@ test("condenses losslessly as the CLI does, and undo brings every message back",
   assert.throws(() => engine.undoLast(session), (e) => e.kind === "nothing_to_undo");
 });
 
+test("a file's tool definitions come back with the result, as Apply Pasted Summary writes it", async () => {
+  const { engine } = makeEngine();
+  const request = JSON.parse(fixture("anthropic-messages.json"));
+  // Long enough to be worth a summary.
+  for (let i = 0; i < 6; i++) {
+    request.messages.push(
+      { role: "user", content: `Step ${i}: explain the parser's state machine once more, in detail. `.repeat(12) },
+      { role: "assistant", content: `The parser reads tokens and moves between states; step ${i}. `.repeat(12) },
+    );
+  }
+  request.tools = [
+    { name: "read_file", description: "Read a file", input_schema: { type: "object", properties: { path: { type: "string" } } } },
+    { name: "grep", input_schema: { type: "object" }, cache_control: { type: "ephemeral" } },
+  ];
+  const answer = "## Summary\nThe user asked about README.md and its licence.";
+  const result = await engine.condense(request, { provider: "manual", config: { answer }, model: "claude-sonnet-4-5" });
+  assert.equal(result.error, null);
+  assert.deepEqual(result.tools, request.tools);
+  assert.deepEqual(engine.parseConversation(result).tools, request.tools);
+  assert.equal(engine.parseConversation(result).system, request.system);
+  // A conversation without tools gives a result without the field.
+  const plain = await engine.condense(session, {});
+  assert.equal("tools" in plain, false);
+});
+
 test("bad input and bad calls are typed errors, never crashes", async () => {
   const { engine } = makeEngine();
   assert.throws(() => engine.countTokens(fixture("broken.json")), (e) => e.kind === "invalid_input");

@@ -43,7 +43,13 @@ pub(super) fn from_condensation_result(value: Value) -> Result<Conversation, Par
     let messages = obj.remove("messages").unwrap_or(Value::Null);
     let messages: Vec<Message> = typed(messages, "messages")?;
     let system = obj.get("system").and_then(Value::as_str).map(str::to_owned);
-    Ok(Conversation { system, ..Conversation::new(messages) })
+    // The tool definitions the result carries back (`CondensationDocument`), as read.
+    let tools = match obj.remove("tools") {
+        Some(Value::Array(tools)) => tools,
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => return Err(ParseError::at("tools", "expected a list of tool definitions")),
+    };
+    Ok(Conversation { system, tools, ..Conversation::new(messages) })
 }
 
 fn into_object(value: Value) -> Result<Map<String, Value>, ParseError> {
@@ -99,6 +105,22 @@ mod tests {
             assert_eq!(from_tagged_text(text), None, "{text}");
         }
         assert_eq!(parse_conversation(&other[3]).unwrap().conversation.system.as_deref(), Some("b"));
+    }
+
+    /// A condensation result read back as a conversation keeps the tool definitions it carries;
+    /// anything but a list there is an error, located.
+    #[test]
+    fn a_condensation_result_keeps_its_tool_definitions() {
+        let tools = json!([{"name": "grep", "input_schema": {"type": "object"}}]);
+        let result = |tools: Value| {
+            json!({"messages": [{"id": "a", "role": "user", "content": [{"type": "text", "text": "hi"}]}],
+                   "new_context_tokens": 9, "metrics": {}, "system": "s", "tools": tools})
+        };
+        let c = parse_conversation(&result(tools.clone()).to_string()).unwrap().conversation;
+        assert_eq!(Value::from(c.tools), tools);
+        assert_eq!(c.system.as_deref(), Some("s"));
+        let e = parse_conversation(&result(json!("grep")).to_string()).unwrap_err().to_string();
+        assert_eq!(e, "tools: expected a list of tool definitions");
     }
 
     #[test]
