@@ -33,6 +33,9 @@ if (!existsSync(path.join(inputs, "chat1m.json"))) {
 const { CondenseEngine } = require(path.join(root, "extension/wasm/condense_wasm.js"));
 const newEngine = () => new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => performance.now(), log: () => {} });
 const gpt = await import("gpt-tokenizer/encoding/o200k_base");
+// gpt-tokenizer's own count of a chat (`countTokens(messages)`, which needs a model): for (c)'s
+// like-for-like line, not the anchor.
+const gptChat = await import("gpt-tokenizer/model/gpt-4o");
 const { Tiktoken: JsTiktoken } = await import("js-tiktoken/lite");
 const o200kRanks = (await import("js-tiktoken/ranks/o200k_base")).default;
 const jsTiktoken = new JsTiktoken(o200kRanks);
@@ -210,11 +213,20 @@ const eachRound = (f) => Array.from({ length: rounds + 1 }, (_, r) => f(r));
   c["wasm package: countTokens (one message each), uncached"] = (r) => sum(shortVariants[r], (t) => engine.countTokens(oneMessage(t), "gpt-4o").total_tokens);
   c["wasm package: countTokens (one 10,000-message conversation), cached"] = () => engine.countTokens(shortsConversation, "gpt-4o").total_tokens;
   c["wasm package: countTokens (one 10,000-message conversation), uncached"] = (r) => engine.countTokens(shortConversationVariants[r], "gpt-4o").total_tokens;
+  const chatOf = (t) => [{ role: "user", content: t }];
+  c["gpt-tokenizer: its chat count (one message each), uncached"] = (r) => sum(shortVariants[r], (t) => gptChat.countTokens(chatOf(t)));
+  c["gpt-tokenizer: its chat count (one 10,000-message chat), uncached"] = (r) => gptChat.countTokens(shortVariants[r].map((t) => chatOf(t)[0]));
+  const times = race(c, rounds);
   table(
     `(c) 10,000 strings of 40–60 characters, one call each`,
-    race(c, rounds),
+    times,
     bytes,
-    "countTokens, one message each: each string as a one-message conversation, one call each (each call builds and returns a report object). One conversation: the 10,000 strings as the messages of one conversation, one call. Uncached: each string with the round's number appended.",
+    "countTokens, one message each: each string as a one-message conversation, one call each (each call builds and returns a report object). One conversation: the 10,000 strings as the messages of one conversation, one call. Uncached: each string with the round's number appended. gpt-tokenizer's chat count: its `countTokens` given the same strings as chat messages (it encodes them whole, with its chat framing): not the anchor, the like-for-like line below.",
+  );
+  const likeForLike = (ours, theirs) => (median(times[theirs]) / median(times[ours])).toFixed(2);
+  console.log(
+    `\nLike for like, uncached: countTokens against gpt-tokenizer's own chat count: ${likeForLike("wasm package: countTokens (one message each), uncached", "gpt-tokenizer: its chat count (one message each), uncached")}× one message each, ` +
+      `${likeForLike("wasm package: countTokens (one 10,000-message conversation), uncached", "gpt-tokenizer: its chat count (one 10,000-message chat), uncached")}× one conversation.`,
   );
 }
 

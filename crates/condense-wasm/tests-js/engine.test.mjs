@@ -129,6 +129,11 @@ test("counts texts of any length and content the same way as a conversation's te
   engine.countTokens({ messages: [{ id: "y", role: "user", content: [{ type: "text", text: line.repeat(100_000) }] }] });
   assert.equal(engine.countText(line, "gpt-4o"), viaConversation(line));
   assert.throws(() => engine.countText(42, "gpt-4o"), (e) => e.kind === "invalid_input");
+  // The error is thrown from inside the call: many of them leave the engine as it was (its text
+  // buffer free, its counter not held), and the next count is right.
+  for (let i = 0; i < 10_000; i++) assert.throws(() => engine.countText(i % 2 ? null : {}, i % 3 ? "gpt-4" : undefined));
+  assert.equal(engine.countText(line, "gpt-4o"), viaConversation(line));
+  assert.equal(engine.countText(line), viaConversation(line));
 });
 
 test("condenses losslessly as the CLI does, and undo brings every message back", async () => {
