@@ -103,7 +103,7 @@ test("condensing a held conversation gives what condensing it whole gives", asyn
       const whole = await engine.condense(conversation, { ...call, model: "gpt-4o" });
       const handle = engine.holdConversation(`file:///${name}`, text);
       const held = await engine.condenseHeld(handle, { ...call, model: "gpt-4o" });
-      const { messages, system, ...figures } = whole;
+      const { messages, system, tools, ...figures } = whole;
       const { handle: next, ...heldFigures } = held;
       assert.deepEqual(stable(heldFigures), stable(figures), what);
       if (whole.error) {
@@ -116,13 +116,14 @@ test("condensing a held conversation gives what condensing it whole gives", asyn
       ran++;
       assert.equal(next.id, handle.id, what);
       assert.notEqual(next.revision, handle.revision, what);
-      // The engine holds the condensed conversation: the whole result's messages and system
-      // prompt, and the file's tool definitions (a `CondensationDocument` does not carry them).
+      // The engine holds the condensed conversation: the whole result's messages, system
+      // prompt and tool definitions (which the result carries back), the file's.
       const kept = JSON.parse(engine.heldText(next));
       const expected = engine.parseConversation(whole);
       assert.deepEqual(kept.messages, expected.messages, what);
       assert.equal(kept.system, expected.system, what);
       assert.deepEqual(kept.tools, conversation.tools, what);
+      assert.deepEqual(expected.tools, conversation.tools, what);
       assert.equal(engine.heldTokens(next, "gpt-4o"), whole.new_context_tokens, what);
       // The handle it was condensed from is gone (a handle names one revision).
       await assert.rejects(engine.condenseHeld(handle, call), { kind: "unknown_task" }, what);
