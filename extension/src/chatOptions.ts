@@ -18,6 +18,14 @@ export function profileOptions(holder: EngineHolder): ProfileOption[] {
     .map((p) => ({ id: p.id, model: p.model, context_window: p.context_window }));
 }
 
+/** Why the profile `id` cannot be the chat profile, as the core judges it (a `cli` profile whose
+ *  tool does not list `chat`), or undefined. */
+export function chatProfileProblem(holder: EngineHolder, id: string): string | undefined {
+  const profile = holder.settings.profiles.find((p) => p.id === id);
+  if (!profile) return `there is no LLM profile "${id}"`;
+  return holder.engine.checkSetting({ setting: "profile_use", value: { profile, used: "chat" } }) ?? undefined;
+}
+
 /** The chat profile's model, which counts tokens; undefined without a chat profile. */
 export function chatModel(holder: EngineHolder): string | undefined {
   return chatProfile(holder.settings)?.model;

@@ -50,6 +50,9 @@ export interface ChatHost {
   profiles(): ProfileOption[];
   profileId(): string | null;
   selectProfile(id: string): Promise<void>;
+  /** Why a profile cannot be the chat profile (the core's judgement: a `cli` profile whose tool
+   *  cannot chat), or undefined. */
+  profileProblem(id: string): string | undefined;
   /** Why the chat cannot be used yet (no usable chat profile), or undefined. */
   blocked(): string | undefined;
   /** The first-run welcome's offers and setup. */
@@ -243,9 +246,16 @@ export class ChatView implements vscode.WebviewViewProvider {
         return this.newChat();
       case "openChat":
         return this.open(message.id);
-      case "selectProfile":
+      case "selectProfile": {
+        const problem = this.host.profileProblem(message.id);
+        if (problem) {
+          // Refused: nothing is saved, and the picker goes back to the chat profile.
+          void vscode.window.showErrorMessage(`Context Condenser: ${problem}`);
+          return this.refresh();
+        }
         if (this.task) await this.rememberProfile(this.task.id, message.id);
         return this.host.selectProfile(message.id);
+      }
       case "openLink":
         return this.openLink(message.url);
       case "error":

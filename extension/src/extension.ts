@@ -6,7 +6,7 @@
 
 import * as vscode from "vscode";
 import { type ContextCondenserApi, createApi } from "./api";
-import { chatOptions, measureOptions, profileOptions } from "./chatOptions";
+import { chatOptions, chatProfileProblem, measureOptions, profileOptions } from "./chatOptions";
 import { ChatStore } from "./chatStore";
 import { ChatView } from "./chatView";
 import { EngineHolder } from "./engineHolder";
@@ -56,6 +56,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     selectProfile: async (id) => {
       await vscode.workspace.getConfiguration(SECTION).update("chatProfile", id, vscode.ConfigurationTarget.Global);
     },
+    profileProblem: (id) => chatProfileProblem(holder, id),
     blocked: () => blockedReason(holder.settings.profiles, holder.settings.chatProfile),
     firstRun: new FirstRun(holder, secrets, log),
     report: (failure, profileId) => report(failure, profileId, { logged: true }),

@@ -156,8 +156,12 @@ export function planChange(change: Change, settings: Settings, check: Check, get
       const field = `shared.${change.key}`;
       if (!setting) return refuse(field, `there is no shared setting "${change.key}"`);
       const value = setting === "customPrompt" ? change.value.trim() : change.value;
-      if (setting === "condensingProfile" && value !== "" && !exists(value)) {
-        return refuse(field, `there is no LLM profile "${value}"`);
+      if (setting === "condensingProfile" && value !== "") {
+        const profile = rawProfiles.find((p) => idOf(p) === value);
+        if (profile === undefined) return refuse(field, `there is no LLM profile "${value}"`);
+        // The core judges the choice: a `cli` profile's tool must be able to summarize.
+        const problem = judge(check, { setting: "profile_use", value: { profile: profile as LlmProfile, used: "summarize" } });
+        if (problem) return refuse(field, problem);
       }
       return { ok: true, field, writes: [{ key: setting, value: value === "" ? undefined : value }] };
     }
@@ -200,6 +204,14 @@ export function planChange(change: Change, settings: Settings, check: Check, get
       }
       const problem = judge(check, { setting: "profile", value: profile as LlmProfile });
       if (problem) return refuse(field, problem);
+      // A profile in use must still serve its use (its tool changed to one that cannot).
+      const id = originalId ?? profile.id;
+      const uses = [settings.chatProfile === id && "chat", settings.condensingProfile === id && "summarize"] as const;
+      for (const used of uses) {
+        if (!used) continue;
+        const wrong = judge(check, { setting: "profile_use", value: { profile: profile as LlmProfile, used } });
+        if (wrong) return refuse(field, wrong);
+      }
       const clean = profileSettings(profile as LlmProfile);
       const profiles = originalId === undefined ? [...rawProfiles, clean] : rawProfiles.map((p) => (idOf(p) === originalId ? clean : p));
       const writes: Write[] = [{ key: "profiles", value: profiles }];

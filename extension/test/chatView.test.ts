@@ -49,6 +49,7 @@ function host(engine: CondenseEngine, profiles: ProfileOption[], first: string |
       state.selected = id;
       state.selections.push(id);
     },
+    profileProblem: (id) => (id === "notes-cli" ? "profile 'notes-cli': tool 'notes' cannot be the chat model" : undefined),
     blocked: () => undefined,
     firstRun: {} as ChatHost["firstRun"],
     report: () => {},
@@ -94,6 +95,29 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe("each chat's profile", () => {
+  it("is not changed to one the core refuses: the error is shown and the picker set back", async () => {
+    const engine = newTestEngine();
+    const store = new ChatStore(path.join(dir, "chats"));
+    await store.save(chat(engine, "chat-a", "Parser"), 0);
+    const profiles = [
+      { id: "gpt", model: "gpt-4o-mini", context_window: 128_000 },
+      { id: "notes-cli", model: "m", context_window: 8192 },
+    ];
+    const global = memento();
+    const { chatHost, state } = host(engine, profiles, "gpt");
+    const view = new ChatView(uri(dir), store, global as never, chatHost);
+    const { send, posted } = resolve(view);
+    await send({ type: "openChat", id: "chat-a" });
+    posted.length = 0;
+    await send({ type: "selectProfile", id: "notes-cli" });
+    expect(state.selected).toBe("gpt");
+    expect(state.selections).toEqual([]);
+    expect(global.get(CHAT_PROFILES)).toBeUndefined();
+    expect(fake.shown.errors).toEqual(["Context Condenser: profile 'notes-cli': tool 'notes' cannot be the chat model"]);
+    // The view is sent its state again, with the chat profile it has.
+    expect(posted.some((m) => m.type === "state" && (m as { profileId?: string | null }).profileId === "gpt")).toBe(true);
+  });
+
   it("is remembered when picked and brought back when the chat is opened, across a reload", async () => {
     const engine = newTestEngine();
     const store = new ChatStore(path.join(dir, "chats"));

@@ -90,6 +90,7 @@ describe("ChatView.shutdown", () => {
       profiles: () => [],
       profileId: () => "fixture",
       selectProfile: async () => {},
+      profileProblem: () => undefined,
       blocked: () => undefined,
       firstRun: {} as FirstRun,
       report: () => {},

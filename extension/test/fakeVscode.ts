@@ -66,12 +66,13 @@ export function documentOf(uri: Uri): FakeDocument {
 }
 
 /** What the extension showed, and what the user answers to its dialogs (by the dialog's text). */
-export const shown: { info: string[]; warnings: string[]; opened: string[] } = { info: [], warnings: [], opened: [] };
+export const shown: { info: string[]; warnings: string[]; errors: string[]; opened: string[] } = { info: [], warnings: [], errors: [], opened: [] };
 export const dialogs: { warning: (message: string) => string | undefined } = { warning: () => undefined };
 
 export function reset(): void {
   shown.info.length = 0;
   shown.warnings.length = 0;
+  shown.errors.length = 0;
   shown.opened.length = 0;
   dialogs.warning = () => undefined;
   window.activeTextEditor = undefined;
@@ -95,6 +96,10 @@ export const window: {
   async showWarningMessage(message: string) {
     shown.warnings.push(message);
     return dialogs.warning(message);
+  },
+  async showErrorMessage(message: string) {
+    shown.errors.push(message);
+    return undefined;
   },
   async withProgress<T>(_options: unknown, task: (progress: unknown, token: unknown) => Promise<T>): Promise<T> {
     return task({ report() {} }, { onCancellationRequested() {} });

@@ -139,6 +139,62 @@ describe("planChange", () => {
   });
 });
 
+describe("a profile chosen for a use", () => {
+  // A tool that can only summarize, from a tools file as a user writes it.
+  const tools = newTestEngine();
+  const errors = tools.setToolSources([
+    {
+      origin: "tools.yaml",
+      text: "tools:\n  notes:\n    binary: notes\n    command_template: \"{binary} {prompt}\"\n    prompt_via: argument\n    models: [m]\n    capabilities: [summarize]\n    output: { format: text }\n",
+    },
+  ]);
+  const checkTools = (c: Parameters<CondenseEngine["checkSetting"]>[0]) => tools.checkSetting(c);
+  const notes = { id: "notes-cli", kind: "cli" as const, tool: "notes", model: "m", context_window: 8192 };
+
+  it("refuses a condensing profile whose tool cannot summarize, and takes one that can", () => {
+    expect(errors).toEqual([]);
+    const chatOnly = newTestEngine();
+    expect(
+      chatOnly.setToolSources([
+        {
+          origin: "tools.yaml",
+          text: "tools:\n  notes:\n    binary: notes\n    command_template: \"{binary} {prompt}\"\n    prompt_via: argument\n    models: [m]\n    capabilities: [chat]\n    output: { format: text }\n",
+        },
+      ]),
+    ).toEqual([]);
+    const { settings, get } = world({ profiles: [gpt, notes] });
+    const refused = planChange({ type: "setShared", key: "condensing_profile", value: "notes-cli" }, settings, (c) => chatOnly.checkSetting(c), get);
+    expect(refused).toEqual({
+      ok: false,
+      field: "shared.condensing_profile",
+      message:
+        "profile 'notes-cli': tool 'notes' cannot be the condensing model: its entry's capabilities are [chat], without summarize; choose a profile whose tool lists summarize",
+    });
+    expect(planChange({ type: "setShared", key: "condensing_profile", value: "notes-cli" }, settings, checkTools, get)).toEqual({
+      ok: true,
+      field: "shared.condensing_profile",
+      writes: [{ key: "condensingProfile", value: "notes-cli" }],
+    });
+    expect(planChange({ type: "setShared", key: "condensing_profile", value: "gpt" }, settings, checkTools, get).ok).toBe(true);
+  });
+
+  it("refuses to save the chat profile with a tool that cannot chat", () => {
+    const { settings, get } = world({ profiles: [gpt, { ...notes, tool: "claude-code", model: "sonnet" }], chatProfile: "notes-cli" });
+    const plan = planChange({ type: "saveProfile", profile: notes, originalId: "notes-cli" }, settings, checkTools, get);
+    expect(plan).toMatchObject({ ok: false, field: "profile.notes-cli", message: expect.stringContaining("cannot be the chat model") });
+    // Not the chat profile: saved.
+    const other = world({ profiles: [gpt, { ...notes, tool: "claude-code", model: "sonnet" }], chatProfile: "gpt" });
+    expect(planChange({ type: "saveProfile", profile: notes, originalId: "notes-cli" }, other.settings, checkTools, other.get).ok).toBe(true);
+  });
+
+  it("the core says why a cli profile cannot be the chat profile", () => {
+    expect(tools.checkSetting({ setting: "profile_use", value: { profile: notes, used: "chat" } })).toMatch(
+      /^profile 'notes-cli': tool 'notes' cannot be the chat model/,
+    );
+    expect(tools.checkSetting({ setting: "profile_use", value: { profile: gpt, used: "chat" } })).toBeUndefined();
+  });
+});
+
 describe("panelState", () => {
   it("renders from the core's registry and says only whether keys are set", () => {
     const { settings } = world({ profiles: [gpt], customPrompt: "Be brief." });

@@ -1217,6 +1217,16 @@ export const SettingChange = z.deferred(() => z.discriminatedUnion("setting", [
     setting: z.literal("profile"),
     value: LlmProfile,
   }),
+  /** An LLM profile chosen for a use: the chat profile (`chat`) or the condensing profile (`summarize`). A `cli` profile's tool must list the use among its capabilities. */
+  z.object({
+    setting: z.literal("profile_use"),
+    value: z.object({
+      /** The profile. */
+      profile: LlmProfile,
+      /** What it is chosen for. */
+      used: ModelUse,
+    }),
+  }),
 ]));
 export type SettingChange = z.output<typeof SettingChange>;
 export type SettingChangeInput = z.input<typeof SettingChange>;

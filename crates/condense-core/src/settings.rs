@@ -10,7 +10,9 @@ use crate::error::CondenseError;
 use crate::limits::{AutoCondense, Limits};
 use crate::llm::{LlmKind, LlmProfile};
 use crate::manager::CondensationManager;
+use crate::profile::ModelUse;
 use crate::registry::ProviderConfigUpdate;
+use crate::tools::ToolRegistry;
 
 /// A card of the settings panel: one registered provider with its registry entry and form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -101,11 +103,23 @@ pub enum SettingChange {
     AutoCondense(AutoCondense),
     /// An LLM profile, new or edited.
     Profile(Box<LlmProfile>),
+    /// An LLM profile chosen for a use: the chat profile (`chat`) or the condensing profile
+    /// (`summarize`). A `cli` profile's tool must list the use among its capabilities.
+    ProfileUse {
+        /// The profile.
+        profile: Box<LlmProfile>,
+        /// What it is chosen for.
+        used: ModelUse,
+    },
 }
 
-/// Whether a setting may be saved, judged against the engine's registry: `Err` carries the message
-/// to show beside the field. Nothing is changed.
-pub fn check_setting(manager: &CondensationManager, change: &SettingChange) -> Result<(), String> {
+/// Whether a setting may be saved, judged against the engine's registry and its CLI tools: `Err`
+/// carries the message to show beside the field. Nothing is changed.
+pub fn check_setting(
+    manager: &CondensationManager,
+    tools: &ToolRegistry,
+    change: &SettingChange,
+) -> Result<(), String> {
     let registry = manager.registry();
     let known = |id: &str| {
         registry.get(id).map(|_| ()).ok_or_else(|| {
@@ -123,6 +137,16 @@ pub fn check_setting(manager: &CondensationManager, change: &SettingChange) -> R
         }
         SettingChange::AutoCondense(auto) => auto.validate(),
         SettingChange::Profile(profile) => profile.validate().map_err(|e| e.message),
+        SettingChange::ProfileUse { profile, used } => {
+            profile.validate().map_err(|e| e.message)?;
+            match (&profile.kind, &profile.tool) {
+                (LlmKind::Cli, Some(tool)) => tools
+                    .get(tool)
+                    .and_then(|entry| entry.require(*used))
+                    .map_err(|e| format!("profile '{}': {}", profile.id, e.message)),
+                _ => Ok(()),
+            }
+        }
     }
 }
 
@@ -134,6 +158,10 @@ mod tests {
 
     fn manager() -> CondensationManager {
         CondensationManager::with_builtin_providers()
+    }
+
+    fn tools() -> ToolRegistry {
+        ToolRegistry::shipped()
     }
 
     #[test]
@@ -158,11 +186,11 @@ mod tests {
     #[test]
     fn bad_settings_are_refused_with_a_message_for_the_field() {
         let m = manager();
-        let refuse = |change: SettingChange| check_setting(&m, &change).unwrap_err();
+        let refuse = |change: SettingChange| check_setting(&m, &tools(), &change).unwrap_err();
         let auto =
             |t| SettingChange::AutoCondense(AutoCondense { threshold_percent: t, ..AutoCondense::default() });
         assert!(refuse(auto(150)).contains("10 to 100"), "{}", refuse(auto(150)));
-        assert!(check_setting(&m, &auto(60)).is_ok());
+        assert!(check_setting(&m, &tools(), &auto(60)).is_ok());
         let provider = |id: &str, config| SettingChange::Provider {
             id: id.into(),
             update: ProviderConfigUpdate { config: Some(config), ..Default::default() },
@@ -172,7 +200,12 @@ mod tests {
         let msg = refuse(provider("truncation", json!({"keep_last": 2, "target_percent": 150})));
         assert!(msg.contains("target_percent"), "{msg}");
         assert!(
-            check_setting(&m, &provider("truncation", json!({"keep_last": 2, "target_percent": 40}))).is_ok()
+            check_setting(
+                &m,
+                &tools(),
+                &provider("truncation", json!({"keep_last": 2, "target_percent": 40}))
+            )
+            .is_ok()
         );
         let msg = refuse(SettingChange::DefaultProvider("smart2".into()));
         assert!(msg.contains("smart2") && msg.contains("lossless"), "{msg}");
@@ -182,7 +215,45 @@ mod tests {
         p.base_url = Some("localhost:11434".into());
         assert!(refuse(SettingChange::Profile(Box::new(p.clone()))).contains("http://"));
         p.base_url = Some("http://127.0.0.1:11434/v1".into());
-        assert!(check_setting(&m, &SettingChange::Profile(Box::new(p))).is_ok());
+        assert!(check_setting(&m, &tools(), &SettingChange::Profile(Box::new(p))).is_ok());
+    }
+
+    /// A `cli` profile chosen for a use its tool does not list is refused, naming the tool and
+    /// what it supports; any other profile, or a tool that lists the use, passes.
+    #[test]
+    fn a_profile_is_chosen_only_for_what_its_tool_can_do() {
+        use crate::tools::ToolSource;
+        let summarize_only = "tools:\n  notes:\n    binary: notes\n    command_template: \"{binary} {prompt}\"\n    \
+            prompt_via: argument\n    models: [m]\n    capabilities: [summarize]\n    output: { format: text }\n";
+        let tools =
+            ToolRegistry::strict(&[ToolSource { origin: "tools.yaml".into(), text: summarize_only.into() }])
+                .unwrap();
+        let mut cli = LlmProfile::new("notes-cli", LlmKind::Cli, "m", 8192);
+        cli.tool = Some("notes".into());
+        let choose = |profile: &LlmProfile, used| {
+            check_setting(
+                &manager(),
+                &tools,
+                &SettingChange::ProfileUse { profile: Box::new(profile.clone()), used },
+            )
+        };
+        let e = choose(&cli, ModelUse::Chat).unwrap_err();
+        assert_eq!(
+            e,
+            "profile 'notes-cli': tool 'notes' cannot be the chat model: its entry's capabilities are [summarize], \
+             without chat; choose a profile whose tool lists chat"
+        );
+        assert!(choose(&cli, ModelUse::Summarize).is_ok());
+        let api = LlmProfile::new("gpt", LlmKind::Openai, "gpt-4o", 128_000);
+        assert!(choose(&api, ModelUse::Chat).is_ok() && choose(&api, ModelUse::Summarize).is_ok());
+        // A tool the registry does not have is refused for either use.
+        cli.tool = Some("gone".into());
+        assert!(choose(&cli, ModelUse::Summarize).unwrap_err().contains("gone"));
+        // As the host sends it.
+        let change: SettingChange = serde_json::from_value(json!({"setting": "profile_use",
+            "value": {"profile": serde_json::to_value(LlmProfile { tool: Some("notes".into()), ..cli }).unwrap(), "used": "chat"}}))
+        .unwrap();
+        assert!(check_setting(&manager(), &tools, &change).is_err());
     }
 
     #[test]
@@ -214,6 +285,6 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(change, SettingChange::Provider { ref id, .. } if id == "native"));
-        assert!(check_setting(&manager(), &change).is_ok());
+        assert!(check_setting(&manager(), &tools(), &change).is_ok());
     }
 }

@@ -87,7 +87,9 @@ impl CondenseEngine {
         // few percent of a call on a short text. The error is thrown instead, once everything
         // this call holds is dropped (a throw unwinds without running destructors).
         drop((counter, model, text));
-        count.unwrap_or_else(|| wasm_bindgen::throw_val(error(ErrorKind::InvalidInput, "the text is not a string")))
+        count.unwrap_or_else(|| {
+            wasm_bindgen::throw_val(error(ErrorKind::InvalidInput, "the text is not a string"))
+        })
     }
 
     /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new

@@ -76,7 +76,7 @@ impl CondenseEngine {
         #[wasm_bindgen(unchecked_param_type = "SettingChangeInput")] change: JsValue,
     ) -> Result<JsValue, JsValue> {
         let change: SettingChange = from_js(&change, "the setting")?;
-        Ok(match check_setting(&self.inner.manager(), &change) {
+        Ok(match check_setting(&self.inner.manager(), &self.inner.tools(), &change) {
             Ok(()) => JsValue::UNDEFINED,
             Err(message) => message.into(),
         })
