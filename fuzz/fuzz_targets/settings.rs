@@ -4,6 +4,7 @@
 use condense_core::CondensationManager;
 use condense_core::llm::LlmProfile;
 use condense_core::settings::{SettingChange, check_setting};
+use condense_core::tools::ToolRegistry;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(change) = serde_json::from_str::<SettingChange>(text) {
-        let _ = check_setting(&manager, &change);
+        // The shipped CLI tools: a `profile_use` change names one of them, or one that is not there.
+        let _ = check_setting(&manager, &ToolRegistry::shipped(), &change);
     }
 });
