@@ -250,6 +250,7 @@ export class ChatView implements vscode.WebviewViewProvider {
         const problem = this.host.profileProblem(message.id);
         if (problem) {
           // Refused: nothing is saved, and the picker goes back to the chat profile.
+          this.host.log.warn(`the chat profile stays: ${problem}`);
           void vscode.window.showErrorMessage(`Context Condenser: ${problem}`);
           return this.refresh();
         }

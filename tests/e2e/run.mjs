@@ -71,6 +71,13 @@ preparePinWorkspace(WORKSPACE, repoRoot);
 
 const llm = await startFixtureLlm({ apiKey: RIGHT_KEY });
 const real = await startRealLlm({ apiKey: REAL_KEY });
+// A tools file as a user writes one: a tool whose entry says it can only summarize.
+const NOTES_TOOLS = path.join(D, "notes.tools.yaml");
+fs.writeFileSync(
+  NOTES_TOOLS,
+  "tools:\n  notes:\n    binary: echo\n    command_template: \"{binary} {prompt}\"\n    prompt_via: argument\n" +
+    "    models: [m]\n    capabilities: [summarize]\n    output: { format: text }\n",
+);
 const settings = {
   ...QUIET,
   "contextCondenser.defaultProvider": "native",
@@ -100,6 +107,8 @@ const settings = {
     },
     // A CLI agent as the model: the Claude Code stand-in (tests/stand-ins/bin, in ~/.local/bin).
     { id: "claude-cli", kind: "cli", tool: "claude-code", model: "sonnet", context_window: 200000 },
+    // A tool that can only summarize (NOTES_TOOLS): the chat's picker must refuse it.
+    { id: "notes-cli", kind: "cli", tool: "notes", model: "m", context_window: 8192 },
     // The real small model (llama.cpp serves a 4096-token context; the profile claims less).
     {
       id: "smollm",
@@ -117,6 +126,7 @@ const settings = {
     },
   ],
   "contextCondenser.chatProfile": "fixture",
+  "contextCondenser.toolsFile": NOTES_TOOLS,
   "contextCondenser.autoCondense.minGainPercent": 2,
 };
 fs.mkdirSync(path.join(dirs.ud, "User"), { recursive: true });
@@ -278,8 +288,14 @@ async function uiScenario() {
       await page.waitForTimeout(300);
     };
 
+    // The file's editor gets the focus before each Condense Now. Without this, four runs in
+    // nine found it off the editor (the status bar said "ctx: no chat": the Output panel that
+    // Show Log opened with focus was the active editor), and Condense Now acted on no file.
+    const focusEditor = () => run("View: Focus Active Editor Group");
+
     // A wrong key: a clear notification, no crash.
     await setKey("fixture", CANARY);
+    await focusEditor();
     await run("Context Condenser: Condense Now");
     await toast(/API key for profile "fixture" was rejected/).waitFor({ timeout: 30_000 }).then(
       () => check(true, "a wrong API key gives a clear notification"),
@@ -290,6 +306,7 @@ async function uiScenario() {
 
     // The right key: the condensation runs, is measured, and the file changes.
     await setKey("fixture", RIGHT_KEY);
+    await focusEditor();
     await run("Context Condenser: Condense Now");
     await toast(/Condensed with native: [\d,]+ → [\d,]+ tokens/).waitFor({ timeout: 30_000 }).then(
       () => check(true, "Condense Now summarizes and reports tokens before → after"),
@@ -328,7 +345,7 @@ async function uiScenario() {
     await isolated("real", () => chatScenario(page, run, toast, { profile: "smollm", name: "real-model", answer: /\S/, turnMs: 180_000 }));
     await isolated("settings", () => settingsScenario(page, run, toast));
     await isolated("smart", () => smartChatScenario(page, run));
-    await isolated("cli", () => cliScenario(page, run));
+    await isolated("cli", () => cliScenario(page, run, toast));
     await isolated("pin", () => pinPreviewScenario({ page, run, newChatWith, until, check, llm, OUT, WORKSPACE }));
   } catch (e) {
     check(false, `UI scenario: ${e.message}`);
@@ -670,7 +687,7 @@ async function smartChatScenario(page, run) {
  *  tools and where each was found, Test Connection of the cli profile runs it; a chat with the cli
  *  profile is answered by it, and condensed by native with it as the summarizing model, at the
  *  cost the tool reported; the stand-in's log shows the command line it was given. */
-async function cliScenario(page, run) {
+async function cliScenario(page, run, toast) {
   const step = (what) => `cli tool: ${what}`;
   const runs = () =>
     fs.existsSync(STANDIN_LOG) ? fs.readFileSync(STANDIN_LOG, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
@@ -755,6 +772,19 @@ async function cliScenario(page, run) {
   check(/→/.test(rowText), step(`the row shows tokens before → after (${rowText.slice(0, 100)})`));
   await condensationRow.scrollIntoViewIfNeeded().catch(() => {});
   await page.screenshot({ path: path.join(OUT, "cli-chat-condensed.png") });
+
+  // (c) A profile whose tool cannot chat (notes: summarize only) is not taken: the core's reason
+  // shows, the picker goes back, the setting is unchanged.
+  await run("Notifications: Clear All Notifications");
+  const select = chat.locator("[data-testid=profile-select]");
+  await select.selectOption("notes-cli");
+  const refused = toast(/profile 'notes-cli': tool 'notes' cannot be the chat model/);
+  check(await refused.waitFor({ timeout: 20_000 }).then(() => true, () => false), step("a profile whose tool cannot chat is refused with the reason"));
+  check(await until(async () => (await select.inputValue()) === "claude-cli", 10_000), step("the picker goes back to claude-cli"));
+  check(JSON.parse(fs.readFileSync(userSettings, "utf8"))["contextCondenser.chatProfile"] === "claude-cli", step("contextCondenser.chatProfile is unchanged"));
+  await page.waitForTimeout(500); // the toast's slide-in
+  await page.screenshot({ path: path.join(OUT, "cli-chat-refused-profile.png") });
+  await run("Notifications: Clear All Notifications");
 }
 
 // ---- 2. the extension-host suite, with the smoke-test driver ----------------------------------
