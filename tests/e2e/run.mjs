@@ -717,7 +717,9 @@ async function cliScenario(page, run, toast) {
   await panel.locator("[data-testid=tools]").scrollIntoViewIfNeeded().catch(() => {});
   await page.screenshot({ path: path.join(OUT, "cli-tools.png") });
   // Native condenses the chat, with the chat's profile (claude-cli) as the summarizing model.
-  await panel.locator("[data-testid=provider-card][data-provider=native] [data-testid=provider-default]").click();
+  // (Already the default when the settings scenario did not run before: `E2E_ONLY=cli`.)
+  const makeDefault = panel.locator("[data-testid=provider-card][data-provider=native] [data-testid=provider-default]");
+  if (await makeDefault.isEnabled()) await makeDefault.click();
   const userSettings = path.join(dirs.ud, "User", "settings.json");
   check(
     await until(async () => JSON.parse(fs.readFileSync(userSettings, "utf8"))["contextCondenser.defaultProvider"] === "native", 20_000),
