@@ -10,6 +10,8 @@
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things and reads its input")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -17,10 +19,6 @@ use condense_cli::native::NativeClock;
 use condense_core::formats::parse_conversation;
 use condense_core::ledger::{Haystack, Ledger};
 use condense_core::{CondensationManager, CondensationOptions, Services, TiktokenCounter, TokenCounter};
-
-fn arg(name: &str) -> Option<String> {
-    std::env::args().skip_while(|a| a != name).nth(1)
-}
 
 fn ms(d: Duration) -> String {
     let x = d.as_secs_f64() * 1e3;
@@ -39,20 +37,15 @@ fn stats(mut v: Vec<Duration>) -> String {
 }
 
 fn main() {
-    // `cargo test --all-targets` (scripts/test-all) runs a harness-less bench without `--bench`:
-    // a benchmark is not a test, so it only says how to run it.
-    if !std::env::args().any(|a| a == "--bench") {
-        println!(
-            "a benchmark: run it with `cargo bench -p condense-cli --bench {}`",
-            env!("CARGO_CRATE_NAME")
-        );
+    if !common::started_by_cargo_bench(env!("CARGO_CRATE_NAME")) {
         return;
     }
-    let rounds: usize = arg("--rounds").and_then(|n| n.parse().ok()).unwrap_or(5);
-    let only = arg("--only");
+    let rounds: usize = common::arg("--rounds").and_then(|n| n.parse().ok()).unwrap_or(5);
+    let only = common::arg("--only");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let input =
-        arg("--input").map(Into::into).unwrap_or_else(|| root.join("target/bench-inputs/chat1m.json"));
+    let input = common::arg("--input")
+        .map(Into::into)
+        .unwrap_or_else(|| root.join("target/bench-inputs/chat1m.json"));
     let text = std::fs::read_to_string(&input)
         .unwrap_or_else(|e| panic!("{}: {e} (run `node scripts/bench-inputs.mjs` first)", input.display()));
 

@@ -9,6 +9,7 @@
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
+mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -52,17 +53,10 @@ fn mb_per_s(bytes: usize, d: Duration) -> f64 {
 }
 
 fn main() {
-    // `cargo test --all-targets` (scripts/test-all) runs a harness-less bench without `--bench`:
-    // a benchmark is not a test, so it only says how to run it.
-    if !std::env::args().any(|a| a == "--bench") {
-        println!(
-            "a benchmark: run it with `cargo bench -p condense-cli --bench {}`",
-            env!("CARGO_CRATE_NAME")
-        );
+    if !common::started_by_cargo_bench(env!("CARGO_CRATE_NAME")) {
         return;
     }
-    let rounds: usize =
-        std::env::args().skip_while(|a| a != "--rounds").nth(1).and_then(|n| n.parse().ok()).unwrap_or(15);
+    let rounds: usize = common::arg("--rounds").and_then(|n| n.parse().ok()).unwrap_or(15);
 
     // Cold start, once per process: the first count of each side, vocabulary loading included.
     println!("## cold start (first count in this process, o200k_base then cl100k_base)\n");
