@@ -523,11 +523,17 @@ impl<'a> RunInput<'a> {
     /// are input messages (checked equal but for being hidden by `check_result`): their counts
     /// are known; the others are counted.
     fn tokens_of(&self, messages: &[Message], origin: &[Option<usize>], tokens: &dyn TokenCounter) -> usize {
-        let kept = |(j, m): (usize, &Message)| match origin[j] {
+        let visible = messages.iter().enumerate().filter(|(_, m)| m.is_visible());
+        self.fixed + visible.map(|(j, m)| self.count(origin[j], m, tokens)).sum::<usize>()
+    }
+
+    /// Tokens of a visible message of a result: the count taken at the start when it is input
+    /// message `origin`, else counted.
+    fn count(&self, origin: Option<usize>, message: &Message, tokens: &dyn TokenCounter) -> usize {
+        match origin {
             Some(i) => self.counts[i],
-            None => tokens.count_message(m),
-        };
-        self.fixed + messages.iter().enumerate().filter(|(_, m)| m.is_visible()).map(kept).sum::<usize>()
+            None => tokens.count_message(message),
+        }
     }
 
     /// Appends input message `i`'s text as the probes read it.
@@ -697,10 +703,9 @@ impl<'a> Output<'a> {
     /// Tokens of the API view of `entries`, as `count_request` counts it.
     fn tokens_of(&self, entries: &[Entry], tokens: &dyn TokenCounter) -> usize {
         let count = |e: &Entry| match e {
-            Entry::Kept(j) if self.messages[*j].is_visible() => match self.origin[*j] {
-                Some(i) => self.input.counts[i],
-                None => tokens.count_message(&self.messages[*j]),
-            },
+            Entry::Kept(j) if self.messages[*j].is_visible() => {
+                self.input.count(self.origin[*j], &self.messages[*j], tokens)
+            }
             Entry::Made(m) if m.is_visible() => tokens.count_message(m),
             _ => 0,
         };
