@@ -326,33 +326,19 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
 fn masked(message: &Message, content: &[ContentBlock], found: &Found) -> Vec<ContentBlock> {
     let text = placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images);
     match &found.location {
-        // The mark stays: the placeholder is the client's, never the user's words. The masked
-        // block is not copied first.
-        Location::Client(bi, kind) => content
-            .iter()
-            .enumerate()
-            .map(|(i, block)| {
-                if i == *bi {
-                    ContentBlock::Text { text: client_placeholder(*kind, found.tokens), client: Some(*kind) }
-                } else {
-                    block.clone()
-                }
-            })
-            .collect(),
-        Location::Block(bi) => content
-            .iter()
-            .enumerate()
-            .map(|(i, block)| match block {
-                ContentBlock::ToolResult { tool_use_id, is_error, .. } if i == *bi => {
-                    ContentBlock::ToolResult {
-                        tool_use_id: tool_use_id.clone(),
-                        content: vec![ToolResultPart::Text { text: text.clone() }],
-                        is_error: *is_error,
-                    }
-                }
-                _ => block.clone(),
-            })
-            .collect(),
+        // The mark stays: the placeholder is the client's, never the user's words.
+        Location::Client(bi, kind) => replacing(content, *bi, |_| ContentBlock::Text {
+            text: client_placeholder(*kind, found.tokens),
+            client: Some(*kind),
+        }),
+        Location::Block(bi) => replacing(content, *bi, |block| match block {
+            ContentBlock::ToolResult { tool_use_id, is_error, .. } => ContentBlock::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                content: vec![ToolResultPart::Text { text }],
+                is_error: *is_error,
+            },
+            _ => block.clone(),
+        }),
         Location::Encoded(n) => {
             let mut out = content.to_vec();
             if let Some(e) = encoded_results_in(message.role, content).into_iter().nth(*n) {
@@ -361,6 +347,21 @@ fn masked(message: &Message, content: &[ContentBlock], found: &Found) -> Vec<Con
             out
         }
     }
+}
+
+/// `content` with block `at` replaced by what `replace` makes of it; the block replaced (a large
+/// tool result, usually) is not copied first.
+fn replacing(
+    content: &[ContentBlock],
+    at: usize,
+    replace: impl FnOnce(&ContentBlock) -> ContentBlock,
+) -> Vec<ContentBlock> {
+    let Some(block) = content.get(at) else { return content.to_vec() };
+    let mut out = Vec::with_capacity(content.len());
+    out.extend_from_slice(&content[..at]);
+    out.push(replace(block));
+    out.extend_from_slice(&content[at + 1..]);
+    out
 }
 
 /// Tokens of `message` with `content` (`None`: its own).
