@@ -17,7 +17,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{core_error, error, from_js, to_js};
+use crate::convert::{call_back, core_error, error, from_js, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::{HeldItem, common_prefix};
 use crate::held_api::{TaskRef, task_ref, unknown};
@@ -256,14 +256,6 @@ async fn preview_chat(
     to_js(&outcome)
 }
 
-/// Calls the host's callback with a value, if it gave one; a throwing callback is the host's bug
-/// and must not end the call.
-pub(crate) fn call_back<T: serde::Serialize>(f: Option<&Function>, value: &T) {
-    if let (Some(f), Ok(value)) = (f, to_js(value)) {
-        let _ = f.call1(&JsValue::NULL, &value);
-    }
-}
-
 // As in `condense`, the shared borrow of the manager is held through the turn on purpose.
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
 async fn chat(
@@ -301,10 +293,7 @@ async fn chat(
             if let AgentEvent::UserMessage { message } = &event {
                 crate::test_panic(&message.text());
             }
-            if let (Some(f), Ok(value)) = (&on_event, to_js(&event)) {
-                // A throwing callback is the host's bug; it must not end the turn.
-                let _ = f.call1(&JsValue::NULL, &value);
-            }
+            call_back(on_event.as_ref(), &event);
         })
         .await;
     drop(manager);

@@ -15,8 +15,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::chat_api::call_back;
-use crate::convert::{core_error, error, from_js, json_string, to_js};
+use crate::convert::{call_back, core_error, error, from_js, json_string, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::host::JsHost;
 use crate::text::with_text;

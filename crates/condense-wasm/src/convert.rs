@@ -14,6 +14,14 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
         .map_err(|e| error(ErrorKind::Internal, &format!("cannot convert a result to JS: {e}")))
 }
 
+/// Calls the host's callback with a value, if it gave one; a throwing callback is the host's bug
+/// and must not end the call.
+pub(crate) fn call_back<T: Serialize + ?Sized>(f: Option<&js_sys::Function>, value: &T) {
+    if let (Some(f), Ok(value)) = (f, to_js(value)) {
+        let _ = f.call1(&JsValue::NULL, &value);
+    }
+}
+
 /// JS → JSON text, through `JSON.stringify`, so that every input is read by the same serde_json
 /// code as the CLI's files (with the same error paths).
 pub(crate) fn json_text(value: &JsValue, what: &str) -> Result<String, JsValue> {
