@@ -128,7 +128,7 @@ export function makeHost(log: LogSink, runner: RunnerOptions = {}): Host {
     platform: platformName(),
     envVar: (name) => process.env[name],
     locate: (program) => locate(program),
-    readText: (file) => readText(file),
+    readText: (file, maxBytes) => readText(file, maxBytes),
     run: (spec, signal) => runCommand(spec, signal, runner),
   };
 }

@@ -67,18 +67,16 @@ export function locate(
   return undefined;
 }
 
-/** The most bytes `readText` reads: a shim is a few hundred. */
-const MAX_SHIM_BYTES = 64 * 1024;
-
 /**
- * The text of a small file, or undefined: the core reads a Windows `.cmd` shim (npm's) with it to
- * start the shim's program itself (node with its script, or an .exe), since only a shell runs a
- * `.cmd` and Node refuses to spawn one with `shell: false`.
+ * The text of a small file, or undefined when it is larger than `maxBytes` (the core's limit; then
+ * not read) or cannot be read: the core reads a Windows `.cmd` shim (npm's) with it to start the
+ * shim's program itself (node with its script, or an .exe), since only a shell runs a `.cmd` and
+ * Node refuses to spawn one with `shell: false`.
  */
-export function readText(file: string): string | undefined {
+export function readText(file: string, maxBytes: number): string | undefined {
   try {
     const stat = fs.statSync(file);
-    if (!stat.isFile() || stat.size > MAX_SHIM_BYTES) return undefined;
+    if (!stat.isFile() || stat.size > maxBytes) return undefined;
     return fs.readFileSync(file, "utf8");
   } catch {
     return undefined;

@@ -172,11 +172,12 @@ describe.runIf(posix)("readText", () => {
   it("reads a small file for the core (a .cmd shim), and nothing else", () => {
     const shim = path.join(dir, "claude.cmd");
     fs.writeFileSync(shim, '@ECHO off\r\n"%dp0%\\node_modules\\x\\x.exe"   %*\r\n');
-    expect(readText(shim)).toBe('@ECHO off\r\n"%dp0%\\node_modules\\x\\x.exe"   %*\r\n');
-    fs.writeFileSync(path.join(dir, "big.cmd"), "x".repeat(64 * 1024 + 1));
-    expect(readText(path.join(dir, "big.cmd"))).toBeUndefined();
-    expect(readText(path.join(dir, "missing.cmd"))).toBeUndefined();
-    expect(readText(dir)).toBeUndefined();
+    const limit = 64 * 1024;
+    expect(readText(shim, limit)).toBe('@ECHO off\r\n"%dp0%\\node_modules\\x\\x.exe"   %*\r\n');
+    fs.writeFileSync(path.join(dir, "big.cmd"), "x".repeat(limit + 1));
+    expect(readText(path.join(dir, "big.cmd"), limit)).toBeUndefined();
+    expect(readText(path.join(dir, "missing.cmd"), limit)).toBeUndefined();
+    expect(readText(dir, limit)).toBeUndefined();
   });
 });
 

@@ -18,7 +18,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use condense_core::host::{
     AbortSignal, ArgPart, CommandError, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec,
-    MAX_SHIM_BYTES,
 };
 
 /// How often the wait loop looks at the program, the abort signal and the clock.
@@ -124,9 +123,9 @@ impl CommandRunner for NativeRunner {
         run_blocking(&spec, &base, abort)
     }
 
-    fn read_text(&self, path: &str) -> Option<String> {
+    fn read_text(&self, path: &str, max_bytes: usize) -> Option<String> {
         let meta = std::fs::metadata(path).ok()?;
-        if !meta.is_file() || meta.len() > MAX_SHIM_BYTES as u64 {
+        if !meta.is_file() || meta.len() > max_bytes as u64 {
             return None;
         }
         std::fs::read_to_string(path).ok()

@@ -331,7 +331,8 @@ fn read_text_reads_a_small_file_for_the_core_and_nothing_else() {
     let big = dir.join("big.cmd");
     std::fs::write(&big, "x".repeat(condense_core::host::MAX_SHIM_BYTES + 1)).unwrap();
     let runner = NativeRunner::new();
-    let read = |p: &std::path::Path| runner.read_text(p.to_str().unwrap());
+    let read =
+        |p: &std::path::Path| runner.read_text(p.to_str().unwrap(), condense_core::host::MAX_SHIM_BYTES);
     assert_eq!(read(&shim).as_deref(), Some("@ECHO off\r\n\"%dp0%\\x.exe\"   %*\r\n"));
     assert_eq!(read(&big), None);
     assert_eq!(read(&dir.join("missing.cmd")), None);

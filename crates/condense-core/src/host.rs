@@ -248,14 +248,16 @@ pub trait CommandRunner {
     /// started when the timeout passes or `abort` fires.
     async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError>;
 
-    /// The text of a small file (a Windows `.cmd` shim, at most [`MAX_SHIM_BYTES`]), or `None`:
-    /// the core reads a shim to start the program it starts, never the shim (only a shell runs
-    /// one). The default reads nothing, so a `.cmd` found is refused with a clear error.
-    fn read_text(&self, path: &str) -> Option<String> {
-        let _ = path;
+    /// The text of a small file, or `None` when it is larger than `max_bytes` (not read at all)
+    /// or cannot be read: the core reads a Windows `.cmd` shim (at most [`MAX_SHIM_BYTES`]) to
+    /// start the program it starts, never the shim (only a shell runs one). The default reads
+    /// nothing, so a `.cmd` found is refused with a clear error.
+    fn read_text(&self, path: &str, max_bytes: usize) -> Option<String> {
+        let _ = (path, max_bytes);
         None
     }
 }
 
-/// The largest file [`CommandRunner::read_text`] is asked to read.
+/// The largest file the core asks [`CommandRunner::read_text`] to read: a shim is a few hundred
+/// bytes.
 pub const MAX_SHIM_BYTES: usize = 64 * 1024;

@@ -71,7 +71,8 @@ impl CommandRunner for Host {
         self.runs.borrow_mut().push(spec);
         self.outcomes.borrow_mut().pop_front().expect("a scripted outcome")
     }
-    fn read_text(&self, path: &str) -> Option<String> {
+    fn read_text(&self, path: &str, max_bytes: usize) -> Option<String> {
+        assert_eq!(max_bytes, condense_core::host::MAX_SHIM_BYTES, "the core asks with its limit");
         self.files.get(path).cloned()
     }
 }

@@ -436,9 +436,9 @@ impl CommandRunner for JsRunner {
         f.call1(&JsValue::NULL, &program.into()).ok()?.as_string()
     }
 
-    fn read_text(&self, path: &str) -> Option<String> {
+    fn read_text(&self, path: &str, max_bytes: usize) -> Option<String> {
         let f = self.programs().read_text.as_ref()?;
-        f.call1(&JsValue::NULL, &path.into()).ok()?.as_string()
+        f.call2(&JsValue::NULL, &path.into(), &(max_bytes as f64).into()).ok()?.as_string()
     }
 
     async fn run(&self, spec: CommandSpec, abort: &AbortSignal) -> Result<CommandOutput, CommandError> {

@@ -84,11 +84,12 @@ export interface Host {
   /** An environment variable of the host, or undefined. */
   envVar?(name: string): string | undefined;
   /**
-   * The text of a small file (at most 64 KiB), or undefined: on Windows the core reads an npm
-   * `.cmd` shim it found to start the program the shim starts (node with its script, or an
-   * .exe), since only a shell runs a `.cmd`. Without it, a `.cmd` found is refused.
+   * The text of a small file, or undefined when it is larger than `maxBytes` (then not read) or
+   * cannot be read: on Windows the core reads an npm `.cmd` shim it found to start the program
+   * the shim starts (node with its script, or an .exe), since only a shell runs a `.cmd`.
+   * Without it, a `.cmd` found is refused.
    */
-  readText?(path: string): string | undefined;
+  readText?(path: string, maxBytes: number): string | undefined;
   /** `linux`, `macos` or `windows` (default `linux`). */
   platform?: string;
 }

@@ -178,9 +178,10 @@ test("on Windows the host's readText lets the core start an npm shim's node scri
   ].join("\r\n");
   const { host, runs } = makeHost({ installed: { [shim]: shim, node }, env: { APPDATA: "C:\\Users\\t\\AppData\\Roaming" } });
   const read = [];
-  const engine = new CondenseEngine({ ...host, platform: "windows", readText: (p) => (read.push(p), p === shim ? text : undefined) });
+  const engine = new CondenseEngine({ ...host, platform: "windows", readText: (p, maxBytes) => (read.push([p, maxBytes]), p === shim ? text : undefined) });
   await engine.complete({ profile: cliProfile() }, bundle);
-  assert.deepEqual(read, [shim]);
+  // Read once, with the core's limit (64 KiB: a shim is a few hundred bytes).
+  assert.deepEqual(read, [[shim, 64 * 1024]]);
   assert.equal(runs[0].spec.program, node);
   assert.deepEqual(text_(runs[0].spec.args).slice(0, 2), ["C:\\Users\\t\\AppData\\Roaming/npm\\node_modules\\@anthropic-ai\\claude-code\\cli.js", "-p"]);
   // Without readText the .cmd is refused, and nothing runs.

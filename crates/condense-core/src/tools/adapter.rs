@@ -8,7 +8,9 @@ use super::config::{OutputSource, PromptVia, ToolEntry};
 use super::output::normalize;
 use super::shim::{is_batch_file, parse_cmd_shim, windows_folder};
 use crate::error::{ErrorKind, LlmError, redact_secrets};
-use crate::host::{AbortSignal, ArgPart, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec};
+use crate::host::{
+    AbortSignal, ArgPart, CommandErrorKind, CommandOutput, CommandRunner, CommandSpec, MAX_SHIM_BYTES,
+};
 use crate::profile::{ModelUse, Usage};
 
 /// The longest prompt passed as one argument (Linux refuses a single argument over 128 KiB).
@@ -149,7 +151,7 @@ impl GenericAdapter {
                 ),
             )
         };
-        let text = runner.read_text(&found).ok_or_else(|| refuse("it could not be read"))?;
+        let text = runner.read_text(&found, MAX_SHIM_BYTES).ok_or_else(|| refuse("it could not be read"))?;
         let shim = parse_cmd_shim(&text)
             .ok_or_else(|| refuse("it is not an npm shim whose program can be started directly"))?;
         let folder = windows_folder(&found);
