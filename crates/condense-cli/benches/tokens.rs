@@ -5,7 +5,8 @@
 //! median of the rounds, with the range. Not a test: nothing here asserts a time.
 //!
 //! `cargo bench -p condense-cli --bench tokens` (`-- --rounds N` for more rounds, `-- --cold` for
-//! the cold start alone, to repeat in fresh processes). BENCHMARKS.md holds the results.
+//! the cold start alone, to repeat in fresh processes, `-- --long` for the long pieces alone).
+//! BENCHMARKS.md holds the results.
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
@@ -84,6 +85,10 @@ fn main() {
     }
 
     if std::env::args().any(|a| a == "--cold") {
+        return;
+    }
+    long_pieces(rounds, &oracles);
+    if std::env::args().any(|a| a == "--long") {
         return;
     }
 
@@ -177,4 +182,50 @@ fn main() {
         cached.min.as_secs_f64() * 1e3,
         cached.max.as_secs_f64() * 1e3
     );
+}
+
+/// Long single pieces (issue 24): 1 MB of one letter and 1 MB of base64 of zero bytes, each one
+/// piece the merge runs on, and other megabyte runs. tiktoken-rs's merge is quadratic in a
+/// piece's length, so it counts a 50 KB prefix of each (its time for 1 MB would be minutes).
+fn long_pieces(rounds: usize, oracles: &[(Encoding, CoreBPE)]) {
+    const MB: usize = 1_000_000;
+    const PREFIX: usize = 50_000;
+    let inputs: [(&str, String); 5] = [
+        ("1 MB of `L`", "L".repeat(MB)),
+        ("1 MB of base64 zeros (`AAAA…`)", "A".repeat(MB)),
+        ("1 MB of `ab`", "ab".repeat(MB / 2)),
+        ("1 MB of digits", "0123456789".repeat(MB / 10)),
+        ("1 MB of spaces", " ".repeat(MB)),
+    ];
+    println!("\n## long pieces (median of {rounds} rounds, `count_in`; tiktoken-rs on a 50 KB prefix)\n");
+    println!("| input | encoding | tokens | `count_in` 1 MB | tiktoken-rs 50 KB |");
+    println!("|---|---|---:|---:|---:|");
+    for (encoding, bpe) in oracles {
+        for (name, text) in &inputs {
+            let mut times = Vec::new();
+            let mut n = 0;
+            for _ in 0..rounds {
+                let (d, c) = time(|| count_in(*encoding, text));
+                times.push(d);
+                n = c;
+            }
+            let prefix = &text[..PREFIX];
+            let (slow, expected) = time(|| bpe.encode_ordinary(prefix).len());
+            assert_eq!(
+                count_in(*encoding, prefix),
+                expected,
+                "{name} {}: the counts differ",
+                encoding.name()
+            );
+            let s = stats(times);
+            println!(
+                "| {name} | {} | {n} | {:.1} ms [{:.1}–{:.1}] | {:.0} ms |",
+                encoding.name(),
+                s.median.as_secs_f64() * 1e3,
+                s.min.as_secs_f64() * 1e3,
+                s.max.as_secs_f64() * 1e3,
+                slow.as_secs_f64() * 1e3,
+            );
+        }
+    }
 }

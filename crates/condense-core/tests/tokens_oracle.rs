@@ -155,6 +155,33 @@ fn long_inputs_match_tiktoken() {
     check(&"\n".repeat(100)).unwrap();
 }
 
+/// Long single pieces, where the merge runs by the heap (issue 24: the merge loop was quadratic
+/// in a piece's length): runs of one letter, base64 of zero bytes, a word repeated without spaces,
+/// mixed-case runs, a run of CJK. Each is one piece (or a few) of tens of thousands of bytes, and
+/// tiktoken-rs (whose own merge is quadratic) still counts them in a second or two.
+#[test]
+fn long_pieces_match_tiktoken() {
+    check(&"L".repeat(60_000)).unwrap();
+    check(&format!("{}=", "A".repeat(40_000))).unwrap();
+    check(&"abc".repeat(12_000)).unwrap();
+    check(&"TheQuickBrownFox".repeat(2_000)).unwrap();
+    check(&"中文".repeat(5_000)).unwrap();
+}
+
+/// A piece of up to 10,000 bytes from a small alphabet (so that merges cascade and equal pairs
+/// compete), with or without a leading space.
+fn long_piece() -> impl Strategy<Value = String> {
+    let alphabets: &[&[char]] =
+        &[&['L'], &['A'], &['a', 'b'], &['e', 't', 'h'], &['x', 'Y', 'z', 'é'], &['中', '文', '字']];
+    (0..alphabets.len(), 128usize..10_000, any::<bool>()).prop_flat_map(move |(a, len, space)| {
+        let chars = alphabets[a];
+        let n = len / chars[0].len_utf8();
+        proptest::collection::vec(proptest::sample::select(chars), n).prop_map(move |v| {
+            format!("{}{}", if space { " " } else { "" }, v.into_iter().collect::<String>())
+        })
+    })
+}
+
 /// Characters chosen where the patterns' decisions are made: every kind of whitespace, line
 /// breaks, apostrophes and contraction letters in both cases (and the long s that `(?i:s)`
 /// matches), digits from several scripts, letters of every case class, combining marks, symbols,
@@ -293,6 +320,16 @@ proptest! {
 
     #[test]
     fn ascii_text_matches_tiktoken(text in "[ -~\t\n\r]{0,80}") {
+        check(&text)?;
+    }
+}
+
+proptest! {
+    // An eighth of the cases: tiktoken-rs's merge is quadratic, a 10,000-byte piece costs it ~0.1 s.
+    #![proptest_config(ProptestConfig::with_cases((cases() / 8).max(16)))]
+
+    #[test]
+    fn long_pieces_match_tiktoken_property(text in long_piece()) {
         check(&text)?;
     }
 }

@@ -6,6 +6,9 @@
 //! buffer of part boundaries, and counts the parts left, without building token ids. Tokens are
 //! compared by id, which orders them as their ranks do (see `layout.rs`).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::layout::{HEADER, ID_MASK, NONE, PAIRS, fingerprint, hash, home, mix, tail};
 
 /// A token's id (see `layout.rs`); [`NONE`] for a byte string that is no token.
@@ -130,15 +133,77 @@ impl Vocab {
         n
     }
 
-    /// The count of a piece of two bytes or more that is no token, by the merge loop.
+    /// The count of a piece of two bytes or more that is no token, by the merge loop: the scan
+    /// while the piece is short (it is faster there), the heap from [`HEAP_FROM`] bytes on (the
+    /// scan is quadratic in the piece's length: a run of 200,000 letters took seconds).
     fn merge_count(&self, piece: &[u8]) -> usize {
         if piece.len() < 64 {
             let mut parts = [(0u32, NONE); 64];
             self.merge(piece, &mut parts[..piece.len() + 1])
-        } else {
+        } else if piece.len() < HEAP_FROM {
             let mut parts = vec![(0u32, NONE); piece.len() + 1];
             self.merge(piece, &mut parts)
+        } else {
+            self.merge_heap(piece)
         }
+    }
+
+    /// The same merges as [`Vocab::merge`], in O(n log n): the part boundaries are a linked list
+    /// and the candidate pairs wait in a priority queue keyed by `(id, start)`, so the pair taken
+    /// is the one of lowest rank, the leftmost among equals — the pair the scan would pick. A
+    /// pair that a merge changed stays queued until taken and is then passed over: it is stale
+    /// when its boundary's pair no longer has its id (a removed boundary's pair is `NONE`, never
+    /// queued). Returns the number of tokens.
+    pub(super) fn merge_heap(&self, piece: &[u8]) -> usize {
+        let n = piece.len();
+        debug_assert!(n >= 2 && n < u32::MAX as usize);
+        // Boundary `i` starts a part when it is live; `n` is the end. `next[i]` and `prev[i]` link
+        // the live boundaries (`prev` of the first is never read); `pair[i]` is the id of the
+        // bytes of the part at `i` and the part after it, `NONE` when they are no token.
+        let mut next: Vec<u32> = (1..=n as u32 + 1).collect();
+        let mut prev: Vec<u32> = (0..=n as u32).map(|i| i.wrapping_sub(1)).collect();
+        let mut pair: Vec<Id> = vec![NONE; n + 1];
+        let key = |id: Id, at: usize| u64::from(id) << 32 | at as u64;
+        let mut queue = MergeQueue::default();
+        for i in 0..n - 1 {
+            pair[i] = self.pair(piece[i], piece[i + 1]);
+            if pair[i] != NONE {
+                queue.push(key(pair[i], i));
+            }
+        }
+        // The id of the bytes from live boundary `i` to the second live boundary after it.
+        let span = |next: &[u32], i: usize| -> Id {
+            let j = next[i] as usize;
+            if j >= n { NONE } else { self.id(&piece[i..next[j] as usize]) }
+        };
+        let mut tokens = n;
+        while let Some(k) = queue.pop() {
+            let (id, i) = ((k >> 32) as Id, (k & u64::from(u32::MAX)) as usize);
+            if pair[i] != id {
+                continue;
+            }
+            // Merge the part at `i` with the next: boundary `j` goes.
+            let j = next[i] as usize;
+            let after = next[j];
+            next[i] = after;
+            if (after as usize) <= n {
+                prev[after as usize] = i as u32;
+            }
+            pair[j] = NONE;
+            tokens -= 1;
+            pair[i] = span(&next, i);
+            if pair[i] != NONE {
+                queue.push(key(pair[i], i));
+            }
+            if i > 0 {
+                let p = prev[i] as usize;
+                pair[p] = span(&next, p);
+                if pair[p] != NONE {
+                    queue.push(key(pair[p], p));
+                }
+            }
+        }
+        tokens
     }
 
     /// tiktoken's `_byte_pair_merge`, counting: `parts` holds `(start, id of the pair that starts
@@ -176,6 +241,96 @@ impl Vocab {
         len - 1
     }
 }
+
+/// The merge queue of [`Vocab::merge_heap`], whose keys are `rank << 32 | start`. A merge's new
+/// pairs rank above the pair merged when a token's rank exceeds the ranks of the tokens it is
+/// made of, as in tiktoken's vocabularies: then the pairs of the lowest rank queued are all there
+/// is of that rank once it is reached, and are taken in the order of their starts, sorted once.
+/// The ranks above wait in a radix heap over ranks (a key moves between its buckets a few times,
+/// each a sequential pass, where a binary heap of a megabyte's pairs misses the cache at every
+/// level); a key below the current rank, which no shipped vocabulary makes, waits in a binary
+/// heap, so the order stays exact for any vocabulary.
+struct MergeQueue {
+    /// The rank being taken.
+    rank: u64,
+    /// The keys of that rank, sorted, and how many of them were taken.
+    current: Vec<u64>,
+    taken: usize,
+    /// Bucket `b` holds keys whose rank's highest bit differing from `rank` is bit `b - 1`.
+    buckets: [Vec<u64>; 33],
+    /// Keys of a rank below `rank`.
+    low: BinaryHeap<Reverse<u64>>,
+}
+
+impl Default for MergeQueue {
+    fn default() -> Self {
+        MergeQueue {
+            rank: 0,
+            current: Vec::new(),
+            taken: 0,
+            buckets: std::array::from_fn(|_| Vec::new()),
+            low: BinaryHeap::new(),
+        }
+    }
+}
+
+impl MergeQueue {
+    /// The bucket of a key of a rank above `rank`.
+    #[inline(always)]
+    fn bucket(rank: u64, key: u64) -> usize {
+        (64 - ((key >> 32) ^ rank).leading_zeros()) as usize
+    }
+
+    #[inline]
+    fn push(&mut self, key: u64) {
+        if key >> 32 <= self.rank {
+            // Not above the rank being taken (no id is 0, so the first keys are above): a
+            // vocabulary whose merges are not monotone.
+            self.low.push(Reverse(key));
+        } else {
+            self.buckets[Self::bucket(self.rank, key)].push(key);
+        }
+    }
+
+    /// The smallest key, taken out.
+    fn pop(&mut self) -> Option<u64> {
+        if self.taken == self.current.len() {
+            self.current.clear();
+            self.taken = 0;
+            // The first bucket that holds keys holds the lowest rank: it becomes the rank taken,
+            // its keys of that rank the current ones, and the others spread to lower buckets.
+            if let Some(b) = (1..33).find(|&b| !self.buckets[b].is_empty()) {
+                let mut keys = std::mem::take(&mut self.buckets[b]);
+                self.rank = keys.iter().map(|k| k >> 32).min().expect("a bucket with keys");
+                for &k in &keys {
+                    if k >> 32 == self.rank {
+                        self.current.push(k);
+                    } else {
+                        self.buckets[Self::bucket(self.rank, k)].push(k);
+                    }
+                }
+                // Pushed in order of start most of the time: then this only checks.
+                self.current.sort_unstable();
+                // Keep the emptied bucket's allocation for later keys.
+                keys.clear();
+                self.buckets[b] = keys;
+            }
+        }
+        let radix = self.current.get(self.taken).copied();
+        match (self.low.peek(), radix) {
+            (Some(&Reverse(low)), Some(radix)) if low < radix => self.low.pop().map(|r| r.0),
+            (_, Some(radix)) => {
+                self.taken += 1;
+                Some(radix)
+            }
+            (Some(_), None) => self.low.pop().map(|r| r.0),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Pieces this long and longer merge by the heap ([`Vocab::merge_heap`]).
+const HEAP_FROM: usize = 128;
 
 /// The longest piece the cache holds: three words of key.
 const MAX_CACHED: usize = 24;
@@ -268,6 +423,79 @@ mod tests {
             );
         }
         assert_ne!(v.count(&first), v.count(&second), "pieces with different counts, so a mix-up would show");
+    }
+
+    /// The heap merges exactly as the scan does (the scan is tiktoken's loop; the oracle test
+    /// checks it against tiktoken-rs): on pieces from small alphabets, so that merges cascade
+    /// and equal pairs compete, in both shipped vocabularies.
+    #[test]
+    fn the_heap_merges_as_the_scan_does() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let alphabets: [&[u8]; 5] = [b"L", b"A=", b"ab", b"eth ", b"\xe4\xb8\xad\x80\xe6abc0/"];
+        let pieces = (0..alphabets.len(), 2usize..700).prop_flat_map(move |(a, len)| {
+            proptest::collection::vec(proptest::sample::select(alphabets[a]), len)
+        });
+        let mut runner = TestRunner::new(Config { cases: 256, ..Config::default() });
+        for encoding in [super::super::Encoding::O200kBase, super::super::Encoding::Cl100kBase] {
+            let v = super::super::shared_vocab(encoding);
+            runner
+                .run(&pieces, |piece| {
+                    let mut parts = vec![(0u32, NONE); piece.len() + 1];
+                    prop_assert_eq!(v.merge_heap(&piece), v.merge(&piece, &mut parts), "{:?}", piece);
+                    Ok(())
+                })
+                .unwrap();
+        }
+    }
+
+    /// The heap merges as the scan does with vocabularies whose ranks are in any order (a
+    /// token may rank below the tokens it is made of, which the shipped ones never do): the
+    /// merge queue's fallback keeps the order exact.
+    #[test]
+    fn the_heap_merges_as_the_scan_does_with_any_ranks() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let extra = proptest::collection::vec(
+            proptest::collection::vec(proptest::sample::select(&b"abc"[..]), 2..5),
+            1..30,
+        );
+        let piece = proptest::collection::vec(proptest::sample::select(&b"abc"[..]), 2..400);
+        let mut runner = TestRunner::new(Config { cases: 256, ..Config::default() });
+        runner
+            .run(&(extra, piece), |(extra, piece)| {
+                let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+                for t in extra {
+                    if !tokens.contains(&t) {
+                        tokens.push(t);
+                    }
+                }
+                let refs: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+                let v = vocab(&refs);
+                let mut parts = vec![(0u32, NONE); piece.len() + 1];
+                prop_assert_eq!(
+                    v.merge_heap(&piece),
+                    v.merge(&piece, &mut parts),
+                    "{:?} with {:?}",
+                    piece,
+                    &tokens[256..]
+                );
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    /// Runs of 200,000 and 400,000 letters are counted (the scan would take minutes on them) and
+    /// a run tokenizes periodically: twice the letters, twice the tokens.
+    #[test]
+    fn long_runs_are_counted_periodically() {
+        let v = super::super::shared_vocab(super::super::Encoding::O200kBase);
+        let run = vec![b'L'; 200_000];
+        let tokens = v.count(&run);
+        assert!(tokens > 0 && tokens < run.len());
+        // Twice the length, about twice the tokens: the run tokenizes periodically.
+        let double = v.count(&vec![b'L'; 400_000]);
+        assert!(double.abs_diff(2 * tokens) <= 2, "{tokens} then {double}");
     }
 
     #[test]
