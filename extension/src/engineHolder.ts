@@ -17,6 +17,7 @@ import { Core, guardEngine, newEngine } from "./engine";
 import { asFailure } from "./errors";
 import { SECTION, type SettingProblem, type Settings, providerUpdates, readSettings } from "./settings";
 import { WORKSPACE_TOOLS_FILE, describeToolError, readToolSources, toolFiles } from "./toolSources";
+import * as notify from "./notify";
 
 /** The first workspace folder: where tools run and where the workspace's tool file is. */
 const workspaceFolder = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -131,8 +132,8 @@ export class EngineHolder implements vscode.Disposable {
     if (errors.length > 0 && JSON.stringify(errors) !== before) {
       const first = errors[0];
       const more = errors.length > 1 ? ` (and ${errors.length - 1} more, see the log)` : "";
-      void vscode.window
-        .showWarningMessage(`Context Condenser: a tool file cannot be used: ${describeToolError(first)}${more}`, "Open File", "Show Log")
+      void notify
+        .warn(`Context Condenser: a tool file cannot be used: ${describeToolError(first)}${more}`, "Open File", "Show Log")
         .then(async (choice) => {
           if (choice === "Show Log") this.log.show();
           if (choice === "Open File") {
@@ -205,8 +206,8 @@ export class EngineHolder implements vscode.Disposable {
     if (problems.length > 0) {
       const first = problems[0];
       const more = problems.length > 1 ? ` (and ${problems.length - 1} more, see the log)` : "";
-      void vscode.window
-        .showWarningMessage(`Context Condenser: ${first.setting} ${first.message}${more}`, "Open Settings", "Show Log")
+      void notify
+        .warn(`Context Condenser: ${first.setting} ${first.message}${more}`, "Open Settings", "Show Log")
         .then((choice) => {
           if (choice === "Open Settings") this.openSettings();
           if (choice === "Show Log") this.log.show();

@@ -5,6 +5,8 @@
 import * as vscode from "vscode";
 import type { EngineHolder } from "./engineHolder";
 import { SECTION } from "./settings";
+import * as notify from "./notify";
+import { neutralize } from "./untrusted";
 
 /** The secret storage's name for a profile's key. */
 export const secretName = (profileId: string) => `${SECTION}.apiKey.${profileId}`;
@@ -34,7 +36,7 @@ export class Secrets {
   async setApiKey(profileId?: string, key?: string): Promise<void> {
     const profiles = this.holder.settings.profiles.filter((p) => p.kind !== "manual");
     if (profiles.length === 0) {
-      const choice = await vscode.window.showWarningMessage(
+      const choice = await notify.warn(
         "Context Condenser: add an LLM profile (contextCondenser.profiles) before setting its API key.",
         "Open Settings",
       );
@@ -47,19 +49,20 @@ export class Secrets {
         ? profiles[0].id
         : (
             await vscode.window.showQuickPick(
-              profiles.map((p) => ({ label: p.id, description: `${p.kind} · ${p.model}` })),
+              // Ids and models come from settings: shown neutralized, the id kept as it is.
+              profiles.map((p) => ({ label: neutralize(p.id), description: neutralize(`${p.kind} · ${p.model}`), id: p.id })),
               { title: "Set API Key…", placeHolder: "Which profile's key?" },
             )
-          )?.label);
+          )?.id);
     if (!id) return;
     if (!profiles.some((p) => p.id === id)) {
-      void vscode.window.showWarningMessage(`Context Condenser: there is no LLM profile "${id}".`);
+      void notify.warn(`Context Condenser: there is no LLM profile "${id}".`);
       return;
     }
     const value =
       key ??
       (await vscode.window.showInputBox({
-        title: `API key for "${id}"`,
+        title: neutralize(`API key for "${id}"`),
         prompt: "Kept in VS Code's secret storage, never in settings. Leave empty to remove the key.",
         password: true,
         ignoreFocusOut: true,
@@ -69,12 +72,12 @@ export class Secrets {
       await this.storage.delete(secretName(id));
       this.log.info(`API key removed for profile "${id}"`);
       this.changed();
-      void vscode.window.showInformationMessage(`Context Condenser: API key removed for "${id}".`);
+      void notify.info(`Context Condenser: API key removed for "${id}".`);
     } else {
       await this.storage.store(secretName(id), value.trim());
       this.log.info(`API key stored for profile "${id}"`);
       this.changed();
-      void vscode.window.showInformationMessage(`Context Condenser: API key stored for "${id}".`);
+      void notify.info(`Context Condenser: API key stored for "${id}".`);
     }
   }
 }

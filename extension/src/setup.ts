@@ -11,6 +11,7 @@ import { asFailure } from "./errors";
 import { type SetupChoice, keyNeeded, probeLocalServers, profileFor } from "./firstRun";
 import type { Secrets } from "./secrets";
 import { SECTION } from "./settings";
+import { neutralize } from "./untrusted";
 
 export interface SetupOutcome {
   state: SetupState;
@@ -54,7 +55,7 @@ export class FirstRun {
     if (need !== "none") {
       const where = choice.kind === "openai-compatible" ? (profile.base_url ?? "the server") : choice.kind === "openai" ? "OpenAI" : "Anthropic";
       const typed = await vscode.window.showInputBox({
-        title: `API key for ${where}`,
+        title: neutralize(`API key for ${where}`),
         prompt:
           need === "required"
             ? "Kept in VS Code's secret storage, never in settings."

@@ -66,7 +66,16 @@ export function documentOf(uri: Uri): FakeDocument {
 }
 
 /** What the extension showed, and what the user answers to its dialogs (by the dialog's text). */
-export const shown: { info: string[]; warnings: string[]; errors: string[]; opened: string[] } = { info: [], warnings: [], errors: [], opened: [] };
+export const shown: {
+  info: string[];
+  warnings: string[];
+  errors: string[];
+  opened: string[];
+  /** The modal warnings (also in `warnings`), with their detail and buttons. */
+  modals: Array<{ message: string; detail?: string; buttons: string[] }>;
+  /** The progress notifications' titles. */
+  progress: string[];
+} = { info: [], warnings: [], errors: [], opened: [], modals: [], progress: [] };
 export const dialogs: { warning: (message: string) => string | undefined } = { warning: () => undefined };
 
 export function reset(): void {
@@ -74,6 +83,8 @@ export function reset(): void {
   shown.warnings.length = 0;
   shown.errors.length = 0;
   shown.opened.length = 0;
+  shown.modals.length = 0;
+  shown.progress.length = 0;
   dialogs.warning = () => undefined;
   window.activeTextEditor = undefined;
 }
@@ -93,15 +104,20 @@ export const window: {
     shown.info.push(message);
     return undefined;
   },
-  async showWarningMessage(message: string) {
+  async showWarningMessage(message: string, ...rest: unknown[]) {
     shown.warnings.push(message);
+    const options = rest[0];
+    if (typeof options === "object" && options !== null && (options as { modal?: boolean }).modal) {
+      shown.modals.push({ message, detail: (options as { detail?: string }).detail, buttons: rest.slice(1) as string[] });
+    }
     return dialogs.warning(message);
   },
   async showErrorMessage(message: string) {
     shown.errors.push(message);
     return undefined;
   },
-  async withProgress<T>(_options: unknown, task: (progress: unknown, token: unknown) => Promise<T>): Promise<T> {
+  async withProgress<T>(options: { title?: string }, task: (progress: unknown, token: unknown) => Promise<T>): Promise<T> {
+    shown.progress.push(options.title ?? "");
     return task({ report() {} }, { onCancellationRequested() {} });
   },
 };
