@@ -8,11 +8,12 @@
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import type { LlmProfile, ModelUse, ToolConfigError } from "@context-condenser/protocol";
+import { configuration, writeSetting } from "./config";
 import { asFailure } from "./errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "@context-condenser/protocol";
 import { secretName } from "./secrets";
 import { SECTION, type SettingProblem, type Settings } from "./settings";
-import { panelState, planChange, type Write } from "./settingsModel";
+import { panelState, planChange } from "./settingsModel";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 /** What the panel needs from the rest of the extension. */
@@ -106,15 +107,15 @@ export class SettingsPanel implements vscode.Disposable {
       case "testConnection":
         return this.testConnection(message.profileId);
       default: {
-        const config = vscode.workspace.getConfiguration(SECTION);
-        const plan = planChange(message, this.host.settings().settings, (c) => this.host.engine().checkSetting(c), (k) => config.get(k));
+        const config = configuration();
+        const plan = planChange(message, this.host.settings().settings, (c) => this.host.engine().checkSetting(c), config.get);
         if (!plan.ok) {
           this.host.log.info(`settings panel: ${plan.field} refused: ${plan.message}`);
           this.post({ type: "rejected", field: plan.field, message: plan.message });
           return;
         }
         if (plan.renamed) await this.moveKey(plan.renamed.from, plan.renamed.to);
-        for (const w of plan.writes) await write(w);
+        for (const { key, value } of plan.writes) await writeSetting(key, value);
         if (plan.removed) await this.host.secrets.delete(secretName(plan.removed));
         this.host.log.info(`settings panel: ${plan.field} saved (${plan.writes.map((w) => `${SECTION}.${w.key}`).join(", ")})`);
         this.post({ type: "accepted", field: plan.field });
@@ -181,18 +182,4 @@ export class SettingsPanel implements vscode.Disposable {
       this.post({ type: "testResult", profileId, error: { kind, message } });
     }
   }
-}
-
-/** Writes where the user keeps the setting: the workspace when it is set there, else the user's
- *  settings. */
-async function write({ key, value }: Write): Promise<void> {
-  const config = vscode.workspace.getConfiguration(SECTION);
-  const where = config.inspect(key);
-  const target =
-    where?.workspaceFolderValue !== undefined
-      ? vscode.ConfigurationTarget.WorkspaceFolder
-      : where?.workspaceValue !== undefined
-        ? vscode.ConfigurationTarget.Workspace
-        : vscode.ConfigurationTarget.Global;
-  await config.update(key, value, target);
 }

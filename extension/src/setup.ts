@@ -10,6 +10,7 @@ import type { EngineHolder } from "./engineHolder";
 import { asFailure } from "./errors";
 import { type SetupChoice, keyNeeded, probeLocalServers, profileFor } from "./firstRun";
 import type { Secrets } from "./secrets";
+import { configuration } from "./config";
 import { SECTION } from "./settings";
 import { neutralize } from "./untrusted";
 
@@ -44,7 +45,9 @@ export class FirstRun {
    */
   async setUp(choice: SetupChoice, progress: (o: SetupOutcome) => void): Promise<SetupOutcome> {
     const config = vscode.workspace.getConfiguration(SECTION);
-    const raw = config.get<unknown[]>("profiles");
+    // The profiles as the extension reads them: in a workspace not trusted, the user's only, so
+    // that none of the workspace's is copied into the user's settings below.
+    const raw = configuration().get("profiles");
     const existing = Array.isArray(raw) ? raw : [];
     const ids = existing.map((p) => (typeof p === "object" && p !== null ? String((p as { id?: unknown }).id) : ""));
     const tool = choice.kind === "cli" ? this.holder.engine.tools().find((t) => t.id === choice.tool) : undefined;

@@ -87,6 +87,13 @@ export function reset(): void {
   shown.progress.length = 0;
   dialogs.warning = () => undefined;
   window.activeTextEditor = undefined;
+  workspace.isTrusted = true;
+  workspace.workspaceFolders = undefined;
+  for (const scope of [config.defaults, config.user, config.workspace, config.folder]) {
+    for (const key of Object.keys(scope)) delete scope[key];
+  }
+  config.updates.length = 0;
+  trustListeners.length = 0;
 }
 
 export const window: {
@@ -132,7 +139,97 @@ export const workspace = {
     },
   },
   asRelativePath: (target: Uri | string) => path.basename(typeof target === "string" ? target : target.fsPath),
+  /** `isTrusted`: a test sets it, and `grantTrust()` fires the trust event. */
+  isTrusted: true,
+  workspaceFolders: undefined as Array<{ uri: Uri }> | undefined,
+  /** The `contextCondenser` settings by scope, as a test writes them (keys without the section).
+   *  `get` merges them as VS Code does for values that are not objects: the workspace folder's,
+   *  else the workspace's, else the user's, else the default. It does not leave out restricted
+   *  settings in a workspace not trusted (VS Code does): the extension must do it itself. */
+  getConfiguration(_section?: string) {
+    const inspect = (key: string) => ({
+      defaultValue: config.defaults[key],
+      globalValue: config.user[key],
+      workspaceValue: config.workspace[key],
+      workspaceFolderValue: config.folder[key],
+    });
+    return {
+      get: (key: string) => config.folder[key] ?? config.workspace[key] ?? config.user[key] ?? config.defaults[key],
+      inspect,
+      async update(key: string, value: unknown, target: ConfigurationTarget) {
+        config.updates.push({ key, value, target });
+        const scope = target === ConfigurationTarget.Global ? config.user : target === ConfigurationTarget.Workspace ? config.workspace : config.folder;
+        if (value === undefined) delete scope[key];
+        else scope[key] = value;
+      },
+    };
+  },
+  onDidGrantWorkspaceTrust: (listener: () => void) => listen(trustListeners, listener),
+  onDidChangeWorkspaceFolders: (_listener: () => void) => ({ dispose() {} }),
+  createFileSystemWatcher: () => ({
+    onDidCreate: () => ({ dispose() {} }),
+    onDidChange: () => ({ dispose() {} }),
+    onDidDelete: () => ({ dispose() {} }),
+    dispose() {},
+  }),
 };
+
+/** The settings `workspace.getConfiguration` reads, by scope, and every `update` made. */
+export const config: {
+  defaults: Record<string, unknown>;
+  user: Record<string, unknown>;
+  workspace: Record<string, unknown>;
+  folder: Record<string, unknown>;
+  updates: Array<{ key: string; value: unknown; target: ConfigurationTarget }>;
+} = { defaults: {}, user: {}, workspace: {}, folder: {}, updates: [] };
+
+const trustListeners: Array<() => void> = [];
+
+function listen(listeners: Array<() => void>, listener: () => void) {
+  listeners.push(listener);
+  return { dispose: () => void listeners.splice(listeners.indexOf(listener), 1) };
+}
+
+/** The user trusts the workspace: `isTrusted` becomes true and the event fires. */
+export function grantTrust(): void {
+  workspace.isTrusted = true;
+  for (const listener of [...trustListeners]) listener();
+}
+
+/** A secret storage in memory (`ExtensionContext.secrets`). */
+export class SecretStorage {
+  readonly values = new Map<string, string>();
+  async get(name: string) {
+    return this.values.get(name);
+  }
+  async store(name: string, value: string) {
+    this.values.set(name, value);
+  }
+  async delete(name: string) {
+    this.values.delete(name);
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: Array<(value: T) => void> = [];
+  readonly event = (listener: (value: T) => void) => {
+    this.listeners.push(listener);
+    return { dispose: () => void this.listeners.splice(this.listeners.indexOf(listener), 1) };
+  };
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) listener(value);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class RelativePattern {
+  constructor(
+    readonly base: Uri,
+    readonly pattern: string,
+  ) {}
+}
 
 export const commands = {
   executed: [] as string[],
