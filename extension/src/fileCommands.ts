@@ -10,7 +10,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import type { Conversation } from "@context-condenser/protocol";
+import type { Conversation, LlmTarget } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
@@ -20,6 +20,7 @@ import { FileTooLarge, readConversationText } from "./sessionFile";
 import { condensedPath } from "./sessionPath";
 import type { Report } from "./report";
 import type { Secrets } from "./secrets";
+import { condensingProfile } from "./settings";
 import * as notify from "./notify";
 
 /** The active editor's document when it is a JSON file; its conversation, or why it is not one. */
@@ -108,7 +109,8 @@ export class FileCommands {
       void notify.warn(`Context Condenser: ${vscode.workspace.asRelativePath(doc.uri)} is not a conversation: ${asFailure(e).message}`);
       return;
     }
-    const llm = await condensingLlm(this.holder, this.secrets);
+    const llm = await this.condensingLlm();
+    if (llm === null) return;
     let condensed: DocCondensation;
     try {
       condensed = await notify.progress(`Condensing with ${provider}…`, (token) => {
@@ -136,6 +138,18 @@ export class FileCommands {
       "Undo",
     );
     if (choice === "Undo") await this.undoLast();
+  }
+
+  /** The LLM that writes summaries, with its key; null (reported) when its key was not let go
+   *  where the profile now points. */
+  private async condensingLlm(): Promise<LlmTarget | undefined | null> {
+    const profileId = condensingProfile(this.holder.settings)?.id;
+    try {
+      return await condensingLlm(this.holder, this.secrets);
+    } catch (e) {
+      this.report(asFailure(e), profileId);
+      return null;
+    }
   }
 
   /** Whether a document is a session file, which is never changed. */
@@ -212,7 +226,8 @@ export class FileCommands {
     const target = this.target("preview a condensation of");
     if (!target) return;
     const engine = this.holder.engine;
-    const llm = await condensingLlm(this.holder, this.secrets);
+    const llm = await this.condensingLlm();
+    if (llm === null) return;
     const doc = target.doc;
     await this.chat.showPreview(
       { kind: "file", name: vscode.workspace.asRelativePath(doc.uri) },

@@ -82,7 +82,8 @@ export class FirstRun {
       this.log.warn(`first run: test connection of "${profile.id}" failed: ${kind}: ${message}`);
       return { state: "failed", message: `Test Connection failed (${kind}): ${message}. Nothing was saved.` };
     }
-    if (apiKey) await this.secrets.store(profile.id, apiKey);
+    // The key is bound to where the profile points (its base URL, or its kind's default).
+    if (apiKey) await this.secrets.store(profile, apiKey);
     await config.update("profiles", [...existing, profile], vscode.ConfigurationTarget.Global);
     await config.update("chatProfile", profile.id, vscode.ConfigurationTarget.Global);
     this.log.info(`first run: profile "${profile.id}" saved as the chat profile`);

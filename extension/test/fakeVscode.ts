@@ -256,5 +256,6 @@ export enum ConfigurationTarget {
 }
 
 export enum ViewColumn {
+  Active = -1,
   Beside = -2,
 }
