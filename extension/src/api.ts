@@ -1,6 +1,7 @@
 // The API other extensions get from `vscode.extensions.getExtension(...).exports`: condense a
 // conversation, count its tokens or a text's, list the providers — with the current engine and
-// settings, and the condensing profile's key from the secret storage.
+// settings, and the condensing profile's key from the secret storage (sent only where it was
+// stored for, or where the user agreed it may go: secrets.ts).
 
 import type { CondenseOptionsInput, CondensationDocument, ConversationInput, Message, ProviderInfo, TokenReport } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";

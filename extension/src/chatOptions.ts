@@ -3,9 +3,9 @@
 // settings), the same without keys to measure a chat, the profiles the chat's picker offers, and
 // the LLM that writes summaries for Condense Now on a file and for the API.
 
-import type { ChatOptions, LlmTarget } from "@context-condenser/protocol";
+import type { ChatOptions, LlmProfile, LlmTarget } from "@context-condenser/protocol";
 import type { EngineHolder } from "./engineHolder";
-import type { Failure } from "./errors";
+import { asFailure, type Failure } from "./errors";
 import type { ProfileOption } from "@context-condenser/protocol";
 import type { Report } from "./report";
 import type { Secrets } from "./secrets";
@@ -38,7 +38,8 @@ export function measureOptions(holder: EngineHolder): ChatOptions | undefined {
 }
 
 /** The options of a chat turn, with the keys from the secret storage. Without a usable chat
- *  profile it reports why and throws the failure. */
+ *  profile, or when a key was not let go where its profile now points, it reports why and throws
+ *  the failure. */
 export async function chatOptions(holder: EngineHolder, secrets: Secrets, report: Report): Promise<ChatOptions> {
   const profile = chatProfile(holder.settings);
   if (!profile || profile.kind === "manual") {
@@ -52,20 +53,32 @@ export async function chatOptions(holder: EngineHolder, secrets: Secrets, report
     throw failure;
   }
   const options: ChatOptions = {
-    llm: { profile, apiKey: await secrets.key(profile.id) },
+    llm: { profile, apiKey: await reportedKey(secrets, profile, report) },
     auto: autoCondense(holder.settings),
     nowMs: Date.now(),
   };
   const writer = condensingProfile(holder.settings);
   if (writer && writer.id !== profile.id && writer.kind !== "manual") {
-    options.condensingLlm = { profile: writer, apiKey: await secrets.key(writer.id) };
+    options.condensingLlm = { profile: writer, apiKey: await reportedKey(secrets, writer, report) };
   }
   return options;
 }
 
-/** The LLM that writes summaries, with its key from the secret storage; none when unset. */
+/** The LLM that writes summaries, with its key from the secret storage; none when unset. Throws
+ *  the `llm_config` failure of a key the user did not let go to the profile's new origin. */
 export async function condensingLlm(holder: EngineHolder, secrets: Secrets): Promise<LlmTarget | undefined> {
   const profile = condensingProfile(holder.settings);
   if (!profile) return undefined;
-  return { profile, apiKey: await secrets.key(profile.id) };
+  return { profile, apiKey: await secrets.key(profile) };
+}
+
+/** A profile's key for a turn (secrets.ts checks where it goes); a key not sent is reported,
+ *  then thrown. */
+async function reportedKey(secrets: Secrets, profile: LlmProfile, report: Report): Promise<string | undefined> {
+  try {
+    return await secrets.key(profile);
+  } catch (e) {
+    report(asFailure(e), profile.id);
+    throw e;
+  }
 }

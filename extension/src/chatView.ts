@@ -23,6 +23,7 @@ import { InFlight } from "./inFlight";
 import { type ChatViewToHost, type ProfileOption, type ToWebview, openableUrl, parseToHost } from "@context-condenser/protocol";
 import type { FirstRun } from "./setup";
 import { loadApp, receiveFromWebview } from "./webviewApp";
+import * as notify from "./notify";
 
 const ACTIVE_CHAT = "contextCondenser.activeChat";
 /** Each chat's profile, by chat id (global state, beside the chat files): opening a chat makes its
@@ -153,7 +154,7 @@ export class ChatView implements vscode.WebviewViewProvider {
   private reportCorrupt(c: CorruptChat): void {
     const kept = c.keptAs ? ` It was kept as ${c.keptAs} in the chats folder.` : "";
     this.host.log.warn(`chat file ${c.file} could not be read: ${c.reason}.${kept}`);
-    void vscode.window.showWarningMessage(`Context Condenser: the chat file ${c.file} could not be read (${c.reason}).${kept}`);
+    void notify.warn(`Context Condenser: the chat file ${c.file} could not be read (${c.reason}).${kept}`);
   }
 
   /**
@@ -171,7 +172,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       if (!isChatConflict(e)) throw e;
       this.host.log.warn(`chat ${task.id} not saved: ${e.message} (loaded at revision ${e.expected}, the file is at ${e.found ?? "none"})`);
       this.post({ type: "error", message: e.message });
-      void vscode.window.showWarningMessage(`Context Condenser: ${e.message}`, "Reload").then((choice) => {
+      void notify.warn(`Context Condenser: ${e.message}`, "Reload").then((choice) => {
         if (choice === "Reload") void this.open(task.id).catch((err) => this.host.log.error(`could not reload chat ${task.id}: ${asFailure(err).message}`));
       });
       return false;
@@ -251,7 +252,7 @@ export class ChatView implements vscode.WebviewViewProvider {
         if (problem) {
           // Refused: nothing is saved, and the picker goes back to the chat profile.
           this.host.log.warn(`the chat profile stays: ${problem}`);
-          void vscode.window.showErrorMessage(`Context Condenser: ${problem}`);
+          void notify.error(`Context Condenser: ${problem}`);
           return this.refresh();
         }
         if (this.task) await this.rememberProfile(this.task.id, message.id);
@@ -335,13 +336,10 @@ export class ChatView implements vscode.WebviewViewProvider {
           return undefined;
         });
       const outcome = progress
-        ? await vscode.window.withProgress(
-            { location: vscode.ProgressLocation.Notification, title: progress, cancellable: true },
-            (_p, token) => {
-              token.onCancellationRequested(() => engine.cancel(task.id));
-              return turn();
-            },
-          )
+        ? await notify.progress(progress, (token) => {
+            token.onCancellationRequested(() => engine.cancel(task.id));
+            return turn();
+          })
         : await turn();
       if (!outcome) return undefined;
       this.task = outcome.task;
@@ -360,7 +358,7 @@ export class ChatView implements vscode.WebviewViewProvider {
   async condense(): Promise<void> {
     await this.restored;
     if (!this.task || this.task.conversation.messages.length === 0) {
-      void vscode.window.showInformationMessage("Context Condenser: the chat is empty; there is nothing to condense.");
+      void notify.info("Context Condenser: the chat is empty; there is nothing to condense.");
       return;
     }
     const provider = this.host.engine().defaultProvider;
@@ -370,7 +368,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     if (!record) return;
     const saved = record.tokens_before - record.tokens_after;
     const percent = record.tokens_before > 0 ? Math.round((saved / record.tokens_before) * 100) : 0;
-    const choice = await vscode.window.showInformationMessage(
+    const choice = await notify.info(
       `Condensed with ${record.provider_id}: ${record.tokens_before.toLocaleString("en-US")} → ${record.tokens_after.toLocaleString("en-US")} tokens (−${percent}%) · $${record.cost.toFixed(4)} · ${Math.round(record.time_ms)} ms`,
       "Undo",
     );
@@ -381,7 +379,7 @@ export class ChatView implements vscode.WebviewViewProvider {
   async undo(condenseId?: string): Promise<void> {
     await this.restored;
     if (!this.task) {
-      void vscode.window.showInformationMessage("Context Condenser: no chat is open.");
+      void notify.info("Context Condenser: no chat is open.");
       return;
     }
     if (this.refusedWhileBusy()) return;
@@ -390,7 +388,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     const saved = await this.persist(undone.task);
     await this.refresh();
     if (!saved) return;
-    void vscode.window.showInformationMessage(
+    void notify.info(
       `Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`,
     );
   }
@@ -516,7 +514,7 @@ export class ChatView implements vscode.WebviewViewProvider {
   private async previewWith(options: ChatOptions): Promise<void> {
     const task = this.task;
     if (!task || task.conversation.messages.length === 0) {
-      void vscode.window.showInformationMessage("Context Condenser: the chat is empty; there is nothing to condense.");
+      void notify.info("Context Condenser: the chat is empty; there is nothing to condense.");
       return;
     }
     const engine = this.host.engine();
@@ -543,7 +541,7 @@ export class ChatView implements vscode.WebviewViewProvider {
       const said = await open.apply();
       this.preview = undefined;
       this.postPreview(open.source);
-      void vscode.window.showInformationMessage(`Context Condenser: ${said}.`);
+      void notify.info(`Context Condenser: ${said}.`);
     } catch (e) {
       const failure = asFailure(e);
       this.host.log.warn(`preview not applied: ${failure.message}`);
@@ -602,9 +600,9 @@ export class ChatView implements vscode.WebviewViewProvider {
     if (this.refusedAfterShutdown() || (this.task?.id === id && this.refusedWhileBusy())) return;
     const loaded = this.task?.id === id ? { task: this.task, revision: this.revision } : await this.loadChat(id);
     if (!loaded) return;
-    const choice = await vscode.window.showWarningMessage(
+    const choice = await notify.modal(
       `Delete the chat "${loaded.task.title || "Untitled chat"}"?`,
-      { modal: true, detail: `Its ${loaded.task.conversation.messages.length} messages and condensations are removed; this cannot be undone.` },
+      `Its ${loaded.task.conversation.messages.length} messages and condensations are removed; this cannot be undone.`,
       "Delete",
     );
     if (choice !== "Delete") return;

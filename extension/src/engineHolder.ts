@@ -4,7 +4,9 @@
 // features that follow the settings (the meter, the chat, the settings panel) through `onDidApply`.
 // It also holds the YAML of the CLI tools (toolSources.ts): read again when the `toolsFile`
 // setting, the workspace's trust or either file changes, handed to every engine, and its errors
-// reported as `file:line:column` with an "Open File" action.
+// reported as `file:line:column` with an "Open File" action. Settings are read through
+// `configuration()` (config.ts): in a workspace not trusted, the profiles and the tools file are
+// the user's only (logged once); trust granted, everything is read again.
 // Lazy: nothing is loaded at activation. The wasm package is instantiated, and the settings read
 // with its metadata, the first time a feature asks for the engine or the settings; after a
 // settings change or a trap, a fresh engine is built at once only if one was built before.
@@ -15,8 +17,10 @@ import type { ToolConfigError, ToolSource } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { Core, guardEngine, newEngine } from "./engine";
 import { asFailure } from "./errors";
+import { configuration, ignoredReason } from "./config";
 import { SECTION, type SettingProblem, type Settings, providerUpdates, readSettings } from "./settings";
 import { WORKSPACE_TOOLS_FILE, describeToolError, readToolSources, toolFiles } from "./toolSources";
+import * as notify from "./notify";
 
 /** The first workspace folder: where tools run and where the workspace's tool file is. */
 const workspaceFolder = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -47,7 +51,11 @@ export class EngineHolder implements vscode.Disposable {
     this.core = new Core(path.join(extensionPath, "wasm"));
     this.readTools();
     this.watchers.push(
-      vscode.workspace.onDidGrantWorkspaceTrust(() => this.reloadTools("the workspace is trusted")),
+      // Trusted now: the workspace's tool file, and its values of the restricted settings, count.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.rereadTools("the workspace is trusted");
+        this.apply();
+      }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.reloadTools("the workspace folders changed")),
     );
     this.watchTools();
@@ -71,7 +79,7 @@ export class EngineHolder implements vscode.Disposable {
     this.fileWatchers.forEach((w) => w.dispose());
     this.fileWatchers = [];
     const files = toolFiles({
-      toolsFile: vscode.workspace.getConfiguration(SECTION).get("toolsFile"),
+      toolsFile: configuration().get("toolsFile"),
       workspaceFolder: workspaceFolder(),
       trusted: vscode.workspace.isTrusted,
     });
@@ -102,7 +110,7 @@ export class EngineHolder implements vscode.Disposable {
   private readTools(): void {
     const folder = workspaceFolder();
     const files = toolFiles({
-      toolsFile: vscode.workspace.getConfiguration(SECTION).get("toolsFile"),
+      toolsFile: configuration().get("toolsFile"),
       workspaceFolder: folder,
       trusted: vscode.workspace.isTrusted,
     });
@@ -131,8 +139,8 @@ export class EngineHolder implements vscode.Disposable {
     if (errors.length > 0 && JSON.stringify(errors) !== before) {
       const first = errors[0];
       const more = errors.length > 1 ? ` (and ${errors.length - 1} more, see the log)` : "";
-      void vscode.window
-        .showWarningMessage(`Context Condenser: a tool file cannot be used: ${describeToolError(first)}${more}`, "Open File", "Show Log")
+      void notify
+        .warn(`Context Condenser: a tool file cannot be used: ${describeToolError(first)}${more}`, "Open File", "Show Log")
         .then(async (choice) => {
           if (choice === "Show Log") this.log.show();
           if (choice === "Open File") {
@@ -184,7 +192,9 @@ export class EngineHolder implements vscode.Disposable {
     const instance = this.core.current();
     const engine = newEngine(this.core, this.log, { defaultCwd: workspaceFolder });
     this.setTools(engine);
-    const { settings, problems } = readSettings((key) => vscode.workspace.getConfiguration(SECTION).get(key), engine.hostMetadata());
+    const config = configuration();
+    this.logIgnored(config.ignored);
+    const { settings, problems } = readSettings(config.get, engine.hostMetadata());
     for (const { id, update } of providerUpdates(settings, engine.providerEntries())) {
       try {
         engine.updateProviderConfig(id, update);
@@ -205,13 +215,24 @@ export class EngineHolder implements vscode.Disposable {
     if (problems.length > 0) {
       const first = problems[0];
       const more = problems.length > 1 ? ` (and ${problems.length - 1} more, see the log)` : "";
-      void vscode.window
-        .showWarningMessage(`Context Condenser: ${first.setting} ${first.message}${more}`, "Open Settings", "Show Log")
+      void notify
+        .warn(`Context Condenser: ${first.setting} ${first.message}${more}`, "Open Settings", "Show Log")
         .then((choice) => {
           if (choice === "Open Settings") this.openSettings();
           if (choice === "Show Log") this.log.show();
         });
     }
+  }
+
+  /** What the log last said of ignored workspace settings: it says it once, not at every engine. */
+  private ignoredLogged = "";
+
+  /** Logs, once for each set, the restricted settings whose workspace values were not read. */
+  private logIgnored(ignored: string[]): void {
+    const said = ignored.join(",");
+    if (said === this.ignoredLogged) return;
+    this.ignoredLogged = said;
+    if (ignored.length > 0) this.log.warn(ignoredReason(ignored));
   }
 
   /**

@@ -37,14 +37,15 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   const report = reporter(log);
   // The warning about unusable settings offers the panel; it is clicked after activation.
   const holder = new EngineHolder(context.extensionPath, log, () => settingsPanel.open());
+  // A key stored or removed shows in the settings panel (made just below; run only later).
+  const secrets = new Secrets(context.secrets, holder, log, () => void settingsPanel.refresh());
   const settingsPanel = new SettingsPanel(context.extensionUri, {
     engine: () => holder.engine,
     settings: () => ({ settings: holder.settings, problems: holder.problems }),
     toolErrors: () => holder.toolErrors,
-    secrets: context.secrets,
+    secrets,
     log,
   });
-  const secrets = new Secrets(context.secrets, holder, log, () => void settingsPanel.refresh());
   const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
   const chat = new ChatView(context.extensionUri, store, context.globalState, {
     engine: () => holder.engine,

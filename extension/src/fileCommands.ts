@@ -10,7 +10,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import type { Conversation } from "@context-condenser/protocol";
+import type { Conversation, LlmTarget } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
@@ -20,6 +20,8 @@ import { FileTooLarge, readConversationText } from "./sessionFile";
 import { condensedPath } from "./sessionPath";
 import type { Report } from "./report";
 import type { Secrets } from "./secrets";
+import { condensingProfile } from "./settings";
+import * as notify from "./notify";
 
 /** The active editor's document when it is a JSON file; its conversation, or why it is not one. */
 /** Whether a document may be a conversation file (JSON): the meter and the commands read it. */
@@ -74,11 +76,11 @@ export class FileCommands {
   private target(action: string): { doc: vscode.TextDocument; conversation: Conversation } | undefined {
     const active = activeConversation(this.holder.engine);
     if (!active) {
-      void vscode.window.showInformationMessage(`Context Condenser: no chat yet. Open a conversation file (JSON) to ${action} it.`);
+      void notify.info(`Context Condenser: no chat yet. Open a conversation file (JSON) to ${action} it.`);
       return undefined;
     }
     if (!active.conversation) {
-      void vscode.window.showWarningMessage(`Context Condenser: ${vscode.workspace.asRelativePath(active.doc.uri)} is not a conversation: ${active.failure?.message}`);
+      void notify.warn(`Context Condenser: ${vscode.workspace.asRelativePath(active.doc.uri)} is not a conversation: ${active.failure?.message}`);
       return undefined;
     }
     return { doc: active.doc, conversation: active.conversation };
@@ -95,7 +97,7 @@ export class FileCommands {
     if (!this.editorFirst()) return this.chat.condense();
     const doc = vscode.window.activeTextEditor?.document;
     if (!doc || !isConversationDocument(doc)) {
-      void vscode.window.showInformationMessage("Context Condenser: no chat yet. Open a conversation file (JSON) to condense it.");
+      void notify.info("Context Condenser: no chat yet. Open a conversation file (JSON) to condense it.");
       return;
     }
     const provider = this.holder.engine.defaultProvider;
@@ -104,19 +106,17 @@ export class FileCommands {
       // The file's text crosses once, unless the engine holds this version (the meter's).
       this.docs.hold(engine, doc);
     } catch (e) {
-      void vscode.window.showWarningMessage(`Context Condenser: ${vscode.workspace.asRelativePath(doc.uri)} is not a conversation: ${asFailure(e).message}`);
+      void notify.warn(`Context Condenser: ${vscode.workspace.asRelativePath(doc.uri)} is not a conversation: ${asFailure(e).message}`);
       return;
     }
-    const llm = await condensingLlm(this.holder, this.secrets);
+    const llm = await this.condensingLlm();
+    if (llm === null) return;
     let condensed: DocCondensation;
     try {
-      condensed = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Condensing with ${provider}…`, cancellable: true },
-        (_progress, token) => {
-          token.onCancellationRequested(() => engine.cancel());
-          return this.docs.condense(engine, doc, { llm, model: chatModel(this.holder) });
-        },
-      );
+      condensed = await notify.progress(`Condensing with ${provider}…`, (token) => {
+        token.onCancellationRequested(() => engine.cancel());
+        return this.docs.condense(engine, doc, { llm, model: chatModel(this.holder) });
+      });
     } catch (e) {
       this.report(asFailure(e), llm?.profile.id);
       return;
@@ -133,11 +133,23 @@ export class FileCommands {
     const percent = before > 0 ? Math.round((saved / before) * 100) : 0;
     const ms = Math.round(result.metrics?.time_elapsed_ms ?? 0);
     const into = written ? ` · written to ${path.basename(written.fsPath)} (the original is unchanged)` : "";
-    const choice = await vscode.window.showInformationMessage(
+    const choice = await notify.info(
       `Condensed with ${result.metrics?.provider_id ?? provider}: ${before.toLocaleString("en-US")} → ${after.toLocaleString("en-US")} tokens (−${percent}%) · $${result.cost.toFixed(4)} · ${ms} ms${into}`,
       "Undo",
     );
     if (choice === "Undo") await this.undoLast();
+  }
+
+  /** The LLM that writes summaries, with its key; null (reported) when its key was not let go
+   *  where the profile now points. */
+  private async condensingLlm(): Promise<LlmTarget | undefined | null> {
+    const profileId = condensingProfile(this.holder.settings)?.id;
+    try {
+      return await condensingLlm(this.holder, this.secrets);
+    } catch (e) {
+      this.report(asFailure(e), profileId);
+      return null;
+    }
   }
 
   /** Whether a document is a session file, which is never changed. */
@@ -187,21 +199,21 @@ export class FileCommands {
       text = await readConversationText(vscode.workspace.fs, picked, name, limit);
     } catch (e) {
       const why = e instanceof FileTooLarge ? e.message : `${name} cannot be read: ${asFailure(e).message}`;
-      void vscode.window.showWarningMessage(`Context Condenser: ${why}`);
+      void notify.warn(`Context Condenser: ${why}`);
       return;
     }
     let conversation: Conversation;
     try {
       conversation = this.holder.engine.parseConversation(text);
     } catch (e) {
-      void vscode.window.showWarningMessage(`Context Condenser: ${name} is not a session file the engine reads: ${asFailure(e).message}`);
+      void notify.warn(`Context Condenser: ${name} is not a session file the engine reads: ${asFailure(e).message}`);
       return;
     }
     this.sessions.add(picked.toString());
     await vscode.window.showTextDocument(picked, { preview: false });
     // Counted from the text already read: the parsed object would cross the boundary again.
     const tokens = this.holder.engine.countTokens(text, chatModel(this.holder)).total_tokens;
-    void vscode.window.showInformationMessage(
+    void notify.info(
       `Context Condenser: ${name}: ${conversation.messages.length} messages, ${tokens.toLocaleString("en-US")} tokens. Condense writes a new file beside it; the original is never changed.`,
     );
   }
@@ -214,7 +226,8 @@ export class FileCommands {
     const target = this.target("preview a condensation of");
     if (!target) return;
     const engine = this.holder.engine;
-    const llm = await condensingLlm(this.holder, this.secrets);
+    const llm = await this.condensingLlm();
+    if (llm === null) return;
     const doc = target.doc;
     await this.chat.showPreview(
       { kind: "file", name: vscode.workspace.asRelativePath(doc.uri) },
@@ -243,12 +256,12 @@ export class FileCommands {
     if (!target) return;
     try {
       if (this.isSession(target.doc)) {
-        void vscode.window.showInformationMessage("Context Condenser: a session file is never changed; undo in its .condensed.json file.");
+        void notify.info("Context Condenser: a session file is never changed; undo in its .condensed.json file.");
         return;
       }
       const undone = this.holder.engine.undoLast(target.conversation);
       await replace(target.doc, fileText(undone.conversation));
-      void vscode.window.showInformationMessage(`Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`);
+      void notify.info(`Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`);
     } catch (e) {
       this.report(asFailure(e));
     }

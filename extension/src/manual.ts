@@ -14,6 +14,7 @@ import { asFailure } from "./errors";
 import type { ChatView } from "./chatView";
 import { activeConversation, type FileCommands } from "./fileCommands";
 import type { Report } from "./report";
+import * as notify from "./notify";
 
 /** A manual condensation waiting for its answer: of a file, or of the chat. */
 type Pending = {
@@ -49,18 +50,18 @@ export class ManualCommands {
     let conversation: Conversation;
     if (onChat) {
       if (!chatConversation) {
-        void vscode.window.showInformationMessage("Context Condenser: the chat is empty; there is nothing to condense.");
+        void notify.info("Context Condenser: the chat is empty; there is nothing to condense.");
         return;
       }
       target = { kind: "chat" };
       conversation = chatConversation;
     } else {
       if (!active) {
-        void vscode.window.showInformationMessage("Context Condenser: open a conversation file, or a chat, to condense it manually.");
+        void notify.info("Context Condenser: open a conversation file, or a chat, to condense it manually.");
         return;
       }
       if (!active.conversation) {
-        void vscode.window.showWarningMessage(`Context Condenser: ${vscode.workspace.asRelativePath(active.doc.uri)} is not a conversation: ${active.failure?.message}`);
+        void notify.warn(`Context Condenser: ${vscode.workspace.asRelativePath(active.doc.uri)} is not a conversation: ${active.failure?.message}`);
         return;
       }
       target = { kind: "file", doc: active.doc };
@@ -92,7 +93,7 @@ export class ManualCommands {
     } else {
       this.pending = { kind: "chat", conversation, answer: answer.uri };
     }
-    const choice = await vscode.window.showInformationMessage(
+    const choice = await notify.info(
       `Context Condenser: ${how.id === "copy" ? "the request is on the clipboard" : "the request is open"}. Paste the LLM's answer into the empty editor, then apply it.`,
       "Apply Pasted Summary",
     );
@@ -103,13 +104,13 @@ export class ManualCommands {
   async applyPastedSummary(): Promise<void> {
     const pending = this.pending;
     if (!pending) {
-      void vscode.window.showInformationMessage("Context Condenser: run Condense Manually… on a conversation file or the chat first.");
+      void notify.info("Context Condenser: run Condense Manually… on a conversation file or the chat first.");
       return;
     }
     const answerDoc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === pending.answer.toString());
     const answer = answerDoc?.getText().trim() ?? "";
     if (!answer) {
-      void vscode.window.showWarningMessage("Context Condenser: the answer editor is empty: paste the LLM's answer into it first.");
+      void notify.warn("Context Condenser: the answer editor is empty: paste the LLM's answer into it first.");
       return;
     }
     if (pending.kind === "chat") {
@@ -139,7 +140,7 @@ export class ManualCommands {
     const after = result.new_context_tokens ?? 0;
     const saved = result.metrics?.tokens_saved ?? 0;
     const into = written ? `written to ${vscode.workspace.asRelativePath(written)}` : `applied to ${vscode.workspace.asRelativePath(source.uri)}`;
-    const choice = await vscode.window.showInformationMessage(
+    const choice = await notify.info(
       `Condensed manually: ${(after + saved).toLocaleString("en-US")} → ${after.toLocaleString("en-US")} tokens, ${into}.`,
       "Undo",
     );

@@ -1,7 +1,9 @@
 // The status-bar context meter's text. Pure. It shows only figures it was given: with no chat and
 // no conversation file open it says so, and without a context window it shows the count alone.
+// Where the figure comes from (a chat's title, a path) is neutralized (untrusted.ts).
 
 import { compact } from "@context-condenser/protocol";
+import { neutralize } from "./untrusted";
 
 /** The one `compact`, shared with the webview. */
 export { compact };
@@ -32,7 +34,8 @@ export function meterText(input: MeterInput, thresholdPercent: number | null): M
       warning: false,
     };
   }
-  const source = input.source ? ` of ${input.source}` : "";
+  // A chat's title or a file's path: the tooltip shows it as text.
+  const source = input.source ? ` of ${neutralize(input.source)}` : "";
   if (!input.contextWindow) {
     return {
       text: `$(symbol-ruler) ctx ${compact(input.tokens)}`,

@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import { advise, type Failure } from "./errors";
+import * as notify from "./notify";
 
 /** Reports a failure; `logged` when the core logged it already (the failed runs it reports). */
 export type Report = (failure: Failure, profileId?: string, options?: { logged?: boolean }) => void;
@@ -12,7 +13,7 @@ export function reporter(log: vscode.LogOutputChannel): Report {
   return (failure, profileId, { logged = false } = {}) => {
     const advice = advise(failure, profileId);
     if (!logged) log[advice.severity === "error" ? "error" : "warn"](`${failure.kind}: ${failure.message}`);
-    const show = advice.severity === "error" ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+    const show = advice.severity === "error" ? notify.error : notify.warn;
     void show(`Context Condenser: ${advice.text}`, ...advice.actions.map((a) => a.title)).then((choice) => {
       const action = advice.actions.find((a) => a.title === choice);
       if (action) void vscode.commands.executeCommand(action.command);

@@ -21,6 +21,59 @@ export const SECTION = "contextCondenser";
 /** Reads one setting under `contextCondenser.` (what `WorkspaceConfiguration.get` does). */
 export type Get = (key: string) => unknown;
 
+/**
+ * The settings a workspace must not decide until it is trusted: which profile a request goes to
+ * and where it points (`profiles`, `chatProfile`, `condensingProfile`: a stored key follows the
+ * profile's id, so a workspace redefining a profile would receive the user's key), and which
+ * programs run (`toolsFile`). package.json lists them as `restrictedConfigurations` too.
+ */
+export const RESTRICTED_SETTINGS = ["profiles", "chatProfile", "condensingProfile", "toolsFile"] as const;
+const RESTRICTED = new Set<string>(RESTRICTED_SETTINGS);
+
+/** What `WorkspaceConfiguration.inspect` says of a setting (the parts read here). */
+export interface Inspected {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/** The `contextCondenser` section as VS Code gives it (`getConfiguration(SECTION)`). */
+export interface ConfigSource {
+  get(key: string): unknown;
+  inspect(key: string): Inspected | undefined;
+}
+
+export interface SettingsReader {
+  /** Reads a setting as the extension may use it. */
+  get: Get;
+  /** The restricted settings whose workspace values were ignored (empty in a trusted workspace). */
+  ignored: string[];
+  /** Whether a setting's value is the workspace's (which only a trusted workspace gives). */
+  fromWorkspace(key: string): boolean;
+}
+
+const setInWorkspace = (i: Inspected | undefined) => i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined;
+
+/**
+ * The one way the extension reads its settings. In a trusted workspace, as VS Code merges them;
+ * in one not trusted, the restricted settings from the user's settings only (else their
+ * default), whatever the workspace's `.vscode/settings.json` says — VS Code leaves them out too,
+ * but the keys must not depend on that alone.
+ */
+export function settingsReader(config: ConfigSource, trusted: boolean): SettingsReader {
+  const restricted = (key: string) => !trusted && RESTRICTED.has(key);
+  return {
+    get: (key) => {
+      if (!restricted(key)) return config.get(key);
+      const i = config.inspect(key);
+      return i?.globalValue ?? i?.defaultValue;
+    },
+    ignored: trusted ? [] : RESTRICTED_SETTINGS.filter((key) => setInWorkspace(config.inspect(key))),
+    fromWorkspace: (key) => !restricted(key) && setInWorkspace(config.inspect(key)),
+  };
+}
+
 export interface Settings {
   defaultProvider: string;
   providers: Record<string, ProviderConfigUpdateInput>;

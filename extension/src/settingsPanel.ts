@@ -3,16 +3,18 @@
 // (`providerEntries`) and the `contextCondenser.*` settings; every change is judged by the core
 // (settingsModel.planChange) and written to the settings, whose change event brings the new state
 // back to the panel — so an edit of settings.json shows in an open panel the same way. Keys go to
-// the secret storage and only "set / not set" ever reaches the webview.
+// the secret storage, bound to their profile's origin (keys.ts), and only "set / not set" ever
+// reaches the webview.
 
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import type { LlmProfile, ModelUse, ToolConfigError } from "@context-condenser/protocol";
+import { configuration, writeSetting } from "./config";
 import { asFailure } from "./errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "@context-condenser/protocol";
-import { secretName } from "./secrets";
+import { type Secrets, secretName } from "./secrets";
 import { SECTION, type SettingProblem, type Settings } from "./settings";
-import { panelState, planChange, type Write } from "./settingsModel";
+import { panelState, planChange } from "./settingsModel";
 import { loadApp, receiveFromWebview } from "./webviewApp";
 
 /** What the panel needs from the rest of the extension. */
@@ -23,7 +25,8 @@ export interface SettingsHost {
   settings(): { settings: Settings; problems: SettingProblem[] };
   /** The tool files that could not be used. */
   toolErrors(): ToolConfigError[];
-  secrets: vscode.SecretStorage;
+  /** The keys, each bound to the origin it was stored for. */
+  secrets: Secrets;
   log: vscode.LogOutputChannel;
 }
 
@@ -70,7 +73,7 @@ export class SettingsPanel implements vscode.Disposable {
     const { settings, problems } = this.host.settings();
     const engine = this.host.engine();
     const keys: Record<string, boolean> = {};
-    for (const p of settings.profiles) keys[p.id] = (await this.host.secrets.get(secretName(p.id))) !== undefined;
+    for (const p of settings.profiles) keys[p.id] = await this.host.secrets.keys.isSet(p.id);
     this.post(
       panelState({
         settings,
@@ -106,16 +109,17 @@ export class SettingsPanel implements vscode.Disposable {
       case "testConnection":
         return this.testConnection(message.profileId);
       default: {
-        const config = vscode.workspace.getConfiguration(SECTION);
-        const plan = planChange(message, this.host.settings().settings, (c) => this.host.engine().checkSetting(c), (k) => config.get(k));
+        const config = configuration();
+        const plan = planChange(message, this.host.settings().settings, (c) => this.host.engine().checkSetting(c), config.get);
         if (!plan.ok) {
           this.host.log.info(`settings panel: ${plan.field} refused: ${plan.message}`);
           this.post({ type: "rejected", field: plan.field, message: plan.message });
           return;
         }
-        if (plan.renamed) await this.moveKey(plan.renamed.from, plan.renamed.to);
-        for (const w of plan.writes) await write(w);
-        if (plan.removed) await this.host.secrets.delete(secretName(plan.removed));
+        // A renamed profile's key moves with it, and so does the origin the key is bound to.
+        if (plan.renamed) await this.host.secrets.keys.move(plan.renamed.from, plan.renamed.to);
+        for (const { key, value } of plan.writes) await writeSetting(key, value);
+        if (plan.removed) await this.host.secrets.keys.remove(plan.removed);
         this.host.log.info(`settings panel: ${plan.field} saved (${plan.writes.map((w) => `${SECTION}.${w.key}`).join(", ")})`);
         this.post({ type: "accepted", field: plan.field });
         // The configuration event refreshes the panel; a removed key changes no setting.
@@ -126,26 +130,21 @@ export class SettingsPanel implements vscode.Disposable {
 
   private async setKey(profileId: string, key: string | undefined): Promise<void> {
     const field = `key.${profileId}`;
-    if (!this.host.settings().settings.profiles.some((p) => p.id === profileId)) {
+    const profile = this.host.settings().settings.profiles.find((p) => p.id === profileId);
+    if (!profile) {
       this.post({ type: "rejected", field, message: `there is no LLM profile "${profileId}"` });
       return;
     }
     if (key === undefined || key.trim() === "") {
-      await this.host.secrets.delete(secretName(profileId));
+      await this.host.secrets.keys.remove(profileId);
       this.host.log.info(`API key removed for profile "${profileId}"`);
     } else {
-      await this.host.secrets.store(secretName(profileId), key.trim());
+      // Bound to where the profile points now.
+      await this.host.secrets.keys.set(profileId, key.trim(), this.host.secrets.origin(profile));
       this.host.log.info(`API key stored for profile "${profileId}"`);
     }
     this.post({ type: "accepted", field });
     await this.refresh();
-  }
-
-  private async moveKey(from: string, to: string): Promise<void> {
-    const key = await this.host.secrets.get(secretName(from));
-    if (key === undefined) return;
-    await this.host.secrets.store(secretName(to), key);
-    await this.host.secrets.delete(secretName(from));
   }
 
   /** One real request through the core with the profile and its key. */
@@ -163,8 +162,16 @@ export class SettingsPanel implements vscode.Disposable {
       });
       return;
     }
-    // A cli profile runs a program that holds its own login: it has no key.
-    const apiKey = profile.kind === "cli" ? undefined : ((await this.host.secrets.get(secretName(profileId))) ?? undefined);
+    // A cli profile runs a program that holds its own login: it has no key. Another's key goes
+    // only where it was stored for, unless the user agrees to the profile's new origin.
+    let apiKey: string | undefined;
+    try {
+      apiKey = profile.kind === "cli" ? undefined : await this.host.secrets.key(profile);
+    } catch (e) {
+      const { kind, message } = asFailure(e);
+      this.post({ type: "testResult", profileId, error: { kind, message } });
+      return;
+    }
     // What the profile is chosen to be (the chat profile, the condensing profile): the core
     // refuses a CLI tool whose entry leaves that out, before it runs.
     const settings = this.host.settings().settings;
@@ -181,18 +188,4 @@ export class SettingsPanel implements vscode.Disposable {
       this.post({ type: "testResult", profileId, error: { kind, message } });
     }
   }
-}
-
-/** Writes where the user keeps the setting: the workspace when it is set there, else the user's
- *  settings. */
-async function write({ key, value }: Write): Promise<void> {
-  const config = vscode.workspace.getConfiguration(SECTION);
-  const where = config.inspect(key);
-  const target =
-    where?.workspaceFolderValue !== undefined
-      ? vscode.ConfigurationTarget.WorkspaceFolder
-      : where?.workspaceValue !== undefined
-        ? vscode.ConfigurationTarget.Workspace
-        : vscode.ConfigurationTarget.Global;
-  await config.update(key, value, target);
 }

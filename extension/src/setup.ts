@@ -10,7 +10,9 @@ import type { EngineHolder } from "./engineHolder";
 import { asFailure } from "./errors";
 import { type SetupChoice, keyNeeded, probeLocalServers, profileFor } from "./firstRun";
 import type { Secrets } from "./secrets";
+import { configuration } from "./config";
 import { SECTION } from "./settings";
+import { neutralize } from "./untrusted";
 
 export interface SetupOutcome {
   state: SetupState;
@@ -43,7 +45,9 @@ export class FirstRun {
    */
   async setUp(choice: SetupChoice, progress: (o: SetupOutcome) => void): Promise<SetupOutcome> {
     const config = vscode.workspace.getConfiguration(SECTION);
-    const raw = config.get<unknown[]>("profiles");
+    // The profiles as the extension reads them: in a workspace not trusted, the user's only, so
+    // that none of the workspace's is copied into the user's settings below.
+    const raw = configuration().get("profiles");
     const existing = Array.isArray(raw) ? raw : [];
     const ids = existing.map((p) => (typeof p === "object" && p !== null ? String((p as { id?: unknown }).id) : ""));
     const tool = choice.kind === "cli" ? this.holder.engine.tools().find((t) => t.id === choice.tool) : undefined;
@@ -54,7 +58,7 @@ export class FirstRun {
     if (need !== "none") {
       const where = choice.kind === "openai-compatible" ? (profile.base_url ?? "the server") : choice.kind === "openai" ? "OpenAI" : "Anthropic";
       const typed = await vscode.window.showInputBox({
-        title: `API key for ${where}`,
+        title: neutralize(`API key for ${where}`),
         prompt:
           need === "required"
             ? "Kept in VS Code's secret storage, never in settings."
@@ -78,7 +82,8 @@ export class FirstRun {
       this.log.warn(`first run: test connection of "${profile.id}" failed: ${kind}: ${message}`);
       return { state: "failed", message: `Test Connection failed (${kind}): ${message}. Nothing was saved.` };
     }
-    if (apiKey) await this.secrets.store(profile.id, apiKey);
+    // The key is bound to where the profile points (its base URL, or its kind's default).
+    if (apiKey) await this.secrets.store(profile, apiKey);
     await config.update("profiles", [...existing, profile], vscode.ConfigurationTarget.Global);
     await config.update("chatProfile", profile.id, vscode.ConfigurationTarget.Global);
     this.log.info(`first run: profile "${profile.id}" saved as the chat profile`);

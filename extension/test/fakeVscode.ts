@@ -66,7 +66,16 @@ export function documentOf(uri: Uri): FakeDocument {
 }
 
 /** What the extension showed, and what the user answers to its dialogs (by the dialog's text). */
-export const shown: { info: string[]; warnings: string[]; errors: string[]; opened: string[] } = { info: [], warnings: [], errors: [], opened: [] };
+export const shown: {
+  info: string[];
+  warnings: string[];
+  errors: string[];
+  opened: string[];
+  /** The modal warnings (also in `warnings`), with their detail and buttons. */
+  modals: Array<{ message: string; detail?: string; buttons: string[] }>;
+  /** The progress notifications' titles. */
+  progress: string[];
+} = { info: [], warnings: [], errors: [], opened: [], modals: [], progress: [] };
 export const dialogs: { warning: (message: string) => string | undefined } = { warning: () => undefined };
 
 export function reset(): void {
@@ -74,8 +83,17 @@ export function reset(): void {
   shown.warnings.length = 0;
   shown.errors.length = 0;
   shown.opened.length = 0;
+  shown.modals.length = 0;
+  shown.progress.length = 0;
   dialogs.warning = () => undefined;
   window.activeTextEditor = undefined;
+  workspace.isTrusted = true;
+  workspace.workspaceFolders = undefined;
+  for (const scope of [config.defaults, config.user, config.workspace, config.folder]) {
+    for (const key of Object.keys(scope)) delete scope[key];
+  }
+  config.updates.length = 0;
+  trustListeners.length = 0;
 }
 
 export const window: {
@@ -93,15 +111,20 @@ export const window: {
     shown.info.push(message);
     return undefined;
   },
-  async showWarningMessage(message: string) {
+  async showWarningMessage(message: string, ...rest: unknown[]) {
     shown.warnings.push(message);
+    const options = rest[0];
+    if (typeof options === "object" && options !== null && (options as { modal?: boolean }).modal) {
+      shown.modals.push({ message, detail: (options as { detail?: string }).detail, buttons: rest.slice(1) as string[] });
+    }
     return dialogs.warning(message);
   },
   async showErrorMessage(message: string) {
     shown.errors.push(message);
     return undefined;
   },
-  async withProgress<T>(_options: unknown, task: (progress: unknown, token: unknown) => Promise<T>): Promise<T> {
+  async withProgress<T>(options: { title?: string }, task: (progress: unknown, token: unknown) => Promise<T>): Promise<T> {
+    shown.progress.push(options.title ?? "");
     return task({ report() {} }, { onCancellationRequested() {} });
   },
 };
@@ -116,7 +139,97 @@ export const workspace = {
     },
   },
   asRelativePath: (target: Uri | string) => path.basename(typeof target === "string" ? target : target.fsPath),
+  /** `isTrusted`: a test sets it, and `grantTrust()` fires the trust event. */
+  isTrusted: true,
+  workspaceFolders: undefined as Array<{ uri: Uri }> | undefined,
+  /** The `contextCondenser` settings by scope, as a test writes them (keys without the section).
+   *  `get` merges them as VS Code does for values that are not objects: the workspace folder's,
+   *  else the workspace's, else the user's, else the default. It does not leave out restricted
+   *  settings in a workspace not trusted (VS Code does): the extension must do it itself. */
+  getConfiguration(_section?: string) {
+    const inspect = (key: string) => ({
+      defaultValue: config.defaults[key],
+      globalValue: config.user[key],
+      workspaceValue: config.workspace[key],
+      workspaceFolderValue: config.folder[key],
+    });
+    return {
+      get: (key: string) => config.folder[key] ?? config.workspace[key] ?? config.user[key] ?? config.defaults[key],
+      inspect,
+      async update(key: string, value: unknown, target: ConfigurationTarget) {
+        config.updates.push({ key, value, target });
+        const scope = target === ConfigurationTarget.Global ? config.user : target === ConfigurationTarget.Workspace ? config.workspace : config.folder;
+        if (value === undefined) delete scope[key];
+        else scope[key] = value;
+      },
+    };
+  },
+  onDidGrantWorkspaceTrust: (listener: () => void) => listen(trustListeners, listener),
+  onDidChangeWorkspaceFolders: (_listener: () => void) => ({ dispose() {} }),
+  createFileSystemWatcher: () => ({
+    onDidCreate: () => ({ dispose() {} }),
+    onDidChange: () => ({ dispose() {} }),
+    onDidDelete: () => ({ dispose() {} }),
+    dispose() {},
+  }),
 };
+
+/** The settings `workspace.getConfiguration` reads, by scope, and every `update` made. */
+export const config: {
+  defaults: Record<string, unknown>;
+  user: Record<string, unknown>;
+  workspace: Record<string, unknown>;
+  folder: Record<string, unknown>;
+  updates: Array<{ key: string; value: unknown; target: ConfigurationTarget }>;
+} = { defaults: {}, user: {}, workspace: {}, folder: {}, updates: [] };
+
+const trustListeners: Array<() => void> = [];
+
+function listen(listeners: Array<() => void>, listener: () => void) {
+  listeners.push(listener);
+  return { dispose: () => void listeners.splice(listeners.indexOf(listener), 1) };
+}
+
+/** The user trusts the workspace: `isTrusted` becomes true and the event fires. */
+export function grantTrust(): void {
+  workspace.isTrusted = true;
+  for (const listener of [...trustListeners]) listener();
+}
+
+/** A secret storage in memory (`ExtensionContext.secrets`). */
+export class SecretStorage {
+  readonly values = new Map<string, string>();
+  async get(name: string) {
+    return this.values.get(name);
+  }
+  async store(name: string, value: string) {
+    this.values.set(name, value);
+  }
+  async delete(name: string) {
+    this.values.delete(name);
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: Array<(value: T) => void> = [];
+  readonly event = (listener: (value: T) => void) => {
+    this.listeners.push(listener);
+    return { dispose: () => void this.listeners.splice(this.listeners.indexOf(listener), 1) };
+  };
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) listener(value);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class RelativePattern {
+  constructor(
+    readonly base: Uri,
+    readonly pattern: string,
+  ) {}
+}
 
 export const commands = {
   executed: [] as string[],
@@ -143,5 +256,6 @@ export enum ConfigurationTarget {
 }
 
 export enum ViewColumn {
+  Active = -1,
   Beside = -2,
 }

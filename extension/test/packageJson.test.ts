@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PHASES, TEMPERATURE_RANGE } from "@context-condenser/protocol";
-import { PROFILE_KEYS } from "../src/settings";
+import { PROFILE_KEYS, RESTRICTED_SETTINGS, SECTION } from "../src/settings";
 import { meta, newTestEngine } from "./core";
 
 interface Property {
@@ -18,6 +18,7 @@ interface Property {
 
 const manifest = JSON.parse(readFileSync(path.join(__dirname, "..", "package.json"), "utf8")) as {
   contributes: { configuration: { properties: Record<string, Property> } };
+  capabilities: { untrustedWorkspaces: { supported: string; description: string; restrictedConfigurations: string[] } };
 };
 const properties = manifest.contributes.configuration.properties;
 
@@ -86,6 +87,19 @@ describe("package.json agrees with the core", () => {
         TEMPERATURE_RANGE.max,
       ]);
       agrees(`${name}[].${phase}.max_output_tokens`, "minimum", params.max_output_tokens?.minimum, 1);
+    }
+  });
+});
+
+describe("package.json agrees with the extension", () => {
+  it("on the settings a workspace not trusted may not set: the ones the extension reads from the user's settings only", () => {
+    const untrusted = manifest.capabilities.untrustedWorkspaces;
+    expect(untrusted.supported).toBe("limited");
+    expect([...untrusted.restrictedConfigurations].sort()).toEqual(RESTRICTED_SETTINGS.map((k) => `${SECTION}.${k}`).sort());
+    // Where keys go and which programs run: each of these must stay restricted.
+    for (const key of ["profiles", "chatProfile", "condensingProfile", "toolsFile"]) {
+      expect(untrusted.restrictedConfigurations).toContain(`${SECTION}.${key}`);
+      expect(properties[`${SECTION}.${key}`], `${key} is a setting`).toBeDefined();
     }
   });
 });

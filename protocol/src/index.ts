@@ -11,6 +11,7 @@ import { ChatViewToHost } from "./links";
 
 export * from "./generated";
 export * from "./links";
+export * from "./bidi";
 export { compact } from "./format";
 export * from "./generation";
 

@@ -1,5 +1,6 @@
 import { ago } from "../format";
 import type { ChatSummary } from "../protocol";
+import { Visible, visible } from "./Visible";
 
 interface Props {
   id: string;
@@ -37,7 +38,9 @@ export function ChatList({ id, chats, currentId, now, onOpen, onRename, onDelete
                 aria-current={chat.id === currentId ? "true" : undefined}
                 onClick={() => onOpen(chat.id)}
               >
-                <span className="chats__title">{chat.title || "Untitled chat"}</span>
+                <span className="chats__title">
+                  <Visible text={chat.title || "Untitled chat"} />
+                </span>
                 <span className="chats__meta">
                   {ago(chat.updated_ms, now)} · {chat.messages} {chat.messages === 1 ? "message" : "messages"}
                 </span>
@@ -46,7 +49,7 @@ export function ChatList({ id, chats, currentId, now, onOpen, onRename, onDelete
                 type="button"
                 className="button button--secondary button--small chats__action"
                 data-testid="chat-rename"
-                aria-label={`Rename ${chat.title || "Untitled chat"}`}
+                aria-label={visible(`Rename ${chat.title || "Untitled chat"}`)}
                 title="Rename"
                 onClick={() => onRename(chat.id)}
               >
@@ -56,7 +59,7 @@ export function ChatList({ id, chats, currentId, now, onOpen, onRename, onDelete
                 type="button"
                 className="button button--secondary button--small chats__action"
                 data-testid="chat-delete"
-                aria-label={`Delete ${chat.title || "Untitled chat"}`}
+                aria-label={visible(`Delete ${chat.title || "Untitled chat"}`)}
                 title="Delete"
                 onClick={() => onDelete(chat.id)}
               >

@@ -4,6 +4,7 @@ import type { LiveItem, Notice, ShownError } from "../state";
 import { buildTimeline, type Entry } from "../timeline";
 import { CondensationRow, CondensingRow } from "./CondensationRow";
 import { MessageBubble, StreamingAnswer } from "./MessageBubble";
+import { Visible } from "./Visible";
 
 interface Props {
   messages: readonly Message[];
@@ -81,13 +82,13 @@ export function ChatLog(props: Props) {
       )}
       {notices.map((n) => (
         <div key={n.id} className="notice" data-testid="notice" role="status">
-          {n.text}
+          <Visible text={n.text} />
         </div>
       ))}
       {error && (
         <div className="error" data-testid="error" role="alert">
           <p>
-            <strong>Error{error.kind ? ` (${error.kind})` : ""}:</strong> {error.message}
+            <strong>Error{error.kind ? ` (${error.kind})` : ""}:</strong> <Visible text={error.message} />
           </p>
           {error.retryable && (
             <button type="button" className="button" data-testid="retry" onClick={onRetry}>

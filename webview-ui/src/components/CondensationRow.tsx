@@ -2,6 +2,7 @@ import { useId, useState, type ReactNode } from "react";
 import { dollars, duration, savedPercent, tokens } from "../format";
 import type { CondensationRecord, CondenseReason, PassMetric, Retention } from "../protocol";
 import { Markdown } from "./Markdown";
+import { Visible, visible } from "./Visible";
 
 export const REASONS: Record<CondenseReason, string> = {
   threshold: "threshold reached",
@@ -29,10 +30,13 @@ interface Props {
 export function CondensationRow({ record, summary, hiddenCount, children, onUndo }: Props) {
   const saved = savedPercent(record.tokens_before, record.tokens_after);
   return (
-    <section className="condensation" data-testid="condensation-row" aria-label={`Condensation with ${record.provider_id}`}>
+    <section className="condensation" data-testid="condensation-row" aria-label={visible(`Condensation with ${record.provider_id}`)}>
       <div className="condensation__head">
         <span className="condensation__title">
-          Condensed with <strong>{record.provider_id}</strong>
+          Condensed with{" "}
+          <strong>
+            <Visible text={record.provider_id} />
+          </strong>
         </span>
         {onUndo && (
           <button
@@ -71,7 +75,9 @@ export function CondensationRow({ record, summary, hiddenCount, children, onUndo
         >
           <ul>
             {record.retention.missing?.map((label, i) => (
-              <li key={i}>{label}</li>
+              <li key={i}>
+                <Visible text={label} />
+              </li>
             ))}
           </ul>
         </Expander>
@@ -187,7 +193,11 @@ export function CondensingRow({
     <div className="condensation condensation--running" data-testid="condensing" role="status">
       <span className="spinner" aria-hidden="true" />
       <span>
-        Condensing with <strong>{provider}</strong>…
+        Condensing with{" "}
+        <strong>
+          <Visible text={provider} />
+        </strong>
+        …
       </span>
       <span className="condensation__figures">
         {tokens(count)} tokens · {trigger(automatic, reason)}

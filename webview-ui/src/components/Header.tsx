@@ -3,6 +3,7 @@ import type { ContextStatus, ProfileOption } from "../protocol";
 import { compact, dollars } from "../format";
 import type { ChatCost, ChatHealth } from "../state";
 import { ContextMeter } from "./ContextMeter";
+import { visible } from "./Visible";
 
 interface Props {
   profiles: readonly ProfileOption[];
@@ -44,7 +45,8 @@ export function Header(props: Props) {
           )}
           {profiles.map((p) => (
             <option key={p.id} value={p.id}>
-              {p.id} · {p.model} ({compact(p.context_window)})
+              {/* An option holds only text: the controls as markers. */}
+              {visible(`${p.id} · ${p.model}`)} ({compact(p.context_window)})
             </option>
           ))}
         </select>

@@ -4,6 +4,7 @@ import ReactMarkdown, { type Components, type UrlTransform } from "react-markdow
 import { isInlineImage, openableUrl } from "@context-condenser/protocol";
 import remarkGfm from "remark-gfm";
 import { rehypeHighlight } from "../highlight";
+import { rehypeVisibleBidi, visible } from "./Visible";
 
 const PHRASING_PARENTS = new Set(["paragraph", "heading", "emphasis", "strong", "delete", "link", "linkReference", "tableCell"]);
 
@@ -59,7 +60,7 @@ export function Link({ href, children }: { href?: unknown; children?: ReactNode 
     if (e.type === "click" || e.button === 1) open(url);
   };
   return (
-    <a href={url} title={url} onClick={follow} onAuxClick={follow}>
+    <a href={url} title={visible(url)} onClick={follow} onAuxClick={follow}>
       {children}
     </a>
   );
@@ -78,9 +79,10 @@ function Anchor({ href, children }: ComponentProps<"a">) {
 
 const components: Components = { img: Image, a: Anchor };
 const remarkPlugins = [remarkGfm, remarkHtmlAsText];
-const rehypePlugins = [rehypeHighlight];
+// Highlighting first: it reads a code block's text whole; then every text node shows its controls.
+const rehypePlugins = [rehypeHighlight, rehypeVisibleBidi];
 
-/** Markdown text (GFM) with highlighted code blocks. */
+/** Markdown text (GFM) with highlighted code blocks; bidirectional controls shown, not applied. */
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
     <div className="markdown">

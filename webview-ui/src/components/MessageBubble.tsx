@@ -3,6 +3,7 @@ import type { Message } from "../protocol";
 import type { LiveItem } from "../state";
 import { Markdown } from "./Markdown";
 import { MessageContent } from "./MessageContent";
+import { Visible } from "./Visible";
 
 const ROLE_NAMES = { user: "You", assistant: "Assistant", tool: "Tool" } as const;
 
@@ -66,5 +67,9 @@ export function StreamingAnswer({ answer }: { answer: Extract<LiveItem, { kind: 
 }
 
 function Interrupted({ reason }: { reason: string }) {
-  return <p className="message__interrupted">interrupted: {reason}</p>;
+  return (
+    <p className="message__interrupted">
+      interrupted: <Visible text={reason} />
+    </p>
+  );
 }

@@ -1,9 +1,11 @@
 import type { ContentBlock, Message } from "../protocol";
 import { Link, Markdown } from "./Markdown";
+import { Visible } from "./Visible";
 
 /**
  * The content blocks of a message: text (Markdown for the assistant), tools compact, images, and
- * client context (environment details, …) and blocks kept as read (thinking, …) collapsed.
+ * client context (environment details, …) and blocks kept as read (thinking, …) collapsed. Every
+ * text shows its bidirectional controls rather than applying them (`Visible`).
  */
 export function MessageContent({ message }: { message: Message }) {
   return (
@@ -22,7 +24,13 @@ function Block({ block, markdown }: { block: ContentBlock; markdown: boolean }) 
       const client = asString(block["client"]);
       // A client's wrapper (Cline's environment details, …): read by the model, not the user's words.
       if (client) return <ClientContext kind={client} text={text} />;
-      return markdown ? <Markdown text={text} /> : <p className="plain-text">{text}</p>;
+      return markdown ? (
+        <Markdown text={text} />
+      ) : (
+        <p className="plain-text">
+          <Visible text={text} />
+        </p>
+      );
     }
     case "tool_use":
       return <Tool label={asString(block["name"]) || "tool"} kind="call" body={pretty(block["input"])} />;
@@ -46,9 +54,13 @@ function ClientContext({ kind, text }: { kind: string; text: string }) {
     <details className="tool tool--client">
       <summary>
         <span className="tool__kind">Client context</span>{" "}
-        <code className="tool__name">{kind.replace(/_/g, " ")}</code>
+        <code className="tool__name">
+          <Visible text={kind.replace(/_/g, " ")} />
+        </code>
       </summary>
-      <pre className="tool__body">{text}</pre>
+      <pre className="tool__body">
+        <Visible text={text} />
+      </pre>
     </details>
   );
 }
@@ -64,9 +76,17 @@ function Opaque({ block }: { block: Record<string, unknown> & { type: string } }
   return (
     <details className="tool tool--opaque">
       <summary>
-        <span className="tool__kind">{label}</span>
+        <span className="tool__kind">
+          <Visible text={label} />
+        </span>
       </summary>
-      {thought ? <pre className="tool__body">{thought}</pre> : <p className="plain-text">[kept as sent]</p>}
+      {thought ? (
+        <pre className="tool__body">
+          <Visible text={thought} />
+        </pre>
+      ) : (
+        <p className="plain-text">[kept as sent]</p>
+      )}
     </details>
   );
 }
@@ -76,9 +96,13 @@ function Tool({ label, kind, body }: { label: string; kind: "call" | "result"; b
     <details className={`tool tool--${kind}`}>
       <summary>
         <span className="tool__kind">{kind === "call" ? "Tool call" : "Tool result"}</span>{" "}
-        <code className="tool__name">{label}</code>
+        <code className="tool__name">
+          <Visible text={label} />
+        </code>
       </summary>
-      <pre className="tool__body">{body}</pre>
+      <pre className="tool__body">
+        <Visible text={body} />
+      </pre>
     </details>
   );
 }

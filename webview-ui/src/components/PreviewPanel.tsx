@@ -2,6 +2,7 @@ import { dollars, savedPercent, tokens } from "../format";
 import type { PreviewMessage, PreviewSource } from "../protocol";
 import type { PreviewState } from "../state";
 import { Markdown } from "./Markdown";
+import { Visible, visible } from "./Visible";
 
 interface Props {
   state: PreviewState;
@@ -25,20 +26,23 @@ const sourceName = (source: PreviewSource): string =>
  * A condensation shown before it is applied. While it is made: the provider's estimate (tokens
  * now, the estimated cost) as soon as the core has it, before any LLM call. Then the figures
  * (tokens before → after, the estimate and the real cost), what it hides message by message, and what replaces them (the summary with its
- * ledger, or edited copies); Apply applies exactly this, Discard drops it.
+ * ledger, or edited copies); Apply applies exactly this, Discard drops it. Texts and names show
+ * their bidirectional controls rather than applying them (`Visible`).
  */
 export function PreviewPanel({ state, onApply, onDiscard }: Props) {
   const title = `Preview of a condensation of ${sourceName(state.source)}`;
   if (state.phase === "running") {
     const { estimate } = state;
     return (
-      <section className="preview" data-testid="preview" aria-label={title} aria-busy="true">
+      <section className="preview" data-testid="preview" aria-label={visible(title)} aria-busy="true">
         <div className="preview__head">
-          <h2 className="preview__title">{title}</h2>
+          <h2 className="preview__title">
+          <Visible text={title} />
+        </h2>
           {estimate && (
             <p className="preview__figures" data-testid="preview-estimate">
               <span className="preview__tokens">
-                {estimate.provider_id}: {tokens(estimate.tokens_before)} tokens now
+                <Visible text={estimate.provider_id} />: {tokens(estimate.tokens_before)} tokens now
               </span>
               <span>estimated {dollars(estimate.estimated_cost)}</span>
               <span className="preview__pending">cost: when it is done</span>
@@ -54,10 +58,12 @@ export function PreviewPanel({ state, onApply, onDiscard }: Props) {
   if (state.phase === "failed") {
     const { failure } = state;
     return (
-      <section className="preview preview--failed" data-testid="preview" aria-label={title}>
-        <h2 className="preview__title">{title}</h2>
+      <section className="preview preview--failed" data-testid="preview" aria-label={visible(title)}>
+        <h2 className="preview__title">
+          <Visible text={title} />
+        </h2>
         <p className="preview__status" role="alert" data-testid="preview-failure">
-          Nothing to apply ({failure.error.kind}): {failure.error.message}
+          Nothing to apply ({failure.error.kind}): <Visible text={failure.error.message} />
           {failure.cost > 0 && ` It cost ${dollars(failure.cost)}.`}
         </p>
         <div className="preview__actions">
@@ -71,12 +77,14 @@ export function PreviewPanel({ state, onApply, onDiscard }: Props) {
   const p = state.preview;
   const hiddenTokens = p.hidden.reduce((sum, m) => sum + m.tokens, 0);
   return (
-    <section className="preview" data-testid="preview" aria-label={title}>
+    <section className="preview" data-testid="preview" aria-label={visible(title)}>
       <div className="preview__head">
-        <h2 className="preview__title">{title}</h2>
+        <h2 className="preview__title">
+          <Visible text={title} />
+        </h2>
         <p className="preview__figures" data-testid="preview-figures">
           <span className="preview__tokens">
-            {p.provider_id}: {tokens(p.tokens_before)} → {tokens(p.tokens_after)} tokens (−
+            <Visible text={p.provider_id} />: {tokens(p.tokens_before)} → {tokens(p.tokens_after)} tokens (−
             {savedPercent(p.tokens_before, p.tokens_after)}%)
           </span>
           <span>estimated {dollars(p.estimated_cost)}</span>
@@ -130,7 +138,9 @@ function Item({ message }: { message: PreviewMessage }) {
       <span className="preview__item-head">
         {message.is_summary ? "Summary" : ROLE_NAMES[message.role]} · {tokens(message.tokens)} tokens
       </span>
-      <span className="preview__item-text">{message.text}</span>
+      <span className="preview__item-text">
+        <Visible text={message.text} />
+      </span>
     </li>
   );
 }

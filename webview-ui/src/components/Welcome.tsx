@@ -1,5 +1,6 @@
 import { useState } from "react";
 import type { ChatViewToHost, LocalServer, SetupState, ToolStatus } from "../protocol";
+import { Visible, visible } from "./Visible";
 
 type SetUp = Extract<ChatViewToHost, { type: "setUp" }>;
 
@@ -31,7 +32,7 @@ export function Welcome({ offers, setup, onSetUp, onProbe }: Props) {
           data-state={setup.state}
           role="status"
         >
-          {setup.message}
+          <Visible text={setup.message} />
         </p>
       )}
       <HostedChoice kind="openai" label="OpenAI" model="gpt-4o-mini" disabled={testing} onSetUp={onSetUp} />
@@ -126,14 +127,17 @@ function ModelChoice(props: {
         if (model) props.onUse(model);
       }}
     >
-      <span className="welcome__name" title={props.detail}>
-        {props.label}
-        <span className="welcome__detail">{props.detail}</span>
+      {/* A local server's models and a tool's path come from outside: controls shown, not applied. */}
+      <span className="welcome__name" title={visible(props.detail)}>
+        <Visible text={props.label} />
+        <span className="welcome__detail">
+          <Visible text={props.detail} />
+        </span>
       </span>
-      <select className="select" aria-label={`${props.label} model`} value={model} onChange={(e) => setModel(e.target.value)}>
+      <select className="select" aria-label={visible(`${props.label} model`)} value={model} onChange={(e) => setModel(e.target.value)}>
         {props.models.map((m) => (
           <option key={m} value={m}>
-            {m}
+            {visible(m)}
           </option>
         ))}
       </select>

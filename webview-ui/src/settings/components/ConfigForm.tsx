@@ -7,6 +7,7 @@ import { checkChoice, checkInteger, MAX_TEXT, type Checked } from "../check";
 import { fieldId } from "../state";
 import type { Actions } from "./actions";
 import { FieldError, NumberInput, Switch, TextInput } from "./controls";
+import { visible } from "../../components/Visible";
 
 interface Props {
   provider: ProviderEntry;
@@ -173,7 +174,7 @@ function ConfigFieldRow({
           <option value="">(the chat profile)</option>
           {profiles.map((p) => (
             <option key={p.id} value={p.id}>
-              {p.id} · {p.model}
+              {visible(`${p.id} · ${p.model}`)}
             </option>
           ))}
           {!known && <option value={current}>{current} (missing)</option>}

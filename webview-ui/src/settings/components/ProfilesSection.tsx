@@ -10,6 +10,7 @@ import { KIND_TEXT } from "../check";
 import { fieldId, type Editor, type TestStatus } from "../state";
 import type { Actions } from "./actions";
 import { FieldError } from "./controls";
+import { Visible } from "../../components/Visible";
 import { ProfileEditor } from "./ProfileEditor";
 
 interface Props {
@@ -153,7 +154,7 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
       <div className="card__head">
         <div className="card__title">
           <h3 className="card__name" id={`${id}-name`}>
-            {profile.id}
+            <Visible text={profile.id} />
           </h3>
           {isChatProfile && (
             <span className="tag" title="Chats use this profile">
@@ -246,7 +247,7 @@ function TestResult({ test }: { test: TestStatus }) {
   return (
     <p className={`test-result test-result--${test.state}`} data-testid="test-result" data-state={test.state} role="status">
       {test.state === "testing" && <span className="spinner" aria-hidden="true" />}
-      {text}
+      <Visible text={text} />
     </p>
   );
 }

@@ -5,6 +5,7 @@
 import { useId } from "react";
 import { compact } from "../../format";
 import type { ToolConfigError, ToolStatus } from "../../protocol";
+import { Visible } from "../../components/Visible";
 
 /** What a tool may be, as its entry's `capabilities` say (the core enforces it). */
 const USES = {
@@ -29,7 +30,10 @@ export function ToolsSection({ tools, errors }: { tools: readonly ToolStatus[]; 
           <ul>
             {errors.map((e, i) => (
               <li key={i}>
-                <code>{e.line > 0 ? `${e.origin}:${e.line}:${e.column}` : e.origin}</code>: {e.message}
+                <code>
+                  <Visible text={e.line > 0 ? `${e.origin}:${e.line}:${e.column}` : e.origin} />
+                </code>
+                : <Visible text={e.message} />
               </li>
             ))}
           </ul>
