@@ -10,7 +10,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import type { Conversation, LlmTarget } from "@context-condenser/protocol";
+import type { Conversation, HeldCount, LlmTarget } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "./chatOptions";
 import type { ChatView } from "./chatView";
 import type { EngineHolder } from "./engineHolder";
@@ -202,19 +202,21 @@ export class FileCommands {
       void notify.warn(`Context Condenser: ${why}`);
       return;
     }
-    let conversation: Conversation;
+    // Held, not parsed out: the conversation stays in the engine (the meter's hold of the same
+    // file keeps its counts), and it is counted in slices, so that a large file, or one message
+    // of a megabyte, does not stall the extension host.
+    const engine = this.holder.engine;
+    let counted: HeldCount;
     try {
-      conversation = this.holder.engine.parseConversation(text);
+      counted = await engine.countHeld(engine.holdConversation(picked.toString(), text), chatModel(this.holder));
     } catch (e) {
       void notify.warn(`Context Condenser: ${name} is not a session file the engine reads: ${asFailure(e).message}`);
       return;
     }
     this.sessions.add(picked.toString());
     await vscode.window.showTextDocument(picked, { preview: false });
-    // Counted from the text already read: the parsed object would cross the boundary again.
-    const tokens = this.holder.engine.countTokens(text, chatModel(this.holder)).total_tokens;
     void notify.info(
-      `Context Condenser: ${name}: ${conversation.messages.length} messages, ${tokens.toLocaleString("en-US")} tokens. Condense writes a new file beside it; the original is never changed.`,
+      `Context Condenser: ${name}: ${counted.messages} messages, ${counted.tokens.toLocaleString("en-US")} tokens. Condense writes a new file beside it; the original is never changed.`,
     );
   }
 

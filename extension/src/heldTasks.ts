@@ -115,15 +115,16 @@ function holdDoc(engine: CondenseEngine, doc: DocLike): HeldDoc {
 
 /**
  * The tokens of a conversation file for a model, through the engine's copy: an unchanged document
- * is not read again, a changed one is parsed but only its changed messages are counted. Tokens are
+ * is not read again, a changed one is parsed but only its changed messages are counted, in slices
+ * (`countHeld`: a large file's first count does not stall the extension host). Tokens are
  * undefined when the file is not a conversation.
  */
-export function heldDocTokens(
+export async function heldDocTokens(
   engine: CondenseEngine,
   held: HeldDoc | undefined,
   doc: DocLike,
   model: string | undefined,
-): { tokens?: number; held?: HeldDoc } {
+): Promise<{ tokens?: number; held?: HeldDoc }> {
   if (holds(held, engine, doc)) {
     try {
       return { tokens: engine.heldTokens(held.handle, model), held };
@@ -138,7 +139,7 @@ export function heldDocTokens(
     if ((e as { kind?: unknown }).kind === "invalid_input") return {};
     throw e;
   }
-  return { tokens: engine.heldTokens(next.handle, model), held: next };
+  return { tokens: (await engine.countHeld(next.handle, model)).tokens, held: next };
 }
 
 /** A held file's condensation: the engine's figures and, when it succeeded, the condensed file's
@@ -157,8 +158,8 @@ export class HeldDocs {
   private held: HeldDoc | undefined;
 
   /** `heldDocTokens` on the file last held. */
-  tokens(engine: CondenseEngine, doc: DocLike, model: string | undefined): number | undefined {
-    const measured = heldDocTokens(engine, this.held, doc, model);
+  async tokens(engine: CondenseEngine, doc: DocLike, model: string | undefined): Promise<number | undefined> {
+    const measured = await heldDocTokens(engine, this.held, doc, model);
     this.held = measured.held;
     return measured.tokens;
   }

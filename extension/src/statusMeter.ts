@@ -40,8 +40,18 @@ export class StatusMeter implements vscode.Disposable {
     this.timer = setTimeout(() => this.update(), 300);
   }
 
-  /** The meter follows the conversation file in the editor, else the active chat. */
+  /** The update that writes the item: an earlier one still counting (a large file's first count
+   *  takes several slices) gives way to it. */
+  private latest = 0;
+
+  /** The meter follows the conversation file in the editor, else the active chat. A count that
+   *  fails leaves the meter as it was (a fresh engine or the next edit counts again). */
   update(): void {
+    void this.refresh().catch(() => {});
+  }
+
+  private async refresh(): Promise<void> {
+    const mine = ++this.latest;
     const doc = vscode.window.activeTextEditor?.document;
     const active = doc && isConversationDocument(doc) ? doc : undefined;
     const chat = this.chat.active();
@@ -55,7 +65,8 @@ export class StatusMeter implements vscode.Disposable {
         chat.context.threshold_percent ?? null,
       );
     } else {
-      const tokens = this.docs.tokens(this.holder.engine, active!, chatModel(this.holder));
+      const tokens = await this.docs.tokens(this.holder.engine, active!, chatModel(this.holder));
+      if (mine !== this.latest) return;
       const settings = this.holder.settings;
       const a = settings.autoCondense;
       view = meterText(

@@ -86,28 +86,28 @@ describe("HeldChat", () => {
 });
 
 describe("heldDocTokens", () => {
-  it("counts as countTokens does, reading the text again only for a new version", () => {
+  it("counts as countTokens does, reading the text again only for a new version", async () => {
     const { engine, holds } = countingEngine();
     const conversation = { ...chat(engine, "d", 10).conversation, format: "context-condenser/conversation@1" };
     let text = JSON.stringify(conversation);
     let version = 1;
     const doc = { uri: { toString: () => "file:///d.json" }, get version() { return version; }, getText: () => text };
-    const first = heldDocTokens(engine, undefined, doc, "gpt-4o");
+    const first = await heldDocTokens(engine, undefined, doc, "gpt-4o");
     expect(first.tokens).toBe(engine.countTokens(conversation, "gpt-4o").total_tokens);
-    const again = heldDocTokens(engine, first.held, doc, "gpt-4o");
+    const again = await heldDocTokens(engine, first.held, doc, "gpt-4o");
     expect(again.tokens).toBe(first.tokens);
     expect(holds()).toBe(1);
 
     conversation.messages[3].content = [{ type: "text", text: "shorter" }];
     text = JSON.stringify(conversation);
     version = 2;
-    const edited = heldDocTokens(engine, again.held, doc, "gpt-4o");
+    const edited = await heldDocTokens(engine, again.held, doc, "gpt-4o");
     expect(edited.tokens).toBe(engine.countTokens(conversation, "gpt-4o").total_tokens);
     expect(holds()).toBe(2);
 
     text = "{ not a conversation";
     version = 3;
-    expect(heldDocTokens(engine, edited.held, doc, "gpt-4o").tokens).toBeUndefined();
+    expect((await heldDocTokens(engine, edited.held, doc, "gpt-4o")).tokens).toBeUndefined();
   });
 });
 
@@ -137,7 +137,7 @@ describe("HeldDocs", () => {
     const { engine, holds } = countingEngine();
     const docs = new HeldDocs();
     const { conversation, doc } = file(engine, 12);
-    const tokens = docs.tokens(engine, doc, "gpt-4o")!;
+    const tokens = (await docs.tokens(engine, doc, "gpt-4o"))!;
     expect(tokens).toBe(engine.countTokens(conversation, "gpt-4o").total_tokens);
     for (const options of [{ provider: "lossless" }, { provider: "truncation", targetTokens: Math.round(tokens / 2) }]) {
       const whole = await engine.condense(conversation, { ...options, model: "gpt-4o" });
@@ -154,7 +154,7 @@ describe("HeldDocs", () => {
     // The meter's copy was condensed in place: held once for the first count, and again for each
     // later use of the unchanged file (the engine's copy had moved on).
     expect(holds()).toBe(2);
-    expect(docs.tokens(engine, doc, "gpt-4o")).toBe(tokens);
+    expect(await docs.tokens(engine, doc, "gpt-4o")).toBe(tokens);
     expect(holds()).toBe(3);
   });
 
@@ -162,7 +162,7 @@ describe("HeldDocs", () => {
     const { engine, holds } = countingEngine();
     const docs = new HeldDocs();
     const { doc } = file(engine, 4);
-    docs.tokens(engine, doc, "gpt-4o");
+    await docs.tokens(engine, doc, "gpt-4o");
     for (let i = 0; i < 8; i++) engine.holdConversation(`file:///other-${i}.json`, doc.getText());
     const held = await docs.condense(engine, doc, { provider: "lossless", model: "gpt-4o" });
     expect(held.outcome.error ?? null).toBeNull();
@@ -174,11 +174,11 @@ describe("HeldDocs", () => {
     expect(failed.text).toBeUndefined();
   });
 
-  it("refuses a file that is not a conversation", () => {
+  it("refuses a file that is not a conversation", async () => {
     const engine = newTestEngine();
     const docs = new HeldDocs();
     const doc = { uri: { toString: () => "file:///broken.json" }, version: 1, getText: () => "{ not json" };
     expect(() => docs.hold(engine, doc)).toThrow(expect.objectContaining({ kind: "invalid_input" }));
-    expect(docs.tokens(engine, doc, "gpt-4o")).toBeUndefined();
+    expect(await docs.tokens(engine, doc, "gpt-4o")).toBeUndefined();
   });
 });

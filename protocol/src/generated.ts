@@ -912,6 +912,16 @@ export const HeldCondensation = z.deferred(() => z.object({
 export type HeldCondensation = z.output<typeof HeldCondensation>;
 export type HeldCondensationInput = z.input<typeof HeldCondensation>;
 
+/** A held conversation counted in slices (`countHeld`). */
+export const HeldCount = z.deferred(() => z.object({
+  /** Its messages, hidden ones included. */
+  messages: z.number().int().gte(0),
+  /** Tokens of its API view, system prompt included: what `heldTokens` answers. */
+  tokens: z.number().int().gte(0),
+}));
+export type HeldCount = z.output<typeof HeldCount>;
+export type HeldCountInput = z.input<typeof HeldCount>;
+
 /** One kind of LLM profile, as a host shows it. */
 export const KindMetadata = z.deferred(() => z.object({
   /** The base URL used when a profile names none; `None` when the profile must name one (or uses no API). */

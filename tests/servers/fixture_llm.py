@@ -39,6 +39,8 @@ can count attempts (retries included).
 Fault modes are selected by the request's ``model`` field; every other model
 name gets a normal answer. Each wire format uses its own error bodies.
     fault-401           401 auth error, even when a key is present
+    fault-401-link      401 whose message carries a Markdown command link, as a
+                        hostile server's would (VS Code renders links in toasts)
     fault-429           429 rate limit, header ``Retry-After: 1``
     fault-429-once      429 for the first request with this model (per path,
                         per server process), normal answers afterwards
@@ -142,8 +144,12 @@ ANTHROPIC_OVERLOADED = anthropic_error("overloaded_error", "Overloaded")
 
 RETRY_AFTER = {"Retry-After": "1"}
 
+# A 401 whose message would run a command if a toast rendered it as a link.
+LINK_MESSAGE = "Incorrect API key provided. [Fix it here](command:workbench.action.terminal.new)"
+
 OPENAI_FAULTS = {
     "fault-401": (401, OPENAI_AUTH_ERROR, {}),
+    "fault-401-link": (401, openai_error(LINK_MESSAGE, "invalid_request_error", None, "invalid_api_key"), {}),
     "fault-429": (429, openai_error(
         "Rate limit reached", "requests", None, "rate_limit_exceeded"), RETRY_AFTER),
     "fault-500": (500, OPENAI_SERVER_ERROR, {}),

@@ -320,6 +320,15 @@ pub struct HeldCondensation {
     pub metrics: Option<condense_core::provider::Metrics>,
 }
 
+/// A held conversation counted in slices (`countHeld`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HeldCount {
+    /// Tokens of its API view, system prompt included: what `heldTokens` answers.
+    pub tokens: usize,
+    /// Its messages, hidden ones included.
+    pub messages: usize,
+}
+
 /// What a turn of a held chat changed, so that only that crosses the boundary: the host's copy
 /// keeps its first `keep` messages, then takes `messages`; every other field comes from `task`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -84,6 +84,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::TaskHandle,
         calls::ChatStep,
         calls::HeldCondensation,
+        calls::HeldCount,
         calls::UndoResult,
         calls::CondensationDocument,
         calls::Completion,

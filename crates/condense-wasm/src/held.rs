@@ -53,6 +53,14 @@ pub(crate) struct Held {
 }
 
 impl Held {
+    /// What a request of the task sends: its system prompt and its API view.
+    pub(crate) fn request(&self) -> (Option<&str>, Vec<&Message>) {
+        match &self.item {
+            HeldItem::Chat(t) => (t.conversation.system.as_deref(), t.conversation.api_view()),
+            HeldItem::Doc(c) => (c.system.as_deref(), c.api_view()),
+        }
+    }
+
     /// A counter that answers this task's messages from the held counts and records new ones.
     pub(crate) fn counter<'a>(&'a self, inner: &'a dyn TokenCounter) -> HeldCounter<'a> {
         HeldCounter { inner, held: self }

@@ -6,8 +6,9 @@
 use std::rc::Rc;
 
 use condense_core::agent::ChatTask;
+use condense_core::host::Clock;
 use condense_core::{Conversation, ErrorKind, Message, Services, TokenCounter};
-use condense_protocol::calls::{DEFAULT_MODEL, HeldCondensation, TaskHandle};
+use condense_protocol::calls::{DEFAULT_MODEL, HeldCondensation, HeldCount, TaskHandle};
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -16,6 +17,11 @@ use crate::conversation_api::{call_options, conversation, log_result};
 use crate::convert::{core_error, error, from_js, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::HeldItem;
+use crate::host::next_turn;
+
+/// How long one slice of `countHeld` counts before the host's thread gets a turn: well under the
+/// 50 ms a user notices a stalled editor after, over the cost of a turn.
+const COUNT_SLICE_MS: f64 = 12.0;
 
 /// A chat given either whole or by the handle of the engine's copy.
 pub(crate) enum TaskRef {
@@ -105,12 +111,48 @@ impl CondenseEngine {
         let inner = self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
         let mut held = self.inner.held.borrow_mut();
         let task = held.get(&handle).ok_or_else(|| unknown(&handle))?;
-        let counter = task.counter(inner.as_ref());
-        let (system, messages) = match &task.item {
-            HeldItem::Chat(t) => (t.conversation.system.as_deref(), t.conversation.api_view()),
-            HeldItem::Doc(c) => (c.system.as_deref(), c.api_view()),
-        };
-        Ok(counter.count_request(system, &messages))
+        let (system, messages) = task.request();
+        Ok(task.counter(inner.as_ref()).count_request(system, &messages))
+    }
+
+    /// `heldTokens` in slices: the messages not counted yet are counted about
+    /// [`COUNT_SLICE_MS`] of the host's clock at a time, with a turn of the host's event loop
+    /// between slices, so that the first count of a large file (a million tokens, or one message
+    /// of a megabyte) never holds the host's thread for long; the counts are kept, as
+    /// `heldTokens` keeps them. Resolves with the tokens `heldTokens` answers and the number of
+    /// messages. An unknown handle rejects.
+    #[wasm_bindgen(js_name = countHeld, unchecked_return_type = "Promise<HeldCount>")]
+    pub fn count_held(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
+        model: Option<String>,
+    ) -> Result<Promise, JsValue> {
+        let handle: TaskHandle = from_js(&handle, "the task handle")?;
+        let held = Rc::clone(self.inner.held.borrow_mut().get(&handle).ok_or_else(|| unknown(&handle))?);
+        let inner = Rc::clone(&self.inner);
+        Ok(future_to_promise(async move {
+            let counter = inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
+            let counter = held.counter(counter.as_ref());
+            let mut at = 0;
+            loop {
+                let (_, messages) = held.request();
+                let start = inner.host.now_ms();
+                while at < messages.len() && inner.host.now_ms() - start < COUNT_SLICE_MS {
+                    counter.count_message(messages[at]);
+                    at += 1;
+                }
+                if at >= messages.len() {
+                    break;
+                }
+                next_turn().await;
+            }
+            let (system, messages) = held.request();
+            let count = HeldCount {
+                tokens: counter.count_request(system, &messages),
+                messages: held.item.messages().len(),
+            };
+            to_js(&count)
+        }))
     }
 
     /// Condenses a held conversation (a handle from `holdConversation`) in the engine, as

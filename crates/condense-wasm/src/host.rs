@@ -175,6 +175,26 @@ impl Drop for Delay {
     }
 }
 
+/// A turn of the runtime's event loop: resolves from `setImmediate` (Node, the extension host) or
+/// else `setTimeout(0)`, so that whatever waits on the thread (a command, a message, I/O) runs
+/// before the work that awaits it goes on. Long work awaits it between slices.
+pub(crate) async fn next_turn() {
+    let promise = Promise::new(&mut |resolve, _reject| {
+        let global = js_sys::global();
+        let done = Closure::once_into_js(move || {
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        if let Ok(set_immediate) = get(&global, "setImmediate").dyn_into::<Function>() {
+            let _ = set_immediate.call1(&JsValue::NULL, &done);
+        } else if let Ok(set_timeout) = get(&global, "setTimeout").dyn_into::<Function>() {
+            let _ = set_timeout.call2(&JsValue::NULL, &done, &0.into());
+        } else {
+            let _ = done.dyn_ref::<Function>().map(|f| f.call0(&JsValue::NULL));
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
 /// Retry back-off, and the timer the core races against a request's waits (its deadline): waits
 /// in short slices so that an abort ends the wait soon; dropped, it clears its `setTimeout`.
 pub(crate) struct JsTimer;

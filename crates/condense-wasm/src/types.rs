@@ -58,6 +58,7 @@ import type {
   ToolSource,
   TaskHandle,
   HeldCondensation,
+  HeldCount,
   ToolStatus,
   UndoResult,
 } from "@context-condenser/protocol";

@@ -166,3 +166,31 @@ test("a held conversation file counts as countTokens does, through edits and app
   edited.messages.push(added);
   assert.equal(engine.heldTokens(handle), engine.countTokens(edited).total_tokens);
 });
+
+test("countHeld counts in slices: the total heldTokens gives, the host's other work runs between slices", async () => {
+  // A clock that moves 5 ms a reading: a slice ends after a few messages, whatever the machine.
+  let ms = 0;
+  const engine = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => (ms += 5), log: () => {} });
+  const messages = [];
+  for (let i = 0; i < 40; i++) {
+    messages.push({ role: "user", content: `Question ${i}: ${"why does the parser drop nested groups? ".repeat(20)}` });
+    messages.push({ role: "assistant", content: `Answer ${i}: ${"L".repeat(2_000 + i)}` });
+  }
+  const text = JSON.stringify({ system: "You are a coding assistant.", messages });
+  const handle = engine.holdConversation("file:///sliced.json", text);
+  let turns = 0;
+  let ticking = true;
+  const tick = () => {
+    turns++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const counted = await engine.countHeld(handle, "gpt-4o");
+  ticking = false;
+  assert.deepEqual(counted, { tokens: engine.heldTokens(handle, "gpt-4o"), messages: 80 });
+  assert.equal(counted.tokens, makeEngine().countTokens(text, "gpt-4o").total_tokens);
+  assert.ok(turns >= 10, `the host's event loop turned between slices (${turns} turns)`);
+  // Counted again: the same, from the held counts.
+  assert.deepEqual(await engine.countHeld(handle, "gpt-4o"), counted);
+  assert.throws(() => engine.countHeld({ id: "file:///none.json", revision: 1 }, "gpt-4o"), { kind: "unknown_task" });
+});
