@@ -152,6 +152,8 @@ export async function securityScenarios(ctx) {
     check(message.includes(text), step(`${name}: the toast shows the text as written (${JSON.stringify(text)})`));
     const anchors = await t.locator(".notification-list-item-message a").count();
     check(anchors === 0, step(`${name}: the toast's message has no link (${anchors})`));
+    // The toast fades in: the picture is taken once it has.
+    await page.waitForTimeout(800);
     await shot(name);
     // A click on the message runs nothing: no terminal opens.
     await t.locator(".notification-list-item-message").click();
@@ -213,13 +215,25 @@ export async function securityScenarios(ctx) {
     while (await dontSave.isVisible({ timeout: 2_000 }).catch(() => false)) await dontSave.click();
 
     // ---- a 200,000-letter session opens and previews; the extension answers meanwhile ------------
-    // Summaries need no LLM here: truncation is the default from now on (an edit of settings.json).
-    fs.writeFileSync(userSettings, JSON.stringify({ ...settings, "contextCondenser.defaultProvider": "truncation" }, null, 2));
-    await page.waitForTimeout(1500);
-    await openSession(path.join(WORKSPACE, "letters.json"));
-    // At once, another of the extension's commands: its log opens while the session is read.
+    // Summaries need no LLM here: truncation is the default from now on (an edit of settings.json,
+    // applied once the log says so).
     await run("Context Condenser: Show Log");
-    check(await until(logShows, 20_000), step("Show Log answers while the 200,000-letter session opens"));
+    check(await until(logShows, 20_000), step("the log shows"));
+    fs.writeFileSync(userSettings, JSON.stringify({ ...settings, "contextCondenser.defaultProvider": "truncation" }, null, 2));
+    const applied = page.locator(".monaco-editor", { hasText: "settings changed: applied to a fresh engine" }).first();
+    check(await applied.waitFor({ timeout: 30_000 }).then(() => true, () => false), step("truncation is the default (settings.json edited)"));
+    /** Runs Set API Key… and checks that its quick pick (made by the extension) shows. */
+    const extensionAnswers = async (what) => {
+      await run("Context Condenser: Set API Key…");
+      check(
+        await page.locator(".quick-input-list .monaco-list-row", { hasText: "liar" }).first().waitFor({ timeout: 20_000 }).then(() => true, () => false),
+        step(`Set API Key… answers while the 200,000-letter session ${what}`),
+      );
+      await page.keyboard.press("Escape");
+    };
+    await openSession(path.join(WORKSPACE, "letters.json"));
+    // At once, another of the extension's commands.
+    await extensionAnswers("opens");
     check(await toast(/letters\.json: 6 messages, [\d,]+ tokens/).waitFor({ timeout: 60_000 }).then(() => true, () => false),
       step("the 200,000-letter session opens, counted"));
     await shot("letters-open");
@@ -227,13 +241,7 @@ export async function securityScenarios(ctx) {
     await page.locator(".tab", { hasText: "letters.json" }).first().click();
     await run("View: Focus Active Editor Group");
     await run("Context Condenser: Preview Condensation");
-    // At once, a quick pick of the extension's: it shows while the preview is made.
-    await run("Context Condenser: Set API Key…");
-    check(
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: "liar" }).first().waitFor({ timeout: 20_000 }).then(() => true, () => false),
-      step("Set API Key… answers while the 200,000-letter session previews"),
-    );
-    await page.keyboard.press("Escape");
+    await extensionAnswers("previews");
     const figures = chat.locator("[data-testid=preview-figures]");
     check(await until(async () => (await figures.count()) === 1, 60_000), step("the preview of the 200,000-letter session shows"));
     await shot("letters-preview");

@@ -106,6 +106,11 @@ pub trait Timer {
     /// Resolves after `ms` milliseconds, or earlier when `abort` fires. It must not block the
     /// thread while another future could make progress: the core polls it beside a request.
     async fn sleep(&self, ms: u64, abort: &AbortSignal);
+
+    /// Gives the host's thread a turn: long work awaits it between its steps, so that a host
+    /// whose thread also serves its user (the extension host) answers in between. The default
+    /// does nothing: a host that runs the work on a thread of its own needs no turn.
+    async fn turn(&self) {}
 }
 
 /// A cancellation flag shared between the one who cancels and the work in flight.

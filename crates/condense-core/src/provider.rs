@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigField, Form, NoConfig};
 use crate::error::{CondenseError, ErrorInfo};
-use crate::host::{AbortSignal, Clock};
+use crate::host::{AbortSignal, Clock, Timer};
 use crate::ledger::{self, Haystack, Later, Ledger};
 use crate::llm::LlmProvider;
 use crate::model::{ContentBlock, Message, api_view, check_tool_pairs, next_condense_id, same_blocks};
@@ -131,12 +131,14 @@ pub struct Services<'a> {
     pub abort: Option<&'a AbortSignal>,
     /// The run's spending, set by [`run_provider`]; see [`Services::spend`].
     pub meter: Option<&'a SpendMeter>,
+    /// Gives the host's thread a turn between the steps of a run ([`Services::pause`]).
+    pub timer: Option<&'a dyn Timer>,
 }
 
 impl<'a> Services<'a> {
     /// Services without an LLM.
     pub fn new(tokens: &'a dyn TokenCounter, clock: &'a dyn Clock) -> Self {
-        Services { tokens, clock, llm: None, abort: None, meter: None }
+        Services { tokens, clock, llm: None, abort: None, meter: None, timer: None }
     }
 
     /// The same services with an LLM to summarize with.
@@ -147,6 +149,21 @@ impl<'a> Services<'a> {
     /// The same services with an abort signal for the LLM call.
     pub fn with_abort(self, abort: &'a AbortSignal) -> Self {
         Services { abort: Some(abort), ..self }
+    }
+
+    /// The same services with a timer whose turns [`Services::pause`] gives the host.
+    pub fn with_timer(self, timer: &'a dyn Timer) -> Self {
+        Services { timer: Some(timer), ..self }
+    }
+
+    /// Gives the host's thread a turn, when the host asked for turns ([`Timer::turn`]): the
+    /// template pauses between counting a run's input, running the provider and counting its
+    /// result, and a pipeline between its passes, so that no single step of a large run holds a
+    /// host's thread for long.
+    pub async fn pause(&self) {
+        if let Some(timer) = self.timer {
+            timer.turn().await;
+        }
     }
 
     /// Records money spent by this run (an LLM call that answered), so that the template reports
@@ -374,6 +391,7 @@ pub async fn run_provider(
 ) -> CondensationResult {
     let input = RunInput::new(messages, system, services.tokens);
     let before = input.tokens();
+    services.pause().await;
     let ctx = CondensationContext { messages, system, prev_context_tokens: before };
     // Every run has its own meter: what the provider spent before failing is the failure's cost.
     let meter = SpendMeter::default();
@@ -406,6 +424,7 @@ pub async fn run_provider(
     };
     let start = services.clock.now_ms();
     let outcome = attempt(provider, &input, &ctx, &lowered, options, services, keep).await;
+    services.pause().await;
     let (mut condensed, mut after) = match outcome {
         Ok((c, origin)) => {
             let tokens = input.tokens_of(&c.messages, &origin, services.tokens);

@@ -330,3 +330,35 @@ fn lossless_de_duplicates_only_what_its_configuration_names() {
         .unwrap_err();
     assert!(err.to_string().contains("min_bytes must be a whole number of 0 or more, got -1"), "{err}");
 }
+
+/// A timer that counts the turns a run gives its host.
+#[derive(Default)]
+struct TurnCounter(Cell<usize>);
+
+#[async_trait::async_trait(?Send)]
+impl condense_core::host::Timer for TurnCounter {
+    async fn sleep(&self, _ms: u64, _abort: &condense_core::host::AbortSignal) {}
+
+    async fn turn(&self) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+/// With a timer, the template gives the host a turn after counting the input and after the
+/// provider ran (issue 24: a large run in one slice stalled the extension host); without, none,
+/// and the result is the same.
+#[test]
+fn the_template_gives_the_host_turns_between_its_steps() {
+    let provider = TestProvider::new(Behaviour::HideFirst);
+    let c = conversation();
+    let tokens = counter();
+    let options = CondensationOptions { config: serde_json::json!({"ledger": false}), ..Default::default() };
+    let turns = TurnCounter::default();
+    let clock = StepClock::default();
+    let with = block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock).with_timer(&turns)));
+    assert_eq!(turns.0.get(), 2);
+    let clock = StepClock::default();
+    let without = block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock)));
+    assert_eq!(with.messages, without.messages);
+    assert_eq!(with.new_context_tokens, without.new_context_tokens);
+}

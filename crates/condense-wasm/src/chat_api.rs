@@ -21,7 +21,7 @@ use crate::convert::{call_back, core_error, error, from_js, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::{HeldItem, common_prefix};
 use crate::held_api::{TaskRef, task_ref, unknown};
-use crate::host::JsHost;
+use crate::host::{JsHost, JsTimer};
 use crate::llm_api::llm_error;
 
 fn chat_call(options: &JsValue) -> Result<ChatOptions, JsValue> {
@@ -207,6 +207,7 @@ async fn preview_chat(
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
     let services = Services::new(counter.as_ref(), inner.host.as_ref())
         .with_abort(&abort)
+        .with_timer(&JsTimer)
         .with_llm(condensing.as_deref().unwrap_or(llm.as_ref()));
     let options = CondensationOptions {
         config: call.config.clone().unwrap_or(serde_json::Value::Null),

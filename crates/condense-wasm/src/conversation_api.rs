@@ -17,7 +17,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::convert::{call_back, core_error, error, from_js, json_string, to_js};
 use crate::engine::{CondenseEngine, Inner};
-use crate::host::JsHost;
+use crate::host::{JsHost, JsTimer};
 use crate::text::with_text;
 
 /// A conversation given as text or as an object (as its `JSON.stringify` text), in any supported
@@ -178,7 +178,8 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     let provider = call.provider.clone();
     let client = call.llm.map(|target| inner.client(target)).transpose()?;
     let abort = inner.begin(None);
-    let mut services = Services::new(counter.as_ref(), inner.host.as_ref()).with_abort(&abort);
+    let mut services =
+        Services::new(counter.as_ref(), inner.host.as_ref()).with_abort(&abort).with_timer(&JsTimer);
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }
@@ -203,7 +204,7 @@ async fn preview(
     let counter = TiktokenCounter::for_model(call.model());
     let client = call.llm.clone().map(|target| inner.client(target)).transpose()?;
     let abort = inner.begin(None);
-    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
+    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort).with_timer(&JsTimer);
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }

@@ -17,7 +17,7 @@ use crate::conversation_api::{call_options, conversation, log_result};
 use crate::convert::{core_error, error, from_js, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::HeldItem;
-use crate::host::next_turn;
+use crate::host::{JsTimer, next_turn};
 
 /// How long one slice of `countHeld` counts before the host's thread gets a turn: well under the
 /// 50 ms a user notices a stalled editor after, over the cost of a turn.
@@ -225,7 +225,7 @@ async fn condense_held(
     let provider = call.provider.clone();
     let client = call.llm.map(|target| inner.client(target)).transpose()?;
     let abort = inner.begin(None);
-    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort);
+    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort).with_timer(&JsTimer);
     if let Some(c) = &client {
         services = services.with_llm(c.as_ref());
     }

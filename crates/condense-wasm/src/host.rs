@@ -209,6 +209,10 @@ impl Timer for JsTimer {
             left -= slice;
         }
     }
+
+    async fn turn(&self) {
+        next_turn().await;
+    }
 }
 
 /// The host's `fetch`, behind the core's [`HttpClient`].
