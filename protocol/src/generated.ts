@@ -425,6 +425,8 @@ export const GuardState = z.deferred(() => z.object({
   auto_at_ms: z.array(z.number().int()).default(() => ([])),
   /** The last message when the last automatic attempt ran. */
   last_auto_after: z.string().nullable().optional(),
+  /** The last message when the last attempt after a "too long" answer ran. */
+  overflow_after: z.string().nullable().optional(),
 }));
 export type GuardState = z.output<typeof GuardState>;
 export type GuardStateInput = z.input<typeof GuardState>;
@@ -448,7 +450,7 @@ export const ChatTask = z.deferred(() => z.object({
   /** Created, in milliseconds since the Unix epoch. */
   created_ms: z.number().int(),
   /** The loop guard's memory. */
-  guard: GuardState.default(() => ({"auto_at_ms":[],"last_auto_after":null})),
+  guard: GuardState.default(() => ({"auto_at_ms":[],"last_auto_after":null,"overflow_after":null})),
   /** Stable id, chosen by the host. */
   id: z.string(),
   /** The last reported usage, while it still describes the history. */

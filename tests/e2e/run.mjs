@@ -839,7 +839,7 @@ try {
   fs.writeFileSync(path.join(dirs.ud, "User", "settings.json"), JSON.stringify(settings, null, 2));
   if (part("host")) await extensionHostSuite();
   if (part("ux")) await uxScenarios({ OUT, VSIX, CODE_SERVER, env, launch, freePort, until, frameWith, check, log, llm, RIGHT_KEY, CANARY, repoRoot });
-  if (part("security")) await securityScenarios({ OUT, VSIX, CODE_SERVER, env, launch, freePort, until, check, log, llm, RIGHT_KEY, repoRoot });
+  if (part("security")) await securityScenarios({ OUT, VSIX, CODE_SERVER, env, launch, freePort, until, frameWith, check, log, llm, RIGHT_KEY, repoRoot });
   const logs = filesContaining(dirs.ud, "llm_auth").filter((f) => f.includes("logs") && f.endsWith(".log"));
   if (part("ui") || UI_SCENARIOS.some(part)) check(logs.length > 0, `the wrong key left a log line (${logs.join(", ") || "no log file with llm_auth"})`);
   for (const [key, what] of [[CANARY, "the canary key"], [RIGHT_KEY, "the fixture key"], [REAL_KEY, "the real model's key"]]) {

@@ -306,7 +306,7 @@ export async function uxScenarios(ctx) {
     // ---- (d) Open Session File… and Condense to a new file ----------------------------------------
     {
       // Summaries by the fixture server (the profile the first run made): native made the default
-      // in the settings panel (the default, lossless, finds nothing to do in these sessions).
+      // in the settings panel (the default, smart, would write its summary only past its target).
       await run("Context Condenser: Open Settings");
       const panel = await ctx.frameWith(page, "settings", 60_000);
       const native = panel?.locator("[data-testid=provider-card][data-provider=native]");

@@ -18,8 +18,11 @@ pub const DEFAULT_MIN_GAIN_PERCENT: f64 = 5.0;
 pub const BUFFER_PERCENT: usize = 10;
 /// Automatic condensations allowed in any minute.
 pub const MAX_AUTO_PER_MINUTE: usize = 3;
-/// The provider used when the settings name none.
-pub const DEFAULT_PROVIDER: &str = "lossless";
+/// The provider used when the settings name none: `smart`, which condenses an ordinary chat
+/// (lossless alone finds nothing to do where no content repeats): its LLM-free passes first, a
+/// summary by the condensing profile (in a chat, else the chat's own), truncation last, so that
+/// it lands on its target offline too.
+pub const DEFAULT_PROVIDER: &str = "smart";
 /// The longest answer of a profile that names none, in tokens, when its window is large enough:
 /// see [`default_max_output_for`].
 pub const DEFAULT_MAX_OUTPUT: usize = 4096;

@@ -263,7 +263,7 @@ mod tests {
         assert_eq!(value["limits"]["threshold_max"], json!(crate::limits::THRESHOLD_MAX));
         assert_eq!(value["limits"]["default_threshold_percent"], json!(80));
         assert_eq!(value["limits"]["default_min_gain_percent"], json!(5.0));
-        assert_eq!(value["limits"]["default_provider"], json!("lossless"));
+        assert_eq!(value["limits"]["default_provider"], json!("smart"));
         assert_eq!(
             value["kinds"],
             json!([

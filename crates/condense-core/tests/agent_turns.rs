@@ -152,6 +152,35 @@ fn an_overflow_condenses_with_the_condensing_model_and_sends_once_more() {
     assert_eq!(agent.task().condensations.len(), 1);
 }
 
+/// Issue 25: a threshold run for a message, then the model answering "too long" anyway — the
+/// overflow is condensed once more and the request sent again (the loop guard allows the run
+/// after an overflow once per message), not refused as a second run without a new message.
+#[test]
+fn an_overflow_after_a_threshold_run_is_condensed_and_sent_once_more() {
+    let bench = TurnBench::new();
+    // The chat (1,269 tokens) is past 1% of 60,000.
+    let mut small = profile(60_000);
+    small.threshold_percent = Some(1);
+    let chat = ScriptedLlm::new(small)
+        .then_fail("", ErrorKind::LlmContextOverflow, "prompt is too long")
+        .then_answer("Done, with room to spare.", None);
+    let writer = ScriptedLlm::new(profile(128_000))
+        .then_answer("SUMMARY: the parser work so far.", None)
+        .then_answer("SUMMARY: shorter still.", None);
+    let mut agent = DefaultAgent::new(long_chat(12));
+    let events = bench.run(&mut agent, &chat, Some(&writer as _), say("Next?"), NOW, |_, _| {});
+    let reasons: Vec<CondenseReason> = events
+        .iter()
+        .filter_map(|e| if let AgentEvent::CondenseStart { reason, .. } = e { Some(*reason) } else { None })
+        .collect();
+    assert_eq!(reasons, [CondenseReason::Threshold, CondenseReason::Overflow], "{events:?}");
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::CondenseSkipped { .. })), "{events:?}");
+    assert_eq!(chat.requests().len(), 2, "the request was sent once more");
+    let last = agent.task().conversation.messages.last().unwrap();
+    assert_eq!(text_of(last), "Done, with room to spare.");
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Error { .. })), "{events:?}");
+}
+
 #[test]
 fn a_second_overflow_is_not_condensed_again_and_reports_the_error() {
     let bench = TurnBench::new();

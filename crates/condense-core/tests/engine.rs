@@ -244,7 +244,7 @@ fn unknown_and_disabled_providers_are_typed_errors() {
     let err = block_on(manager.condense(&c, Some("truncation"), CondensationOptions::default(), services))
         .unwrap_err();
     assert_eq!(err.kind(), "provider_disabled");
-    assert_eq!(manager.default_provider(), "lossless");
+    assert_eq!(manager.default_provider(), "smart");
     assert_eq!(manager.set_default_provider("magic").unwrap_err().kind(), "provider_not_found");
 }
 
@@ -355,10 +355,17 @@ fn the_template_gives_the_host_turns_between_its_steps() {
     let options = CondensationOptions { config: serde_json::json!({"ledger": false}), ..Default::default() };
     let turns = TurnCounter::default();
     let clock = StepClock::default();
-    let with = block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock).with_timer(&turns)));
+    let with = block_on(run_provider(
+        &provider,
+        &c.messages,
+        None,
+        &options,
+        Services::new(&tokens, &clock).with_timer(&turns),
+    ));
     assert_eq!(turns.0.get(), 2);
     let clock = StepClock::default();
-    let without = block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock)));
+    let without =
+        block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock)));
     assert_eq!(with.messages, without.messages);
     assert_eq!(with.new_context_tokens, without.new_context_tokens);
 }

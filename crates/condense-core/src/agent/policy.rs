@@ -83,13 +83,19 @@ pub struct GuardState {
     pub auto_at_ms: Vec<i64>,
     /// The last message when the last automatic attempt ran.
     pub last_auto_after: Option<String>,
+    /// The last message when the last attempt after a "too long" answer ran.
+    pub overflow_after: Option<String>,
 }
 
 impl GuardState {
-    /// Why the guard refuses an automatic condensation at `now_ms` when the history's last
-    /// message is `last_message`, if it does.
-    pub fn refusal(&self, last_message: Option<&str>, now_ms: i64) -> Option<String> {
-        if self.last_auto_after.is_some() && self.last_auto_after.as_deref() == last_message {
+    /// Why the guard refuses an automatic condensation for `reason` at `now_ms` when the
+    /// history's last message is `last_message`, if it does. One run per message: the model
+    /// answering "too long" proved a threshold run for the same message short, so the run after
+    /// an overflow is allowed once more, and only once.
+    pub fn refusal(&self, last_message: Option<&str>, now_ms: i64, reason: CondenseReason) -> Option<String> {
+        let after =
+            if reason == CondenseReason::Overflow { &self.overflow_after } else { &self.last_auto_after };
+        if after.is_some() && after.as_deref() == last_message {
             return Some(
                 "already condensed automatically since the last message; condense by hand to try again"
                     .into(),
@@ -104,10 +110,13 @@ impl GuardState {
         None
     }
 
-    /// Remembers an automatic attempt at `now_ms` after `last_message`.
-    pub fn record(&mut self, last_message: Option<String>, now_ms: i64) {
+    /// Remembers an automatic attempt for `reason` at `now_ms` after `last_message`.
+    pub fn record(&mut self, last_message: Option<String>, now_ms: i64, reason: CondenseReason) {
         self.auto_at_ms.retain(|&t| in_last_minute(t, now_ms));
         self.auto_at_ms.push(now_ms);
+        if reason == CondenseReason::Overflow {
+            self.overflow_after.clone_from(&last_message);
+        }
         self.last_auto_after = last_message;
     }
 }
@@ -146,14 +155,20 @@ mod tests {
 
     #[test]
     fn the_guard_refuses_a_second_run_without_a_new_message_and_a_fourth_in_a_minute() {
+        use CondenseReason::{Overflow, Threshold};
         let mut guard = GuardState::default();
-        assert_eq!(guard.refusal(Some("m1"), 0), None);
-        guard.record(Some("m1".into()), 0);
-        assert!(guard.refusal(Some("m1"), 1).unwrap().contains("since the last message"));
-        guard.record(Some("m2".into()), 1);
-        guard.record(Some("m3".into()), 2);
-        assert!(guard.refusal(Some("m4"), 3).unwrap().contains("3 automatic condensations"));
-        assert_eq!(guard.refusal(Some("m4"), MINUTE_MS + 1), None, "a minute later");
+        assert_eq!(guard.refusal(Some("m1"), 0, Threshold), None);
+        guard.record(Some("m1".into()), 0, Threshold);
+        assert!(guard.refusal(Some("m1"), 1, Threshold).unwrap().contains("since the last message"));
+        // The model answered "too long" after that run: the run after it is allowed, once.
+        assert_eq!(guard.refusal(Some("m1"), 1, Overflow), None);
+        guard.record(Some("m1".into()), 1, Overflow);
+        assert!(guard.refusal(Some("m1"), 1, Overflow).unwrap().contains("since the last message"));
+        assert!(guard.refusal(Some("m1"), 1, Threshold).unwrap().contains("since the last message"));
+        guard.record(Some("m2".into()), 1, Threshold);
+        assert!(guard.refusal(Some("m3"), 2, Threshold).unwrap().contains("3 automatic condensations"));
+        assert!(guard.refusal(Some("m3"), 2, Overflow).unwrap().contains("3 automatic condensations"));
+        assert_eq!(guard.refusal(Some("m3"), MINUTE_MS + 2, Threshold), None, "a minute later");
         assert_eq!(min_gain_tokens(1000, 5.0), 50);
     }
 }

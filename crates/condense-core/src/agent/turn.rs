@@ -246,7 +246,7 @@ impl DefaultAgent {
         let (tokens, _) = self.task.context_tokens(turn.tokens);
         let last = self.task.last_message_id();
         let refusal = if turn.auto.enabled {
-            self.task.guard.refusal(last, turn.now_ms)
+            self.task.guard.refusal(last, turn.now_ms, reason)
         } else {
             Some("automatic condensation is off; condense by hand or turn it on in the settings".into())
         };
@@ -255,7 +255,7 @@ impl DefaultAgent {
             return false;
         }
         let last = last.map(str::to_owned);
-        self.task.guard.record(last, turn.now_ms);
+        self.task.guard.record(last, turn.now_ms, reason);
         self.condense(turn, emit, reason).await
     }
 
