@@ -227,6 +227,9 @@ export class ChatView implements vscode.WebviewViewProvider {
         return;
       case "condense":
         return this.condense();
+      case "condenseWith":
+        await vscode.commands.executeCommand("contextCondenser.condenseWith", { chat: true });
+        return;
       case "stop":
         this.turnEngine?.cancel(this.task?.id);
         return;
@@ -295,12 +298,13 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   /** Runs one input through the agent, streaming its events to the webview, and saves the chat;
    *  tracked, so that shutdown can stop it and wait for its save. Nothing starts after shutdown. */
-  private run(input: AgentInput, progress?: string): Promise<ChatTask | undefined> {
+  private run(input: AgentInput, progress?: string, provider?: string): Promise<ChatTask | undefined> {
     if (this.inFlight.isClosed) return Promise.resolve(undefined);
-    return this.inFlight.track(this.turn(input, progress));
+    return this.inFlight.track(this.turn(input, progress, provider));
   }
 
-  private async turn(input: AgentInput, progress?: string): Promise<ChatTask | undefined> {
+  /** One input through the agent; `provider`, when given, condenses in place of the default. */
+  private async turn(input: AgentInput, progress?: string, provider?: string): Promise<ChatTask | undefined> {
     const draft = input.type === "user" ? input.content : undefined;
     if (this.refusedWhileBusy(draft)) return undefined;
     let options: ChatOptions;
@@ -328,7 +332,7 @@ export class ChatView implements vscode.WebviewViewProvider {
     };
     try {
       const turn = () =>
-        this.held.chat(engine, task, input, { ...options, nowMs: Date.now() }, onEvent).catch((e: unknown) => {
+        this.held.chat(engine, task, input, { ...options, ...(provider ? { provider } : {}), nowMs: Date.now() }, onEvent).catch((e: unknown) => {
           const failure = asFailure(e);
           if (failure.kind !== "engine_crashed") throw e;
           // The engine was replaced; the chat stays as last saved, and the webview gets its text back.
@@ -355,15 +359,16 @@ export class ChatView implements vscode.WebviewViewProvider {
   }
 
   /** Condenses the active chat now, with the default provider; the result shows in the chat. */
-  async condense(): Promise<void> {
+  /** Condenses the active chat now, with `chosen` (Condense with…) or else the default provider. */
+  async condense(chosen?: string): Promise<void> {
     await this.restored;
     if (!this.task || this.task.conversation.messages.length === 0) {
       void notify.info("Context Condenser: the chat is empty; there is nothing to condense.");
       return;
     }
-    const provider = this.host.engine().defaultProvider;
+    const provider = chosen ?? this.host.engine().defaultProvider;
     const before = this.task.condensations.length;
-    const task = await this.run({ type: "condense" }, `Condensing the chat with ${provider}…`);
+    const task = await this.run({ type: "condense" }, `Condensing the chat with ${provider}…`, chosen);
     const record = task && task.condensations.length > before ? task.condensations.at(-1) : undefined;
     if (!record) return;
     const saved = record.tokens_before - record.tokens_after;

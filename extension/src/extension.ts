@@ -5,6 +5,7 @@
 // and the API; each lives in its own module.
 
 import * as vscode from "vscode";
+import { pickProvider } from "./condenseWith";
 import { type ContextCondenserApi, createApi } from "./api";
 import { chatOptions, chatProfileProblem, measureOptions, profileOptions } from "./chatOptions";
 import { ChatStore } from "./chatStore";
@@ -94,6 +95,12 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
       await chat.newChat();
     }),
     vscode.commands.registerCommand("contextCondenser.condenseNow", () => files.condenseNow()),
+    vscode.commands.registerCommand("contextCondenser.condenseWith", async (from?: { chat?: boolean }) => {
+      const engine = holder.engine;
+      const provider = await pickProvider(engine.providerEntries(), engine.defaultProvider, from?.chat ? "the chat" : undefined);
+      if (!provider) return;
+      await (from?.chat ? chat.condense(provider) : files.condenseNow(provider));
+    }),
     vscode.commands.registerCommand("contextCondenser.previewCondensation", () => files.previewNow()),
     vscode.commands.registerCommand("contextCondenser.undoLastCondensation", () => files.undoLast()),
     vscode.commands.registerCommand("contextCondenser.openSessionFile", (uri?: vscode.Uri) =>

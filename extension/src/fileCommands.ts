@@ -93,14 +93,16 @@ export class FileCommands {
     return (doc !== undefined && isConversationDocument(doc)) || !this.chat.active().task;
   }
 
-  async condenseNow(): Promise<void> {
-    if (!this.editorFirst()) return this.chat.condense();
+  /** Condense Now: the conversation file in the editor, else the chat; with `chosen` (Condense
+   *  with…) or else the default provider. */
+  async condenseNow(chosen?: string): Promise<void> {
+    if (!this.editorFirst()) return this.chat.condense(chosen);
     const doc = vscode.window.activeTextEditor?.document;
     if (!doc || !isConversationDocument(doc)) {
       void notify.info("Context Condenser: no chat yet. Open a conversation file (JSON) to condense it.");
       return;
     }
-    const provider = this.holder.engine.defaultProvider;
+    const provider = chosen ?? this.holder.engine.defaultProvider;
     const engine = this.holder.engine;
     try {
       // The file's text crosses once, unless the engine holds this version (the meter's).
@@ -115,7 +117,7 @@ export class FileCommands {
     try {
       condensed = await notify.progress(`Condensing with ${provider}…`, (token) => {
         token.onCancellationRequested(() => engine.cancel());
-        return this.docs.condense(engine, doc, { llm, model: chatModel(this.holder) });
+        return this.docs.condense(engine, doc, { llm, model: chatModel(this.holder), ...(chosen ? { provider: chosen } : {}) });
       });
     } catch (e) {
       this.report(asFailure(e), llm?.profile.id);

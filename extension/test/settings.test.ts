@@ -15,7 +15,7 @@ describe("readSettings", () => {
   it("gives the defaults for empty settings", () => {
     const { settings, problems } = readSettings(from({}));
     expect(problems).toEqual([]);
-    expect(settings.defaultProvider).toBe("lossless");
+    expect(settings.defaultProvider).toBe("smart");
     expect(settings.autoCondense).toEqual({ enabled: true, thresholdPercent: 80, minGainPercent: 5 });
     expect(settings.profiles).toEqual([]);
   });

@@ -209,7 +209,7 @@ describe("panelState", () => {
       toolErrors: [{ origin: "/home/u/tools.yaml", line: 3, column: 9, message: "expected string scalar" }],
     });
     expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual", "mask", "smart"]);
-    expect(state.defaultProvider).toBe("lossless");
+    expect(state.defaultProvider).toBe("smart");
     expect(state.shared).toEqual({ custom_prompt: "Be brief.", condensing_profile: "" });
     expect(state.keys).toEqual({ gpt: true });
     expect(JSON.stringify(state)).not.toMatch(/apiKey|api_key_ref/);

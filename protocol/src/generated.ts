@@ -1490,6 +1490,10 @@ export const ToHost = z.deferred(() => z.discriminatedUnion("type", [
   z.object({
     type: z.literal("condense"),
   }),
+  /** Condense the chat now with a provider the user picks (a quick pick of the enabled ones). */
+  z.object({
+    type: z.literal("condenseWith"),
+  }),
   /** Preview a condensation of the chat (or of the conversation file in the editor). */
   z.object({
     type: z.literal("preview"),

@@ -9,8 +9,8 @@
 //   - a bidirectional override in a message shows as a visible marker in the chat;
 //   - a session file with a 200,000-letter run opens and previews while another command of the
 //     extension answers (the count was quadratic: it froze the extension host for minutes).
-// run.mjs calls `securityScenarios` with what it shares; screenshots go to test-output/e2e/security-*.png.
-import { execFileSync, spawn } from "node:child_process";
+// run.mjs calls `securityScenarios` with what it shares (workbench.mjs starts code-server);
+// screenshots go to test-output/e2e/security-*.png.
 import fs from "node:fs";
 import path from "node:path";
 import { startFixtureLlm } from "../js/servers.mjs";
@@ -40,14 +40,11 @@ function lettersSession() {
 }
 
 /**
- * `ctx`: { OUT, VSIX, CODE_SERVER, env, launch, freePort, until, frameWith, check, log, llm, RIGHT_KEY, repoRoot }.
+ * `ctx`: { OUT, VSIX, CODE_SERVER, env, launch, freePort, until, frameWith, startWorkbench, check, log, llm, RIGHT_KEY,
+ * repoRoot }.
  */
 export async function securityScenarios(ctx) {
   const { OUT, check, log, until, llm } = ctx;
-  const step = (what) => `security: ${what}`;
-  const D = path.join(OUT, "sec-profile");
-  const dirs = { ud: path.join(D, "ud"), exts: path.join(D, "exts"), xdg: path.join(D, "xdg"), tmp: path.join(D, "tmp") };
-  Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
   const WORKSPACE = path.join(OUT, "sec-workspace");
   fs.mkdirSync(path.join(WORKSPACE, ".vscode"), { recursive: true });
   fs.writeFileSync(path.join(WORKSPACE, "attack.json"), JSON.stringify({ messages: [{ role: LINK_ROLE, content: "hi" }] }));
@@ -70,7 +67,6 @@ export async function securityScenarios(ctx) {
       2,
     ),
   );
-  const userSettings = path.join(dirs.ud, "User", "settings.json");
   const settings = {
     ...QUIET,
     // Workspace trust on, without the startup prompt: a folder not trusted opens in Restricted Mode.
@@ -86,62 +82,12 @@ export async function securityScenarios(ctx) {
     "contextCondenser.chatProfile": "gpt",
     "contextCondenser.condensingProfile": "liar",
   };
-  fs.mkdirSync(path.dirname(userSettings), { recursive: true });
-  fs.writeFileSync(userSettings, JSON.stringify(settings, null, 2));
-  const env = { ...ctx.env, XDG_CONFIG_HOME: dirs.xdg, XDG_DATA_HOME: dirs.xdg, XDG_CACHE_HOME: dirs.xdg, TMPDIR: dirs.tmp };
-  const profileArgs = ["--user-data-dir", dirs.ud, "--extensions-dir", dirs.exts];
-  execFileSync(ctx.CODE_SERVER, [...profileArgs, "--install-extension", ctx.VSIX], { env, stdio: "inherit" });
-
-  const port = await ctx.freePort();
-  // No --disable-workspace-trust here: this start is about trust.
-  const child = spawn(
-    ctx.CODE_SERVER,
-    [...profileArgs, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
-      "--disable-getting-started-override", WORKSPACE],
-    { env, detached: true, stdio: ["ignore", fs.openSync(path.join(OUT, `sec-code-server-${port}.log`), "w"), "inherit"] },
-  );
-  const origin = `http://127.0.0.1:${port}`;
-  await until(async () => (await fetch(`${origin}/healthz`)).ok, 60_000);
-  const browser = await ctx.launch();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const shot = (name) => page.screenshot({ path: path.join(OUT, `security-${name}.png`) });
-  const quickInput = page.locator(".quick-input-widget input");
-  const run = async (title) => {
-    for (let attempt = 0; ; attempt++) {
-      await page.keyboard.press("F1");
-      await quickInput.waitFor();
-      await quickInput.fill(`>${title}`);
-      const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
-      if (await item.waitFor({ timeout: 5_000 }).then(() => true, () => false)) break;
-      await page.keyboard.press("Escape");
-      if (attempt === 10) throw new Error(`the palette does not list "${title}"`);
-    }
-    await page.keyboard.press("Enter");
-  };
-  const toast = (re) => page.locator(".notifications-toasts .notification-toast", { hasText: re }).first();
-  const clearToasts = () => run("Notifications: Clear All Notifications");
-  const setKey = async (profile, key) => {
-    await run("Context Condenser: Set API Key…");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: profile }).first().waitFor();
-    await quickInput.fill(profile);
-    await page.waitForTimeout(300);
-    await page.keyboard.press("Enter");
-    const box = page.locator(".quick-input-widget input[type=password]");
-    await box.waitFor();
-    await box.fill(key);
-    await page.keyboard.press("Enter");
-    await page.waitForTimeout(300);
-  };
-  const openSession = async (file) => {
-    await run("Context Condenser: Open Session File…");
-    // The simple file dialog fills in its folder first: type the path only after that.
-    await page.locator(".quick-input-widget", { hasText: "Open Session File" }).waitFor();
-    await until(async () => (await quickInput.inputValue()).endsWith("/"), 10_000);
-    await quickInput.fill(file);
-    await until(async () => (await quickInput.inputValue()) === file, 5_000);
-    await page.waitForTimeout(500);
-    await page.keyboard.press("Enter");
-  };
+  const w = await ctx.startWorkbench(ctx, { name: "security", settings, workspace: WORKSPACE, trust: true }).catch(async (e) => {
+    await evil.stop();
+    throw e;
+  });
+  const { page, quickInput, run, toast, clearToasts, setKey, shot, openSession } = w;
+  const step = (what) => `security: ${what}`;
   /** A toast that shows `text` and has no link: nothing in it can run a command. */
   const inertToast = async (re, text, name) => {
     const t = toast(re);
@@ -162,9 +108,6 @@ export async function securityScenarios(ctx) {
   };
 
   try {
-    await page.goto(`${origin}/?folder=${encodeURIComponent(WORKSPACE)}`);
-    const row = page.locator(".explorer-folders-view .monaco-list-row").first();
-    await row.waitFor({ timeout: 120_000 });
     check(
       await until(async () => (await page.locator(".statusbar-item", { hasText: /Restricted Mode/ }).count()) > 0, 30_000),
       step("the workspace opens in Restricted Mode"),
@@ -218,8 +161,7 @@ export async function securityScenarios(ctx) {
     await run("Context Condenser: Open Settings");
     const panel = await ctx.frameWith(page, "settings", 60_000);
     await panel?.locator("[data-testid=provider-card][data-provider=truncation] [data-testid=provider-default]").click();
-    const settingsNow = () => JSON.parse(fs.readFileSync(userSettings, "utf8"));
-    check(await until(async () => settingsNow()["contextCondenser.defaultProvider"] === "truncation", 15_000),
+    check(await until(async () => w.settingsNow()["contextCondenser.defaultProvider"] === "truncation", 15_000),
       step("truncation made the default in the settings panel"));
     await run("View: Close All Editors");
     /** Runs Set API Key… and checks that its quick pick (made by the extension) shows. */
@@ -250,11 +192,7 @@ export async function securityScenarios(ctx) {
     check(false, step(e.message));
     await shot("failure").catch(() => {});
   } finally {
-    await browser.close();
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-    await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+    await w.stop();
     await evil.stop();
   }
   const holding = [];
@@ -265,7 +203,7 @@ export async function securityScenarios(ctx) {
       else if (entry.isFile() && fs.readFileSync(p).includes(ctx.RIGHT_KEY)) holding.push(path.relative(OUT, p));
     }
   };
-  walk(D);
+  walk(path.join(OUT, "security-profile"));
   walk(WORKSPACE);
   if (holding.length) log(`files holding a key: ${holding.join(", ")}`);
   check(holding.length === 0, step("the key is in no settings, log, storage or chat file"));

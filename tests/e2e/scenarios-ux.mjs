@@ -4,7 +4,6 @@
 // Summary, and Open Session File… condensed to a new file. run.mjs calls `uxScenarios` with what
 // it shares (the fixture LLM, the code-server install, the checks); screenshots go to
 // test-output/e2e/ux-*.png.
-import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -85,61 +84,23 @@ export function sessionFile(format) {
 }
 
 /**
- * `ctx`: { OUT, VSIX, CODE_SERVER, env, launch, freePort, until, frameWith, check, log, llm, RIGHT_KEY,
- * CANARY, repoRoot }.
+ * `ctx`: { OUT, VSIX, CODE_SERVER, env, launch, freePort, until, frameWith, startWorkbench, check, log, llm,
+ * RIGHT_KEY, CANARY, repoRoot }.
  */
 export async function uxScenarios(ctx) {
   const { OUT, check, log, until } = ctx;
   const D = path.join(OUT, "ux-profile");
-  const dirs = { ud: path.join(D, "ud"), exts: path.join(D, "exts"), xdg: path.join(D, "xdg"), tmp: path.join(D, "tmp") };
-  Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
   const WORKSPACE = path.join(OUT, "ux-workspace");
   fs.mkdirSync(WORKSPACE, { recursive: true });
   fs.copyFileSync(path.join(ctx.repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "manual.json"));
   for (const [format, name] of Object.entries(SESSION_FORMATS)) fs.writeFileSync(path.join(WORKSPACE, name), sessionFile(format));
-  const userSettings = path.join(dirs.ud, "User", "settings.json");
-  fs.mkdirSync(path.dirname(userSettings), { recursive: true });
-  fs.writeFileSync(userSettings, JSON.stringify(QUIET, null, 2));
-  const env = { ...ctx.env, XDG_CONFIG_HOME: dirs.xdg, XDG_DATA_HOME: dirs.xdg, XDG_CACHE_HOME: dirs.xdg, TMPDIR: dirs.tmp };
-  const profileArgs = ["--user-data-dir", dirs.ud, "--extensions-dir", dirs.exts];
-  execFileSync(ctx.CODE_SERVER, [...profileArgs, "--install-extension", ctx.VSIX], { env, stdio: "inherit" });
-
-  const port = await ctx.freePort();
-  const child = spawn(
-    ctx.CODE_SERVER,
-    [...profileArgs, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
-      "--disable-workspace-trust", "--disable-getting-started-override", WORKSPACE],
-    { env, detached: true, stdio: ["ignore", fs.openSync(path.join(OUT, `ux-code-server-${port}.log`), "w"), "inherit"] },
-  );
-  const origin = `http://127.0.0.1:${port}`;
-  await until(async () => (await fetch(`${origin}/healthz`)).ok, 60_000);
-  const browser = await ctx.launch();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const shot = (name) => page.screenshot({ path: path.join(OUT, `ux-${name}.png`) });
-  const settingsNow = () => JSON.parse(fs.readFileSync(userSettings, "utf8"));
+  const w = await ctx.startWorkbench(ctx, { name: "ux", settings: QUIET, workspace: WORKSPACE });
+  const { page, quickInput, run, toast, shot, settingsNow, openSession } = w;
   try {
-    await page.goto(`${origin}/?folder=${encodeURIComponent(WORKSPACE)}`);
-    const row = page.locator(".explorer-folders-view .monaco-list-row").first();
-    await row.waitFor({ timeout: 120_000 });
-    await row.click();
+    await page.locator(".explorer-folders-view .monaco-list-row").first().click();
     // The click opened the first file in a preview: the first run starts with no editor.
     await page.keyboard.press("Control+K");
     await page.keyboard.press("Control+W");
-    const quickInput = page.locator(".quick-input-widget input");
-    const run = async (title) => {
-      // A freshly installed extension's command may not be listed at first: retry.
-      for (let attempt = 0; ; attempt++) {
-        await page.keyboard.press("F1");
-        await quickInput.waitFor();
-        await quickInput.fill(`>${title}`);
-        const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
-        if (await item.waitFor({ timeout: 5_000 }).then(() => true, () => false)) break;
-        await page.keyboard.press("Escape");
-        if (attempt === 10) throw new Error(`the palette does not list "${title}"`);
-      }
-      await page.keyboard.press("Enter");
-    };
-    const toast = (re) => page.locator(".notifications-toasts .notification-toast", { hasText: re }).first();
     const typeKey = async (key) => {
       const box = page.locator(".quick-input-widget input[type=password]");
       await box.waitFor({ timeout: 15_000 });
@@ -197,7 +158,7 @@ export async function uxScenarios(ctx) {
       await shot("first-run-answer");
 
       // ---- (c) rename and delete ---------------------------------------------------------------
-      const chats = path.join(dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
+      const chats = path.join(w.dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "chats");
       const files = () => (fs.existsSync(chats) ? fs.readdirSync(chats).filter((f) => f.endsWith(".json")) : []);
       check(await until(async () => files().length === 1, 10_000), "chats: the first chat is saved");
       await chat.locator("[data-testid=chats-toggle]").click();
@@ -317,14 +278,7 @@ export async function uxScenarios(ctx) {
         const step = (what) => `session file (${format}): ${what}`;
         const file = path.join(WORKSPACE, name);
         const original = fs.readFileSync(file);
-        await run("Context Condenser: Open Session File…");
-        // The simple file dialog fills in its folder first: type the path only after that.
-        await page.locator(".quick-input-widget", { hasText: "Open Session File" }).waitFor();
-        await until(async () => (await quickInput.inputValue()).endsWith("/"), 10_000);
-        await quickInput.fill(file);
-        await until(async () => (await quickInput.inputValue()) === file, 5_000);
-        await page.waitForTimeout(500);
-        await page.keyboard.press("Enter");
+        await openSession(file);
         check(await toast(/16 messages, [\d,]+ tokens/).waitFor({ timeout: 15_000 }).then(() => true, () => false), step("opened, with its size"));
         check(await until(async () => /ctx \d+% · [\d.k]+\/[\d.]+k/.test(await page.locator(".statusbar-item", { hasText: "ctx" }).first().innerText()), 10_000),
           step("the status-bar meter measures it"));
@@ -347,11 +301,7 @@ export async function uxScenarios(ctx) {
     check(false, `ux scenarios: ${e.message}`);
     await shot("failure").catch(() => {});
   } finally {
-    await browser.close();
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-    await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+    await w.stop();
   }
   // No key anywhere in the profile or the workspace.
   const holding = [];

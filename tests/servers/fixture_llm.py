@@ -48,6 +48,10 @@ name gets a normal answer. Each wire format uses its own error bodies.
     fault-500-once      500 once (as above), normal answers afterwards
     fault-529           Anthropic: 529 overloaded_error; OpenAI: 503
     fault-overflow      400 context-length-exceeded error
+    fault-overflow-once-condensed
+                        fault-overflow for the first request with this model
+                        whose messages carry the state ledger of a condensation
+                        (a condensed chat's first request), normal afterwards
     fault-overflow-above-N
                         fault-overflow when the request's messages hold more
                         than N characters, normal answers otherwise
@@ -177,6 +181,7 @@ ANTHROPIC_FAULTS = {
 }
 
 OVERFLOW_ABOVE = "fault-overflow-above-"
+OVERFLOW_ONCE_CONDENSED = "fault-overflow-once-condensed"
 ONCE_FAULTS = {"fault-429-once": "fault-429", "fault-500-once": "fault-500"}
 
 # --------------------------------------------------------------------------
@@ -435,6 +440,9 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(model, str) and model.startswith(OVERFLOW_ABOVE):
             limit = int(model[len(OVERFLOW_ABOVE):])
             return "fault-overflow" if messages_chars(body.get("messages")) > limit else None
+        if model == OVERFLOW_ONCE_CONDENSED:
+            condensed = "context_condenser_ledger" in json.dumps(body.get("messages"))
+            return "fault-overflow" if condensed and STATE.take_once(path, model) else None
         if model in ONCE_FAULTS:
             return ONCE_FAULTS[model] if STATE.take_once(path, model) else None
         if isinstance(model, str) and model.startswith("fault-"):

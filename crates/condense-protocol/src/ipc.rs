@@ -187,6 +187,8 @@ pub enum ToHost {
     Retry,
     /// Condense the chat now.
     Condense,
+    /// Condense the chat now with a provider the user picks (a quick pick of the enabled ones).
+    CondenseWith,
     /// Preview a condensation of the chat (or of the conversation file in the editor).
     Preview,
     /// Condense the chat manually: its summary request out, an editor for the pasted answer.

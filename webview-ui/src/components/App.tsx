@@ -80,6 +80,7 @@ export function App({ host }: { host: Host }) {
           chatsToggle={chatsToggle}
           onSelectProfile={(id) => post({ type: "selectProfile", id })}
           onCondense={() => post({ type: "condense" })}
+          onCondenseWith={() => post({ type: "condenseWith" })}
           onPreview={() => post({ type: "preview" })}
           onManual={() => post({ type: "condenseManually" })}
           onNewChat={() => post({ type: "newChat" })}

@@ -19,6 +19,7 @@ interface Props {
   chatsToggle: Ref<HTMLButtonElement>;
   onSelectProfile: (id: string) => void;
   onCondense: () => void;
+  onCondenseWith: () => void;
   onPreview: () => void;
   onManual: () => void;
   onNewChat: () => void;
@@ -60,6 +61,16 @@ export function Header(props: Props) {
             onClick={props.onCondense}
           >
             Condense
+          </button>
+          <button
+            type="button"
+            className="button button--secondary"
+            data-testid="condense-with"
+            disabled={!canCondense}
+            title="Condense this chat now with a provider you pick, for this run only"
+            onClick={props.onCondenseWith}
+          >
+            Condense with…
           </button>
           <button
             type="button"

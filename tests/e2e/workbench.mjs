@@ -1,0 +1,105 @@
+// One code-server start of its own for a group of end-to-end scenarios: a fresh profile with the
+// given user settings and the VSIX installed, code-server in its own process group on 127.0.0.1,
+// Chromium on the workspace, and the moves every scenario makes (a palette command, a toast, an
+// API key typed in the password box, a file opened). `stop()` closes the browser and code-server.
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+/**
+ * `ctx`: run.mjs's shared { OUT, VSIX, CODE_SERVER, env, launch, freePort, until }.
+ * `name` prefixes the profile's folder, the log and the screenshots; `trust`: workspace trust on
+ * (the other starts turn it off).
+ */
+export async function startWorkbench(ctx, { name, settings, workspace, trust = false }) {
+  const { OUT, until } = ctx;
+  const D = path.join(OUT, `${name}-profile`);
+  const dirs = { ud: path.join(D, "ud"), exts: path.join(D, "exts"), xdg: path.join(D, "xdg"), tmp: path.join(D, "tmp") };
+  Object.values(dirs).forEach((d) => fs.mkdirSync(d, { recursive: true }));
+  const userSettings = path.join(dirs.ud, "User", "settings.json");
+  fs.mkdirSync(path.dirname(userSettings), { recursive: true });
+  fs.writeFileSync(userSettings, JSON.stringify(settings, null, 2));
+  const env = { ...ctx.env, XDG_CONFIG_HOME: dirs.xdg, XDG_DATA_HOME: dirs.xdg, XDG_CACHE_HOME: dirs.xdg, TMPDIR: dirs.tmp };
+  const profileArgs = ["--user-data-dir", dirs.ud, "--extensions-dir", dirs.exts];
+  execFileSync(ctx.CODE_SERVER, [...profileArgs, "--install-extension", ctx.VSIX], { env, stdio: "inherit" });
+
+  const port = await ctx.freePort();
+  const child = spawn(
+    ctx.CODE_SERVER,
+    [...profileArgs, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
+      ...(trust ? [] : ["--disable-workspace-trust"]), "--disable-getting-started-override", workspace],
+    { env, detached: true, stdio: ["ignore", fs.openSync(path.join(OUT, `${name}-code-server-${port}.log`), "w"), "inherit"] },
+  );
+  const stopServer = async () => {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+  };
+  const origin = `http://127.0.0.1:${port}`;
+  await until(async () => (await fetch(`${origin}/healthz`)).ok, 60_000);
+  const browser = await ctx.launch();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const quickInput = page.locator(".quick-input-widget input");
+  const w = {
+    page,
+    dirs,
+    userSettings,
+    quickInput,
+    settingsNow: () => JSON.parse(fs.readFileSync(userSettings, "utf8")),
+    shot: (file) => page.screenshot({ path: path.join(OUT, `${name}-${file}.png`) }),
+    /** Runs a palette command; a freshly installed extension's command may not be listed at first. */
+    run: async (title) => {
+      for (let attempt = 0; ; attempt++) {
+        await page.keyboard.press("F1");
+        await quickInput.waitFor();
+        await quickInput.fill(`>${title}`);
+        const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+        if (await item.waitFor({ timeout: 5_000 }).then(() => true, () => false)) break;
+        await page.keyboard.press("Escape");
+        if (attempt === 10) throw new Error(`the palette does not list "${title}"`);
+      }
+      await page.keyboard.press("Enter");
+    },
+    toast: (re) => page.locator(".notifications-toasts .notification-toast", { hasText: re }).first(),
+    clearToasts: () => w.run("Notifications: Clear All Notifications"),
+    /** Set API Key…: the profile picked, the key typed in the password box. */
+    setKey: async (profile, key) => {
+      await w.run("Context Condenser: Set API Key…");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: profile }).first().waitFor();
+      await quickInput.fill(profile);
+      await page.waitForTimeout(300);
+      await page.keyboard.press("Enter");
+      const box = page.locator(".quick-input-widget input[type=password]");
+      await box.waitFor();
+      await box.fill(key);
+      await page.keyboard.press("Enter");
+      await page.waitForTimeout(300);
+    },
+    /** Open Session File… on `file`, typed into the simple file dialog. */
+    openSession: async (file) => {
+      await w.run("Context Condenser: Open Session File…");
+      // The dialog fills in its folder first: type the path only after that.
+      await page.locator(".quick-input-widget", { hasText: "Open Session File" }).waitFor();
+      await until(async () => (await quickInput.inputValue()).endsWith("/"), 10_000);
+      await quickInput.fill(file);
+      await until(async () => (await quickInput.inputValue()) === file, 5_000);
+      await page.waitForTimeout(500);
+      await page.keyboard.press("Enter");
+    },
+    /** The chat view's frame. */
+    chat: () => page.frameLocator("iframe.webview").frameLocator("#active-frame"),
+    stop: async () => {
+      await browser.close();
+      await stopServer();
+    },
+  };
+  try {
+    await page.goto(`${origin}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator(".explorer-folders-view .monaco-list-row").first().waitFor({ timeout: 120_000 });
+  } catch (e) {
+    await w.stop();
+    throw e;
+  }
+  return w;
+}
