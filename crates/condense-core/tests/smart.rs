@@ -651,6 +651,57 @@ fn smart_stops_once_the_target_is_met() {
     assert_eq!(names, ["truncation"]);
 }
 
+/// Issue 25: the model answers "too long" right after a threshold run left the chat at its first
+/// message, the summary and the kept tail. The run after the overflow (under a ceiling) cannot fit
+/// by the passes' own tail, so truncation runs once more keeping only the message being answered,
+/// and the context lands under the ceiling; without a ceiling nothing changes.
+#[test]
+fn smart_under_a_ceiling_keeps_only_the_message_being_answered_when_the_tail_is_too_big() {
+    let long = |i: usize| {
+        format!(
+            "Answer {i}: {}",
+            "the parser keeps its state between calls and the tests cover it. ".repeat(12)
+        )
+    };
+    let mut summary =
+        text("s", Role::Assistant, &format!("Summary: {}", "we fixed the nested groups. ".repeat(10)));
+    summary.is_summary = true;
+    let c = Conversation::new(vec![
+        text("u1", Role::User, "Fix the parser, please. Do one phase at a time."),
+        summary,
+        text("u2", Role::User, "And the trailing commas?"),
+        text("a2", Role::Assistant, &long(2)),
+        text("u3", Role::User, &format!("Here is the next log: {}", "error at column 7; ".repeat(20))),
+    ]);
+    let before = tokens_of(&c);
+    let ceiling = before * 85 / 100;
+    let options = CondensationOptions {
+        ceiling_tokens: Some(ceiling),
+        is_automatic: true,
+        ..config(json!({"ledger": false}))
+    };
+    let result = run(&c, "smart", options);
+    assert!(result.is_ok(), "{:?}", result.error);
+    assert!(result.new_context_tokens.unwrap() <= ceiling, "{:?} > {ceiling}", result.new_context_tokens);
+    let passes = result.metrics.as_ref().unwrap().passes();
+    let last = passes.last().unwrap();
+    assert_eq!(last.pass, "truncation (the last 1 kept, to fit under the ceiling)");
+    assert!(last.tokens_saved > 0 && last.skipped.is_none(), "{last:?}");
+    // The message being answered is sent whole, the first message stays.
+    let view = result.messages.iter().filter(|m| m.condense_parent.is_none()).collect::<Vec<_>>();
+    assert_eq!(view.last().unwrap().content, c.messages[4].content);
+    assert_eq!(view[0].content, c.messages[0].content);
+    // Without a ceiling, the passes keep their tail: nothing past it is cut.
+    let free = run(
+        &c,
+        "smart",
+        CondensationOptions { target_tokens: Some(ceiling), ..config(json!({"ledger": false})) },
+    );
+    let names: Vec<String> =
+        free.metrics.map(|m| m.passes().into_iter().map(|p| p.pass).collect()).unwrap_or_default();
+    assert!(!names.iter().any(|n| n.contains("the last 1 kept")), "{names:?}");
+}
+
 #[test]
 fn smart_validates_its_pass_list() {
     let manager = CondensationManager::with_builtin_providers();

@@ -319,74 +319,100 @@ impl CondensationProvider for SmartProvider {
         let mut metrics: Vec<PassMetric> = Vec::new();
         let mut cost = 0.0;
         let mut summary = None;
-        for pass in passes {
-            let skipped = |reason: &str| PassMetric {
-                pass: pass.name().into(),
-                tokens_saved: 0,
-                time_ms: 0.0,
-                cost: 0.0,
-                skipped: Some(reason.into()),
-            };
-            if current <= target {
-                metrics.push(skipped("target already met"));
-                continue;
-            }
-            if pass == Pass::Native && services.llm.is_none() {
-                metrics.push(skipped("no LLM profile"));
-                continue;
-            }
-            if pass == Pass::Native
-                && let Some(Err(e)) = services.llm.map(|l| l.serves(ModelUse::Summarize))
-            {
-                metrics.push(skipped(&e.message));
-                continue;
-            }
-            let pass_options = CondensationOptions {
-                // The target is within the ceiling already.
-                target_tokens: Some(target),
-                ceiling_tokens: None,
-                keep_last: Some(keep_last),
-                is_automatic: options.is_automatic,
-                config: Self::pass_config(pass, &config),
-            };
-            let result =
-                run_provider(Self::pass_provider(pass), &messages, ctx.system, &pass_options, services).await;
-            let time_ms = result.metrics.as_ref().map(|m| m.time_elapsed_ms).unwrap_or(0.0);
-            cost += result.cost;
-            // On the run's meter too, so a smart run that fails later still reports the spend.
-            services.spend(result.cost);
-            match (&result.error, result.new_context_tokens) {
-                (None, Some(after)) => {
-                    metrics.push(PassMetric {
-                        pass: pass.name().into(),
-                        tokens_saved: i64::try_from(current).unwrap_or(i64::MAX)
-                            - i64::try_from(after).unwrap_or(0),
-                        time_ms,
-                        cost: result.cost,
-                        skipped: None,
-                    });
-                    current = after;
-                    if result.summary.is_some() {
-                        summary = result.summary.clone();
+        // Each pass with the tail it keeps. A run under a ceiling must fit (past the request
+        // limit, or after the model answered "too long", which may follow a threshold run that left
+        // little but the kept tail): when the passes left the context above the ceiling, truncation
+        // runs once more keeping only the last message, the one being answered, always sent whole.
+        let mut runs: Vec<(Pass, usize)> = passes.iter().map(|&p| (p, keep_last)).collect();
+        let mut at = 0;
+        let mut extended = false;
+        loop {
+            while let Some(&(pass, keep)) = runs.get(at) {
+                at += 1;
+                let name = if keep == keep_last {
+                    pass.name().to_owned()
+                } else {
+                    format!("{} (the last {keep} kept, to fit under the ceiling)", pass.name())
+                };
+                let skipped = |reason: &str| PassMetric {
+                    pass: name.clone(),
+                    tokens_saved: 0,
+                    time_ms: 0.0,
+                    cost: 0.0,
+                    skipped: Some(reason.into()),
+                };
+                if current <= target {
+                    metrics.push(skipped("target already met"));
+                    continue;
+                }
+                if pass == Pass::Native && services.llm.is_none() {
+                    metrics.push(skipped("no LLM profile"));
+                    continue;
+                }
+                if pass == Pass::Native
+                    && let Some(Err(e)) = services.llm.map(|l| l.serves(ModelUse::Summarize))
+                {
+                    metrics.push(skipped(&e.message));
+                    continue;
+                }
+                let pass_options = CondensationOptions {
+                    // The target is within the ceiling already.
+                    target_tokens: Some(target),
+                    ceiling_tokens: None,
+                    keep_last: Some(keep),
+                    is_automatic: options.is_automatic,
+                    config: Self::pass_config(pass, &config),
+                };
+                let result =
+                    run_provider(Self::pass_provider(pass), &messages, ctx.system, &pass_options, services)
+                        .await;
+                let time_ms = result.metrics.as_ref().map(|m| m.time_elapsed_ms).unwrap_or(0.0);
+                cost += result.cost;
+                // On the run's meter too, so a smart run that fails later still reports the spend.
+                services.spend(result.cost);
+                match (&result.error, result.new_context_tokens) {
+                    (None, Some(after)) => {
+                        metrics.push(PassMetric {
+                            pass: name.clone(),
+                            tokens_saved: i64::try_from(current).unwrap_or(i64::MAX)
+                                - i64::try_from(after).unwrap_or(0),
+                            time_ms,
+                            cost: result.cost,
+                            skipped: None,
+                        });
+                        current = after;
+                        if result.summary.is_some() {
+                            summary = result.summary.clone();
+                        }
+                        messages = result.messages;
                     }
-                    messages = result.messages;
-                }
-                (error, _) => {
-                    let reason = error
-                        .as_ref()
-                        .map(|e| {
-                            // The message names its kind in words, as `nothing to condense: …` does.
-                            let kind = e.kind.as_str().replace('_', " ");
-                            if e.message.starts_with(&kind) {
-                                e.message.clone()
-                            } else {
-                                format!("{}: {}", e.kind.as_str(), e.message)
-                            }
-                        })
-                        .unwrap_or_else(|| "no result".into());
-                    metrics.push(PassMetric { time_ms, cost: result.cost, ..skipped(&reason) });
+                    (error, _) => {
+                        let reason = error
+                            .as_ref()
+                            .map(|e| {
+                                // The message names its kind in words, as `nothing to condense: …` does.
+                                let kind = e.kind.as_str().replace('_', " ");
+                                if e.message.starts_with(&kind) {
+                                    e.message.clone()
+                                } else {
+                                    format!("{}: {}", e.kind.as_str(), e.message)
+                                }
+                            })
+                            .unwrap_or_else(|| "no result".into());
+                        metrics.push(PassMetric { time_ms, cost: result.cost, ..skipped(&reason) });
+                    }
                 }
             }
+            if !extended
+                && keep_last > 1
+                && passes.contains(&Pass::Truncation)
+                && options.ceiling_tokens.is_some_and(|c| current > c)
+            {
+                extended = true;
+                runs.push((Pass::Truncation, 1));
+                continue;
+            }
+            break;
         }
         if current >= before {
             let reasons: Vec<String> = metrics
