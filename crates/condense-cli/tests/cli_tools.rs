@@ -290,6 +290,57 @@ fn the_readmes_tool_entry_is_accepted() {
     assert!(out.contains(&format!("my-llm  My LLM ({file}): not found")), "{out}");
 }
 
+#[test]
+fn seed_002s_sample_entry_runs_gemini_with_the_prompt_on_stdin() {
+    let scratch = Scratch::new("seed-002");
+    let sample = root("tests/fixtures/tools/seed-002-gemini-cli.yaml");
+    let sample = sample.to_str().unwrap();
+    let (code, out, err) = output(&mut condense(&scratch, true, &["tools", "--tools-file", sample]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("gemini-cli  gemini-cli ({sample}): found at")), "{out}");
+    let log = scratch.path("runs.jsonl");
+    let args = [
+        "run",
+        "--provider",
+        "native",
+        "--llm",
+        "cli",
+        "--tool",
+        "gemini-cli",
+        "--model",
+        "gemini-1.5-pro",
+        "--tools-file",
+        sample,
+        EXAMPLE,
+    ];
+    let (code, out, err) =
+        output(condense(&scratch, true, &args).env("STANDIN_LOG", &log).env("GOOGLE_API_KEY", "test-key"));
+    assert_eq!(code, 0, "{err}");
+    let result: Value = serde_json::from_str(&out).unwrap();
+    assert!(result["error"].is_null(), "{}", result["error"]);
+    let summary = result["summary"].as_str().unwrap();
+    assert!(summary.contains("Summary written by the gemini stand-in"), "{summary}");
+    let runs = log_lines(&log);
+    assert_eq!(runs.len(), 1);
+    // `< {prompt_file}` is no argument: the prompt arrived on standard input.
+    assert_eq!(runs[0]["argv"], serde_json::json!(["--model", "gemini-1.5-pro"]));
+    let prompt = runs[0]["stdin"].as_str().unwrap();
+    assert!(prompt.starts_with("[system]\n") && prompt.contains("[user]"), "{}", &prompt[..200]);
+
+    // Any other shell operator is refused where it is written, naming it; nothing runs.
+    let text = std::fs::read_to_string(sample).unwrap().replace("< {prompt_file}", "| tee log.txt");
+    let piped = scratch.write("piped.yaml", &text);
+    let column = text.lines().nth(4).unwrap().find("| tee").unwrap() + 1;
+    let args = [&args[..9], &["--tools-file", &piped, EXAMPLE]].concat();
+    let (code, _, err) = output(condense(&scratch, true, &args).env("STANDIN_LOG", &log));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("{piped}:5:{column}: tools.gemini-cli: command_template: `|` (a pipe")),
+        "{err}"
+    );
+    assert_eq!(log_lines(&log).len(), 1, "nothing ran");
+}
+
 /// A program at `path` that writes, to the file named by its last argument (`--out=FILE`), the
 /// JSON of its whole argv (its own path first) and of the text of the file named by its fourth
 /// argument (the prompt file), read while it runs.

@@ -267,6 +267,35 @@ fn prompt_files_output_files_and_arguments_are_what_the_template_says() {
     );
 }
 
+/// Seed 002's sample entry, copied verbatim from the seed.
+const SEED_002_SAMPLE: &str = include_str!("../../../tests/fixtures/tools/seed-002-gemini-cli.yaml");
+
+#[test]
+fn seed_002s_sample_loads_and_runs_with_the_prompt_on_stdin() {
+    let source = ToolSource { origin: "seed-002.yaml".into(), text: SEED_002_SAMPLE.into() };
+    let registry = ToolRegistry::strict(&[source]).unwrap();
+    let entry = registry.get("gemini-cli").unwrap();
+    assert_eq!(entry.config.models, ["gemini-1.5-pro", "gemini-1.5-flash"]);
+    assert_eq!(
+        (entry.config.output.format, entry.config.output.source),
+        (OutputFormat::Text, OutputSource::Stdout)
+    );
+    let mut host = Host::with(&["/usr/bin/gemini"]);
+    host.env.insert("GOOGLE_API_KEY".into(), "AIza-test-key".into());
+    let host = Rc::new(host.answer("  The answer, as plain text.\n", 0, ""));
+    let tool = GenericAdapter::new(entry.clone(), Rc::clone(&host) as Rc<dyn CommandRunner>);
+    let prompt = "Summarize this < {prompt_file} | and that";
+    let answer = block_on(tool.execute(&request("gemini-1.5-flash", prompt), &AbortSignal::new())).unwrap();
+    assert_eq!(answer.text, "The answer, as plain text.");
+    let runs = host.runs.borrow();
+    let spec = &runs[0];
+    assert_eq!(spec.program, "/usr/bin/gemini");
+    assert_eq!(spec.args, [text("--model"), text("gemini-1.5-flash")], "no `<`, no prompt file argument");
+    assert_eq!(spec.stdin.as_deref(), Some(prompt));
+    assert_eq!((spec.prompt_file.as_deref(), spec.output_file), (None, false));
+    assert_eq!(spec.env, [("GOOGLE_API_KEY".to_owned(), "AIza-test-key".to_owned())]);
+}
+
 fn cli_profile(tool: &str, model: &str) -> LlmProfile {
     LlmProfile { tool: Some(tool.into()), ..LlmProfile::new("cli", LlmKind::Cli, model, 200_000) }
 }

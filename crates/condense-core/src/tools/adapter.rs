@@ -184,7 +184,8 @@ impl GenericAdapter {
     /// an entry whose variable is unset is left out, so the program's own default applies.
     pub fn environment(&self) -> Vec<(String, String)> {
         let runner = &*self.runner;
-        self.entry.config.env.iter().filter_map(|(k, v)| Some((k.clone(), expand(v, runner)?))).collect()
+        let vars = &self.entry.config.env.value;
+        vars.iter().filter_map(|(k, v)| Some((k.clone(), expand(v, runner)?))).collect()
     }
 
     /// What to run for a request, the program being at `program`.
@@ -206,6 +207,8 @@ impl GenericAdapter {
             program,
             args: template.arguments(&request.model, &request.prompt),
             env: self.environment(),
+            // `< {prompt_file}` in the template is this too: the check refuses it beside any
+            // other prompt_via, and it is no argument.
             stdin: (config.prompt_via == PromptVia::Stdin).then(|| request.prompt.clone()),
             prompt_file: template.mentions("{prompt_file}").then(|| request.prompt.clone()),
             output_file: template.mentions("{output_file}"),

@@ -2,11 +2,15 @@
 //! file, then the user's, then the workspace's; a later entry replaces an earlier one with the
 //! same id. Errors name the file, the line and the column (serde-saphyr reports them), and a
 //! check after parsing names the tool and the field.
+//!
+//! Seed 002's own sample loads as written: `env_vars` is another spelling of `env`, an entry
+//! without `output` prints plain text on standard output, and `< {prompt_file}` in the command
+//! template puts the prompt on standard input (see `template.rs`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_saphyr::Spanned;
+use serde_saphyr::{Location, Spanned};
 
 use super::template::{Template, parse_template};
 use crate::error::{ErrorKind, LlmError};
@@ -29,6 +33,17 @@ pub enum PromptVia {
     File,
     /// Passed as one argument, `{prompt}`.
     Argument,
+}
+
+impl PromptVia {
+    /// The name written in YAML.
+    fn as_str(self) -> &'static str {
+        match self {
+            PromptVia::Stdin => "stdin",
+            PromptVia::File => "file",
+            PromptVia::Argument => "argument",
+        }
+    }
 }
 
 /// How the program's output is read.
@@ -139,7 +154,8 @@ pub struct ToolConfig {
     #[serde(default)]
     pub paths: BTreeMap<String, Vec<String>>,
     /// The command line: `{binary}` first, then arguments with `{model}`, `{prompt}`,
-    /// `{prompt_file}`, `{output_file}`.
+    /// `{prompt_file}`, `{output_file}`; `< {prompt_file}` says the prompt goes to standard
+    /// input. Any other shell operator is an error where it is written.
     pub command_template: Spanned<String>,
     /// Where the prompt goes.
     #[serde(default)]
@@ -147,9 +163,13 @@ pub struct ToolConfig {
     /// The models the tool accepts.
     pub models: Vec<String>,
     /// Variables set for the program; `${VAR}` is the host's variable (an entry whose
-    /// variables are unset is left out).
+    /// variables are unset is left out). Written `env`, or `env_vars` as seed 002 spells it;
+    /// not both.
+    #[serde(default = "no_variables")]
+    pub env: Spanned<BTreeMap<String, String>>,
+    /// `env` as seed 002 spells it: read while the entry is checked, then moved into `env`.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    env_vars: Option<Spanned<BTreeMap<String, String>>>,
     /// What it may be used for: `chat` (the chat model), `summarize` (the condensing model);
     /// both when absent. Any other value is an error where it is written.
     #[serde(default = "default_capabilities")]
@@ -157,7 +177,8 @@ pub struct ToolConfig {
     /// The models' context window, in tokens, offered as the profile's default.
     #[serde(default)]
     pub context_window: Option<usize>,
-    /// How its output is read.
+    /// How its output is read; plain text on standard output when left out.
+    #[serde(default = "text_on_stdout")]
     pub output: OutputSpec,
     /// Seconds before the program and its children are killed.
     #[serde(default = "default_timeout_secs")]
@@ -169,8 +190,26 @@ fn default_timeout_secs() -> u64 {
 }
 
 fn default_capabilities() -> Spanned<Vec<ModelUse>> {
-    let nowhere = serde_saphyr::Location::UNKNOWN;
+    let nowhere = Location::UNKNOWN;
     Spanned { value: ModelUse::ALL.to_vec(), referenced: nowhere, defined: nowhere }
+}
+
+fn no_variables() -> Spanned<BTreeMap<String, String>> {
+    let nowhere = Location::UNKNOWN;
+    Spanned { value: BTreeMap::new(), referenced: nowhere, defined: nowhere }
+}
+
+/// What an entry without `output` prints: the answer, as plain text, on standard output.
+fn text_on_stdout() -> OutputSpec {
+    OutputSpec {
+        format: OutputFormat::Text,
+        source: OutputSource::Stdout,
+        text: None,
+        error: None,
+        usage: None,
+        cost: None,
+        model: None,
+    }
 }
 
 /// A YAML file of tools.
@@ -250,9 +289,34 @@ impl ToolEntry {
     }
 }
 
-fn at(origin: &str, location: Option<serde_saphyr::Location>, message: String) -> ToolConfigError {
+fn at(origin: &str, location: Option<Location>, message: String) -> ToolConfigError {
     let (line, column) = location.map_or((0, 0), |l| (l.line(), l.column()));
     ToolConfigError { origin: origin.to_owned(), line, column, message }
+}
+
+/// The line and column, in the YAML `text`, of the byte `at` of a string value, when the source
+/// shows that character as written: the same character, with as many like it before it (an
+/// escape that makes or hides one leaves the question open: `None`).
+fn inside(text: &str, value: &Spanned<String>, at: usize) -> Option<(u64, u64)> {
+    let location = value.referenced;
+    let span = location.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let len = usize::try_from(span.byte_len()?).ok()?;
+    let raw = text.get(start..start.checked_add(len)?)?;
+    let wanted = value.value.get(at..)?.chars().next()?;
+    if raw.matches(wanted).count() != value.value.matches(wanted).count() {
+        return None;
+    }
+    let nth = value.value.get(..at)?.matches(wanted).count();
+    let (offset, _) = raw.match_indices(wanted).nth(nth)?;
+    let before = &raw[..offset];
+    let count = |s: &str| s.chars().count() as u64;
+    Some(match before.rfind('\n') {
+        None => (location.line(), location.column() + count(before)),
+        Some(newline) => {
+            (location.line() + before.matches('\n').count() as u64, count(&before[newline + 1..]) + 1)
+        }
+    })
 }
 
 /// Parses one file of entries, checking each.
@@ -271,12 +335,26 @@ pub fn parse_tools(source: &ToolSource) -> Result<Vec<ToolEntry>, ToolConfigErro
         };
         at(&source.origin, e.location(), message.trim_start_matches("error: ").to_owned())
     })?;
-    file.tools.into_iter().map(|(id, config)| check_entry(&source.origin, id, config)).collect()
+    file.tools.into_iter().map(|(id, config)| check_entry(source, id, config)).collect()
 }
 
-fn check_entry(origin: &str, id: String, config: ToolConfig) -> Result<ToolEntry, ToolConfigError> {
+fn check_entry(
+    source: &ToolSource,
+    id: String,
+    mut config: ToolConfig,
+) -> Result<ToolEntry, ToolConfigError> {
+    let origin = source.origin.as_str();
     let template_at = Some(config.command_template.referenced);
     let fail = |location, message: String| Err(at(origin, location, format!("tools.{id}: {message}")));
+    // A place in the template: its line and column when the YAML shows it as written, else the
+    // template's.
+    let in_template = |offset: usize, message: String| {
+        let mut e = at(origin, template_at, format!("tools.{id}: command_template: {message}"));
+        if let Some((line, column)) = inside(&source.text, &config.command_template, offset) {
+            (e.line, e.column) = (line, column);
+        }
+        Err(e)
+    };
     if id.trim().is_empty() || id.chars().any(char::is_whitespace) {
         return fail(Some(config.binary.referenced), format!("the id {id:?} must be one word"));
     }
@@ -295,10 +373,34 @@ fn check_entry(origin: &str, id: String, config: ToolConfig) -> Result<ToolEntry
             "capabilities lists nothing: give chat, summarize or both (both when left out)".into(),
         );
     }
+    if let Some(env_vars) = config.env_vars.take() {
+        if config.env.referenced != Location::UNKNOWN {
+            return fail(
+                Some(env_vars.referenced),
+                "env and env_vars are both given: they are one setting (env_vars is seed 002's \
+                 spelling of env); keep one"
+                    .into(),
+            );
+        }
+        config.env = env_vars;
+    }
     let template = match parse_template(&config.command_template.value) {
         Ok(t) => t,
-        Err(m) => return fail(template_at, format!("command_template: {m}")),
+        Err(e) => match e.at {
+            Some(offset) => return in_template(offset, e.message),
+            None => return fail(template_at, format!("command_template: {}", e.message)),
+        },
     };
+    if let Some(offset) = template.stdin_redirect
+        && config.prompt_via != PromptVia::Stdin
+    {
+        let via = config.prompt_via.as_str();
+        let m = format!(
+            "`< {{prompt_file}}` puts the prompt on standard input, but prompt_via says {via}; \
+             leave prompt_via out (or write stdin), or take `< {{prompt_file}}` out"
+        );
+        return in_template(offset, m);
+    }
     let needs = match config.prompt_via {
         PromptVia::Stdin => None,
         PromptVia::File => Some("{prompt_file}"),
@@ -480,6 +582,94 @@ mod tests {
         for entry in ToolRegistry::shipped().entries() {
             assert_eq!(entry.capabilities(), ModelUse::ALL, "{}", entry.id);
         }
+    }
+
+    /// MINIMAL with another command template, written as a JSON string (valid YAML).
+    fn with_template(template: &str) -> String {
+        MINIMAL.replace("\"{binary} {prompt}\"", &serde_json::to_string(template).unwrap())
+    }
+
+    #[test]
+    fn seed_002s_spellings_are_read_env_vars_no_output_and_the_prompt_file_on_stdin() {
+        let yaml = "tools:\n  g:\n    binary: gemini\n    command_template: \"{binary} --model {model} < {prompt_file}\"\n    models: [a]\n    env_vars:\n      KEY: \"${KEY}\"\n";
+        let entry = parse_tools(&source(yaml)).unwrap().remove(0);
+        assert_eq!(entry.config.env.value, BTreeMap::from([("KEY".to_owned(), "${KEY}".to_owned())]));
+        assert_eq!(entry.config.env_vars, None, "moved into env");
+        assert_eq!(entry.config.output, text_on_stdout());
+        assert_eq!(entry.config.prompt_via, PromptVia::Stdin);
+        assert_eq!(entry.template.stdin_redirect, Some(25));
+        assert!(!entry.template.mentions("{prompt_file}"));
+        // Both spellings at once: refused where the second is, naming both.
+        let both = yaml.replace("    env_vars:", "    env: { KEY: x }\n    env_vars:");
+        let e = parse_tools(&source(&both)).unwrap_err();
+        assert_eq!((e.line, e.column), (8, 7), "{e}");
+        assert!(e.message.contains("tools.g: env and env_vars are both given"), "{e}");
+        let both = yaml.replace("    env_vars:", "    env: {}\n    env_vars:");
+        assert!(parse_tools(&source(&both)).is_err(), "an empty env is still given");
+        // `env` alone is as before.
+        let env = parse_tools(&source(&yaml.replace("env_vars:", "env:"))).unwrap().remove(0);
+        assert_eq!(env.config.env.value, entry.config.env.value);
+    }
+
+    #[test]
+    fn the_prompt_file_on_stdin_and_another_prompt_via_is_refused_at_the_redirect() {
+        for via in ["file", "argument"] {
+            let yaml = with_template("{binary} {prompt} {prompt_file} < {prompt_file}")
+                .replace("prompt_via: argument", &format!("prompt_via: {via}"));
+            let e = parse_tools(&source(&yaml)).unwrap_err();
+            let line = yaml.lines().nth(3).unwrap();
+            assert_eq!((e.line, e.column), (4, line.find("< {").unwrap() as u64 + 1), "{e}");
+            assert!(
+                e.message.contains(&format!(
+                    "tools.echo: command_template: `< {{prompt_file}}` puts the prompt on standard input, \
+                     but prompt_via says {via}"
+                )),
+                "{e}"
+            );
+        }
+        let stdin = with_template("{binary} < {prompt_file}").replace("argument", "stdin");
+        assert!(parse_tools(&source(&stdin)).is_ok());
+    }
+
+    #[test]
+    fn each_shell_operator_is_refused_at_its_line_and_column_naming_it() {
+        // The template, the operator, and text after it that is unique on the YAML line.
+        let cases = [
+            ("{binary} {prompt} | tee log", "|", "| tee"),
+            ("{binary} {prompt} > out.txt", ">", "> out"),
+            ("{binary} {prompt} >> out.txt", ">>", ">> out"),
+            ("{binary} {prompt} && echo done", "&&", "&& echo"),
+            ("{binary} {prompt} || echo failed", "||", "|| echo"),
+            ("{binary} {prompt}; rm -rf ~", ";", "; rm"),
+            ("{binary} {prompt} --key `cat key`", "`", "`cat"),
+            ("{binary} {prompt} --key $(cat key)", "$(", "$(cat"),
+            ("{binary} {prompt} --key \"$(cat key)\"", "$(", "$(cat"),
+            ("{binary} -p \"quoted | fine\" {prompt} &", "&", "&\""),
+            ("{binary} {prompt} < input.txt", "<", "< input"),
+            ("{binary} -p 'é—🦀' {prompt} | x", "|", "| x"),
+        ];
+        for (template, op, there) in cases {
+            let yaml = with_template(template);
+            let e = parse_tools(&source(&yaml)).unwrap_err();
+            let line = yaml.lines().nth(3).unwrap();
+            let column = line[..line.find(there).unwrap()].chars().count() as u64 + 1;
+            assert_eq!((e.origin.as_str(), e.line, e.column), ("tools.yaml", 4, column), "{template}: {e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("tools.yaml:4:{column}: tools.echo: command_template: `{op}` (")),
+                "{e}"
+            );
+        }
+        // A template over several lines: the operator's own line.
+        let folded =
+            MINIMAL.replace("\"{binary} {prompt}\"", "\"{binary}\n      {prompt}\n      | tee log\"");
+        let e = parse_tools(&source(&folded)).unwrap_err();
+        assert_eq!((e.line, e.column), (6, 7), "{e}");
+        // Where the YAML hides the character in an escape, the template's own place.
+        let escaped = MINIMAL.replace("\"{binary} {prompt}\"", "\"{binary} {prompt} \\x7c tee\"");
+        let e = parse_tools(&source(&escaped)).unwrap_err();
+        assert_eq!((e.line, e.column), (4, 23), "{e}");
+        assert!(e.message.contains("`|` ("), "{e}");
     }
 
     #[test]

@@ -20,4 +20,4 @@ pub use config::{
 };
 pub use output::{Normalized, lookup, normalize};
 pub use shim::{CmdShim, Interpreter, is_batch_file, parse_cmd_shim};
-pub use template::{PLACEHOLDERS, Piece, Template, parse_template};
+pub use template::{PLACEHOLDERS, Piece, Template, TemplateError, parse_template};

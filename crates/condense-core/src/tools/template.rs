@@ -1,6 +1,11 @@
 //! Command templates: split into arguments first (whitespace outside quotes), placeholders found
 //! inside each argument, and only then values put in. A value is never split, re-read or
 //! quoted: a prompt with spaces, quotes, `$` or newlines stays one argument, and no shell sees it.
+//!
+//! Shell syntax written in the template itself (outside quotes) is read as a shell would read
+//! it, so that it is never passed on as a literal argument: `< {prompt_file}` means the prompt on
+//! standard input (seed 002 writes `{binary} --model {model} < {prompt_file}`), and any other
+//! operator — `|`, `>`, `>>`, `&&`, `||`, `;`, `&`, a backtick, `$(` — is refused, naming it.
 
 use crate::host::ArgPart;
 
@@ -29,6 +34,20 @@ pub const PLACEHOLDERS: [&str; 5] = ["{binary}", "{model}", "{prompt}", "{prompt
 pub struct Template {
     /// The arguments after the program, each a list of pieces.
     pub args: Vec<Vec<Piece>>,
+    /// Where `< {prompt_file}` is written (the byte offset of its `<`), when it is: the prompt
+    /// goes to the program's standard input, as with `prompt_via: stdin`; neither token is an
+    /// argument, and no shell is involved.
+    pub stdin_redirect: Option<usize>,
+}
+
+/// A command template that cannot be used: why, and where in it when that is one place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct TemplateError {
+    /// What is wrong.
+    pub message: String,
+    /// The byte offset in the template of what is wrong (a shell operator), when known.
+    pub at: Option<usize>,
 }
 
 impl Template {
@@ -80,52 +99,112 @@ fn piece_of(name: &str) -> Option<Piece> {
     })
 }
 
-/// Splits a template into words: whitespace separates them outside quotes; `'…'` is literal,
-/// `"…"` is literal but for `\"` and `\\`. An empty quoted word (`""`) is an argument.
-fn words(template: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
+/// A token of a template: a word (an argument, or the program), or shell syntax.
+enum Token {
+    /// A word, its quotes taken off.
+    Word(String),
+    /// A shell operator written outside quotes, and the byte offset where it starts.
+    Operator { op: &'static str, at: usize },
+}
+
+/// The shell operators a template may not use as such, the longer first (`||` before `|`).
+const OPERATORS: [&str; 11] = ["&&", "||", ">>", "<<", "$(", "|", "&", ";", ">", "<", "`"];
+
+/// The operators a shell acts on inside double quotes too: command substitutions.
+const IN_DOUBLE_QUOTES: [&str; 2] = ["$(", "`"];
+
+fn operator_at(template: &str, i: usize, set: &[&'static str]) -> Option<&'static str> {
+    set.iter().copied().find(|op| template[i..].starts_with(op))
+}
+
+/// The error of a shell operator written in a template: no shell reads the template, so it
+/// would reach the program as a literal argument, which is never what it meant.
+fn operator_error(op: &str, at: usize) -> TemplateError {
+    let what = match op {
+        "|" => "a pipe into another program",
+        "||" => "runs another command when one fails",
+        "&&" => "runs another command after one",
+        ";" => "separates commands",
+        "&" => "runs a command in the background",
+        ">" | ">>" => "sends the output to a file",
+        "<" | "<<" => "reads the input from elsewhere",
+        _ => "substitutes a command's output",
+    };
+    let message = if op == "<" {
+        format!(
+            "`<` ({what}) is understood only as `< {{prompt_file}}`, once: the prompt on standard \
+             input; quote it ('<') to pass it to the program as an argument"
+        )
+    } else {
+        format!(
+            "`{op}` ({what}) is shell syntax, and no shell runs this command; quote it ('{op}') to \
+             pass it to the program as an argument"
+        )
+    };
+    TemplateError { message, at: Some(at) }
+}
+
+/// Splits a template into words and shell operators: whitespace separates words outside quotes;
+/// `'…'` is literal, `"…"` is literal but for `\"` and `\\`. An empty quoted word (`""`) is an
+/// argument. An operator outside quotes (`|`, `>`, `&&`, …), or a command substitution even
+/// inside double quotes (`` ` ``, `$(`), is a token of its own, as a shell reads it.
+fn tokens(template: &str) -> Result<Vec<Token>, TemplateError> {
+    let unclosed =
+        |quote: char| TemplateError { message: format!("a {quote} quote is not closed"), at: None };
+    let mut tokens = Vec::new();
     let mut word: Option<String> = None;
-    let mut chars = template.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if let Some(w) = word.take() {
-                    words.push(w);
+    let mut i = 0;
+    while let Some(c) = template[i..].chars().next() {
+        if c.is_whitespace() {
+            tokens.extend(word.take().map(Token::Word));
+            i += c.len_utf8();
+        } else if let Some(op) = operator_at(template, i, &OPERATORS) {
+            tokens.extend(word.take().map(Token::Word));
+            tokens.push(Token::Operator { op, at: i });
+            i += op.len();
+        } else if c == '\'' {
+            let rest = &template[i + 1..];
+            let end = rest.find('\'').ok_or_else(|| unclosed('\''))?;
+            word.get_or_insert_with(String::new).push_str(&rest[..end]);
+            i += end + 2;
+        } else if c == '"' {
+            let w = word.get_or_insert_with(String::new);
+            i += 1;
+            loop {
+                if let Some(op) = operator_at(template, i, &IN_DOUBLE_QUOTES) {
+                    return Err(operator_error(op, i));
                 }
-            }
-            '\'' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => w.push(c),
-                        None => return Err("a ' quote is not closed".into()),
+                match template[i..].chars().next() {
+                    Some('"') => {
+                        i += 1;
+                        break;
                     }
-                }
-            }
-            '"' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\')) => w.push(c),
-                            Some(c) => {
-                                w.push('\\');
-                                w.push(c);
-                            }
-                            None => return Err("a \" quote is not closed".into()),
-                        },
-                        Some(c) => w.push(c),
-                        None => return Err("a \" quote is not closed".into()),
+                    Some('\\') => match template[i + 1..].chars().next() {
+                        Some(c @ ('"' | '\\')) => {
+                            w.push(c);
+                            i += 2;
+                        }
+                        Some(c) => {
+                            w.push('\\');
+                            w.push(c);
+                            i += 1 + c.len_utf8();
+                        }
+                        None => return Err(unclosed('"')),
+                    },
+                    Some(c) => {
+                        w.push(c);
+                        i += c.len_utf8();
                     }
+                    None => return Err(unclosed('"')),
                 }
             }
-            c => word.get_or_insert_with(String::new).push(c),
+        } else {
+            word.get_or_insert_with(String::new).push(c);
+            i += c.len_utf8();
         }
     }
-    words.extend(word);
-    Ok(words)
+    tokens.extend(word.map(Token::Word));
+    Ok(tokens)
 }
 
 /// The pieces of one word: text, and `{placeholder}`s; `{{` and `}}` are literal braces.
@@ -161,19 +240,38 @@ fn pieces(word: &str) -> Result<Vec<Piece>, String> {
     Ok(out)
 }
 
-/// Parses a command template: `{binary}` first, on its own.
-pub fn parse_template(template: &str) -> Result<Template, String> {
-    let mut words = words(template)?.into_iter();
+/// Parses a command template: `{binary}` first, on its own. `< {prompt_file}` (seed 002's way
+/// of saying it) puts the prompt on standard input, and neither token is an argument; any other
+/// shell operator is refused, naming it.
+pub fn parse_template(template: &str) -> Result<Template, TemplateError> {
+    let mut words = Vec::new();
+    let mut stdin_redirect = None;
+    let mut tokens = tokens(template)?.into_iter();
+    while let Some(token) = tokens.next() {
+        match token {
+            Token::Word(w) => words.push(w),
+            Token::Operator { op: "<", at } => match tokens.next() {
+                Some(Token::Word(w)) if w == "{prompt_file}" && stdin_redirect.is_none() => {
+                    stdin_redirect = Some(at);
+                }
+                _ => return Err(operator_error("<", at)),
+            },
+            Token::Operator { op, at } => return Err(operator_error(op, at)),
+        }
+    }
+    let fail = |message: String| Err(TemplateError { message, at: None });
+    let mut words = words.into_iter();
     match words.next().as_deref() {
         Some("{binary}") => {}
-        Some(other) => return Err(format!("the first word must be {{binary}}, not {other:?}")),
-        None => return Err("it is empty".into()),
+        Some(other) => return fail(format!("the first word must be {{binary}}, not {other:?}")),
+        None => return fail("it is empty".into()),
     }
-    let args = words.map(|w| pieces(&w)).collect::<Result<Vec<_>, _>>()?;
+    let args = words.map(|w| pieces(&w)).collect::<Result<Vec<_>, _>>();
+    let args = args.map_err(|message| TemplateError { message, at: None })?;
     if args.iter().flatten().any(|p| *p == Piece::Binary) {
-        return Err("{binary} may only be the first word".into());
+        return fail("{binary} may only be the first word".into());
     }
-    Ok(Template { args })
+    Ok(Template { args, stdin_redirect })
 }
 
 #[cfg(test)]
@@ -205,14 +303,92 @@ mod tests {
 
     #[test]
     fn bad_templates_say_why() {
-        assert!(parse_template("claude -p").unwrap_err().contains("first word must be {binary}"));
-        assert!(parse_template("{binary} {nope}").unwrap_err().contains("unknown placeholder {nope}"));
-        assert!(parse_template("{binary} 'open").unwrap_err().contains("not closed"));
-        assert!(parse_template("{binary} {binary}").unwrap_err().contains("only be the first"));
-        assert!(parse_template("{binary} a}").unwrap_err().contains("has no {"));
-        assert!(parse_template("").unwrap_err().contains("empty"));
+        let why = |template: &str| parse_template(template).unwrap_err().message;
+        assert!(why("claude -p").contains("first word must be {binary}"));
+        assert!(why("{binary} {nope}").contains("unknown placeholder {nope}"));
+        assert!(why("{binary} 'open").contains("not closed"));
+        assert!(why("{binary} \"open").contains("not closed"));
+        assert!(why("{binary} {binary}").contains("only be the first"));
+        assert!(why("{binary} a}").contains("has no {"));
+        assert!(why("").contains("empty"));
         let t = parse_template("{binary} {{literal}}").unwrap();
         assert_eq!(t.arguments("m", "p")[0], [text("{literal}")]);
+    }
+
+    #[test]
+    fn a_prompt_file_on_stdin_is_the_prompt_on_stdin_and_no_argument() {
+        // Seed 002's sample, and the same without spaces, or before other arguments.
+        for (template, at) in [
+            ("{binary} --model {model} < {prompt_file}", 25),
+            ("{binary} --model {model} <{prompt_file}", 25),
+            ("{binary} < \"{prompt_file}\" --model {model}", 9),
+        ] {
+            let t = parse_template(template).unwrap();
+            assert_eq!(t.stdin_redirect, Some(at), "{template}");
+            assert_eq!(&template[at..=at], "<");
+            assert_eq!(t.arguments("m", "p"), [[text("--model")], [text("m")]], "{template}");
+            assert!(!t.mentions("{prompt_file}"), "no prompt file is made: {template}");
+        }
+        // The prompt file may still be an argument beside it.
+        let t = parse_template("{binary} --in {prompt_file} < {prompt_file}").unwrap();
+        assert_eq!(t.arguments("m", "p"), [[text("--in")], [ArgPart::PromptFile]]);
+        assert!(t.mentions("{prompt_file}") && t.stdin_redirect == Some(28));
+        assert_eq!(parse_template("{binary} --model {model}").unwrap().stdin_redirect, None);
+    }
+
+    #[test]
+    fn every_other_shell_operator_is_refused_naming_it_where_it_is() {
+        // The template, the operator named, and the text at the place reported.
+        let cases = [
+            ("{binary} -p {prompt} | tee log", "|", "| tee"),
+            ("{binary} --x=a|b", "|", "|b"),
+            ("{binary} > {output_file}", ">", "> {"),
+            ("{binary} 2>&1", ">", ">&1"),
+            ("{binary} >> log", ">>", ">> log"),
+            ("{binary} --model {model} && echo done", "&&", "&& echo"),
+            ("{binary} || echo failed", "||", "|| echo"),
+            ("{binary} --model {model}; rm -rf ~", ";", "; rm"),
+            ("{binary} --key `cat key`", "`", "`cat"),
+            ("{binary} --key $(cat key)", "$(", "$(cat"),
+            ("{binary} --key \"$(cat key)\"", "$(", "$(cat"),
+            ("{binary} --key \"`cat key`\"", "`", "`cat"),
+            ("{binary} --model {model} &", "&", "&"),
+            ("{binary} --q=a&b", "&", "&b"),
+            ("{binary} << EOF", "<<", "<< EOF"),
+            ("{binary} < input.txt", "<", "< input"),
+            ("{binary} < {prompt}", "<", "< {prompt}"),
+            ("{binary} <", "<", "<"),
+            ("{binary} < {prompt_file} < {prompt_file}", "<", "< {prompt_file}"),
+            ("| {binary}", "|", "| {"),
+        ];
+        for (template, op, there) in cases {
+            let e = parse_template(template).unwrap_err();
+            assert!(e.message.starts_with(&format!("`{op}` (")), "{template}: {}", e.message);
+            let at = e.at.unwrap_or_else(|| panic!("{template}: no place"));
+            assert!(template[at..].starts_with(there), "{template}: at {at}");
+            if op == "<" {
+                assert!(e.message.contains("only as `< {prompt_file}`"), "{}", e.message);
+            } else {
+                assert!(e.message.contains("no shell runs this command"), "{}", e.message);
+            }
+        }
+        assert_eq!(parse_template("{binary} < {prompt_file} < {prompt_file}").unwrap_err().at, Some(25));
+    }
+
+    #[test]
+    fn quoted_operators_are_arguments_as_a_shell_would_pass_them() {
+        let t =
+            parse_template(r#"{binary} '|' '>' '&&' ';' '&' '<' "a > b; c" '$(id)' '`id`' "$HOME""#).unwrap();
+        let expected: Vec<_> = ["|", ">", "&&", ";", "&", "<", "a > b; c", "$(id)", "`id`", "$HOME"]
+            .map(|a| vec![text(a)])
+            .into();
+        assert_eq!(t.arguments("m", "p"), expected);
+        assert_eq!(t.stdin_redirect, None);
+        // A value is never read for operators: it is substituted after the template is parsed.
+        let t = parse_template("{binary} --model {model} -p {prompt} < {prompt_file}").unwrap();
+        let hostile = "a | b > c && `id` $(id) ; d & < e";
+        assert_eq!(t.arguments(hostile, hostile)[1], [text(hostile)]);
+        assert_eq!(t.arguments(hostile, hostile)[3], [text(hostile)]);
     }
 
     fn hostile() -> impl Strategy<Value = String> {
