@@ -355,10 +355,17 @@ fn the_template_gives_the_host_turns_between_its_steps() {
     let options = CondensationOptions { config: serde_json::json!({"ledger": false}), ..Default::default() };
     let turns = TurnCounter::default();
     let clock = StepClock::default();
-    let with = block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock).with_timer(&turns)));
+    let with = block_on(run_provider(
+        &provider,
+        &c.messages,
+        None,
+        &options,
+        Services::new(&tokens, &clock).with_timer(&turns),
+    ));
     assert_eq!(turns.0.get(), 2);
     let clock = StepClock::default();
-    let without = block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock)));
+    let without =
+        block_on(run_provider(&provider, &c.messages, None, &options, Services::new(&tokens, &clock)));
     assert_eq!(with.messages, without.messages);
     assert_eq!(with.new_context_tokens, without.new_context_tokens);
 }
