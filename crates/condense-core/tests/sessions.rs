@@ -18,6 +18,9 @@ use serde_json::{Value, json};
 fn fixture(name: &str) -> String {
     match name {
         "claude-code.jsonl" => include_str!("../../../tests/fixtures/sessions/claude-code.jsonl"),
+        "claude-code-subagent.jsonl" => {
+            include_str!("../../../tests/fixtures/sessions/claude-code-subagent.jsonl")
+        }
         "codex-rollout.jsonl" => include_str!("../../../tests/fixtures/sessions/codex-rollout.jsonl"),
         "cline-api_conversation_history.json" => {
             include_str!("../../../tests/fixtures/sessions/cline-api_conversation_history.json")
@@ -29,8 +32,9 @@ fn fixture(name: &str) -> String {
     .to_owned()
 }
 
-const FIXTURES: [(&str, SourceFormat); 5] = [
+const FIXTURES: [(&str, SourceFormat); 6] = [
     ("claude-code.jsonl", SourceFormat::ClaudeCode),
+    ("claude-code-subagent.jsonl", SourceFormat::ClaudeCode),
     ("codex-rollout.jsonl", SourceFormat::Codex),
     ("cline-api_conversation_history.json", SourceFormat::Cline),
     ("anthropic-thinking.json", SourceFormat::Anthropic),
@@ -143,6 +147,60 @@ fn cline_keeps_its_times_and_marks_its_wrappers() {
     assert_eq!(out["messages"].as_array().unwrap(), &wanted);
     assert!(!to_openai(&c).to_string().contains("\"client\""));
     assert!(serde_json::to_string(&c).unwrap().contains("\"client\":\"environment_details\""));
+}
+
+/// The number of blocks a list of Claude Code events' messages hold (a string content is one).
+fn event_blocks<'a>(events: impl Iterator<Item = &'a Value>) -> usize {
+    events
+        .map(|e| match &e["message"]["content"] {
+            Value::String(_) => 1,
+            Value::Array(blocks) => blocks.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn block_count(c: &Conversation) -> usize {
+    c.messages.iter().map(|m| m.content.len()).sum()
+}
+
+/// A sub-agent's transcript (`agent-<id>.jsonl`: every event on a side chain) is a conversation
+/// of its own, read as a session is: from the sub-agent's prompt to its report.
+#[test]
+fn a_claude_code_sub_agent_transcript_is_its_own_conversation() {
+    let text = fixture("claude-code-subagent.jsonl");
+    let c = parse_conversation(&text).unwrap().conversation;
+    let ids: Vec<&str> = c.messages.iter().map(|m| &m.id[m.id.len() - 2..]).collect();
+    assert_eq!(ids, ["01", "02", "05", "06", "09", "11"]);
+    let kinds: Vec<Vec<&str>> =
+        c.messages.iter().map(|m| m.content.iter().map(ContentBlock::kind).collect()).collect();
+    assert_eq!(
+        kinds,
+        [
+            vec!["text"],
+            vec!["text", "tool_use"],
+            vec!["tool_result"],
+            vec!["text", "tool_use", "tool_use"],
+            vec!["tool_result", "tool_result"],
+            vec!["text"],
+        ]
+    );
+    assert!(c.messages[0].text().starts_with("Find every caller of cartTotal()"));
+    assert!(c.messages[5].text().contains("src/widgets/miniCart.tsx:17"));
+    assert_eq!(c.messages[0].ts, 1_761_055_331_305);
+    assert!(check_tool_pairs(&c.api_view()).is_ok());
+    // Every block of every message event is in the conversation: none lost to the side chain.
+    let events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(block_count(&c), event_blocks(events.iter().filter(|e| e["message"].is_object())));
+}
+
+/// A main session with side-chain lines in it still reads its main chain only, whoever wrote them.
+#[test]
+fn a_main_session_still_skips_side_chains() {
+    let main = fixture("claude-code.jsonl");
+    let alone = parse_conversation(&main).unwrap().conversation;
+    let with_agent = format!("{main}{}", fixture("claude-code-subagent.jsonl"));
+    assert_eq!(parse_conversation(&with_agent).unwrap().conversation, alone);
 }
 
 /// The messages of a document, as its API view is compared: role and content blocks, a content
