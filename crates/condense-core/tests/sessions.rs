@@ -1,7 +1,8 @@
 //! Session files other agents write, read from `tests/fixtures/sessions/`: each format detected,
 //! read as the model saw it, exported back to the same API view; every LLM-free provider (and the
-//! manual request) run on each, keeping a valid view and every opaque block whole; and a large
-//! Claude Code session (hundreds of messages, about 300k tokens), generated here.
+//! manual request) run on each, keeping a valid view and every opaque block whole; Cline's
+//! `ui_messages.json` refused with a pointer to the history beside it; and a large Claude Code
+//! session (hundreds of messages, about 300k tokens), generated here.
 
 mod common;
 
@@ -27,6 +28,7 @@ fn fixture(name: &str) -> String {
         }
         "anthropic-thinking.json" => include_str!("../../../tests/fixtures/sessions/anthropic-thinking.json"),
         "openai-tools.json" => include_str!("../../../tests/fixtures/sessions/openai-tools.json"),
+        "cline-ui_messages.json" => include_str!("../../../tests/fixtures/sessions/cline-ui_messages.json"),
         other => panic!("no fixture {other}"),
     }
     .to_owned()
@@ -201,6 +203,22 @@ fn a_main_session_still_skips_side_chains() {
     let alone = parse_conversation(&main).unwrap().conversation;
     let with_agent = format!("{main}{}", fixture("claude-code-subagent.jsonl"));
     assert_eq!(parse_conversation(&with_agent).unwrap().conversation, alone);
+}
+
+/// Cline's `ui_messages.json` (the chat panel's records) is not the conversation: refused, naming
+/// the file that is.
+#[test]
+fn clines_ui_messages_is_refused_naming_the_history() {
+    let e = parse_conversation(&fixture("cline-ui_messages.json")).unwrap_err();
+    assert_eq!(e.path, "");
+    assert_eq!(
+        e.message,
+        "this is Cline's ui_messages.json (what the chat panel shows); open api_conversation_history.json in the same task folder, which holds the conversation sent to the model"
+    );
+    // Pretty-printed, as Roo Code writes it, too.
+    let records: Value = serde_json::from_str(&fixture("cline-ui_messages.json")).unwrap();
+    let pretty = serde_json::to_string_pretty(&records).unwrap();
+    assert!(parse_conversation(&pretty).unwrap_err().message.contains("api_conversation_history.json"));
 }
 
 /// The messages of a document, as its API view is compared: role and content blocks, a content

@@ -7,8 +7,9 @@
 //! [`ApiRequest`] they encode, the `Decoder`'s state, the error bodies both wires send, and the
 //! JSON Schema. Session files other agents write are read too, each by its own module:
 //! `claude_code` (Claude Code's JSONL sessions), `codex` (Codex CLI's JSONL rollouts), `cline`
-//! (Cline's and Roo Code's `api_conversation_history.json`). Every import error names where it
-//! is, e.g. `messages[12].content[1]: missing field \`type\`` or `line 4.message.content: …`.
+//! (Cline's and Roo Code's `api_conversation_history.json`; their `ui_messages.json` is refused
+//! with a pointer to it). Every import error names where it is, e.g.
+//! `messages[12].content[1]: missing field \`type\`` or `line 4.message.content: …`.
 
 mod anthropic;
 mod claude_code;
@@ -239,6 +240,9 @@ pub fn detect(value: &Value) -> Result<SourceFormat, ParseError> {
         }
         _ => return Err(ParseError::at("", "expected an object with \"messages\" or a list of messages")),
     };
+    if value.is_array() && cline::is_ui_messages(messages) {
+        return Err(ParseError::at("", cline::UI_MESSAGES));
+    }
     if value.is_array() && cline::looks_like(messages) {
         return Ok(SourceFormat::Cline);
     }
