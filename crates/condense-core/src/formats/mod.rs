@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::host::HttpRequest;
-use crate::model::{Conversation, FORMAT_TAG};
+use crate::model::{ContentBlock, Conversation, FORMAT_TAG, Message, Role};
 use crate::profile::{LlmKind, LlmProfile, Usage};
 
 pub use anthropic::{ANTHROPIC_VERSION, to_anthropic};
@@ -154,6 +154,27 @@ fn parse_lines(lines: &[Value]) -> Result<Parsed, ParseError> {
     };
     check_ids(&conversation)?;
     Ok(Parsed { conversation, format })
+}
+
+/// Adds blocks to the last message when it has the same role (one turn's items), else a new one
+/// (`m1`, `m2`, … by position): for the session files whose records are items of a turn
+/// (Codex's). A user's words after tool results start a new message, so results stay right after
+/// the call.
+fn add_turn(messages: &mut Vec<Message>, role: Role, content: Vec<ContentBlock>, ts: i64) {
+    if content.is_empty() {
+        return;
+    }
+    let is_result = |b: &ContentBlock| matches!(b, ContentBlock::ToolResult { .. });
+    if let Some(last) = messages.last_mut()
+        && last.role == role
+        && (role == Role::Assistant || last.content.iter().all(is_result) == content.iter().all(is_result))
+    {
+        last.content.extend(content);
+        return;
+    }
+    let mut m = Message::new(format!("m{}", messages.len() + 1), role, content);
+    m.ts = ts;
+    messages.push(m);
 }
 
 /// Milliseconds since the Unix epoch of an RFC 3339 time (`2025-06-23T10:15:30.123Z`,
