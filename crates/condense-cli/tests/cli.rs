@@ -156,6 +156,9 @@ fn session_files_of_every_agent_are_read() {
         "cline-api_conversation_history.json",
         "anthropic-thinking.json",
         "openai-tools.json",
+        "claude-code-subagent.jsonl",
+        "gemini-checkpoint.json",
+        "gemini-stream.jsonl",
     ] {
         let file = root(&format!("tests/fixtures/sessions/{name}"));
         let before = total_tokens(&file);

@@ -28,19 +28,23 @@ fn fixture(name: &str) -> String {
         }
         "anthropic-thinking.json" => include_str!("../../../tests/fixtures/sessions/anthropic-thinking.json"),
         "openai-tools.json" => include_str!("../../../tests/fixtures/sessions/openai-tools.json"),
+        "gemini-checkpoint.json" => include_str!("../../../tests/fixtures/sessions/gemini-checkpoint.json"),
+        "gemini-stream.jsonl" => include_str!("../../../tests/fixtures/sessions/gemini-stream.jsonl"),
         "cline-ui_messages.json" => include_str!("../../../tests/fixtures/sessions/cline-ui_messages.json"),
         other => panic!("no fixture {other}"),
     }
     .to_owned()
 }
 
-const FIXTURES: [(&str, SourceFormat); 6] = [
+const FIXTURES: [(&str, SourceFormat); 8] = [
     ("claude-code.jsonl", SourceFormat::ClaudeCode),
     ("claude-code-subagent.jsonl", SourceFormat::ClaudeCode),
     ("codex-rollout.jsonl", SourceFormat::Codex),
     ("cline-api_conversation_history.json", SourceFormat::Cline),
     ("anthropic-thinking.json", SourceFormat::Anthropic),
     ("openai-tools.json", SourceFormat::OpenAi),
+    ("gemini-checkpoint.json", SourceFormat::GeminiChat),
+    ("gemini-stream.jsonl", SourceFormat::GeminiStream),
 ];
 
 fn opaque(messages: &[&Message]) -> Vec<String> {
@@ -166,6 +170,30 @@ fn block_count(c: &Conversation) -> usize {
     c.messages.iter().map(|m| m.content.len()).sum()
 }
 
+/// The `tool_use` blocks of a conversation, as id and name.
+fn calls(c: &Conversation) -> Vec<(&str, &str)> {
+    c.messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `tool_result` blocks of a conversation, as the id answered and whether the call failed.
+fn results(c: &Conversation) -> Vec<(&str, bool)> {
+    c.messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { tool_use_id, is_error, .. } => Some((tool_use_id.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A sub-agent's transcript (`agent-<id>.jsonl`: every event on a side chain) is a conversation
 /// of its own, read as a session is: from the sub-agent's prompt to its report.
 #[test]
@@ -219,6 +247,104 @@ fn clines_ui_messages_is_refused_naming_the_history() {
     let records: Value = serde_json::from_str(&fixture("cline-ui_messages.json")).unwrap();
     let pretty = serde_json::to_string_pretty(&records).unwrap();
     assert!(parse_conversation(&pretty).unwrap_err().message.contains("api_conversation_history.json"));
+}
+
+/// A chat saved by Gemini CLI's `/chat save`: every part a block, calls given stable ids and
+/// answered by their responses, thoughts and images kept.
+#[test]
+fn gemini_chats_pair_calls_and_responses() {
+    let text = fixture("gemini-checkpoint.json");
+    let input: Value = serde_json::from_str(&text).unwrap();
+    let c = parse_conversation(&text).unwrap().conversation;
+    let history = input["history"].as_array().unwrap();
+    assert_eq!(c.messages.len(), history.len());
+    let parts: usize = history.iter().map(|h| h["parts"].as_array().unwrap().len()).sum();
+    assert_eq!(block_count(&c), parts, "every part is one block");
+    let (calls, results) = (calls(&c), results(&c));
+    assert_eq!(
+        calls,
+        [
+            ("call_3_2", "read_file"),
+            ("call_5_1", "replace"),
+            ("call_5_2", "search_file_content"),
+            ("call_7_1", "replace"),
+            ("call_10_0", "run_shell_command"),
+            ("call_12_0", "run_shell_command"),
+        ]
+    );
+    let answered: Vec<&str> = results.iter().map(|(id, _)| *id).collect();
+    assert_eq!(answered, calls.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+    assert_eq!(results.iter().filter(|(_, failed)| *failed).count(), 1, "the declined call failed");
+    assert!(check_tool_pairs(&c.api_view()).is_ok());
+    let ContentBlock::ToolUse { input: args, .. } = &c.messages[3].content[2] else { panic!() };
+    assert_eq!(args["absolute_path"], "/home/dev/api/src/routes/health.ts");
+    assert_eq!(c.messages[3].content[0].kind(), "thought");
+    assert_eq!(c.messages[9].content[1].kind(), "image");
+    assert!(c.messages[0].text().starts_with("This is the Gemini CLI."));
+    assert!(c.system.is_none());
+}
+
+/// A `gemini --output-format stream-json` transcript: each streamed answer one text, calls and
+/// results by `tool_id`, the CLI's own events (init, warnings, the result's stats) left out.
+#[test]
+fn gemini_streams_join_each_answer() {
+    let text = fixture("gemini-stream.jsonl");
+    let c = parse_conversation(&text).unwrap().conversation;
+    let roles: String = c.messages.iter().map(|m| if m.role == Role::User { 'u' } else { 'a' }).collect();
+    assert_eq!(roles, "uauaua");
+    assert_eq!(
+        c.messages[1].content[0],
+        ContentBlock::text("I'll look at the CI workflow and the test configuration.")
+    );
+    assert_eq!(c.messages[0].ts, 1_760_100_001_010);
+    assert_eq!(c.messages[1].ts, 1_760_100_004_100);
+    // Every piece the model said, and every user message, is there, in order.
+    let events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let said = |role: &str| -> String {
+        events
+            .iter()
+            .filter(|e| e["type"] == "message" && e["role"] == role)
+            .map(|e| e["content"].as_str().unwrap())
+            .collect()
+    };
+    let held = |role: Role| -> String {
+        c.messages.iter().filter(|m| m.role == role).map(|m| m.text()).collect::<Vec<_>>().concat()
+    };
+    assert_eq!(held(Role::Assistant), said("assistant"));
+    assert_eq!(held(Role::User), said("user"));
+    let (calls, results) = (calls(&c), results(&c));
+    let used: Vec<&str> =
+        events.iter().filter(|e| e["type"] == "tool_use").map(|e| e["tool_id"].as_str().unwrap()).collect();
+    assert_eq!(calls.iter().map(|(id, _)| *id).collect::<Vec<_>>(), used);
+    assert_eq!(results.iter().map(|(id, _)| *id).collect::<Vec<_>>(), used);
+    assert_eq!(results.iter().map(|(_, failed)| *failed).collect::<Vec<_>>(), [false, false, true]);
+    assert!(check_tool_pairs(&c.api_view()).is_ok());
+    let all = serde_json::to_string(&c).unwrap();
+    assert!(!all.contains("Loop detection") && !all.contains("total_tokens"), "{all}");
+}
+
+/// The sessions the newest importers read condense, and what is written back (this project's
+/// format, or `condense run`'s result) reads again with every message, hidden ones included.
+#[test]
+fn new_sessions_condense_and_read_back() {
+    let tokens = counter();
+    for name in ["claude-code-subagent.jsonl", "gemini-checkpoint.json", "gemini-stream.jsonl"] {
+        let c = parse_conversation(&fixture(name)).unwrap().conversation;
+        let before = tokens.count_request(c.system.as_deref(), &c.api_view());
+        let result = run(&c, "truncation", Some(before * 2 / 3));
+        check(name, "truncation", &c, &result);
+        assert!(result.error.is_none(), "{name}: {:?}", result.error);
+        assert!(result.new_context_tokens.unwrap() < before, "{name}");
+        let written = Conversation { messages: result.messages.clone(), ..c.clone() };
+        let again = parse_conversation(&serde_json::to_string_pretty(&written).unwrap()).unwrap();
+        assert_eq!(again.format, SourceFormat::Native, "{name}");
+        assert_eq!(again.conversation, written, "{name}");
+        let document = parse_conversation(&serde_json::to_string(&result).unwrap()).unwrap();
+        assert_eq!(document.conversation.messages, result.messages, "{name}");
+        for m in &c.messages {
+            assert!(result.messages.iter().any(|r| r.id == m.id), "{name}: {} lost", m.id);
+        }
+    }
 }
 
 /// The messages of a document, as its API view is compared: role and content blocks, a content
