@@ -136,6 +136,17 @@ fn a_broken_session_line_exits_2_naming_the_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Cline's `ui_messages.json` is refused as bad input, naming the file to open instead.
+#[test]
+fn clines_ui_messages_exits_2_naming_the_history() {
+    let file = root("tests/fixtures/sessions/cline-ui_messages.json");
+    let out = condense(&["count", &file]).code(2);
+    let err = stderr_of(&out);
+    assert!(err.contains("this is Cline's ui_messages.json (what the chat panel shows)"), "{err}");
+    assert!(err.contains("open api_conversation_history.json in the same task folder"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+}
+
 /// Each agent's session file: counted, condensed by truncation, viewed as an Anthropic request.
 #[test]
 fn session_files_of_every_agent_are_read() {
@@ -145,6 +156,9 @@ fn session_files_of_every_agent_are_read() {
         "cline-api_conversation_history.json",
         "anthropic-thinking.json",
         "openai-tools.json",
+        "claude-code-subagent.jsonl",
+        "gemini-checkpoint.json",
+        "gemini-stream.jsonl",
     ] {
         let file = root(&format!("tests/fixtures/sessions/{name}"));
         let before = total_tokens(&file);

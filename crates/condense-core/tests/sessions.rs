@@ -1,7 +1,8 @@
 //! Session files other agents write, read from `tests/fixtures/sessions/`: each format detected,
 //! read as the model saw it, exported back to the same API view; every LLM-free provider (and the
-//! manual request) run on each, keeping a valid view and every opaque block whole; and a large
-//! Claude Code session (hundreds of messages, about 300k tokens), generated here.
+//! manual request) run on each, keeping a valid view and every opaque block whole; Cline's
+//! `ui_messages.json` refused with a pointer to the history beside it; and a large Claude Code
+//! session (hundreds of messages, about 300k tokens), generated here.
 
 mod common;
 
@@ -18,23 +19,32 @@ use serde_json::{Value, json};
 fn fixture(name: &str) -> String {
     match name {
         "claude-code.jsonl" => include_str!("../../../tests/fixtures/sessions/claude-code.jsonl"),
+        "claude-code-subagent.jsonl" => {
+            include_str!("../../../tests/fixtures/sessions/claude-code-subagent.jsonl")
+        }
         "codex-rollout.jsonl" => include_str!("../../../tests/fixtures/sessions/codex-rollout.jsonl"),
         "cline-api_conversation_history.json" => {
             include_str!("../../../tests/fixtures/sessions/cline-api_conversation_history.json")
         }
         "anthropic-thinking.json" => include_str!("../../../tests/fixtures/sessions/anthropic-thinking.json"),
         "openai-tools.json" => include_str!("../../../tests/fixtures/sessions/openai-tools.json"),
+        "gemini-checkpoint.json" => include_str!("../../../tests/fixtures/sessions/gemini-checkpoint.json"),
+        "gemini-stream.jsonl" => include_str!("../../../tests/fixtures/sessions/gemini-stream.jsonl"),
+        "cline-ui_messages.json" => include_str!("../../../tests/fixtures/sessions/cline-ui_messages.json"),
         other => panic!("no fixture {other}"),
     }
     .to_owned()
 }
 
-const FIXTURES: [(&str, SourceFormat); 5] = [
+const FIXTURES: [(&str, SourceFormat); 8] = [
     ("claude-code.jsonl", SourceFormat::ClaudeCode),
+    ("claude-code-subagent.jsonl", SourceFormat::ClaudeCode),
     ("codex-rollout.jsonl", SourceFormat::Codex),
     ("cline-api_conversation_history.json", SourceFormat::Cline),
     ("anthropic-thinking.json", SourceFormat::Anthropic),
     ("openai-tools.json", SourceFormat::OpenAi),
+    ("gemini-checkpoint.json", SourceFormat::GeminiChat),
+    ("gemini-stream.jsonl", SourceFormat::GeminiStream),
 ];
 
 fn opaque(messages: &[&Message]) -> Vec<String> {
@@ -143,6 +153,198 @@ fn cline_keeps_its_times_and_marks_its_wrappers() {
     assert_eq!(out["messages"].as_array().unwrap(), &wanted);
     assert!(!to_openai(&c).to_string().contains("\"client\""));
     assert!(serde_json::to_string(&c).unwrap().contains("\"client\":\"environment_details\""));
+}
+
+/// The number of blocks a list of Claude Code events' messages hold (a string content is one).
+fn event_blocks<'a>(events: impl Iterator<Item = &'a Value>) -> usize {
+    events
+        .map(|e| match &e["message"]["content"] {
+            Value::String(_) => 1,
+            Value::Array(blocks) => blocks.len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn block_count(c: &Conversation) -> usize {
+    c.messages.iter().map(|m| m.content.len()).sum()
+}
+
+/// The `tool_use` blocks of a conversation, as id and name.
+fn calls(c: &Conversation) -> Vec<(&str, &str)> {
+    c.messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `tool_result` blocks of a conversation, as the id answered and whether the call failed.
+fn results(c: &Conversation) -> Vec<(&str, bool)> {
+    c.messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { tool_use_id, is_error, .. } => Some((tool_use_id.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A sub-agent's transcript (`agent-<id>.jsonl`: every event on a side chain) is a conversation
+/// of its own, read as a session is: from the sub-agent's prompt to its report.
+#[test]
+fn a_claude_code_sub_agent_transcript_is_its_own_conversation() {
+    let text = fixture("claude-code-subagent.jsonl");
+    let c = parse_conversation(&text).unwrap().conversation;
+    let ids: Vec<&str> = c.messages.iter().map(|m| &m.id[m.id.len() - 2..]).collect();
+    assert_eq!(ids, ["01", "02", "05", "06", "09", "11"]);
+    let kinds: Vec<Vec<&str>> =
+        c.messages.iter().map(|m| m.content.iter().map(ContentBlock::kind).collect()).collect();
+    assert_eq!(
+        kinds,
+        [
+            vec!["text"],
+            vec!["text", "tool_use"],
+            vec!["tool_result"],
+            vec!["text", "tool_use", "tool_use"],
+            vec!["tool_result", "tool_result"],
+            vec!["text"],
+        ]
+    );
+    assert!(c.messages[0].text().starts_with("Find every caller of cartTotal()"));
+    assert!(c.messages[5].text().contains("src/widgets/miniCart.tsx:17"));
+    assert_eq!(c.messages[0].ts, 1_761_055_331_305);
+    assert!(check_tool_pairs(&c.api_view()).is_ok());
+    // Every block of every message event is in the conversation: none lost to the side chain.
+    let events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(block_count(&c), event_blocks(events.iter().filter(|e| e["message"].is_object())));
+}
+
+/// A main session with side-chain lines in it still reads its main chain only, whoever wrote them.
+#[test]
+fn a_main_session_still_skips_side_chains() {
+    let main = fixture("claude-code.jsonl");
+    let alone = parse_conversation(&main).unwrap().conversation;
+    let with_agent = format!("{main}{}", fixture("claude-code-subagent.jsonl"));
+    assert_eq!(parse_conversation(&with_agent).unwrap().conversation, alone);
+}
+
+/// Cline's `ui_messages.json` (the chat panel's records) is not the conversation: refused, naming
+/// the file that is.
+#[test]
+fn clines_ui_messages_is_refused_naming_the_history() {
+    let e = parse_conversation(&fixture("cline-ui_messages.json")).unwrap_err();
+    assert_eq!(e.path, "");
+    assert_eq!(
+        e.message,
+        "this is Cline's ui_messages.json (what the chat panel shows); open api_conversation_history.json in the same task folder, which holds the conversation sent to the model"
+    );
+    // Pretty-printed, as Roo Code writes it, too.
+    let records: Value = serde_json::from_str(&fixture("cline-ui_messages.json")).unwrap();
+    let pretty = serde_json::to_string_pretty(&records).unwrap();
+    assert!(parse_conversation(&pretty).unwrap_err().message.contains("api_conversation_history.json"));
+}
+
+/// A chat saved by Gemini CLI's `/chat save`: every part a block, calls given stable ids and
+/// answered by their responses, thoughts and images kept.
+#[test]
+fn gemini_chats_pair_calls_and_responses() {
+    let text = fixture("gemini-checkpoint.json");
+    let input: Value = serde_json::from_str(&text).unwrap();
+    let c = parse_conversation(&text).unwrap().conversation;
+    let history = input["history"].as_array().unwrap();
+    assert_eq!(c.messages.len(), history.len());
+    let parts: usize = history.iter().map(|h| h["parts"].as_array().unwrap().len()).sum();
+    assert_eq!(block_count(&c), parts, "every part is one block");
+    let (calls, results) = (calls(&c), results(&c));
+    assert_eq!(
+        calls,
+        [
+            ("call_3_2", "read_file"),
+            ("call_5_1", "replace"),
+            ("call_5_2", "search_file_content"),
+            ("call_7_1", "replace"),
+            ("call_10_0", "run_shell_command"),
+            ("call_12_0", "run_shell_command"),
+        ]
+    );
+    let answered: Vec<&str> = results.iter().map(|(id, _)| *id).collect();
+    assert_eq!(answered, calls.iter().map(|(id, _)| *id).collect::<Vec<_>>());
+    assert_eq!(results.iter().filter(|(_, failed)| *failed).count(), 1, "the declined call failed");
+    assert!(check_tool_pairs(&c.api_view()).is_ok());
+    let ContentBlock::ToolUse { input: args, .. } = &c.messages[3].content[2] else { panic!() };
+    assert_eq!(args["absolute_path"], "/home/dev/api/src/routes/health.ts");
+    assert_eq!(c.messages[3].content[0].kind(), "thought");
+    assert_eq!(c.messages[9].content[1].kind(), "image");
+    assert!(c.messages[0].text().starts_with("This is the Gemini CLI."));
+    assert!(c.system.is_none());
+}
+
+/// A `gemini --output-format stream-json` transcript: each streamed answer one text, calls and
+/// results by `tool_id`, the CLI's own events (init, warnings, the result's stats) left out.
+#[test]
+fn gemini_streams_join_each_answer() {
+    let text = fixture("gemini-stream.jsonl");
+    let c = parse_conversation(&text).unwrap().conversation;
+    let roles: String = c.messages.iter().map(|m| if m.role == Role::User { 'u' } else { 'a' }).collect();
+    assert_eq!(roles, "uauaua");
+    assert_eq!(
+        c.messages[1].content[0],
+        ContentBlock::text("I'll look at the CI workflow and the test configuration.")
+    );
+    assert_eq!(c.messages[0].ts, 1_760_100_001_010);
+    assert_eq!(c.messages[1].ts, 1_760_100_004_100);
+    // Every piece the model said, and every user message, is there, in order.
+    let events: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let said = |role: &str| -> String {
+        events
+            .iter()
+            .filter(|e| e["type"] == "message" && e["role"] == role)
+            .map(|e| e["content"].as_str().unwrap())
+            .collect()
+    };
+    let held = |role: Role| -> String {
+        c.messages.iter().filter(|m| m.role == role).map(|m| m.text()).collect::<Vec<_>>().concat()
+    };
+    assert_eq!(held(Role::Assistant), said("assistant"));
+    assert_eq!(held(Role::User), said("user"));
+    let (calls, results) = (calls(&c), results(&c));
+    let used: Vec<&str> =
+        events.iter().filter(|e| e["type"] == "tool_use").map(|e| e["tool_id"].as_str().unwrap()).collect();
+    assert_eq!(calls.iter().map(|(id, _)| *id).collect::<Vec<_>>(), used);
+    assert_eq!(results.iter().map(|(id, _)| *id).collect::<Vec<_>>(), used);
+    assert_eq!(results.iter().map(|(_, failed)| *failed).collect::<Vec<_>>(), [false, false, true]);
+    assert!(check_tool_pairs(&c.api_view()).is_ok());
+    let all = serde_json::to_string(&c).unwrap();
+    assert!(!all.contains("Loop detection") && !all.contains("total_tokens"), "{all}");
+}
+
+/// The sessions the newest importers read condense, and what is written back (this project's
+/// format, or `condense run`'s result) reads again with every message, hidden ones included.
+#[test]
+fn new_sessions_condense_and_read_back() {
+    let tokens = counter();
+    for name in ["claude-code-subagent.jsonl", "gemini-checkpoint.json", "gemini-stream.jsonl"] {
+        let c = parse_conversation(&fixture(name)).unwrap().conversation;
+        let before = tokens.count_request(c.system.as_deref(), &c.api_view());
+        let result = run(&c, "truncation", Some(before * 2 / 3));
+        check(name, "truncation", &c, &result);
+        assert!(result.error.is_none(), "{name}: {:?}", result.error);
+        assert!(result.new_context_tokens.unwrap() < before, "{name}");
+        let written = Conversation { messages: result.messages.clone(), ..c.clone() };
+        let again = parse_conversation(&serde_json::to_string_pretty(&written).unwrap()).unwrap();
+        assert_eq!(again.format, SourceFormat::Native, "{name}");
+        assert_eq!(again.conversation, written, "{name}");
+        let document = parse_conversation(&serde_json::to_string(&result).unwrap()).unwrap();
+        assert_eq!(document.conversation.messages, result.messages, "{name}");
+        for m in &c.messages {
+            assert!(result.messages.iter().any(|r| r.id == m.id), "{name}: {} lost", m.id);
+        }
+    }
 }
 
 /// The messages of a document, as its API view is compared: role and content blocks, a content

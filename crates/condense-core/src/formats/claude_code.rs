@@ -8,6 +8,10 @@
 //! through `parentUuid` (a branch left by an edit or a retry, and side chains, are not in it;
 //! after a `/compact`, the chain starts again with no parent, so the conversation read is the
 //! compacted one the model now sees).
+//! A sub-agent's transcript (`agent-<agentId>.jsonl`, beside the session or in its `subagents/`
+//! folder) is a side chain only: every event has `isSidechain: true` and the sub-agent's
+//! `agentId`. With no main-chain message in the file, the side chain is the conversation, read the
+//! same way: from its last message back through `parentUuid`.
 //! Claude Code writes one assistant event per content block, all with the same `message.id`:
 //! they become one message again, and the tool results answering one assistant message become
 //! one user message, as Claude Code sends them. Ids are the events' `uuid`s (the first of a merged
@@ -88,9 +92,12 @@ pub(super) fn from_claude_code(lines: &[Value]) -> Result<Conversation, ParseErr
     Ok(Conversation::new(messages))
 }
 
-/// The line indexes of the live chain's messages, oldest first.
+/// The line indexes of the live chain's messages, oldest first: the main chain's, or, in a
+/// sub-agent's transcript (no main-chain message at all), the side chain's.
 fn live_chain(lines: &[Value]) -> Vec<usize> {
-    let main = |v: &Value| is_message(v) && v.get("isSidechain").and_then(Value::as_bool) != Some(true);
+    let main_chain = |v: &Value| is_message(v) && v.get("isSidechain").and_then(Value::as_bool) != Some(true);
+    let sub_agent = !lines.iter().any(main_chain);
+    let main = |v: &Value| if sub_agent { is_message(v) } else { main_chain(v) };
     let Some(leaf) = lines.iter().rposition(main) else { return Vec::new() };
     let by_uuid: HashMap<&str, usize> =
         lines.iter().enumerate().filter_map(|(i, v)| uuid(v).map(|u| (u, i))).collect();

@@ -11,6 +11,12 @@
 //! them as the user's words; the API views send them as the text they are. The tool results
 //! they send as user text (`[read_file for 'x'] Result:`) stay text, as the model saw them: the
 //! providers (`providers/encoded.rs`) and the ledger (`ledger::user_words`) recognise them.
+//!
+//! The same task folder holds `ui_messages.json`, what the chat panel shows: a list of
+//! `{"ts", "type": "say" | "ask", "say" | "ask": kind, "text", …}` records, in which the requests
+//! sent to the model are summaries (`api_req_started`) and not the conversation. It is told apart
+//! by its shape (the parser reads text, not a file name) and refused with a message that points at
+//! `api_conversation_history.json`.
 
 use serde_json::Value;
 
@@ -26,6 +32,23 @@ pub(super) fn looks_like(messages: &[Value]) -> bool {
     !messages.is_empty()
         && messages.iter().all(|m| role(m) && m.get("content").is_some())
         && messages.iter().any(|m| m.get("ts").is_some_and(Value::is_number))
+}
+
+/// Why a Cline / Roo `ui_messages.json` is not read.
+pub(super) const UI_MESSAGES: &str = "this is Cline's ui_messages.json (what the chat panel shows); open api_conversation_history.json in the same task folder, which holds the conversation sent to the model";
+
+/// Whether a bare list is a Cline / Roo `ui_messages.json`: records without a `role`, each a
+/// `say` or an `ask` with a numeric `ts`.
+pub(super) fn is_ui_messages(list: &[Value]) -> bool {
+    let record = |m: &Value| {
+        m.get("role").is_none()
+            && m.get("ts").is_some_and(Value::is_number)
+            && match m.get("type").and_then(Value::as_str) {
+                Some(kind @ ("say" | "ask")) => m.get(kind).is_some_and(Value::is_string),
+                _ => false,
+            }
+    };
+    !list.is_empty() && list.iter().all(record)
 }
 
 /// Reads a task history.

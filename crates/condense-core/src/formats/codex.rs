@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::epoch_ms;
+use super::{add_turn, epoch_ms};
 use crate::error::ParseError;
 use crate::model::{ContentBlock, Conversation, ImageSource, Message, OpaqueBlock, Role, ToolResultPart};
 
@@ -56,15 +56,15 @@ pub(super) fn from_codex(lines: &[Value]) -> Result<Conversation, ParseError> {
                         let role = item.get("role").and_then(Value::as_str).unwrap_or("");
                         let content = parts(item.get("content"), &format!("{path}.content"))?;
                         match role {
-                            "assistant" => add(&mut messages, Role::Assistant, content, ts),
-                            "user" => add(&mut messages, Role::User, content, ts),
+                            "assistant" => add_turn(&mut messages, Role::Assistant, content, ts),
+                            "user" => add_turn(&mut messages, Role::User, content, ts),
                             "developer" | "system" if messages.is_empty() => {
                                 system.extend(content.iter().filter_map(|b| match b {
                                     ContentBlock::Text { text, .. } => Some(text.clone()),
                                     _ => None,
                                 }));
                             }
-                            "developer" | "system" => add(&mut messages, Role::User, content, ts),
+                            "developer" | "system" => add_turn(&mut messages, Role::User, content, ts),
                             other => {
                                 return Err(ParseError::at(
                                     format!("{path}.role"),
@@ -88,7 +88,7 @@ pub(super) fn from_codex(lines: &[Value]) -> Result<Conversation, ParseError> {
                             (_, _, Some(v)) => v.clone(),
                             _ => json!({}),
                         };
-                        add(
+                        add_turn(
                             &mut messages,
                             Role::Assistant,
                             vec![ContentBlock::ToolUse { id, name, input }],
@@ -103,14 +103,14 @@ pub(super) fn from_codex(lines: &[Value]) -> Result<Conversation, ParseError> {
                             content: vec![ToolResultPart::Text { text }],
                             is_error,
                         };
-                        add(&mut messages, Role::User, vec![block], ts);
+                        add_turn(&mut messages, Role::User, vec![block], ts);
                     }
                     _ => {
                         // `reasoning`, `local_shell_call`, `web_search_call`, …: kept as read.
                         let block = OpaqueBlock::new(item.clone()).ok_or_else(|| {
                             ParseError::at(format!("{path}.type"), "expected the item's type")
                         })?;
-                        add(&mut messages, Role::Assistant, vec![ContentBlock::Opaque(block)], ts);
+                        add_turn(&mut messages, Role::Assistant, vec![ContentBlock::Opaque(block)], ts);
                     }
                 }
             }
@@ -123,25 +123,6 @@ pub(super) fn from_codex(lines: &[Value]) -> Result<Conversation, ParseError> {
     }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     Ok(Conversation { system, ..Conversation::new(messages) })
-}
-
-/// Adds blocks to the last message when it has the same role (one turn's items), else a new one.
-/// A user's words after tool results start a new message, so results stay right after the call.
-fn add(messages: &mut Vec<Message>, role: Role, content: Vec<ContentBlock>, ts: i64) {
-    if content.is_empty() {
-        return;
-    }
-    let is_result = |b: &ContentBlock| matches!(b, ContentBlock::ToolResult { .. });
-    if let Some(last) = messages.last_mut()
-        && last.role == role
-        && (role == Role::Assistant || last.content.iter().all(is_result) == content.iter().all(is_result))
-    {
-        last.content.extend(content);
-        return;
-    }
-    let mut m = Message::new(format!("m{}", messages.len() + 1), role, content);
-    m.ts = ts;
-    messages.push(m);
 }
 
 fn string(item: &Map<String, Value>, key: &str, path: &str) -> Result<String, ParseError> {

@@ -6,14 +6,17 @@
 //! detects the format of a file, dispatches to the dialects, and holds what they share: the neutral
 //! [`ApiRequest`] they encode, the `Decoder`'s state, the error bodies both wires send, and the
 //! JSON Schema. Session files other agents write are read too, each by its own module:
-//! `claude_code` (Claude Code's JSONL sessions), `codex` (Codex CLI's JSONL rollouts), `cline`
-//! (Cline's and Roo Code's `api_conversation_history.json`). Every import error names where it
-//! is, e.g. `messages[12].content[1]: missing field \`type\`` or `line 4.message.content: …`.
+//! `claude_code` (Claude Code's JSONL sessions and sub-agent transcripts), `codex` (Codex CLI's
+//! JSONL rollouts), `cline` (Cline's and Roo Code's `api_conversation_history.json`; their
+//! `ui_messages.json` is refused with a pointer to it), `gemini` (Gemini CLI's saved chats and
+//! `stream-json` transcripts). Every import error names where it is, e.g.
+//! `messages[12].content[1]: missing field \`type\`` or `line 4.message.content: …`.
 
 mod anthropic;
 mod claude_code;
 mod cline;
 mod codex;
+mod gemini;
 mod native;
 mod openai;
 mod sse;
@@ -24,7 +27,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::host::HttpRequest;
-use crate::model::{Conversation, FORMAT_TAG};
+use crate::model::{ContentBlock, Conversation, FORMAT_TAG, Message, Role};
 use crate::profile::{LlmKind, LlmProfile, Usage};
 
 pub use anthropic::{ANTHROPIC_VERSION, to_anthropic};
@@ -48,6 +51,10 @@ pub enum SourceFormat {
     Codex,
     /// A Cline or Roo Code task history: Anthropic messages with a `ts`.
     Cline,
+    /// A Gemini CLI chat saved by `/chat save`: Gemini `Content`s, bare or as `{"history"}`.
+    GeminiChat,
+    /// A Gemini CLI `--output-format stream-json` transcript: JSON lines of events.
+    GeminiStream,
 }
 
 /// A conversation read from a file, with the format it was in.
@@ -60,7 +67,7 @@ pub struct Parsed {
 }
 
 /// Reads a conversation in any supported format: one JSON document, or JSON lines (a Claude
-/// Code session, a Codex rollout).
+/// Code session, a Codex rollout, a Gemini CLI stream-json transcript).
 pub fn parse_conversation(text: &str) -> Result<Parsed, ParseError> {
     // This project's own documents, in one pass; anything else (or anything wrong) the general way.
     if let Some(conversation) = native::from_tagged_text(text)
@@ -88,7 +95,7 @@ pub fn parse_conversation(text: &str) -> Result<Parsed, ParseError> {
     // A session file of one line is one JSON document.
     if value.is_object() && value.get("messages").is_none() && value.get("format").is_none() {
         let lines = [value];
-        if claude_code::looks_like(&lines) || codex::looks_like(&lines) {
+        if claude_code::looks_like(&lines) || codex::looks_like(&lines) || gemini::looks_like_stream(&lines) {
             return parse_lines(&lines);
         }
         let [value] = lines;
@@ -105,7 +112,13 @@ fn parse_value(value: Value) -> Result<Parsed, ParseError> {
         SourceFormat::OpenAi => openai::from_openai(&value)?,
         SourceFormat::Anthropic => anthropic::from_anthropic(&value)?,
         SourceFormat::Cline => cline::from_cline(value.as_array().map_or(&[][..], Vec::as_slice))?,
-        SourceFormat::ClaudeCode | SourceFormat::Codex => unreachable!("JSON lines are read by parse_lines"),
+        SourceFormat::GeminiChat => match &value {
+            Value::Array(list) => gemini::from_chat(list, "")?,
+            _ => gemini::from_chat(value["history"].as_array().map_or(&[][..], Vec::as_slice), "history")?,
+        },
+        SourceFormat::ClaudeCode | SourceFormat::Codex | SourceFormat::GeminiStream => {
+            unreachable!("JSON lines are read by parse_lines")
+        }
     };
     check_ids(&conversation)?;
     Ok(Parsed { conversation, format })
@@ -145,14 +158,37 @@ fn parse_lines(lines: &[Value]) -> Result<Parsed, ParseError> {
         (claude_code::from_claude_code(lines)?, SourceFormat::ClaudeCode)
     } else if codex::looks_like(lines) {
         (codex::from_codex(lines)?, SourceFormat::Codex)
+    } else if gemini::looks_like_stream(lines) {
+        (gemini::from_stream(lines)?, SourceFormat::GeminiStream)
     } else {
         return Err(ParseError::at(
             "",
-            "JSON lines, but neither a Claude Code session (events with `uuid` and `message`) nor a Codex rollout (records with `type` and `payload`)",
+            "JSON lines, but neither a Claude Code session (events with `uuid` and `message`), a Codex rollout (records with `type` and `payload`) nor a Gemini CLI stream-json transcript (events `init`, `message`, …)",
         ));
     };
     check_ids(&conversation)?;
     Ok(Parsed { conversation, format })
+}
+
+/// Adds blocks to the last message when it has the same role (one turn's items), else a new one
+/// (`m1`, `m2`, … by position): for the session files whose records are items of a turn (Codex's,
+/// Gemini CLI's). A user's words after tool results start a new message, so results stay right
+/// after the call.
+fn add_turn(messages: &mut Vec<Message>, role: Role, content: Vec<ContentBlock>, ts: i64) {
+    if content.is_empty() {
+        return;
+    }
+    let is_result = |b: &ContentBlock| matches!(b, ContentBlock::ToolResult { .. });
+    if let Some(last) = messages.last_mut()
+        && last.role == role
+        && (role == Role::Assistant || last.content.iter().all(is_result) == content.iter().all(is_result))
+    {
+        last.content.extend(content);
+        return;
+    }
+    let mut m = Message::new(format!("m{}", messages.len() + 1), role, content);
+    m.ts = ts;
+    messages.push(m);
 }
 
 /// Milliseconds since the Unix epoch of an RFC 3339 time (`2025-06-23T10:15:30.123Z`,
@@ -226,6 +262,13 @@ pub fn detect(value: &Value) -> Result<SourceFormat, ParseError> {
             {
                 return Ok(SourceFormat::CondensationResult);
             }
+            // A Gemini CLI chat saved as `{"history": [...], "authType"}`.
+            if !o.contains_key("messages")
+                && let Some(Value::Array(history)) = o.get("history")
+                && (history.is_empty() || gemini::looks_like_chat(history))
+            {
+                return Ok(SourceFormat::GeminiChat);
+            }
             match o.get("messages") {
                 Some(Value::Array(list)) => list,
                 Some(_) => return Err(ParseError::at("messages", "expected a list of messages")),
@@ -239,6 +282,12 @@ pub fn detect(value: &Value) -> Result<SourceFormat, ParseError> {
         }
         _ => return Err(ParseError::at("", "expected an object with \"messages\" or a list of messages")),
     };
+    if value.is_array() && cline::is_ui_messages(messages) {
+        return Err(ParseError::at("", cline::UI_MESSAGES));
+    }
+    if value.is_array() && gemini::looks_like_chat(messages) {
+        return Ok(SourceFormat::GeminiChat);
+    }
     if value.is_array() && cline::looks_like(messages) {
         return Ok(SourceFormat::Cline);
     }
