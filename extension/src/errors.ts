@@ -59,6 +59,14 @@ export function advise(f: Failure, profileId?: string): Advice {
       return { text: `The LLM server could not be reached or stopped answering: ${f.message}`, actions: [SHOW_LOG], severity: "error" };
     case "llm_cancelled":
       return { text: "Condensation cancelled; the conversation is unchanged.", actions: [], severity: "warning" };
+    case "degenerate_summary":
+      return {
+        text:
+          `The condensing model wrote a summary that repeats itself or stops before its sections, so it was not applied; the conversation is unchanged. ` +
+          `Choose a larger condensing model in the settings, or condense with the smart provider, which falls back to truncation. (${f.message})`,
+        actions: [OPEN_SETTINGS, SHOW_LOG],
+        severity: "warning",
+      };
     case "nothing_to_condense":
     case "nothing_to_undo":
     case "context_grew":

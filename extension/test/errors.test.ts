@@ -24,6 +24,18 @@ describe("asFailure", () => {
   });
 });
 
+describe("a degenerate summary", () => {
+  it("says nothing was applied and what to do, with the reason", () => {
+    const message = 'degenerate summary: the summary the model wrote for the request was not applied (it repeats "[tool result]": repeats make up 98% of it)';
+    const a = advise({ kind: "degenerate_summary", message }, "small");
+    expect(a.text).toMatch(/^The condensing model wrote a summary that repeats itself .* not applied; the conversation is unchanged\./);
+    expect(a.text).toContain("Choose a larger condensing model");
+    expect(a.text).toContain('"[tool result]"');
+    expect(a.actions.map((x) => x.command)).toEqual(["contextCondenser.openSettings", "contextCondenser.showLog"]);
+    expect(a.severity).toBe("warning");
+  });
+});
+
 describe("provider errors", () => {
   it("say the provider is disabled and offer the settings panel", () => {
     const a = advise({ kind: "provider_disabled", message: "provider 'truncation' is disabled" });

@@ -21,6 +21,10 @@ pub enum ErrorKind {
     InvalidConfig,
     /// The condensed context would not be smaller than the original.
     ContextGrew,
+    /// The model's summary was degenerate — one line or phrase repeated for most of it, or cut at
+    /// its output limit before any of the sections asked for — and so was its one greedy retry
+    /// (or none was possible); it was not applied and the conversation is unchanged.
+    DegenerateSummary,
     /// Nothing the provider may remove would change the context.
     NothingToCondense,
     /// An automatic condensation saved less than the minimum gain and was not applied.
@@ -72,12 +76,13 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 26] = [
+    pub const ALL: [ErrorKind; 27] = [
         ErrorKind::InvalidInput,
         ErrorKind::ProviderNotFound,
         ErrorKind::ProviderDisabled,
         ErrorKind::InvalidConfig,
         ErrorKind::ContextGrew,
+        ErrorKind::DegenerateSummary,
         ErrorKind::NothingToCondense,
         ErrorKind::InsufficientGain,
         ErrorKind::NothingToUndo,
@@ -109,6 +114,7 @@ impl ErrorKind {
             ErrorKind::ProviderDisabled => "provider_disabled",
             ErrorKind::InvalidConfig => "invalid_config",
             ErrorKind::ContextGrew => "context_grew",
+            ErrorKind::DegenerateSummary => "degenerate_summary",
             ErrorKind::NothingToCondense => "nothing_to_condense",
             ErrorKind::InsufficientGain => "insufficient_gain",
             ErrorKind::NothingToUndo => "nothing_to_undo",
@@ -184,6 +190,10 @@ pub enum CondenseError {
         /// Tokens the result would have had.
         after: usize,
     },
+    /// The model's summary repeats itself or stops before its sections, even when retried; it was
+    /// not applied.
+    #[error("degenerate summary: {0}")]
+    DegenerateSummary(String),
     /// Nothing the provider may remove would change the context.
     #[error("nothing to condense: {0}")]
     NothingToCondense(String),
@@ -204,6 +214,7 @@ impl CondenseError {
             CondenseError::ProviderDisabled(_) => ErrorKind::ProviderDisabled,
             CondenseError::InvalidConfig { .. } => ErrorKind::InvalidConfig,
             CondenseError::ContextGrew { .. } => ErrorKind::ContextGrew,
+            CondenseError::DegenerateSummary(_) => ErrorKind::DegenerateSummary,
             CondenseError::NothingToCondense(_) => ErrorKind::NothingToCondense,
             CondenseError::Internal(_) => ErrorKind::Internal,
             CondenseError::Llm(e) => e.kind,

@@ -246,8 +246,8 @@ fn a_failed_native_run_that_the_model_answered_counts_its_cost_in_the_chat() {
     // The summary is longer than what it replaces: the run fails with `context_grew`, after the
     // condensing model answered (and was paid).
     let usage = Usage { input_tokens: 2_000, output_tokens: 3_000 };
-    let writer =
-        ScriptedLlm::new(profile(128_000)).then_answer(&"a far too long summary ".repeat(900), Some(usage));
+    let long: String = (0..900).map(|i| format!("step {i} of a far too long summary ")).collect();
+    let writer = ScriptedLlm::new(profile(128_000)).then_answer(&long, Some(usage));
     let chat = ScriptedLlm::new(profile(128_000));
     let mut agent = DefaultAgent::new(long_chat(12));
     let events = bench.run(&mut agent, &chat, Some(&writer as _), AgentInput::Condense, NOW, |_, _| {});

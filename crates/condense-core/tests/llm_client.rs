@@ -313,7 +313,7 @@ fn a_summary_that_would_not_shrink_the_context_is_refused() {
     http.replies.borrow_mut().push_back(Reply::Http(
         200,
         vec![],
-        answer(&"very long summary ".repeat(800), true),
+        answer(&(0..800).map(|i| format!("line {i} of a very long summary ")).collect::<String>(), true),
     ));
     let c = session();
     let result = native(&c, &client(http, Rc::default(), 0));

@@ -256,8 +256,11 @@ fn a_failing_later_part_reports_what_the_earlier_parts_cost() {
 #[test]
 fn an_answer_cut_by_its_limit_is_flagged() {
     let c = session(3);
+    // Cut in its second section: kept and flagged. (One cut before any section is degenerate.)
     let cut = vec![
-        StreamEvent::Delta("A summary that stops mid".into()),
+        StreamEvent::Delta(
+            "## 1. Primary request and intent\nFix the parser in src/lib.rs.\n## 2. Key technical concepts\nA summary that stops mid".into(),
+        ),
         StreamEvent::Done(Finish {
             usage: Some(USAGE),
             finish_reason: Some("length".into()),

@@ -1,5 +1,6 @@
 //! The built-in condensation providers.
 
+pub mod degenerate;
 mod encoded;
 mod lossless;
 pub mod manual;

@@ -11,6 +11,11 @@
 //! messages that summary hid, when they fit one request, rather than as a summary of a summary.
 //! Each call's cost is recorded on the run's meter as soon as the model answered, so a run that
 //! fails afterwards still reports what it spent.
+//!
+//! No degenerate answer is used ([`super::degenerate`]): one that repeats itself, or that was cut
+//! at its output limit before any of the sections its request asks for, is asked again once at
+//! temperature 0 where the model takes a temperature, and the run is refused with
+//! `degenerate_summary` when that answer is degenerate too.
 
 use std::collections::HashMap;
 
@@ -21,7 +26,8 @@ use crate::error::CondenseError;
 use crate::error::{ErrorKind, LlmError};
 use crate::host::AbortSignal;
 use crate::llm::{
-    ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, LlmProvider, ModelUse, PromptBundle, Usage,
+    ChatMessage, ChatRole, DEFAULT_MAX_OUTPUT_TOKENS, GenerationParams, LlmProvider, ModelUse, PromptBundle,
+    Usage,
 };
 use crate::model::{ContentBlock, Message, Role, tool_result_text};
 use crate::provider::{
@@ -30,6 +36,7 @@ use crate::provider::{
 };
 use crate::tokens::TokenCounter;
 
+use super::degenerate;
 use super::summary::{self, SummaryConfig, SummaryPlan};
 
 /// The share, in percent, of the room left after the answer that a request may fill. The rest is
@@ -358,11 +365,81 @@ struct Calls<'a> {
     truncated: bool,
     finish_reason: Option<String>,
     cost: f64,
+    /// Answers found degenerate (see [`degenerate::check`]), retried or not.
+    degenerate: usize,
+    /// Greedy retries of a degenerate answer.
+    retries: usize,
+}
+
+/// One answer of the model, before it is judged.
+struct Answer {
+    text: String,
+    finish_reason: Option<String>,
 }
 
 impl Calls<'_> {
-    /// One request; its cost is on the run's meter as soon as the model answered.
+    /// One request; its cost is on the run's meter as soon as the model answered. A degenerate
+    /// answer (one that repeats itself, or was cut before any of the sections the request asks
+    /// for) is asked again once at temperature 0 where the model takes a temperature and was not
+    /// asked at 0 already; when that answer is degenerate too, or no retry was possible, the run
+    /// is refused with `degenerate_summary`. Both calls are paid for.
     async fn ask(&mut self, bundle: &PromptBundle, what: &str) -> Result<String, CondenseError> {
+        let sections = degenerate::sections_asked(&bundle.request);
+        let first = self.call(bundle, what).await?;
+        let Some(why) = degenerate::check(&first.text, first.finish_reason.as_deref(), &sections) else {
+            return Ok(self.accept(first));
+        };
+        self.degenerate += 1;
+        let greedy = match self.greedy(bundle) {
+            Ok(greedy) => greedy,
+            Err(no_retry) => {
+                return Err(CondenseError::DegenerateSummary(format!(
+                    "the summary the model wrote for {what} was not applied ({why}); {no_retry}, so it was \
+                     not retried; the conversation is unchanged"
+                )));
+            }
+        };
+        self.retries += 1;
+        let second = self.call(&greedy, what).await?;
+        match degenerate::check(&second.text, second.finish_reason.as_deref(), &sections) {
+            None => Ok(self.accept(second)),
+            Some(again) => {
+                self.degenerate += 1;
+                Err(CondenseError::DegenerateSummary(format!(
+                    "the summary the model wrote for {what} was not applied ({why}), nor its greedy retry at \
+                     temperature 0 ({again}); the conversation is unchanged"
+                )))
+            }
+        }
+    }
+
+    /// The request again at temperature 0, or why it cannot be: the model takes no temperature
+    /// (a CLI tool, a reasoning model), or the request was greedy already, and asking again
+    /// would get the same answer.
+    fn greedy(&self, bundle: &PromptBundle) -> Result<PromptBundle, &'static str> {
+        let caps = self.llm.capabilities();
+        if !caps.supports_temperature {
+            return Err("the condensing model takes no temperature");
+        }
+        let params = bundle.generation_params.unwrap_or_default();
+        if params.clamped(&caps).temperature == Some(0.0) {
+            return Err("it was written at temperature 0 already");
+        }
+        let params = GenerationParams { temperature: Some(0.0), ..params };
+        Ok(PromptBundle { generation_params: Some(params), ..bundle.clone() })
+    }
+
+    /// An answer taken: its finish reason is the run's, and a cut one flags the run.
+    fn accept(&mut self, answer: Answer) -> String {
+        // A summary cut by the answer limit is kept but flagged (one cut before any of its
+        // sections is degenerate and never gets here): the user can undo it.
+        self.truncated |= matches!(answer.finish_reason.as_deref(), Some("length" | "max_tokens"));
+        self.finish_reason = answer.finish_reason;
+        answer.text
+    }
+
+    /// One request sent and paid for; an empty answer fails.
+    async fn call(&mut self, bundle: &PromptBundle, what: &str) -> Result<Answer, CondenseError> {
         self.count += 1;
         let tokens = self.services.tokens;
         let prompt_tokens = || tokens.count_text(&self.llm.adapter().render_for_display(bundle)) as u64;
@@ -390,9 +467,6 @@ impl Calls<'_> {
                     ),
                 };
                 self.charge(usage, response.cost_usd, estimated);
-                // A summary cut by the answer limit is kept but flagged: the user can undo it.
-                self.truncated |= matches!(response.finish_reason.as_deref(), Some("length" | "max_tokens"));
-                self.finish_reason = response.finish_reason;
                 let text = response.content.trim();
                 if text.is_empty() {
                     return Err(CondenseError::Llm(LlmError::new(
@@ -400,7 +474,7 @@ impl Calls<'_> {
                         format!("the model answered {what} with an empty summary"),
                     )));
                 }
-                Ok(text.to_owned())
+                Ok(Answer { text: text.to_owned(), finish_reason: response.finish_reason })
             }
         }
     }
@@ -516,7 +590,7 @@ impl CondensationProvider for NativeProvider {
 
     /// The prompt (everything but the kept tail, as the requests would carry it) at the input
     /// price, and the condense phase's answer limit for each request at the output price: an
-    /// upper bound.
+    /// upper bound, unless a degenerate answer is asked again.
     fn estimate_cost(
         &self,
         ctx: &CondensationContext<'_>,
@@ -599,6 +673,8 @@ impl CondensationProvider for NativeProvider {
             truncated: false,
             finish_reason: None,
             cost: 0.0,
+            degenerate: 0,
+            retries: 0,
         };
         let prompt_tokens = total(&turns);
         let parts = chunks(turns, budget.input, tokens);
@@ -632,6 +708,8 @@ impl CondensationProvider for NativeProvider {
         metrics.insert(METRIC_SUMMARY_TRUNCATED.into(), calls.truncated.into());
         metrics.insert("chunks".into(), parts.len().into());
         metrics.insert("llm_calls".into(), calls.count.into());
+        metrics.insert("degenerate_answers".into(), calls.degenerate.into());
+        metrics.insert("greedy_retries".into(), calls.retries.into());
         metrics.insert("from_originals".into(), from_originals.into());
         metrics.insert("prompt_shrunk".into(), shrunk.into());
         metrics.insert("prompt_tokens".into(), prompt_tokens.into());
