@@ -67,14 +67,24 @@ function codingChat(turns) {
   return { format: "context-condenser/conversation@1", system: "You are a careful coding agent.", messages };
 }
 
+/** What Cline's chat panel shows, not the conversation: refused, naming the file that is. */
+const UI_MESSAGES = "cline-ui_messages.json";
+
+test("Cline's ui_messages.json is refused, naming api_conversation_history.json", () => {
+  const text = readFileSync(path.join(repoRoot, "tests/fixtures/sessions", UI_MESSAGES), "utf8");
+  const engine = makeEngine();
+  assert.throws(() => engine.parseConversation(text), (e) => e.kind === "invalid_input" && /api_conversation_history\.json/.test(e.message));
+  assert.throws(() => engine.holdConversation("file:///ui_messages.json", text), (e) => e.kind === "invalid_input");
+});
+
 const fixtures = [
   ["generated coding chat", JSON.stringify(codingChat(40))],
   ["small session", readFileSync(path.join(repoRoot, "tests/fixtures/small-session.json"), "utf8")],
   ["coding session", readFileSync(path.join(repoRoot, "examples/coding-session.json"), "utf8")],
-  ...readdirSync(path.join(repoRoot, "tests/fixtures/sessions")).map((f) => [
-    f,
-    readFileSync(path.join(repoRoot, "tests/fixtures/sessions", f), "utf8"),
-  ]),
+  // Every session fixture but Cline's ui_messages.json, which the engine refuses (below).
+  ...readdirSync(path.join(repoRoot, "tests/fixtures/sessions"))
+    .filter((f) => f !== UI_MESSAGES)
+    .map((f) => [f, readFileSync(path.join(repoRoot, "tests/fixtures/sessions", f), "utf8")]),
 ];
 
 /** The calls each conversation is condensed with: every LLM-free provider, with and without a

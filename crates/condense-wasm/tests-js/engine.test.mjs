@@ -53,11 +53,11 @@ const profile = (kind, model = "fixture") => ({
   price_output_per_mtok: 15,
 });
 
-test("lists the built-in providers, lossless the default", () => {
+test("lists the built-in providers, smart the default", () => {
   const { engine } = makeEngine();
   const ids = engine.listProviders().map((p) => p.id);
   assert.deepEqual(ids, ["native", "lossless", "truncation", "manual", "mask", "smart"]);
-  assert.equal(engine.defaultProvider, "lossless");
+  assert.equal(engine.defaultProvider, "smart");
   engine.updateProviderConfig("truncation", { enabled: false });
   assert.deepEqual(engine.listProviders(true).map((p) => p.id), ["native", "lossless", "manual", "mask", "smart"]);
   assert.equal(engine.providerConfig("truncation").enabled, false);
@@ -70,7 +70,7 @@ test("hands hosts the core's limits, defaults and each profile kind's base URL",
   assert.equal(limits.threshold_max, 100);
   assert.equal(limits.default_threshold_percent, 80);
   assert.equal(limits.default_min_gain_percent, 5);
-  assert.equal(limits.default_provider, "lossless");
+  assert.equal(limits.default_provider, "smart");
   assert.equal(limits.default_provider, engine.defaultProvider);
   assert.deepEqual(kinds, [
     { kind: "openai", default_base_url: "https://api.openai.com/v1" },
@@ -138,7 +138,7 @@ test("counts texts of any length and content the same way as a conversation's te
 
 test("condenses losslessly as the CLI does, and undo brings every message back", async () => {
   const { engine, logs } = makeEngine();
-  const result = await engine.condense(session, {});
+  const result = await engine.condense(session, { provider: "lossless" });
   const expected = cli("run", "--provider", "lossless", "tests/fixtures/small-session.json");
   assert.equal(result.error, null);
   assert.deepEqual(result.messages, expected.messages);
