@@ -67,6 +67,12 @@ export function advise(f: Failure, profileId?: string): Advice {
         actions: [OPEN_SETTINGS, SHOW_LOG],
         severity: "warning",
       };
+    case "target_below_floor":
+      return {
+        text: `${capitalize(f.message)}. Set a higher target, or fewer messages kept at the end, in the settings.`,
+        actions: [OPEN_SETTINGS],
+        severity: "warning",
+      };
     case "nothing_to_condense":
     case "nothing_to_undo":
     case "context_grew":

@@ -27,6 +27,10 @@ pub enum ErrorKind {
     DegenerateSummary,
     /// Nothing the provider may remove would change the context.
     NothingToCondense,
+    /// The target asked for is below what the run must keep (the system prompt, the first user
+    /// message's own words, the messages kept at the end, pinned ones): refused before any work,
+    /// the floor named.
+    TargetBelowFloor,
     /// An automatic condensation saved less than the minimum gain and was not applied.
     InsufficientGain,
     /// There is no condensation to undo.
@@ -76,7 +80,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 27] = [
+    pub const ALL: [ErrorKind; 28] = [
         ErrorKind::InvalidInput,
         ErrorKind::ProviderNotFound,
         ErrorKind::ProviderDisabled,
@@ -84,6 +88,7 @@ impl ErrorKind {
         ErrorKind::ContextGrew,
         ErrorKind::DegenerateSummary,
         ErrorKind::NothingToCondense,
+        ErrorKind::TargetBelowFloor,
         ErrorKind::InsufficientGain,
         ErrorKind::NothingToUndo,
         ErrorKind::Busy,
@@ -116,6 +121,7 @@ impl ErrorKind {
             ErrorKind::ContextGrew => "context_grew",
             ErrorKind::DegenerateSummary => "degenerate_summary",
             ErrorKind::NothingToCondense => "nothing_to_condense",
+            ErrorKind::TargetBelowFloor => "target_below_floor",
             ErrorKind::InsufficientGain => "insufficient_gain",
             ErrorKind::NothingToUndo => "nothing_to_undo",
             ErrorKind::Busy => "busy",
@@ -197,6 +203,18 @@ pub enum CondenseError {
     /// Nothing the provider may remove would change the context.
     #[error("nothing to condense: {0}")]
     NothingToCondense(String),
+    /// The target is below the floor: what the run must keep.
+    #[error(
+        "the target of {target} tokens is below the floor of {floor} tokens (the system prompt, the first user message's own words, the last {keep_last} messages and any pinned ones stay); ask for {floor} tokens or more, or keep fewer messages"
+    )]
+    TargetBelowFloor {
+        /// The target asked for.
+        target: usize,
+        /// The fewest tokens the run can leave.
+        floor: usize,
+        /// The messages kept at the end.
+        keep_last: usize,
+    },
     /// The provider produced a conversation that breaks an invariant; a bug, reported not applied.
     #[error("internal error: {0}")]
     Internal(String),
@@ -216,6 +234,7 @@ impl CondenseError {
             CondenseError::ContextGrew { .. } => ErrorKind::ContextGrew,
             CondenseError::DegenerateSummary(_) => ErrorKind::DegenerateSummary,
             CondenseError::NothingToCondense(_) => ErrorKind::NothingToCondense,
+            CondenseError::TargetBelowFloor { .. } => ErrorKind::TargetBelowFloor,
             CondenseError::Internal(_) => ErrorKind::Internal,
             CondenseError::Llm(e) => e.kind,
         }

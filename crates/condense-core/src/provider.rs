@@ -51,6 +51,17 @@ impl CondensationContext<'_> {
     }
 }
 
+/// A run's target and its floor (see [`CondensationProvider::target_and_floor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TargetFloor {
+    /// The tokens the run works to.
+    pub target: usize,
+    /// The fewest tokens it can leave.
+    pub floor: usize,
+    /// The messages it keeps at the end.
+    pub keep_last: usize,
+}
+
 /// How to condense: the caller's wishes and the provider's configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -68,6 +79,10 @@ pub struct CondensationOptions {
     pub is_automatic: bool,
     /// The provider's configuration (from the registry), as JSON.
     pub config: serde_json::Value,
+    /// Set by a pipeline on its passes: the pipeline checked its target against its floor, so a
+    /// pass's own (lowered by the pipeline's ledger) is not refused for being below.
+    #[serde(skip)]
+    pub floor_checked: bool,
 }
 
 impl CondensationOptions {
@@ -363,6 +378,19 @@ pub trait CondensationProvider {
         Ok(())
     }
 
+    /// The target this run works to (the caller's, else the provider's own default) and its
+    /// floor, the fewest tokens it can leave (see [`crate::providers::floor`]); `None` for a
+    /// provider without a target. The template refuses a target below the floor, or, for an
+    /// automatic run, works to the floor instead.
+    fn target_and_floor(
+        &self,
+        _ctx: &CondensationContext<'_>,
+        _options: &CondensationOptions,
+        _tokens: &dyn TokenCounter,
+    ) -> Result<Option<TargetFloor>, CondenseError> {
+        Ok(None)
+    }
+
     /// What a run would cost, in US dollars, before running it.
     fn estimate_cost(
         &self,
@@ -414,6 +442,30 @@ pub async fn run_provider(
     if let Err(e) = provider.validate(&ctx, options) {
         return failed(e, 0.0);
     }
+    // A target below the floor is refused up front; an automatic run works to the floor.
+    let floor = match options.floor_checked {
+        true => Ok(None),
+        false => provider.target_and_floor(&ctx, options, services.tokens),
+    };
+    let floor = match floor {
+        Ok(floor) => floor,
+        Err(e) => return failed(e, 0.0),
+    };
+    // (A floor at or above the context means nothing can go: the provider says why.)
+    let floor = floor.filter(|f| f.floor < ctx.prev_context_tokens);
+    let raised;
+    let options = match floor {
+        Some(f) if f.target < f.floor && !options.is_automatic => {
+            let e =
+                CondenseError::TargetBelowFloor { target: f.target, floor: f.floor, keep_last: f.keep_last };
+            return failed(e, 0.0);
+        }
+        Some(f) if f.target < f.floor => {
+            raised = CondensationOptions { target_tokens: Some(f.floor), ..options.clone() };
+            &raised
+        }
+        _ => options,
+    };
     // The ledger's room comes out of the target, so the context with it still lands within.
     let keep = ledger_on(options);
     let reserved = if keep { ledger_reserve(&ctx, options, services.tokens) } else { 0 };
@@ -467,6 +519,9 @@ pub async fn run_provider(
     }
     extra.insert("tokens_before".into(), before.into());
     extra.insert("tokens_after".into(), after.into());
+    if let Some(f) = floor {
+        extra.insert("floor_tokens".into(), f.floor.into());
+    }
     CondensationResult {
         messages: condensed.messages,
         summary: condensed.summary,

@@ -638,7 +638,8 @@ fn a_summary_carries_the_ledger_and_the_probes_find_everything() {
     // The first message is left as it was: the ledger went on the summary.
     assert_eq!(api_view(&result.messages)[0], &c.messages[0]);
     let retention = result.metrics.unwrap().retention().unwrap();
-    assert_eq!((retention.kept, retention.probes, retention.repaired), (3, 3, 0));
+    // The user's message, its instruction, the file, the todo.
+    assert_eq!((retention.kept, retention.probes, retention.repaired), (4, 4, 0));
 }
 
 #[test]
@@ -653,7 +654,7 @@ fn with_the_ledger_off_what_the_summary_left_out_is_put_back_on_it() {
     assert!(text.contains("Never rename public functions") && text.contains("src/groups.rs"));
     assert!(text.contains("Handle empty groups"));
     let retention = result.metrics.unwrap().retention().unwrap();
-    assert_eq!((retention.kept, retention.probes, retention.repaired), (3, 3, 3));
+    assert_eq!((retention.kept, retention.probes, retention.repaired), (4, 4, 4));
     assert!(retention.missing.is_empty());
 }
 
@@ -808,4 +809,121 @@ fn a_summary_hides_around_a_pinned_message() {
     assert!(view.iter().any(|m| m.is_summary));
     assert!(view.iter().any(|m| m.id == pinned_id && m.pinned));
     assert!(result.messages.iter().any(|m| !m.is_visible()), "something was hidden");
+}
+
+/// A long user message: prose, an instruction (or two) in its middle, and, sometimes, a pasted
+/// log — the shape of the real task messages whose instructions a head-and-tail cut lost.
+fn instructed_message(k: usize, prose: usize, pasted: bool, chinese: bool) -> String {
+    let filler = |n: usize| {
+        (0..n)
+            .map(|i| format!("The report mentions clouds over region {i} and a calm sea. "))
+            .collect::<String>()
+    };
+    let mut text = filler(prose);
+    text.push_str(&format!("Do one phase at a time; do not proceed until I approve phase {k}. "));
+    if chinese {
+        text.push_str(&format!("每个阶段完成后请等我确认再继续第{k}步。"));
+    }
+    text.push_str(&filler(prose / 2));
+    text.push_str(&format!("Never modify the migrations of module {k}."));
+    if pasted {
+        text.push_str("\n\n```\n");
+        text.push_str(
+            &(0..60)
+                .map(|i| format!("2026-01-01 12:00:{i:02} request served in {i} ms\n"))
+                .collect::<String>(),
+        );
+        text.push_str("```\n");
+    }
+    text
+}
+
+/// A session whose user messages hold instructions inside long text, between tool work.
+fn instructed_session() -> impl Strategy<Value = Conversation> {
+    prop::collection::vec((0usize..40, any::<bool>(), any::<bool>(), 1usize..30), 3..10).prop_map(|turns| {
+        let mut messages = vec![Message::new(
+            "m0",
+            Role::User,
+            vec![ContentBlock::text(instructed_message(0, 20, true, true))],
+        )];
+        for (k, (prose, pasted, chinese, filler)) in turns.into_iter().enumerate() {
+            let n = messages.len();
+            let tool = format!("toolu_{k}");
+            messages.push(Message::new(
+                format!("m{n}"),
+                Role::Assistant,
+                vec![
+                    ContentBlock::text("Reading."),
+                    ContentBlock::ToolUse {
+                        id: tool.clone(),
+                        name: "Read".into(),
+                        input: serde_json::json!({"file_path": format!("src/part_{k}.rs")}),
+                    },
+                ],
+            ));
+            messages.push(Message::new(
+                format!("m{}", n + 1),
+                Role::User,
+                vec![ContentBlock::tool_result_text(tool, "fn body() { let x = 1; }\n".repeat(filler))],
+            ));
+            messages.push(Message::new(
+                format!("m{}", n + 2),
+                Role::Assistant,
+                vec![ContentBlock::text("Understood.")],
+            ));
+            messages.push(Message::new(
+                format!("m{}", n + 3),
+                Role::User,
+                vec![ContentBlock::text(instructed_message(k + 1, prose, pasted, chinese))],
+            ));
+        }
+        let n = messages.len();
+        messages.push(Message::new(format!("m{n}"), Role::Assistant, vec![ContentBlock::text("On it.")]));
+        messages.push(Message::new(format!("m{}", n + 1), Role::User, vec![ContentBlock::text("Go on.")]));
+        Conversation::new(messages)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: common::cases(32), ..ProptestConfig::default() })]
+
+    /// No instruction of a hidden user message is missing from the condensed view, whatever the
+    /// provider and whatever target above the floor (a target below it is refused, naming it).
+    #[test]
+    fn no_instruction_of_a_hidden_message_is_lost(
+        c in instructed_session(),
+        provider in prop::sample::select(vec!["lossless", "truncation", "mask", "smart", "native", "manual"]),
+        percent in 5usize..95,
+    ) {
+        let before = counter().count_request(None, &c.api_view());
+        let result = run_with_ledger(&c, provider, Some(before * percent / 100));
+        if let Some(e) = &result.error {
+            prop_assert!(
+                ["target_below_floor", "nothing_to_condense", "insufficient_gain"].contains(&e.kind.as_str()),
+                "{provider}: {e:?}"
+            );
+            return Ok(());
+        }
+        common_invariants(&c, &result)?;
+        let view = api_view(&result.messages);
+        let text = normalized(&ledger::view_text(&view));
+        for m in c.api_view() {
+            let hidden = result.messages.iter().any(|r| r.id == m.id && !r.is_visible());
+            if !hidden || m.role != Role::User {
+                continue;
+            }
+            let words = ledger::user_words(&m.text());
+            let instructions = ledger::constraints(&words);
+            prop_assert!(!instructions.is_empty() || !words.contains("approve"), "the detector missed: {words}");
+            for sentence in instructions {
+                prop_assert!(
+                    text.contains(&normalized(sentence)),
+                    "{provider} at {percent}%: lost {sentence:?}; view:\n{}",
+                    ledger::view_text(&view)
+                );
+            }
+        }
+        let retention = result.metrics.as_ref().unwrap().retention().expect("retention is reported");
+        prop_assert_eq!(retention.kept, retention.probes, "missing: {:?}", retention.missing);
+    }
 }

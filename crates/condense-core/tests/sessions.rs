@@ -331,7 +331,9 @@ fn new_sessions_condense_and_read_back() {
     for name in ["claude-code-subagent.jsonl", "gemini-checkpoint.json", "gemini-stream.jsonl"] {
         let c = parse_conversation(&fixture(name)).unwrap().conversation;
         let before = tokens.count_request(c.system.as_deref(), &c.api_view());
-        let result = run(&c, "truncation", Some(before * 2 / 3));
+        // Small sessions: their last messages are most of them, so the target stays above the
+        // floor (the first message and the last three).
+        let result = run(&c, "truncation", Some(before * 9 / 10));
         check(name, "truncation", &c, &result);
         assert!(result.error.is_none(), "{name}: {:?}", result.error);
         assert!(result.new_context_tokens.unwrap() < before, "{name}");

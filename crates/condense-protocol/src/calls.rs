@@ -56,6 +56,7 @@ impl CondenseOptions {
             keep_last: self.keep_last,
             is_automatic: self.is_automatic,
             config: self.config.clone().unwrap_or(serde_json::Value::Null),
+            floor_checked: false,
         }
     }
 

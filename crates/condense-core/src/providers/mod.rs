@@ -2,6 +2,7 @@
 
 pub mod degenerate;
 mod encoded;
+pub mod floor;
 mod lossless;
 pub mod manual;
 mod mask;

@@ -18,10 +18,12 @@ use crate::llm::ModelUse;
 use crate::model::{ContentBlock, Role, next_condense_id, squash_condensations};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_PASSES, PassMetric,
-    Services, TemplateToken, apply_edits, run_provider,
+    Services, TargetFloor, TemplateToken, apply_edits, run_provider,
 };
+use crate::tokens::TokenCounter;
 
 use super::encoded::{floor_boundary, replace_ranges, thousands};
+use super::floor::floor_tokens;
 use super::mask::{MAIN_ARGUMENTS, MaskConfig, MaskProvider};
 use super::{LosslessProvider, NativeProvider, TruncationProvider};
 
@@ -291,6 +293,33 @@ impl CondensationProvider for SmartProvider {
         NativeProvider.estimate_cost(ctx, &native, services)
     }
 
+    fn target_and_floor(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        tokens: &dyn TokenCounter,
+    ) -> Result<Option<TargetFloor>, CondenseError> {
+        let config: SmartConfig = options.typed_config(self.id())?;
+        let passes = config
+            .pass_list()
+            .map_err(|message| CondenseError::InvalidConfig { id: "smart".into(), message })?;
+        let before = ctx.prev_context_tokens;
+        let target = options.target_or(before * usize::from(config.target_percent) / 100);
+        let mut keep_last = options.keep_last.unwrap_or(config.keep_last);
+        if let Some(max) = config.preset.max_keep_last() {
+            keep_last = keep_last.min(max);
+        }
+        // Under a ceiling, truncation may keep the last message alone (see below).
+        if options.ceiling_tokens.is_some() && passes.contains(&Pass::Truncation) {
+            keep_last = keep_last.min(1);
+        }
+        // Without truncation or a summary, nothing cuts the conversation's own words: no floor.
+        if !passes.contains(&Pass::Truncation) && !passes.contains(&Pass::Native) {
+            return Ok(None);
+        }
+        Ok(Some(TargetFloor { target, floor: floor_tokens(ctx, keep_last, tokens), keep_last }))
+    }
+
     async fn condense_internal(
         &self,
         ctx: &CondensationContext<'_>,
@@ -362,6 +391,7 @@ impl CondensationProvider for SmartProvider {
                     keep_last: Some(keep),
                     is_automatic: options.is_automatic,
                     config: Self::pass_config(pass, &config),
+                    floor_checked: true,
                 };
                 let result =
                     run_provider(Self::pass_provider(pass), &messages, ctx.system, &pass_options, services)

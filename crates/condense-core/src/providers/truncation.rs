@@ -20,13 +20,15 @@ use serde::{Deserialize, Serialize};
 use crate::error::CondenseError;
 use crate::model::{ContentBlock, Message, Role, ToolResultPart, next_condense_id};
 use crate::provider::{
-    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TemplateToken,
-    apply_edits, count_with_content,
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, Services, TargetFloor,
+    TemplateToken, apply_edits, count_with_content,
 };
+use crate::tokens::TokenCounter;
 
 use crate::config::{ConfigField, ConfigForm, Form};
 
 use super::encoded::{encoded_results_in, environment_sections_in, floor_boundary, replace_ranges};
+use super::floor::floor_tokens;
 
 /// Configuration of the `truncation` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -325,6 +327,57 @@ fn land_on_target(
     Some(best)
 }
 
+/// The first message with the pasted content of its texts cut to heads of one length, the
+/// longest that leaves the message within `budget` tokens (none when no length does), with its
+/// token count; `None` when it has nothing pasted or cutting saves nothing.
+fn cut_first_pasted(
+    tokens: &dyn crate::tokens::TokenCounter,
+    message: &Message,
+    budget: usize,
+) -> Option<(Vec<ContentBlock>, usize)> {
+    let longest = message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text, client: None } => {
+                crate::ledger::pasted_ranges(text).iter().map(|r| r.len()).max()
+            }
+            _ => None,
+        })
+        .max()?;
+    let with_heads = |keep: usize| {
+        let content: Vec<ContentBlock> = message
+            .content
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text, client: None } => match crate::ledger::cut_pasted(text, keep) {
+                    Some(cut) => ContentBlock::text(cut),
+                    None => b.clone(),
+                },
+                other => other.clone(),
+            })
+            .collect();
+        let (t, content) = count_with_content(tokens, message, content);
+        (content, t)
+    };
+    let mut best = with_heads(0);
+    if best.1 >= tokens.count_message(message) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0usize, longest);
+    while lo < hi && best.1 <= budget {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let candidate = with_heads(mid);
+        if candidate.1 <= budget {
+            best = candidate;
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(best)
+}
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for TruncationProvider {
     fn id(&self) -> &str {
@@ -345,6 +398,18 @@ impl CondensationProvider for TruncationProvider {
 
     fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
         0.0
+    }
+
+    fn target_and_floor(
+        &self,
+        ctx: &CondensationContext<'_>,
+        options: &CondensationOptions,
+        tokens: &dyn TokenCounter,
+    ) -> Result<Option<TargetFloor>, CondenseError> {
+        let config: TruncationConfig = options.typed_config(self.id())?;
+        let keep_last = options.keep_last.unwrap_or(config.keep_last);
+        let target = options.target_or(ctx.prev_context_tokens * usize::from(config.target_percent) / 100);
+        Ok(Some(TargetFloor { target, floor: floor_tokens(ctx, keep_last, tokens), keep_last }))
     }
 
     async fn condense_internal(
@@ -445,6 +510,21 @@ impl CondensationProvider for TruncationProvider {
             }
             if total <= target {
                 break 'passes;
+            }
+        }
+
+        // Still above target: the pasted content of the first message (files, logs, documents)
+        // is cut like any other bulk, the longest heads that meet the target; its own words stay.
+        let first = visible[0];
+        if total > target && !pinned.contains(&first) && ctx.messages[first].role == Role::User {
+            let original = &ctx.messages[first];
+            let old_tokens = tokens.count_message(original);
+            if let Some((content, t)) =
+                cut_first_pasted(tokens, original, old_tokens.saturating_sub(total - target))
+            {
+                total -= old_tokens - t;
+                replaced.insert(first, content);
+                stubbed.push((first, Pass::UserText));
             }
         }
 

@@ -23,6 +23,12 @@ use serde::{Deserialize, Serialize};
 use crate::model::{ContentBlock, Message, Role, ToolResultPart};
 use crate::tokens::TokenCounter;
 
+mod constraints;
+mod pasted;
+
+pub use constraints::{constraints, is_constraint};
+pub use pasted::{cut_pasted, own_words, pasted_ranges};
+
 /// The first line of a rendered ledger.
 pub const OPEN_TAG: &str = "<context_condenser_ledger>";
 /// The last line of a rendered ledger.
@@ -155,7 +161,7 @@ impl Ledger {
     pub fn of(messages: &[&Message]) -> Ledger {
         let mut ledger = Ledger::default();
         let mut pending: HashMap<String, String> = HashMap::new();
-        let mut keys = WordKeys::new();
+        let mut keys = WordKeys::default();
         for m in messages {
             ledger.absorb(m, &mut pending, &mut keys);
         }
@@ -175,7 +181,10 @@ impl Ledger {
     /// Adds what a later ledger knows: new user messages (ones already here are not repeated),
     /// the later state of each file and command, the later todo list when it has one.
     pub fn merge(&mut self, later: Ledger) {
-        let mut keys = self.user_messages.iter().map(|w| words_key(&w.text)).collect();
+        let mut keys = WordKeys::default();
+        for w in &self.user_messages {
+            keys.insert(&w.text);
+        }
         self.merge_keyed(later, &mut keys);
     }
 
@@ -243,6 +252,14 @@ impl Ledger {
                 head_of(&w.text, PROBE_CHARS)
             };
             out.push(Probe { label: format!("user: {}", preview(&w.text)), needle, restore });
+            // Every instruction of it, whole: a cut one is found missing and put back.
+            for sentence in constraints(&w.text) {
+                out.push(Probe {
+                    label: format!("instruction: {}", preview(sentence)),
+                    needle: sentence.to_owned(),
+                    restore: sentence.to_owned(),
+                });
+            }
         }
         for f in self.files.iter().filter(|f| f.action != FileAction::Read) {
             out.push(Probe {
@@ -301,29 +318,37 @@ impl Ledger {
         out
     }
 
+    /// The user's words within `budget` tokens. Past it, the longest messages are cut to head
+    /// and tail, keeping every instruction of the cut middle ([`constraints`]) word for word;
+    /// then the oldest (never the first) are cut to their instructions alone, or named by count
+    /// when they hold none. Instructions are never cut: they may take the ledger past its budget.
     fn render_words(&self, budget: usize, tokens: &dyn TokenCounter) -> String {
-        let mut texts: Vec<String> = self.user_messages.iter().map(|w| w.text.clone()).collect();
-        let cost = |t: &str| tokens.count_text_cached(t) + 6;
-        let mut total: usize = texts.iter().map(|t| cost(t)).sum();
+        let mut texts: Vec<Option<String>> =
+            self.user_messages.iter().map(|w| Some(w.text.clone())).collect();
+        let cost = |t: &Option<String>| t.as_deref().map_or(0, |t| tokens.count_text_cached(t) + 6);
+        let mut total: usize = texts.iter().map(cost).sum();
         // First cut the longest messages (pasted logs and files) to their head and tail.
+        let mut cut = vec![false; texts.len()];
         while total > budget {
-            let Some((i, _)) = texts
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.chars().count() > HEAD_CHARS * 2)
-                .max_by_key(|(_, t)| t.len())
+            let Some(i) = (0..texts.len())
+                .filter(|&i| !cut[i] && texts[i].as_ref().is_some_and(|t| t.chars().count() > HEAD_CHARS * 2))
+                .max_by_key(|&i| texts[i].as_ref().map_or(0, String::len))
             else {
                 break;
             };
+            cut[i] = true;
             let before = cost(&texts[i]);
-            texts[i] = cut_middle(&texts[i]);
+            texts[i] = texts[i].as_deref().map(cut_middle);
             total = total - before + cost(&texts[i]);
         }
-        // Then name the oldest by count, never the first.
-        let mut unquoted = 0;
-        while total > budget && unquoted + 1 < texts.len() {
-            total -= cost(&texts[1 + unquoted]);
-            unquoted += 1;
+        // Then the oldest but the first, down to their instructions.
+        for text in texts.iter_mut().skip(1) {
+            if total <= budget {
+                break;
+            }
+            let before = cost(text);
+            *text = text.as_deref().and_then(instructions_only);
+            total = total - before + cost(text);
         }
         let mut out = String::new();
         let mut number = 0;
@@ -332,14 +357,14 @@ impl Ledger {
             out.push_str(&format!("{MESSAGE_PREFIX} {number}\n{text}\n"));
         };
         let mut rest = texts.iter();
-        let unquoted_total = self.earlier_unquoted + unquoted;
-        if let Some(first) = rest.next() {
+        let unquoted_total = self.earlier_unquoted + texts.iter().filter(|t| t.is_none()).count();
+        if let Some(Some(first)) = rest.next() {
             message(&mut out, first);
         }
         if unquoted_total > 0 {
             out.push_str(&format!("({unquoted_total} earlier user messages not quoted)\n"));
         }
-        for t in rest.skip(unquoted) {
+        for t in rest.flatten() {
             message(&mut out, t);
         }
         out
@@ -417,14 +442,10 @@ impl Ledger {
         Some(ledger)
     }
 
-    /// Adds a user message unless one with the same key (see [`words_key`]) is here already;
-    /// `keys` holds the keys of `user_messages`, so the check is one lookup, not a pass over them.
+    /// Adds a user message unless it is here already (see [`WordKeys`]); `keys` knows the ones
+    /// here, so the check is a lookup, not a pass over them.
     fn add_words(&mut self, text: String, keys: &mut WordKeys) {
-        let key = words_key(&text);
-        if key.is_empty() {
-            return;
-        }
-        if keys.insert(key) {
+        if keys.insert(&text) {
             self.user_messages.push(UserWords { text });
         }
     }
@@ -1008,8 +1029,41 @@ fn space_at(text: &str, at: usize) -> (bool, usize) {
     (c.is_whitespace(), c.len_utf8())
 }
 
-/// The keys of a ledger's user messages (see [`words_key`]).
-type WordKeys = std::collections::HashSet<String>;
+/// What tells the user messages of a ledger apart: their whole [`normalize`]d text, and for a
+/// message a rendering cut (to head and tail, or to its instructions), its start ([`words_key`]):
+/// a cut one is the same message as a whole one that starts the same way. Two whole messages
+/// that only start the same way (a long preamble the user repeats) are two.
+#[derive(Debug, Default)]
+struct WordKeys {
+    whole: std::collections::HashSet<String>,
+    starts: std::collections::HashSet<String>,
+    cut_starts: std::collections::HashSet<String>,
+}
+
+impl WordKeys {
+    /// Records a message's words; false when they are here already (or empty).
+    fn insert(&mut self, text: &str) -> bool {
+        let start = words_key(text);
+        if start.is_empty() {
+            return false;
+        }
+        let cut = text.contains("cut by Context Condenser");
+        let seen = match cut {
+            true => self.starts.contains(&start),
+            false => self.whole.contains(&normalize(text)) || self.cut_starts.contains(&start),
+        };
+        if seen {
+            return false;
+        }
+        if cut {
+            self.cut_starts.insert(start.clone());
+        } else {
+            self.whole.insert(normalize(text));
+        }
+        self.starts.insert(start);
+        true
+    }
+}
 
 /// What tells one user message from another in a ledger, and its probe's needle: the first
 /// [`PROBE_CHARS`] characters of its [`normalize`]d text.
@@ -1084,21 +1138,52 @@ fn condenser_stub(text: &str) -> bool {
     t.starts_with('[') && t.contains("Context Condenser") && t.len() < 300
 }
 
-/// Head and tail of a long text, the middle replaced by a note of its size.
+/// Head and tail of a long text, the middle replaced by a note of its size and the
+/// instructions it held, word for word.
 fn cut_middle(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
-    let head_end = boundary(&chars, HEAD_CHARS);
-    let tail_start = chars.len() - HEAD_CHARS / 2;
-    let tail_start =
-        chars[tail_start..].iter().position(|c| *c == '\n').map_or(tail_start, |p| tail_start + p + 1);
-    let head: String = chars[..head_end].iter().collect();
-    let tail: String = chars[tail_start..].iter().collect();
-    format!(
-        "{}\n[… {} characters cut by Context Condenser …]\n{}",
-        head.trim_end(),
-        tail_start - head_end,
-        tail.trim_start()
-    )
+    let head_chars = boundary(&chars, HEAD_CHARS);
+    let tail_chars = chars.len() - HEAD_CHARS / 2;
+    let tail_chars =
+        chars[tail_chars..].iter().position(|c| *c == '\n').map_or(tail_chars, |p| tail_chars + p + 1);
+    let byte_at = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(b, _)| b);
+    let (mut head_end, mut tail_start) = (byte_at(head_chars), byte_at(tail_chars));
+    // An instruction across either cut point stays whole on its side.
+    let kept = constraints::constraint_ranges(text);
+    for r in &kept {
+        if r.start < head_end && r.end > head_end {
+            head_end = r.end;
+        }
+        if r.start < tail_start && r.end > tail_start {
+            tail_start = r.start;
+        }
+    }
+    if head_end >= tail_start {
+        return text.to_owned();
+    }
+    let middle: Vec<&str> = kept
+        .iter()
+        .filter(|r| r.start >= head_end && r.end <= tail_start)
+        .map(|r| &text[r.clone()])
+        .collect();
+    let size = text[head_end..tail_start].chars().count();
+    let note = match middle.is_empty() {
+        true => format!("[… {size} characters cut by Context Condenser …]"),
+        false => format!(
+            "[… {size} characters cut by Context Condenser; the instructions among them, word for word: …]\n{}",
+            middle.join("\n")
+        ),
+    };
+    format!("{}\n{note}\n{}", text[..head_end].trim_end(), text[tail_start..].trim_start())
+}
+
+/// A message cut to its instructions, with a note that the rest went; `None` when it has none.
+fn instructions_only(text: &str) -> Option<String> {
+    let kept = constraints(text);
+    if kept.is_empty() {
+        return None;
+    }
+    Some(format!("[its instructions only, the rest cut by Context Condenser]\n{}", kept.join("\n")))
 }
 
 /// A cut point near `at`: the end of a line if one is close, else `at`.
@@ -1194,20 +1279,56 @@ pub(crate) fn parse_header(line: &str) -> Option<(String, Option<String>)> {
     valid.then(|| (tool.to_owned(), arg))
 }
 
-/// The header lines of tool results sent as text (Cline, Roo) in `text`: where each starts, with what each names and where its line ends.
+/// The header lines of tool results sent as text (Cline, Roo) in `text`: where each starts, with
+/// what each names and where its line ends. A header's argument may run over several lines (a
+/// question of `ask_followup_question`, a multi-line command): it ends at the first line ending
+/// in `'] Result:`, at most [`HEADER_LINES`] lines on.
 pub(crate) fn encoded_headers(text: &str) -> Vec<(usize, usize, String, Option<String>)> {
     let mut out = Vec::new();
-    let mut start = 0;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with('[')
-            && let Some((tool, arg)) = parse_header(line.trim_end_matches(['\n', '\r']))
-        {
-            out.push((start, start + line.len(), tool, arg));
+    let lines: Vec<(usize, &str)> = text
+        .split_inclusive('\n')
+        .scan(0, |at, line| {
+            let start = *at;
+            *at += line.len();
+            Some((start, line))
+        })
+        .collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let (start, line) = lines[i];
+        i += 1;
+        if !line.starts_with('[') {
+            continue;
         }
-        start += line.len();
+        if let Some((tool, arg)) = parse_header(line.trim_end_matches(['\n', '\r'])) {
+            out.push((start, start + line.len(), tool, arg));
+            continue;
+        }
+        // `[tool for '…` opening an argument that ends on a later line.
+        let opens = line.split_once(" for '").is_some_and(|(tool, _)| {
+            tool.len() > 1 && tool[1..].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        });
+        if !opens {
+            continue;
+        }
+        let ends = lines[i..]
+            .iter()
+            .take(HEADER_LINES)
+            .position(|(_, l)| l.trim_end_matches(['\n', '\r']).trim_end().ends_with("'] Result:"));
+        if let Some(k) = ends {
+            let (last_start, last) = lines[i + k];
+            let end = last_start + last.len();
+            if let Some((tool, arg)) = parse_header(text[start..end].trim_end_matches(['\n', '\r'])) {
+                out.push((start, end, tool, arg));
+                i += k + 1;
+            }
+        }
     }
     out
 }
+
+/// The most lines a text-encoded tool result's header may span.
+const HEADER_LINES: usize = 40;
 
 /// Each `[tool for 'arg'] Result:` header in a text, with its body up to the next header.
 fn encoded_tool_results(text: &str) -> Vec<EncodedResult<'_>> {
@@ -1801,12 +1922,22 @@ mod tests {
             text.contains("Rule: keep it under 100 lines.") && text.contains("First: build a log viewer.")
         );
         assert!(!text.contains("not quoted"));
-        // Almost no room: the first stays, the oldest others are named by count.
+        // Almost no room: the first stays, the others go down to their instructions; one with
+        // none is named by count.
         let text = l.render(20, &t);
         assert!(text.contains("First: build a log viewer."));
-        assert!(text.contains("(2 earlier user messages not quoted)"), "{text}");
+        assert!(text.contains("(1 earlier user messages not quoted)"), "{text}");
+        assert!(text.contains(
+            "[its instructions only, the rest cut by Context Condenser]\nRule: keep it under 100 lines."
+        ));
         assert!(!text.contains("line 0: INFO"));
-        assert_eq!(Ledger::parse(&text).unwrap().earlier_unquoted, 2);
+        let parsed = Ledger::parse(&text).unwrap();
+        assert_eq!(parsed.earlier_unquoted, 1);
+        // Read back, the instruction is still one: the probes find it in the rendering.
+        let probes = parsed.probes();
+        assert!(probes.iter().any(|p| p.needle == "Rule: keep it under 100 lines."));
+        let (_, missing) = check_probes(&probes, &text);
+        assert!(missing.is_empty(), "{missing:?}");
     }
 
     /// `normalize` as first written: the reference the fast one must equal.
@@ -1906,6 +2037,19 @@ mod tests {
     }
 
     #[test]
+    fn a_multi_line_question_echo_is_not_the_users_words() {
+        let text = "[ask_followup_question for 'Which database should I use?\nOptions: Postgres, or SQLite if it's local'] Result:\n<answer>\nSQLite, and do not add an ORM.\n</answer>";
+        assert_eq!(user_words(text), "SQLite, and do not add an ORM.");
+        let headers = encoded_headers(text);
+        assert_eq!(headers.len(), 1);
+        assert_eq!(headers[0].2, "ask_followup_question");
+        assert!(headers[0].3.as_deref().unwrap().ends_with("if it's local"));
+        // Without its closing line within reach, it is the user's text as written.
+        let open = "[ask_followup_question for 'never closed\nstill the user's";
+        assert_eq!(user_words(open), open);
+    }
+
+    #[test]
     fn probes_and_prune() {
         let l = sample();
         let probes = l.probes();
@@ -1914,14 +2058,16 @@ mod tests {
             labels,
             [
                 "user: Build the CLI. ## Rules - never push to main",
+                "instruction: never push to main",
                 "user: Use tabs.",
                 "file: edited src/main.rs",
                 "todo: write docs"
             ]
         );
         let (kept, missing) = check_probes(&probes, "USE   tabs. then src/main.rs and\nwrite docs");
-        assert_eq!((kept.len(), missing.len()), (3, 1));
+        assert_eq!((kept.len(), missing.len()), (3, 2));
         assert_eq!(missing[0].restore, "Build the CLI.\n\n## Rules\n- never push to main");
+        assert_eq!(missing[1].restore, "never push to main");
         let long =
             Ledger { user_messages: vec![UserWords { text: "word  ".repeat(80) }], ..Ledger::default() };
         let probe = &long.probes()[0];

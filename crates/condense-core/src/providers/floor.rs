@@ -1,0 +1,83 @@
+//! The floor of a condensation: the fewest tokens a run that keeps what it must can leave —
+//! the system prompt, the first visible message (a user message by its own words only: pasted
+//! files, logs and documents in it may be cut, see [`crate::ledger::own_words`]), the last
+//! `keep_last` visible messages, and every message a pin keeps. A target below it cannot be met;
+//! the template refuses it up front with the floor named ([`crate::CondensationProvider::target_and_floor`]).
+
+use crate::model::{ContentBlock, Message, Role};
+use crate::provider::CondensationContext;
+use crate::tokens::TokenCounter;
+
+/// The floor of a run over `ctx` that keeps the last `keep_last` visible messages.
+pub fn floor_tokens(ctx: &CondensationContext<'_>, keep_last: usize, tokens: &dyn TokenCounter) -> usize {
+    let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+    let pinned = ctx.pinned();
+    let tail_from = visible.len().saturating_sub(keep_last).max(1);
+    let mut kept: Vec<Message> = Vec::new();
+    for (k, &i) in visible.iter().enumerate() {
+        let m = &ctx.messages[i];
+        if k >= tail_from || pinned.contains(&i) {
+            kept.push(m.clone());
+        } else if k == 0 {
+            kept.push(own_words_only(m));
+        }
+    }
+    tokens.count_request(ctx.system, &kept.iter().collect::<Vec<_>>())
+}
+
+/// A user message with its text cut to the user's own words and the client's context left out;
+/// any other message as it is.
+pub fn own_words_only(m: &Message) -> Message {
+    if m.role != Role::User {
+        return m.clone();
+    }
+    let content = m
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { client: Some(_), .. } => None,
+            ContentBlock::Text { text, client: None } => {
+                Some(ContentBlock::text(crate::ledger::own_words(text)))
+            }
+            other => Some(other.clone()),
+        })
+        .collect();
+    Message { content, ..m.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::TiktokenCounter;
+
+    fn user(id: &str, text: &str) -> Message {
+        Message::new(id, Role::User, vec![ContentBlock::text(text)])
+    }
+
+    fn assistant(id: &str, text: &str) -> Message {
+        Message::new(id, Role::Assistant, vec![ContentBlock::text(text)])
+    }
+
+    #[test]
+    fn the_floor_is_the_system_the_first_own_words_and_the_tail() {
+        let tokens = TiktokenCounter::for_model("gpt-4o");
+        let pasted = format!("```\n{}```", "let value = compute(input, options);\n".repeat(200));
+        let first = user("m1", &format!("Port this module; do not change its API.\n\n{pasted}"));
+        let messages: Vec<Message> = std::iter::once(first.clone())
+            .chain((2..=20).map(|i| {
+                let text = format!("message {i} {}", "words ".repeat(100));
+                if i % 2 == 0 { assistant(&format!("m{i}"), &text) } else { user(&format!("m{i}"), &text) }
+            }))
+            .collect();
+        let ctx =
+            CondensationContext { messages: &messages, system: Some("Be brief."), prev_context_tokens: 0 };
+        let floor = floor_tokens(&ctx, 2, &tokens);
+        let whole = tokens.count_request(Some("Be brief."), &messages.iter().collect::<Vec<_>>());
+        let first_words = user("m1", "Port this module; do not change its API.\n\n");
+        let expected = tokens.count_request(Some("Be brief."), &[&first_words, &messages[18], &messages[19]]);
+        assert_eq!(floor, expected);
+        assert!(floor * 10 < whole, "{floor} of {whole}");
+        // Keeping more raises it.
+        assert!(floor_tokens(&ctx, 5, &tokens) > floor);
+    }
+}
