@@ -484,19 +484,26 @@ pub async fn run_provider(
         }
         Err(e) => return failed(e, (services.clock.now_ms() - start).max(0.0)),
     };
-    // A provider that calls no LLM (no summary, no cost) and left part of the room unused runs
-    // once more with only the room the ledger took, so the context lands nearer the target; the
-    // better run is kept.
+    // A provider that calls no LLM (no summary, no cost) and whose ledger took another room than
+    // the one kept for it runs once more with the room the ledger took: with part of the room
+    // unused, the context lands nearer the target; over the target because the ledger took
+    // more, it lands within. The better run is kept.
     let llm_free = condensed.summary.is_none() && condensed.cost == 0.0;
     if let (Some(target), true) = (options.target_tokens, reserved > 0 && llm_free) {
         let used = condensed.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
         let first = after;
-        if used < reserved && first < target {
+        let unused = used < reserved && first < target;
+        let over = used > reserved && first > target;
+        if unused || over {
             let again =
                 CondensationOptions { target_tokens: Some(target.saturating_sub(used)), ..options.clone() };
             if let Ok((c, origin)) = attempt(provider, &input, &ctx, &again, options, services, keep).await {
                 let second = input.tokens_of(&c.messages, &origin, services.tokens);
-                if second <= target && second > first {
+                let better = match unused {
+                    true => second <= target && second > first,
+                    false => second < first,
+                };
+                if better {
                     condensed = c;
                     after = second;
                 }
