@@ -628,11 +628,15 @@ fn smart_stops_once_the_target_is_met() {
     assert_eq!(passes.last().unwrap().skipped.as_deref(), Some("target already met"));
     // A pass that finds nothing says why, once.
     let tiny = Conversation::new(vec![text("u", Role::User, "hello"), text("a", Role::Assistant, "hi")]);
-    // (A target under what must stay is refused before any pass runs, the floor named.)
-    let below = run(&tiny, "smart", CondensationOptions { target_tokens: Some(1), ..Default::default() });
+    // (Where something could go, a target under what must stay is refused before any pass
+    // runs, the floor named; where nothing can, the passes say why.)
+    let below = run(&c, "smart", CondensationOptions { target_tokens: Some(1), ..Default::default() });
     let below = below.error.unwrap();
     assert_eq!(below.kind.as_str(), "target_below_floor");
     assert!(below.message.contains("below the floor of"), "{}", below.message);
+    let tiny_below =
+        run(&tiny, "smart", CondensationOptions { target_tokens: Some(1), ..Default::default() });
+    assert_eq!(tiny_below.error.unwrap().kind.as_str(), "nothing_to_condense");
     let lossless_only = CondensationOptions {
         target_tokens: Some(1),
         config: serde_json::json!({ "passes": "lossless,mask" }),
