@@ -87,7 +87,7 @@ export type ErrorInfo = z.output<typeof ErrorInfo>;
 export type ErrorInfoInput = z.input<typeof ErrorInfo>;
 
 /** A client's wrapper text on a user turn, which the model reads but the user did not write. */
-export const ClientContext = z.deferred(() => z.enum(["environment_details", "task_resumption", "task_progress"]));
+export const ClientContext = z.deferred(() => z.enum(["environment_details", "task_resumption", "task_progress", "hook_feedback"]));
 export type ClientContext = z.output<typeof ClientContext>;
 export type ClientContextInput = z.input<typeof ClientContext>;
 

@@ -132,6 +132,9 @@ pub enum ClientContext {
     /// `# TODO LIST UPDATE REQUIRED - You MUST include the task_progress parameter…` or
     /// `# task_progress RECOMMENDED …`, with the current checklist.
     TaskProgress,
+    /// What a Claude Code hook the user installed sent back on a user turn (`Stop hook
+    /// feedback:` and the program's output): a program's words, not the user's.
+    HookFeedback,
 }
 
 impl ClientContext {
@@ -141,6 +144,7 @@ impl ClientContext {
             ClientContext::EnvironmentDetails => "environment details",
             ClientContext::TaskProgress => "task progress reminder",
             ClientContext::TaskResumption => "task resumption notice",
+            ClientContext::HookFeedback => "hook feedback",
         }
     }
 
@@ -153,6 +157,14 @@ impl ClientContext {
         }
         if t.starts_with("# TODO LIST UPDATE REQUIRED") || t.starts_with("# task_progress") {
             return Some(ClientContext::TaskProgress);
+        }
+        let first_line = t.lines().next().unwrap_or("");
+        if first_line.len() < 60
+            && first_line.strip_suffix(" hook feedback:").is_some_and(|event| {
+                !event.is_empty() && event.chars().all(|c| c.is_ascii_alphanumeric() || c == ':')
+            })
+        {
+            return Some(ClientContext::HookFeedback);
         }
         let instructions =
             t.contains("<user_message>") || t.contains("New instructions for task continuation");
@@ -938,6 +950,11 @@ mod tests {
             Some(EnvironmentDetails)
         );
         assert_eq!(of("[TASK RESUMPTION] This task was interrupted 3 minutes ago."), Some(TaskResumption));
+        assert_eq!(
+            of("Stop hook feedback:\n[~/.claude/hooks/stop.sh]: Cannot exit with unstaged changes."),
+            Some(HookFeedback)
+        );
+        assert_eq!(of("Why did the stop hook feedback: fail?"), None);
         assert_eq!(
             of(
                 "[TASK RESUMPTION] …\n\nNew instructions for task continuation:\n<user_message>go on</user_message>"

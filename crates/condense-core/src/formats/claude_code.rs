@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::anthropic::blocks;
 use super::epoch_ms;
 use crate::error::ParseError;
-use crate::model::{ContentBlock, Conversation, Message, Role};
+use crate::model::{ClientContext, ContentBlock, Conversation, Message, Role};
 
 /// Whether these events are a Claude Code session: events with a `type` and a `uuid` or a
 /// `sessionId`, one of them a `user` or `assistant` event with a `message`.
@@ -58,7 +58,15 @@ pub(super) fn from_claude_code(lines: &[Value]) -> Result<Conversation, ParseErr
             Some("assistant") => Role::Assistant,
             _ => Role::User,
         };
-        let content = blocks(message, &path)?;
+        let mut content = blocks(message, &path)?;
+        if role == Role::User {
+            // A hook's output comes back as a user turn: the client's, not the user's words.
+            for block in &mut content {
+                if let ContentBlock::Text { text, client } = block {
+                    *client = ClientContext::of(text);
+                }
+            }
+        }
         let api_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
         let results_only = |c: &[ContentBlock]| {
             !c.is_empty() && c.iter().all(|b| matches!(b, ContentBlock::ToolResult { .. }))
