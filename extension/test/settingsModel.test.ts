@@ -46,7 +46,7 @@ describe("planChange", () => {
     const { settings, get } = world({});
     const a = planChange({ type: "setDefault", id: "smarter" }, settings, check, get);
     expect(a.ok).toBe(false);
-    expect(!a.ok && a.message).toMatch(/provider 'smarter' not found; known providers: lossless, manual, mask, native, smart, truncation/);
+    expect(!a.ok && a.message).toMatch(/provider 'smarter' not found; known providers: lossless, manual, mask, native, smart, superseded, truncation/);
     const b = planChange({ type: "updateProvider", id: "smarter", enabled: true }, settings, check, get);
     expect(!b.ok && b.field).toBe("provider.smarter.enabled");
     const ok = planChange({ type: "setDefault", id: "truncation" }, settings, check, get);
@@ -208,7 +208,7 @@ describe("panelState", () => {
       tools: engine.tools(),
       toolErrors: [{ origin: "/home/u/tools.yaml", line: 3, column: 9, message: "expected string scalar" }],
     });
-    expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual", "mask", "smart"]);
+    expect(state.providers.map((p) => p.id)).toEqual(["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]);
     expect(state.defaultProvider).toBe("smart");
     expect(state.shared).toEqual({ custom_prompt: "Be brief.", condensing_profile: "" });
     expect(state.keys).toEqual({ gpt: true });

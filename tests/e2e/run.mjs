@@ -539,13 +539,13 @@ async function settingsScenario(page, run, toast) {
   const ids = await panel.locator("[data-testid=provider-card]").evaluateAll((cards) => cards.map((c) => c.dataset.provider));
   const coreIds = CORE_ENTRIES.map((e) => e.id);
   check(JSON.stringify(ids) === JSON.stringify(coreIds), step(`one card per registered provider, by priority (${ids.join(", ")}; the core: ${coreIds.join(", ")})`));
-  for (const id of ["native", "lossless", "truncation", "manual", "mask", "smart"]) {
+  for (const id of ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]) {
     check(ids.includes(id), step(`a card for ${id}`));
   }
   // The state ledger's switch, on by default, on every card whose form has it, and on at least
   // the LLM-free providers and the summaries.
   const withLedger = CORE_ENTRIES.filter((e) => e.schema.some((f) => f.key === "ledger")).map((e) => e.id);
-  for (const id of new Set([...withLedger, "lossless", "truncation", "mask", "smart", "native", "manual"])) {
+  for (const id of new Set([...withLedger, "lossless", "truncation", "superseded", "mask", "smart", "native", "manual"])) {
     const ledger = card(id).locator('[data-field-key=ledger]');
     const shown = (await ledger.count()) === 1;
     const label = shown ? (await ledger.locator("label").first().innerText()).trim() : "";

@@ -199,7 +199,7 @@ fn an_unknown_provider_exits_2_naming_the_known_ones() {
     let out = condense(&["run", "--provider", "magic", &root(EXAMPLE)]).code(2);
     let err = stderr_of(&out);
     assert!(err.contains("'magic' not found"), "{err}");
-    assert!(err.contains("lossless, manual, mask, native, smart, truncation"), "{err}");
+    assert!(err.contains("lossless, manual, mask, native, smart, superseded, truncation"), "{err}");
 }
 
 #[test]
@@ -234,7 +234,7 @@ fn count_reports_per_message_tokens_by_model_family() {
 fn providers_lists_the_registry_by_priority() {
     let list = json_of(&condense(&["providers"]).success());
     let ids: Vec<&str> = list.as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["native", "lossless", "truncation", "manual", "mask", "smart"]);
+    assert_eq!(ids, ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]);
     for p in list.as_array().unwrap() {
         for key in ["name", "description", "enabled", "priority"] {
             assert!(p.get(key).is_some(), "{key} in {p}");

@@ -8,7 +8,8 @@ use crate::provider::{
     CondensationOptions, CondensationProvider, CondensationResult, Services, run_provider,
 };
 use crate::providers::{
-    LosslessProvider, ManualProvider, MaskProvider, NativeProvider, SmartProvider, TruncationProvider,
+    LosslessProvider, ManualProvider, MaskProvider, NativeProvider, SmartProvider, SupersededProvider,
+    TruncationProvider,
 };
 use crate::registry::{ProviderConfig, ProviderInfo, ProviderRegistry};
 
@@ -28,11 +29,12 @@ impl CondensationManager {
     /// A manager with the built-in providers registered, `lossless` the default.
     pub fn with_builtin_providers() -> Self {
         let mut registry = ProviderRegistry::new();
-        let builtin: [(Box<dyn crate::provider::CondensationProvider>, i32); 6] = [
+        let builtin: [(Box<dyn crate::provider::CondensationProvider>, i32); 7] = [
             (Box::new(NativeProvider), 100),
             (Box::new(LosslessProvider), 80),
             (Box::new(TruncationProvider), 70),
             (Box::new(ManualProvider), 60),
+            (Box::new(SupersededProvider), 55),
             (Box::new(MaskProvider), 50),
             (Box::new(SmartProvider), 40),
         ];

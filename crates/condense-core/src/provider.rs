@@ -229,7 +229,8 @@ pub const METRIC_SUMMARY_TRUNCATED: &str = "summary_truncated";
 /// One pass of a multi-pass run (`smart`), as its metrics and the chat's row show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PassMetric {
-    /// The pass: a provider id (`lossless`, `mask`, `native`, `truncation`) or `trim_parameters`.
+    /// The pass: a provider id (`lossless`, `superseded`, `mask`, `native`, `truncation`) or
+    /// `trim_parameters`.
     pub pass: String,
     /// Tokens of the context before the pass minus after it (0 when it found nothing to do).
     pub tokens_saved: i64,

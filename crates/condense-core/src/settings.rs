@@ -168,7 +168,7 @@ mod tests {
     fn every_builtin_provider_describes_its_form() {
         let entries = provider_entries(&manager());
         let ids: Vec<&str> = entries.iter().map(|e| e.id.as_str()).collect();
-        assert_eq!(ids, ["native", "lossless", "truncation", "manual", "mask", "smart"]);
+        assert_eq!(ids, ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]);
         for e in &entries {
             assert!(!e.schema.is_empty(), "{} has no form", e.id);
             // Every field the form shows reads back from the configuration (or is shared).

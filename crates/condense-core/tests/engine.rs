@@ -181,7 +181,10 @@ fn the_registry_lists_by_priority_and_filters_disabled() {
     let ids = |m: &CondensationManager, enabled| {
         m.list_providers(enabled).into_iter().map(|p| p.id).collect::<Vec<_>>()
     };
-    assert_eq!(ids(&manager, false), ["native", "lossless", "truncation", "manual", "mask", "smart"]);
+    assert_eq!(
+        ids(&manager, false),
+        ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]
+    );
     let registry = manager.registry_mut();
     registry.register(Box::new(TestProvider::new(Behaviour::HideFirst)), None).unwrap();
     assert_eq!(registry.get_config("test").unwrap().priority, 0);
@@ -191,8 +194,14 @@ fn the_registry_lists_by_priority_and_filters_disabled() {
     registry
         .update_config("lossless", ProviderConfigUpdate { enabled: Some(false), ..Default::default() })
         .unwrap();
-    assert_eq!(ids(&manager, false), ["native", "test", "lossless", "truncation", "manual", "mask", "smart"]);
-    assert_eq!(ids(&manager, true), ["native", "test", "truncation", "manual", "mask", "smart"]);
+    assert_eq!(
+        ids(&manager, false),
+        ["native", "test", "lossless", "truncation", "manual", "superseded", "mask", "smart"]
+    );
+    assert_eq!(
+        ids(&manager, true),
+        ["native", "test", "truncation", "manual", "superseded", "mask", "smart"]
+    );
     assert!(manager.registry_mut().unregister("test"));
     assert!(!manager.registry_mut().unregister("test"));
     assert!(manager.registry().get("test").is_none());
@@ -234,7 +243,7 @@ fn unknown_and_disabled_providers_are_typed_errors() {
         err,
         CondenseError::ProviderNotFound {
             id: "magic".into(),
-            known: "lossless, manual, mask, native, smart, truncation".into()
+            known: "lossless, manual, mask, native, smart, superseded, truncation".into()
         }
     );
     manager
@@ -253,8 +262,8 @@ fn separate_engines_do_not_share_registries() {
     let mut a = CondensationManager::with_builtin_providers();
     let b = CondensationManager::with_builtin_providers();
     a.registry_mut().unregister("lossless");
-    assert_eq!(a.list_providers(false).len(), 5);
-    assert_eq!(b.list_providers(false).len(), 6);
+    assert_eq!(a.list_providers(false).len(), 6);
+    assert_eq!(b.list_providers(false).len(), 7);
 }
 
 #[test]

@@ -269,6 +269,11 @@ proptest! {
             ..Default::default()
         };
         common_invariants(&c, &run(&c, "mask", mask))?;
+        let superseded = CondensationOptions {
+            config: serde_json::json!({"keep_last": keep, "min_tokens": 0}),
+            ..Default::default()
+        };
+        common_invariants(&c, &run(&c, "superseded", superseded))?;
         let smart = CondensationOptions {
             target_tokens: Some(before * percent / 100),
             config: serde_json::json!({"preset": preset}),
@@ -706,6 +711,7 @@ proptest! {
         for (provider, target) in [
             ("truncation", Some(before * percent / 100)),
             ("lossless", None),
+            ("superseded", None),
             ("mask", None),
             ("smart", Some(before * percent / 100)),
             ("native", None),
@@ -787,7 +793,7 @@ proptest! {
     ) {
         for c in [pin_some(generic, &picks), pin_some(agent, &picks)] {
             let before = counter().count_request(c.system.as_deref(), &c.api_view());
-            for provider in ["lossless", "truncation", "mask", "smart", "native", "manual"] {
+            for provider in ["lossless", "truncation", "superseded", "mask", "smart", "native", "manual"] {
                 let result = run_with_ledger(&c, provider, Some(before * percent / 100));
                 common_invariants(&c, &result)?;
                 pins_kept(&c, &result, provider)?;

@@ -458,6 +458,7 @@ fn providers_run_on_every_session() {
         for (provider, target) in [
             ("lossless", None),
             ("truncation", Some(before / 2)),
+            ("superseded", None),
             ("mask", None),
             ("smart", Some(before / 2)),
         ] {

@@ -599,9 +599,9 @@ fn smart_runs_the_free_passes_offline_and_one_undo_restores_everything() {
     let metrics = result.metrics.as_ref().unwrap();
     let passes = metrics.passes();
     let names: Vec<&str> = passes.iter().map(|p| p.pass.as_str()).collect();
-    assert_eq!(names, ["lossless", "mask", "trim_parameters", "native", "truncation"]);
-    assert_eq!(passes[3].skipped.as_deref(), Some("no LLM profile"));
-    assert!(passes[1].tokens_saved > 0 && passes[1].skipped.is_none());
+    assert_eq!(names, ["lossless", "superseded", "mask", "trim_parameters", "native", "truncation"]);
+    assert_eq!(passes[4].skipped.as_deref(), Some("no LLM profile"));
+    assert!(passes[1].tokens_saved > 0 && passes[1].skipped.is_none(), "{:?}", passes[1]);
     let saved: i64 = passes.iter().map(|p| p.tokens_saved).sum();
     assert_eq!(Some(saved), metrics.tokens_saved, "the passes' gains add up to the run's");
     assert_eq!(metrics.extra["target_met"], true);
@@ -614,6 +614,49 @@ fn smart_runs_the_free_passes_offline_and_one_undo_restores_everything() {
         .collect();
     assert_eq!(ids.into_iter().collect::<Vec<_>>(), ["c1"]);
     assert!(result.messages.iter().all(|m| m.condense_id.is_none() || m.condense_parent.is_none()));
+}
+
+/// Issue 25, item 4: `superseded`, alone and as smart's pass between lossless and mask, hides the
+/// reads a later read or write of the same file replaces and the older runs of `cargo test`,
+/// each placeholder naming what replaced it and the message it is in; the latest stay whole.
+#[test]
+fn superseded_reads_and_runs_are_hidden_alone_and_by_smart_before_mask() {
+    let c = claude_code_history(21, 30_000);
+    let before = tokens_of(&c);
+    let alone = run(&c, "superseded", CondensationOptions::default());
+    assert!(alone.is_ok(), "{:?}", alone.error);
+    assert!(alone.new_context_tokens.unwrap() < before);
+    assert_eq!(undo_last(&alone.messages).unwrap().1, c.messages);
+    let view = api_view(&alone.messages);
+    let texts: Vec<String> = view
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => Some(condense_core::model::tool_result_text(content)),
+            _ => None,
+        })
+        .collect();
+    let read = texts.iter().find(|t| t.starts_with("[read of /repo/src/cli_")).expect("a read hidden");
+    assert!(read.contains(" tokens hidden by Context Condenser; superseded by the "), "{read}");
+    let run_hidden = texts.iter().find(|t| t.starts_with("[output of `cargo test`: ")).expect("a run hidden");
+    assert!(run_hidden.contains("superseded by its later run in message "), "{run_hidden}");
+    // The message named holds the later run, whole.
+    let n: usize = run_hidden.rsplit("message ").next().unwrap().trim_end_matches(']').parse().unwrap();
+    assert!(view[n - 1].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { content, .. }
+        if condense_core::model::tool_result_text(content).starts_with("running 48 tests"))));
+    // The last run of cargo test stays whole.
+    let last_run = texts
+        .iter()
+        .rev()
+        .find(|t| t.contains("running 48 tests") || t.starts_with("[output of `cargo test`"));
+    assert!(last_run.unwrap().starts_with("running 48 tests"));
+
+    let result = run(&c, "smart", target(before / 4));
+    assert_lands(&c, &result, before / 4);
+    let passes = result.metrics.unwrap().passes();
+    let names: Vec<&str> = passes.iter().map(|p| p.pass.as_str()).collect();
+    assert_eq!(names[..3], ["lossless", "superseded", "mask"]);
+    assert!(passes[1].tokens_saved > 0 && passes[1].skipped.is_none(), "{:?}", passes[1]);
 }
 
 #[test]
@@ -655,7 +698,7 @@ fn smart_stops_once_the_target_is_met() {
         CondensationOptions { target_tokens: Some(before / 10), ..config(json!({"preset": "conservative"})) },
     );
     let names: Vec<String> = conservative.metrics.unwrap().passes().into_iter().map(|p| p.pass).collect();
-    assert_eq!(names, ["lossless", "mask", "trim_parameters"]);
+    assert_eq!(names, ["lossless", "superseded", "mask", "trim_parameters"]);
     let custom = run(
         &c,
         "smart",
@@ -727,7 +770,7 @@ fn smart_validates_its_pass_list() {
     );
     assert_eq!(
         smart.validate_config(&json!({"passes": "lossless, shrink"})).unwrap_err(),
-        "passes: unknown pass \"shrink\"; the passes are lossless, mask, trim_parameters, native, truncation"
+        "passes: unknown pass \"shrink\"; the passes are lossless, superseded, mask, trim_parameters, native, truncation"
     );
     assert_eq!(
         smart.validate_config(&json!({"passes": "mask,mask"})).unwrap_err(),

@@ -56,10 +56,10 @@ const profile = (kind, model = "fixture") => ({
 test("lists the built-in providers, smart the default", () => {
   const { engine } = makeEngine();
   const ids = engine.listProviders().map((p) => p.id);
-  assert.deepEqual(ids, ["native", "lossless", "truncation", "manual", "mask", "smart"]);
+  assert.deepEqual(ids, ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]);
   assert.equal(engine.defaultProvider, "smart");
   engine.updateProviderConfig("truncation", { enabled: false });
-  assert.deepEqual(engine.listProviders(true).map((p) => p.id), ["native", "lossless", "manual", "mask", "smart"]);
+  assert.deepEqual(engine.listProviders(true).map((p) => p.id), ["native", "lossless", "manual", "superseded", "mask", "smart"]);
   assert.equal(engine.providerConfig("truncation").enabled, false);
 });
 
@@ -398,7 +398,7 @@ test("bad chat calls are typed errors", async () => {
 test("providerEntries: the registry's cards with their forms, and checkSetting judges changes", () => {
   const { engine } = makeEngine();
   const entries = engine.providerEntries();
-  assert.deepEqual(entries.map((e) => e.id), ["native", "lossless", "truncation", "manual", "mask", "smart"]);
+  assert.deepEqual(entries.map((e) => e.id), ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]);
   const truncation = entries.find((e) => e.id === "truncation");
   assert.deepEqual(truncation.schema.map((f) => [f.key, f.kind, f.min, f.max ?? null]), [
     ["keep_last", "integer", 0, null],

@@ -31,7 +31,7 @@ describe("Context Condenser in VS Code", () => {
   });
 
   it("lists the providers through the exported API", () => {
-    assert.deepEqual(api.listProviders().map((p) => p.id), ["native", "lossless", "truncation", "manual", "mask", "smart"]);
+    assert.deepEqual(api.listProviders().map((p) => p.id), ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]);
   });
 
   it("applies a settings change to the engine, and a removed setting returns to its default", async () => {

@@ -240,7 +240,7 @@ describe("the settings panel under the extension's CSP", () => {
     assert.deepEqual(sent[0], { type: "ready" });
     assert.equal(await panel.page.evaluate(() => window.__acquired), 1);
     const ids = await panel.tid("provider-card").evaluateAll((cards) => cards.map((c) => c.dataset.provider));
-    assert.deepEqual(ids, ["native", "lossless", "truncation", "manual", "mask", "smart"]);
+    assert.deepEqual(ids, ["native", "lossless", "truncation", "manual", "superseded", "mask", "smart"]);
     assert.equal(await panel.tid("default-badge").count(), 1);
     assert.equal(await panel.card("native").getByTestId("default-badge").count(), 1);
     assert.match(await panel.tid("problems").innerText(), /minGainPercent: must be a number from 0 to 100/);

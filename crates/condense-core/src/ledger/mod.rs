@@ -1348,7 +1348,7 @@ fn encoded_tool_results(text: &str) -> Vec<EncodedResult<'_>> {
 }
 
 /// Every string in a JSON value, depth first.
-fn strings(value: &serde_json::Value) -> Vec<&str> {
+pub(crate) fn strings(value: &serde_json::Value) -> Vec<&str> {
     let mut out = Vec::new();
     fn walk<'a>(v: &'a serde_json::Value, out: &mut Vec<&'a str>) {
         match v {
@@ -1364,7 +1364,7 @@ fn strings(value: &serde_json::Value) -> Vec<&str> {
 
 /// The files of an `apply_patch` patch: `*** Add File:`, `*** Update File:`, `*** Delete File:`,
 /// `*** Move to:`.
-fn patch_files(text: &str) -> Vec<(String, FileAction)> {
+pub(crate) fn patch_files(text: &str) -> Vec<(String, FileAction)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let line = line.trim();
@@ -1383,7 +1383,7 @@ fn patch_files(text: &str) -> Vec<(String, FileAction)> {
 }
 
 /// What a tool does to the file it names, by its (lowercased) name.
-fn file_action(lower: &str) -> Option<FileAction> {
+pub(crate) fn file_action(lower: &str) -> Option<FileAction> {
     let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
     if has(&["search", "list", "glob", "grep", "find"]) && !has(&["replace"]) {
         None
@@ -1401,7 +1401,7 @@ fn file_action(lower: &str) -> Option<FileAction> {
 }
 
 /// Whether a tool runs shell commands.
-fn is_shell(lower: &str) -> bool {
+pub(crate) fn is_shell(lower: &str) -> bool {
     ["bash", "shell", "execute_command", "run_command", "run_terminal_cmd", "exec_command", "terminal"]
         .iter()
         .any(|n| lower == *n || lower.ends_with(n))

@@ -180,7 +180,7 @@ pub struct MaskProvider;
 
 /// Where a tool result is in its message.
 #[derive(Debug, Clone)]
-enum Location {
+pub(crate) enum Location {
     /// A `tool_result` block.
     Block(usize),
     /// The n-th result encoded as user text in the message (counted again on the edited content,
@@ -192,14 +192,15 @@ enum Location {
 
 /// One tool result, or one client context block, of the view.
 #[derive(Debug, Clone)]
-struct Found {
+pub(crate) struct Found {
     /// Index in the full message list.
-    message: usize,
-    location: Location,
-    tool: String,
-    arg: Option<String>,
-    tokens: usize,
-    images: usize,
+    pub(crate) message: usize,
+    pub(crate) location: Location,
+    pub(crate) tool: String,
+    pub(crate) arg: Option<String>,
+    /// Tokens of the text hidden.
+    pub(crate) tokens: usize,
+    pub(crate) images: usize,
 }
 
 /// The main argument of a tool call: the first telling argument, else the first short string.
@@ -222,24 +223,25 @@ pub(crate) fn placeholder(tool: &str, arg: Option<&str>, tokens: usize, images: 
         Some(arg) if !arg.is_empty() => format!("{tool} {arg}"),
         _ => tool.to_owned(),
     };
+    hidden_note(&what, tokens, images, "read it again if needed")
+}
+
+/// A placeholder's text: `[what: size hidden by Context Condenser; why]`.
+pub(crate) fn hidden_note(what: &str, tokens: usize, images: usize, why: &str) -> String {
     let size = match images {
         0 => format!("{} tokens", thousands(tokens)),
         n => format!("{} tokens and {n} image(s)", thousands(tokens)),
     };
-    format!("[{what}: {size} {MASK_MARK}; read it again if needed]")
+    format!("[{what}: {size} {MASK_MARK}; {why}]")
 }
 
 /// The placeholder for a client context block of `kind` and `tokens`.
-pub(crate) fn client_placeholder(kind: ClientContext, tokens: usize) -> String {
-    format!(
-        "[the client's {}: {} tokens {MASK_MARK}; a later one is current]",
-        kind.label(),
-        thousands(tokens)
-    )
+fn client_placeholder(kind: ClientContext, tokens: usize) -> String {
+    hidden_note(&format!("the client's {}", kind.label()), tokens, 0, "a later one is current")
 }
 
 /// Every client context block of the view not masked already, oldest first.
-fn find_client_context(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec<Found> {
+pub(crate) fn find_client_context(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec<Found> {
     let mut out = Vec::new();
     for (mi, m) in ctx.messages.iter().enumerate().filter(|(_, m)| m.is_visible()) {
         for (bi, block) in m.content.iter().enumerate() {
@@ -261,7 +263,7 @@ fn find_client_context(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter)
 }
 
 /// Every tool result of the view not masked already, oldest first.
-fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec<Found> {
+pub(crate) fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec<Found> {
     let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
     let mut out = Vec::new();
     for (mi, m) in ctx.messages.iter().enumerate().filter(|(_, m)| m.is_visible()) {
@@ -324,13 +326,27 @@ fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec
 
 /// `content` (the current content of `message`) with `found` masked.
 fn masked(message: &Message, content: &[ContentBlock], found: &Found) -> Vec<ContentBlock> {
-    let text = placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images);
+    let text = match found.location {
+        Location::Client(_, kind) => client_placeholder(kind, found.tokens),
+        _ => placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images),
+    };
+    hidden(message, content, found, text)
+}
+
+/// `content` (the current content of `message`) with what `found` holds replaced by `text`: a
+/// tool result's parts (its images too), an encoded result's body (its header kept) or a client
+/// context block (its mark kept).
+pub(crate) fn hidden(
+    message: &Message,
+    content: &[ContentBlock],
+    found: &Found,
+    text: String,
+) -> Vec<ContentBlock> {
     match &found.location {
         // The mark stays: the placeholder is the client's, never the user's words.
-        Location::Client(bi, kind) => replacing(content, *bi, |_| ContentBlock::Text {
-            text: client_placeholder(*kind, found.tokens),
-            client: Some(*kind),
-        }),
+        Location::Client(bi, kind) => {
+            replacing(content, *bi, |_| ContentBlock::Text { text, client: Some(*kind) })
+        }
         Location::Block(bi) => replacing(content, *bi, |block| match block {
             ContentBlock::ToolResult { tool_use_id, is_error, .. } => ContentBlock::ToolResult {
                 tool_use_id: tool_use_id.clone(),
@@ -370,6 +386,23 @@ fn tokens_with(tokens: &dyn TokenCounter, message: &Message, content: Option<&Ve
         None => tokens.count_message(message),
         Some(content) => count_with_content(tokens, message, content.clone()).0,
     }
+}
+
+/// `found`'s message with `edit` applied to its content as edited so far (`replaced`): the new
+/// content and the tokens it saves, or `None` when it saves nothing.
+pub(crate) fn saving(
+    tokens: &dyn TokenCounter,
+    messages: &[Message],
+    replaced: &BTreeMap<usize, Vec<ContentBlock>>,
+    found: &Found,
+    edit: impl FnOnce(&Message, &[ContentBlock]) -> Vec<ContentBlock>,
+) -> Option<(Vec<ContentBlock>, usize)> {
+    let message = &messages[found.message];
+    let current = replaced.get(&found.message);
+    let before = tokens_with(tokens, message, current);
+    let next = edit(message, current.map_or(&message.content, |c| c.as_slice()));
+    let (after, next) = count_with_content(tokens, message, next);
+    (after < before).then(|| (next, before - after))
 }
 
 #[async_trait::async_trait(?Send)]
@@ -462,15 +495,11 @@ impl CondensationProvider for MaskProvider {
                          replaced: &mut BTreeMap<usize, Vec<ContentBlock>>,
                          check_floor: bool|
          -> bool {
-            let message = &ctx.messages[found.message];
-            let current = replaced.get(&found.message);
-            let before = tokens_with(tokens, message, current);
-            let next = masked(message, current.unwrap_or(&message.content), found);
-            let (after, next) = count_with_content(tokens, message, next);
-            if after >= before {
+            let Some((next, saved)) =
+                saving(tokens, ctx.messages, replaced, found, |m, content| masked(m, content, found))
+            else {
                 return true;
-            }
-            let saved = before - after;
+            };
             if check_floor && floor.is_some_and(|f| total.saturating_sub(saved) < f) {
                 return false;
             }

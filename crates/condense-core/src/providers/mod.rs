@@ -9,6 +9,7 @@ mod mask;
 pub mod native;
 mod smart;
 pub mod summary;
+mod superseded;
 mod truncation;
 
 pub use encoded::thousands;
@@ -18,4 +19,5 @@ pub use mask::{MaskConfig, MaskProvider};
 pub use native::NativeProvider;
 pub use smart::{Pass, Preset, SmartConfig, SmartProvider, TrimConfig, TrimParametersProvider};
 pub use summary::SummaryConfig;
+pub use superseded::{SupersededConfig, SupersededProvider};
 pub use truncation::{TruncationConfig, TruncationProvider};

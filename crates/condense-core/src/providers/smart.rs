@@ -1,6 +1,6 @@
 //! The `smart` provider (SPEC §4): a pipeline of passes toward a target, stopping as soon as it is
-//! met — `lossless` → `mask` → `trim_parameters` → `native` (only with an LLM) → `truncation` as
-//! the last resort. Each pass is a provider run through the template on the previous pass's
+//! met — `lossless` → `superseded` → `mask` → `trim_parameters` → `native` (only with an LLM) →
+//! `truncation` as the last resort. Each pass is a provider run through the template on the previous pass's
 //! output, so every pass is checked; their condensations are then squashed into one condense id
 //! ([`crate::model::squash_condensations`]), so one undo restores everything. The result's
 //! metrics list every pass with its gain, time, cost, or why it was skipped.
@@ -25,13 +25,15 @@ use crate::tokens::TokenCounter;
 use super::encoded::{floor_boundary, replace_ranges, thousands};
 use super::floor::floor_tokens;
 use super::mask::{MAIN_ARGUMENTS, MaskConfig, MaskProvider};
-use super::{LosslessProvider, NativeProvider, TruncationProvider};
+use super::{LosslessProvider, NativeProvider, SupersededProvider, TruncationProvider};
 
 /// A pass of the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
     /// Byte-identical repeats replaced by references.
     Lossless,
+    /// File reads, command output and client context that later ones replace, behind placeholders.
+    Superseded,
     /// Old tool results hidden behind placeholders.
     Mask,
     /// Bulky tool-call arguments in older messages cut to a head.
@@ -44,13 +46,14 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in the pipeline's order.
-    pub const ALL: [Pass; 5] =
-        [Pass::Lossless, Pass::Mask, Pass::TrimParameters, Pass::Native, Pass::Truncation];
+    pub const ALL: [Pass; 6] =
+        [Pass::Lossless, Pass::Superseded, Pass::Mask, Pass::TrimParameters, Pass::Native, Pass::Truncation];
 
     /// The pass's name in configurations and metrics.
     pub fn name(self) -> &'static str {
         match self {
             Pass::Lossless => "lossless",
+            Pass::Superseded => "superseded",
             Pass::Mask => "mask",
             Pass::TrimParameters => "trim_parameters",
             Pass::Native => "native",
@@ -67,11 +70,12 @@ impl Pass {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
-    /// Never cuts the conversation's own words: lossless, mask (the last 10 results kept), and
-    /// tool arguments of 2,000 characters or more trimmed.
+    /// Never cuts the conversation's own words: lossless, superseded content, mask (the last 10
+    /// results kept), and tool arguments of 2,000 characters or more trimmed.
     Conservative,
-    /// The whole pipeline: lossless, mask (last 6 kept), arguments of 800 characters or more
-    /// trimmed, an LLM summary when a profile is set, truncation as the last resort.
+    /// The whole pipeline: lossless, superseded content, mask (last 6 kept), arguments of 800
+    /// characters or more trimmed, an LLM summary when a profile is set, truncation as the last
+    /// resort.
     #[default]
     Balanced,
     /// The whole pipeline with smaller keep counts: the last 3 results, arguments of 300
@@ -85,7 +89,7 @@ impl Preset {
     /// The passes the preset runs, in order.
     pub fn passes(self) -> Vec<Pass> {
         match self {
-            Preset::Conservative => vec![Pass::Lossless, Pass::Mask, Pass::TrimParameters],
+            Preset::Conservative => vec![Pass::Lossless, Pass::Superseded, Pass::Mask, Pass::TrimParameters],
             Preset::Balanced | Preset::Aggressive => Pass::ALL.to_vec(),
         }
     }
@@ -169,13 +173,13 @@ impl ConfigForm for SmartConfig {
             ConfigField::choice(
                 "preset",
                 "Preset",
-                "Conservative never cuts the conversation's own words (lossless, masking, trimmed tool arguments); balanced adds an LLM summary when a profile is set and truncation as the last resort; aggressive keeps fewer results and messages.",
+                "Conservative never cuts the conversation's own words (lossless, superseded content, masking, trimmed tool arguments); balanced adds an LLM summary when a profile is set and truncation as the last resort; aggressive keeps fewer results and messages.",
                 &Preset::NAMES,
             ),
             ConfigField::text(
                 "passes",
                 "Custom passes",
-                "A pass list replacing the preset's, comma-separated, from: lossless, mask, trim_parameters, native, truncation. Empty: the preset's.",
+                "A pass list replacing the preset's, comma-separated, from: lossless, superseded, mask, trim_parameters, native, truncation. Empty: the preset's.",
             ),
             ConfigField::integer(
                 "target_percent",
@@ -223,6 +227,7 @@ impl SmartProvider {
     fn pass_provider(pass: Pass) -> &'static dyn CondensationProvider {
         match pass {
             Pass::Lossless => &LosslessProvider,
+            Pass::Superseded => &SupersededProvider,
             Pass::Mask => &MaskProvider,
             Pass::TrimParameters => &TrimParametersProvider,
             Pass::Native => &NativeProvider,
@@ -265,7 +270,7 @@ impl CondensationProvider for SmartProvider {
     }
 
     fn description(&self) -> &str {
-        "Passes toward a target, stopping once it is met: lossless de-duplication, observation masking, trimmed tool arguments, an LLM summary when a profile is set, truncation as the last resort. One undo restores everything."
+        "Passes toward a target, stopping once it is met: lossless de-duplication, superseded reads and command output hidden, observation masking, trimmed tool arguments, an LLM summary when a profile is set, truncation as the last resort. One undo restores everything."
     }
 
     fn config_form(&self) -> Form {
