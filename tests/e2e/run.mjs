@@ -85,6 +85,9 @@ fs.writeFileSync(
 );
 const settings = {
   ...QUIET,
+  // The UI scenarios check what a summary shows (its expansion, its cost, its ledger), so they
+  // condense with the LLM summary; the out-of-the-box default (smart) has its own scenario
+  // (scenarios-defaults.mjs), with no defaultProvider at all.
   "contextCondenser.defaultProvider": "native",
   "contextCondenser.profiles": [
     {

@@ -73,6 +73,7 @@ export async function securityScenarios(ctx) {
     "security.workspace.trust.enabled": true,
     "security.workspace.trust.startupPrompt": "never",
     "security.workspace.trust.banner": "never",
+    // Condense Now must call the condensing model, to show where the key goes: a summary.
     "contextCondenser.defaultProvider": "native",
     "contextCondenser.profiles": [
       { id: "gpt", kind: "openai", base_url: `${llm.origin}/v1`, model: "fixture", context_window: 32000, max_output: 1000 },
