@@ -5,146 +5,105 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Every kind of failure the core, the bindings and the host report. Serialized in snake_case
-/// (`llm_auth`, `provider_disabled`, …); the names are a public contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The input cannot be used as it is: an unreadable conversation or call, too few messages,
-    /// bad options, an empty chat message.
-    InvalidInput,
-    /// No provider with the id asked for is registered.
-    ProviderNotFound,
-    /// The provider is registered but the user disabled it.
-    ProviderDisabled,
-    /// A provider's configuration does not fit its form.
-    InvalidConfig,
-    /// The condensed context would not be smaller than the original.
-    ContextGrew,
-    /// The model's summary was degenerate — one line or phrase repeated for most of it, or cut at
-    /// its output limit before any of the sections asked for — and so was its one greedy retry
-    /// (or none was possible); it was not applied and the conversation is unchanged.
-    DegenerateSummary,
-    /// Nothing the provider may remove would change the context.
-    NothingToCondense,
-    /// The target asked for is below what the run must keep (the system prompt, the first user
-    /// message's own words, the messages kept at the end, pinned ones): refused before any work,
-    /// the floor named.
-    TargetBelowFloor,
-    /// An automatic condensation saved less than the minimum gain and was not applied.
-    InsufficientGain,
-    /// There is no condensation to undo.
-    NothingToUndo,
-    /// The engine is running a condensation and cannot change its providers now.
-    Busy,
-    /// A bug: a provider broke an invariant, or the host failed in a way it should not.
-    Internal,
-    /// The engine itself stopped on a bug (a panic, which traps the WebAssembly instance); the host
-    /// replaced it with a fresh one. The action did not complete; nothing saved was changed.
-    EngineCrashed,
-    /// A call named a task by handle (`{id, revision}`) that the engine does not hold at that
-    /// revision: never held, released, evicted, or changed since. The host sends the full task.
-    UnknownTask,
-    /// 401 or 403: the key is missing, wrong or lacks access.
-    LlmAuth,
-    /// 429 after the retries allowed.
-    LlmRateLimit,
-    /// The prompt does not fit the model's context window.
-    LlmContextOverflow,
-    /// Another 4xx: the request was refused as invalid.
-    LlmBadRequest,
-    /// 5xx or 529 after the retries allowed, or an error event in the stream.
-    LlmServer,
-    /// The server could not be reached, or the connection broke.
-    LlmNetwork,
-    /// No byte for longer than the timeout, or the whole request past its deadline.
-    LlmTimeout,
-    /// The user cancelled the call.
-    LlmCancelled,
-    /// The response could not be parsed, or the stream ended before the end of the answer.
-    LlmMalformedStream,
-    /// The profile or the call is wrongly set up: no key, no base URL, no chat profile, a manual
-    /// profile asked to send, a tool or model a CLI profile names that does not exist.
-    LlmConfig,
-    /// The program of a CLI tool profile was not found where its entry says to look.
-    LlmToolNotFound,
-    /// A CLI tool ended with an error: a non-zero exit, an error it reported, too much output.
-    LlmToolFailed,
-    /// A CLI tool profile was asked for a use its entry's `capabilities` leave out: the chat
-    /// model from a tool without `chat`, the condensing model from one without `summarize`.
-    LlmToolUnsupported,
-    /// The server sent more than the bounds allow (an answer far longer than asked for, a line
-    /// or an event without end); the text that did arrive is kept.
-    LlmResponseTooLarge,
+/// `ErrorKind` from one list: each variant with its doc and its name, from which the enum, its
+/// serde names, [`ErrorKind::ALL`] and [`ErrorKind::as_str`] are made.
+macro_rules! error_kinds {
+    ($(#[$outer:meta])* pub enum ErrorKind { $($(#[$doc:meta])* $variant:ident = $name:literal,)* }) => {
+        $(#[$outer])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+        pub enum ErrorKind {
+            $($(#[$doc])* #[serde(rename = $name)] $variant,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in declaration order (for tests and generated code).
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$variant,)*];
+
+            /// The stable, machine-readable name, as in JSON.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
+    /// Every kind of failure the core, the bindings and the host report. Serialized by the names
+    /// written here (`llm_auth`, `provider_disabled`, …), the one place they are written; the
+    /// names are a public contract.
+    pub enum ErrorKind {
+        /// The input cannot be used as it is: an unreadable conversation or call, too few messages,
+        /// bad options, an empty chat message.
+        InvalidInput = "invalid_input",
+        /// No provider with the id asked for is registered.
+        ProviderNotFound = "provider_not_found",
+        /// The provider is registered but the user disabled it.
+        ProviderDisabled = "provider_disabled",
+        /// A provider's configuration does not fit its form.
+        InvalidConfig = "invalid_config",
+        /// The condensed context would not be smaller than the original.
+        ContextGrew = "context_grew",
+        /// The model's summary was degenerate — one line or phrase repeated for most of it, or cut at
+        /// its output limit before any of the sections asked for — and so was its one greedy retry
+        /// (or none was possible); it was not applied and the conversation is unchanged.
+        DegenerateSummary = "degenerate_summary",
+        /// Nothing the provider may remove would change the context.
+        NothingToCondense = "nothing_to_condense",
+        /// The target asked for is below what the run must keep (the system prompt, the first user
+        /// message's own words, the messages kept at the end, pinned ones): refused before any work,
+        /// the floor named.
+        TargetBelowFloor = "target_below_floor",
+        /// An automatic condensation saved less than the minimum gain and was not applied.
+        InsufficientGain = "insufficient_gain",
+        /// There is no condensation to undo.
+        NothingToUndo = "nothing_to_undo",
+        /// The engine is running a condensation and cannot change its providers now.
+        Busy = "busy",
+        /// A bug: a provider broke an invariant, or the host failed in a way it should not.
+        Internal = "internal",
+        /// The engine itself stopped on a bug (a panic, which traps the WebAssembly instance); the host
+        /// replaced it with a fresh one. The action did not complete; nothing saved was changed.
+        EngineCrashed = "engine_crashed",
+        /// A call named a task by handle (`{id, revision}`) that the engine does not hold at that
+        /// revision: never held, released, evicted, or changed since. The host sends the full task.
+        UnknownTask = "unknown_task",
+        /// 401 or 403: the key is missing, wrong or lacks access.
+        LlmAuth = "llm_auth",
+        /// 429 after the retries allowed.
+        LlmRateLimit = "llm_rate_limit",
+        /// The prompt does not fit the model's context window.
+        LlmContextOverflow = "llm_context_overflow",
+        /// Another 4xx: the request was refused as invalid.
+        LlmBadRequest = "llm_bad_request",
+        /// 5xx or 529 after the retries allowed, or an error event in the stream.
+        LlmServer = "llm_server",
+        /// The server could not be reached, or the connection broke.
+        LlmNetwork = "llm_network",
+        /// No byte for longer than the timeout, or the whole request past its deadline.
+        LlmTimeout = "llm_timeout",
+        /// The user cancelled the call.
+        LlmCancelled = "llm_cancelled",
+        /// The response could not be parsed, or the stream ended before the end of the answer.
+        LlmMalformedStream = "llm_malformed_stream",
+        /// The profile or the call is wrongly set up: no key, no base URL, no chat profile, a manual
+        /// profile asked to send, a tool or model a CLI profile names that does not exist.
+        LlmConfig = "llm_config",
+        /// The program of a CLI tool profile was not found where its entry says to look.
+        LlmToolNotFound = "llm_tool_not_found",
+        /// A CLI tool ended with an error: a non-zero exit, an error it reported, too much output.
+        LlmToolFailed = "llm_tool_failed",
+        /// A CLI tool profile was asked for a use its entry's `capabilities` leave out: the chat
+        /// model from a tool without `chat`, the condensing model from one without `summarize`.
+        LlmToolUnsupported = "llm_tool_unsupported",
+        /// The server sent more than the bounds allow (an answer far longer than asked for, a line
+        /// or an event without end); the text that did arrive is kept.
+        LlmResponseTooLarge = "llm_response_too_large",
+    }
 }
 
 impl ErrorKind {
-    /// Every kind, in declaration order (for tests and generated code).
-    pub const ALL: [ErrorKind; 28] = [
-        ErrorKind::InvalidInput,
-        ErrorKind::ProviderNotFound,
-        ErrorKind::ProviderDisabled,
-        ErrorKind::InvalidConfig,
-        ErrorKind::ContextGrew,
-        ErrorKind::DegenerateSummary,
-        ErrorKind::NothingToCondense,
-        ErrorKind::TargetBelowFloor,
-        ErrorKind::InsufficientGain,
-        ErrorKind::NothingToUndo,
-        ErrorKind::Busy,
-        ErrorKind::Internal,
-        ErrorKind::EngineCrashed,
-        ErrorKind::UnknownTask,
-        ErrorKind::LlmAuth,
-        ErrorKind::LlmRateLimit,
-        ErrorKind::LlmContextOverflow,
-        ErrorKind::LlmBadRequest,
-        ErrorKind::LlmServer,
-        ErrorKind::LlmNetwork,
-        ErrorKind::LlmTimeout,
-        ErrorKind::LlmCancelled,
-        ErrorKind::LlmMalformedStream,
-        ErrorKind::LlmConfig,
-        ErrorKind::LlmToolNotFound,
-        ErrorKind::LlmToolFailed,
-        ErrorKind::LlmToolUnsupported,
-        ErrorKind::LlmResponseTooLarge,
-    ];
-
-    /// The stable, machine-readable name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidInput => "invalid_input",
-            ErrorKind::ProviderNotFound => "provider_not_found",
-            ErrorKind::ProviderDisabled => "provider_disabled",
-            ErrorKind::InvalidConfig => "invalid_config",
-            ErrorKind::ContextGrew => "context_grew",
-            ErrorKind::DegenerateSummary => "degenerate_summary",
-            ErrorKind::NothingToCondense => "nothing_to_condense",
-            ErrorKind::TargetBelowFloor => "target_below_floor",
-            ErrorKind::InsufficientGain => "insufficient_gain",
-            ErrorKind::NothingToUndo => "nothing_to_undo",
-            ErrorKind::Busy => "busy",
-            ErrorKind::Internal => "internal",
-            ErrorKind::EngineCrashed => "engine_crashed",
-            ErrorKind::UnknownTask => "unknown_task",
-            ErrorKind::LlmAuth => "llm_auth",
-            ErrorKind::LlmRateLimit => "llm_rate_limit",
-            ErrorKind::LlmContextOverflow => "llm_context_overflow",
-            ErrorKind::LlmBadRequest => "llm_bad_request",
-            ErrorKind::LlmServer => "llm_server",
-            ErrorKind::LlmNetwork => "llm_network",
-            ErrorKind::LlmTimeout => "llm_timeout",
-            ErrorKind::LlmCancelled => "llm_cancelled",
-            ErrorKind::LlmMalformedStream => "llm_malformed_stream",
-            ErrorKind::LlmConfig => "llm_config",
-            ErrorKind::LlmToolNotFound => "llm_tool_not_found",
-            ErrorKind::LlmToolFailed => "llm_tool_failed",
-            ErrorKind::LlmToolUnsupported => "llm_tool_unsupported",
-            ErrorKind::LlmResponseTooLarge => "llm_response_too_large",
-        }
-    }
-
     /// Whether this is a failure of an LLM call.
     pub fn is_llm(self) -> bool {
         self.as_str().starts_with("llm_")
@@ -371,7 +330,7 @@ mod tests {
 
     #[test]
     fn every_kind_serializes_as_its_name_and_all_lists_every_kind() {
-        for kind in ErrorKind::ALL {
+        for &kind in ErrorKind::ALL {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
             let back: ErrorKind = serde_json::from_value(kind.as_str().into()).unwrap();
             assert_eq!(back, kind);
@@ -383,7 +342,7 @@ mod tests {
         let schema = serde_json::to_value(schemars::schema_for!(ErrorKind)).unwrap();
         let names: Vec<&str> =
             schema["oneOf"].as_array().expect("oneOf").iter().filter_map(|v| v["enum"][0].as_str()).collect();
-        assert_eq!(names, ErrorKind::ALL.map(ErrorKind::as_str));
+        assert_eq!(names, ErrorKind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>());
     }
 
     #[test]
