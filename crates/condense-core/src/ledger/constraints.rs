@@ -82,7 +82,6 @@ const WORD_CUES: &[&str] = &[
     "check with me",
     "one at a time",
     "one phase at a time",
-    "first",
     // German.
     "nicht",
     "niemals",
@@ -177,11 +176,20 @@ fn cjk_cues() -> &'static AhoCorasick {
     CUES.get_or_init(|| AhoCorasick::new(CJK_CUES).expect("the cues build an automaton"))
 }
 
-/// Whether a sentence constrains the work (see the module docs).
+/// Prohibitions that stay instructions when asked as a question ("Could you not touch X?").
+const QUESTION_CUES: &[&str] = &["do not", "don't", "don’t", "never", "must not", "不要", "别", "禁止"];
+
+/// Whether a sentence constrains the work (see the module docs). A question asks rather than
+/// rules ("Where should I look?"), unless it forbids.
 pub fn is_constraint(sentence: &str) -> bool {
     let chars = sentence.chars().count();
     if !(3..=MAX_CHARS).contains(&chars) {
         return false;
+    }
+    let trimmed = sentence.trim_end();
+    if trimmed.ends_with('?') || trimmed.ends_with('？') {
+        let lower = trimmed.to_lowercase();
+        return QUESTION_CUES.iter().any(|c| lower.contains(c));
     }
     if cjk_cues().is_match(sentence) {
         return true;
@@ -324,11 +332,19 @@ mod tests {
     }
 
     #[test]
+    fn questions_ask_unless_they_forbid() {
+        assert!(!is_constraint("Where should I look first, and how do I test it?"));
+        assert!(!is_constraint("Should we use only SQLite?"));
+        assert!(is_constraint("Could you not touch the migrations, and never push?"));
+        assert!(is_constraint("能不能不要修改接口？"));
+    }
+
+    #[test]
     fn cue_words_stand_alone() {
         // "mustard", "firstly"… are not cues; "stopwatch" neither.
         assert!(!is_constraint("Add mustard to the shopping list app."));
         assert!(!is_constraint("The stopwatch widget renders."));
-        assert!(is_constraint("Stop after the first failing test."));
+        assert!(is_constraint("Stop after the failing test."));
         assert!(is_constraint("Don't touch the CI config."));
         assert!(is_constraint("Don’t touch the CI config."));
     }
