@@ -194,7 +194,7 @@ export class EngineHolder implements vscode.Disposable {
     this.setTools(engine);
     const config = configuration();
     this.logIgnored(config.ignored);
-    const { settings, problems } = readSettings(config.get, engine.hostMetadata());
+    const { settings, problems } = readSettings(config.get, engine.hostMetadata(), (c) => engine.checkSetting(c) ?? undefined);
     for (const { id, update } of providerUpdates(settings, engine.providerEntries())) {
       try {
         engine.updateProviderConfig(id, update);

@@ -7,12 +7,12 @@ import type {
   AutoCondense,
   AutoSettings,
   HostMetadata,
-  LlmProfile,
   ProviderConfigUpdateInput,
   ProviderEntry,
+  SettingChange,
   SettingProblem,
 } from "@context-condenser/protocol";
-import { PHASES, phaseProblem } from "@context-condenser/protocol";
+import { LlmProfile } from "@context-condenser/protocol";
 
 export type { SettingProblem };
 
@@ -84,34 +84,36 @@ export interface Settings {
   condensingProfile: string;
 }
 
-/** The fields a profile may have in settings (never a key). */
-export const PROFILE_KEYS = [
-  "id",
-  "kind",
-  "base_url",
-  "model",
-  "tool",
-  "context_window",
-  "max_output",
-  "price_input_per_mtok",
-  "price_output_per_mtok",
-  "threshold_percent",
-  "deadline_secs",
-  "chat",
-  "condense",
-] as const;
+/** The fields a profile may have in settings: the generated schema's, but the key's reference,
+ *  which the host sets from SecretStorage and never reads from settings. */
+export const PROFILE_KEYS: readonly string[] = Object.keys(LlmProfile.shape).filter((k) => k !== "api_key_ref");
 const PROFILE_FIELDS = new Set<string>(PROFILE_KEYS);
+
+/** The core's judge of a setting (the engine's `checkSetting`): why it is refused, or undefined. */
+export type Check = (change: SettingChange) => string | undefined;
+
+/** `check`'s verdict, a thrown engine error (an unreadable value) as a message too. */
+export function judge(check: Check, change: SettingChange): string | undefined {
+  try {
+    return check(change) ?? undefined;
+  } catch (e) {
+    return e instanceof Error || (typeof e === "object" && e !== null && "message" in e)
+      ? String((e as { message: unknown }).message)
+      : String(e);
+  }
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**
- * Reads the settings, with the core's ranges and defaults (`meta`, from `engine.hostMetadata()`).
- * Bad entries are left out and reported; a profile that carries an API key is refused without
- * repeating the key, which belongs in the secret storage.
+ * Reads the settings, with the core's ranges and defaults (`meta`, from `engine.hostMetadata()`)
+ * and its judge of a profile (`check`, the engine's `checkSetting`). Bad entries are left out and
+ * reported; a profile that carries an API key is refused without repeating the key, which belongs
+ * in the secret storage.
  */
-export function readSettings(get: Get, meta: HostMetadata): { settings: Settings; problems: SettingProblem[] } {
+export function readSettings(get: Get, meta: HostMetadata, check: Check): { settings: Settings; problems: SettingProblem[] } {
   const { limits } = meta;
   const problems: SettingProblem[] = [];
   const str = (key: string, fallback: string): string => {
@@ -139,7 +141,7 @@ export function readSettings(get: Get, meta: HostMetadata): { settings: Settings
     const seen = new Set<string>();
     rawProfiles.forEach((p, i) => {
       const where = `${SECTION}.profiles[${i}]`;
-      const problem = profileProblem(p, seen, meta);
+      const problem = profileProblem(p, seen, check);
       if (problem) problems.push({ setting: where, message: problem });
       else {
         profiles.push(p as LlmProfile);
@@ -184,31 +186,17 @@ export function readSettings(get: Get, meta: HostMetadata): { settings: Settings
   };
 }
 
-function profileProblem(p: unknown, seen: Set<string>, { limits, kinds }: HostMetadata): string | undefined {
+function profileProblem(p: unknown, seen: Set<string>, check: Check): string | undefined {
   if (!isObject(p)) return "must be an object";
+  // A key in settings is refused before anything else reads the profile, without repeating it.
   for (const key of Object.keys(p)) {
     if (/key|secret|token$|password/i.test(key) && !PROFILE_FIELDS.has(key)) {
       return `has a field "${key}": API keys are not settings. Remove it and use "Context Condenser: Set API Key…"`;
     }
-    if (!PROFILE_FIELDS.has(key)) return `has an unknown field "${key}"`;
   }
-  if (typeof p.id !== "string" || p.id.trim() === "") return "needs an id";
-  if (seen.has(p.id)) return `repeats the id "${p.id}"`;
-  if (typeof p.kind !== "string" || !kinds.some((k) => k.kind === p.kind)) {
-    return `kind must be one of ${kinds.map((k) => k.kind).join(", ")}`;
-  }
-  if (typeof p.model !== "string" || p.model.trim() === "") return "needs a model";
-  if (!Number.isInteger(p.context_window) || (p.context_window as number) < 1) return "needs a context_window (tokens)";
-  const t = p.threshold_percent;
-  const { threshold_min: min, threshold_max: max } = limits;
-  if (t !== undefined && !(Number.isInteger(t) && (t === -1 || ((t as number) >= min && (t as number) <= max)))) {
-    return `threshold_percent must be -1 (the global threshold) or ${min} to ${max}`;
-  }
-  for (const phase of PHASES) {
-    const problem = phaseProblem(phase, p[phase], p.context_window as number);
-    if (problem) return problem;
-  }
-  return undefined;
+  if (typeof p.id === "string" && seen.has(p.id)) return `repeats the id "${p.id}"`;
+  // Everything else the core decides, as it does for the settings panel.
+  return judge(check, { setting: "profile", value: p as LlmProfile });
 }
 
 /**

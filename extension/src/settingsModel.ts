@@ -9,14 +9,12 @@ import type {
   ProfileSettings,
   ProviderConfigUpdateInput,
   ProviderEntry,
-  SettingChange,
   SettingsToHost,
   SettingsToWebview,
   ToolConfigError,
   ToolStatus,
 } from "@context-condenser/protocol";
-import { PHASES, phaseProblem } from "@context-condenser/protocol";
-import { type Get, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
+import { type Check, type Get, judge, PROFILE_KEYS, type SettingProblem, type Settings } from "./settings";
 
 /** Values a provider's form marks `shared`, and the setting each lives in. */
 export const SHARED_SETTINGS: Readonly<Record<string, "customPrompt" | "condensingProfile">> = {
@@ -42,7 +40,7 @@ export type Plan =
     }
   | { ok: false; field: string; message: string };
 
-export type Check = (change: SettingChange) => string | undefined;
+export type { Check };
 
 type Change = Exclude<SettingsToHost, { type: "ready" | "setKey" | "clearKey" | "testConnection" | "error" }>;
 
@@ -86,17 +84,6 @@ export function panelState(input: {
     tools: input.tools,
     toolErrors: input.toolErrors,
   };
-}
-
-/** A thrown engine error (an unreadable value) as a message. */
-function judge(check: Check, change: SettingChange): string | undefined {
-  try {
-    return check(change);
-  } catch (e) {
-    return e instanceof Error || (typeof e === "object" && e !== null && "message" in e)
-      ? String((e as { message: unknown }).message)
-      : String(e);
-  }
 }
 
 const refuse = (field: string, message: string): Plan => ({ ok: false, field, message });
@@ -197,10 +184,6 @@ export function planChange(change: Change, settings: Settings, check: Check, get
       }
       if (profile.id !== originalId && exists(profile.id)) {
         return refuse(field, `a profile "${profile.id}" already exists`);
-      }
-      for (const phase of PHASES) {
-        const wrong = phaseProblem(phase, profile[phase], profile.context_window);
-        if (wrong) return refuse(field, wrong);
       }
       const problem = judge(check, { setting: "profile", value: profile as LlmProfile });
       if (problem) return refuse(field, problem);

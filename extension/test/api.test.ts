@@ -3,12 +3,12 @@ import { createApi } from "../src/api";
 import type { EngineHolder } from "../src/engineHolder";
 import type { Secrets } from "../src/secrets";
 import { readSettings } from "../src/settings";
-import { meta, newTestEngine } from "./core";
+import { check, meta, newTestEngine } from "./core";
 
 /** The API over a real engine, with settings whose chat profile (if any) uses `model`. */
 function api(model?: string) {
   const profiles = model ? [{ id: "chat", kind: "openai", model, context_window: 128000 }] : [];
-  const { settings } = readSettings((key) => ({ profiles, chatProfile: model ? "chat" : undefined })[key], meta);
+  const { settings } = readSettings((key) => ({ profiles, chatProfile: model ? "chat" : undefined })[key], meta, check);
   const holder = { engine: newTestEngine(), settings } as unknown as EngineHolder;
   return createApi(holder, {} as Secrets);
 }

@@ -19,3 +19,8 @@ export function newTestEngine(): CondenseEngine {
 
 /** The core's limits, defaults and profile kinds. */
 export const meta: HostMetadata = newTestEngine().hostMetadata();
+
+const judgeEngine = newTestEngine();
+/** The real core's judge of a setting (`checkSetting`). */
+export const check = (change: Parameters<CondenseEngine["checkSetting"]>[0]): string | undefined =>
+  judgeEngine.checkSetting(change) ?? undefined;

@@ -14,7 +14,7 @@ import { KeyStore, SEND_KEY_THERE, checkOrigin, originName, profileOrigin, secre
 import { Secrets } from "../src/secrets";
 import { readSettings } from "../src/settings";
 import { SettingsPanel } from "../src/settingsPanel";
-import { meta, wasm } from "./core";
+import { check, meta, wasm } from "./core";
 import * as fake from "./fakeVscode";
 
 const KEY = "sk-user-canary-0001";
@@ -33,7 +33,7 @@ function holderWith(profiles: LlmProfile[], chatProfile = "gpt") {
   const state = { profiles };
   const holder = {
     get settings() {
-      return readSettings((k) => ({ profiles: state.profiles, chatProfile })[k as "profiles"], meta).settings;
+      return readSettings((k) => ({ profiles: state.profiles, chatProfile })[k as "profiles"], meta, check).settings;
     },
     engine: { hostMetadata: () => meta },
   };
@@ -236,7 +236,7 @@ describe("the settings panel", () => {
     });
     fake.config.user.profiles = profiles;
     fake.config.user.chatProfile = "gpt";
-    const settings = () => readSettings(fake.workspace.getConfiguration().get, meta);
+    const settings = () => readSettings(fake.workspace.getConfiguration().get, meta, check);
     const holder = { get settings() { return settings().settings; }, engine } as unknown as EngineHolder;
     const storage = new fake.SecretStorage();
     const secrets = new Secrets(storage as never, holder, log as never, () => {});

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { PHASES, TEMPERATURE_RANGE } from "@context-condenser/protocol";
+import { PHASES } from "@context-condenser/protocol";
 import { PROFILE_KEYS, RESTRICTED_SETTINGS, SECTION } from "../src/settings";
 import { meta, newTestEngine } from "./core";
 
@@ -83,8 +83,8 @@ describe("package.json agrees with the core", () => {
     for (const phase of PHASES) {
       const params = (fields[phase] as Property & { properties?: Record<string, Property> }).properties ?? {};
       agrees(`${name}[].${phase}.temperature`, "range", [params.temperature?.minimum, params.temperature?.maximum], [
-        TEMPERATURE_RANGE.min,
-        TEMPERATURE_RANGE.max,
+        limits.temperature_min,
+        limits.temperature_max,
       ]);
       agrees(`${name}[].${phase}.max_output_tokens`, "minimum", params.max_output_tokens?.minimum, 1);
     }

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { HostMetadata } from "@context-condenser/protocol";
 import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings as read } from "../src/settings";
-import { meta, newTestEngine } from "./core";
+import { check, meta, newTestEngine } from "./core";
 
 /** The real core's providers, as the engine lists them. */
 const entries = newTestEngine().providerEntries();
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 /** The settings read with the real core's limits. */
-const readSettings = (get: (key: string) => unknown) => read(get, meta);
+const readSettings = (get: (key: string) => unknown) => read(get, meta, check);
 const profile = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
 
 describe("readSettings", () => {
@@ -65,14 +65,12 @@ describe("readSettings", () => {
         ],
       }),
       other,
+      check,
     );
     expect(settings.defaultProvider).toBe("truncation");
     expect(settings.autoCondense).toEqual({ enabled: true, thresholdPercent: 70, minGainPercent: 3 });
-    expect(problems.map((p) => p.message)).toEqual([
-      "threshold_percent must be -1 (the global threshold) or 20 to 90",
-      "kind must be one of openai, anthropic, openai-compatible, cli",
-      "must be a number from 20 to 90",
-    ]);
+    // The global threshold by the metadata given; the profiles by the core's own judge.
+    expect(problems.map((p) => p.message)).toEqual(["must be a number from 20 to 90"]);
   });
 
   it("checks the minimum gain and a profile's own threshold, and hands the core its shape", () => {
@@ -91,7 +89,7 @@ describe("readSettings", () => {
       "contextCondenser.profiles[2]",
       "contextCondenser.autoCondense.minGainPercent",
     ]);
-    expect(problems[0].message).toBe("threshold_percent must be -1 (the global threshold) or 10 to 100");
+    expect(problems[0].message).toBe("profile 'bad': threshold_percent must be -1 (the global value) or 10 to 100, got 150");
     expect(autoCondense(settings)).toEqual({ enabled: true, threshold_percent: 80, min_gain_percent: 5 });
   });
 });
@@ -117,13 +115,15 @@ describe("a profile's generation settings", () => {
       }),
     );
     expect(settings.profiles).toEqual([]);
-    expect(problems.map((p) => p.message)).toEqual([
-      "chat: the output budget (128000) must be below the context window (128000)",
-      "condense: the temperature must be a number from 0 to 2",
-      'condense has an unknown field "top_p" (max_input_tokens, max_output_tokens, temperature)',
-      "chat must be an object with max_output_tokens and temperature",
-      "chat: the output budget must be a whole number of tokens above 0",
+    // The core's judge (LlmProfile::validate and its reading of the value), the words its own.
+    const messages = problems.map((p) => p.message);
+    expect(messages.slice(0, 2)).toEqual([
+      "profile 'a': chat: the output budget (128000) must be below the context window (128000)",
+      "profile 'b': condense: the temperature must be a number from 0 to 2",
     ]);
+    expect(messages[2]).toMatch(/condense\.top_p: unknown field `top_p`, expected one of `max_input_tokens`, `max_output_tokens`, `temperature`/);
+    expect(messages[3]).toMatch(/value\.chat: invalid type: integer `7`/);
+    expect(messages[4]).toMatch(/chat\.max_output_tokens: invalid type: floating point `1\.5`/);
   });
 });
 

@@ -15,7 +15,7 @@ const local = { id: "local", kind: "openai-compatible" as const, base_url: "http
 
 function world(values: Record<string, unknown>) {
   const get = (key: string) => values[key];
-  const { settings } = readSettings(get, meta);
+  const { settings } = readSettings(get, meta, check);
   return { settings, get };
 }
 
@@ -96,7 +96,7 @@ describe("planChange", () => {
     const saved = planChange({ type: "saveProfile", profile: { ...local, ...params }, originalId: "local" }, settings, check, get);
     expect(saved).toEqual({ ok: true, field: "profile.local", writes: [{ key: "profiles", value: [gpt, { ...local, ...params }] }] });
     // What was written reads back as the profile the core gets, with its phases.
-    const { settings: after, problems } = readSettings((k) => (k === "profiles" ? [gpt, { ...local, ...params }] : undefined), meta);
+    const { settings: after, problems } = readSettings((k) => (k === "profiles" ? [gpt, { ...local, ...params }] : undefined), meta, check);
     expect(problems).toEqual([]);
     expect(after.profiles[1]).toMatchObject(params);
     engine.checkSetting({ setting: "profile", value: after.profiles[1] });
@@ -110,10 +110,10 @@ describe("planChange", () => {
     expect(tooLong).toEqual({
       ok: false,
       field: "profile.local",
-      message: "condense: the output budget (8192) must be below the context window (8192)",
+      message: "profile 'local': condense: the output budget (8192) must be below the context window (8192)",
     });
     const hot = planChange({ type: "saveProfile", profile: { ...local, chat: { temperature: 3 } }, originalId: "local" }, settings, check, get);
-    expect(!hot.ok && hot.message).toBe("chat: the temperature must be a number from 0 to 2");
+    expect(!hot.ok && hot.message).toBe("profile 'local': chat: the temperature must be a number from 0 to 2");
   });
 
   it("never drops a hand-written entry it could not use", () => {

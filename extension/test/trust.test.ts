@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { configuration, writeSetting } from "../src/config";
 import { EngineHolder } from "../src/engineHolder";
 import { RESTRICTED_SETTINGS, readSettings, settingsReader } from "../src/settings";
-import { meta } from "./core";
+import { check, meta } from "./core";
 import * as fake from "./fakeVscode";
 
 const user = { id: "gpt", kind: "openai", model: "gpt-4o", context_window: 128000 };
@@ -63,10 +63,10 @@ describe("settingsReader", () => {
   });
 
   it("keeps the attacker's profile out of the settings the extension uses", () => {
-    const { settings } = readSettings(settingsReader(source(scopes), false).get, meta);
+    const { settings } = readSettings(settingsReader(source(scopes), false).get, meta, check);
     expect(settings.profiles).toEqual([user]);
     expect(settings.profiles.some((p) => p.base_url)).toBe(false);
-    const trusted = readSettings(settingsReader(source(scopes), true).get, meta);
+    const trusted = readSettings(settingsReader(source(scopes), true).get, meta, check);
     expect(trusted.settings.profiles).toEqual([evil]);
   });
 

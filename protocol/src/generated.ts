@@ -950,6 +950,10 @@ export const Limits = z.deferred(() => z.object({
   max_auto_per_minute: z.number().int().gte(0),
   /** See [`MAX_CONVERSATION_BYTES`]. */
   max_conversation_bytes: z.number().int().gte(0),
+  /** See [`TEMPERATURE_MAX`]. */
+  temperature_max: z.number(),
+  /** See [`TEMPERATURE_MIN`]. */
+  temperature_min: z.number(),
   /** See [`THRESHOLD_MAX`]. */
   threshold_max: z.number().int(),
   /** See [`THRESHOLD_MIN`]. */

@@ -28,6 +28,10 @@ pub const DEFAULT_PROVIDER: &str = "smart";
 pub const DEFAULT_MAX_OUTPUT: usize = 4096;
 /// A profile that names no longest answer gets at most this share of its window, in percent.
 pub const DEFAULT_MAX_OUTPUT_WINDOW_PERCENT: usize = 25;
+/// The lowest temperature a profile's phase may set.
+pub const TEMPERATURE_MIN: f64 = 0.0;
+/// The highest temperature a profile's phase may set (OpenAI's; the core clamps Anthropic's to 0–1).
+pub const TEMPERATURE_MAX: f64 = 2.0;
 
 /// The largest conversation file a host reads, in bytes (256 MB): a bigger one is refused, by its
 /// size, before it is read into memory (the CLI, and the extension's Open Session File…).
@@ -132,6 +136,10 @@ pub struct Limits {
     pub default_max_output: usize,
     /// See [`MAX_CONVERSATION_BYTES`].
     pub max_conversation_bytes: u64,
+    /// See [`TEMPERATURE_MIN`].
+    pub temperature_min: f64,
+    /// See [`TEMPERATURE_MAX`].
+    pub temperature_max: f64,
 }
 
 impl Limits {
@@ -147,6 +155,8 @@ impl Limits {
             default_provider: DEFAULT_PROVIDER.to_owned(),
             default_max_output: DEFAULT_MAX_OUTPUT,
             max_conversation_bytes: MAX_CONVERSATION_BYTES,
+            temperature_min: TEMPERATURE_MIN,
+            temperature_max: TEMPERATURE_MAX,
         }
     }
 }

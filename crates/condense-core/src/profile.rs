@@ -218,6 +218,11 @@ impl LlmProfile {
                 self.context_window
             ));
         }
+        for (phase, params) in [("chat", &self.chat), ("condense", &self.condense)] {
+            params.check(self.context_window).map_err(|m| {
+                LlmError::new(ErrorKind::LlmConfig, format!("profile '{}': {phase}: {m}", self.id))
+            })?;
+        }
         if let Some(t) = self.threshold_percent {
             check_profile_threshold(t)
                 .map_err(|m| LlmError::new(ErrorKind::LlmConfig, format!("profile '{}': {m}", self.id)))?;
@@ -302,6 +307,30 @@ pub struct GenerationParams {
 }
 
 impl GenerationParams {
+    /// Why these parameters cannot be meant for a model of `window` tokens: an output budget of 0
+    /// or not below the window, an input budget of 0, a temperature outside
+    /// [`crate::limits::TEMPERATURE_MIN`]–[`crate::limits::TEMPERATURE_MAX`].
+    pub fn check(&self, window: usize) -> Result<(), String> {
+        if let Some(n) = self.max_output_tokens {
+            if n == 0 {
+                return Err("the output budget must be a whole number of tokens above 0".into());
+            }
+            if n >= window {
+                return Err(format!("the output budget ({n}) must be below the context window ({window})"));
+            }
+        }
+        if self.max_input_tokens == Some(0) {
+            return Err("max_input_tokens must be a whole number of tokens above 0".into());
+        }
+        if let Some(t) = self.temperature {
+            let (min, max) = (crate::limits::TEMPERATURE_MIN, crate::limits::TEMPERATURE_MAX);
+            if !t.is_finite() || t < min || t > max {
+                return Err(format!("the temperature must be a number from {min} to {max}"));
+            }
+        }
+        Ok(())
+    }
+
     /// These parameters within what the provider can do: token limits lowered to the provider's,
     /// the temperature dropped where unsupported and clamped into its range otherwise.
     pub fn clamped(self, caps: &ProviderCapabilities) -> GenerationParams {
@@ -378,6 +407,31 @@ mod tests {
             };
             assert_eq!(at, i, "{kind:?}");
         }
+    }
+
+    #[test]
+    fn a_phase_that_cannot_be_meant_is_refused_by_name() {
+        let base = LlmProfile::new("p", LlmKind::Openai, "gpt-4o", 128_000);
+        let refused = |edit: &dyn Fn(&mut LlmProfile)| {
+            let mut p = base.clone();
+            edit(&mut p);
+            p.validate().err().map(|e| e.message)
+        };
+        assert_eq!(refused(&|_| {}), None);
+        assert_eq!(refused(&|p| p.chat.temperature = Some(1.2)), None);
+        assert_eq!(
+            refused(&|p| p.chat.max_output_tokens = Some(128_000)).as_deref(),
+            Some("profile 'p': chat: the output budget (128000) must be below the context window (128000)")
+        );
+        assert_eq!(
+            refused(&|p| p.condense.temperature = Some(-0.1)).as_deref(),
+            Some("profile 'p': condense: the temperature must be a number from 0 to 2")
+        );
+        assert!(refused(&|p| p.condense.max_input_tokens = Some(0)).unwrap().contains("max_input_tokens"));
+        assert!(refused(&|p| p.chat.max_output_tokens = Some(0)).unwrap().contains("above 0"));
+        // Unknown fields of a phase are refused when the profile is read.
+        let json = serde_json::json!({"id": "p", "kind": "openai", "model": "m", "context_window": 1000, "chat": {"top_p": 0.9}});
+        assert!(serde_json::from_value::<LlmProfile>(json).unwrap_err().to_string().contains("top_p"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 // The page's own checks of what is typed into the settings panel, before anything is posted. The
 // host checks again (through the core) and may still refuse a value. Pure.
 
-import { phaseDefault, TEMPERATURE_RANGE, type GenerationParams, type Phase } from "@context-condenser/protocol";
+import { phaseDefault, type GenerationParams, type Phase } from "@context-condenser/protocol";
 import type { KindMetadata, Limits, ProfileKind, ProfileSettings, ToolStatus } from "../protocol";
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
@@ -128,12 +128,15 @@ export type DraftErrors = Partial<Record<keyof ProfileDraft, string>>;
 
 const text = (n: number | null | undefined) => (n === undefined || n === null ? "" : String(n));
 
-/** A temperature typed in a field; empty is null (the default). */
-export function checkTemperature(t: string): Checked<number | null> {
+/** The temperature's range: the core's (the `state` message's `limits`). */
+export const temperatureRule = (limits: Limits): { min: number; max: number } => ({ min: limits.temperature_min, max: limits.temperature_max });
+
+/** A temperature typed in a field, within the core's range; empty is null (the default). */
+export function checkTemperature(t: string, limits: Limits): Checked<number | null> {
   const typed = t.trim();
   if (typed === "") return { ok: true, value: null };
   const n = Number(typed);
-  const { min, max } = TEMPERATURE_RANGE;
+  const { min, max } = temperatureRule(limits);
   if (!DECIMAL.test(typed) || !Number.isFinite(n) || n < min || n > max) return { ok: false, message: `Must be a number from ${min} to ${max}.` };
   return { ok: true, value: n };
 }
@@ -186,6 +189,7 @@ function phaseParams(
   draft: ProfileDraft,
   window: number | null,
   errors: DraftErrors,
+  limits: Limits,
 ): GenerationParams | null | undefined {
   const keys = PHASE_FIELDS[phase];
   const out = checkInteger(draft[keys.maxOutput], { min: 1, optional: true });
@@ -193,7 +197,7 @@ function phaseParams(
   else if (out.value !== null && window !== null && out.value >= window) {
     errors[keys.maxOutput] = `Must be below the context window (${window.toLocaleString("en-US")} tokens).`;
   }
-  const temperature = checkTemperature(draft[keys.temperature]);
+  const temperature = checkTemperature(draft[keys.temperature], limits);
   if (!temperature.ok) errors[keys.temperature] = temperature.message;
   if (!out.ok || !temperature.ok || errors[keys.maxOutput]) return undefined;
   const kept = draft.saved[phase]?.max_input_tokens ?? null;
@@ -250,8 +254,8 @@ export function checkProfile(
   if (!priceOut.ok) errors.priceOut = priceOut.message;
   const threshold = draft.globalThreshold ? null : checkRequiredInteger(draft.threshold, thresholdRule(limits));
   if (threshold && !threshold.ok) errors.threshold = threshold.message;
-  const chat = phaseParams("chat", draft, window.ok ? window.value : null, errors);
-  const condense = phaseParams("condense", draft, window.ok ? window.value : null, errors);
+  const chat = phaseParams("chat", draft, window.ok ? window.value : null, errors, limits);
+  const condense = phaseParams("condense", draft, window.ok ? window.value : null, errors, limits);
 
   if (!window.ok || !maxOutput.ok || !priceIn.ok || !priceOut.ok || (threshold && !threshold.ok)) {
     return { ok: false, errors };

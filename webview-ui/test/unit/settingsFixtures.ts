@@ -67,6 +67,8 @@ export const LIMITS: Limits = {
   default_provider: "lossless",
   default_max_output: 4096,
   max_conversation_bytes: 256 * 1024 * 1024,
+  temperature_min: 0,
+  temperature_max: 2,
 };
 
 /** The core's kinds of profile (engine.hostMetadata().kinds). */

@@ -5,13 +5,13 @@
 
 import { useId, useState, type ReactNode } from "react";
 import type { KindMetadata, Limits, ProfileSettings, ToolStatus } from "../../protocol";
-import { TEMPERATURE_RANGE } from "@context-condenser/protocol";
 import {
   baseUrlPlaceholder,
   checkProfile,
   draftOf,
   KIND_TEXT,
   phasePlaceholder,
+  temperatureRule,
   thresholdRule,
   type DraftErrors,
   type ProfileDraft,
@@ -39,6 +39,7 @@ interface Props {
 export function ProfileEditor({ profile, profiles, limits, kinds, tools, rejection, saving, onSave, onCancel }: Props) {
   const id = useId();
   const threshold = thresholdRule(limits);
+  const temperature = temperatureRule(limits);
   const originalId = profile?.id ?? null;
   const formField = fieldId.profile(originalId);
   const [draft, setDraft] = useState<ProfileDraft>(() => draftOf(profile));
@@ -134,7 +135,7 @@ export function ProfileEditor({ profile, profiles, limits, kinds, tools, rejecti
         aria-invalid={Boolean(errors[key]) || undefined}
         aria-describedby={described(key)}
         min={key === "threshold" ? threshold.min : key.startsWith("price") || isTemperature(key) ? 0 : 1}
-        max={key === "threshold" ? threshold.max : isTemperature(key) ? TEMPERATURE_RANGE.max : undefined}
+        max={key === "threshold" ? threshold.max : isTemperature(key) ? temperature.max : undefined}
         step={options.step ?? "1"}
         placeholder={options.placeholder}
         disabled={options.disabled}
@@ -289,7 +290,7 @@ export function ProfileEditor({ profile, profiles, limits, kinds, tools, rejecti
               {row(
                 `${phase}Temperature`,
                 "Temperature",
-                number(`${phase}Temperature`, `profile-${phase}-temperature`, `${TEMPERATURE_RANGE.min}–${TEMPERATURE_RANGE.max}`, {
+                number(`${phase}Temperature`, `profile-${phase}-temperature`, `${temperature.min}–${temperature.max}`, {
                   step: "0.1",
                   placeholder: phasePlaceholder(phase, "temperature"),
                 }),
