@@ -3,12 +3,10 @@
 // sentence that says what to do, and the actions that help. The switch is exhaustive: a kind added
 // in Rust fails this build until it is handled here.
 
-import { ErrorKind, unhandled } from "@context-condenser/protocol";
+import { ErrorKind, type ErrorInfo, unhandled } from "@context-condenser/protocol";
 
-export interface Failure {
-  kind: ErrorKind;
-  message: string;
-}
+/** A failure as the engine reports it: the generated `ErrorInfo` (`{kind, message}`). */
+export type Failure = ErrorInfo;
 
 export interface Advice {
   /** One or two sentences for a notification. */

@@ -3,7 +3,7 @@
 // is given: vitest runs it. The chat view (chatView.ts) asks for the key, runs Test Connection
 // and writes the settings.
 
-import type { LlmKind, LlmProfileInput, LocalServer } from "@context-condenser/protocol";
+import type { KeyNeed, KindMetadata, LlmKind, LlmProfileInput, LocalServer } from "@context-condenser/protocol";
 
 /** The local servers people run, on their default ports (OpenAI-compatible under `/v1`). */
 export const LOCAL_SERVERS: ReadonlyArray<{ name: string; id: string; port: number }> = [
@@ -58,24 +58,26 @@ export interface SetupChoice {
   tool?: string;
 }
 
-/** The context windows a new profile starts with (the settings panel edits them later). */
-const WINDOWS: Record<LlmKind, number> = {
-  openai: 128_000,
-  anthropic: 200_000,
-  "openai-compatible": 8_192,
-  cli: 200_000,
-  manual: 128_000,
-};
+/** What the core says of a kind (`engine.hostMetadata().kinds`), which lists every kind. */
+function kindOf(kind: LlmKind, kinds: readonly KindMetadata[]): KindMetadata {
+  const found = kinds.find((k) => k.kind === kind);
+  if (!found) throw new Error(`the core lists no profile kind "${kind}"`);
+  return found;
+}
 
-/** Whether a choice needs an API key before it can be tested (`openai-compatible`: optional). */
-export const keyNeeded = (kind: LlmKind): "required" | "optional" | "none" =>
-  kind === "openai" || kind === "anthropic" ? "required" : kind === "openai-compatible" ? "optional" : "none";
+/** Whether a choice needs an API key before it can be tested: the core's word for its kind. */
+export const keyNeeded = (kind: LlmKind, kinds: readonly KindMetadata[]): KeyNeed => kindOf(kind, kinds).key;
 
 /**
  * The profile a choice becomes, with an id not yet taken (`openai`, `openai-2`, …): named after
  * the local server on its default port, the tool, or the kind.
  */
-export function profileFor(choice: SetupChoice, takenIds: readonly string[], toolWindow?: number): LlmProfileInput {
+export function profileFor(
+  choice: SetupChoice,
+  takenIds: readonly string[],
+  kinds: readonly KindMetadata[],
+  toolWindow?: number,
+): LlmProfileInput {
   const local = LOCAL_SERVERS.find((s) => choice.baseUrl?.startsWith(`http://127.0.0.1:${s.port}/`));
   const stem = choice.kind === "cli" ? (choice.tool ?? "cli") : choice.kind === "openai-compatible" ? (local?.id ?? "local") : choice.kind;
   let id = stem;
@@ -84,7 +86,8 @@ export function profileFor(choice: SetupChoice, takenIds: readonly string[], too
     id,
     kind: choice.kind,
     model: choice.model.trim(),
-    context_window: (choice.kind === "cli" ? toolWindow : undefined) ?? WINDOWS[choice.kind],
+    // The tool's own window, else the core's default for the kind.
+    context_window: (choice.kind === "cli" ? toolWindow : undefined) ?? kindOf(choice.kind, kinds).default_context_window,
   };
   if (choice.kind === "openai-compatible" && choice.baseUrl) profile.base_url = choice.baseUrl.trim().replace(/\/+$/, "");
   if (choice.kind === "cli" && choice.tool) profile.tool = choice.tool;

@@ -51,10 +51,11 @@ export class FirstRun {
     const existing = Array.isArray(raw) ? raw : [];
     const ids = existing.map((p) => (typeof p === "object" && p !== null ? String((p as { id?: unknown }).id) : ""));
     const tool = choice.kind === "cli" ? this.holder.engine.tools().find((t) => t.id === choice.tool) : undefined;
-    const profile = profileFor(choice, ids, tool?.contextWindow ?? undefined);
+    const kinds = this.holder.engine.hostMetadata().kinds;
+    const profile = profileFor(choice, ids, kinds, tool?.contextWindow ?? undefined);
 
     let apiKey: string | undefined;
-    const need = keyNeeded(choice.kind);
+    const need = keyNeeded(choice.kind, kinds);
     if (need !== "none") {
       const where = choice.kind === "openai-compatible" ? (profile.base_url ?? "the server") : choice.kind === "openai" ? "OpenAI" : "Anthropic";
       const typed = await vscode.window.showInputBox({

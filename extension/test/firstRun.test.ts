@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { LlmProfile } from "@context-condenser/protocol";
 import { blockedReason, keyNeeded, listModels, modelIds, probeLocalServers, profileFor } from "../src/firstRun";
 import { condensedPath } from "../src/sessionPath";
+import { meta } from "./core";
 
 const answers = (byUrl: Record<string, unknown>) => async (url: string) => {
   if (!(url in byUrl)) throw new TypeError("fetch failed: ECONNREFUSED");
@@ -35,11 +36,11 @@ describe("probing the local servers", () => {
 
 describe("the profile a choice becomes", () => {
   it("is named after the local server, the tool or the kind, with an id not taken", () => {
-    const local = profileFor({ kind: "openai-compatible", baseUrl: "http://127.0.0.1:11434/v1/", model: "llama3.2" }, []);
+    const local = profileFor({ kind: "openai-compatible", baseUrl: "http://127.0.0.1:11434/v1/", model: "llama3.2" }, [], meta.kinds);
     expect(local).toEqual({ id: "ollama", kind: "openai-compatible", base_url: "http://127.0.0.1:11434/v1", model: "llama3.2", context_window: 8192 });
-    expect(profileFor({ kind: "openai", model: " gpt-4o-mini " }, ["openai", "openai-2"]).id).toBe("openai-3");
-    expect(profileFor({ kind: "openai-compatible", baseUrl: "http://10.0.0.2:9000/v1", model: "m" }, []).id).toBe("local");
-    const cli = profileFor({ kind: "cli", tool: "claude-code", model: "sonnet" }, [], 180_000);
+    expect(profileFor({ kind: "openai", model: " gpt-4o-mini " }, ["openai", "openai-2"], meta.kinds).id).toBe("openai-3");
+    expect(profileFor({ kind: "openai-compatible", baseUrl: "http://10.0.0.2:9000/v1", model: "m" }, [], meta.kinds).id).toBe("local");
+    const cli = profileFor({ kind: "cli", tool: "claude-code", model: "sonnet" }, [], meta.kinds, 180_000);
     expect(cli).toEqual({ id: "claude-code", kind: "cli", tool: "claude-code", model: "sonnet", context_window: 180_000 });
   });
 
@@ -50,14 +51,14 @@ describe("the profile a choice becomes", () => {
       { kind: "openai-compatible", baseUrl: "http://127.0.0.1:1234/v1", model: "qwen" },
       { kind: "cli", tool: "codex", model: "gpt-5" },
     ] as const) {
-      const profile = profileFor(choice, []);
+      const profile = profileFor(choice, [], meta.kinds);
       expect(LlmProfile.safeParse(profile).success).toBe(true);
       expect(JSON.stringify(profile)).not.toMatch(/key/i);
     }
   });
 
   it("asks for a key only where one is needed", () => {
-    expect([keyNeeded("openai"), keyNeeded("anthropic"), keyNeeded("openai-compatible"), keyNeeded("cli")]).toEqual([
+    expect([keyNeeded("openai", meta.kinds), keyNeeded("anthropic", meta.kinds), keyNeeded("openai-compatible", meta.kinds), keyNeeded("cli", meta.kinds)]).toEqual([
       "required",
       "required",
       "optional",

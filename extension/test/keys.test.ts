@@ -174,7 +174,7 @@ describe("a stored key", () => {
 
   it("stored by the first run is bound to the server of the profile it makes", async () => {
     const { storage, secrets } = setup();
-    const profile = profileFor({ kind: "openai-compatible", model: "m", baseUrl: "http://127.0.0.1:11434/v1/" }, []);
+    const profile = profileFor({ kind: "openai-compatible", model: "m", baseUrl: "http://127.0.0.1:11434/v1/" }, [], meta.kinds);
     await secrets.store(profile, KEY);
     expect(storage.values.get(originName("ollama"))).toBe("openai-compatible http://127.0.0.1:11434/v1");
   });

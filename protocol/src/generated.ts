@@ -924,10 +924,19 @@ export const HeldCount = z.deferred(() => z.object({
 export type HeldCount = z.output<typeof HeldCount>;
 export type HeldCountInput = z.input<typeof HeldCount>;
 
+/** Whether a kind of profile needs an API key. */
+export const KeyNeed = z.deferred(() => z.enum(["required", "optional", "none"]));
+export type KeyNeed = z.output<typeof KeyNeed>;
+export type KeyNeedInput = z.input<typeof KeyNeed>;
+
 /** One kind of LLM profile, as a host shows it. */
 export const KindMetadata = z.deferred(() => z.object({
   /** The base URL used when a profile names none; `None` when the profile must name one (or uses no API). */
   default_base_url: z.string().nullable().optional(),
+  /** The context window a new profile of the kind starts with, in tokens. */
+  default_context_window: z.number().int().gte(0),
+  /** Whether a profile of the kind needs an API key. */
+  key: KeyNeed,
   /** The kind, as settings spell it (`openai`, `openai-compatible`, …). */
   kind: LlmKind,
 }));

@@ -26,10 +26,43 @@ pub enum LlmKind {
     Manual,
 }
 
+/// Whether a kind of profile needs an API key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyNeed {
+    /// It cannot be used without one.
+    Required,
+    /// It may take one.
+    Optional,
+    /// It takes none (no API, or a program with its own login).
+    None,
+}
+
 impl LlmKind {
     /// Every kind, in the order settings panels list them.
     pub const ALL: [LlmKind; 5] =
         [LlmKind::Openai, LlmKind::Anthropic, LlmKind::OpenaiCompatible, LlmKind::Cli, LlmKind::Manual];
+
+    /// The context window a new profile of this kind starts with, in tokens (a settings panel
+    /// edits it later; a CLI tool's entry may name its own).
+    pub fn default_context_window(self) -> usize {
+        match self {
+            LlmKind::Openai | LlmKind::Manual => 128_000,
+            LlmKind::Anthropic | LlmKind::Cli => 200_000,
+            // A local server's model: small until the user says otherwise.
+            LlmKind::OpenaiCompatible => 8_192,
+        }
+    }
+
+    /// Whether a profile of this kind needs an API key before it can be used.
+    pub fn key_need(self) -> KeyNeed {
+        match self {
+            LlmKind::Openai | LlmKind::Anthropic => KeyNeed::Required,
+            // Local servers take none; hosted ones behind the same API do.
+            LlmKind::OpenaiCompatible => KeyNeed::Optional,
+            LlmKind::Cli | LlmKind::Manual => KeyNeed::None,
+        }
+    }
 
     /// The default base URL, where there is one.
     pub fn default_base_url(self) -> Option<&'static str> {

@@ -10,7 +10,7 @@ use crate::error::CondenseError;
 use crate::limits::{AutoCondense, Limits};
 use crate::llm::{LlmKind, LlmProfile};
 use crate::manager::CondensationManager;
-use crate::profile::ModelUse;
+use crate::profile::{KeyNeed, ModelUse};
 use crate::registry::ProviderConfigUpdate;
 use crate::tools::ToolRegistry;
 
@@ -73,6 +73,10 @@ pub struct KindMetadata {
     /// The base URL used when a profile names none; `None` when the profile must name one (or
     /// uses no API).
     pub default_base_url: Option<String>,
+    /// The context window a new profile of the kind starts with, in tokens.
+    pub default_context_window: usize,
+    /// Whether a profile of the kind needs an API key.
+    pub key: KeyNeed,
 }
 
 /// The core's limits and per-kind metadata, for hosts (see [`HostMetadata`]).
@@ -81,7 +85,12 @@ pub fn host_metadata() -> HostMetadata {
         limits: Limits::current(),
         kinds: LlmKind::ALL
             .into_iter()
-            .map(|kind| KindMetadata { kind, default_base_url: kind.default_base_url().map(str::to_owned) })
+            .map(|kind| KindMetadata {
+                kind,
+                default_base_url: kind.default_base_url().map(str::to_owned),
+                default_context_window: kind.default_context_window(),
+                key: kind.key_need(),
+            })
             .collect(),
     }
 }

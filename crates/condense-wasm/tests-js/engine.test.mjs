@@ -63,7 +63,7 @@ test("lists the built-in providers, smart the default", () => {
   assert.equal(engine.providerConfig("truncation").enabled, false);
 });
 
-test("hands hosts the core's limits, defaults and each profile kind's base URL", () => {
+test("hands hosts the core's limits, defaults and each profile kind's base URL, window and key", () => {
   const { engine } = makeEngine();
   const { limits, kinds } = engine.hostMetadata();
   assert.equal(limits.threshold_min, 10);
@@ -73,12 +73,13 @@ test("hands hosts the core's limits, defaults and each profile kind's base URL",
   assert.equal(limits.default_provider, "smart");
   assert.equal(limits.default_provider, engine.defaultProvider);
   assert.deepEqual(kinds, [
-    { kind: "openai", default_base_url: "https://api.openai.com/v1" },
-    { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
-    { kind: "openai-compatible", default_base_url: null },
-    { kind: "cli", default_base_url: null },
-    { kind: "manual", default_base_url: null },
+    { kind: "openai", default_base_url: "https://api.openai.com/v1", default_context_window: 128000, key: "required" },
+    { kind: "anthropic", default_base_url: "https://api.anthropic.com", default_context_window: 200000, key: "required" },
+    { kind: "openai-compatible", default_base_url: null, default_context_window: 8192, key: "optional" },
+    { kind: "cli", default_base_url: null, default_context_window: 200000, key: "none" },
+    { kind: "manual", default_base_url: null, default_context_window: 128000, key: "none" },
   ]);
+  assert.deepEqual([limits.temperature_min, limits.temperature_max], [0, 2]);
   // The checks use the same numbers.
   const auto = (t) => ({ setting: "auto_condense", value: { enabled: true, threshold_percent: t, min_gain_percent: 5 } });
   assert.equal(engine.checkSetting(auto(limits.threshold_min)), undefined);

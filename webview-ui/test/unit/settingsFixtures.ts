@@ -73,11 +73,11 @@ export const LIMITS: Limits = {
 
 /** The core's kinds of profile (engine.hostMetadata().kinds). */
 export const KINDS: KindMetadata[] = [
-  { kind: "openai", default_base_url: "https://api.openai.com/v1" },
-  { kind: "anthropic", default_base_url: "https://api.anthropic.com" },
-  { kind: "openai-compatible", default_base_url: null },
-  { kind: "cli", default_base_url: null },
-  { kind: "manual", default_base_url: null },
+  { kind: "openai", default_base_url: "https://api.openai.com/v1", default_context_window: 128_000, key: "required" },
+  { kind: "anthropic", default_base_url: "https://api.anthropic.com", default_context_window: 200_000, key: "required" },
+  { kind: "openai-compatible", default_base_url: null, default_context_window: 8_192, key: "optional" },
+  { kind: "cli", default_base_url: null, default_context_window: 200_000, key: "none" },
+  { kind: "manual", default_base_url: null, default_context_window: 128_000, key: "none" },
 ];
 
 /** CLI tools as the extension sends them (engine.tools()): one found, one not. */
