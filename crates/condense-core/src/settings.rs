@@ -266,7 +266,7 @@ mod tests {
     }
 
     #[test]
-    fn hosts_get_the_limits_and_each_kind_with_its_base_url() {
+    fn hosts_get_the_limits_and_each_kind_with_its_base_url_window_and_key() {
         let value = serde_json::to_value(host_metadata()).unwrap();
         assert_eq!(value["limits"]["threshold_min"], json!(crate::limits::THRESHOLD_MIN));
         assert_eq!(value["limits"]["threshold_max"], json!(crate::limits::THRESHOLD_MAX));
@@ -276,11 +276,11 @@ mod tests {
         assert_eq!(
             value["kinds"],
             json!([
-                {"kind": "openai", "default_base_url": "https://api.openai.com/v1"},
-                {"kind": "anthropic", "default_base_url": "https://api.anthropic.com"},
-                {"kind": "openai-compatible", "default_base_url": null},
-                {"kind": "cli", "default_base_url": null},
-                {"kind": "manual", "default_base_url": null},
+                {"kind": "openai", "default_base_url": "https://api.openai.com/v1", "default_context_window": 128_000, "key": "required"},
+                {"kind": "anthropic", "default_base_url": "https://api.anthropic.com", "default_context_window": 200_000, "key": "required"},
+                {"kind": "openai-compatible", "default_base_url": null, "default_context_window": 8_192, "key": "optional"},
+                {"kind": "cli", "default_base_url": null, "default_context_window": 200_000, "key": "none"},
+                {"kind": "manual", "default_base_url": null, "default_context_window": 128_000, "key": "none"},
             ])
         );
         // The default provider is one the engine has.
