@@ -46,6 +46,11 @@ impl CondensationContext<'_> {
         api_view(self.messages)
     }
 
+    /// The places in [`CondensationContext::messages`] of the messages the model sees, in order.
+    pub fn visible(&self) -> Vec<usize> {
+        (0..self.messages.len()).filter(|&i| self.messages[i].is_visible()).collect()
+    }
+
     /// Indices of the visible messages this run must leave visible and unchanged: the pinned ones
     /// and their tool-pair partners (see [`crate::pins`]).
     pub fn pinned(&self) -> std::collections::BTreeSet<usize> {

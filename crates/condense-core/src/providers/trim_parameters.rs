@@ -162,7 +162,7 @@ impl CondensationProvider for TrimParametersProvider {
     ) -> Result<Condensed, CondenseError> {
         let config: TrimConfig = options.typed_config(self.id())?;
         let keep_last = options.keep_last.unwrap_or(super::summary::DEFAULT_KEEP_LAST);
-        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+        let visible = ctx.visible();
         let older = &visible[..visible.len().saturating_sub(keep_last)];
         let pinned = ctx.pinned();
         let mut total = ctx.prev_context_tokens;
