@@ -8,10 +8,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{
-    ApiRequest, Decoded, Decoder, ErrorDetail, SseEvent, Turn, lenient, malformed, message_list, parse_event,
-    role_at, system_text, tool_definitions, typed, view,
-};
+use super::wire::{ApiRequest, Decoded, Decoder, ErrorDetail, Turn, lenient, malformed, parse_event, view};
+use super::{SseEvent, message_list, role_at, system_text, tool_definitions, typed};
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::model::{ContentBlock, Conversation, Message, Role};
 use crate::profile::{LlmProfile, Usage};

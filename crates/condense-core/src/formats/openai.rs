@@ -9,10 +9,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{
-    ApiRequest, Decoded, Decoder, ErrorDetail, SseEvent, Turn, lenient, message_list, parse_event, role_at,
-    system_text, tool_definitions, view,
-};
+use super::wire::{ApiRequest, Decoded, Decoder, ErrorDetail, Turn, lenient, parse_event, view};
+use super::{SseEvent, message_list, role_at, system_text, tool_definitions};
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::model::{ContentBlock, Conversation, ImageSource, Message, Role, ToolResultPart};
 use crate::profile::{LlmKind, LlmProfile, Usage};

@@ -10,7 +10,7 @@ use crate::tokens::TokenCounter;
 
 /// The floor of a run over `ctx` that keeps the last `keep_last` visible messages.
 pub fn floor_tokens(ctx: &CondensationContext<'_>, keep_last: usize, tokens: &dyn TokenCounter) -> usize {
-    let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+    let visible = ctx.visible();
     let pinned = ctx.pinned();
     let tail_from = visible.len().saturating_sub(keep_last).max(1);
     let mut kept: Vec<Message> = Vec::new();

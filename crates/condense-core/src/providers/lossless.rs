@@ -127,7 +127,7 @@ impl CondensationProvider for LosslessProvider {
     ) -> Result<Condensed, CondenseError> {
         let config: LosslessConfig = options.typed_config(self.id())?;
         // Indices of the visible messages in the full list.
-        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+        let visible = ctx.visible();
 
         // Every candidate text with its site, in view order. A user text block carrying tool
         // results encoded as text (Cline, Roo) offers their bodies instead of its whole text: the

@@ -444,7 +444,7 @@ impl CondensationProvider for MaskProvider {
 
         // Which results stay: the last K overall, a ruled tool's own last N, never-masked tools,
         // anything in the last `keep_last` messages, and the pinned messages.
-        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+        let visible = ctx.visible();
         let tail_start = options.keep_last.map(|n| visible.len().saturating_sub(n)).unwrap_or(visible.len());
         let mut protected: BTreeSet<usize> = visible[tail_start..].iter().copied().collect();
         protected.extend(ctx.pinned());

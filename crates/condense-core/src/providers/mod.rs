@@ -10,6 +10,7 @@ pub mod native;
 mod smart;
 pub mod summary;
 mod superseded;
+mod trim_parameters;
 mod truncation;
 
 pub use encoded::thousands;
@@ -17,7 +18,8 @@ pub use lossless::{LosslessConfig, LosslessProvider};
 pub use manual::{ManualConfig, ManualProvider};
 pub use mask::{MaskConfig, MaskProvider};
 pub use native::NativeProvider;
-pub use smart::{Pass, Preset, SmartConfig, SmartProvider, TrimConfig, TrimParametersProvider};
+pub use smart::{Pass, Preset, SmartConfig, SmartProvider};
 pub use summary::SummaryConfig;
 pub use superseded::{SupersededConfig, SupersededProvider};
+pub use trim_parameters::{TrimConfig, TrimParametersProvider};
 pub use truncation::{TruncationConfig, TruncationProvider};

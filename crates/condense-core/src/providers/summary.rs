@@ -114,7 +114,7 @@ pub struct SummaryPlan {
 /// that answers no tool call where possible, so the summary (an assistant turn) keeps the roles
 /// alternating and no tool result loses its call.
 pub fn plan(ctx: &CondensationContext<'_>, keep_last: usize) -> Result<SummaryPlan, CondenseError> {
-    let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+    let visible = ctx.visible();
     if visible.len() < MIN_MESSAGES {
         return Err(CondenseError::NothingToCondense(format!(
             "{} messages; a summary needs at least {MIN_MESSAGES}",

@@ -404,7 +404,7 @@ impl CondensationProvider for SupersededProvider {
         let config: SupersededConfig = options.typed_config(self.id())?;
         let tokens = services.tokens;
         let keep_last = options.keep_last.unwrap_or(config.keep_last);
-        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+        let visible = ctx.visible();
         // The number the model sees each message by, from 1.
         let number: HashMap<usize, usize> = visible.iter().enumerate().map(|(n, &mi)| (mi, n + 1)).collect();
         let mut protected: BTreeSet<usize> =

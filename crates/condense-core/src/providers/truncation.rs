@@ -428,7 +428,7 @@ impl CondensationProvider for TruncationProvider {
                 "the context has {before} tokens, already within the target of {target}"
             )));
         }
-        let visible: Vec<usize> = (0..ctx.messages.len()).filter(|&i| ctx.messages[i].is_visible()).collect();
+        let visible = ctx.visible();
         // The middle: after the first visible message, before the last `keep_last`.
         let middle_end = visible.len().saturating_sub(keep_last).max(1);
         let middle: Vec<usize> = visible.get(1..middle_end).map(<[usize]>::to_vec).unwrap_or_default();

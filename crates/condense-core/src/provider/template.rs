@@ -1,0 +1,317 @@
+//! The template that runs every provider: [`run_provider`] validates, times and calls the
+//! provider's hook, then builds the output list from what the hook returned (kept input messages
+//! moved, not copied) and counts it with one cached counter. The checks it ends with are in
+//! `checks`.
+
+use std::cell::RefCell;
+
+use crate::error::CondenseError;
+use crate::ledger::{self, Haystack, Later};
+use crate::model::{ContentBlock, Message, api_view, check_tool_pairs};
+use crate::tokens::TokenCounter;
+
+use super::checks::{check_result, keep_what_matters, ledger_on, ledger_reserve};
+use super::{
+    CondensationContext, CondensationOptions, CondensationProvider, CondensationResult, Condensed, Metrics,
+    Services, SpendMeter, TemplateToken,
+};
+
+/// Runs a provider the one way providers run.
+pub async fn run_provider(
+    provider: &dyn CondensationProvider,
+    messages: &[Message],
+    system: Option<&str>,
+    options: &CondensationOptions,
+    services: Services<'_>,
+) -> CondensationResult {
+    let input = RunInput::new(messages, system, services.tokens);
+    let before = input.tokens();
+    services.pause().await;
+    let ctx = CondensationContext { messages, system, prev_context_tokens: before };
+    // Every run has its own meter: what the provider spent before failing is the failure's cost.
+    let meter = SpendMeter::default();
+    // The input messages' counts are known now; a provider asking for one gets it by position.
+    let counter = RunCounter { inner: services.tokens, input: &input };
+    let services = Services { meter: Some(&meter), tokens: &counter, ..services };
+    let failed = |error: CondenseError, elapsed: f64| CondensationResult {
+        messages: messages.to_vec(),
+        summary: None,
+        cost: meter.total(),
+        new_context_tokens: None,
+        error: Some(error.to_info()),
+        metrics: Some(Metrics {
+            provider_id: provider.id().to_owned(),
+            time_elapsed_ms: elapsed,
+            tokens_saved: None,
+            extra: Default::default(),
+        }),
+    };
+    if let Err(e) = provider.validate(&ctx, options) {
+        return failed(e, 0.0);
+    }
+    // A target below the floor is refused up front; an automatic run works to the floor.
+    let floor = match options.floor_checked {
+        true => Ok(None),
+        false => provider.target_and_floor(&ctx, options, services.tokens),
+    };
+    let floor = match floor {
+        Ok(floor) => floor,
+        Err(e) => return failed(e, 0.0),
+    };
+    // (A floor at or above the context means nothing can go: the provider says why.)
+    let floor = floor.filter(|f| f.floor < ctx.prev_context_tokens);
+    let raised;
+    let options = match floor {
+        Some(f) if f.target < f.floor && !options.is_automatic => {
+            let e =
+                CondenseError::TargetBelowFloor { target: f.target, floor: f.floor, keep_last: f.keep_last };
+            return failed(e, 0.0);
+        }
+        Some(f) if f.target < f.floor => {
+            raised = CondensationOptions { target_tokens: Some(f.floor), ..options.clone() };
+            &raised
+        }
+        _ => options,
+    };
+    // The ledger's room comes out of the target, so the context with it still lands within.
+    let keep = ledger_on(options);
+    let reserved = if keep { ledger_reserve(&ctx, options, services.tokens) } else { 0 };
+    let lowered = CondensationOptions {
+        target_tokens: options.target_tokens.map(|t| t.saturating_sub(reserved)),
+        ceiling_tokens: options.ceiling_tokens.map(|t| t.saturating_sub(reserved)),
+        ..options.clone()
+    };
+    let start = services.clock.now_ms();
+    let outcome = attempt(provider, &input, &ctx, &lowered, options, services, keep).await;
+    services.pause().await;
+    let (mut condensed, mut after) = match outcome {
+        Ok((c, origin)) => {
+            let tokens = input.tokens_of(&c.messages, &origin, services.tokens);
+            (c, tokens)
+        }
+        Err(e) => return failed(e, (services.clock.now_ms() - start).max(0.0)),
+    };
+    // A provider that calls no LLM (no summary, no cost) and whose ledger took another room than
+    // the one kept for it runs once more with the room the ledger took: with part of the room
+    // unused, the context lands nearer the target; over the target because the ledger took
+    // more, it lands within. The better run is kept.
+    let llm_free = condensed.summary.is_none() && condensed.cost == 0.0;
+    if let (Some(target), true) = (options.target_tokens, reserved > 0 && llm_free) {
+        let used = condensed.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
+        let first = after;
+        let unused = used < reserved && first < target;
+        let over = used > reserved && first > target;
+        if unused || over {
+            let again =
+                CondensationOptions { target_tokens: Some(target.saturating_sub(used)), ..options.clone() };
+            if let Ok((c, origin)) = attempt(provider, &input, &ctx, &again, options, services, keep).await {
+                let second = input.tokens_of(&c.messages, &origin, services.tokens);
+                let better = match unused {
+                    true => second <= target && second > first,
+                    false => second < first,
+                };
+                if better {
+                    condensed = c;
+                    after = second;
+                }
+            }
+        }
+    }
+    let elapsed = (services.clock.now_ms() - start).max(0.0);
+    if after > before {
+        return failed(CondenseError::ContextGrew { before, after }, elapsed);
+    }
+    let tokens_saved = i64::try_from(before).unwrap_or(i64::MAX) - i64::try_from(after).unwrap_or(0);
+    let mut extra = condensed.metrics;
+    // A provider that worked to the lowered target is judged against the caller's.
+    if let (Some(target), true) = (options.target_tokens, reserved > 0) {
+        if extra.contains_key("target_tokens") {
+            extra.insert("target_tokens".into(), target.into());
+            extra.insert("target_met".into(), (after <= target).into());
+        }
+        extra.insert("ledger_reserved_tokens".into(), reserved.into());
+    }
+    extra.insert("tokens_before".into(), before.into());
+    extra.insert("tokens_after".into(), after.into());
+    if let Some(f) = floor {
+        extra.insert("floor_tokens".into(), f.floor.into());
+    }
+    CondensationResult {
+        messages: condensed.messages,
+        summary: condensed.summary,
+        cost: condensed.cost,
+        new_context_tokens: Some(after),
+        error: None,
+        metrics: Some(Metrics {
+            provider_id: provider.id().to_owned(),
+            time_elapsed_ms: elapsed,
+            tokens_saved: Some(tokens_saved),
+            extra,
+        }),
+    }
+}
+
+/// One run of a provider's hook with `run_options`, checked, with the ledger kept; with the
+/// input position of each message of the result that is an input message (see `check_result`).
+async fn attempt(
+    provider: &dyn CondensationProvider,
+    input: &RunInput<'_>,
+    ctx: &CondensationContext<'_>,
+    run_options: &CondensationOptions,
+    options: &CondensationOptions,
+    services: Services<'_>,
+    keep: bool,
+) -> Result<(Condensed, Vec<Option<usize>>), CondenseError> {
+    let c = provider.condense_internal(ctx, run_options, services, TemplateToken(())).await?;
+    let (c, origin) = check_result(ctx, c, input.pairs_valid, None)?;
+    let (c, kept) = keep_what_matters(input, ctx, options, services.tokens, c, origin, keep);
+    // The messages the last step moved over unchanged were compared above; the ones it made
+    // (a ledger's host hidden, its copy) are compared now, with everything else checked again.
+    check_result(ctx, c, input.pairs_valid, Some(&kept))
+}
+
+/// A run's input as the template reads it, once: each visible message's tokens, so that the
+/// count of a result adds up the counts of the input messages it keeps and counts only the ones
+/// the run added (never hashing the kept ones again), and whether its tool pairs were valid;
+/// and, each computed on first use and shared by the run's attempts, a message's text as the
+/// probes read it ([`ledger::piece`]) and what it shows of files, commands and todos
+/// ([`Later::of_message`]).
+pub(super) struct RunInput<'a> {
+    messages: &'a [Message],
+    /// The system prompt with its framing, and the reply priming: `count_request` of no message.
+    pub(super) fixed: usize,
+    /// Each message's tokens; 0 for a hidden one, which no count of a view reads.
+    counts: Vec<usize>,
+    /// Whether the input's API view has valid tool pairs (then the result's must too).
+    pairs_valid: bool,
+    pieces: RefCell<Vec<Option<String>>>,
+    later: RefCell<Vec<Option<Later>>>,
+}
+
+impl<'a> RunInput<'a> {
+    fn new(messages: &'a [Message], system: Option<&str>, tokens: &dyn TokenCounter) -> Self {
+        let counts =
+            messages.iter().map(|m| if m.is_visible() { tokens.count_message(m) } else { 0 }).collect();
+        RunInput {
+            messages,
+            fixed: tokens.count_request(system, &[]),
+            counts,
+            pairs_valid: check_tool_pairs(&api_view(messages)).is_ok(),
+            pieces: RefCell::new(vec![None; messages.len()]),
+            later: RefCell::new(vec![None; messages.len()]),
+        }
+    }
+
+    /// Tokens of the input's API view: `count_request` of it.
+    fn tokens(&self) -> usize {
+        self.fixed + self.counts.iter().sum::<usize>()
+    }
+
+    /// Tokens of a result's API view: `count_request` of it. `origin` says which of its messages
+    /// are input messages (checked equal but for being hidden by `check_result`): their counts
+    /// are known; the others are counted.
+    fn tokens_of(&self, messages: &[Message], origin: &[Option<usize>], tokens: &dyn TokenCounter) -> usize {
+        let visible = messages.iter().enumerate().filter(|(_, m)| m.is_visible());
+        self.fixed + visible.map(|(j, m)| self.count(origin[j], m, tokens)).sum::<usize>()
+    }
+
+    /// Tokens of a visible message of a result: the count taken at the start when it is input
+    /// message `origin`, else counted.
+    pub(super) fn count(&self, origin: Option<usize>, message: &Message, tokens: &dyn TokenCounter) -> usize {
+        match origin {
+            Some(i) => self.counts[i],
+            None => tokens.count_message(message),
+        }
+    }
+
+    /// Appends input message `i`'s text as the probes read it.
+    pub(super) fn push_piece(&self, i: usize, haystack: &mut Haystack) {
+        let mut pieces = self.pieces.borrow_mut();
+        haystack.push(pieces[i].get_or_insert_with(|| ledger::piece(&self.messages[i])));
+    }
+
+    /// What input message `i` shows of files, commands and todos, added to `later`.
+    pub(super) fn add_later(&self, i: usize, later: &mut Later) {
+        let mut cache = self.later.borrow_mut();
+        later.add(cache[i].get_or_insert_with(|| Later::of_message(&self.messages[i])));
+    }
+}
+
+/// The counter a run's provider and the template's steps use: an input message (a reference into
+/// the run's own list, found by its address) is answered from the count the template took at
+/// the start; any other message, and every text, goes to the host's counter.
+struct RunCounter<'a> {
+    inner: &'a dyn TokenCounter,
+    input: &'a RunInput<'a>,
+}
+
+impl TokenCounter for RunCounter<'_> {
+    fn encoding(&self) -> crate::tokens::Encoding {
+        self.inner.encoding()
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        self.inner.count_text(text)
+    }
+
+    fn count_text_cached(&self, text: &str) -> usize {
+        self.inner.count_text_cached(text)
+    }
+
+    fn count_message(&self, message: &Message) -> usize {
+        let messages = self.input.messages;
+        match crate::model::position_in(messages, message) {
+            // A hidden input message was not counted at the start.
+            Some(i) if messages[i].is_visible() => self.input.counts[i],
+            _ => self.inner.count_message(message),
+        }
+    }
+}
+
+/// Tokens of `message` with `content` in place of its own, as the counter counts messages (its
+/// cache included). The content is moved into a message with the other fields and handed back,
+/// never copied.
+pub(crate) fn count_with_content(
+    tokens: &dyn TokenCounter,
+    message: &Message,
+    content: Vec<ContentBlock>,
+) -> (usize, Vec<ContentBlock>) {
+    let edited = Message {
+        id: message.id.clone(),
+        ts: message.ts,
+        role: message.role,
+        content,
+        is_summary: message.is_summary,
+        condense_id: message.condense_id.clone(),
+        condense_parent: message.condense_parent.clone(),
+        interrupted: message.interrupted.clone(),
+        pinned: message.pinned,
+    };
+    (tokens.count_message(&edited), edited.content)
+}
+
+/// A message of a list the template builds from a provider's output: one of the output's own,
+/// by index, or one made here (a message with the ledger added or taken off, and the original it
+/// replaces, hidden). Only the made ones are new values; the list becomes messages once chosen.
+#[derive(Debug)]
+pub(super) enum Entry {
+    Kept(usize),
+    Made(Message),
+}
+
+/// The messages of `entries`, the kept ones moved out of `messages`; with the input position of
+/// each kept one that is an input message (by `origin`, over `messages`), `None` for the others.
+pub(super) fn materialize(
+    entries: Vec<Entry>,
+    messages: Vec<Message>,
+    origin: &[Option<usize>],
+) -> (Vec<Message>, Vec<Option<usize>>) {
+    let mut slots: Vec<Option<Message>> = messages.into_iter().map(Some).collect();
+    entries
+        .into_iter()
+        .map(|e| match e {
+            Entry::Kept(j) => (slots[j].take().expect("an output message is kept once"), origin[j]),
+            Entry::Made(m) => (m, None),
+        })
+        .unzip()
+}
