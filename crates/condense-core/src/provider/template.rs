@@ -49,7 +49,8 @@ pub async fn run_provider(
     if let Err(e) = provider.validate(&ctx, options) {
         return failed(e, 0.0);
     }
-    // A target below the floor is refused up front; an automatic run works to the floor.
+    // A target asked for below the floor is refused up front; an automatic run, or one with the
+    // provider's own target (a share of the context), works to the floor.
     let floor = match options.floor_checked {
         true => Ok(None),
         false => provider.target_and_floor(&ctx, options, services.tokens),
@@ -62,7 +63,7 @@ pub async fn run_provider(
     let floor = floor.filter(|f| f.floor < ctx.prev_context_tokens);
     let raised;
     let options = match floor {
-        Some(f) if f.target < f.floor && !options.is_automatic => {
+        Some(f) if f.target < f.floor && !options.is_automatic && options.target_tokens.is_some() => {
             let e =
                 CondenseError::TargetBelowFloor { target: f.target, floor: f.floor, keep_last: f.keep_last };
             return failed(e, 0.0);
