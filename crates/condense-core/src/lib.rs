@@ -49,7 +49,8 @@ pub use host::{AbortSignal, Clock};
 pub use manager::CondensationManager;
 pub use model::{ContentBlock, Conversation, Message, Role};
 pub use provider::{
-    CondensationOptions, CondensationProvider, CondensationResult, Services, TargetFloor, run_provider,
+    CondensationOptions, CondensationProvider, CondensationResult, ProviderMeta, Services, TargetFloor,
+    run_provider,
 };
 pub use registry::{ProviderConfig, ProviderConfigUpdate, ProviderInfo, ProviderRegistry};
 pub use tokens::{Encoding, TiktokenCounter, TokenCounter};

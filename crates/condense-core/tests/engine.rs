@@ -6,7 +6,7 @@ mod common;
 use std::cell::Cell;
 
 use common::{StepClock, block_on, counter, text};
-use condense_core::provider::{CondensationContext, Condensed, TemplateToken};
+use condense_core::provider::{CondensationContext, Condensed, Needs, ProviderMeta, TemplateToken};
 use condense_core::{
     CondensationManager, CondensationOptions, CondensationProvider, CondenseError, Conversation, Message,
     ProviderConfig, ProviderConfigUpdate, ProviderRegistry, Role, Services, run_provider,
@@ -39,16 +39,14 @@ impl TestProvider {
     }
 }
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta =
+    ProviderMeta { id: "test", name: "Test", description: "misbehaves on purpose", needs: Needs::Nothing };
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for TestProvider {
-    fn id(&self) -> &str {
-        "test"
-    }
-    fn name(&self) -> &str {
-        "Test"
-    }
-    fn description(&self) -> &str {
-        "misbehaves on purpose"
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
     fn validate_config(&self, config: &serde_json::Value) -> Result<(), String> {
         match config.get("bad") {

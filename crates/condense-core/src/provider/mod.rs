@@ -342,19 +342,40 @@ pub enum Needs {
     Person,
 }
 
+/// What lists and pickers show of a provider, and what it needs: one value per provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderMeta {
+    /// Stable id, e.g. `lossless`.
+    pub id: &'static str,
+    /// Name for people.
+    pub name: &'static str,
+    /// One sentence on what it does.
+    pub description: &'static str,
+    /// What it needs to run besides the conversation.
+    pub needs: Needs,
+}
+
 /// A condensation provider. Implementors write the hooks; [`run_provider`] runs them.
 #[async_trait::async_trait(?Send)]
 pub trait CondensationProvider {
-    /// Stable id, e.g. `lossless`.
-    fn id(&self) -> &str;
-    /// Name for people.
-    fn name(&self) -> &str;
-    /// One sentence on what it does.
-    fn description(&self) -> &str;
+    /// Its id, name, description and needs.
+    fn meta(&self) -> &ProviderMeta;
 
-    /// What it needs to run besides the conversation. The default is nothing.
+    /// Stable id, e.g. `lossless`.
+    fn id(&self) -> &str {
+        self.meta().id
+    }
+    /// Name for people.
+    fn name(&self) -> &str {
+        self.meta().name
+    }
+    /// One sentence on what it does.
+    fn description(&self) -> &str {
+        self.meta().description
+    }
+    /// What it needs to run besides the conversation.
     fn needs(&self) -> Needs {
-        Needs::Nothing
+        self.meta().needs
     }
 
     /// Its configuration type's form (see [`crate::config::ConfigForm`]), from which the three

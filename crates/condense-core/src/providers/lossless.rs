@@ -22,6 +22,7 @@ use crate::provider::{
 use crate::config::{ConfigField, ConfigForm, Form};
 
 use super::encoded::{encoded_results, replace_ranges};
+use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `lossless` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,18 +97,18 @@ fn reference_text(bytes: usize, what: &str, message_id: &str) -> String {
     )
 }
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "lossless",
+    name: "Lossless de-duplication",
+    description: "Replaces earlier copies of repeated file reads, tool results and pasted text with a reference to the latest identical copy. No LLM, no cost, nothing lost.",
+    needs: Needs::Nothing,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for LosslessProvider {
-    fn id(&self) -> &str {
-        "lossless"
-    }
-
-    fn name(&self) -> &str {
-        "Lossless de-duplication"
-    }
-
-    fn description(&self) -> &str {
-        "Replaces earlier copies of repeated file reads, tool results and pasted text with a reference to the latest identical copy. No LLM, no cost, nothing lost."
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {

@@ -14,6 +14,7 @@ use crate::tokens::TokenCounter;
 
 use super::summary::{self, SummaryConfig};
 use crate::config::{ConfigField, ConfigForm, Form};
+use crate::provider::ProviderMeta;
 
 /// Configuration of the `manual` provider: the summary settings, plus the pasted answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,22 +83,18 @@ pub fn render_request(
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ManualProvider;
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "manual",
+    name: "Manual summary (copy/paste)",
+    description: "Renders the summary request to paste into any LLM, then applies the answer you paste back.",
+    needs: Needs::Person,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for ManualProvider {
-    fn id(&self) -> &str {
-        "manual"
-    }
-
-    fn name(&self) -> &str {
-        "Manual summary (copy/paste)"
-    }
-
-    fn description(&self) -> &str {
-        "Renders the summary request to paste into any LLM, then applies the answer you paste back."
-    }
-
-    fn needs(&self) -> Needs {
-        Needs::Person
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {

@@ -29,6 +29,7 @@ use crate::provider::{
 use crate::tokens::TokenCounter;
 
 use super::encoded::{encoded_results, encoded_results_in, replace_ranges, thousands};
+use crate::provider::{Needs, ProviderMeta};
 
 /// The words every mask placeholder carries, so a later run knows a result is masked already.
 pub(crate) const MASK_MARK: &str = "hidden by Context Condenser";
@@ -405,18 +406,18 @@ pub(crate) fn saving(
     (after < before).then(|| (next, before - after))
 }
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "mask",
+    name: "Observation masking",
+    description: "Hides the content of tool results older than the last K behind a one-line placeholder (tool, argument, size); the model can read them again. No LLM, no cost, undoable.",
+    needs: Needs::Nothing,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for MaskProvider {
-    fn id(&self) -> &str {
-        "mask"
-    }
-
-    fn name(&self) -> &str {
-        "Observation masking"
-    }
-
-    fn description(&self) -> &str {
-        "Hides the content of tool results older than the last K behind a one-line placeholder (tool, argument, size); the model can read them again. No LLM, no cost, undoable."
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {

@@ -17,6 +17,7 @@ use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_PASSES, PassMetric,
     Services, TargetFloor, TemplateToken, run_provider,
 };
+use crate::provider::{Needs, ProviderMeta};
 use crate::tokens::TokenCounter;
 
 use super::floor::floor_tokens;
@@ -258,18 +259,18 @@ impl SmartProvider {
     }
 }
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "smart",
+    name: "Smart pipeline",
+    description: "Passes toward a target, stopping once it is met: lossless de-duplication, superseded reads and command output hidden, observation masking, trimmed tool arguments, an LLM summary when a profile is set, truncation as the last resort. One undo restores everything.",
+    needs: Needs::Nothing,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for SmartProvider {
-    fn id(&self) -> &str {
-        "smart"
-    }
-
-    fn name(&self) -> &str {
-        "Smart pipeline"
-    }
-
-    fn description(&self) -> &str {
-        "Passes toward a target, stopping once it is met: lossless de-duplication, superseded reads and command output hidden, observation masking, trimmed tool arguments, an LLM summary when a profile is set, truncation as the last resort. One undo restores everything."
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {

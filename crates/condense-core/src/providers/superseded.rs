@@ -35,6 +35,7 @@ use crate::provider::{
 
 use super::encoded::encoded_results;
 use super::mask::{Found, Location, find_client_context, find_results, hidden, hidden_note, saving};
+use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `superseded` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -372,18 +373,18 @@ struct Plan<'a> {
     command: bool,
 }
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "superseded",
+    name: "Superseded content",
+    description: "Hides file reads replaced by a later read or edit of the same file, command output replaced by a later run of the same command, and older client context, each behind a placeholder naming what replaced it and where. No LLM, no cost, undoable.",
+    needs: Needs::Nothing,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for SupersededProvider {
-    fn id(&self) -> &str {
-        "superseded"
-    }
-
-    fn name(&self) -> &str {
-        "Superseded content"
-    }
-
-    fn description(&self) -> &str {
-        "Hides file reads replaced by a later read or edit of the same file, command output replaced by a later run of the same command, and older client context, each behind a placeholder naming what replaced it and where. No LLM, no cost, undoable."
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {

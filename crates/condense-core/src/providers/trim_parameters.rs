@@ -15,6 +15,7 @@ use crate::provider::{
 
 use super::encoded::{floor_boundary, replace_ranges, thousands};
 use super::mask::MAIN_ARGUMENTS;
+use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `trim_parameters` pass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,18 +132,18 @@ fn xml_bulk_ranges(text: &str, config: &TrimConfig) -> Vec<std::ops::Range<usize
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TrimParametersProvider;
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "trim_parameters",
+    name: "Trim tool arguments",
+    description: "Cuts long tool-call arguments (file contents written or edited) in older messages to their head, keeping paths. No LLM, no cost.",
+    needs: Needs::Nothing,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for TrimParametersProvider {
-    fn id(&self) -> &str {
-        "trim_parameters"
-    }
-
-    fn name(&self) -> &str {
-        "Trim tool arguments"
-    }
-
-    fn description(&self) -> &str {
-        "Cuts long tool-call arguments (file contents written or edited) in older messages to their head, keeping paths. No LLM, no cost."
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {

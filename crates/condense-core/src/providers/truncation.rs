@@ -29,6 +29,7 @@ use crate::config::{ConfigField, ConfigForm, Form};
 
 use super::encoded::{encoded_results_in, environment_sections_in, floor_boundary, replace_ranges};
 use super::floor::floor_tokens;
+use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `truncation` provider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -378,18 +379,18 @@ fn cut_first_pasted(
     Some(best)
 }
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "truncation",
+    name: "Truncation",
+    description: "Keeps the first and the last N messages and trims the oldest in between — tool results first, then tool parameters, assistant text, user text — until the target is met. No LLM, no cost.",
+    needs: Needs::Nothing,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for TruncationProvider {
-    fn id(&self) -> &str {
-        "truncation"
-    }
-
-    fn name(&self) -> &str {
-        "Truncation"
-    }
-
-    fn description(&self) -> &str {
-        "Keeps the first and the last N messages and trims the oldest in between — tool results first, then tool parameters, assistant text, user text — until the target is met. No LLM, no cost."
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {

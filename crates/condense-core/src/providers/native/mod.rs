@@ -37,6 +37,7 @@ use super::summary::{self, SummaryConfig, SummaryPlan};
 mod calls;
 mod prompt;
 
+use crate::provider::ProviderMeta;
 use calls::{Calls, merge};
 use prompt::{Turn, chunks, render, span, total};
 
@@ -161,22 +162,18 @@ fn merge_request(n: usize, config: &SummaryConfig) -> String {
     format!("{}\n\n{}", MERGE_INSTRUCTION.replace("{n}", &n.to_string()), instructions(config))
 }
 
+/// What lists show of the provider, and what it needs.
+const META: ProviderMeta = ProviderMeta {
+    id: "native",
+    name: "LLM summary",
+    description: "An LLM summarizes the middle of the conversation in fixed sections; the first message and the last N stay.",
+    needs: Needs::Llm,
+};
+
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for NativeProvider {
-    fn id(&self) -> &str {
-        "native"
-    }
-
-    fn name(&self) -> &str {
-        "LLM summary"
-    }
-
-    fn description(&self) -> &str {
-        "An LLM summarizes the middle of the conversation in fixed sections; the first message and the last N stay."
-    }
-
-    fn needs(&self) -> Needs {
-        Needs::Llm
+    fn meta(&self) -> &ProviderMeta {
+        &META
     }
 
     fn config_form(&self) -> Form {
