@@ -425,13 +425,16 @@ pub trait CondensationProvider {
         Ok(None)
     }
 
-    /// What a run would cost, in US dollars, before running it.
+    /// What a run would cost, in US dollars, before running it. The default, for a provider that
+    /// calls no LLM: nothing.
     fn estimate_cost(
         &self,
-        ctx: &CondensationContext<'_>,
-        options: &CondensationOptions,
-        services: Services<'_>,
-    ) -> f64;
+        _ctx: &CondensationContext<'_>,
+        _options: &CondensationOptions,
+        _services: Services<'_>,
+    ) -> f64 {
+        0.0
+    }
 
     /// The provider's work. Called only by [`run_provider`], after `validate`.
     async fn condense_internal(

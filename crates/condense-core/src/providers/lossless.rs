@@ -115,10 +115,6 @@ impl CondensationProvider for LosslessProvider {
         Form::of::<LosslessConfig>()
     }
 
-    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
-        0.0
-    }
-
     async fn condense_internal(
         &self,
         ctx: &CondensationContext<'_>,

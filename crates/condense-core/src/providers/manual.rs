@@ -116,10 +116,6 @@ impl CondensationProvider for ManualProvider {
         summary::plan(ctx, c.summary(options).keep_last).map(|_| ())
     }
 
-    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
-        0.0
-    }
-
     async fn condense_internal(
         &self,
         ctx: &CondensationContext<'_>,

@@ -424,10 +424,6 @@ impl CondensationProvider for MaskProvider {
         Form::of::<MaskConfig>()
     }
 
-    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
-        0.0
-    }
-
     async fn condense_internal(
         &self,
         ctx: &CondensationContext<'_>,

@@ -259,6 +259,31 @@ impl SmartProvider {
     }
 }
 
+/// What a run of the pipeline works with: its configuration, its passes, its target and the
+/// messages it keeps at the end.
+struct Plan {
+    config: SmartConfig,
+    passes: Vec<Pass>,
+    target: usize,
+    keep_last: usize,
+}
+
+impl SmartProvider {
+    /// The run's [`Plan`] from its options (the caller's target, else the configuration's share).
+    fn plan(ctx: &CondensationContext<'_>, options: &CondensationOptions) -> Result<Plan, CondenseError> {
+        let config: SmartConfig = options.typed_config(META.id)?;
+        let passes = config
+            .pass_list()
+            .map_err(|message| CondenseError::InvalidConfig { id: META.id.into(), message })?;
+        let target = options.target_or(ctx.prev_context_tokens * usize::from(config.target_percent) / 100);
+        let mut keep_last = options.keep_last.unwrap_or(config.keep_last);
+        if let Some(max) = config.preset.max_keep_last() {
+            keep_last = keep_last.min(max);
+        }
+        Ok(Plan { config, passes, target, keep_last })
+    }
+}
+
 /// What lists show of the provider, and what it needs.
 const META: ProviderMeta = ProviderMeta {
     id: "smart",
@@ -304,16 +329,7 @@ impl CondensationProvider for SmartProvider {
         options: &CondensationOptions,
         tokens: &dyn TokenCounter,
     ) -> Result<Option<TargetFloor>, CondenseError> {
-        let config: SmartConfig = options.typed_config(self.id())?;
-        let passes = config
-            .pass_list()
-            .map_err(|message| CondenseError::InvalidConfig { id: "smart".into(), message })?;
-        let before = ctx.prev_context_tokens;
-        let target = options.target_or(before * usize::from(config.target_percent) / 100);
-        let mut keep_last = options.keep_last.unwrap_or(config.keep_last);
-        if let Some(max) = config.preset.max_keep_last() {
-            keep_last = keep_last.min(max);
-        }
+        let Plan { passes, target, mut keep_last, .. } = Self::plan(ctx, options)?;
         // Under a ceiling, truncation may keep the last message alone (see below).
         if options.ceiling_tokens.is_some() && passes.contains(&Pass::Truncation) {
             keep_last = keep_last.min(1);
@@ -332,20 +348,12 @@ impl CondensationProvider for SmartProvider {
         services: Services<'_>,
         _token: TemplateToken,
     ) -> Result<Condensed, CondenseError> {
-        let config: SmartConfig = options.typed_config(self.id())?;
-        let passes = config
-            .pass_list()
-            .map_err(|message| CondenseError::InvalidConfig { id: "smart".into(), message })?;
+        let Plan { config, passes, target, keep_last } = Self::plan(ctx, options)?;
         let before = ctx.prev_context_tokens;
-        let target = options.target_or(before * usize::from(config.target_percent) / 100);
         if before <= target {
             return Err(CondenseError::NothingToCondense(format!(
                 "the context has {before} tokens, already within the target of {target}"
             )));
-        }
-        let mut keep_last = options.keep_last.unwrap_or(config.keep_last);
-        if let Some(max) = config.preset.max_keep_last() {
-            keep_last = keep_last.min(max);
         }
         let first_id = next_condense_id(ctx.messages);
         let mut messages = ctx.messages.to_vec();

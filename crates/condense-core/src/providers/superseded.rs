@@ -391,10 +391,6 @@ impl CondensationProvider for SupersededProvider {
         Form::of::<SupersededConfig>()
     }
 
-    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
-        0.0
-    }
-
     async fn condense_internal(
         &self,
         ctx: &CondensationContext<'_>,

@@ -150,10 +150,6 @@ impl CondensationProvider for TrimParametersProvider {
         Form::of::<TrimConfig>()
     }
 
-    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
-        0.0
-    }
-
     async fn condense_internal(
         &self,
         ctx: &CondensationContext<'_>,

@@ -397,10 +397,6 @@ impl CondensationProvider for TruncationProvider {
         Form::of::<TruncationConfig>()
     }
 
-    fn estimate_cost(&self, _: &CondensationContext<'_>, _: &CondensationOptions, _: Services<'_>) -> f64 {
-        0.0
-    }
-
     fn target_and_floor(
         &self,
         ctx: &CondensationContext<'_>,
