@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use condense_core::agent::ChatTask;
+use condense_core::tokens::{PositionCounter, PositionCounts};
 use condense_core::{Conversation, Encoding, Message, TokenCounter};
 use condense_protocol::calls::TaskHandle;
 
@@ -62,8 +63,8 @@ impl Held {
     }
 
     /// A counter that answers this task's messages from the held counts and records new ones.
-    pub(crate) fn counter<'a>(&'a self, inner: &'a dyn TokenCounter) -> HeldCounter<'a> {
-        HeldCounter { inner, held: self }
+    pub(crate) fn counter<'a>(&'a self, inner: &'a dyn TokenCounter) -> PositionCounter<'a> {
+        PositionCounter::new(inner, self.item.messages(), self)
     }
 }
 
@@ -180,49 +181,19 @@ pub(crate) fn common_prefix(old: &[Message], new: &[Message]) -> usize {
     old.iter().zip(new).take_while(|(a, b)| a == b).count()
 }
 
-/// A counter over one held task: a message of the task is answered from its position's count,
-/// counted by `inner` (and recorded) the first time; any other message goes to `inner`.
-pub(crate) struct HeldCounter<'a> {
-    inner: &'a dyn TokenCounter,
-    held: &'a Held,
-}
-
-impl HeldCounter<'_> {
-    /// The position of `message` in the held task, found by its address: the API view and the
-    /// agent's checks hand out references into the task's own list.
-    fn position(&self, message: &Message) -> Option<usize> {
-        condense_core::model::position_in(self.held.item.messages(), message)
-    }
-}
-
-impl TokenCounter for HeldCounter<'_> {
-    fn encoding(&self) -> Encoding {
-        self.inner.encoding()
+/// A held task's counts by position, per encoding: what its [`PositionCounter`] answers from and
+/// records into, so a count carries over the task's turns.
+impl PositionCounts for Held {
+    fn get(&self, at: usize, encoding: Encoding) -> Option<usize> {
+        self.counts.borrow().get(&encoding).and_then(|c| c.get(at).copied().flatten())
     }
 
-    fn count_text(&self, text: &str) -> usize {
-        self.inner.count_text(text)
-    }
-
-    fn count_text_cached(&self, text: &str) -> usize {
-        self.inner.count_text_cached(text)
-    }
-
-    fn count_message(&self, message: &Message) -> usize {
-        let Some(at) = self.position(message) else {
-            return self.inner.count_message(message);
-        };
-        let encoding = self.inner.encoding();
-        let len = self.held.item.messages().len();
-        if let Some(n) = self.held.counts.borrow().get(&encoding).and_then(|c| c.get(at).copied().flatten()) {
-            return n;
-        }
-        let n = self.inner.count_message(message);
-        let mut counts = self.held.counts.borrow_mut();
+    fn record(&self, at: usize, encoding: Encoding, count: usize) {
+        let len = self.item.messages().len();
+        let mut counts = self.counts.borrow_mut();
         let list = counts.entry(encoding).or_insert_with(|| vec![None; len]);
         list.resize(len, None);
-        list[at] = Some(n);
-        n
+        list[at] = Some(count);
     }
 }
 

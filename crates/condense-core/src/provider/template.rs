@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use crate::error::CondenseError;
 use crate::ledger::{self, Haystack, Later};
 use crate::model::{ContentBlock, Message, api_view, check_tool_pairs};
-use crate::tokens::TokenCounter;
+use crate::tokens::{PositionCounter, PositionCounts, TokenCounter};
 
 use super::checks::{check_result, keep_what_matters, ledger_on, ledger_reserve};
 use super::{
@@ -31,7 +31,7 @@ pub async fn run_provider(
     // Every run has its own meter: what the provider spent before failing is the failure's cost.
     let meter = SpendMeter::default();
     // The input messages' counts are known now; a provider asking for one gets it by position.
-    let counter = RunCounter { inner: services.tokens, input: &input };
+    let counter = PositionCounter::new(services.tokens, input.messages, &input);
     let services = Services { meter: Some(&meter), tokens: &counter, ..services };
     let failed = |error: CondenseError, elapsed: f64| CondensationResult {
         messages: messages.to_vec(),
@@ -238,35 +238,16 @@ impl<'a> RunInput<'a> {
     }
 }
 
-/// The counter a run's provider and the template's steps use: an input message (a reference into
-/// the run's own list, found by its address) is answered from the count the template took at
-/// the start; any other message, and every text, goes to the host's counter.
-struct RunCounter<'a> {
-    inner: &'a dyn TokenCounter,
-    input: &'a RunInput<'a>,
-}
-
-impl TokenCounter for RunCounter<'_> {
-    fn encoding(&self) -> crate::tokens::Encoding {
-        self.inner.encoding()
+/// The counts a run's input holds for the counter its provider and the template's steps use
+/// ([`PositionCounter`]): an input message is answered from the count the template took at the
+/// start (a hidden one was not counted); any other message, and every text, goes to the host's
+/// counter.
+impl PositionCounts for RunInput<'_> {
+    fn get(&self, at: usize, _: crate::tokens::Encoding) -> Option<usize> {
+        self.messages[at].is_visible().then(|| self.counts[at])
     }
 
-    fn count_text(&self, text: &str) -> usize {
-        self.inner.count_text(text)
-    }
-
-    fn count_text_cached(&self, text: &str) -> usize {
-        self.inner.count_text_cached(text)
-    }
-
-    fn count_message(&self, message: &Message) -> usize {
-        let messages = self.input.messages;
-        match crate::model::position_in(messages, message) {
-            // A hidden input message was not counted at the start.
-            Some(i) if messages[i].is_visible() => self.input.counts[i],
-            _ => self.inner.count_message(message),
-        }
-    }
+    fn record(&self, _: usize, _: crate::tokens::Encoding, _: usize) {}
 }
 
 /// Tokens of `message` with `content` in place of its own, as the counter counts messages (its

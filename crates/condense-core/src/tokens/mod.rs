@@ -490,6 +490,60 @@ impl TokenCounter for TiktokenCounter {
     }
 }
 
+/// Where a [`PositionCounter`] finds the counts of its list's messages: the count of the message
+/// at a position, when known, and a place to record one made now.
+pub trait PositionCounts {
+    /// The count of the message at `at` by `encoding`, when known.
+    fn get(&self, at: usize, encoding: Encoding) -> Option<usize>;
+    /// Records the count of the message at `at`, made now (a store that keeps none ignores it).
+    fn record(&self, at: usize, encoding: Encoding, count: usize);
+}
+
+/// A counter over one list of messages: a message of the list (a reference into it, found by its
+/// address: views and checks hand out references into the list itself) is answered from its
+/// position's count, counted by `inner` and recorded the first time; any other message, and every
+/// text, goes to `inner`. The template's counter over a run's input and the engine's over a held
+/// task are this one type.
+pub struct PositionCounter<'a> {
+    inner: &'a dyn TokenCounter,
+    messages: &'a [Message],
+    counts: &'a dyn PositionCounts,
+}
+
+impl<'a> PositionCounter<'a> {
+    /// A counter over `messages`, whose counts `counts` holds.
+    pub fn new(inner: &'a dyn TokenCounter, messages: &'a [Message], counts: &'a dyn PositionCounts) -> Self {
+        PositionCounter { inner, messages, counts }
+    }
+}
+
+impl TokenCounter for PositionCounter<'_> {
+    fn encoding(&self) -> Encoding {
+        self.inner.encoding()
+    }
+
+    fn count_text(&self, text: &str) -> usize {
+        self.inner.count_text(text)
+    }
+
+    fn count_text_cached(&self, text: &str) -> usize {
+        self.inner.count_text_cached(text)
+    }
+
+    fn count_message(&self, message: &Message) -> usize {
+        let Some(at) = crate::model::position_in(self.messages, message) else {
+            return self.inner.count_message(message);
+        };
+        let encoding = self.inner.encoding();
+        if let Some(n) = self.counts.get(at, encoding) {
+            return n;
+        }
+        let n = self.inner.count_message(message);
+        self.counts.record(at, encoding, n);
+        n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
