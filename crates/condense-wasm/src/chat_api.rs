@@ -17,12 +17,11 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{call_back, core_error, error, from_js, to_js};
+use crate::convert::{call_back, core_error, error, from_js, llm_error, to_js};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::{HeldItem, common_prefix};
 use crate::held_api::{TaskRef, task_ref, unknown};
 use crate::host::{JsHost, JsTimer};
-use crate::llm_api::llm_error;
 
 fn chat_call(options: &JsValue) -> Result<ChatOptions, JsValue> {
     let call: ChatOptions = from_js(options, "the options")?;

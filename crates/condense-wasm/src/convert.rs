@@ -1,7 +1,7 @@
 //! Values across the boundary: one serializer configuration out, one parse path in, and errors as
 //! `Error` objects carrying `{kind, message}`.
 
-use condense_core::{CondenseError, ErrorInfo, ErrorKind};
+use condense_core::{CondenseError, ErrorInfo, ErrorKind, LlmError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
@@ -67,4 +67,22 @@ pub(crate) fn core_error(e: &CondenseError) -> JsValue {
 /// A boundary error, thrown.
 pub(crate) fn info_error(info: &ErrorInfo) -> JsValue {
     error(info.kind, &info.message)
+}
+
+/// An LLM error, thrown: `kind` and message, with `partial`, `attempts`, `status` and
+/// `retryAfterMs` where known.
+pub(crate) fn llm_error(e: &LlmError) -> JsValue {
+    let js = error(e.kind, &e.message);
+    let set = |k: &str, v: JsValue| {
+        let _ = js_sys::Reflect::set(&js, &k.into(), &v);
+    };
+    set("partial", e.partial.as_str().into());
+    set("attempts", e.attempts.into());
+    if let Some(status) = e.status {
+        set("status", status.into());
+    }
+    if let Some(ms) = e.retry_after_ms {
+        set("retryAfterMs", (ms as f64).into());
+    }
+    js
 }

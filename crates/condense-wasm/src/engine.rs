@@ -12,10 +12,9 @@ use condense_core::{CondensationManager, Encoding, ErrorKind, LlmError, Tiktoken
 use condense_protocol::calls::LlmTarget;
 use wasm_bindgen::prelude::*;
 
-use crate::convert::error;
+use crate::convert::{error, llm_error};
 use crate::held::HeldTasks;
 use crate::host::{JsHost, JsHttp, JsRunner, JsTimer};
-use crate::llm_api::llm_error;
 
 pub(crate) struct Inner {
     pub(crate) host: Rc<JsHost>,

@@ -11,26 +11,8 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{error, from_js, to_js};
+use crate::convert::{from_js, llm_error, to_js};
 use crate::engine::CondenseEngine;
-
-/// An LLM error, thrown: `kind` and message, with `partial`, `attempts`, `status` and
-/// `retryAfterMs` where known.
-pub(crate) fn llm_error(e: &LlmError) -> JsValue {
-    let js = error(e.kind, &e.message);
-    let set = |k: &str, v: JsValue| {
-        let _ = js_sys::Reflect::set(&js, &k.into(), &v);
-    };
-    set("partial", e.partial.as_str().into());
-    set("attempts", e.attempts.into());
-    if let Some(status) = e.status {
-        set("status", status.into());
-    }
-    if let Some(ms) = e.retry_after_ms {
-        set("retryAfterMs", (ms as f64).into());
-    }
-    js
-}
 
 #[wasm_bindgen]
 impl CondenseEngine {
