@@ -61,11 +61,7 @@ pub(super) fn from_claude_code(lines: &[Value]) -> Result<Conversation, ParseErr
         let mut content = blocks(message, &path)?;
         if role == Role::User {
             // A hook's output comes back as a user turn: the client's, not the user's words.
-            for block in &mut content {
-                if let ContentBlock::Text { text, client } = block {
-                    *client = ClientContext::of(text);
-                }
-            }
+            ClientContext::mark(&mut content);
         }
         let api_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
         let results_only = |c: &[ContentBlock]| {

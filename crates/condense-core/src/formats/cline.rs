@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::anthropic::blocks;
 use super::role_at;
 use crate::error::ParseError;
-use crate::model::{ClientContext, ContentBlock, Conversation, Message, Role};
+use crate::model::{ClientContext, Conversation, Message, Role};
 
 /// Whether a bare list of messages is a Cline / Roo history: user and assistant messages, some
 /// with a numeric `ts`, which neither API's messages have.
@@ -62,11 +62,7 @@ pub(super) fn from_cline(messages: &[Value]) -> Result<Conversation, ParseError>
         };
         let mut content = blocks(m, &path)?;
         if role == Role::User {
-            for block in &mut content {
-                if let ContentBlock::Text { text, client } = block {
-                    *client = ClientContext::of(text);
-                }
-            }
+            ClientContext::mark(&mut content);
         }
         let mut message = Message::new(format!("m{}", i + 1), role, content);
         message.ts = m.get("ts").and_then(Value::as_i64).unwrap_or(0);

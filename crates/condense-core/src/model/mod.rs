@@ -182,6 +182,16 @@ impl ClientContext {
             t.contains("<user_message>") || t.contains("New instructions for task continuation");
         (t.starts_with("[TASK RESUMPTION]") && !instructions).then_some(ClientContext::TaskResumption)
     }
+
+    /// Marks each text block of a user turn an importer read that is a client's wrapper
+    /// ([`ClientContext::of`]), and unmarks any other.
+    pub fn mark(content: &mut [ContentBlock]) {
+        for block in content {
+            if let ContentBlock::Text { text, client } = block {
+                *client = ClientContext::of(text);
+            }
+        }
+    }
 }
 
 /// The `type` names of the typed blocks; any other is read as an [`OpaqueBlock`].
