@@ -323,18 +323,18 @@ impl WordKeys {
         if start.is_empty() {
             return false;
         }
-        let cut = text.contains("cut by Context Condenser");
-        let seen = match cut {
-            true => self.starts.contains(&start),
-            false => self.whole.contains(&normalize(text)) || self.cut_starts.contains(&start),
-        };
-        if seen {
-            return false;
-        }
-        if cut {
+        if text.contains("cut by Context Condenser") {
+            if self.starts.contains(&start) {
+                return false;
+            }
             self.cut_starts.insert(start.clone());
         } else {
-            self.whole.insert(normalize(text));
+            // Normalized once: the whole text of a long message is the costly part.
+            let whole = normalize(text);
+            if self.whole.contains(&whole) || self.cut_starts.contains(&start) {
+                return false;
+            }
+            self.whole.insert(whole);
         }
         self.starts.insert(start);
         true

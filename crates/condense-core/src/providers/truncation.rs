@@ -328,12 +328,13 @@ fn land_on_target(
     Some(best)
 }
 
-/// The first message with the pasted content of its texts cut to heads of one length, the
-/// longest that leaves the message within `budget` tokens (none when no length does), with its
-/// token count; `None` when it has nothing pasted or cutting saves nothing.
+/// The first message (of `whole` tokens) with the pasted content of its texts cut to heads of
+/// one length, the longest that leaves the message within `budget` tokens (none when no length
+/// does), with its token count; `None` when it has nothing pasted or cutting saves nothing.
 fn cut_first_pasted(
     tokens: &dyn crate::tokens::TokenCounter,
     message: &Message,
+    whole: usize,
     budget: usize,
 ) -> Option<(Vec<ContentBlock>, usize)> {
     let longest = message
@@ -362,7 +363,7 @@ fn cut_first_pasted(
         (content, t)
     };
     let mut best = with_heads(0);
-    if best.1 >= tokens.count_message(message) {
+    if best.1 >= whole {
         return None;
     }
     let (mut lo, mut hi) = (0usize, longest);
@@ -517,7 +518,7 @@ impl CondensationProvider for TruncationProvider {
             let original = &ctx.messages[first];
             let old_tokens = tokens.count_message(original);
             if let Some((content, t)) =
-                cut_first_pasted(tokens, original, old_tokens.saturating_sub(total - target))
+                cut_first_pasted(tokens, original, old_tokens, old_tokens.saturating_sub(total - target))
             {
                 total -= old_tokens - t;
                 replaced.insert(first, content);
