@@ -222,25 +222,10 @@ pub fn constraints(text: &str) -> Vec<&str> {
 /// and outside this project's own notes, split at sentence ends.
 fn sentences(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    let mut fence: Option<&str> = None;
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
+    let fenced = super::pasted::fences(text);
+    for (start, line) in super::pasted::outside(text, &fenced) {
+        let Some(line) = line else { continue };
         let trimmed = line.trim();
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (fence, marker) {
-            (Some(open), Some(m)) if m == open => {
-                fence = None;
-                continue;
-            }
-            (Some(_), _) => continue,
-            (None, Some(m)) => {
-                fence = Some(m);
-                continue;
-            }
-            (None, None) => {}
-        }
         let indented = line.starts_with("    ") || line.starts_with('\t');
         let note = trimmed.starts_with('[') && trimmed.contains("Context Condenser");
         if trimmed.is_empty() || indented || note {

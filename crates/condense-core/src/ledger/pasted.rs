@@ -19,12 +19,11 @@ const ATTACHMENTS: [&str; 5] = ["file_content", "document", "attachment", "file"
 
 /// The byte ranges of `text` that were pasted, in order, not overlapping.
 pub fn pasted_ranges(text: &str) -> Vec<Range<usize>> {
-    let mut out: Vec<Range<usize>> = Vec::new();
-    let mut fence: Option<(&str, usize)> = None;
-    // The paragraph being read: where it starts, its lines.
+    let fenced = fences(text);
+    let mut out: Vec<Range<usize>> = fenced.iter().filter(|r| r.len() >= MIN_BYTES).cloned().collect();
+    // The paragraph being read (outside fences): where it starts, its lines. A long one is
+    // pasted, but for a first line that introduces it ("The log:").
     let mut paragraph: Option<(usize, usize)> = None;
-    let mut at = 0;
-    // A long paragraph is pasted, but for a first line that introduces it ("The log:").
     let close_paragraph =
         |out: &mut Vec<Range<usize>>, paragraph: &mut Option<(usize, usize)>, end: usize| {
             if let Some((start, lines)) = paragraph.take()
@@ -35,48 +34,69 @@ pub fn pasted_ranges(text: &str) -> Vec<Range<usize>> {
                 out.push(if intro { start + first.len() } else { start }..end);
             }
         };
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let trimmed = line.trim();
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (fence, marker) {
-            (Some((open, from)), Some(m)) if m == open && trimmed.len() == m.len() => {
-                fence = None;
-                if at - from >= MIN_BYTES {
-                    out.push(from..at);
-                }
-                continue;
-            }
-            (Some(_), _) => continue,
-            (None, Some(m)) => {
-                close_paragraph(&mut out, &mut paragraph, start);
-                fence = Some((m, start));
-                continue;
-            }
-            (None, None) => {}
-        }
-        if trimmed.is_empty() {
-            close_paragraph(&mut out, &mut paragraph, start);
-            continue;
-        }
-        match &mut paragraph {
-            Some((_, lines)) => *lines += 1,
-            None => paragraph = Some((start, 1)),
+    for (start, line) in outside(text, &fenced) {
+        match line {
+            // A fence ends the paragraph before it.
+            None => close_paragraph(&mut out, &mut paragraph, start),
+            Some(line) if line.trim().is_empty() => close_paragraph(&mut out, &mut paragraph, start),
+            Some(_) => match &mut paragraph {
+                Some((_, lines)) => *lines += 1,
+                None => paragraph = Some((start, 1)),
+            },
         }
     }
-    match fence {
-        // An unclosed fence runs to the end.
-        Some((_, from)) if text.len() - from >= MIN_BYTES => {
-            close_paragraph(&mut out, &mut paragraph, from);
-            out.push(from..text.len());
-        }
-        _ => close_paragraph(&mut out, &mut paragraph, text.len()),
-    }
+    close_paragraph(&mut out, &mut paragraph, text.len());
     for tag in ATTACHMENTS {
         out.extend(tagged(text, tag).into_iter().filter(|r| r.len() >= MIN_BYTES));
     }
     merge(out)
+}
+
+/// The fenced code blocks of `text` (```` ``` ```` or `~~~`), fence lines included: from an opening
+/// line to the line that is the same marker alone; an unclosed one runs to the end.
+pub(super) fn fences(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut open: Option<(&str, usize)> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let trimmed = line.trim();
+        match open {
+            Some((marker, from)) if trimmed == marker => {
+                out.push(from..at);
+                open = None;
+            }
+            Some(_) => {}
+            None => open = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m)).map(|m| (m, start)),
+        }
+    }
+    if let Some((_, from)) = open {
+        out.push(from..text.len());
+    }
+    out
+}
+
+/// The lines of `text` outside `fenced` (as [`fences`] gives them), each with where it starts;
+/// each fenced block once, as `None` at its start.
+pub(super) fn outside<'a>(
+    text: &'a str,
+    fenced: &'a [Range<usize>],
+) -> impl Iterator<Item = (usize, Option<&'a str>)> + 'a {
+    let mut fences = fenced.iter().peekable();
+    let mut at = 0;
+    text.split_inclusive('\n').filter_map(move |line| {
+        let start = at;
+        at += line.len();
+        while fences.peek().is_some_and(|f| f.end <= start) {
+            fences.next();
+        }
+        match fences.peek() {
+            Some(f) if f.start == start => Some((start, None)),
+            Some(f) if f.start < start => None,
+            _ => Some((start, Some(line))),
+        }
+    })
 }
 
 /// The text with its pasted ranges taken out: the user's own words.
@@ -136,17 +156,11 @@ pub fn cut_pasted(text: &str, keep: usize) -> Option<String> {
 
 /// The ranges of every `<tag …>…</tag>` in `text`, tags included.
 fn tagged(text: &str, tag: &str) -> Vec<Range<usize>> {
-    let open = format!("<{tag}");
     let close = format!("</{tag}>");
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(s) = text[from..].find(&open) {
+    while let Some(s) = super::words::find_open(&text[from..], tag) {
         let start = from + s;
-        let next = text[start + open.len()..].chars().next();
-        if !matches!(next, Some('>' | ' ' | '\n')) {
-            from = start + open.len();
-            continue;
-        }
         let Some(e) = text[start..].find(&close) else { break };
         let end = start + e + close.len();
         out.push(start..end);
@@ -221,6 +235,19 @@ mod tests {
         // Keeping all of it changes nothing; a text with nothing pasted has nothing to cut.
         assert_eq!(cut_pasted(&text, text.len()).unwrap(), text);
         assert_eq!(cut_pasted("Just a question?", 0), None);
+    }
+
+    #[test]
+    fn a_fence_closes_on_its_marker_alone() {
+        let text = "Look:\n```\na\n```rust\nb\n```\nDo not merge.\n~~~\nc";
+        let fenced = fences(text);
+        assert_eq!(
+            fenced.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
+            ["```\na\n```rust\nb\n```\n", "~~~\nc"]
+        );
+        let lines: Vec<_> = outside(text, &fenced).map(|(_, l)| l).collect();
+        assert_eq!(lines, [Some("Look:\n"), None, Some("Do not merge.\n"), None]);
+        assert_eq!(super::super::constraints::constraints(text), ["Do not merge."]);
     }
 
     #[test]

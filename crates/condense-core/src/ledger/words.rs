@@ -163,7 +163,7 @@ fn unwrap_tag(text: &str, tag: &str) -> String {
 }
 
 /// Where `<tag>` or `<tag attr…>` opens.
-fn find_open(text: &str, tag: &str) -> Option<usize> {
+pub(super) fn find_open(text: &str, tag: &str) -> Option<usize> {
     let open = format!("<{tag}");
     let mut from = 0;
     while let Some(s) = text[from..].find(&open) {
