@@ -325,22 +325,29 @@ fn applied_or_refused_as_degenerate(result: &Value, input: &str) -> bool {
     false
 }
 
+/// The real small model of E2E.md (4,096-token window) behind llama.cpp's OpenAI-compatible
+/// server, key `test-key`; `None`, said as SKIPPED, when CONDENSE_LLM_PYTHON is not set
+/// (`scripts/test-all` sets it, from `scripts/setup-llm`).
+fn real_small_model() -> Option<Server> {
+    let Ok(python) = std::env::var("CONDENSE_LLM_PYTHON") else {
+        eprintln!(
+            "SKIPPED: CONDENSE_LLM_PYTHON is not set; run scripts/test-all (or PY=$(scripts/setup-llm)) for the real-model test"
+        );
+        return None;
+    };
+    Some(Server::start(
+        &python,
+        &[&root("tests/servers/real_llm.py"), "--port", "0", "--api-key", "test-key", "--ctx", "4096"],
+    ))
+}
+
 /// The real small model of E2E.md behind llama.cpp's OpenAI-compatible server. `scripts/test-all`
 /// sets CONDENSE_LLM_PYTHON (from `scripts/setup-llm`); without it the test says so and passes
 /// nothing off as tested. The model may write a degenerate summary, which is refused (see
 /// [`applied_or_refused_as_degenerate`]); the wire, the usage and the cost are checked either way.
 #[test]
 fn native_against_the_real_small_model() {
-    let Ok(python) = std::env::var("CONDENSE_LLM_PYTHON") else {
-        eprintln!(
-            "SKIPPED: CONDENSE_LLM_PYTHON is not set; run scripts/test-all (or PY=$(scripts/setup-llm)) for the real-model test"
-        );
-        return;
-    };
-    let server = Server::start(
-        &python,
-        &[&root("tests/servers/real_llm.py"), "--port", "0", "--api-key", "test-key", "--ctx", "4096"],
-    );
+    let Some(server) = real_small_model() else { return };
     let base = format!("http://127.0.0.1:{}/v1", server.port);
     let args: Vec<String> = [
         "run",
@@ -501,19 +508,10 @@ fn native_chunks_a_conversation_six_times_a_4k_window_over_http() {
 /// before any section, or a loop) refuses the run instead, naming the part of several it was.
 #[test]
 fn native_chunks_a_long_conversation_through_the_real_small_model() {
-    let Ok(python) = std::env::var("CONDENSE_LLM_PYTHON") else {
-        eprintln!(
-            "SKIPPED: CONDENSE_LLM_PYTHON is not set; run scripts/test-all (or PY=$(scripts/setup-llm)) for the real-model test"
-        );
-        return;
-    };
+    let Some(server) = real_small_model() else { return };
     let file = long_session_file(44, "real-chunks");
     let before = token_count(&file);
     assert!(before >= 24_000, "{before} tokens");
-    let server = Server::start(
-        &python,
-        &[&root("tests/servers/real_llm.py"), "--port", "0", "--api-key", "test-key", "--ctx", "4096"],
-    );
     let base = format!("http://127.0.0.1:{}/v1", server.port);
     let args = [
         "run",
@@ -596,19 +594,10 @@ fn smart_applies_no_degenerate_summary_from_the_real_small_model() {
     use condense_core::providers::degenerate;
     use condense_core::providers::summary::SUMMARY_PROMPT;
 
-    let Ok(python) = std::env::var("CONDENSE_LLM_PYTHON") else {
-        eprintln!(
-            "SKIPPED: CONDENSE_LLM_PYTHON is not set; run scripts/test-all (or PY=$(scripts/setup-llm)) for the real-model test"
-        );
-        return;
-    };
+    let Some(server) = real_small_model() else { return };
     let file = long_session_file(8, "real-degenerate");
     let before = token_count(&file);
     assert!((4_500..6_500).contains(&before), "{before} tokens");
-    let server = Server::start(
-        &python,
-        &[&root("tests/servers/real_llm.py"), "--port", "0", "--api-key", "test-key", "--ctx", "4096"],
-    );
     let base = format!("http://127.0.0.1:{}/v1", server.port);
     // Below what the passes before it reach (superseded hides every read the next edit
     // replaced, two thirds of this session), so the native pass runs.
