@@ -2,8 +2,8 @@
 // `npm run bench`: the wasm package the extension ships against the JS tokenizers, in ONE Node
 // process, the contenders' order rotated every round; medians and ranges; every figure also as a
 // ratio against the anchor, gpt-tokenizer, measured in the same process. Then cold start (fresh
-// processes), the auto-condense check after one new message on a ~200k-token chat, and the scale
-// run on a ~1M-token, 2,000-message chat. Inputs: scripts/bench-inputs.mjs (run first; `npm run
+// processes), the auto-condense check on a ~200k-token chat the engine holds, and the scale run
+// on a ~1M-token, 2,000-message chat. Inputs: scripts/bench-inputs.mjs (run first; `npm run
 // bench` does). A benchmark, never a test: nothing here asserts a time.
 //
 //   node benches/run.mjs [--rounds N] [--quick]
@@ -251,50 +251,72 @@ const eachRound = (f) => Array.from({ length: rounds + 1 }, (_, r) => f(r));
   }
 }
 
-// ---- The auto-condense check after one new message on a ~200k-token chat ---------------------
+// ---- The auto-condense check on a ~200k-token chat the engine holds ---------------------------
 
-const options = {
-  llm: { profile: { id: "bench", kind: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "gpt-4o", context_window: 400000, max_output: 16000 } },
-  nowMs: 0,
-};
+// The chat is held (`holdChat`) and every message counted once, as after it was opened. The engine
+// checks the context inside a `chat` turn (before the request and after the answer); no call adds
+// a message without a turn, so the rows are: the check after a change that adds no message
+// (`pinMessage`, a new revision whose counts all carry over), a whole turn on an in-process server
+// (benches/fake-llm.mjs: one user message and the answer added and counted), and a chat the
+// engine does not hold (its text crossing whole, as on load or after `unknown_task`).
 {
-  const e = newEngine();
+  const { sseFetch, fakeProfile } = await import("./fake-llm.mjs");
+  const e = new CondenseEngine({ fetch: sseFetch(), now: () => performance.now(), log: () => {} });
+  const options = { llm: { profile: fakeProfile }, nowMs: 0 };
   const conversation = JSON.parse(read("chat200k.json"));
-  const task = { ...e.newChat("bench-200k", 0), conversation };
-  const tokens = e.chatContext(task, options).tokens;
+  const task = { ...e.newChat("bench-200k", 0).task, conversation };
+  const text = JSON.stringify(task);
+  let handle = e.holdChat(text);
+  const tokens = e.chatContext(handle, options).tokens; // Every message counted once.
   const size = conversation.messages.length;
-  let handle = e.holdChat(task);
-  e.chatContext(handle, options); // Every message counted once, as after the chat was opened.
-  const message = (i) => ({ id: `new-${i}`, ts: 0, role: "user", content: [{ type: "text", text: `One more question, number ${i}: why does the parser drop nested groups?` }] });
-  const held = [];
+  const message = (i) => `One more question, number ${i}: why does the parser drop nested groups?`;
+  // Pin and unpin alternately the last user message (a text message, no tool-pair partner): the
+  // change carries only it back, and the check counts nothing new.
+  const last = conversation.messages.findLast((m) => m.role === "user" && m.content.every((b) => b.type === "text")).id;
+  const pin = [];
   const n = quick ? 50 : 400;
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    handle = e.appendMessages(handle, [message(i)]);
+    handle = e.pinMessage(handle, last, i % 2 === 0, i).change.handle;
     const status = e.chatContext(handle, options);
-    held.push(performance.now() - t0);
-    if (status.tokens <= tokens) throw new Error("the check did not see the new message");
+    pin.push(performance.now() - t0);
+    if (status.tokens !== tokens) throw new Error("a pin changed the count");
   }
-  // The full-task path, as before held tasks: the whole chat crosses and is hashed again.
-  const full = [];
-  for (let i = 0; i < (quick ? 3 : 10); i++) {
-    task.conversation.messages.push(message(`full-${i}`));
+  // Whole turns: the check before the request and after the answer, the request built from the
+  // whole chat (what makes most of a turn's time), the answer streamed as events.
+  const turn = [];
+  let grown = tokens;
+  for (let i = 0; i < (quick ? 5 : 40); i++) {
     const t0 = performance.now();
-    e.chatContext(task, options);
-    full.push(performance.now() - t0);
+    const step = await e.chat(handle, { type: "user", content: message(i) }, options, () => {});
+    turn.push(performance.now() - t0);
+    if (step.context.tokens <= grown) throw new Error("the check did not see the new messages");
+    grown = step.context.tokens;
+    handle = step.change.handle;
+  }
+  // Not held: each time under a new id (a chat the engine never held), the counter's per-message
+  // cache warm, as after an eviction.
+  const whole = [];
+  for (let i = 0; i < (quick ? 3 : 10); i++) {
+    const again = text.replace('"id":"bench-200k"', `"id":"bench-200k-${i}"`);
+    const t0 = performance.now();
+    e.chatContext(e.holdChat(again), options);
+    whole.push(performance.now() - t0);
   }
   const gptOne = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    gpt.countTokens(message(i).content[0].text);
+    gpt.countTokens(message(i));
     gptOne.push(performance.now() - t0);
   }
-  console.log(`\n### The auto-condense check after one new message on a ${tokens.toLocaleString("en-US")}-token, ${size}-message chat\n`);
+  const row = (label, xs) => console.log(`| ${label} | ${ms(median(xs))} | ${ms(Math.min(...xs))}–${ms(Math.max(...xs))} |`);
+  console.log(`\n### The auto-condense check on a ${tokens.toLocaleString("en-US")}-token, ${size}-message chat the engine holds\n`);
   console.log("| path | median ms | range ms |");
   console.log("| --- | ---: | ---: |");
-  console.log(`| held: appendMessages(handle, [message]) + chatContext(handle) | ${ms(median(held))} | ${ms(Math.min(...held))}–${ms(Math.max(...held))} |`);
-  console.log(`| full task: chatContext(task) (the whole chat crosses) | ${ms(median(full))} | ${ms(Math.min(...full))}–${ms(Math.max(...full))} |`);
-  console.log(`| for scale: gpt-tokenizer counting the new message's text alone | ${ms(median(gptOne))} | ${ms(Math.min(...gptOne))}–${ms(Math.max(...gptOne))} |`);
+  row("held, a change and the check: pinMessage(handle, id) + chatContext(handle) (no new message: every count carried over)", pin);
+  row("held, a whole chat turn (in-process server, answer at once): one user message and the answer added, the check before the request and after, the request built from the whole chat", turn);
+  row("not held: holdChat(the chat's text) + chatContext (the whole chat crosses, as on load or after unknown_task)", whole);
+  row("for scale: gpt-tokenizer counting one new message's text alone", gptOne);
 }
 
 // ---- Scale: a ~1M-token, 2,000-message conversation, in its own process -----------------------

@@ -10,7 +10,7 @@
 //     count of the same text beside it (its merge is quadratic too: it runs on a 100 KB prefix,
 //     and its 1 MB time is not measured);
 //   - the 200,000-letter session of the e2e test: Open Session File… (hold, count in slices), the
-//     meter (hold), Preview (truncation);
+//     meter (hold), Preview (truncation, of the held file);
 //   - the 1.1M-token benchmark chat (target/bench-inputs/chat1m.json): the meter (hold, count in
 //     slices), Condense Now (truncation by handle, then the condensed file's text); then, counted,
 //     Condense Now with lossless, mask and smart.
@@ -78,7 +78,7 @@ const flows = [
   ["`countText`: 1 MB of `L`", (e) => e.countText("L".repeat(MB), "gpt-4o")],
   ["`countText`: 1 MB of base64 zeros", (e) => e.countText("A".repeat(MB), "gpt-4o")],
   [
-    "200,000-letter session: Open Session File… (hold, count in slices), the meter (hold), Preview (truncation)",
+    "200,000-letter session: Open Session File… (hold, count in slices), the meter (hold), Preview (truncation, by handle)",
     async (e) => {
       await e.countHeld(e.holdConversation("file:///letters.json", letters), "gpt-4o");
       await turn();
@@ -86,9 +86,7 @@ const flows = [
       await turn();
       e.heldTokens(h, "gpt-4o");
       await turn();
-      const conversation = e.parseConversation(letters);
-      await turn();
-      await e.previewConversation(conversation, { provider: "truncation", model: "gpt-4o", targetTokens: 200 }, () => {});
+      await e.previewHeld(h, { provider: "truncation", model: "gpt-4o", targetTokens: 200 }, () => {});
     },
   ],
   [

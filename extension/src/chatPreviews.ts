@@ -15,11 +15,13 @@ import { CHAT_VIEW_ID, type ChatState } from "./chatState";
 import { asFailure } from "./errors";
 import * as notify from "./notify";
 
-/** A preview open in the chat view: what it is of, the preview, and how to apply it. */
+/** A preview open in the chat view: what it is of, the preview as shown (the engine that made it
+ *  keeps what Apply applies, under its `condense_id`), and how to apply it. */
 interface OpenPreview {
   source: PreviewSource;
   preview: CondensationPreview;
-  /** Applies exactly this preview (no LLM call); throws when the chat or file changed since. */
+  /** Applies exactly this preview (no LLM call); throws when the chat or file changed since, or
+   *  the engine that kept it was replaced. */
   apply: () => Promise<string>;
 }
 
@@ -123,10 +125,11 @@ export class ChatPreviews {
     const engine = chat.host.engine();
     await this.showPreview(
       { kind: "chat" },
-      (onEstimate) => engine.previewChat(task, { ...options, nowMs: Date.now() }, onEstimate),
+      (onEstimate) => chat.held.preview(engine, task, { ...options, nowMs: Date.now() }, onEstimate),
       async (preview) => {
         if (!chat.task) throw new Error("no chat is open");
-        const applied = chat.host.engine().applyPreview(chat.task, preview, Date.now());
+        // The engine kept the preview: Apply names it.
+        const applied = chat.held.applyPreview(chat.host.engine(), chat.task, preview.condense_id, Date.now());
         chat.task = applied.task;
         await this.saved.persist(applied.task);
         await chat.refresh();

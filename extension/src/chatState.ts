@@ -59,7 +59,8 @@ export class ChatState {
   turnEngine: CondenseEngine | undefined;
   /** The turns running, for shutdown. */
   readonly inFlight = new InFlight();
-  /** The active chat as the engine holds it: a turn moves only what changed (heldTasks.ts). */
+  /** The active chat as the engine holds it: every engine call on a chat goes through it, and
+   *  moves only what changed (heldTasks.ts). */
   readonly held = new HeldChat();
 
   constructor(

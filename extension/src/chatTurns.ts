@@ -1,7 +1,7 @@
-// The chat view's turns: each input runs through the core's DefaultAgent (CondenseEngine.chat), its
-// events streamed to the webview as they happen, and the chat saved after; Condense, Undo and Pin
-// change the active chat through the engine; shutdown cancels the turn in flight and ends the
-// chat's session.
+// The chat view's turns: each input runs through the core's DefaultAgent (CondenseEngine.chat, on
+// the chat the engine holds: heldTasks.ts), its events streamed to the webview as they happen, and
+// the chat saved after; Condense, Undo and Pin change the active chat through the engine; shutdown
+// cancels the turn in flight and ends the chat's session.
 
 import type { AgentEvent, AgentInput, ChatOptions, ChatTask } from "@context-condenser/protocol";
 import { ACTIVE_CHAT, type ChatPersistence } from "./chatPersistence";
@@ -38,7 +38,7 @@ export class ChatTurns {
     }
     const engine = chat.host.engine();
     if (!chat.task) chat.revision = 0;
-    const task = chat.task ?? engine.newChat(newChatId(), Date.now());
+    const task = chat.task ?? chat.held.newChat(engine, newChatId(), Date.now());
     chat.task = task;
     if (!this.saved.profiles()[task.id]) await this.saved.rememberProfile(task.id, options.llm.profile.id);
     chat.busy = true;
@@ -109,7 +109,7 @@ export class ChatTurns {
       return;
     }
     if (this.chat.refusedWhileBusy()) return;
-    const undone = this.chat.host.engine().undoChat(this.chat.task, condenseId, Date.now());
+    const undone = this.chat.held.undo(this.chat.host.engine(), this.chat.task, condenseId, Date.now());
     this.chat.task = undone.task;
     const saved = await this.saved.persist(undone.task);
     await this.chat.refresh();
@@ -134,7 +134,7 @@ export class ChatTurns {
     const options = chat.host.measureOptions();
     if (!options) return;
     try {
-      await chat.host.engine().chat(task, { type: "shutdown" }, { ...options, nowMs: Date.now() }, (event) =>
+      await chat.held.chat(chat.host.engine(), task, { type: "shutdown" }, { ...options, nowMs: Date.now() }, (event) =>
         chat.post({ type: "event", taskId: task.id, event }),
       );
     } catch (e) {
@@ -147,9 +147,9 @@ export class ChatTurns {
   async pin(id: string, pinned: boolean): Promise<void> {
     await this.saved.restored;
     if (!this.chat.task || this.chat.refusedWhileBusy()) return;
-    const result = this.chat.host.engine().pinMessage(this.chat.task, id, pinned, Date.now());
-    this.chat.task = result.task;
-    await this.saved.persist(result.task);
+    const task = this.chat.held.pin(this.chat.host.engine(), this.chat.task, id, pinned, Date.now());
+    this.chat.task = task;
+    await this.saved.persist(task);
     await this.chat.refresh();
   }
 }

@@ -1,11 +1,13 @@
-// Condense Now, Undo Last Condensation and Open Session File…. They act on the conversation file in
-// the active editor when there is one (or when no chat is open), else on the chat. On a file:
-// Condense Now runs under a cancellable progress notification on the file as the engine holds it
-// (the meter's copy, `HeldDocs`: no conversation crosses the boundary but the file's text, once,
-// and the condensed text back), replaces the file's text with the condensed conversation and
-// offers Undo with the result; Undo brings every hidden message of the last condensation back. A session file (opened with Open Session File…, or any `.jsonl`: another
-// agent's session, in whatever format the engine's `parseConversation` detects) is never changed:
-// its condensation is written to a new file beside it, `<name>.condensed.json`, which opens.
+// Condense Now, Preview Condensation, Undo Last Condensation and Open Session File…. They act on the
+// conversation file in the active editor when there is one (or when no chat is open), else on the
+// chat. On a file, each works on the file as the engine holds it (the meter's copy, `HeldDocs`: no
+// conversation crosses the boundary but the file's text, once, and the new text back): Condense Now
+// runs under a cancellable progress notification, replaces the file's text with the condensed
+// conversation and offers Undo with the result; Preview shows in the chat view, and Apply writes
+// exactly what it showed; Undo brings every hidden message of the last condensation back. A session
+// file (opened with Open Session File…, or any `.jsonl`: another agent's session, in whatever format
+// the engine's `parseConversation` detects) is never changed: its condensation is written to a new
+// file beside it, `<name>.condensed.json`, which opens.
 
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -23,12 +25,12 @@ import type { Secrets } from "./secrets";
 import { condensingProfile } from "./settings";
 import * as notify from "./notify";
 
-/** The active editor's document when it is a JSON file; its conversation, or why it is not one. */
 /** Whether a document may be a conversation file (JSON): the meter and the commands read it. */
 export function isConversationDocument(doc: vscode.TextDocument): boolean {
   return doc.languageId === "json" || doc.languageId === "jsonc" || /\.jsonl?$/.test(doc.fileName);
 }
 
+/** The active editor's document when it is a JSON file; its conversation, or why it is not one. */
 export function activeConversation(
   engine: CondenseEngine,
 ): { doc: vscode.TextDocument; conversation?: Conversation; failure?: Failure } | undefined {
@@ -72,18 +74,21 @@ export class FileCommands {
     private readonly docs: HeldDocs,
   ) {}
 
-  /** The conversation to work on, or a message saying why there is none. */
-  private target(action: string): { doc: vscode.TextDocument; conversation: Conversation } | undefined {
-    const active = activeConversation(this.holder.engine);
-    if (!active) {
+  /** The conversation file in the editor, held in `engine` (its text crosses once, unless the
+   *  engine holds this version: the meter's); undefined, the user told why, when there is none. */
+  private heldDocument(engine: CondenseEngine, action: string): vscode.TextDocument | undefined {
+    const doc = vscode.window.activeTextEditor?.document;
+    if (!doc || !isConversationDocument(doc)) {
       void notify.info(`Context Condenser: no chat yet. Open a conversation file (JSON) to ${action} it.`);
       return undefined;
     }
-    if (!active.conversation) {
-      void notify.warn(`Context Condenser: ${vscode.workspace.asRelativePath(active.doc.uri)} is not a conversation: ${active.failure?.message}`);
+    try {
+      this.docs.hold(engine, doc);
+    } catch (e) {
+      void notify.warn(`Context Condenser: ${vscode.workspace.asRelativePath(doc.uri)} is not a conversation: ${asFailure(e).message}`);
       return undefined;
     }
-    return { doc: active.doc, conversation: active.conversation };
+    return doc;
   }
 
   /** Whether the commands act on the conversation file in the editor rather than the chat: a
@@ -97,20 +102,10 @@ export class FileCommands {
    *  with…) or else the default provider. */
   async condenseNow(chosen?: string): Promise<void> {
     if (!this.editorFirst()) return this.chat.condense(chosen);
-    const doc = vscode.window.activeTextEditor?.document;
-    if (!doc || !isConversationDocument(doc)) {
-      void notify.info("Context Condenser: no chat yet. Open a conversation file (JSON) to condense it.");
-      return;
-    }
-    const provider = chosen ?? this.holder.engine.defaultProvider;
     const engine = this.holder.engine;
-    try {
-      // The file's text crosses once, unless the engine holds this version (the meter's).
-      this.docs.hold(engine, doc);
-    } catch (e) {
-      void notify.warn(`Context Condenser: ${vscode.workspace.asRelativePath(doc.uri)} is not a conversation: ${asFailure(e).message}`);
-      return;
-    }
+    const doc = this.heldDocument(engine, "condense");
+    if (!doc) return;
+    const provider = chosen ?? engine.defaultProvider;
     const llm = await this.condensingLlm();
     if (llm === null) return;
     let condensed: DocCondensation;
@@ -223,24 +218,22 @@ export class FileCommands {
   }
 
   /** Preview Condensation: on the conversation file in the editor (as Condense Now), else on the
-   *  chat. The preview shows in the chat view; Apply replaces the file's text with exactly the
-   *  result shown, if the file did not change since. */
+   *  chat. The preview shows in the chat view, kept by the engine; Apply replaces the file's text
+   *  with exactly the result shown, if the file did not change since. */
   async previewNow(): Promise<void> {
     if (!this.editorFirst()) return this.chat.previewChat();
-    const target = this.target("preview a condensation of");
-    if (!target) return;
     const engine = this.holder.engine;
+    const doc = this.heldDocument(engine, "preview a condensation of");
+    if (!doc) return;
     const llm = await this.condensingLlm();
     if (llm === null) return;
-    const doc = target.doc;
     await this.chat.showPreview(
       { kind: "file", name: vscode.workspace.asRelativePath(doc.uri) },
-      (onEstimate) => engine.previewConversation(target.conversation, { llm, model: chatModel(this.holder) }, onEstimate),
+      (onEstimate) => this.docs.preview(engine, doc, { llm, model: chatModel(this.holder) }, onEstimate),
       async (preview) => {
-        const now = this.holder.engine.parseConversation(doc.getText());
-        const applied = this.holder.engine.applyPreviewToConversation(now, preview);
+        const text = await this.docs.applyPreview(this.holder.engine, doc, preview.condense_id);
         // A session file's result goes to a new file beside it, as Condense Now's does.
-        const written = await this.write(doc, applied);
+        const written = await this.writeText(doc, `${text}\n`);
         const where = vscode.workspace.asRelativePath(written ?? doc.uri);
         return `applied the previewed condensation to ${where}: ${preview.tokens_before.toLocaleString("en-US")} → ${preview.tokens_after.toLocaleString("en-US")} tokens`;
       },
@@ -256,15 +249,16 @@ export class FileCommands {
       }
       return;
     }
-    const target = this.target("undo a condensation in");
-    if (!target) return;
+    const engine = this.holder.engine;
+    const doc = this.heldDocument(engine, "undo a condensation in");
+    if (!doc) return;
     try {
-      if (this.isSession(target.doc)) {
+      if (this.isSession(doc)) {
         void notify.info("Context Condenser: a session file is never changed; undo in its .condensed.json file.");
         return;
       }
-      const undone = this.holder.engine.undoLast(target.conversation);
-      await replace(target.doc, fileText(undone.conversation));
+      const undone = await this.docs.undo(engine, doc);
+      await replace(doc, `${undone.text}\n`);
       void notify.info(`Context Condenser: undid condensation ${undone.condense_id}; every hidden message is back.`);
     } catch (e) {
       this.report(asFailure(e));

@@ -81,7 +81,7 @@ function resolve(view: ChatView) {
 }
 
 function chat(engine: CondenseEngine, id: string, title: string): ChatTask {
-  const task = engine.newChat(id, 1_000);
+  const { task } = engine.newChat(id, 1_000);
   task.title = title;
   task.conversation.messages.push({ id: "m1", ts: 1_000, role: "user", content: [{ type: "text", text: `About ${title}` }] } as ChatTask["conversation"]["messages"][number]);
   return task;
@@ -215,7 +215,7 @@ describe("Preview on a session file", () => {
     ]);
     const shownPreview = previews[2].preview!;
     expect(previews[1].estimate).toEqual({
-      task_id: "file",
+      task_id: uri(session).toString(),
       provider_id: "truncation",
       needs: "nothing",
       tokens_before: shownPreview.tokens_before,
@@ -229,7 +229,10 @@ describe("Preview on a session file", () => {
     const written = path.join(dir, "session.condensed.json");
     expect(fs.existsSync(written)).toBe(true);
     const result = JSON.parse(fs.readFileSync(written, "utf8"));
-    expect(result.messages).toEqual(shownPreview.result.messages);
+    // Exactly the preview shown: its tokens after, every message it hides and adds.
+    expect(engine.countTokens(result).total_tokens).toBe(shownPreview.tokens_after);
+    const ids = new Set(result.messages.map((m: { id: string }) => m.id));
+    for (const m of [...shownPreview.hidden, ...shownPreview.added]) expect(ids.has(m.id)).toBe(true);
     expect(fs.readFileSync(session).equals(original)).toBe(true);
     expect(fake.shown.opened.at(-1)).toBe(written);
     expect(fake.shown.info.at(-1)).toMatch(/applied the previewed condensation to session\.condensed\.json: [\d,]+ → [\d,]+ tokens/);
@@ -241,7 +244,7 @@ describe("Preview on a session file", () => {
     await files.previewNow();
     await send({ type: "applyPreview" });
     expect(fs.existsSync(path.join(dir, "session.condensed-2.json"))).toBe(true);
-    expect(JSON.parse(fs.readFileSync(written, "utf8")).messages).toEqual(shownPreview.result.messages);
+    expect(JSON.parse(fs.readFileSync(written, "utf8"))).toEqual(result);
     expect(fs.readFileSync(session).equals(original)).toBe(true);
   });
 });

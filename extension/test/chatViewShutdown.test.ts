@@ -137,7 +137,7 @@ describe("ChatView.shutdown", () => {
 
   it("with a chat restored but no engine built, builds none", async () => {
     // A chat saved by an earlier window, restored as the active one.
-    const task = new wasm.CondenseEngine(makeHost(log)).newChat("chat-restored", 1000);
+    const { task } = new wasm.CondenseEngine(makeHost(log)).newChat("chat-restored", 1000);
     await new ChatStore(path.join(dir, "chats")).save(task, 0);
     let built = 0;
     const { chat } = chatView(

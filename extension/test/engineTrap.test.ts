@@ -8,13 +8,14 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { ChatTask } from "@context-condenser/protocol";
+import { ChatOptions, type ChatTask } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 // @ts-expect-error: a plain ES module of the test servers, without types.
 import { repoRoot, startFixtureLlm } from "../../tests/js/servers.mjs";
 import { ChatStore } from "../src/chatStore";
 import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine";
 import { asFailure } from "../src/errors";
+import { HeldChat } from "../src/heldTasks";
 
 const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");
 const MARKER = "__context_condenser_test_panic__";
@@ -86,25 +87,27 @@ describe("a trapped engine", () => {
     const core = new Core(PACKAGE);
     const traps: Array<{ what: string; e: unknown }> = [];
     const store = new ChatStore(path.join(dir, "chats"));
-    const options = () => ({
-      llm: {
-        profile: { id: "fixture", kind: "openai-compatible" as const, base_url: `${llm.origin}/v1`, model: "fixture", context_window: 32000, max_output: 1000 },
-        apiKey: KEY,
-      },
-      provider: "native",
-      nowMs: Date.now(),
-    });
+    const options = () =>
+      ChatOptions.parse({
+        llm: {
+          profile: { id: "fixture", kind: "openai-compatible", base_url: `${llm.origin}/v1`, model: "fixture", context_window: 32000, max_output: 1000 },
+          apiKey: KEY,
+        },
+        provider: "native",
+        nowMs: Date.now(),
+      });
 
-    // A first turn, saved.
+    // A first turn, saved; the chat reaches the engine as the chat view's do (HeldChat).
+    const held = new HeldChat();
     let { engine } = guarded(core, traps);
-    const first = await engine.chat(engine.newChat("chat-1", 1000), { type: "user", content: "Why are nested groups dropped?" }, options(), undefined);
+    const first = await held.chat(engine, held.newChat(engine, "chat-1", 1000), { type: "user", content: "Why are nested groups dropped?" }, options(), () => {});
     const saved = await store.save(first.task, 0);
     const file = path.join(dir, "chats", "chat-1.json");
     const before = await readFile(file, "utf8");
 
     // The trap, mid-turn: after the user's message was emitted, with the engine's state borrowed.
     const events: string[] = [];
-    const turn = engine.chat(first.task, { type: "user", content: MARKER }, options(), (e) => events.push(e.type));
+    const turn = held.chat(engine, first.task, { type: "user", content: MARKER }, options(), (e) => events.push(e.type));
     const failure = await turn.then(
       () => undefined,
       (e: unknown) => asFailure(e),
@@ -118,11 +121,11 @@ describe("a trapped engine", () => {
     // Nothing was written: the chat on disk is the one saved before the turn.
     expect(await readFile(file, "utf8")).toBe(before);
 
-    // A fresh engine continues the saved chat.
+    // A fresh engine continues the saved chat (held anew: the fresh engine holds nothing).
     ({ engine } = guarded(core, traps));
     const loaded = await store.load("chat-1");
     if (!loaded?.ok) throw new Error("the saved chat did not load");
-    const next = await engine.chat(loaded.chat.task as ChatTask, { type: "user", content: "And commas?" }, options(), undefined);
+    const next = await held.chat(engine, loaded.chat.task as ChatTask, { type: "user", content: "And commas?" }, options(), () => {});
     expect(next.task.conversation.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     await store.save(next.task, saved.revision);
     expect(traps).toHaveLength(1);

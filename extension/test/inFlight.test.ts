@@ -2,7 +2,7 @@
 // delta is cancelled by InFlight.shutdown, ends with its partial answer kept and marked, and the
 // agent's Shutdown input then ends the session with StatusShutdown. Nothing starts after.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentEvent, ChatOutcome } from "@context-condenser/protocol";
+import type { AgentEvent } from "@context-condenser/protocol";
 // @ts-expect-error: a plain ES module of the test servers, without types.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
 import { makeHost } from "../src/engine";
@@ -51,28 +51,28 @@ describe("InFlight", () => {
       nowMs: Date.now(),
     });
     const events: AgentEvent[] = [];
-    const task = engine.newChat("chat-1", 1000);
+    const { handle } = engine.newChat("chat-1", 1000);
     let streamed!: () => void;
     const firstDelta = new Promise<void>((resolve) => (streamed = resolve));
     const turn = turns.track(
-      engine.chat(task, { type: "user", content: "Explain the importer." }, options("fault-stall"), (e) => {
+      engine.chat(handle, { type: "user", content: "Explain the importer." }, options("fault-stall"), (e) => {
         events.push(e);
         if (e.type === "MessageContent") streamed();
       }),
-    ) as Promise<ChatOutcome>;
+    );
     await firstDelta;
 
     // The stream is stalled for ten minutes: only the cancel ends the turn (the bound is a hang
     // guard; the answer marked cancelled below is what shows the cancel ended it).
-    expect(await turns.shutdown(() => engine.cancel(task.id), 120_000), "hang guard: the turn had not ended").toBe(true);
-    const { task: ended } = await turn;
-    const answer = ended.conversation.messages.at(-1)!;
+    expect(await turns.shutdown(() => engine.cancel(handle.id), 120_000), "hang guard: the turn had not ended").toBe(true);
+    const { change: ended } = await turn;
+    const answer = ended.messages.at(-1)!;
     expect(answer.role).toBe("assistant");
     expect(answer.interrupted).toBe("cancelled");
     expect(JSON.stringify(answer.content)).toContain("Partial");
 
     const last: AgentEvent[] = [];
-    await engine.chat(ended, { type: "shutdown" }, options("fixture"), (e) => last.push(e));
+    await engine.chat(ended.handle, { type: "shutdown" }, options("fixture"), (e) => last.push(e));
     expect(last.map((e) => e.type)).toEqual(["StatusShutdown"]);
     expect(turns.isClosed).toBe(true);
   });

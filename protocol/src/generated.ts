@@ -465,12 +465,36 @@ export const ChatTask = z.deferred(() => z.object({
 export type ChatTask = z.output<typeof ChatTask>;
 export type ChatTaskInput = z.input<typeof ChatTask>;
 
+/** A task the engine holds, as the host names it: its id and the revision the host last saw. Calls that take a handle fail with `unknown_task` when the engine does not hold that revision (never held, released, evicted, or changed since); the host then sends the full task. */
+export const TaskHandle = z.deferred(() => z.strictObject({
+  /** The task's id (a chat's id, or the key the host chose for a conversation file). */
+  id: z.string(),
+  /** Changes with every change the engine makes to the task. */
+  revision: z.number().int().gte(0),
+}));
+export type TaskHandle = z.output<typeof TaskHandle>;
+export type TaskHandleInput = z.input<typeof TaskHandle>;
+
+/** What an operation on a held chat changed, so that only that crosses the boundary: the host's copy (the task it saves) keeps its first `keep` messages, then takes `messages`; every other field comes from `task`. */
+export const ChatChange = z.deferred(() => z.object({
+  /** The held chat's new handle. */
+  handle: TaskHandle,
+  /** How many leading messages of the host's copy are unchanged. */
+  keep: z.number().int().gte(0),
+  /** The messages after those, new or changed. */
+  messages: z.array(Message),
+  /** The task with an empty message list: its title, times, records, guard and usage. */
+  task: ChatTask,
+}));
+export type ChatChange = z.output<typeof ChatChange>;
+export type ChatChangeInput = z.input<typeof ChatChange>;
+
 /** What `applyPreview` returns. */
 export const ChatApplied = z.deferred(() => z.object({
+  /** The chat with the preview's condensation applied. */
+  change: ChatChange,
   /** The condensation's record, as the chat's row shows it. */
   record: CondensationRecord,
-  /** The task with the preview's condensation applied. */
-  task: ChatTask,
 }));
 export type ChatApplied = z.output<typeof ChatApplied>;
 export type ChatAppliedInput = z.input<typeof ChatApplied>;
@@ -571,6 +595,16 @@ export const ChatOptions = z.deferred(() => z.strictObject({
 export type ChatOptions = z.output<typeof ChatOptions>;
 export type ChatOptionsInput = z.input<typeof ChatOptions>;
 
+/** What `pinMessage` returns. */
+export const ChatPin = z.deferred(() => z.object({
+  /** The chat with the pin set or cleared. */
+  change: ChatChange,
+  /** The messages whose flag changed (the one asked for and its tool-pair partners). */
+  changed: z.array(z.string()),
+}));
+export type ChatPin = z.output<typeof ChatPin>;
+export type ChatPinInput = z.input<typeof ChatPin>;
+
 /** Where a context count comes from. */
 export const TokenSource = z.deferred(() => z.enum(["reported", "counted"]));
 export type TokenSource = z.output<typeof TokenSource>;
@@ -594,48 +628,12 @@ export const ContextStatus = z.deferred(() => z.object({
 export type ContextStatus = z.output<typeof ContextStatus>;
 export type ContextStatusInput = z.input<typeof ContextStatus>;
 
-/** What a chat input ends with: the task to save and how full its context is. */
-export const ChatOutcome = z.deferred(() => z.object({
-  /** Its context status for the chat profile. */
-  context: ContextStatus,
-  /** The updated task. */
-  task: ChatTask,
-}));
-export type ChatOutcome = z.output<typeof ChatOutcome>;
-export type ChatOutcomeInput = z.input<typeof ChatOutcome>;
-
-/** What `pinMessage` returns. */
-export const ChatPin = z.deferred(() => z.object({
-  /** The messages whose flag changed (the one asked for and its tool-pair partners). */
-  changed: z.array(z.string()),
-  /** The task with the pin set or cleared. */
-  task: ChatTask,
-}));
-export type ChatPin = z.output<typeof ChatPin>;
-export type ChatPinInput = z.input<typeof ChatPin>;
-
-/** A task the engine holds, as the host names it: its id and the revision the host last saw. Calls that take a handle fail with `unknown_task` when the engine does not hold that revision (never held, released, evicted, or changed since); the host then sends the full task. */
-export const TaskHandle = z.deferred(() => z.strictObject({
-  /** The task's id (a chat's id, or the key the host chose for a conversation file). */
-  id: z.string(),
-  /** Changes with every change the engine makes to the task. */
-  revision: z.number().int().gte(0),
-}));
-export type TaskHandle = z.output<typeof TaskHandle>;
-export type TaskHandleInput = z.input<typeof TaskHandle>;
-
-/** What a turn of a held chat changed, so that only that crosses the boundary: the host's copy keeps its first `keep` messages, then takes `messages`; every other field comes from `task`. */
+/** What a chat input (`chat`) ends with: what changed, and how full the chat's context is. */
 export const ChatStep = z.deferred(() => z.object({
-  /** Its context status for the chat profile. */
+  /** What the turn changed. */
+  change: ChatChange,
+  /** The chat's context status for the chat profile. */
   context: ContextStatus,
-  /** The held task's new handle. */
-  handle: TaskHandle,
-  /** How many leading messages of the host's copy are unchanged. */
-  keep: z.number().int().gte(0),
-  /** The messages after those, new or changed. */
-  messages: z.array(Message),
-  /** The task with an empty message list: its title, times, records, guard and usage. */
-  task: ChatTask,
 }));
 export type ChatStep = z.output<typeof ChatStep>;
 export type ChatStepInput = z.input<typeof ChatStep>;
@@ -656,10 +654,10 @@ export type ChatSummaryInput = z.input<typeof ChatSummary>;
 
 /** What `undoChat` returns. */
 export const ChatUndo = z.deferred(() => z.object({
+  /** The chat with the condensation undone. */
+  change: ChatChange,
   /** The condensation undone. */
   condense_id: z.string(),
-  /** The task with the condensation undone. */
-  task: ChatTask,
 }));
 export type ChatUndo = z.output<typeof ChatUndo>;
 export type ChatUndoInput = z.input<typeof ChatUndo>;
@@ -719,20 +717,6 @@ export const CommandSpec = z.deferred(() => z.object({
 export type CommandSpec = z.output<typeof CommandSpec>;
 export type CommandSpecInput = z.input<typeof CommandSpec>;
 
-/** What a streamed or whole completion ends with. */
-export const Completion = z.deferred(() => z.object({
-  /** The answer's text. */
-  content: z.string(),
-  /** US dollars, by the profile's prices; 0 when the server reported no usage. */
-  cost: z.number(),
-  /** Why the model stopped. */
-  finish_reason: z.string().nullable().optional(),
-  /** Tokens used, when reported. */
-  usage: Usage.nullable().optional(),
-}));
-export type Completion = z.output<typeof Completion>;
-export type CompletionInput = z.input<typeof Completion>;
-
 /** A condensation result that is also a conversation: the input's system prompt and tool definitions are put back. */
 export const CondensationDocument = z.deferred(() => z.object({
   /** US dollars spent. */
@@ -754,24 +738,6 @@ export const CondensationDocument = z.deferred(() => z.object({
 }));
 export type CondensationDocument = z.output<typeof CondensationDocument>;
 export type CondensationDocumentInput = z.input<typeof CondensationDocument>;
-
-/** The outcome of a condensation. On failure `messages` are the input, untouched, and `error` says why. */
-export const CondensationResult = z.deferred(() => z.object({
-  /** US dollars spent. */
-  cost: z.number(),
-  /** Why the run failed. */
-  error: ErrorInfo.nullable().optional(),
-  /** The whole conversation after the run, hidden messages included. */
-  messages: z.array(Message),
-  /** Timing, gain and provider-specific figures. */
-  metrics: Metrics.nullable().optional(),
-  /** Tokens of the new API view, system prompt included; absent on failure. */
-  new_context_tokens: z.number().int().gte(0).nullable().optional(),
-  /** The summary, for providers that write one. */
-  summary: z.string().nullable().optional(),
-}));
-export type CondensationResult = z.output<typeof CondensationResult>;
-export type CondensationResultInput = z.input<typeof CondensationResult>;
 
 /** One message as a preview lists it. */
 export const PreviewMessage = z.deferred(() => z.object({
@@ -795,14 +761,14 @@ export const CondensationPreview = z.deferred(() => z.object({
   added: z.array(PreviewMessage),
   /** The condensation's id. */
   condense_id: z.string(),
+  /** What the run cost, in US dollars (the result's cost). */
+  cost: z.number(),
   /** The provider's estimate of the cost, in US dollars, before it ran. */
   estimated_cost: z.number(),
   /** The messages the model would no longer see, oldest first. */
   hidden: z.array(PreviewMessage),
   /** The provider that ran. */
   provider_id: z.string(),
-  /** The run's result, applied as it is by `apply_preview`. */
-  result: CondensationResult,
   /** The chat it was made for. */
   task_id: z.string(),
   /** Tokens of the request after, if applied. */
@@ -812,6 +778,24 @@ export const CondensationPreview = z.deferred(() => z.object({
 }));
 export type CondensationPreview = z.output<typeof CondensationPreview>;
 export type CondensationPreviewInput = z.input<typeof CondensationPreview>;
+
+/** The outcome of a condensation. On failure `messages` are the input, untouched, and `error` says why. */
+export const CondensationResult = z.deferred(() => z.object({
+  /** US dollars spent. */
+  cost: z.number(),
+  /** Why the run failed. */
+  error: ErrorInfo.nullable().optional(),
+  /** The whole conversation after the run, hidden messages included. */
+  messages: z.array(Message),
+  /** Timing, gain and provider-specific figures. */
+  metrics: Metrics.nullable().optional(),
+  /** Tokens of the new API view, system prompt included; absent on failure. */
+  new_context_tokens: z.number().int().gte(0).nullable().optional(),
+  /** The summary, for providers that write one. */
+  summary: z.string().nullable().optional(),
+}));
+export type CondensationResult = z.output<typeof CondensationResult>;
+export type CondensationResultInput = z.input<typeof CondensationResult>;
 
 /** The options of `condense` and `renderManualRequest`. */
 export const CondenseOptions = z.deferred(() => z.strictObject({
@@ -923,6 +907,16 @@ export const HeldCount = z.deferred(() => z.object({
 }));
 export type HeldCount = z.output<typeof HeldCount>;
 export type HeldCountInput = z.input<typeof HeldCount>;
+
+/** What `undoHeld` returns. */
+export const HeldUndo = z.deferred(() => z.object({
+  /** The condensation undone. */
+  condense_id: z.string(),
+  /** The held conversation with its hidden messages back (a new revision; `heldText` gives its text). */
+  handle: TaskHandle,
+}));
+export type HeldUndo = z.output<typeof HeldUndo>;
+export type HeldUndoInput = z.input<typeof HeldUndo>;
 
 /** Whether a kind of profile needs an API key. */
 export const KeyNeed = z.deferred(() => z.enum(["required", "optional", "none"]));
@@ -1059,7 +1053,7 @@ export const PreviewFailure = z.deferred(() => z.object({
 export type PreviewFailure = z.output<typeof PreviewFailure>;
 export type PreviewFailureInput = z.input<typeof PreviewFailure>;
 
-/** What `previewChat` and `previewConversation` end with. */
+/** What `previewChat` and `previewHeld` end with. */
 export const PreviewOutcome = z.deferred(() => z.discriminatedUnion("status", [
   /** A condensation to show and apply or discard. */
   z.object({
@@ -1457,28 +1451,6 @@ export const SetupState = z.deferred(() => z.enum(["testing", "failed", "connect
 export type SetupState = z.output<typeof SetupState>;
 export type SetupStateInput = z.input<typeof SetupState>;
 
-/** A piece of a streamed answer as JS sees it: the boundary form of the core's `StreamEvent`, one flat object; `finished` on the last one of a complete answer, `error` on the last one of a failed one. */
-export const StreamChunk = z.deferred(() => z.object({
-  /** Text to append. */
-  content: z.string(),
-  /** What the call cost in US dollars, on the last chunk, when the client reported it (CLI tools do). */
-  cost_usd: z.number().nullable().optional(),
-  /** Why the stream ended early. */
-  error: LlmError.nullable().optional(),
-  /** Why the model stopped, on the last chunk. */
-  finish_reason: z.string().nullable().optional(),
-  /** Whether this is the last chunk of a complete answer. */
-  finished: z.boolean(),
-  /** The model the server says answered, on the last chunk, when it said. */
-  model: z.string().nullable().optional(),
-  /** The speaker, on the chunk that announces it. */
-  role: z.string().nullable().optional(),
-  /** Tokens used, on the last chunk, when reported. */
-  usage: Usage.nullable().optional(),
-}));
-export type StreamChunk = z.output<typeof StreamChunk>;
-export type StreamChunkInput = z.input<typeof StreamChunk>;
-
 /** Chat view → extension. */
 export const ToHost = z.deferred(() => z.discriminatedUnion("type", [
   /** The view is ready for its state. */
@@ -1684,13 +1656,3 @@ export const ToolSource = z.deferred(() => z.object({
 }));
 export type ToolSource = z.output<typeof ToolSource>;
 export type ToolSourceInput = z.input<typeof ToolSource>;
-
-/** What `undoLast` returns. */
-export const UndoResult = z.deferred(() => z.object({
-  /** The condensation undone. */
-  condense_id: z.string(),
-  /** The conversation with its hidden messages back. */
-  conversation: Conversation,
-}));
-export type UndoResult = z.output<typeof UndoResult>;
-export type UndoResultInput = z.input<typeof UndoResult>;

@@ -2,11 +2,11 @@
 //! values, and what they resolve with. Call options are camelCase, like any JS API; results keep the
 //! core's snake_case. The bindings (`condense-wasm`) parse and produce exactly these.
 
-use condense_core::agent::{AgentInput, ChatTask, CondensationRecord, ContextStatus};
+use condense_core::agent::{ChatTask, CondensationRecord, ContextStatus};
 use condense_core::limits::AutoCondense;
-use condense_core::llm::{Finish, LlmProfile, ModelUse, StreamEvent, Usage};
+use condense_core::llm::{LlmProfile, ModelUse};
 use condense_core::tools::{Located, ToolEntry};
-use condense_core::{CondensationOptions, CondensationResult, Conversation, LlmError};
+use condense_core::{CondensationOptions, CondensationResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -89,23 +89,11 @@ pub struct ChatOptions {
     pub now_ms: f64,
 }
 
-/// The input of `chat` (re-exported so the generated types name it).
-pub type ChatInput = AgentInput;
-
-/// What a chat input ends with: the task to save and how full its context is.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct ChatOutcome {
-    /// The updated task.
-    pub task: ChatTask,
-    /// Its context status for the chat profile.
-    pub context: ContextStatus,
-}
-
 /// What `undoChat` returns.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ChatUndo {
-    /// The task with the condensation undone.
-    pub task: ChatTask,
+    /// The chat with the condensation undone.
+    pub change: ChatChange,
     /// The condensation undone.
     pub condense_id: String,
 }
@@ -113,8 +101,8 @@ pub struct ChatUndo {
 /// What `applyPreview` returns.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ChatApplied {
-    /// The task with the preview's condensation applied.
-    pub task: ChatTask,
+    /// The chat with the preview's condensation applied.
+    pub change: ChatChange,
     /// The condensation's record, as the chat's row shows it.
     pub record: CondensationRecord,
 }
@@ -122,19 +110,20 @@ pub struct ChatApplied {
 /// What `pinMessage` returns.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ChatPin {
-    /// The task with the pin set or cleared.
-    pub task: ChatTask,
+    /// The chat with the pin set or cleared.
+    pub change: ChatChange,
     /// The messages whose flag changed (the one asked for and its tool-pair partners).
     pub changed: Vec<String>,
 }
 
-/// What `undoLast` returns.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct UndoResult {
+/// What `undoHeld` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HeldUndo {
+    /// The held conversation with its hidden messages back (a new revision; `heldText` gives its
+    /// text).
+    pub handle: TaskHandle,
     /// The condensation undone.
     pub condense_id: String,
-    /// The conversation with its hidden messages back.
-    pub conversation: Conversation,
 }
 
 /// A condensation result that is also a conversation: the input's system prompt and tool
@@ -151,63 +140,6 @@ pub struct CondensationDocument {
     /// changes them, and a file written from the result keeps them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<serde_json::Value>,
-}
-
-/// What a streamed or whole completion ends with.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Completion {
-    /// The answer's text.
-    pub content: String,
-    /// Tokens used, when reported.
-    pub usage: Option<Usage>,
-    /// Why the model stopped.
-    pub finish_reason: Option<String>,
-    /// US dollars, by the profile's prices; 0 when the server reported no usage.
-    pub cost: f64,
-}
-
-/// A piece of a streamed answer as JS sees it: the boundary form of the core's `StreamEvent`, one
-/// flat object; `finished` on the last one of a complete answer, `error` on the last one of a
-/// failed one.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct StreamChunk {
-    /// Text to append.
-    pub content: String,
-    /// The speaker, on the chunk that announces it.
-    pub role: Option<String>,
-    /// Whether this is the last chunk of a complete answer.
-    pub finished: bool,
-    /// Why the stream ended early.
-    pub error: Option<LlmError>,
-    /// Tokens used, on the last chunk, when reported.
-    pub usage: Option<Usage>,
-    /// Why the model stopped, on the last chunk.
-    pub finish_reason: Option<String>,
-    /// The model the server says answered, on the last chunk, when it said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// What the call cost in US dollars, on the last chunk, when the client reported it (CLI
-    /// tools do).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
-}
-
-impl From<&StreamEvent> for StreamChunk {
-    fn from(event: &StreamEvent) -> Self {
-        match event {
-            StreamEvent::Start { role } => StreamChunk { role: Some(role.clone()), ..Default::default() },
-            StreamEvent::Delta(text) => StreamChunk { content: text.clone(), ..Default::default() },
-            StreamEvent::Done(Finish { usage, finish_reason, model, cost_usd }) => StreamChunk {
-                finished: true,
-                usage: *usage,
-                finish_reason: finish_reason.clone(),
-                model: model.clone(),
-                cost_usd: *cost_usd,
-                ..Default::default()
-            },
-            StreamEvent::Failed(e) => StreamChunk { error: Some(e.clone()), ..Default::default() },
-        }
-    }
 }
 
 /// An HTTP request the engine asks the host's `fetch` to send.
@@ -265,21 +197,6 @@ impl ToolStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use condense_core::ErrorKind;
-
-    #[test]
-    fn a_stream_event_becomes_the_flat_chunk_js_reads() {
-        let chunk = |e: StreamEvent| serde_json::to_value(StreamChunk::from(&e)).unwrap();
-        let delta = chunk(StreamEvent::Delta("Hi".into()));
-        assert_eq!((delta["content"].as_str(), delta["finished"].as_bool()), (Some("Hi"), Some(false)));
-        let done =
-            chunk(StreamEvent::Done(Finish { finish_reason: Some("stop".into()), ..Finish::default() }));
-        assert_eq!((done["finished"].as_bool(), done["finish_reason"].as_str()), (Some(true), Some("stop")));
-        let failed = chunk(StreamEvent::Failed(LlmError::new(ErrorKind::LlmServer, "boom")));
-        assert_eq!(failed["error"]["kind"], "llm_server");
-        let start = chunk(StreamEvent::Start { role: "assistant".into() });
-        assert_eq!(start["role"], "assistant");
-    }
 
     #[test]
     fn condense_options_refuse_unknown_fields_and_pick_the_model() {
@@ -330,11 +247,12 @@ pub struct HeldCount {
     pub messages: usize,
 }
 
-/// What a turn of a held chat changed, so that only that crosses the boundary: the host's copy
-/// keeps its first `keep` messages, then takes `messages`; every other field comes from `task`.
+/// What an operation on a held chat changed, so that only that crosses the boundary: the host's
+/// copy (the task it saves) keeps its first `keep` messages, then takes `messages`; every other
+/// field comes from `task`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct ChatStep {
-    /// The held task's new handle.
+pub struct ChatChange {
+    /// The held chat's new handle.
     pub handle: TaskHandle,
     /// How many leading messages of the host's copy are unchanged.
     pub keep: usize,
@@ -342,6 +260,13 @@ pub struct ChatStep {
     pub messages: Vec<condense_core::Message>,
     /// The task with an empty message list: its title, times, records, guard and usage.
     pub task: ChatTask,
-    /// Its context status for the chat profile.
+}
+
+/// What a chat input (`chat`) ends with: what changed, and how full the chat's context is.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ChatStep {
+    /// What the turn changed.
+    pub change: ChatChange,
+    /// The chat's context status for the chat profile.
     pub context: ContextStatus,
 }

@@ -1,203 +1,201 @@
-//! `CondenseEngine`'s chats: a new task, one agent input at a time with its events as they
-//! happen, the context status, and undo. Turns write their condensations, skips and failures to
-//! the host's log.
+//! `CondenseEngine`'s chats, each held by the engine and named by a handle: a new chat or a saved
+//! one held, one agent input at a time with its events as they happen, the context status, undo,
+//! pins, and previews kept in the engine until Apply names them. Every change answers with what
+//! changed (`ChatChange`), which the host applies to the copy it saves; no call takes a whole task
+//! but `holdChat`, which reads a saved chat's text. Turns write their condensations, skips and
+//! failures to the host's log.
 
 use std::rc::Rc;
 
 use condense_core::agent::{
-    AgentEvent, AgentInput, ChatTask, CondensationPreview, CondenseOutcome, ContextStatus, DefaultAgent,
-    PreviewEstimate, PreviewOutcome, Turn, preview_conversation,
+    AgentEvent, AgentInput, ChatTask, CondenseOutcome, ContextStatus, DefaultAgent, PreviewEstimate,
+    PreviewOutcome, Turn, preview_conversation,
 };
 use condense_core::{CondensationOptions, Services};
 use condense_core::{CondenseError, Conversation, ErrorKind};
 use condense_protocol::calls::{
-    ChatApplied, ChatOptions, ChatOutcome, ChatPin, ChatStep, ChatUndo, TaskHandle,
+    ChatApplied, ChatChange, ChatOptions, ChatPin, ChatStep, ChatUndo, TaskHandle,
 };
-use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{call_back, core_error, error, from_js, llm_error, to_js};
+use crate::convert::{core_error, error, llm_error};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::{HeldItem, common_prefix};
-use crate::held_api::{TaskRef, task_ref, unknown};
+use crate::held_api::unknown;
 use crate::host::{JsHost, JsTimer};
+use crate::surface::{Callback, engine_api};
 
-fn chat_call(options: &JsValue) -> Result<ChatOptions, JsValue> {
-    let call: ChatOptions = from_js(options, "the options")?;
+crate::surface::data!(TaskHandle, ChatOptions, AgentInput, AgentEvent, ChatChange, ChatStep, ContextStatus);
+crate::surface::data!(ChatUndo, ChatPin, ChatApplied, PreviewEstimate, PreviewOutcome);
+
+engine_api! {
+    /// A new, empty chat, held by the engine: its handle, and the task to save.
+    sync fn newChat = new_chat(id: String, now_ms: f64) -> ChatChange;
+
+    /// Holds a saved chat, given as the text of its file (a `ChatTask` as JSON), replacing what
+    /// was held under its id; returns its handle. The one way a whole chat enters the engine: on
+    /// load, and when the engine answered `unknown_task` (it holds at most eight tasks) or is new.
+    sync fn holdChat = hold_chat(text: String) -> TaskHandle;
+
+    /// Works on one input of a held chat (a user message, retry, condense, shutdown): `onEvent`
+    /// gets every agent event as it happens; resolves with what changed and the context status.
+    /// Failures of the turn are `Error` events, and the chat keeps what arrived; rejects only for
+    /// a bad call, or with `unknown_task` (before the turn starts) when the engine does not hold
+    /// the handle's revision.
+    async fn chat = chat(handle: TaskHandle, input: AgentInput, options: ChatOptions, on_event: Callback<AgentEvent>) -> ChatStep;
+
+    /// How full a held chat's context is for the options' chat profile: only the messages not
+    /// counted before are counted.
+    sync fn chatContext = chat_context(handle: TaskHandle, options: ChatOptions) -> ContextStatus;
+
+    /// Undoes a condensation of a held chat (the last one when `condenseId` is absent).
+    sync fn undoChat = undo_chat(handle: TaskHandle, condense_id: Option<String>, now_ms: f64) -> ChatUndo;
+
+    /// Pins (or unpins) a message of a held chat, with its tool-pair partners: no condensation
+    /// hides or edits a pinned message.
+    sync fn pinMessage = pin_message(handle: TaskHandle, id: String, pinned: bool, now_ms: f64) -> ChatPin;
+
+    /// Previews a condensation of a held chat with the options' provider: runs it (an LLM summary
+    /// is written now, once) without applying it, and keeps it in the engine under its
+    /// `condense_id` until `applyPreview` names it (a new preview of the chat replaces it).
+    /// `onEstimate` gets the provider's estimate (tokens before, the estimated cost) before the
+    /// provider runs. Resolves with what to show, or why there is nothing to apply; the chat is
+    /// not changed.
+    async fn previewChat = preview_chat(handle: TaskHandle, options: ChatOptions, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
+
+    /// Applies the preview `previewId` of a held chat exactly as shown (no LLM call); fails with
+    /// `invalid_input` when the chat changed since, or the engine keeps no such preview.
+    sync fn applyPreview = apply_preview(handle: TaskHandle, preview_id: String, now_ms: f64) -> ChatApplied;
+}
+
+fn chat_call(call: ChatOptions) -> Result<ChatOptions, JsValue> {
     call.auto.validate().map_err(|m| core_error(&CondenseError::InvalidInput(m)))?;
     call.llm.profile.validate().map_err(|e| llm_error(&e))?;
     Ok(call)
 }
 
-#[wasm_bindgen]
-impl CondenseEngine {
-    /// A new, empty chat task.
-    #[wasm_bindgen(js_name = newChat, unchecked_return_type = "ChatTask")]
-    pub fn new_chat(&self, id: &str, now_ms: f64) -> Result<JsValue, JsValue> {
-        to_js(&ChatTask::new(id, now_ms as i64))
-    }
-
-    /// Works on one chat input (a user message, retry, condense, shutdown): `onEvent` gets every
-    /// agent event as it happens; resolves with the updated task and its context status. Failures
-    /// of the turn are `Error` events, and the task keeps what arrived; rejects only for a bad
-    /// call. The task may be a handle from `holdChat` (the held copy is then updated); an unknown
-    /// handle rejects with `unknown_task`.
-    #[wasm_bindgen(unchecked_return_type = "Promise<ChatOutcome>")]
-    pub fn chat(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput | TaskHandle")] task: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AgentInputInput")] input: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "((event: AgentEvent) => void) | undefined")] on_event: Option<
-            Function,
-        >,
-    ) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        future_to_promise(async move {
-            match task_ref(&task)? {
-                TaskRef::Task(task) => {
-                    let (task, context) = chat(Rc::clone(&inner), *task, input, options, on_event).await?;
-                    to_js(&ChatOutcome { task, context })
-                }
-                TaskRef::Handle(handle) => {
-                    let step = held_turn(Rc::clone(&inner), handle, input, options, on_event).await?;
-                    let mut task = step.task;
-                    task.conversation.messages =
-                        with_held_chat(&inner, &step.handle, |t| t.conversation.messages.clone())?;
-                    to_js(&ChatOutcome { task, context: step.context })
-                }
-            }
-        })
-    }
-
-    /// `chat` on a held chat (a handle from `holdChat`), resolving with what changed only: the
-    /// new handle, how many leading messages stay, the messages after them, the rest of the task
-    /// and its context status. An unknown handle rejects with `unknown_task`.
-    #[wasm_bindgen(js_name = chatHeld, unchecked_return_type = "Promise<ChatStep>")]
-    pub fn chat_held(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "AgentInputInput")] input: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "((event: AgentEvent) => void) | undefined")] on_event: Option<
-            Function,
-        >,
-    ) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        future_to_promise(async move {
-            let handle: TaskHandle = from_js(&handle, "the task handle")?;
-            to_js(&held_turn(inner, handle, input, options, on_event).await?)
-        })
-    }
-
-    /// How full a chat's context is for the options' chat profile. The task may be a handle from
-    /// `holdChat`: then only the messages not counted before are counted, and nothing but the
-    /// handle crosses the boundary. An unknown handle throws `unknown_task`.
-    #[wasm_bindgen(js_name = chatContext, unchecked_return_type = "ContextStatus")]
-    pub fn chat_context(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput | TaskHandle")] task: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let task = task_ref(&task)?;
-        let call = chat_call(&options)?;
-        let counter = self.inner.counter(&call.llm.profile.model);
-        match task {
-            TaskRef::Task(task) => {
-                to_js(&task.context_status(&call.llm.profile, &call.auto, counter.as_ref()))
-            }
-            TaskRef::Handle(handle) => {
-                let mut held = self.inner.held.borrow_mut();
-                let entry = held.get(&handle).ok_or_else(|| unknown(&handle))?;
-                let HeldItem::Chat(task) = &entry.item else { return Err(unknown(&handle)) };
-                let counter = entry.counter(counter.as_ref());
-                to_js(&task.context_status(&call.llm.profile, &call.auto, &counter))
-            }
-        }
-    }
-
-    /// Undoes a condensation of a chat (the last one when `condenseId` is absent).
-    #[wasm_bindgen(js_name = undoChat, unchecked_return_type = "ChatUndo")]
-    pub fn undo_chat(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
-        condense_id: Option<String>,
-        now_ms: f64,
-    ) -> Result<JsValue, JsValue> {
-        let mut task: ChatTask = from_js(&task, "the chat task")?;
-        let condense_id = task
-            .undo(condense_id.as_deref(), now_ms as i64)
-            .ok_or_else(|| error(ErrorKind::NothingToUndo, "the chat has no such condensation to undo"))?;
-        self.inner.host.log("info", &format!("chat {}: undid condensation {condense_id}", task.id));
-        to_js(&ChatUndo { task, condense_id })
-    }
+fn new_chat(inner: &Rc<Inner>, id: String, now_ms: f64) -> Result<ChatChange, JsValue> {
+    let task = ChatTask::new(id.clone(), now_ms as i64);
+    let handle = inner.held.borrow_mut().hold(&id, HeldItem::Chat(task.clone()));
+    Ok(ChatChange { handle, keep: 0, messages: Vec::new(), task })
 }
 
-#[wasm_bindgen]
-impl CondenseEngine {
-    /// Previews a condensation of a chat with the options' provider: runs it (an LLM summary is
-    /// written now, once) without applying it. `onEstimate` gets the provider's estimate (tokens
-    /// before, the estimated cost) before the provider runs. Resolves with the preview to show,
-    /// or why there is nothing to apply; the task is not changed. Rejects only for a bad call.
-    #[wasm_bindgen(js_name = previewChat, unchecked_return_type = "Promise<PreviewOutcome>")]
-    pub fn preview_chat(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ChatOptionsInput")] options: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "((estimate: PreviewEstimate) => void) | undefined")]
-        on_estimate: Option<Function>,
-    ) -> Promise {
-        future_to_promise(preview_chat(Rc::clone(&self.inner), task, options, on_estimate))
-    }
+fn hold_chat(inner: &Rc<Inner>, text: String) -> Result<TaskHandle, JsValue> {
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    let task: ChatTask = serde_path_to_error::deserialize(de)
+        .map_err(|e| error(ErrorKind::InvalidInput, &format!("the chat at {}: {}", e.path(), e.inner())))?;
+    let id = task.id.clone();
+    Ok(inner.held.borrow_mut().hold(&id, HeldItem::Chat(task)))
+}
 
-    /// Applies a preview to the chat it was made for, exactly as shown (no LLM call); fails with
-    /// `invalid_input` when the chat changed since the preview.
-    #[wasm_bindgen(js_name = applyPreview, unchecked_return_type = "ChatApplied")]
-    pub fn apply_preview(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondensationPreviewInput")] preview: JsValue,
-        now_ms: f64,
-    ) -> Result<JsValue, JsValue> {
-        let mut task: ChatTask = from_js(&task, "the chat task")?;
-        let preview: CondensationPreview = from_js(&preview, "the preview")?;
-        let record = task.apply_preview(&preview, now_ms as i64).map_err(|e| core_error(&e))?;
-        self.inner.host.log(
-            "info",
-            &format!(
-                "chat {}: applied the previewed condensation {} ({} → {} tokens)",
-                task.id, record.condense_id, record.tokens_before, record.tokens_after
-            ),
-        );
-        to_js(&ChatApplied { task, record })
-    }
+fn chat_context(
+    inner: &Rc<Inner>,
+    handle: TaskHandle,
+    options: ChatOptions,
+) -> Result<ContextStatus, JsValue> {
+    let call = chat_call(options)?;
+    let counter = inner.counter(&call.llm.profile.model);
+    let mut held = inner.held.borrow_mut();
+    let entry = held.get(&handle).ok_or_else(|| unknown(&handle))?;
+    let HeldItem::Chat(task) = &entry.item else { return Err(unknown(&handle)) };
+    let counter = entry.counter(counter.as_ref());
+    Ok(task.context_status(&call.llm.profile, &call.auto, &counter))
+}
 
-    /// Pins (or unpins) a message of a chat, with its tool-pair partners: no condensation hides
-    /// or edits a pinned message.
-    #[wasm_bindgen(js_name = pinMessage, unchecked_return_type = "ChatPin")]
-    pub fn pin_message(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
-        id: &str,
-        pinned: bool,
-        now_ms: f64,
-    ) -> Result<JsValue, JsValue> {
-        let mut task: ChatTask = from_js(&task, "the chat task")?;
-        let changed = task.pin(id, pinned, now_ms as i64).map_err(|e| core_error(&e))?;
-        to_js(&ChatPin { task, changed })
-    }
+fn undo_chat(
+    inner: &Rc<Inner>,
+    handle: TaskHandle,
+    condense_id: Option<String>,
+    now_ms: f64,
+) -> Result<ChatUndo, JsValue> {
+    let (change, condense_id) = change_chat(inner, &handle, |task| {
+        task.undo(condense_id.as_deref(), now_ms as i64)
+            .ok_or_else(|| error(ErrorKind::NothingToUndo, "the chat has no such condensation to undo"))
+    })?;
+    inner.host.log("info", &format!("chat {}: undid condensation {condense_id}", handle.id));
+    Ok(ChatUndo { change, condense_id })
+}
+
+fn pin_message(
+    inner: &Rc<Inner>,
+    handle: TaskHandle,
+    id: String,
+    pinned: bool,
+    now_ms: f64,
+) -> Result<ChatPin, JsValue> {
+    let (change, changed) =
+        change_chat(inner, &handle, |task| task.pin(&id, pinned, now_ms as i64).map_err(|e| core_error(&e)))?;
+    Ok(ChatPin { change, changed })
+}
+
+fn apply_preview(
+    inner: &Rc<Inner>,
+    handle: TaskHandle,
+    preview_id: String,
+    now_ms: f64,
+) -> Result<ChatApplied, JsValue> {
+    let preview = inner.held.borrow_mut().take_preview(&handle.id, &preview_id).ok_or_else(|| {
+        error(
+            ErrorKind::InvalidInput,
+            &format!("the engine keeps no preview {preview_id} of this chat: preview the condensation again"),
+        )
+    })?;
+    let applied = change_chat(inner, &handle, |task| {
+        task.apply_preview(&preview, now_ms as i64).map_err(|e| core_error(&e))
+    });
+    let (change, record) = match applied {
+        Ok(applied) => applied,
+        Err(e) => {
+            inner.held.borrow_mut().restore_preview(&handle.id, preview);
+            return Err(e);
+        }
+    };
+    inner.host.log(
+        "info",
+        &format!(
+            "chat {}: applied the previewed condensation {} ({} → {} tokens)",
+            handle.id, record.condense_id, record.tokens_before, record.tokens_after
+        ),
+    );
+    Ok(ChatApplied { change, record })
+}
+
+/// Changes a copy of the held chat under `handle` with `f`; on success holds the copy and says
+/// what changed. A failure changes nothing.
+fn change_chat<R>(
+    inner: &Inner,
+    handle: &TaskHandle,
+    f: impl FnOnce(&mut ChatTask) -> Result<R, JsValue>,
+) -> Result<(ChatChange, R), JsValue> {
+    let mut task = with_held_chat(inner, handle, ChatTask::clone)?;
+    let out = f(&mut task)?;
+    Ok((hold_changed(inner, handle, task)?, out))
+}
+
+/// Holds `task` as the next revision of the chat under `handle`: what changed against the
+/// revision the handle names, which is the host's copy.
+fn hold_changed(inner: &Inner, handle: &TaskHandle, task: ChatTask) -> Result<ChatChange, JsValue> {
+    // Changed meanwhile (held again, evicted): the host gets every message.
+    let keep = with_held_chat(inner, handle, |before| {
+        common_prefix(&before.conversation.messages, &task.conversation.messages)
+    })
+    .unwrap_or(0);
+    let messages = task.conversation.messages[keep..].to_vec();
+    let id = task.id.clone();
+    let handle = inner.held.borrow_mut().hold(&id, HeldItem::Chat(task));
+    let task = with_held_chat(inner, &handle, without_messages)?;
+    Ok(ChatChange { handle, keep, messages, task })
 }
 
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
 async fn preview_chat(
     inner: Rc<Inner>,
-    task: JsValue,
-    options: JsValue,
-    on_estimate: Option<Function>,
-) -> Result<JsValue, JsValue> {
-    let task: ChatTask = from_js(&task, "the chat task")?;
-    let call = chat_call(&options)?;
+    handle: TaskHandle,
+    options: ChatOptions,
+    on_estimate: Callback<PreviewEstimate>,
+) -> Result<PreviewOutcome, JsValue> {
+    let task = with_held_chat(&inner, &handle, ChatTask::clone)?;
+    let call = chat_call(options)?;
     let counter = inner.counter(&call.llm.profile.model);
     let llm = inner.client(call.llm)?;
     let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
@@ -220,7 +218,7 @@ async fn preview_chat(
                 estimate.task_id, estimate.provider_id, estimate.tokens_before, estimate.estimated_cost
             ),
         );
-        call_back(on_estimate.as_ref(), estimate);
+        on_estimate.call(estimate);
     };
     let outcome: PreviewOutcome = preview_conversation(
         &task.id,
@@ -235,6 +233,10 @@ async fn preview_chat(
     .into();
     drop(manager);
     inner.end(&abort);
+    if let PreviewOutcome::Ready { preview } = &outcome {
+        // The engine keeps the preview; its result (the whole new chat) does not cross.
+        inner.held.borrow_mut().keep_preview(&handle.id, (**preview).clone());
+    }
     match &outcome {
         PreviewOutcome::Ready { preview } => inner.host.log(
             "info",
@@ -253,20 +255,18 @@ async fn preview_chat(
             &format!("chat {}: preview failed: {}: {}", task.id, failure.error.kind, failure.error.message),
         ),
     }
-    to_js(&outcome)
+    Ok(outcome)
 }
 
 // As in `condense`, the shared borrow of the manager is held through the turn on purpose.
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
-async fn chat(
+async fn turn(
     inner: Rc<Inner>,
     task: ChatTask,
-    input: JsValue,
-    options: JsValue,
-    on_event: Option<Function>,
-) -> Result<(ChatTask, ContextStatus), JsValue> {
-    let input: AgentInput = from_js(&input, "the input")?;
-    let call = chat_call(&options)?;
+    input: AgentInput,
+    call: ChatOptions,
+    on_event: Callback<AgentEvent>,
+) -> Result<ChatTask, JsValue> {
     let counter = inner.counter(&call.llm.profile.model);
     let llm = inner.client(call.llm)?;
     let condensing = call.condensing_llm.map(|t| inner.client(t)).transpose()?;
@@ -293,14 +293,29 @@ async fn chat(
             if let AgentEvent::UserMessage { message } = &event {
                 crate::test_panic(&message.text());
             }
-            call_back(on_event.as_ref(), &event);
+            on_event.call(&event);
         })
         .await;
     drop(manager);
     inner.end(&abort);
-    let task = agent.into_task();
-    let context = task.context_status(llm.profile(), &call.auto, counter.as_ref());
-    Ok((task, context))
+    Ok(agent.into_task())
+}
+
+/// Runs a turn on a copy of the held chat, then holds the result.
+async fn chat(
+    inner: Rc<Inner>,
+    handle: TaskHandle,
+    input: AgentInput,
+    options: ChatOptions,
+    on_event: Callback<AgentEvent>,
+) -> Result<ChatStep, JsValue> {
+    let task = with_held_chat(&inner, &handle, ChatTask::clone)?;
+    let call = chat_call(options)?;
+    let task = turn(Rc::clone(&inner), task, input, call.clone(), on_event).await?;
+    let change = hold_changed(&inner, &handle, task)?;
+    // The status with the held counts: what the turn added is counted once, here.
+    let context = chat_context(&inner, change.handle.clone(), call)?;
+    Ok(ChatStep { change, context })
 }
 
 /// Calls `f` with the held chat under `handle`, or fails with `unknown_task`.
@@ -334,35 +349,6 @@ fn without_messages(task: &ChatTask) -> ChatTask {
         unapplied_cost: task.unapplied_cost,
         reported: task.reported.clone(),
     }
-}
-
-/// Runs a turn on a copy of the held chat, then holds the result. The step says what changed
-/// against the held copy before the turn, which is the host's.
-async fn held_turn(
-    inner: Rc<Inner>,
-    handle: TaskHandle,
-    input: JsValue,
-    options: JsValue,
-    on_event: Option<Function>,
-) -> Result<ChatStep, JsValue> {
-    let task = with_held_chat(&inner, &handle, ChatTask::clone)?;
-    let call = chat_call(&options)?;
-    let (task, _) = chat(Rc::clone(&inner), task, input, options, on_event).await?;
-    // Changed meanwhile (held again, evicted): the host gets every message.
-    let keep = with_held_chat(&inner, &handle, |before| {
-        common_prefix(&before.conversation.messages, &task.conversation.messages)
-    })
-    .unwrap_or(0);
-    let messages = task.conversation.messages[keep..].to_vec();
-    let id = task.id.clone();
-    let handle = inner.held.borrow_mut().hold(&id, HeldItem::Chat(task));
-    // The status with the held counts: what the turn added is counted once, here.
-    let counter = inner.counter(&call.llm.profile.model);
-    let mut held = inner.held.borrow_mut();
-    let entry = held.get(&handle).ok_or_else(|| unknown(&handle))?;
-    let HeldItem::Chat(task) = &entry.item else { return Err(unknown(&handle)) };
-    let context = task.context_status(&call.llm.profile, &call.auto, &entry.counter(counter.as_ref()));
-    Ok(ChatStep { handle: handle.clone(), keep, messages, task: without_messages(task), context })
 }
 
 /// The log lines of a chat turn: condensations with their metrics, skips and failures.

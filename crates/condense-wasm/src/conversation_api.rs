@@ -1,176 +1,136 @@
-//! `CondenseEngine`'s conversations: parse any supported format, count tokens, condense, undo, and
-//! render the manual provider's request.
+//! `CondenseEngine`'s one-shot calls on a conversation given as a value (text or object, any
+//! supported format): parse, count, condense, and render the manual provider's request. What the
+//! extension's public API offers other extensions; the extension's own files go through the held
+//! calls of `held_api.rs`.
 
 use std::rc::Rc;
 
-use condense_core::agent::{
-    CondensationPreview, PreviewEstimate, PreviewOutcome, apply_to, preview_conversation,
-};
 use condense_core::formats::parse_conversation;
-use condense_core::model::undo_last;
 use condense_core::tokens::TokenReport;
 use condense_core::{CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter, TokenCounter};
-use condense_protocol::calls::{CondensationDocument, CondenseOptions, DEFAULT_MODEL, UndoResult};
-use js_sys::{Function, Promise};
+use condense_protocol::calls::{CondensationDocument, CondenseOptions, DEFAULT_MODEL};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
-use crate::convert::{call_back, core_error, error, from_js, json_string, to_js};
+use crate::convert::{core_error, error, json_string};
 use crate::engine::{CondenseEngine, Inner};
 use crate::host::{JsHost, JsTimer};
+use crate::surface::{FromJs, engine_api};
 use crate::text::with_text;
 
+crate::surface::data!(Conversation, TokenReport, CondensationDocument);
+
 /// A conversation given as text or as an object (as its `JSON.stringify` text), in any supported
-/// format. The text is read into the shared buffer of `text.rs`, not a fresh copy.
-pub(crate) fn conversation(value: &JsValue) -> Result<Conversation, JsValue> {
-    let json;
-    let text = if value.is_string() {
-        value
-    } else {
-        json = JsValue::from(json_string(value, "the conversation")?);
-        &json
-    };
-    with_text(text, parse_conversation)
+/// format, read into this project's format. The text is read into the shared buffer of
+/// `text.rs`, not a fresh copy.
+pub(crate) struct ConversationValue(pub(crate) Conversation);
+
+impl FromJs for ConversationValue {
+    fn from_js(value: JsValue, _name: &str) -> Result<Self, JsValue> {
+        let json;
+        let text = if value.is_string() {
+            &value
+        } else {
+            json = JsValue::from(json_string(&value, "the conversation")?);
+            &json
+        };
+        with_text(text, |text| {
+            crate::test_panic(text);
+            parse_conversation(text)
+        })
         .ok_or_else(|| error(ErrorKind::Internal, "the conversation's text could not be read"))?
-        .map(|p| p.conversation)
+        .map(|p| ConversationValue(p.conversation))
         .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
-}
-
-pub(crate) fn call_options(options: &Option<JsValue>) -> Result<CondenseOptions, JsValue> {
-    match options {
-        Some(o) if !o.is_undefined() && !o.is_null() => from_js(o, "the options"),
-        _ => Ok(CondenseOptions::default()),
+    }
+    fn ts() -> String {
+        "ConversationInput | object | string".into()
     }
 }
 
-#[wasm_bindgen]
-impl CondenseEngine {
-    /// Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text or
-    /// as an object) and returns it in this project's format.
-    #[wasm_bindgen(js_name = parseConversation, unchecked_return_type = "Conversation")]
-    pub fn parse_conversation(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        if let Some(text) = value.as_string() {
-            crate::test_panic(&text);
+/// A text to count, read into the shared buffer of `text.rs` rather than a fresh copy.
+pub(crate) struct Text(JsValue);
+
+impl FromJs for Text {
+    fn from_js(value: JsValue, _name: &str) -> Result<Self, JsValue> {
+        if value.is_string() {
+            Ok(Text(value))
+        } else {
+            Err(error(ErrorKind::InvalidInput, "the text is not a string"))
         }
-        to_js(&conversation(&value)?)
     }
+    fn ts() -> String {
+        "string".into()
+    }
+}
+
+engine_api! {
+    /// Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
+    /// or as an object) and returns it in this project's format.
+    sync fn parseConversation = parse(value: ConversationValue) -> Conversation;
 
     /// Tokens of the conversation's API view for a model (default `gpt-4o`).
-    #[wasm_bindgen(js_name = countTokens, unchecked_return_type = "TokenReport")]
-    pub fn count_tokens(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-        model: Option<String>,
-    ) -> Result<JsValue, JsValue> {
-        let conversation = conversation(&value)?;
-        let model = model.as_deref().unwrap_or(DEFAULT_MODEL);
-        // The engine's counter for the model's encoding: its cache outlives the call.
-        to_js(&TokenReport::counted(&conversation, model, self.inner.counter(model).as_ref()))
-    }
+    sync fn countTokens = count_tokens(value: ConversationValue, model: Option<String>) -> TokenReport;
 
     /// Tokens of a plain text for a model (default `gpt-4o`): exactly tiktoken's
-    /// `encode_ordinary(text).length` in the model's encoding, no framing added. The text is
-    /// written into a buffer kept for the purpose (see `text.rs`), not into a fresh allocation.
-    #[wasm_bindgen(js_name = countText)]
-    pub fn count_text(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
-        model: Option<String>,
-    ) -> usize {
-        let counter = self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
-        let count = with_text(&text, |text| counter.count_text(text));
-        // Not a `Result`: its return goes through an array the glue allocates on every call, a
-        // few percent of a call on a short text. The error is thrown instead, once everything
-        // this call holds is dropped (a throw unwinds without running destructors).
-        drop((counter, model, text));
-        count.unwrap_or_else(|| {
-            wasm_bindgen::throw_val(error(ErrorKind::InvalidInput, "the text is not a string"))
-        })
-    }
+    /// `encode_ordinary(text).length` in the model's encoding, no framing added.
+    sync fn countText = count_text(text: Text, model: Option<String>) -> usize;
 
     /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new
     /// conversation (the original ones, untouched, when `error` is set) and which carries the
     /// system prompt, so it is a conversation itself. Rejects only for a bad call: unreadable
     /// input, an unknown or disabled provider.
-    #[wasm_bindgen(unchecked_return_type = "Promise<CondensationDocument>")]
-    pub fn condense(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
-    ) -> Promise {
-        future_to_promise(condense(Rc::clone(&self.inner), value, options))
-    }
-
-    /// Previews a condensation of a conversation (a file's): runs the options' provider without
-    /// applying it. `onEstimate` gets the provider's estimate (tokens before, the estimated cost)
-    /// before the provider runs. Resolves with the preview, or why there is nothing to apply.
-    #[wasm_bindgen(js_name = previewConversation, unchecked_return_type = "Promise<PreviewOutcome>")]
-    pub fn preview_conversation(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
-        #[wasm_bindgen(unchecked_param_type = "((estimate: PreviewEstimate) => void) | undefined")]
-        on_estimate: Option<Function>,
-    ) -> Promise {
-        future_to_promise(preview(Rc::clone(&self.inner), value, options, on_estimate))
-    }
-
-    /// The conversation with a preview applied exactly as shown (no LLM call), when it is still
-    /// the conversation the preview was made from; else `invalid_input`.
-    #[wasm_bindgen(js_name = applyPreviewToConversation, unchecked_return_type = "Conversation")]
-    pub fn apply_preview_to_conversation(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondensationPreviewInput")] preview: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let conversation = conversation(&value)?;
-        let preview: CondensationPreview = from_js(&preview, "the preview")?;
-        let messages = apply_to(&conversation, &preview).map_err(|e| core_error(&e))?;
-        to_js(&Conversation { messages, ..conversation })
-    }
-
-    /// Undoes the last condensation: its summary goes, the messages it hid come back.
-    #[wasm_bindgen(js_name = undoLast, unchecked_return_type = "UndoResult")]
-    pub fn undo_last(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let conversation = conversation(&value)?;
-        let (condense_id, messages) = undo_last(&conversation.messages)
-            .ok_or_else(|| error(ErrorKind::NothingToUndo, "the conversation has no condensation to undo"))?;
-        self.inner.host.log("info", &format!("undid condensation {condense_id}"));
-        to_js(&UndoResult { condense_id, conversation: Conversation { messages, ..conversation } })
-    }
+    async fn condense = condense(value: ConversationValue, options: Option<CondenseOptions>) -> CondensationDocument;
 
     /// The prompt of the manual provider, to copy into any chat.
-    #[wasm_bindgen(js_name = renderManualRequest)]
-    pub fn render_manual_request(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
-    ) -> Result<String, JsValue> {
-        let conversation = conversation(&value)?;
-        let call = call_options(&options)?;
-        let counter = TiktokenCounter::for_model(call.model());
-        condense_core::providers::manual::render_request(
-            &conversation.messages,
-            conversation.system.as_deref(),
-            &call.options(),
-            &counter,
-        )
-        .map_err(|e| core_error(&e))
-    }
+    sync fn renderManualRequest = render_manual_request(value: ConversationValue, options: Option<CondenseOptions>) -> String;
+}
+
+fn parse(_inner: &Rc<Inner>, value: ConversationValue) -> Result<Conversation, JsValue> {
+    Ok(value.0)
+}
+
+fn count_tokens(
+    inner: &Rc<Inner>,
+    value: ConversationValue,
+    model: Option<String>,
+) -> Result<TokenReport, JsValue> {
+    let model = model.as_deref().unwrap_or(DEFAULT_MODEL);
+    // The engine's counter for the model's encoding: its cache outlives the call.
+    Ok(TokenReport::counted(&value.0, model, inner.counter(model).as_ref()))
+}
+
+fn count_text(inner: &Rc<Inner>, text: Text, model: Option<String>) -> Result<usize, JsValue> {
+    let counter = inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
+    with_text(&text.0, |text| counter.count_text(text))
+        .ok_or_else(|| error(ErrorKind::InvalidInput, "the text is not a string"))
+}
+
+fn render_manual_request(
+    _inner: &Rc<Inner>,
+    value: ConversationValue,
+    options: Option<CondenseOptions>,
+) -> Result<String, JsValue> {
+    let conversation = value.0;
+    let call = options.unwrap_or_default();
+    let counter = TiktokenCounter::for_model(call.model());
+    condense_core::providers::manual::render_request(
+        &conversation.messages,
+        conversation.system.as_deref(),
+        &call.options(),
+        &counter,
+    )
+    .map_err(|e| core_error(&e))
 }
 
 // The shared borrow of the manager is held through the run on purpose: condensations run side by
 // side, and a settings change meanwhile gets a `busy` error (see `Inner::manager_mut`).
 #[expect(clippy::await_holding_refcell_ref, reason = "see above")]
-async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) -> Result<JsValue, JsValue> {
-    let conversation = conversation(&value)?;
-    let call = call_options(&options)?;
+async fn condense(
+    inner: Rc<Inner>,
+    value: ConversationValue,
+    options: Option<CondenseOptions>,
+) -> Result<CondensationDocument, JsValue> {
+    let conversation = value.0;
+    let call = options.unwrap_or_default();
     // The engine's counter for the model: its per-message cache spans calls, so condensing the
     // same conversation again (another provider, a retry) counts only what changed.
     let counter = inner.counter(call.model());
@@ -189,42 +149,7 @@ async fn condense(inner: Rc<Inner>, value: JsValue, options: Option<JsValue>) ->
     inner.end(&abort);
     let result = outcome.map_err(|e| core_error(&e))?;
     log_result(&inner.host, &result);
-    to_js(&CondensationDocument { result, system: conversation.system, tools: conversation.tools })
-}
-
-#[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
-async fn preview(
-    inner: Rc<Inner>,
-    value: JsValue,
-    options: Option<JsValue>,
-    on_estimate: Option<Function>,
-) -> Result<JsValue, JsValue> {
-    let conversation = conversation(&value)?;
-    let call = call_options(&options)?;
-    let counter = TiktokenCounter::for_model(call.model());
-    let client = call.llm.clone().map(|target| inner.client(target)).transpose()?;
-    let abort = inner.begin(None);
-    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort).with_timer(&JsTimer);
-    if let Some(c) = &client {
-        services = services.with_llm(c.as_ref());
-    }
-    let manager = inner.manager();
-    let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
-    let mut estimated = |estimate: &PreviewEstimate| call_back(on_estimate.as_ref(), estimate);
-    let outcome: PreviewOutcome = preview_conversation(
-        "file",
-        &conversation,
-        &manager,
-        &provider,
-        call.options(),
-        services,
-        &mut estimated,
-    )
-    .await
-    .into();
-    drop(manager);
-    inner.end(&abort);
-    to_js(&outcome)
+    Ok(CondensationDocument { result, system: conversation.system, tools: conversation.tools })
 }
 
 pub(crate) fn log_result(host: &JsHost, result: &CondensationResult) {

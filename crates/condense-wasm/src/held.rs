@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use condense_core::agent::ChatTask;
+use condense_core::agent::{ChatTask, CondensationPreview};
 use condense_core::tokens::{PositionCounter, PositionCounts};
 use condense_core::{Conversation, Encoding, Message, TokenCounter};
 use condense_protocol::calls::TaskHandle;
@@ -32,13 +32,6 @@ impl HeldItem {
         match self {
             HeldItem::Chat(t) => &t.conversation.messages,
             HeldItem::Doc(c) => &c.messages,
-        }
-    }
-
-    fn messages_mut(&mut self) -> &mut Vec<Message> {
-        match self {
-            HeldItem::Chat(t) => &mut t.conversation.messages,
-            HeldItem::Doc(c) => &mut c.messages,
         }
     }
 }
@@ -73,8 +66,11 @@ impl Held {
 pub(crate) struct HeldTasks {
     tasks: Vec<(String, Rc<Held>)>,
     /// The next revision handed out: revisions never repeat within an engine, so a handle from
-    /// before a release and a new hold of the same id is refused.
+    /// before an eviction and a new hold of the same id is refused.
     next_revision: u32,
+    /// The previews shown and not applied, by the id of the task they are of: one each (a new
+    /// preview replaces the one before), at most [`CAPACITY`].
+    previews: Vec<(String, CondensationPreview)>,
 }
 
 impl HeldTasks {
@@ -96,27 +92,35 @@ impl HeldTasks {
         self.tasks.last().map(|(_, h)| h)
     }
 
-    /// Appends messages to a held task; returns its new handle.
-    pub(crate) fn append(&mut self, handle: &TaskHandle, messages: Vec<Message>) -> Option<TaskHandle> {
-        self.get(handle)?;
-        let (_, held) = self.tasks.pop()?;
-        // A copy only when a call still works on this revision.
-        let mut held = Rc::unwrap_or_clone(held);
-        held.item.messages_mut().extend(messages);
-        let len = held.item.messages().len();
-        for counts in held.counts.get_mut().values_mut() {
-            counts.resize(len, None);
+    /// Keeps a preview of the task `id` until it is applied or replaced.
+    pub(crate) fn keep_preview(&mut self, id: &str, preview: CondensationPreview) {
+        self.previews.retain(|(i, _)| i != id);
+        if self.previews.len() >= CAPACITY {
+            self.previews.remove(0);
         }
-        Some(self.insert(&handle.id, held.item, held.counts.into_inner()))
+        self.previews.push((id.to_owned(), preview));
     }
 
-    /// Forgets the task held under `id`; whether there was one.
-    pub(crate) fn release(&mut self, id: &str) -> bool {
+    /// The preview `preview_id` of the task `id`, taken out (applied once).
+    pub(crate) fn take_preview(&mut self, id: &str, preview_id: &str) -> Option<CondensationPreview> {
+        let at = self.previews.iter().position(|(i, p)| i == id && p.condense_id == preview_id)?;
+        Some(self.previews.remove(at).1)
+    }
+
+    /// Puts back a preview taken out by [`take_preview`](Self::take_preview) that was not applied.
+    pub(crate) fn restore_preview(&mut self, id: &str, preview: CondensationPreview) {
+        if !self.previews.iter().any(|(i, _)| i == id) {
+            self.previews.push((id.to_owned(), preview));
+        }
+    }
+
+    #[cfg(test)]
+    fn release(&mut self, id: &str) -> bool {
         self.take(id).is_some()
     }
 
-    /// How many tasks are held.
-    pub(crate) fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.tasks.len()
     }
 
@@ -247,10 +251,10 @@ mod tests {
         let total = count_all(&mut tasks, &h, &warm);
         assert_eq!(warm.encoded_messages(), 3);
 
-        let h = tasks.append(&h, vec![msg("m3", "seven")]).expect("held");
+        let h = tasks.hold("a", doc(&["one two", "three", "four five six", "seven"]));
         let fresh = TiktokenCounter::new(Encoding::O200kBase);
         let after = count_all(&mut tasks, &h, &fresh);
-        assert_eq!(fresh.encoded_messages(), 1, "only the appended message is counted");
+        assert_eq!(fresh.encoded_messages(), 1, "only the added message is counted");
         assert_eq!(after, total + fresh.count_message(&msg("x", "seven")));
 
         // Held again with the second message changed: only it is recounted.

@@ -1,204 +1,225 @@
-//! `CondenseEngine`'s held tasks (see [`crate::held`]): hold a chat or a conversation file, append
-//! to it, count it, condense it and read it back as text, release it. A call naming a task by a
-//! handle the engine does not hold at that revision fails with `unknown_task`, and the host sends
-//! the full task again.
+//! `CondenseEngine`'s conversation files, held by the engine (see [`crate::held`]) and named by a
+//! handle: hold one (its text crossing once), count it, condense it, preview and apply, undo, and
+//! read it back as text. A call naming a file by a handle the engine does not hold at that
+//! revision fails with `unknown_task`, and the host holds the file again.
 
 use std::rc::Rc;
 
-use condense_core::agent::ChatTask;
+use condense_core::agent::{PreviewEstimate, PreviewOutcome, apply_to, preview_conversation};
 use condense_core::host::Clock;
-use condense_core::{Conversation, ErrorKind, Message, Services, TokenCounter};
-use condense_protocol::calls::{DEFAULT_MODEL, HeldCondensation, HeldCount, TaskHandle};
-use js_sys::Promise;
+use condense_core::model::undo_last;
+use condense_core::{Conversation, ErrorKind, Services, TokenCounter};
+use condense_protocol::calls::{
+    CondenseOptions, DEFAULT_MODEL, HeldCondensation, HeldCount, HeldUndo, TaskHandle,
+};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
-use crate::conversation_api::{call_options, conversation, log_result};
-use crate::convert::{core_error, error, from_js, to_js};
+use crate::conversation_api::{ConversationValue, log_result};
+use crate::convert::{core_error, error};
 use crate::engine::{CondenseEngine, Inner};
-use crate::held::HeldItem;
+use crate::held::{Held, HeldItem};
 use crate::host::{JsTimer, next_turn};
+use crate::surface::{Callback, engine_api};
+
+crate::surface::data!(HeldCount, HeldCondensation, HeldUndo, CondenseOptions);
 
 /// How long one slice of `countHeld` counts before the host's thread gets a turn: well under the
 /// 50 ms a user notices a stalled editor after, over the cost of a turn.
 const COUNT_SLICE_MS: f64 = 12.0;
-
-/// A chat given either whole or by the handle of the engine's copy.
-pub(crate) enum TaskRef {
-    Handle(TaskHandle),
-    Task(Box<ChatTask>),
-}
-
-/// Reads a chat task or a handle: an object with a `revision` and no `conversation` is a handle.
-pub(crate) fn task_ref(value: &JsValue) -> Result<TaskRef, JsValue> {
-    let has = |key: &str| js_sys::Reflect::has(value, &key.into()).unwrap_or(false);
-    if value.is_object() && has("revision") && !has("conversation") {
-        return Ok(TaskRef::Handle(from_js(value, "the task handle")?));
-    }
-    Ok(TaskRef::Task(Box::new(from_js(value, "the chat task")?)))
-}
 
 /// The error of a handle the engine does not hold.
 pub(crate) fn unknown(handle: &TaskHandle) -> JsValue {
     error(
         ErrorKind::UnknownTask,
         &format!(
-            "the engine does not hold task {} at revision {}: send the full task",
+            "the engine does not hold task {} at revision {}: hold it again",
             handle.id, handle.revision
         ),
     )
 }
 
-#[wasm_bindgen]
-impl CondenseEngine {
-    /// Keeps a copy of a chat task in the engine and returns its handle, which `chat`,
-    /// `chatHeld` and `chatContext` take in place of the task. Replaces what was held under the
-    /// task's id; the counts of unchanged messages are kept.
-    #[wasm_bindgen(js_name = holdChat, unchecked_return_type = "TaskHandle")]
-    pub fn hold_chat(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ChatTaskInput")] task: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let task: ChatTask = from_js(&task, "the chat task")?;
-        let id = task.id.clone();
-        to_js(&self.inner.held.borrow_mut().hold(&id, HeldItem::Chat(task)))
-    }
-
+engine_api! {
     /// Keeps a conversation (text or object, any supported format) under the host's `id` (a
-    /// document's URI) and returns its handle for `heldTokens`. Holding the new text of the same
-    /// id later recounts only the messages that changed.
-    #[wasm_bindgen(js_name = holdConversation, unchecked_return_type = "TaskHandle")]
-    pub fn hold_conversation(
-        &self,
-        id: &str,
-        #[wasm_bindgen(unchecked_param_type = "ConversationInput | object | string")] value: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let conversation = conversation(&value)?;
-        to_js(&self.inner.held.borrow_mut().hold(id, HeldItem::Doc(conversation)))
-    }
+    /// document's URI) and returns its handle. Holding the new text of the same id later
+    /// recounts only the messages that changed.
+    sync fn holdConversation = hold_conversation(id: String, value: ConversationValue) -> TaskHandle;
 
-    /// Appends messages to a held chat or conversation; returns its new handle.
-    #[wasm_bindgen(js_name = appendMessages, unchecked_return_type = "TaskHandle")]
-    pub fn append_messages(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "MessageInput[]")] messages: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let handle: TaskHandle = from_js(&handle, "the task handle")?;
-        let messages: Vec<Message> = from_js(&messages, "the messages")?;
-        let mut held = self.inner.held.borrow_mut();
-        let ids =
-            held.get(&handle).ok_or_else(|| unknown(&handle))?.item.messages().iter().map(|m| m.id.clone());
-        let known: std::collections::HashSet<String> = ids.collect();
-        if let Some(m) = messages.iter().find(|m| known.contains(&m.id)) {
-            return Err(error(
-                ErrorKind::InvalidInput,
-                &format!("the messages: id {} is already in the task", m.id),
-            ));
-        }
-        to_js(&held.append(&handle, messages).ok_or_else(|| unknown(&handle))?)
-    }
-
-    /// Tokens of a held task's API view (system prompt and reply priming included, as
+    /// Tokens of a held conversation's API view (system prompt and reply priming included, as
     /// `countTokens`'s `total_tokens`) for a model (default `gpt-4o`).
-    #[wasm_bindgen(js_name = heldTokens)]
-    pub fn held_tokens(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
-        model: Option<String>,
-    ) -> Result<usize, JsValue> {
-        let handle: TaskHandle = from_js(&handle, "the task handle")?;
-        let inner = self.inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
-        let mut held = self.inner.held.borrow_mut();
-        let task = held.get(&handle).ok_or_else(|| unknown(&handle))?;
-        let (system, messages) = task.request();
-        Ok(task.counter(inner.as_ref()).count_request(system, &messages))
-    }
+    sync fn heldTokens = held_tokens(handle: TaskHandle, model: Option<String>) -> usize;
 
-    /// `heldTokens` in slices: the messages not counted yet are counted about
-    /// [`COUNT_SLICE_MS`] of the host's clock at a time, with a turn of the host's event loop
-    /// between slices, so that the first count of a large file (a million tokens, or one message
-    /// of a megabyte) never holds the host's thread for long; the counts are kept, as
-    /// `heldTokens` keeps them. Resolves with the tokens `heldTokens` answers and the number of
-    /// messages. An unknown handle rejects.
-    #[wasm_bindgen(js_name = countHeld, unchecked_return_type = "Promise<HeldCount>")]
-    pub fn count_held(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
-        model: Option<String>,
-    ) -> Result<Promise, JsValue> {
-        let handle: TaskHandle = from_js(&handle, "the task handle")?;
-        let held = Rc::clone(self.inner.held.borrow_mut().get(&handle).ok_or_else(|| unknown(&handle))?);
-        let inner = Rc::clone(&self.inner);
-        Ok(future_to_promise(async move {
-            let counter = inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
-            let counter = held.counter(counter.as_ref());
-            let mut at = 0;
-            loop {
-                let (_, messages) = held.request();
-                let start = inner.host.now_ms();
-                while at < messages.len() && inner.host.now_ms() - start < COUNT_SLICE_MS {
-                    counter.count_message(messages[at]);
-                    at += 1;
-                }
-                if at >= messages.len() {
-                    break;
-                }
-                next_turn().await;
-            }
-            let (system, messages) = held.request();
-            let count = HeldCount {
-                tokens: counter.count_request(system, &messages),
-                messages: held.item.messages().len(),
-            };
-            to_js(&count)
-        }))
-    }
+    /// `heldTokens` in slices: the messages not counted yet are counted about 12 ms of the
+    /// host's clock at a time, with a turn of the host's event loop between slices, so that the
+    /// first count of a large file (a million tokens, or one message of a megabyte) never holds
+    /// the host's thread for long; the counts are kept. Resolves with the tokens and the number
+    /// of messages.
+    async fn countHeld = count_held(handle: TaskHandle, model: Option<String>) -> HeldCount;
 
-    /// Condenses a held conversation (a handle from `holdConversation`) in the engine, as
-    /// `condense` does the same conversation given whole: the same options, the same result but
-    /// for its messages, which stay in the engine as the conversation's next revision (the
-    /// result's `handle`; `heldText` gives its text). Only the handle and the options cross in,
-    /// and the held counts of its messages are used. A failed run changes nothing and resolves
-    /// with the call's handle and the error. An unknown handle, or a held chat (which condenses
-    /// through `chatHeld`), rejects.
-    #[wasm_bindgen(js_name = condenseHeld, unchecked_return_type = "Promise<HeldCondensation>")]
-    pub fn condense_held(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CondenseOptionsInput")] options: Option<JsValue>,
-    ) -> Promise {
-        future_to_promise(condense_held(Rc::clone(&self.inner), handle, options))
-    }
+    /// Condenses a held conversation in the engine, as `condense` does the same conversation
+    /// given whole: the same options, the same result but for its messages, which stay in the
+    /// engine as the conversation's next revision (the result's `handle`; `heldText` gives its
+    /// text). A failed run changes nothing and resolves with the call's handle and the error. A
+    /// held chat (which condenses through `chat`) rejects.
+    async fn condenseHeld = condense_held(handle: TaskHandle, options: Option<CondenseOptions>) -> HeldCondensation;
 
     /// A held conversation as the text of a conversation file: this project's format, JSON
     /// indented by two spaces (what a file gets written with).
-    #[wasm_bindgen(js_name = heldText)]
-    pub fn held_text(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "TaskHandle")] handle: JsValue,
-    ) -> Result<String, JsValue> {
-        let handle: TaskHandle = from_js(&handle, "the task handle")?;
-        let mut held = self.inner.held.borrow_mut();
-        let task = held.get(&handle).ok_or_else(|| unknown(&handle))?;
-        let HeldItem::Doc(conversation) = &task.item else {
-            return Err(error(ErrorKind::InvalidInput, "the handle names a chat, not a conversation file"));
-        };
-        serde_json::to_string_pretty(conversation)
-            .map_err(|e| error(ErrorKind::Internal, &format!("cannot write the conversation: {e}")))
-    }
+    sync fn heldText = held_text(handle: TaskHandle) -> String;
 
-    /// Forgets a held task; whether the engine held one under that id.
-    #[wasm_bindgen(js_name = releaseTask)]
-    pub fn release_task(&self, id: &str) -> bool {
-        self.inner.held.borrow_mut().release(id)
-    }
+    /// Previews a condensation of a held conversation with the options' provider, without
+    /// applying it; the engine keeps the preview under its `condense_id` until
+    /// `applyHeldPreview` names it. `onEstimate` gets the provider's estimate before it runs.
+    /// Resolves with what to show, or why there is nothing to apply.
+    async fn previewHeld = preview_held(handle: TaskHandle, options: Option<CondenseOptions>, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
 
-    /// How many tasks the engine holds (at most eight: the least recently used goes first).
-    #[wasm_bindgen(js_name = heldCount)]
-    pub fn held_count(&self) -> usize {
-        self.inner.held.borrow().len()
+    /// Applies the preview `previewId` of a held conversation exactly as shown (no LLM call);
+    /// returns the handle of the condensed revision (`heldText` gives its text). Fails with
+    /// `invalid_input` when the conversation changed since, or the engine keeps no such preview.
+    sync fn applyHeldPreview = apply_held_preview(handle: TaskHandle, preview_id: String) -> TaskHandle;
+
+    /// Undoes the last condensation of a held conversation: its summary goes, the messages it hid
+    /// come back, as the conversation's next revision.
+    sync fn undoHeld = undo_held(handle: TaskHandle) -> HeldUndo;
+}
+
+/// The held task under `handle`, shared, or `unknown_task`.
+fn held(inner: &Inner, handle: &TaskHandle) -> Result<Rc<Held>, JsValue> {
+    inner.held.borrow_mut().get(handle).map(Rc::clone).ok_or_else(|| unknown(handle))
+}
+
+/// The held conversation file under `handle`: a chat is refused.
+fn held_doc(inner: &Inner, handle: &TaskHandle) -> Result<Rc<Held>, JsValue> {
+    let held = held(inner, handle)?;
+    match held.item {
+        HeldItem::Doc(_) => Ok(held),
+        HeldItem::Chat(_) => {
+            Err(error(ErrorKind::InvalidInput, "the handle names a chat, not a conversation file"))
+        }
     }
+}
+
+fn doc(held: &Held) -> &Conversation {
+    match &held.item {
+        HeldItem::Doc(c) => c,
+        HeldItem::Chat(t) => &t.conversation,
+    }
+}
+
+fn hold_conversation(inner: &Rc<Inner>, id: String, value: ConversationValue) -> Result<TaskHandle, JsValue> {
+    Ok(inner.held.borrow_mut().hold(&id, HeldItem::Doc(value.0)))
+}
+
+fn held_tokens(inner: &Rc<Inner>, handle: TaskHandle, model: Option<String>) -> Result<usize, JsValue> {
+    let counter = inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
+    let task = held(inner, &handle)?;
+    let (system, messages) = task.request();
+    Ok(task.counter(counter.as_ref()).count_request(system, &messages))
+}
+
+async fn count_held(
+    inner: Rc<Inner>,
+    handle: TaskHandle,
+    model: Option<String>,
+) -> Result<HeldCount, JsValue> {
+    let held = held(&inner, &handle)?;
+    let counter = inner.counter(model.as_deref().unwrap_or(DEFAULT_MODEL));
+    let counter = held.counter(counter.as_ref());
+    let mut at = 0;
+    loop {
+        let (_, messages) = held.request();
+        let start = inner.host.now_ms();
+        while at < messages.len() && inner.host.now_ms() - start < COUNT_SLICE_MS {
+            counter.count_message(messages[at]);
+            at += 1;
+        }
+        if at >= messages.len() {
+            break;
+        }
+        next_turn().await;
+    }
+    let (system, messages) = held.request();
+    Ok(HeldCount { tokens: counter.count_request(system, &messages), messages: held.item.messages().len() })
+}
+
+fn held_text(inner: &Rc<Inner>, handle: TaskHandle) -> Result<String, JsValue> {
+    let held = held_doc(inner, &handle)?;
+    serde_json::to_string_pretty(doc(&held))
+        .map_err(|e| error(ErrorKind::Internal, &format!("cannot write the conversation: {e}")))
+}
+
+#[expect(clippy::await_holding_refcell_ref, reason = "see `condense_held`")]
+async fn preview_held(
+    inner: Rc<Inner>,
+    handle: TaskHandle,
+    options: Option<CondenseOptions>,
+    on_estimate: Callback<PreviewEstimate>,
+) -> Result<PreviewOutcome, JsValue> {
+    let held = held_doc(&inner, &handle)?;
+    let call = options.unwrap_or_default();
+    let counter = inner.counter(call.model());
+    let counter = held.counter(counter.as_ref());
+    let client = call.llm.clone().map(|target| inner.client(target)).transpose()?;
+    let abort = inner.begin(None);
+    let mut services = Services::new(&counter, inner.host.as_ref()).with_abort(&abort).with_timer(&JsTimer);
+    if let Some(c) = &client {
+        services = services.with_llm(c.as_ref());
+    }
+    let manager = inner.manager();
+    let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
+    let mut estimated = |estimate: &PreviewEstimate| on_estimate.call(estimate);
+    let outcome: PreviewOutcome = preview_conversation(
+        &handle.id,
+        doc(&held),
+        &manager,
+        &provider,
+        call.options(),
+        services,
+        &mut estimated,
+    )
+    .await
+    .into();
+    drop(manager);
+    inner.end(&abort);
+    if let PreviewOutcome::Ready { preview } = &outcome {
+        inner.held.borrow_mut().keep_preview(&handle.id, (**preview).clone());
+    }
+    Ok(outcome)
+}
+
+fn apply_held_preview(
+    inner: &Rc<Inner>,
+    handle: TaskHandle,
+    preview_id: String,
+) -> Result<TaskHandle, JsValue> {
+    let held = held_doc(inner, &handle)?;
+    let preview = inner.held.borrow_mut().take_preview(&handle.id, &preview_id).ok_or_else(|| {
+        error(
+            ErrorKind::InvalidInput,
+            &format!("the engine keeps no preview {preview_id} of this file: preview the condensation again"),
+        )
+    })?;
+    let conversation = doc(&held);
+    match apply_to(conversation, &preview) {
+        Ok(messages) => {
+            let condensed = Conversation { messages, ..conversation.clone() };
+            Ok(inner.held.borrow_mut().hold(&handle.id, HeldItem::Doc(condensed)))
+        }
+        Err(e) => {
+            inner.held.borrow_mut().restore_preview(&handle.id, preview);
+            Err(core_error(&e))
+        }
+    }
+}
+
+fn undo_held(inner: &Rc<Inner>, handle: TaskHandle) -> Result<HeldUndo, JsValue> {
+    let held = held_doc(inner, &handle)?;
+    let conversation = doc(&held);
+    let (condense_id, messages) = undo_last(&conversation.messages)
+        .ok_or_else(|| error(ErrorKind::NothingToUndo, "the conversation has no condensation to undo"))?;
+    inner.host.log("info", &format!("undid condensation {condense_id}"));
+    let undone = Conversation { messages, ..conversation.clone() };
+    let handle = inner.held.borrow_mut().hold(&handle.id, HeldItem::Doc(undone));
+    Ok(HeldUndo { handle, condense_id })
 }
 
 // The shared borrow of the manager is held through the run on purpose, as in `condense`; the held
@@ -206,17 +227,13 @@ impl CondenseEngine {
 #[expect(clippy::await_holding_refcell_ref, reason = "see above")]
 async fn condense_held(
     inner: Rc<Inner>,
-    handle: JsValue,
-    options: Option<JsValue>,
-) -> Result<JsValue, JsValue> {
-    let handle: TaskHandle = from_js(&handle, "the task handle")?;
-    let call = call_options(&options)?;
-    let held = Rc::clone(inner.held.borrow_mut().get(&handle).ok_or_else(|| unknown(&handle))?);
+    handle: TaskHandle,
+    options: Option<CondenseOptions>,
+) -> Result<HeldCondensation, JsValue> {
+    let call = options.unwrap_or_default();
+    let held = held(&inner, &handle)?;
     let HeldItem::Doc(conversation) = &held.item else {
-        return Err(error(
-            ErrorKind::InvalidInput,
-            "a held chat condenses through chatHeld, not condenseHeld",
-        ));
+        return Err(error(ErrorKind::InvalidInput, "a held chat condenses through chat, not condenseHeld"));
     };
     // The engine's counter for the model, answering the held messages from their held counts.
     let counter = inner.counter(call.model());
@@ -247,7 +264,7 @@ async fn condense_held(
             inner.held.borrow_mut().hold(&handle.id, HeldItem::Doc(condensed))
         }
     };
-    to_js(&HeldCondensation {
+    Ok(HeldCondensation {
         handle,
         summary: result.summary,
         cost: result.cost,

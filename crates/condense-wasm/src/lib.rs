@@ -8,9 +8,11 @@
 //!
 //! The one class, `CondenseEngine`, is declared in [`engine`] and its methods are grouped by area,
 //! each area in its own file: [`settings_api`] (providers and settings), [`conversation_api`]
-//! (conversations: parse, count, condense, undo), [`llm_api`] (LLM calls and Test Connection),
-//! [`chat_api`] (chat tasks and cancel), [`held_api`] (tasks the engine keeps between calls, named
-//! by handle), [`tools_api`] (the CLI tools `cli` profiles run).
+//! (one-shot calls on a conversation value: parse, count, condense), [`llm_api`] (Test
+//! Connection), [`chat_api`] (chats, held by the engine and named by handle), [`held_api`]
+//! (conversation files, held the same way), [`tools_api`] (the CLI tools `cli` profiles run).
+//! Each file describes its methods once in [`surface::engine_api!`], which makes both the
+//! method and its TypeScript declaration (`src/engine.d.ts`, kept current by a test).
 
 mod chat_api;
 mod conversation_api;
@@ -21,11 +23,73 @@ mod held_api;
 mod host;
 mod llm_api;
 mod settings_api;
+mod surface;
 mod text;
 mod tools_api;
 mod types;
 
 pub use engine::CondenseEngine;
+
+/// The TypeScript declaration of the engine's methods (`src/engine.d.ts`), from their description.
+pub fn typescript_declaration() -> String {
+    surface::declaration(&methods())
+}
+
+/// Every method `engine_api!` describes, in the order of the declaration file.
+fn methods() -> Vec<surface::Method> {
+    [
+        chat_api::methods(),
+        held_api::methods(),
+        conversation_api::methods(),
+        settings_api::methods(),
+        tools_api::methods(),
+        llm_api::methods(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+#[cfg(test)]
+mod boundary {
+    //! The boundary's own tests: the declaration file is the one the methods describe, and no
+    //! method takes a whole chat.
+
+    /// `src/engine.d.ts`, as the methods describe it now.
+    const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/engine.d.ts");
+
+    #[test]
+    fn the_declaration_file_is_current() {
+        let want = super::typescript_declaration();
+        if std::env::var_os("CONDENSE_WRITE_SURFACE").is_some() {
+            std::fs::write(PATH, &want).expect("write engine.d.ts");
+        }
+        let have = std::fs::read_to_string(PATH).unwrap_or_default();
+        assert!(
+            have == want,
+            "crates/condense-wasm/src/engine.d.ts is stale: run CONDENSE_WRITE_SURFACE=1 cargo test -p condense-wasm boundary"
+        );
+    }
+
+    #[test]
+    fn every_method_takes_handles_or_plain_values() {
+        let methods = super::methods();
+        let mut names: Vec<&str> = methods.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        let count = names.len();
+        names.dedup();
+        assert_eq!(names.len(), count, "a method is described twice");
+        for m in &methods {
+            for (param, ts, _) in &m.params {
+                assert!(
+                    !ts.contains("ChatTask") && !ts.contains("CondensationPreview"),
+                    "{}({param}: {ts}) takes a whole chat or preview: name it by handle or id",
+                    m.name
+                );
+            }
+        }
+    }
+}
 
 /// The input that makes a test build of the engine panic (feature `test-panic`): a chat message or
 /// a conversation text equal to it. The shipped package has no such trigger.

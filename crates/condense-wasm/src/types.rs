@@ -7,60 +7,18 @@
 
 use wasm_bindgen::prelude::*;
 
+/// The engine's methods, generated from their description (see `surface.rs`).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_METHODS: &'static str = include_str!("engine.d.ts");
+
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
 import type {
-  AgentInputInput,
-  ChatOptionsInput,
-  ChatTaskInput,
-  ConversationInput,
-  CondenseOptionsInput,
-  LlmTargetInput,
-  MessageInput,
-  PromptBundleInput,
-  ProviderConfigUpdateInput,
-  SettingChangeInput,
-  AgentEvent,
-  AgentInput,
-  ChatOptions,
-  ChatOutcome,
-  ChatStep,
-  ChatTask,
-  ChatUndo,
-  ChatApplied,
-  ChatPin,
-  CondensationPreviewInput,
-  PreviewEstimate,
-  PreviewOutcome,
-  ModelUse,
   CommandErrorKind,
   CommandOutput,
   CommandSpec,
-  Completion,
-  CondensationDocument,
-  CondenseOptions,
-  ConnectionReport,
-  ContextStatus,
-  Conversation,
   ErrorKind,
   FetchRequest,
-  HostMetadata,
-  LlmTarget,
-  PromptBundle,
-  ProviderConfig,
-  ProviderConfigUpdate,
-  ProviderEntry,
-  ProviderInfo,
-  SettingChange,
-  StreamChunk,
-  TokenReport,
-  ToolConfigError,
-  ToolSource,
-  TaskHandle,
-  HeldCondensation,
-  HeldCount,
-  ToolStatus,
-  UndoResult,
 } from "@context-condenser/protocol";
 
 /** What the host lends the engine. */

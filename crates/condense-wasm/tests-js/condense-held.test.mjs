@@ -160,18 +160,30 @@ test("a held conversation condensed twice equals the whole result condensed agai
     handle = held.handle;
     assert.deepEqual(JSON.parse(engine.heldText(handle)), whole);
   }
-  // The text is the file: it reads back as the same conversation, and undo works on it.
-  const undone = engine.undoLast(engine.heldText(handle));
-  assert.deepEqual(undone, engine.undoLast(whole));
+  // The text is the file: held again, it undoes as the held revision does, and as the whole
+  // result held does.
+  const condensed = engine.heldText(handle);
+  const undone = engine.undoHeld(handle);
+  const fromText = engine.undoHeld(engine.holdConversation("file:///twice-text.json", condensed));
+  const fromWhole = engine.undoHeld(engine.holdConversation("file:///twice-whole.json", whole));
+  assert.equal(undone.condense_id, "c2");
+  for (const other of [fromText, fromWhole]) {
+    assert.equal(other.condense_id, undone.condense_id);
+    assert.equal(engine.heldText(other.handle), engine.heldText(undone.handle));
+  }
+  // Undone once more, the first condensation goes too: the file as it was.
+  assert.deepEqual(JSON.parse(engine.heldText(engine.undoHeld(undone.handle).handle)), engine.parseConversation(text));
 });
 
 test("condenseHeld refuses an unknown handle and a held chat, and counts with the held counts", async () => {
   const engine = makeEngine();
   await assert.rejects(engine.condenseHeld({ id: "nobody", revision: 1 }, { provider: "lossless" }), { kind: "unknown_task" });
   assert.throws(() => engine.heldText({ id: "nobody", revision: 1 }), { kind: "unknown_task" });
-  const chat = engine.holdChat(engine.newChat("chat-x", 1000));
+  const chat = engine.newChat("chat-x", 1000).handle;
   await assert.rejects(engine.condenseHeld(chat, { provider: "lossless" }), { kind: "invalid_input" });
   assert.throws(() => engine.heldText(chat), { kind: "invalid_input" });
+  assert.throws(() => engine.undoHeld(chat), { kind: "invalid_input" });
+  await assert.rejects(engine.previewHeld(chat, { provider: "lossless" }), { kind: "invalid_input" });
   // A provider the registry does not know is a bad call, as for `condense`.
   const doc = engine.holdConversation("file:///x.json", JSON.stringify(codingChat(3)));
   await assert.rejects(engine.condenseHeld(doc, { provider: "nope" }), { kind: "provider_not_found" });

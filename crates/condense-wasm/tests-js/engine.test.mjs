@@ -60,7 +60,7 @@ test("lists the built-in providers, smart the default", () => {
   assert.equal(engine.defaultProvider, "smart");
   engine.updateProviderConfig("truncation", { enabled: false });
   assert.deepEqual(engine.listProviders(true).map((p) => p.id), ["native", "lossless", "manual", "superseded", "mask", "smart"]);
-  assert.equal(engine.providerConfig("truncation").enabled, false);
+  assert.equal(engine.providerEntries().find((e) => e.id === "truncation").enabled, false);
 });
 
 test("hands hosts the core's limits, defaults and each profile kind's base URL, window and key", () => {
@@ -137,7 +137,7 @@ test("counts texts of any length and content the same way as a conversation's te
   assert.equal(engine.countText(line), viaConversation(line));
 });
 
-test("condenses losslessly as the CLI does, and undo brings every message back", async () => {
+test("condenses losslessly as the CLI does, and undo of the held result brings every message back", async () => {
   const { engine, logs } = makeEngine();
   const result = await engine.condense(session, { provider: "lossless" });
   const expected = cli("run", "--provider", "lossless", "tests/fixtures/small-session.json");
@@ -148,9 +148,12 @@ test("condenses losslessly as the CLI does, and undo brings every message back",
   assert.ok(result.metrics.tokens_saved > 0, "lossless saves tokens on this fixture");
   assert.ok(logs.some((l) => l.startsWith("info condensed with lossless")), logs.join("\n"));
 
-  const undone = engine.undoLast(result);
-  assert.deepEqual(undone.conversation.messages, engine.parseConversation(session).messages);
-  assert.throws(() => engine.undoLast(session), (e) => e.kind === "nothing_to_undo");
+  // The result is a conversation: held as a file, its condensation undone.
+  const undone = engine.undoHeld(engine.holdConversation("file:///condensed.json", result));
+  assert.equal(undone.condense_id, "c1");
+  assert.deepEqual(JSON.parse(engine.heldText(undone.handle)).messages, engine.parseConversation(session).messages);
+  assert.throws(() => engine.undoHeld(undone.handle), (e) => e.kind === "nothing_to_undo");
+  assert.throws(() => engine.undoHeld(engine.holdConversation("file:///s.json", session)), (e) => e.kind === "nothing_to_undo");
 });
 
 test("a file's tool definitions come back with the result, as Apply Pasted Summary writes it", async () => {
@@ -220,58 +223,81 @@ test("a wrong API key is llm_auth, the conversation untouched, the key not in th
   assert.ok(!logs.join("\n").includes(wrong));
 });
 
-test("streams chunks as they arrive and ends with usage and cost", async () => {
+// LLM calls run inside chat turns and condensations, and Test Connection: the streaming layer is
+// seen through a turn's events, its errors through `Error` events and Test Connection's rejection.
+
+const chatOptions = (p, extra = {}) => ({ llm: { profile: p, apiKey: KEY }, provider: "native", nowMs: Date.now(), ...extra });
+const eventTypes = (events) =>
+  events.map((e) => e.type).filter((t, i, all) => !(t === "MessageContent" && all[i - 1] === "MessageContent"));
+
+test("a chat turn streams the answer's chunks as they arrive and ends with usage and cost", async () => {
   const { engine } = makeEngine();
-  const chunks = [];
-  const done = await engine.stream(
-    { profile: profile("openai"), apiKey: KEY },
-    { request: "Say something.", conversation_history: [] },
-    (c) => chunks.push(c),
+  const events = [];
+  const { change } = await engine.chat(
+    engine.newChat("chat-s", 1000).handle,
+    { type: "user", content: "Say something." },
+    chatOptions(profile("openai")),
+    (e) => events.push(e),
   );
+  const chunks = events.filter((e) => e.type === "MessageContent");
   assert.ok(chunks.length > 2, `several chunks, got ${chunks.length}`);
-  assert.equal(chunks.at(-1).finished, true);
-  assert.equal(done.content, chunks.map((c) => c.content).join(""));
-  assert.ok(done.usage.output_tokens > 0);
-  assert.ok(done.cost > 0);
+  const end = events.find((e) => e.type === "MessageEnd");
+  assert.equal(events.findLast((e) => e.type === "MessageContent"), chunks.at(-1));
+  assert.ok(events.indexOf(end) > events.indexOf(chunks.at(-1)), "the end after the last chunk");
+  assert.equal(change.messages.at(-1).content[0].text, chunks.map((c) => c.delta).join(""));
+  assert.ok(end.usage.output_tokens > 0);
+  assert.ok(end.cost > 0, "priced profile, reported usage");
 });
 
 test("a server that goes silent ends in llm_timeout with the partial text", async () => {
   const { engine } = makeEngine({ readTimeoutMs: 300 });
   await assert.rejects(
-    engine.complete({ profile: profile("openai", "fault-stall"), apiKey: KEY, maxRetries: 0 }, { request: "Hi" }),
+    engine.testConnection({ profile: profile("openai", "fault-stall"), apiKey: KEY, maxRetries: 0 }),
     (e) => e.kind === "llm_timeout" && e.partial === "Partial",
   );
+  // In a chat turn: an Error event, the partial answer kept and marked.
+  const events = [];
+  const silent = { llm: { profile: profile("openai", "fault-stall"), apiKey: KEY, maxRetries: 0 } };
+  const { change } = await engine.chat(
+    engine.newChat("chat-silent", 1000).handle,
+    { type: "user", content: "Hi" },
+    chatOptions(undefined, silent),
+    (e) => events.push(e),
+  );
+  const error = events.find((e) => e.type === "Error");
+  assert.deepEqual([error.error.kind, error.partial], ["llm_timeout", "Partial"]);
+  assert.equal(change.messages.at(-1).interrupted, "llm_timeout");
 });
 
 test("cancel aborts the request in flight: llm_cancelled, partial kept", async () => {
   const { engine } = makeEngine();
-  const pending = engine.stream(
-    { profile: profile("anthropic", "fault-stall"), apiKey: KEY },
-    { request: "Hi" },
-    (c) => {
-      if (c.content) engine.cancel();
-    },
-  );
+  // A turn over the Anthropic wire, cancelled at its first chunk.
+  const events = [];
+  await engine.chat(engine.newChat("chat-c", 1000).handle, { type: "user", content: "Hi" }, chatOptions(profile("anthropic", "fault-stall")), (e) => {
+    events.push(e);
+    if (e.type === "MessageContent") engine.cancel();
+  });
+  const error = events.find((e) => e.type === "Error");
+  assert.deepEqual([error.error.kind, error.partial], ["llm_cancelled", "Partial"]);
+  // Test Connection, cancelled by its scope while the server stalls (5 s) after "Partial".
+  const pending = engine.testConnection({ profile: profile("anthropic", "fault-stall"), apiKey: KEY }, "probe-1");
+  setTimeout(() => engine.cancel("probe-1"), 1000);
   await assert.rejects(pending, (e) => e.kind === "llm_cancelled" && e.partial === "Partial");
 });
 
 test("retries a 429 once through the host's fetch", async () => {
   const { engine } = makeEngine();
   await llm.clearRequests();
-  const done = await engine.complete({ profile: profile("openai", "fault-429-once"), apiKey: KEY }, { request: "Hi" });
-  assert.ok(done.content.length > 0);
+  const report = await engine.testConnection({ profile: profile("openai", "fault-429-once"), apiKey: KEY });
+  assert.ok(report.reply.length > 0);
   assert.equal((await llm.requests()).length, 2);
 });
 
 // ---- Chat tasks (DefaultAgent) ---------------------------------------------------------------
 
-const chatOptions = (p, extra = {}) => ({ llm: { profile: p, apiKey: KEY }, provider: "native", nowMs: Date.now(), ...extra });
-const eventTypes = (events) =>
-  events.map((e) => e.type).filter((t, i, all) => !(t === "MessageContent" && all[i - 1] === "MessageContent"));
-
-/** A chat task holding `n` long turns. */
-function longChat(engine, n) {
-  const task = engine.newChat("chat-1", 1000);
+/** A saved chat task holding `n` long turns, and its handle once the engine holds it. */
+function longChat(engine, n, id = "chat-1") {
+  const { task } = engine.newChat(id, 1000);
   for (let i = 0; i < n; i++) {
     task.conversation.messages.push({
       id: `m${i + 1}`,
@@ -280,14 +306,22 @@ function longChat(engine, n) {
       content: [{ type: "text", text: `Turn ${i}: ${"the parser drops nested parentheses in grouped expressions; ".repeat(10)}` }],
     });
   }
-  return task;
+  return { task, handle: engine.holdChat(JSON.stringify(task)) };
 }
 
-test("a chat turn streams agent events and resolves with the task to save", async () => {
+/** What the host does with a change: keep the first `keep` messages of its copy, then the new ones. */
+function applyChange(task, change) {
+  const messages = [...task.conversation.messages.slice(0, change.keep), ...change.messages];
+  return { ...change.task, conversation: { ...change.task.conversation, messages } };
+}
+
+test("a chat turn streams agent events and resolves with what changed, the host's copy then the task to save", async () => {
   const { engine, logs } = makeEngine();
   const events = [];
-  const { task, context } = await engine.chat(
-    engine.newChat("chat-1", 1000),
+  const created = engine.newChat("chat-1", 1000);
+  assert.deepEqual([created.keep, created.messages, created.task.conversation.messages], [0, [], []]);
+  const { change, context } = await engine.chat(
+    created.handle,
     { type: "user", content: "Why are nested groups dropped?" },
     chatOptions(profile("openai-compatible")),
     (e) => events.push(e),
@@ -296,16 +330,25 @@ test("a chat turn streams agent events and resolves with the task to save", asyn
     "ThinkingStart", "UserMessage", "MessageStart", "MessageContent", "MessageEnd", "ThinkingEnd",
   ]);
   const streamed = events.filter((e) => e.type === "MessageContent").map((e) => e.delta).join("");
+  assert.equal(change.keep, 0);
+  assert.deepEqual(change.task.conversation.messages, [], "the task crosses without its messages");
+  const task = applyChange(created.task, change);
   assert.equal(task.conversation.messages.length, 2);
   assert.equal(task.conversation.messages[1].content[0].text, streamed);
   assert.equal(task.title, "Why are nested groups dropped?");
   assert.equal(context.source, "reported");
   assert.equal(context.window, 32000);
   assert.equal(context.threshold_percent, 80);
-  // The task is plain JSON: it survives a save and a load, and the next turn continues it.
-  const reloaded = JSON.parse(JSON.stringify(task));
-  const next = await engine.chat(reloaded, { type: "user", content: "And commas?" }, chatOptions(profile("anthropic")));
-  assert.equal(next.task.conversation.messages.length, 4);
+  // The task is plain JSON: saved and held again from its text (a fresh engine, as after a
+  // restart), the next turn continues it and sends back only what it added.
+  const { engine: restarted } = makeEngine();
+  const next = await restarted.chat(
+    restarted.holdChat(JSON.stringify(task)),
+    { type: "user", content: "And commas?" },
+    chatOptions(profile("anthropic")),
+  );
+  assert.equal(next.change.keep, 2);
+  assert.equal(applyChange(task, next.change).conversation.messages.length, 4);
   assert.ok(!logs.join("\n").includes(KEY));
 });
 
@@ -313,11 +356,9 @@ test("a chat past its threshold condenses before the request; undoChat brings ev
   const { engine, logs } = makeEngine();
   const small = { ...profile("openai-compatible"), context_window: 1400, max_output: 200 };
   const events = [];
-  const { task, context } = await engine.chat(
-    longChat(engine, 12),
-    { type: "user", content: "What is left?" },
-    chatOptions(small),
-    (e) => events.push(e),
+  const long = longChat(engine, 12);
+  const { change, context } = await engine.chat(long.handle, { type: "user", content: "What is left?" }, chatOptions(small), (e) =>
+    events.push(e),
   );
   assert.deepEqual(eventTypes(events).slice(0, 5), [
     "ThinkingStart", "UserMessage", "CondenseStart", "CondenseEnd", "MessageStart",
@@ -326,26 +367,28 @@ test("a chat past its threshold condenses before the request; undoChat brings ev
   assert.equal(end.record.provider_id, "native");
   assert.equal(end.record.reason, "threshold");
   assert.ok(end.record.tokens_after < end.record.tokens_before);
+  const task = applyChange(long.task, change);
   assert.equal(task.condensations.length, 1);
   assert.ok(context.tokens < end.record.tokens_before);
   assert.match(logs.join("\n"), /condensed with native \(threshold, automatic\): \d+ → \d+ tokens/);
 
-  const undone = engine.undoChat(task, "c1", Date.now());
+  const undone = engine.undoChat(change.handle, "c1", Date.now());
   assert.equal(undone.condense_id, "c1");
-  assert.equal(undone.task.condensations.length, 0);
-  assert.ok(undone.task.conversation.messages.every((m) => !m.condense_parent && !m.is_summary));
-  assert.equal(undone.task.conversation.messages.length, 14);
-  assert.throws(() => engine.undoChat(undone.task, undefined, Date.now()), { kind: "nothing_to_undo" });
-  // The status of a task can be asked for without a turn.
-  const status = engine.chatContext(undone.task, chatOptions(small));
+  const restored = applyChange(task, undone.change);
+  assert.equal(restored.condensations.length, 0);
+  assert.ok(restored.conversation.messages.every((m) => !m.condense_parent && !m.is_summary));
+  assert.equal(restored.conversation.messages.length, 14);
+  assert.throws(() => engine.undoChat(undone.change.handle, undefined, Date.now()), { kind: "nothing_to_undo" });
+  // The status of a chat can be asked for without a turn.
+  const status = engine.chatContext(undone.change.handle, chatOptions(small));
   assert.ok(status.percent > 80);
 });
 
 test("cancel during a chat turn aborts the fetch; the partial answer is kept and marked", async () => {
   const { engine } = makeEngine();
   const events = [];
-  const { task } = await engine.chat(
-    engine.newChat("chat-2", 1000),
+  const { change } = await engine.chat(
+    engine.newChat("chat-2", 1000).handle,
     { type: "user", content: "Go on" },
     chatOptions(profile("openai-compatible", "fault-stall")),
     (e) => {
@@ -356,7 +399,7 @@ test("cancel during a chat turn aborts the fetch; the partial answer is kept and
   const error = events.find((e) => e.type === "Error");
   assert.equal(error.error.kind, "llm_cancelled");
   assert.equal(error.partial, "Partial");
-  const last = task.conversation.messages.at(-1);
+  const last = change.messages.at(-1);
   assert.equal(last.interrupted, "cancelled");
   assert.equal(last.content[0].text, "Partial");
 });
@@ -364,8 +407,8 @@ test("cancel during a chat turn aborts the fetch; the partial answer is kept and
 test("cancel with a chat's id stops that chat's turn only", async () => {
   const { engine } = makeEngine();
   const events = [];
-  const { task } = await engine.chat(
-    engine.newChat("chat-4", 1000),
+  const first = await engine.chat(
+    engine.newChat("chat-4", 1000).handle,
     { type: "user", content: "Go on" },
     chatOptions(profile("openai-compatible")),
     (e) => {
@@ -375,25 +418,34 @@ test("cancel with a chat's id stops that chat's turn only", async () => {
     },
   );
   assert.ok(!events.some((e) => e.type === "Error"));
-  assert.equal(task.conversation.messages.at(-1).interrupted, undefined);
+  assert.equal(first.change.messages.at(-1).interrupted, undefined);
 
   const cut = [];
-  const second = await engine.chat(task, { type: "user", content: "More" }, chatOptions(profile("openai-compatible")), (e) => {
+  const second = await engine.chat(first.change.handle, { type: "user", content: "More" }, chatOptions(profile("openai-compatible")), (e) => {
     cut.push(e);
     if (e.type === "MessageContent") engine.cancel("chat-4");
   });
   assert.equal(cut.find((e) => e.type === "Error").error.kind, "llm_cancelled");
-  assert.equal(second.task.conversation.messages.at(-1).interrupted, "cancelled");
+  assert.equal(second.change.messages.at(-1).interrupted, "cancelled");
 });
 
 test("bad chat calls are typed errors", async () => {
   const { engine } = makeEngine();
-  const task = engine.newChat("chat-3", 1000);
-  await assert.rejects(engine.chat(task, { type: "dance" }, chatOptions(profile("openai"))), { kind: "invalid_input" });
+  const { handle, task } = engine.newChat("chat-3", 1000);
+  await assert.rejects(engine.chat(handle, { type: "dance" }, chatOptions(profile("openai"))), { kind: "invalid_input" });
   await assert.rejects(
-    engine.chat(task, { type: "user", content: "hi" }, chatOptions(profile("openai"), { auto: { threshold_percent: 150 } })),
+    engine.chat(handle, { type: "user", content: "hi" }, chatOptions(profile("openai"), { auto: { threshold_percent: 150 } })),
     { kind: "invalid_input", message: /threshold/ },
   );
+  // A whole task where a handle goes, a missing or ill-typed argument: invalid_input.
+  await assert.rejects(engine.chat(task, { type: "user", content: "hi" }, chatOptions(profile("openai"))), { kind: "invalid_input", message: /handle/ });
+  assert.throws(() => engine.chatContext(undefined, chatOptions(profile("openai"))), { kind: "invalid_input", message: /handle is missing/ });
+  assert.throws(() => engine.pinMessage(handle, "m1"), { kind: "invalid_input" });
+  assert.throws(() => engine.undoChat(handle, 7, Date.now()), { kind: "invalid_input" });
+  assert.throws(() => engine.holdChat(task), { kind: "invalid_input" }, "holdChat takes the chat's text");
+  assert.throws(() => engine.holdChat("{}"), { kind: "invalid_input", message: /the chat/ });
+  // Refused calls changed nothing: the handle still names the chat.
+  assert.doesNotThrow(() => engine.chatContext(handle, chatOptions(profile("openai"))));
 });
 
 test("providerEntries: the registry's cards with their forms, and checkSetting judges changes", () => {
@@ -422,7 +474,7 @@ test("providerEntries: the registry's cards with their forms, and checkSetting j
   assert.match(engine.checkSetting({ setting: "profile", value: bad }), /must start with http:\/\/ or https:\/\//);
   assert.throws(() => engine.checkSetting({ setting: "colour", value: 1 }), (e) => e.kind === "invalid_input");
   // Checking changes nothing.
-  assert.equal(engine.providerConfig("truncation").config.keep_last, 3);
+  assert.equal(engine.providerEntries().find((e) => e.id === "truncation").config.keep_last, 3);
 });
 
 test("testConnection: latency and the model the server names, or the typed error", async () => {
@@ -445,27 +497,57 @@ test("testConnection: latency and the model the server names, or the typed error
 
 test("previewChat writes the summary once; applyPreview applies it as shown; pins survive; a changed chat refuses the preview", async () => {
   const { engine } = makeEngine();
-  let task = longChat(engine, 12);
-  const pinned = engine.pinMessage(task, task.conversation.messages[3].id, true, Date.now());
-  assert.deepEqual(pinned.changed, [task.conversation.messages[3].id]);
-  task = pinned.task;
+  const long = longChat(engine, 12);
+  const pinnedId = long.task.conversation.messages[3].id;
+  const pinned = engine.pinMessage(long.handle, pinnedId, true, Date.now());
+  assert.deepEqual(pinned.changed, [pinnedId]);
+  assert.equal(pinned.change.keep, 3, "only the pinned message and those after it cross back");
+  let task = applyChange(long.task, pinned.change);
+  let { handle } = pinned.change;
+  assert.equal(task.conversation.messages[3].pinned, true);
   await llm.clearRequests();
-  const outcome = await engine.previewChat(task, chatOptions(profile("openai")));
+  const outcome = await engine.previewChat(handle, chatOptions(profile("openai")));
   assert.equal(outcome.status, "ready", JSON.stringify(outcome.failure));
   const { preview } = outcome;
   assert.equal((await llm.requests()).length, 1);
-  assert.ok(preview.estimated_cost > 0 && preview.result.cost > 0);
+  assert.equal("result" in preview, false, "the engine keeps the result; it does not cross");
+  assert.ok(preview.estimated_cost > 0);
   assert.ok(preview.tokens_after < preview.tokens_before);
   assert.ok(preview.hidden.length > 0 && preview.added.some((m) => m.is_summary));
-  assert.ok(!preview.hidden.some((m) => m.id === task.conversation.messages[3].id), "the pinned message is not hidden");
-  const applied = engine.applyPreview(JSON.parse(JSON.stringify(task)), preview, Date.now());
+  assert.ok(!preview.hidden.some((m) => m.id === pinnedId), "the pinned message is not hidden");
+
+  // The chat changed since (a pin): the preview is refused, and kept for the chat it was made of.
+  const changed = engine.pinMessage(handle, task.conversation.messages[0].id, true, Date.now());
+  assert.throws(() => engine.applyPreview(changed.change.handle, preview.condense_id, Date.now()), { kind: "invalid_input", message: /changed since/ });
+  const unpinned = engine.pinMessage(changed.change.handle, task.conversation.messages[0].id, false, Date.now());
+  task = applyChange(applyChange(task, changed.change), unpinned.change);
+  handle = unpinned.change.handle;
+  assert.equal(task.conversation.messages[0].pinned, undefined);
+
+  // Unpinned again, the chat is as the preview saw it: applied as shown, no second request.
+  const applied = engine.applyPreview(handle, preview.condense_id, Date.now());
   assert.equal((await llm.requests()).length, 1, "no second request");
-  assert.deepEqual(applied.task.conversation.messages, preview.result.messages);
   assert.equal(applied.record.condense_id, preview.condense_id);
-  const kept = applied.task.conversation.messages.find((m) => m.id === task.conversation.messages[3].id);
+  assert.equal(applied.record.tokens_before, preview.tokens_before);
+  assert.equal(applied.record.tokens_after, preview.tokens_after);
+  assert.ok(applied.record.cost > 0, "the summary's cost, spent once, at the preview");
+  const after = applyChange(task, applied.change);
+  assert.ok(applied.change.keep < task.conversation.messages.length);
+  const hidden = new Set(preview.hidden.map((m) => m.id));
+  for (const m of after.conversation.messages) {
+    if (hidden.has(m.id)) assert.equal(m.condense_parent, preview.condense_id, m.id);
+  }
+  assert.deepEqual(
+    after.conversation.messages.filter((m) => m.is_summary).map((m) => m.id),
+    preview.added.filter((m) => m.is_summary).map((m) => m.id),
+  );
+  assert.deepEqual(after.condensations.map((c) => c.condense_id), [preview.condense_id]);
+  const kept = after.conversation.messages.find((m) => m.id === pinnedId);
   assert.ok(kept.pinned && !kept.condense_parent);
-  assert.throws(() => engine.applyPreview(applied.task, preview, Date.now()), { kind: "invalid_input" });
-  assert.throws(() => engine.pinMessage(task, "nope", true, Date.now()), { kind: "invalid_input" });
+  assert.equal(engine.chatContext(applied.change.handle, chatOptions(profile("openai"))).tokens, preview.tokens_after);
+  // Applied once: the engine keeps it no more.
+  assert.throws(() => engine.applyPreview(applied.change.handle, preview.condense_id, Date.now()), { kind: "invalid_input", message: /no preview/ });
+  assert.throws(() => engine.pinMessage(applied.change.handle, "nope", true, Date.now()), { kind: "invalid_input" });
 });
 
 test("a preview hands the provider's estimate to onEstimate before the LLM call, then the real figures", async () => {
@@ -476,9 +558,9 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
       return fetch(req.url, { method: req.method, headers: req.headers, body: req.body, signal });
     },
   });
-  const task = longChat(engine, 12);
+  const { task, handle } = longChat(engine, 12);
   const estimates = [];
-  const outcome = await engine.previewChat(task, chatOptions(profile("openai")), (estimate) => {
+  const outcome = await engine.previewChat(handle, chatOptions(profile("openai")), (estimate) => {
     order.push("estimate");
     estimates.push(estimate);
   });
@@ -493,20 +575,30 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
   assert.equal(estimate.estimated_cost, outcome.preview.estimated_cost);
   assert.equal(estimate.tokens_before, outcome.preview.tokens_before);
 
-  // A file's preview too; an LLM-free provider estimates nothing and needs nothing.
+  // A file's preview too (the task's id is the file's); an LLM-free provider estimates nothing
+  // and needs nothing.
+  const doc = engine.holdConversation("file:///preview.json", task.conversation);
   const file = [];
-  const truncated = await engine.previewConversation(task.conversation, { provider: "truncation" }, (e) => file.push(e));
+  const truncated = await engine.previewHeld(doc, { provider: "truncation" }, (e) => file.push(e));
   assert.equal(truncated.status, "ready", JSON.stringify(truncated.failure));
   assert.deepEqual(file, [
-    { task_id: "file", provider_id: "truncation", needs: "nothing", tokens_before: truncated.preview.tokens_before, estimated_cost: 0 },
+    { task_id: "file:///preview.json", provider_id: "truncation", needs: "nothing", tokens_before: truncated.preview.tokens_before, estimated_cost: 0 },
   ]);
+  // Applied by its id: the condensed file is the next revision; undone, the file is back.
+  const condensed = engine.applyHeldPreview(doc, truncated.preview.condense_id);
+  assert.notEqual(condensed.revision, doc.revision);
+  assert.equal(engine.heldTokens(condensed), truncated.preview.tokens_after);
+  assert.throws(() => engine.applyHeldPreview(condensed, truncated.preview.condense_id), { kind: "invalid_input" });
+  const undone = engine.undoHeld(condensed);
+  assert.equal(undone.condense_id, truncated.preview.condense_id);
+  assert.deepEqual(JSON.parse(engine.heldText(undone.handle)).messages, task.conversation.messages);
   // An unknown provider fails with no estimate to show; a throwing callback does not end the call.
   const none = [];
-  const unknown = await engine.previewConversation(task.conversation, { provider: "nope" }, (e) => none.push(e));
+  const unknown = await engine.previewHeld(undone.handle, { provider: "nope" }, (e) => none.push(e));
   assert.equal(unknown.status, "failed");
   assert.equal(unknown.failure.error.kind, "provider_not_found");
   assert.equal(none.length, 0);
-  const thrown = await engine.previewConversation(task.conversation, { provider: "truncation" }, () => {
+  const thrown = await engine.previewHeld(undone.handle, { provider: "truncation" }, () => {
     throw new Error("the host's bug");
   });
   assert.equal(thrown.status, "ready");
@@ -514,20 +606,20 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
 
 test("a manual summary pasted for a chat is previewed without any LLM call, then applied as a condensation with its row", async () => {
   const { engine } = makeEngine();
-  const task = longChat(engine, 12);
+  const { task, handle } = longChat(engine, 12);
   const request = engine.renderManualRequest(task.conversation, { provider: "manual", model: "gpt-4o" });
   assert.match(request, /Primary request and intent/);
   const answer = "## 1. Primary request\nThe user wants the nested groups fixed.\n\n## 9. Next step\nRun the parser tests.";
   await llm.clearRequests();
-  const outcome = await engine.previewChat(task, chatOptions(profile("openai"), { provider: "manual", config: { answer } }));
+  const outcome = await engine.previewChat(handle, chatOptions(profile("openai"), { provider: "manual", config: { answer } }));
   assert.equal(outcome.status, "ready", JSON.stringify(outcome.failure));
   assert.equal((await llm.requests()).length, 0, "the manual provider calls no LLM");
   const summary = outcome.preview.added.find((m) => m.is_summary);
   assert.ok(summary && summary.text.includes("The user wants the nested groups fixed."), JSON.stringify(outcome.preview.added));
-  const applied = engine.applyPreview(task, outcome.preview, Date.now());
+  const applied = engine.applyPreview(handle, outcome.preview.condense_id, Date.now());
   assert.equal(applied.record.provider_id, "manual");
-  assert.equal(applied.task.condensations.length, 1);
+  assert.equal(applyChange(task, applied.change).condensations.length, 1);
   // Without an answer the manual provider refuses, and nothing is applied.
-  const none = await engine.previewChat(task, chatOptions(profile("openai"), { provider: "manual" }));
+  const none = await engine.previewChat(applied.change.handle, chatOptions(profile("openai"), { provider: "manual" }));
   assert.equal(none.status, "failed");
 });

@@ -3,7 +3,9 @@
 // sends its headers, an endless line, malformed JSON in the stream (carrying the key), a huge error
 // body, an HTML page; the echo and the endless stream over the Anthropic wire too. Each ends
 // typed and bounded (the call settles, and for the modes that would go on for ever the server saw
-// the connection closed), and the key is nowhere in what the engine hands back or logs.
+// the connection closed), and the key is nowhere in what the engine hands back or logs. Every
+// case runs twice: as a chat turn (the text streamed as events, the failure an `Error` event)
+// and as Test Connection (a rejection with the typed error), the two ways an LLM call is made.
 // Run: node --test crates/condense-wasm/tests-js/
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -80,39 +82,63 @@ const cases = [
   ["hostile-endless", {}, "llm_response_too_large", /200 tokens asked for/, true, "anthropic"],
 ];
 
-for (const [model, extra, kind, says, endless, wire = "openai"] of cases) {
-  test(`${wire} ${model}: ${kind}, bounded, no key`, async () => {
-    const logs = [];
-    const chunks = [];
-    const heapBefore = process.memoryUsage().rss;
-    const profileKind = wire === "anthropic" ? "anthropic" : "openai-compatible";
-    const error = await engine(logs)
-      .stream(target(model, extra, profileKind), bundle, (c) => chunks.push(c))
-      .then(() => assert.fail("the call should fail"), (e) => e);
-    assert.equal(error.kind, kind, error.message);
-    assert.match(error.message, says);
-    const everything = JSON.stringify({ message: error.message, partial: error.partial, chunks, logs });
-    assert.ok(!everything.includes(KEY), `${model} leaked the key`);
-    // Bounded: far below what an unbounded read of these servers reaches (hundreds of MB).
-    assert.ok(process.memoryUsage().rss - heapBefore < 200 * 1024 * 1024, "memory grew past 200 MB");
-    if (endless) await serverSawItClosed(model, wire);
-  });
+/** Runs `model` the two ways an LLM call can be asked for: a chat turn (its text streamed as
+ *  `MessageContent` events, its failure an `Error` event with the partial text, the partial
+ *  answer kept in the chat) and Test Connection (rejects with the typed error and `partial`).
+ *  Resolves with the error, the partial text, the streamed text and everything the engine handed
+ *  back, for the key check. */
+async function run(how, logs, llmTarget) {
+  const e = engine(logs);
+  if (how === "testConnection") {
+    const error = await e.testConnection(llmTarget).then(() => assert.fail("the call should fail"), (x) => x);
+    return { kind: error.kind, message: error.message, partial: error.partial, streamed: "", everything: [error.message, error.partial, error] };
+  }
+  const events = [];
+  const { handle } = e.newChat("hostile-chat", 0);
+  const step = await e.chat(handle, { type: "user", content: bundle.request }, { llm: llmTarget, nowMs: 1 }, (x) => events.push(x));
+  const error = events.find((x) => x.type === "Error");
+  assert.ok(error, `an Error event: ${JSON.stringify(events).slice(0, 500)}`);
+  const streamed = events.filter((x) => x.type === "MessageContent").map((x) => x.delta).join("");
+  return { kind: error.error.kind, message: error.error.message, partial: error.partial, streamed, everything: [events, step] };
+}
+
+for (const how of ["chat", "testConnection"]) {
+  for (const [model, extra, kind, says, endless, wire = "openai"] of cases) {
+    test(`${how}: ${wire} ${model}: ${kind}, bounded, no key`, async () => {
+      const logs = [];
+      const heapBefore = process.memoryUsage().rss;
+      const profileKind = wire === "anthropic" ? "anthropic" : "openai-compatible";
+      const out = await run(how, logs, target(model, extra, profileKind));
+      assert.equal(out.kind, kind, out.message);
+      // A chat turn asks for the profile's max_output (200); Test Connection's probe for 8.
+      assert.match(out.message, new RegExp(says.source.replace("200 tokens", how === "chat" ? "200 tokens" : "8 tokens")));
+      const everything = JSON.stringify({ everything: out.everything, logs });
+      assert.ok(!everything.includes(KEY), `${model} leaked the key`);
+      // Bounded: far below what an unbounded read of these servers reaches (hundreds of MB).
+      assert.ok(process.memoryUsage().rss - heapBefore < 200 * 1024 * 1024, "memory grew past 200 MB");
+      if (endless) await serverSawItClosed(model, wire);
+    });
+  }
 }
 
 test("malformed JSON in the stream ends typed, with the text before it kept", async () => {
-  const chunks = [];
-  const error = await engine([])
-    .stream(target("hostile-malformed"), bundle, (c) => chunks.push(c.content ?? ""))
-    .then(() => assert.fail("the call should fail"), (e) => e);
-  assert.equal(error.kind, "llm_malformed_stream");
-  assert.equal(error.partial, "Partial answer");
-  assert.equal(chunks.join(""), "Partial answer");
+  const chat = await run("chat", [], target("hostile-malformed"));
+  assert.equal(chat.kind, "llm_malformed_stream");
+  assert.equal(chat.partial, "Partial answer");
+  assert.equal(chat.streamed, "Partial answer");
+  // The chat keeps the partial answer, marked with the error's kind.
+  const [, step] = chat.everything;
+  const answer = step.change.messages.at(-1);
+  assert.deepEqual([answer.role, answer.interrupted, answer.content[0].text], ["assistant", "llm_malformed_stream", "Partial answer"]);
+  const probe = await run("testConnection", [], target("hostile-malformed"));
+  assert.equal(probe.kind, "llm_malformed_stream");
+  assert.equal(probe.partial, "Partial answer");
 });
 
 test("the text of an echoing stream arrives with the key redacted", async () => {
-  const chunks = [];
-  await engine([])
-    .stream(target("hostile-echo-stream"), bundle, (c) => chunks.push(c.content))
-    .catch(() => {});
-  assert.equal(chunks.join(""), "You sent the key [redacted], and nothing else.");
+  const chat = await run("chat", [], target("hostile-echo-stream"));
+  assert.equal(chat.streamed, "You sent the key [redacted], and nothing else.");
+  assert.equal(chat.partial, chat.streamed);
+  const probe = await run("testConnection", [], target("hostile-echo-stream"));
+  assert.equal(probe.partial, "You sent the key [redacted], and nothing else.");
 });

@@ -56,17 +56,33 @@ const cliProfile = (model = "sonnet", tool = "claude-code") => ({
   model,
   context_window: 200000,
 });
-const bundle = { system_context: "You are terse.", request: "Say hello to the stand-in" };
 const text_ = (args) => args.map((parts) => parts.map((p) => (p.kind === "text" ? p.text : `<${p.kind}>`)).join(""));
 
-test("a cli profile's stream and complete return the tool's answer, usage and reported cost", async () => {
+/** A held chat whose system prompt is `system`: what a turn's prompt carries. */
+function chatWithSystem(engine, id, system) {
+  const { task } = engine.newChat(id, 0);
+  task.conversation.system = system;
+  return engine.holdChat(JSON.stringify(task));
+}
+
+/** A chat turn with `llm`: its events and what changed. */
+async function turn(engine, llm, content = "Say hello to the stand-in") {
+  const events = [];
+  const step = await engine.chat(chatWithSystem(engine, "cli-chat", "You are terse."), { type: "user", content }, { llm, nowMs: 1 }, (e) => events.push(e));
+  return { events, step, error: events.find((e) => e.type === "Error") };
+}
+
+test("a cli profile's chat turn and Test Connection return the tool's answer, usage and reported cost", async () => {
   const { engine, runs } = makeHost();
-  const chunks = [];
-  const done = await engine.stream({ profile: cliProfile() }, bundle, (c) => chunks.push(c));
-  assert.match(done.content, /^fake claude read \d+ chars$/);
-  assert.equal(done.cost, 0.0123, "the tool's reported cost, not a price computed from the usage");
-  assert.deepEqual(done.usage, { input_tokens: 120, output_tokens: 7 });
-  assert.ok(chunks.some((c) => c.content === done.content) && chunks.at(-1).finished);
+  const { events, step, error } = await turn(engine, { profile: cliProfile() });
+  assert.equal(error, undefined, JSON.stringify(error));
+  const chunks = events.filter((e) => e.type === "MessageContent").map((e) => e.delta);
+  const answer = step.change.messages.at(-1).content[0].text;
+  assert.match(answer, /^fake claude read \d+ chars$/);
+  assert.equal(chunks.join(""), answer);
+  const end = events.find((e) => e.type === "MessageEnd");
+  assert.equal(end.cost, 0.0123, "the tool's reported cost, not a price computed from the usage");
+  assert.deepEqual(end.usage, { input_tokens: 120, output_tokens: 7 });
 
   assert.equal(runs.length, 1);
   const { spec } = runs[0];
@@ -77,8 +93,9 @@ test("a cli profile's stream and complete return the tool's answer, usage and re
   assert.equal(spec.timeoutMs, 600_000);
   assert.ok(spec.maxOutputBytes > 0);
 
-  const whole = await engine.complete({ profile: cliProfile("haiku") }, bundle);
-  assert.equal(whole.content, done.content);
+  const report = await engine.testConnection({ profile: cliProfile("haiku") });
+  assert.equal(report.reply, "OK");
+  assert.deepEqual(report.usage, { input_tokens: 120, output_tokens: 7 });
   assert.deepEqual(text_(runs[1].spec.args).slice(3, 5), ["--model", "haiku"]);
 });
 
@@ -101,24 +118,25 @@ test("native condensation with a cli profile as the summarizing model costs what
 
 test("the tool's failures are typed: not found, failed with stderr, timeout, and cancel fires the run's signal", async () => {
   const missing = makeHost({ installed: {} });
-  await assert.rejects(
-    missing.engine.stream({ profile: cliProfile() }, bundle),
-    (e) => e.kind === "llm_tool_not_found" && /`claude` on the PATH/.test(e.message) && /~?\/home\/t\/\.claude\/local\/claude/.test(e.message),
-  );
+  const notFound = (e) => e.kind === "llm_tool_not_found" && /`claude` on the PATH/.test(e.message) && /~?\/home\/t\/\.claude\/local\/claude/.test(e.message);
+  await assert.rejects(missing.engine.testConnection({ profile: cliProfile() }), notFound);
+  // In a chat turn: the same error, as an Error event.
+  const { error } = await turn(missing.engine, { profile: cliProfile() });
+  assert.ok(notFound(error.error), JSON.stringify(error));
   assert.equal(missing.runs.length, 0);
 
   const failing = makeHost({
     answer: () => Promise.resolve({ exitCode: 1, stdout: "", stderr: "Invalid API key · Please run /login", outputFile: null }),
   });
   await assert.rejects(
-    failing.engine.complete({ profile: cliProfile() }, bundle),
+    failing.engine.testConnection({ profile: cliProfile() }),
     (e) => e.kind === "llm_tool_failed" && /Please run \/login/.test(e.message),
   );
 
   const slow = makeHost({
     answer: () => Promise.reject({ kind: "timeout", message: "killed after 600 s", stderr: "partial err" }),
   });
-  await assert.rejects(slow.engine.complete({ profile: cliProfile() }, bundle), (e) => e.kind === "llm_timeout");
+  await assert.rejects(slow.engine.testConnection({ profile: cliProfile() }), (e) => e.kind === "llm_timeout");
 
   const hanging = makeHost({
     answer: (_spec, signal) =>
@@ -126,7 +144,7 @@ test("the tool's failures are typed: not found, failed with stderr, timeout, and
         signal.addEventListener("abort", () => reject({ kind: "cancelled", message: "killed", stderr: "" })),
       ),
   });
-  const pending = hanging.engine.complete({ profile: cliProfile() }, bundle);
+  const pending = hanging.engine.testConnection({ profile: cliProfile() });
   await new Promise((r) => setTimeout(r, 10));
   assert.equal(hanging.runs[0].signal.aborted, false);
   hanging.engine.cancel();
@@ -157,8 +175,7 @@ test("a tool is only what its entry's capabilities say: the chat model, the cond
   assert.equal(runs.length, 1);
   // A chat turn with it as the chat model: a typed error event, nothing run.
   const events = [];
-  const task = engine.newChat("t", 0);
-  await engine.chat(task, { type: "user", content: "Hi" }, { llm: { profile: sum }, nowMs: 1 }, (e) => events.push(e));
+  await engine.chat(engine.newChat("t", 0).handle, { type: "user", content: "Hi" }, { llm: { profile: sum }, nowMs: 1 }, (e) => events.push(e));
   const error = events.find((e) => e.type === "Error");
   assert.equal(error?.error.kind, "llm_tool_unsupported", JSON.stringify(events));
   assert.equal(runs.length, 1);
@@ -179,7 +196,7 @@ test("on Windows the host's readText lets the core start an npm shim's node scri
   const { host, runs } = makeHost({ installed: { [shim]: shim, node }, env: { APPDATA: "C:\\Users\\t\\AppData\\Roaming" } });
   const read = [];
   const engine = new CondenseEngine({ ...host, platform: "windows", readText: (p, maxBytes) => (read.push([p, maxBytes]), p === shim ? text : undefined) });
-  await engine.complete({ profile: cliProfile() }, bundle);
+  await engine.testConnection({ profile: cliProfile() });
   // Read once, with the core's limit (64 KiB: a shim is a few hundred bytes).
   assert.deepEqual(read, [[shim, 64 * 1024]]);
   assert.equal(runs[0].spec.program, node);
@@ -187,7 +204,7 @@ test("on Windows the host's readText lets the core start an npm shim's node scri
   // Without readText the .cmd is refused, and nothing runs.
   const { host: plain, runs: none } = makeHost({ installed: { [shim]: shim, node }, env: { APPDATA: "C:\\Users\\t\\AppData\\Roaming" } });
   await assert.rejects(
-    new CondenseEngine({ ...plain, platform: "windows" }).complete({ profile: cliProfile() }, bundle),
+    new CondenseEngine({ ...plain, platform: "windows" }).testConnection({ profile: cliProfile() }),
     (e) => e.kind === "llm_config" && /only a shell runs/.test(e.message),
   );
   assert.equal(none.length, 0);
@@ -196,11 +213,11 @@ test("on Windows the host's readText lets the core start an npm shim's node scri
 test("a bad profile or a host that cannot run programs is llm_config", async () => {
   const { engine } = makeHost();
   await assert.rejects(
-    engine.complete({ profile: cliProfile("gpt-4o") }, bundle),
+    engine.testConnection({ profile: cliProfile("gpt-4o") }),
     (e) => e.kind === "llm_config" && /sonnet/.test(e.message),
   );
   await assert.rejects(
-    engine.complete({ profile: cliProfile("sonnet", "nope") }, bundle),
+    engine.testConnection({ profile: cliProfile("sonnet", "nope") }),
     (e) => e.kind === "llm_config" && /claude-code/.test(e.message),
   );
   const noRun = new CondenseEngine({ fetch: () => Promise.reject(new Error("x")), now: () => 0, log() {} });

@@ -88,7 +88,7 @@ export function PreviewPanel({ state, onApply, onDiscard }: Props) {
             {savedPercent(p.tokens_before, p.tokens_after)}%)
           </span>
           <span>estimated {dollars(p.estimated_cost)}</span>
-          <span>cost {dollars(p.result.cost)}</span>
+          <span>cost {dollars(p.cost)}</span>
         </p>
         <div className="preview__actions">
           <button type="button" className="button" data-testid="preview-apply" onClick={onApply}>

@@ -56,7 +56,7 @@ const PREVIEW = {
       text: "## Summary\n\n- `parse_group` now recurses.\n\n### State ledger\n- Files edited: `src/parser.rs`",
     },
   ],
-  result: { messages: [], summary: "…", cost: 0.00187, new_context_tokens: 1_310, error: null, metrics: null },
+  cost: 0.00187,
 };
 
 function fakeHost() {

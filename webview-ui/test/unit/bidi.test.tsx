@@ -98,7 +98,7 @@ describe("bidirectional controls", () => {
             condense_id: "c1",
             hidden: [{ id: "m1", role: "user", tokens: 90, text: `hidden ${RLO}text` }],
             added: [{ id: "s1", role: "user", tokens: 10, is_summary: true, text: `summary ${LRI}text` }],
-            result: { cost: 0 },
+            cost: 0,
           },
         } as never}
         onApply={() => {}}

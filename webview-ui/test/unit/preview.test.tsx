@@ -40,7 +40,7 @@ const preview: CondensationPreview = {
     { id: "m4", role: "assistant", tokens: 900, text: "Done." },
   ],
   added: [{ id: "c1.summary", role: "assistant", tokens: 400, text: "The parser was fixed.", is_summary: true }],
-  result: { messages: [], summary: "The parser was fixed.", cost: 0.0018, new_context_tokens: 3_000, error: null, metrics: null },
+  cost: 0.0018,
 };
 
 const ready: ToWebview = { type: "preview", source: { kind: "chat" }, running: false, preview };

@@ -8,9 +8,9 @@
 //! runs, so the panel shows it while an LLM writes the summary; the preview then carries the real
 //! figures.
 //!
-//! The host keeps the [`CondensationPreview`] (plain data) while the user decides, and hands it
-//! back to [`ChatTask::apply_preview`], which applies its result only if the chat has not changed
-//! since: the result undone must give back the chat's messages exactly, and the result must pass
+//! The engine keeps the [`CondensationPreview`] while the user decides (only what it shows
+//! crosses to the host) and applies it with [`ChatTask::apply_preview`] when the host names it,
+//! only if the chat has not changed since: the result undone must give back the chat's messages exactly, and the result must pass
 //! the template's checks again (nothing lost, pins kept, tool pairs valid).
 
 use serde::{Deserialize, Serialize};
@@ -98,6 +98,8 @@ pub struct CondensationPreview {
     pub provider_id: String,
     /// The provider's estimate of the cost, in US dollars, before it ran.
     pub estimated_cost: f64,
+    /// What the run cost, in US dollars (the result's cost).
+    pub cost: f64,
     /// Tokens of the request before.
     pub tokens_before: usize,
     /// Tokens of the request after, if applied.
@@ -108,7 +110,11 @@ pub struct CondensationPreview {
     pub added: Vec<PreviewMessage>,
     /// The condensation's id.
     pub condense_id: String,
-    /// The run's result, applied as it is by `apply_preview`.
+    /// The run's result, applied as it is by `apply_preview`. It stays with whoever ran the
+    /// preview (the wasm engine keeps it under the preview's `condense_id`): what is shown
+    /// (`hidden`, `added`) crosses, the whole new message list does not.
+    #[serde(skip)]
+    #[schemars(skip)]
     pub result: CondensationResult,
 }
 
@@ -251,6 +257,7 @@ pub async fn preview_conversation(
         task_id: id.to_owned(),
         provider_id: provider.to_owned(),
         estimated_cost,
+        cost: result.cost,
         tokens_before: before,
         tokens_after: result.new_context_tokens.unwrap_or(before),
         hidden,
@@ -286,7 +293,7 @@ pub fn apply_to(
     Ok(result.messages.clone())
 }
 
-/// What `previewChat` and `previewConversation` end with.
+/// What `previewChat` and `previewHeld` end with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum PreviewOutcome {

@@ -291,7 +291,7 @@ impl Metrics {
 
 /// The outcome of a condensation. On failure `messages` are the input, untouched, and `error` says
 /// why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CondensationResult {
     /// The whole conversation after the run, hidden messages included.
     pub messages: Vec<Message>,

@@ -1,0 +1,209 @@
+// Generated from the engine's methods (crates/condense-wasm/src/surface.rs): do not edit.
+// `cargo test -p condense-wasm` checks it; CONDENSE_WRITE_SURFACE=1 writes it.
+
+import type {
+  AgentEvent,
+  AgentInputInput,
+  ChatApplied,
+  ChatChange,
+  ChatOptionsInput,
+  ChatPin,
+  ChatStep,
+  ChatUndo,
+  CondensationDocument,
+  CondenseOptionsInput,
+  ConnectionReport,
+  ContextStatus,
+  Conversation,
+  ConversationInput,
+  HeldCondensation,
+  HeldCount,
+  HeldUndo,
+  HostMetadata,
+  LlmTargetInput,
+  ModelUseInput,
+  PreviewEstimate,
+  PreviewOutcome,
+  ProviderConfigUpdateInput,
+  ProviderEntry,
+  ProviderInfo,
+  SettingChangeInput,
+  TaskHandle,
+  TaskHandleInput,
+  TokenReport,
+  ToolConfigError,
+  ToolSourceInput,
+  ToolStatus,
+} from "@context-condenser/protocol";
+
+/** The engine's methods, declared from their Rust description. */
+export interface CondenseEngine {
+  /**
+   * A new, empty chat, held by the engine: its handle, and the task to save.
+   */
+  newChat(id: string, nowMs: number): ChatChange;
+  /**
+   * Holds a saved chat, given as the text of its file (a `ChatTask` as JSON), replacing what
+   * was held under its id; returns its handle. The one way a whole chat enters the engine: on
+   * load, and when the engine answered `unknown_task` (it holds at most eight tasks) or is new.
+   */
+  holdChat(text: string): TaskHandle;
+  /**
+   * Works on one input of a held chat (a user message, retry, condense, shutdown): `onEvent`
+   * gets every agent event as it happens; resolves with what changed and the context status.
+   * Failures of the turn are `Error` events, and the chat keeps what arrived; rejects only for
+   * a bad call, or with `unknown_task` (before the turn starts) when the engine does not hold
+   * the handle's revision.
+   */
+  chat(handle: TaskHandleInput, input: AgentInputInput, options: ChatOptionsInput, onEvent?: ((value: AgentEvent) => void)): Promise<ChatStep>;
+  /**
+   * How full a held chat's context is for the options' chat profile: only the messages not
+   * counted before are counted.
+   */
+  chatContext(handle: TaskHandleInput, options: ChatOptionsInput): ContextStatus;
+  /**
+   * Undoes a condensation of a held chat (the last one when `condenseId` is absent).
+   */
+  undoChat(handle: TaskHandleInput, condenseId: string | undefined, nowMs: number): ChatUndo;
+  /**
+   * Pins (or unpins) a message of a held chat, with its tool-pair partners: no condensation
+   * hides or edits a pinned message.
+   */
+  pinMessage(handle: TaskHandleInput, id: string, pinned: boolean, nowMs: number): ChatPin;
+  /**
+   * Previews a condensation of a held chat with the options' provider: runs it (an LLM summary
+   * is written now, once) without applying it, and keeps it in the engine under its
+   * `condense_id` until `applyPreview` names it (a new preview of the chat replaces it).
+   * `onEstimate` gets the provider's estimate (tokens before, the estimated cost) before the
+   * provider runs. Resolves with what to show, or why there is nothing to apply; the chat is
+   * not changed.
+   */
+  previewChat(handle: TaskHandleInput, options: ChatOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
+  /**
+   * Applies the preview `previewId` of a held chat exactly as shown (no LLM call); fails with
+   * `invalid_input` when the chat changed since, or the engine keeps no such preview.
+   */
+  applyPreview(handle: TaskHandleInput, previewId: string, nowMs: number): ChatApplied;
+  /**
+   * Keeps a conversation (text or object, any supported format) under the host's `id` (a
+   * document's URI) and returns its handle. Holding the new text of the same id later
+   * recounts only the messages that changed.
+   */
+  holdConversation(id: string, value: ConversationInput | object | string): TaskHandle;
+  /**
+   * Tokens of a held conversation's API view (system prompt and reply priming included, as
+   * `countTokens`'s `total_tokens`) for a model (default `gpt-4o`).
+   */
+  heldTokens(handle: TaskHandleInput, model?: string): number;
+  /**
+   * `heldTokens` in slices: the messages not counted yet are counted about 12 ms of the
+   * host's clock at a time, with a turn of the host's event loop between slices, so that the
+   * first count of a large file (a million tokens, or one message of a megabyte) never holds
+   * the host's thread for long; the counts are kept. Resolves with the tokens and the number
+   * of messages.
+   */
+  countHeld(handle: TaskHandleInput, model?: string): Promise<HeldCount>;
+  /**
+   * Condenses a held conversation in the engine, as `condense` does the same conversation
+   * given whole: the same options, the same result but for its messages, which stay in the
+   * engine as the conversation's next revision (the result's `handle`; `heldText` gives its
+   * text). A failed run changes nothing and resolves with the call's handle and the error. A
+   * held chat (which condenses through `chat`) rejects.
+   */
+  condenseHeld(handle: TaskHandleInput, options?: CondenseOptionsInput): Promise<HeldCondensation>;
+  /**
+   * A held conversation as the text of a conversation file: this project's format, JSON
+   * indented by two spaces (what a file gets written with).
+   */
+  heldText(handle: TaskHandleInput): string;
+  /**
+   * Previews a condensation of a held conversation with the options' provider, without
+   * applying it; the engine keeps the preview under its `condense_id` until
+   * `applyHeldPreview` names it. `onEstimate` gets the provider's estimate before it runs.
+   * Resolves with what to show, or why there is nothing to apply.
+   */
+  previewHeld(handle: TaskHandleInput, options?: CondenseOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
+  /**
+   * Applies the preview `previewId` of a held conversation exactly as shown (no LLM call);
+   * returns the handle of the condensed revision (`heldText` gives its text). Fails with
+   * `invalid_input` when the conversation changed since, or the engine keeps no such preview.
+   */
+  applyHeldPreview(handle: TaskHandleInput, previewId: string): TaskHandle;
+  /**
+   * Undoes the last condensation of a held conversation: its summary goes, the messages it hid
+   * come back, as the conversation's next revision.
+   */
+  undoHeld(handle: TaskHandleInput): HeldUndo;
+  /**
+   * Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
+   * or as an object) and returns it in this project's format.
+   */
+  parseConversation(value: ConversationInput | object | string): Conversation;
+  /**
+   * Tokens of the conversation's API view for a model (default `gpt-4o`).
+   */
+  countTokens(value: ConversationInput | object | string, model?: string): TokenReport;
+  /**
+   * Tokens of a plain text for a model (default `gpt-4o`): exactly tiktoken's
+   * `encode_ordinary(text).length` in the model's encoding, no framing added.
+   */
+  countText(text: string, model?: string): number;
+  /**
+   * Condenses a conversation. Resolves with the result, whose `messages` are the whole new
+   * conversation (the original ones, untouched, when `error` is set) and which carries the
+   * system prompt, so it is a conversation itself. Rejects only for a bad call: unreadable
+   * input, an unknown or disabled provider.
+   */
+  condense(value: ConversationInput | object | string, options?: CondenseOptionsInput): Promise<CondensationDocument>;
+  /**
+   * The prompt of the manual provider, to copy into any chat.
+   */
+  renderManualRequest(value: ConversationInput | object | string, options?: CondenseOptionsInput): string;
+  /**
+   * The providers, highest priority first.
+   */
+  listProviders(enabledOnly?: boolean): ProviderInfo[];
+  /**
+   * Changes a provider's settings; a bad configuration changes nothing.
+   */
+  updateProviderConfig(id: string, update: ProviderConfigUpdateInput): void;
+  /**
+   * Sets the default provider; it must be registered.
+   */
+  setDefaultProvider(id: string): void;
+  /**
+   * The settings panel's cards: every registered provider, highest priority first, with its
+   * configuration and the schema of its configuration form.
+   */
+  providerEntries(): ProviderEntry[];
+  /**
+   * The core's limits and defaults (threshold range, default threshold, minimum gain and
+   * provider, …) and each kind of LLM profile with its default base URL, window and whether it
+   * needs a key: what a host reads and checks its settings with, instead of copies.
+   */
+  hostMetadata(): HostMetadata;
+  /**
+   * Whether a setting may be saved: `undefined` when it may, else the message to show beside
+   * the field. Nothing changes; an unreadable change is an `invalid_input` error.
+   */
+  checkSetting(change: SettingChangeInput): string | undefined;
+  /**
+   * Replaces the tool registry by the shipped entries, then each source's in order (a later
+   * entry with the same id replaces an earlier one). A source that cannot be used is left
+   * out; returns the errors of those, each naming its file, line and column.
+   */
+  setToolSources(sources: ToolSourceInput[]): ToolConfigError[];
+  /**
+   * Every tool, shipped first, with where its program was found (through the host's
+   * `locate`; nothing is found on a host that cannot run programs).
+   */
+  tools(): ToolStatus[];
+  /**
+   * Test Connection: one short real request with the profile and key; resolves with the
+   * latency, the model the server names and its reply; rejects with the typed `llm_*` error.
+   * `cancel(scope)` with the same scope stops it. `uses`: what the profile is set up to be
+   * (`chat`, `summarize`); a CLI tool whose entry leaves one out rejects with
+   * `llm_tool_unsupported` before it runs.
+   */
+  testConnection(llm: LlmTargetInput, scope?: string, uses?: ModelUseInput[]): Promise<ConnectionReport>;
+}
