@@ -13,8 +13,10 @@
 mod dialect;
 #[cfg(test)]
 mod fixtures;
+mod session_key;
 
 pub use dialect::{ArrayKind, Dialect, Request};
+pub use session_key::{SessionKey, fnv1a, session_key};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
