@@ -13,10 +13,14 @@
 mod dialect;
 #[cfg(test)]
 mod fixtures;
+mod freeze;
 mod session_key;
+mod sessions;
 
 pub use dialect::{ArrayKind, Dialect, Request};
+pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use session_key::{SessionKey, fnv1a, session_key};
+pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
