@@ -10,6 +10,7 @@
 //! The replacement text comes from a model and is untrusted: anything imitating the gateway's
 //! own [`MARKER`] is neutralised before the gateway puts its marker in front of it.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use serde_json::{Value, json};
@@ -202,12 +203,14 @@ fn check_range(shapes: &[Shape], range: &Range<usize>) -> Result<(), FreezeError
     // Where each id is called and answered; a pair must lie wholly inside or wholly outside,
     // and not around the range.
     let side = |i: usize| (i >= range.start) as u8 + (i >= range.end) as u8;
+    let mut called: HashMap<&str, usize> = HashMap::new();
     for (i, shape) in shapes.iter().enumerate() {
-        for id in &shape.calls {
-            for (j, other) in shapes.iter().enumerate() {
-                if other.answers.contains(id) && side(i) != side(j) {
-                    return Err(FreezeError::SplitsToolPair(id.clone()));
-                }
+        called.extend(shape.calls.iter().map(|id| (id.as_str(), i)));
+    }
+    for (j, shape) in shapes.iter().enumerate() {
+        for id in &shape.answers {
+            if called.get(id.as_str()).is_some_and(|&i| side(i) != side(j)) {
+                return Err(FreezeError::SplitsToolPair(id.clone()));
             }
         }
     }
