@@ -21,12 +21,15 @@
 //! 8. [`providers`] — lossless, truncation, native, manual.
 //! 9. [`registry`], then [`manager`] — providers by id with their settings; picking and running.
 //! 10. [`settings`], [`agent`] — the settings panel's cards and checks; the chat agent.
-//! 11. `testing` (feature `testing`) — a scripted LLM, a step clock and the agent bench for tests.
+//! 11. [`gateway`] — a local gateway's decisions for the agents' own requests: dialects,
+//!     sessions, condensations frozen and replayed byte for byte.
+//! 12. `testing` (feature `testing`) — a scripted LLM, a step clock and the agent bench for tests.
 
 pub mod agent;
 pub mod config;
 pub mod error;
 pub mod formats;
+pub mod gateway;
 pub mod host;
 pub mod ledger;
 pub mod limits;

@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["registry"],
     &["manager"],
     &["settings", "agent"],
+    &["gateway"],
     &["testing"],
 ];
 

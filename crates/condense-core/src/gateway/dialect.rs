@@ -1,0 +1,272 @@
+//! The three request dialects the gateway reads, and the view of one request body it works on.
+//!
+//! The view borrows the body: each message is the exact text the client sent (a
+//! [`RawValue`](serde_json::value::RawValue) slice of the body), and the message array is a byte
+//! range of it. Nothing is re-serialized here, so a forwarded body can be spliced together from
+//! the client's own bytes and every key and block the gateway does not read survives untouched.
+
+use std::ops::Range;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::GatewayError;
+
+/// The wire dialect of a request, known from its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// Anthropic Messages (`/v1/messages`): Claude Code, Cline and Roo with Anthropic.
+    AnthropicMessages,
+    /// OpenAI Chat Completions (`/v1/chat/completions`): Cline, Roo, Continue.
+    ChatCompletions,
+    /// OpenAI Responses (`/v1/responses`): Codex.
+    Responses,
+}
+
+impl Dialect {
+    /// The dialect of a request path, with or without a query string and a routing prefix
+    /// (`/anthropic/v1/messages?beta=true`). Other paths (`count_tokens`, model lists) are not
+    /// conversations: `None`.
+    pub fn from_path(path: &str) -> Option<Dialect> {
+        let path = path.split(['?', '#']).next().unwrap_or_default().trim_end_matches('/');
+        if path.ends_with("/v1/messages") {
+            Some(Dialect::AnthropicMessages)
+        } else if path.ends_with("/v1/chat/completions") {
+            Some(Dialect::ChatCompletions)
+        } else if path.ends_with("/v1/responses") {
+            Some(Dialect::Responses)
+        } else {
+            None
+        }
+    }
+
+    /// The top-level key holding the conversation.
+    pub fn messages_key(self) -> &'static str {
+        match self {
+            Dialect::AnthropicMessages | Dialect::ChatCompletions => "messages",
+            Dialect::Responses => "input",
+        }
+    }
+}
+
+/// How the conversation sits in the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayKind {
+    /// A JSON array of messages (or Responses input items).
+    Array,
+    /// A Responses `input` given as one string: a single user message, never condensed.
+    String,
+}
+
+/// One request body, read without copying its messages.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// The dialect the body was read in.
+    pub dialect: Dialect,
+    /// The whole body.
+    pub body: &'a str,
+    /// The byte range of the message array (brackets included), or of the `input` string.
+    pub array: Range<usize>,
+    /// Whether the conversation is an array or a Responses `input` string.
+    pub kind: ArrayKind,
+    /// Each message's exact text, in order; for an `input` string, the string literal.
+    pub messages: Vec<&'a RawValue>,
+    /// The model asked for.
+    pub model: Option<String>,
+    /// The system prompt's text: Anthropic `system`, Chat's leading system and developer
+    /// messages, Responses `instructions`. Blocks are joined with blank lines.
+    pub system: String,
+    /// Claude Code's `metadata.user_id`.
+    pub user_id: Option<String>,
+    /// Codex's `prompt_cache_key`.
+    pub prompt_cache_key: Option<String>,
+}
+
+/// The top-level keys the gateway reads; serde skips every other key.
+#[derive(Deserialize)]
+struct Top<'a> {
+    #[serde(borrow, default)]
+    messages: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    system: Option<Value>,
+    #[serde(default)]
+    instructions: Option<String>,
+    #[serde(default)]
+    metadata: Option<Metadata>,
+    #[serde(default)]
+    prompt_cache_key: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    #[serde(default)]
+    user_id: Option<String>,
+}
+
+/// The byte offset of `part` in `whole`; `part` is a slice of `whole` (a borrowed raw value).
+fn offset_in(whole: &str, part: &str) -> usize {
+    part.as_ptr() as usize - whole.as_ptr() as usize
+}
+
+/// The text of a system prompt given as a string or as text blocks.
+fn system_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
+    }
+}
+
+/// The leading system and developer messages of a Chat Completions request, as text.
+fn leading_system(messages: &[&RawValue]) -> String {
+    #[derive(Deserialize)]
+    struct Head {
+        #[serde(default)]
+        role: String,
+        #[serde(default)]
+        content: Option<Value>,
+    }
+    let mut parts = Vec::new();
+    for raw in messages {
+        let Ok(head) = serde_json::from_str::<Head>(raw.get()) else { break };
+        if head.role != "system" && head.role != "developer" {
+            break;
+        }
+        parts.push(head.content.as_ref().map(system_text).unwrap_or_default());
+    }
+    parts.join("\n\n")
+}
+
+impl<'a> Request<'a> {
+    /// Reads `body` in `dialect`. Fails on a body that is not JSON or has no conversation; the
+    /// caller forwards such a body untouched.
+    pub fn parse(dialect: Dialect, body: &'a [u8]) -> Result<Request<'a>, GatewayError> {
+        let body = std::str::from_utf8(body).map_err(|e| GatewayError::Malformed(e.to_string()))?;
+        let top: Top<'a> = serde_json::from_str(body).map_err(|e| GatewayError::Malformed(e.to_string()))?;
+        let raw = match dialect {
+            Dialect::AnthropicMessages | Dialect::ChatCompletions => top.messages,
+            Dialect::Responses => top.input,
+        }
+        .ok_or(GatewayError::NoConversation(dialect.messages_key()))?;
+        let text = raw.get();
+        let array = offset_in(body, text)..offset_in(body, text) + text.len();
+        let (kind, messages) = match text.as_bytes().first() {
+            Some(b'[') => {
+                let items: Vec<&'a RawValue> =
+                    serde_json::from_str(text).map_err(|e| GatewayError::Malformed(e.to_string()))?;
+                (ArrayKind::Array, items)
+            }
+            Some(b'"') if dialect == Dialect::Responses => (ArrayKind::String, vec![raw]),
+            _ => return Err(GatewayError::NoConversation(dialect.messages_key())),
+        };
+        let system = match dialect {
+            Dialect::AnthropicMessages => top.system.as_ref().map(system_text).unwrap_or_default(),
+            Dialect::ChatCompletions => leading_system(&messages),
+            Dialect::Responses => top.instructions.unwrap_or_default(),
+        };
+        Ok(Request {
+            dialect,
+            body,
+            array,
+            kind,
+            messages,
+            model: top.model,
+            system,
+            user_id: top.metadata.and_then(|m| m.user_id),
+            prompt_cache_key: top.prompt_cache_key,
+        })
+    }
+
+    /// The byte range of message `i` in the body.
+    pub fn message_range(&self, i: usize) -> Range<usize> {
+        let text = self.messages[i].get();
+        let start = offset_in(self.body, text);
+        start..start + text.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures;
+    use super::*;
+
+    #[test]
+    fn the_dialect_comes_from_the_path() {
+        assert_eq!(Dialect::from_path("/v1/messages"), Some(Dialect::AnthropicMessages));
+        assert_eq!(Dialect::from_path("/anthropic/v1/messages?beta=true"), Some(Dialect::AnthropicMessages));
+        assert_eq!(Dialect::from_path("/openai/v1/chat/completions"), Some(Dialect::ChatCompletions));
+        assert_eq!(Dialect::from_path("/v1/responses/"), Some(Dialect::Responses));
+        assert_eq!(Dialect::from_path("/v1/messages/count_tokens"), None);
+        assert_eq!(Dialect::from_path("/v1/models"), None);
+    }
+
+    #[test]
+    fn anthropic_messages_keep_their_exact_bytes_and_place() {
+        let body = fixtures::anthropic(&fixtures::ANTHROPIC_TURNS[..4]);
+        let r = Request::parse(Dialect::AnthropicMessages, body.as_bytes()).unwrap();
+        assert_eq!(r.messages.len(), 4);
+        assert_eq!(r.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert!(r.system.starts_with("You are Claude Code"), "{}", r.system);
+        assert!(r.system.contains("Be concise."), "both blocks: {}", r.system);
+        assert!(r.user_id.as_deref().unwrap().contains("session_"));
+        assert_eq!(&body[r.array.clone()], format!("[{}]", fixtures::ANTHROPIC_TURNS[..4].join(",")));
+        for (i, turn) in fixtures::ANTHROPIC_TURNS[..4].iter().enumerate() {
+            assert_eq!(&body[r.message_range(i)], *turn, "message {i}");
+        }
+    }
+
+    #[test]
+    fn chat_completions_system_is_the_leading_system_and_developer_messages() {
+        let body = fixtures::chat(&fixtures::CHAT_TURNS);
+        let r = Request::parse(Dialect::ChatCompletions, body.as_bytes()).unwrap();
+        assert_eq!(r.system, "You are Cline, a coding agent.\n\nPrefer small diffs.");
+        assert_eq!(r.messages.len(), fixtures::CHAT_TURNS.len());
+        assert_eq!(r.messages[3].get(), fixtures::CHAT_TURNS[3]);
+    }
+
+    #[test]
+    fn responses_input_is_an_array_or_a_string() {
+        let body = fixtures::responses(&fixtures::RESPONSES_ITEMS);
+        let r = Request::parse(Dialect::Responses, body.as_bytes()).unwrap();
+        assert_eq!(r.kind, ArrayKind::Array);
+        assert_eq!(r.system, "You are Codex, a coding agent.");
+        assert_eq!(r.prompt_cache_key.as_deref(), Some("0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"));
+        assert_eq!(r.messages[1].get(), fixtures::RESPONSES_ITEMS[1]);
+
+        let body =
+            r#"{"model":"gpt-5-codex","instructions":"Be brief.","input":"list the files","stream":true}"#;
+        let r = Request::parse(Dialect::Responses, body.as_bytes()).unwrap();
+        assert_eq!(r.kind, ArrayKind::String);
+        assert_eq!(&body[r.array.clone()], r#""list the files""#);
+    }
+
+    #[test]
+    fn pretty_printed_bodies_are_read_in_place() {
+        let body = "{\n  \"model\": \"gpt-4o\",\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"hi\"}\n  ]\n}";
+        let r = Request::parse(Dialect::ChatCompletions, body.as_bytes()).unwrap();
+        assert_eq!(&body[r.array.clone()], "[\n    {\"role\": \"user\", \"content\": \"hi\"}\n  ]");
+        assert_eq!(&body[r.message_range(0)], "{\"role\": \"user\", \"content\": \"hi\"}");
+    }
+
+    #[test]
+    fn a_body_without_a_conversation_or_not_json_is_refused() {
+        let no_messages = Request::parse(Dialect::AnthropicMessages, br#"{"model":"x"}"#).unwrap_err();
+        assert_eq!(no_messages, GatewayError::NoConversation("messages"));
+        let string_messages = Request::parse(Dialect::ChatCompletions, br#"{"messages":"hi"}"#).unwrap_err();
+        assert_eq!(string_messages, GatewayError::NoConversation("messages"));
+        assert!(matches!(
+            Request::parse(Dialect::Responses, b"{\"input\":["),
+            Err(GatewayError::Malformed(_))
+        ));
+        assert!(matches!(Request::parse(Dialect::Responses, b"\xff"), Err(GatewayError::Malformed(_))));
+    }
+}

@@ -1,0 +1,464 @@
+//! The sessions the gateway holds, and the body it forwards for a request.
+//!
+//! A session keeps the original messages it has seen (each one's exact text and a hash of it) and
+//! its frozen condensations: a range of original indices and the exact text of the message that
+//! replaces them. A request's messages are matched to the originals by hash, longest common
+//! prefix first; what is new is appended, and a prefix that stops matching (the client rewound,
+//! edited or compacted its history) starts a branch that keeps only the condensations wholly
+//! inside the common prefix. The forwarded body is the client's body with the message array
+//! rebuilt from the frozen replacements and the client's own message texts, so every request
+//! between two condensations extends the previous one byte for byte. With nothing to replace,
+//! the client's body goes out as it came, not a byte changed.
+//!
+//! The store is bounded by sessions and bytes; the least recently used sessions go first. The
+//! session a request is using stays, so one session larger than the bound is held while in use.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::GatewayError;
+use super::dialect::{ArrayKind, Dialect, Request};
+use super::session_key::{SessionKey, fnv1a, session_key};
+
+/// How much the store holds before it forgets the least recently used sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most sessions held.
+    pub max_sessions: usize,
+    /// The most bytes of message text held, originals and replacements together.
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    /// 64 sessions and 256 MiB: a few hundred agent sessions of 600 KB requests would fit, and a
+    /// gateway on a laptop serves a handful at a time.
+    fn default() -> Self {
+        Limits { max_sessions: 64, max_bytes: 256 << 20 }
+    }
+}
+
+/// One message as the client sent it.
+#[derive(Debug, Clone)]
+pub(super) struct Original {
+    /// FNV-1a of `text`.
+    pub(super) hash: u64,
+    /// The message's exact JSON text.
+    pub(super) text: Box<str>,
+}
+
+/// A condensation frozen into a session: replayed byte for byte on every request until the
+/// client's history stops matching inside its range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frozen {
+    /// The original message indices it replaces.
+    pub range: Range<usize>,
+    /// The replacing message's exact JSON text, in the session's dialect.
+    pub replacement: Box<str>,
+}
+
+/// One conversation the gateway follows.
+#[derive(Debug)]
+pub(super) struct Session {
+    pub(super) dialect: Dialect,
+    /// Whether the latest request sent a Responses `input` string rather than an array.
+    pub(super) kind: ArrayKind,
+    pub(super) originals: Vec<Original>,
+    /// Sorted by range, never overlapping.
+    pub(super) frozen: Vec<Frozen>,
+    last_used: u64,
+    bytes: usize,
+}
+
+impl Session {
+    /// Recounts the bytes held, after a change.
+    pub(super) fn recount(&mut self) {
+        self.bytes = self.originals.iter().map(|o| o.text.len()).sum::<usize>()
+            + self.frozen.iter().map(|f| f.replacement.len()).sum::<usize>();
+    }
+}
+
+/// How a request's messages relate to what the session had seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Continuity {
+    /// The session was not known (or was known in another dialect).
+    New,
+    /// The request repeats every known message and appends `appended` more.
+    Extended {
+        /// Messages new to the session.
+        appended: usize,
+    },
+    /// The request agrees with the known messages only on the first `common`; the rest was
+    /// replaced, and `dropped` condensations reaching past `common` were forgotten.
+    Branched {
+        /// The length of the common prefix.
+        common: usize,
+        /// Condensations forgotten.
+        dropped: usize,
+    },
+}
+
+/// The request to forward.
+#[derive(Debug)]
+pub struct Forward<'a> {
+    /// The session the request belongs to.
+    pub session: SessionKey,
+    /// The body to send upstream: the client's own when nothing was replaced.
+    pub body: Cow<'a, str>,
+    /// The byte range of the message array (or `input` string) in `body`.
+    pub messages: Range<usize>,
+    /// How the request continued the session.
+    pub continuity: Continuity,
+    /// How many frozen condensations were spliced in.
+    pub replayed: usize,
+}
+
+/// The sessions the gateway follows, bounded, least recently used forgotten first.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    limits: Limits,
+    pub(super) map: HashMap<SessionKey, Session>,
+    tick: u64,
+}
+
+/// How many leading messages `incoming` shares with `known`: same hash, same text.
+fn common_prefix(known: &[Original], incoming: &[(u64, &str)]) -> usize {
+    known.iter().zip(incoming).take_while(|(k, (hash, text))| k.hash == *hash && &*k.text == *text).count()
+}
+
+impl Sessions {
+    /// An empty store with these bounds.
+    pub fn new(limits: Limits) -> Sessions {
+        Sessions { limits, map: HashMap::new(), tick: 0 }
+    }
+
+    /// The sessions held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether no session is held.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The bytes of message text held over all sessions.
+    pub fn bytes(&self) -> usize {
+        self.map.values().map(|s| s.bytes).sum()
+    }
+
+    /// How many original messages `session` holds, if it is held.
+    pub fn messages(&self, session: &SessionKey) -> Option<usize> {
+        self.map.get(session).map(|s| s.originals.len())
+    }
+
+    /// The condensations frozen into `session`, in order.
+    pub fn frozen(&self, session: &SessionKey) -> Option<&[Frozen]> {
+        self.map.get(session).map(|s| s.frozen.as_slice())
+    }
+
+    /// Reads `body` as a request in `dialect`, brings its session up to date, and builds the
+    /// body to forward. `header` is the `x-context-condenser-session` header, if sent. An error
+    /// means the body could not be read; the host forwards it untouched.
+    pub fn forward<'a>(
+        &mut self,
+        dialect: Dialect,
+        body: &'a [u8],
+        header: Option<&str>,
+    ) -> Result<Forward<'a>, GatewayError> {
+        let request = Request::parse(dialect, body)?;
+        let key = session_key(&request, header);
+        let incoming: Vec<(u64, &str)> =
+            request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
+        self.tick += 1;
+        let tick = self.tick;
+        let fresh = || Session {
+            dialect,
+            kind: request.kind,
+            originals: Vec::new(),
+            frozen: Vec::new(),
+            last_used: tick,
+            bytes: 0,
+        };
+        let session = self.map.entry(key.clone()).or_insert_with(fresh);
+        let known = session.originals.len();
+        let continuity = if session.dialect != dialect || known == 0 {
+            *session = fresh();
+            Continuity::New
+        } else {
+            let common = common_prefix(&session.originals, &incoming);
+            if common == known {
+                Continuity::Extended { appended: incoming.len() - common }
+            } else {
+                session.originals.truncate(common);
+                let before = session.frozen.len();
+                session.frozen.retain(|f| f.range.end <= common);
+                Continuity::Branched { common, dropped: before - session.frozen.len() }
+            }
+        };
+        let start = session.originals.len();
+        session
+            .originals
+            .extend(incoming[start..].iter().map(|&(hash, text)| Original { hash, text: text.into() }));
+        session.kind = request.kind;
+        session.last_used = tick;
+        session.recount();
+        let (body, messages, replayed) = splice(&request, &session.frozen);
+        self.evict_except(&key);
+        Ok(Forward { session: key, body, messages, continuity, replayed })
+    }
+
+    /// Forgets the least recently used sessions other than `keep` until the bounds hold.
+    fn evict_except(&mut self, keep: &SessionKey) {
+        while self.map.len() > self.limits.max_sessions || self.bytes() > self.limits.max_bytes {
+            let oldest = self.map.iter().filter(|(k, _)| *k != keep).min_by_key(|(_, s)| s.last_used);
+            let Some(oldest) = oldest.map(|(k, _)| k.clone()) else { break };
+            self.map.remove(&oldest);
+        }
+    }
+}
+
+/// The body to forward for `request` with `frozen` spliced in: its text, the message array's
+/// range in it, and how many condensations it replays. Without any, the client's body itself.
+fn splice<'a>(request: &Request<'a>, frozen: &[Frozen]) -> (Cow<'a, str>, Range<usize>, usize) {
+    // An `input` string is one message, the current turn, which no condensation may cover.
+    if frozen.is_empty() || request.kind == ArrayKind::String {
+        return (Cow::Borrowed(request.body), request.array.clone(), 0);
+    }
+    let body = request.body;
+    let mut out = String::with_capacity(body.len());
+    out.push_str(&body[..request.array.start]);
+    let start = out.len();
+    out.push('[');
+    let mut next = frozen.iter().peekable();
+    let mut i = 0;
+    while i < request.messages.len() {
+        if i > 0 {
+            out.push(',');
+        }
+        match next.next_if(|f| f.range.start == i) {
+            Some(f) => {
+                out.push_str(&f.replacement);
+                i = f.range.end;
+            }
+            None => {
+                out.push_str(request.messages[i].get());
+                i += 1;
+            }
+        }
+    }
+    out.push(']');
+    let end = out.len();
+    out.push_str(&body[request.array.end..]);
+    (Cow::Owned(out), start..end, frozen.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::fixtures::{self, ANTHROPIC_TURNS, CHAT_TURNS, RESPONSES_ITEMS};
+    use super::*;
+
+    fn array<'f>(f: &'f Forward<'_>) -> &'f str {
+        &f.body[f.messages.clone()]
+    }
+
+    #[test]
+    fn without_a_condensation_the_client_body_goes_out_unchanged() {
+        let mut sessions = Sessions::default();
+        for n in 1..=ANTHROPIC_TURNS.len() {
+            let body = fixtures::anthropic(&ANTHROPIC_TURNS[..n]);
+            let f = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap();
+            assert!(matches!(f.body, Cow::Borrowed(_)));
+            assert_eq!(f.body, body);
+            let expected = if n == 1 { Continuity::New } else { Continuity::Extended { appended: 1 } };
+            assert_eq!(f.continuity, expected, "request {n}");
+        }
+        assert_eq!(sessions.len(), 1);
+        let key = SessionKey::ClaudeCode(fixtures::CLAUDE_SESSION.into());
+        assert_eq!(sessions.messages(&key), Some(ANTHROPIC_TURNS.len()));
+    }
+
+    #[test]
+    fn a_frozen_condensation_is_spliced_in_and_everything_else_is_the_clients_bytes() {
+        let mut sessions = Sessions::default();
+        let body = fixtures::anthropic(&ANTHROPIC_TURNS[..7]);
+        let key = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap().session;
+        sessions.freeze(&key, 1..5, "Read parse.rs; the empty-string test failed.").unwrap();
+
+        let body = fixtures::anthropic(&ANTHROPIC_TURNS);
+        let f = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap();
+        assert_eq!(f.replayed, 1);
+        let request = Request::parse(Dialect::AnthropicMessages, body.as_bytes()).unwrap();
+        assert_eq!(&f.body[..f.messages.start], &body[..request.array.start], "the head is the client's");
+        assert_eq!(&f.body[f.messages.end..], &body[request.array.end..], "the tail is the client's");
+        let replacement = &sessions.frozen(&key).unwrap()[0].replacement;
+        let expected =
+            [ANTHROPIC_TURNS[0], replacement, ANTHROPIC_TURNS[5], ANTHROPIC_TURNS[6], ANTHROPIC_TURNS[7]];
+        assert_eq!(array(&f), format!("[{},{}]", expected.join(","), ANTHROPIC_TURNS[8]));
+        let parsed: serde_json::Value = serde_json::from_str(&f.body).unwrap();
+        assert_eq!(parsed["messages"].as_array().unwrap().len(), 6);
+        assert!(
+            !f.body.contains("EqQBCkgIBxABGAIiQL1c9Xk2mZ0tq3Y4nR8v"),
+            "the condensed thinking is replaced"
+        );
+        assert!(f.body.contains(r#"caf\u00e9-compatible"#), "escapes kept as the client wrote them");
+    }
+
+    #[test]
+    fn responses_and_chat_completions_splice_the_same_way() {
+        let mut sessions = Sessions::default();
+        let body = fixtures::responses(&RESPONSES_ITEMS[..7]);
+        let key = sessions.forward(Dialect::Responses, body.as_bytes(), None).unwrap().session;
+        sessions.freeze(&key, 1..5, "Ran make check; a header was missing.").unwrap();
+        let body = fixtures::responses(&RESPONSES_ITEMS);
+        let f = sessions.forward(Dialect::Responses, body.as_bytes(), None).unwrap();
+        let replacement = &sessions.frozen(&key).unwrap()[0].replacement;
+        let kept =
+            [RESPONSES_ITEMS[0], replacement, RESPONSES_ITEMS[5], RESPONSES_ITEMS[6], RESPONSES_ITEMS[7]];
+        assert_eq!(array(&f), format!("[{}]", kept.join(",")));
+        assert!(f.body.ends_with(r#""prompt_cache_key":"0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}"#));
+        assert!(f.body.contains("gAAAAABo1X2wENCRYPTED-2=="), "the current turn's reasoning is kept");
+
+        let body = fixtures::chat(&CHAT_TURNS[..7]);
+        let key = sessions.forward(Dialect::ChatCompletions, body.as_bytes(), None).unwrap().session;
+        sessions.freeze(&key, 2..5, "Renamed foo to bar.").unwrap();
+        let body = fixtures::chat(&CHAT_TURNS);
+        let f = sessions.forward(Dialect::ChatCompletions, body.as_bytes(), None).unwrap();
+        assert!(array(&f).starts_with(&format!("[{},{},{{\"role\":\"user\"", CHAT_TURNS[0], CHAT_TURNS[1])));
+        assert!(array(&f).ends_with(&format!("{},{},{}]", CHAT_TURNS[5], CHAT_TURNS[6], CHAT_TURNS[7])));
+        assert_eq!(sessions.len(), 2);
+    }
+
+    #[test]
+    fn a_rewind_branches_and_keeps_only_the_condensations_inside_the_common_prefix() {
+        let mut sessions = Sessions::default();
+        let body = fixtures::anthropic(&ANTHROPIC_TURNS);
+        let key = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap().session;
+        sessions.freeze(&key, 1..3, "Read parse.rs.").unwrap();
+        sessions.freeze(&key, 3..5, "The empty-string test failed.").unwrap();
+        // The user rewinds to before the second pair and asks something else.
+        let edited = r#"{"role":"user","content":"Skip the tests; just explain the bug."}"#;
+        let body = fixtures::anthropic(&[
+            ANTHROPIC_TURNS[0],
+            ANTHROPIC_TURNS[1],
+            ANTHROPIC_TURNS[2],
+            ANTHROPIC_TURNS[3],
+            edited,
+        ]);
+        let f = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap();
+        assert_eq!(f.continuity, Continuity::Branched { common: 4, dropped: 1 });
+        assert_eq!(f.replayed, 1);
+        let first = &sessions.frozen(&key).unwrap()[0];
+        assert_eq!(first.range, 1..3);
+        assert_eq!(sessions.messages(&key), Some(5));
+    }
+
+    #[test]
+    fn a_moving_cache_breakpoint_keeps_the_condensations_before_it() {
+        let mut sessions = Sessions::default();
+        let body = fixtures::anthropic(&ANTHROPIC_TURNS[..7]);
+        let key = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap().session;
+        sessions.freeze(&key, 1..5, "Read parse.rs; the empty-string test failed.").unwrap();
+        // Claude Code moves `cache_control` from message 6 to the newest message.
+        let moved = ANTHROPIC_TURNS[6].replace(r#","cache_control":{"type":"ephemeral"}"#, "");
+        let mut turns = ANTHROPIC_TURNS.to_vec();
+        turns[6] = &moved;
+        let body = fixtures::anthropic(&turns);
+        let f = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap();
+        assert_eq!(f.continuity, Continuity::Branched { common: 6, dropped: 0 });
+        assert_eq!(f.replayed, 1);
+        assert!(array(&f).contains(&moved));
+    }
+
+    #[test]
+    fn the_store_forgets_the_least_recently_used_sessions_first() {
+        let mut sessions = Sessions::new(Limits { max_sessions: 2, max_bytes: usize::MAX });
+        let body = fixtures::chat(&CHAT_TURNS[..3]);
+        for name in ["a", "b", "a", "c"] {
+            sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some(name)).unwrap();
+        }
+        assert_eq!(sessions.len(), 2);
+        assert!(sessions.messages(&SessionKey::Header("b".into())).is_none(), "b was the least recent");
+        assert!(sessions.messages(&SessionKey::Header("a".into())).is_some());
+
+        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: body.len() });
+        for name in ["a", "b", "c"] {
+            sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some(name)).unwrap();
+        }
+        assert_eq!(sessions.len(), 1, "one session of these fits the byte bound");
+        assert!(sessions.bytes() <= body.len());
+        assert!(sessions.messages(&SessionKey::Header("c".into())).is_some(), "the session in use stays");
+    }
+
+    #[test]
+    fn the_same_key_in_another_dialect_starts_a_new_session() {
+        let mut sessions = Sessions::default();
+        let chat = fixtures::chat(&CHAT_TURNS);
+        let key = sessions.forward(Dialect::ChatCompletions, chat.as_bytes(), Some("s")).unwrap().session;
+        sessions.freeze(&key, 2..5, "Renamed.").unwrap();
+        let responses = fixtures::responses(&RESPONSES_ITEMS);
+        let f = sessions.forward(Dialect::Responses, responses.as_bytes(), Some("s")).unwrap();
+        assert_eq!(f.continuity, Continuity::New);
+        assert_eq!(f.body, responses);
+        assert_eq!(sessions.frozen(&key), Some(&[][..]));
+    }
+
+    /// A generated Chat Completions conversation: a system message, then user and assistant
+    /// turns whose texts hold escapes and non-ASCII, some assistant turns calling a tool.
+    fn conversation(texts: &[(String, bool)]) -> Vec<String> {
+        let mut out = vec![r#"{"role":"system","content":"sys"}"#.to_owned()];
+        for (i, (text, tool)) in texts.iter().enumerate() {
+            let text = serde_json::to_string(text).unwrap();
+            out.push(format!(r#"{{"role":"user","content":{text}}}"#));
+            if *tool {
+                out.push(format!(
+                    r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"c{i}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}}"#
+                ));
+                out.push(format!(r#"{{"role":"tool","tool_call_id":"c{i}","content":{text}}}"#));
+            }
+            out.push(format!(r#"{{"role":"assistant","content":{text}}}"#));
+        }
+        out
+    }
+
+    proptest! {
+        /// Between two condensations each forwarded message array extends the previous one byte
+        /// for byte; with none frozen, the forwarded body is the client's.
+        #[test]
+        fn forwarded_requests_extend_each_other_between_condensations(
+            texts in proptest::collection::vec(("[a-z \\n\"\\\\é✓]{0,12}", any::<bool>()), 2..12),
+            freezes in proptest::collection::vec((any::<u8>(), any::<u8>()), 1..4),
+        ) {
+            let messages = conversation(&texts);
+            let mut sessions = Sessions::new(Limits::default());
+            let mut previous: Option<String> = None;
+            let mut any_frozen = false;
+            for n in 2..=messages.len() {
+                let refs: Vec<&str> = messages[..n].iter().map(String::as_str).collect();
+                let body = fixtures::chat(&refs);
+                let f = sessions.forward(Dialect::ChatCompletions, body.as_bytes(), None).unwrap();
+                if !any_frozen {
+                    prop_assert_eq!(&f.body, &body);
+                }
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&f.body).is_ok(), "{}", f.body);
+                let now = array(&f).to_owned();
+                if let Some(previous) = &previous {
+                    prop_assert!(now.starts_with(&previous[..previous.len() - 1]), "{} then {}", previous, now);
+                }
+                previous = Some(now);
+                // Now and then, freeze a range; a refused one changes nothing.
+                if n % 3 == 0 {
+                    let (a, b) = freezes[(n / 3) % freezes.len()];
+                    let (start, end) = (1 + a as usize % n, 1 + b as usize % n);
+                    let (start, end) = (start.min(end), start.max(end) + 1);
+                    if sessions.freeze(&f.session, start..end, "summary").is_ok() {
+                        any_frozen = true;
+                        previous = None;
+                    }
+                }
+            }
+        }
+    }
+}
