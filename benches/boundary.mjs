@@ -15,6 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { fakeProfile, sseFetch } from "./fake-llm.mjs";
+import { applyChange } from "../crates/condense-wasm/tests-js/change.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const runsArg = process.argv.indexOf("--runs");
@@ -36,11 +37,6 @@ const size = (v) => (v === undefined ? 0 : JSON.stringify(v).length);
 const chars = (n) => Math.round(n).toLocaleString("en-US");
 const times = (xs) => `${ms(median(xs))} | ${ms(Math.min(...xs))}–${ms(Math.max(...xs))}`;
 
-/** What the host does with a change: keep the first `keep` messages of its copy, then the new ones. */
-function applyChange(task, change) {
-  const messages = [...task.conversation.messages.slice(0, change.keep), ...change.messages];
-  return { ...change.task, conversation: { ...change.task.conversation, messages } };
-}
 
 // The LLM request and its answer cross too (the host's fetch), the same before and after.
 let requestChars = 0;
@@ -166,7 +162,7 @@ for (const pin of pins) {
 
 console.log(`\n### Undo, Pin and Apply on the same chat, ${grown.toLocaleString("en-US")} tokens and ${task.conversation.messages.length} messages after the turns above (${runs} runs each)\n`);
 console.log(`Apply: a truncation to half (→ ${condensedTo.toLocaleString("en-US")} tokens) previewed, untimed, then applied by its id; Undo: that condensation undone, so each run starts from the same chat. Pin: pinned and unpinned alternately. Sizes in characters of JSON; before is computed (the whole task in and the whole task out; Apply also took the preview, whose result held the whole new chat, not counted).\n`);
-console.log("| call | median ms | range ms | in now | out now (messages kept / sent) | before, computed |");
+console.log("| call | median ms | range ms | in now | out now (messages kept / sent whole) | before, computed |");
 console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
 const line = (label, x) =>
   console.log(`| ${label} | ${times(x.ms)} | ${chars(m(x.in))} | ${chars(m(x.out))} (${m(x.keep)} / ${m(x.sent)}) | ${chars(m(x.before))} |`);

@@ -28,10 +28,29 @@ export function isUnknownTask(e: unknown): boolean {
   return typeof e === "object" && e !== null && (e as { kind?: unknown }).kind === "unknown_task";
 }
 
-/** The host's copy after a change of the held chat: its first `keep` messages, then the change's;
- *  every other field from the change's task. */
+/** The host's copy after a change of the held chat: its first `keep` messages, then those the
+ *  change orders — whole when sent, else the host's own with any marks sent; every other field
+ *  from the change's task. Throws when the change names a message the copy does not have (the
+ *  engine held another copy): the caller holds the chat again. */
 export function applyChange(task: ChatTask, change: ChatChange): ChatTask {
-  const messages = [...task.conversation.messages.slice(0, change.keep), ...change.messages];
+  const own = new Map(task.conversation.messages.slice(change.keep).map((m) => [m.id, m]));
+  const sent = new Map(change.messages.map((m) => [m.id, m]));
+  const marks = new Map(change.marks.map((m) => [m.id, m]));
+  const rest = change.order.map((id) => {
+    const whole = sent.get(id);
+    if (whole) return whole;
+    const mine = own.get(id);
+    if (!mine) throw new Error(`the engine's change names message ${id}, which this copy of the chat does not have`);
+    const mark = marks.get(id);
+    if (!mark) return mine;
+    const { condense_parent: _hidden, pinned: _pinned, ...message } = mine;
+    return {
+      ...message,
+      ...(mark.condense_parent ? { condense_parent: mark.condense_parent } : {}),
+      ...(mark.pinned ? { pinned: true } : {}),
+    };
+  });
+  const messages = [...task.conversation.messages.slice(0, change.keep), ...rest];
   return { ...change.task, conversation: { ...change.task.conversation, messages } };
 }
 

@@ -465,6 +465,18 @@ export const ChatTask = z.deferred(() => z.object({
 export type ChatTask = z.output<typeof ChatTask>;
 export type ChatTaskInput = z.input<typeof ChatTask>;
 
+/** The marks of a message that change without its content: hidden by a condensation, pinned. */
+export const MessageMarks = z.deferred(() => z.object({
+  /** The condensation that hides it, if one does. */
+  condense_parent: z.string().nullable().optional(),
+  /** The message. */
+  id: z.string(),
+  /** Whether the user pinned it. */
+  pinned: z.boolean().optional(),
+}));
+export type MessageMarks = z.output<typeof MessageMarks>;
+export type MessageMarksInput = z.input<typeof MessageMarks>;
+
 /** A task the engine holds, as the host names it: its id and the revision the host last saw. Calls that take a handle fail with `unknown_task` when the engine does not hold that revision (never held, released, evicted, or changed since); the host then sends the full task. */
 export const TaskHandle = z.deferred(() => z.strictObject({
   /** The task's id (a chat's id, or the key the host chose for a conversation file). */
@@ -475,14 +487,18 @@ export const TaskHandle = z.deferred(() => z.strictObject({
 export type TaskHandle = z.output<typeof TaskHandle>;
 export type TaskHandleInput = z.input<typeof TaskHandle>;
 
-/** What an operation on a held chat changed, so that only that crosses the boundary: the host's copy (the task it saves) keeps its first `keep` messages, then takes `messages`; every other field comes from `task`. */
+/** What an operation on a held chat changed, so that only that crosses the boundary. The host's copy (the task it saves) keeps its first `keep` messages; after them come the messages `order` names: each one in `messages` (new, or its content changed) is taken whole, each one in `marks` is the host's own with those marks, every other is the host's own as it is. Every other field of the task comes from `task`. */
 export const ChatChange = z.deferred(() => z.object({
   /** The held chat's new handle. */
   handle: TaskHandle,
-  /** How many leading messages of the host's copy are unchanged. */
+  /** How many leading messages of the host's copy are unchanged and in place. */
   keep: z.number().int().gte(0),
-  /** The messages after those, new or changed. */
+  /** The messages among them whose content is the host's but whose marks changed (a condensation hid them or an undo brought them back, a pin). */
+  marks: z.array(MessageMarks),
+  /** The messages among them that are new or whose content changed. */
   messages: z.array(Message),
+  /** The ids of the messages after those, in order. */
+  order: z.array(z.string()),
   /** The task with an empty message list: its title, times, records, guard and usage. */
   task: ChatTask,
 }));

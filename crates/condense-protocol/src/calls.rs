@@ -199,6 +199,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_change_sends_new_messages_whole_and_marks_alone() {
+        use condense_core::{ContentBlock, Message, Role};
+        let msg = |id: &str| Message::new(id, Role::User, vec![ContentBlock::text(format!("text of {id}"))]);
+        let before = vec![msg("a"), msg("b"), msg("c"), msg("d")];
+        let mut after = before.clone();
+        after[1].condense_parent = Some("c1".into());
+        after[2].pinned = true;
+        after.insert(2, Message { condense_id: Some("c1".into()), is_summary: true, ..msg("c1.summary") });
+        after.remove(4);
+        let handle = TaskHandle { id: "t".into(), revision: 2 };
+        let change = ChatChange::between(&before, &after, handle, ChatTask::new("t", 0));
+        assert_eq!(change.keep, 1);
+        assert_eq!(change.order, ["b", "c1.summary", "c"]);
+        assert_eq!(change.messages, [after[2].clone()], "only the new message is sent whole");
+        let marks = [
+            MessageMarks { id: "b".into(), condense_parent: Some("c1".into()), pinned: false },
+            MessageMarks { id: "c".into(), condense_parent: None, pinned: true },
+        ];
+        assert_eq!(change.marks, marks);
+    }
+
+    #[test]
     fn condense_options_refuse_unknown_fields_and_pick_the_model() {
         assert!(serde_json::from_str::<CondenseOptions>(r#"{"bogus": 1}"#).is_err());
         let o: CondenseOptions = serde_json::from_str(r#"{"provider": "lossless"}"#).unwrap();
@@ -247,19 +269,78 @@ pub struct HeldCount {
     pub messages: usize,
 }
 
-/// What an operation on a held chat changed, so that only that crosses the boundary: the host's
-/// copy (the task it saves) keeps its first `keep` messages, then takes `messages`; every other
-/// field comes from `task`.
+/// What an operation on a held chat changed, so that only that crosses the boundary. The host's
+/// copy (the task it saves) keeps its first `keep` messages; after them come the messages `order`
+/// names: each one in `messages` (new, or its content changed) is taken whole, each one in `marks`
+/// is the host's own with those marks, every other is the host's own as it is. Every other field
+/// of the task comes from `task`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ChatChange {
     /// The held chat's new handle.
     pub handle: TaskHandle,
-    /// How many leading messages of the host's copy are unchanged.
+    /// How many leading messages of the host's copy are unchanged and in place.
     pub keep: usize,
-    /// The messages after those, new or changed.
+    /// The ids of the messages after those, in order.
+    pub order: Vec<String>,
+    /// The messages among them that are new or whose content changed.
     pub messages: Vec<condense_core::Message>,
+    /// The messages among them whose content is the host's but whose marks changed (a
+    /// condensation hid them or an undo brought them back, a pin).
+    pub marks: Vec<MessageMarks>,
     /// The task with an empty message list: its title, times, records, guard and usage.
     pub task: ChatTask,
+}
+
+/// The marks of a message that change without its content: hidden by a condensation, pinned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageMarks {
+    /// The message.
+    pub id: String,
+    /// The condensation that hides it, if one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condense_parent: Option<String>,
+    /// Whether the user pinned it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
+}
+
+impl ChatChange {
+    /// What changed from `before` to `after`, for the host whose copy is `before`.
+    pub fn between(
+        before: &[condense_core::Message],
+        after: &[condense_core::Message],
+        handle: TaskHandle,
+        task: ChatTask,
+    ) -> ChatChange {
+        let keep = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+        let old: std::collections::HashMap<&str, &condense_core::Message> =
+            before[keep..].iter().map(|m| (m.id.as_str(), m)).collect();
+        let mut change =
+            ChatChange { handle, keep, order: Vec::new(), messages: Vec::new(), marks: Vec::new(), task };
+        for m in &after[keep..] {
+            change.order.push(m.id.clone());
+            match old.get(m.id.as_str()) {
+                Some(o) if *o == m => {}
+                Some(o) if same_but_marks(o, m) => change.marks.push(MessageMarks {
+                    id: m.id.clone(),
+                    condense_parent: m.condense_parent.clone(),
+                    pinned: m.pinned,
+                }),
+                _ => change.messages.push(m.clone()),
+            }
+        }
+        change
+    }
+}
+
+/// Whether two messages differ at most in their marks.
+fn same_but_marks(a: &condense_core::Message, b: &condense_core::Message) -> bool {
+    a.ts == b.ts
+        && a.role == b.role
+        && a.is_summary == b.is_summary
+        && a.condense_id == b.condense_id
+        && a.interrupted == b.interrupted
+        && a.content == b.content
 }
 
 /// What a chat input (`chat`) ends with: what changed, and how full the chat's context is.

@@ -75,6 +75,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::CondenseOptions,
         calls::ChatOptions,
         calls::ChatChange,
+        calls::MessageMarks,
         calls::ChatUndo,
         calls::ChatApplied,
         calls::ChatPin,

@@ -20,7 +20,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::convert::{core_error, error, llm_error};
 use crate::engine::{CondenseEngine, Inner};
-use crate::held::{HeldItem, common_prefix};
+use crate::held::HeldItem;
 use crate::held_api::unknown;
 use crate::host::{JsHost, JsTimer};
 use crate::surface::{Callback, engine_api};
@@ -77,7 +77,7 @@ fn chat_call(call: ChatOptions) -> Result<ChatOptions, JsValue> {
 fn new_chat(inner: &Rc<Inner>, id: String, now_ms: f64) -> Result<ChatChange, JsValue> {
     let task = ChatTask::new(id.clone(), now_ms as i64);
     let handle = inner.held.borrow_mut().hold(&id, HeldItem::Chat(task.clone()));
-    Ok(ChatChange { handle, keep: 0, messages: Vec::new(), task })
+    Ok(ChatChange::between(&[], &[], handle, task))
 }
 
 fn hold_chat(inner: &Rc<Inner>, text: String) -> Result<TaskHandle, JsValue> {
@@ -175,16 +175,18 @@ fn change_chat<R>(
 /// Holds `task` as the next revision of the chat under `handle`: what changed against the
 /// revision the handle names, which is the host's copy.
 fn hold_changed(inner: &Inner, handle: &TaskHandle, task: ChatTask) -> Result<ChatChange, JsValue> {
-    // Changed meanwhile (held again, evicted): the host gets every message.
-    let keep = with_held_chat(inner, handle, |before| {
-        common_prefix(&before.conversation.messages, &task.conversation.messages)
-    })
-    .unwrap_or(0);
-    let messages = task.conversation.messages[keep..].to_vec();
+    // The revision before, shared rather than copied. Changed meanwhile (held again, evicted):
+    // the host gets every message whole.
+    let before = inner.held.borrow_mut().get(handle).map(Rc::clone);
+    let before = match before.as_deref().map(|h| &h.item) {
+        Some(HeldItem::Chat(t)) => t.conversation.messages.as_slice(),
+        _ => &[],
+    };
     let id = task.id.clone();
     let handle = inner.held.borrow_mut().hold(&id, HeldItem::Chat(task));
-    let task = with_held_chat(inner, &handle, without_messages)?;
-    Ok(ChatChange { handle, keep, messages, task })
+    let mut held = inner.held.borrow_mut();
+    let Some(HeldItem::Chat(task)) = held.get(&handle).map(|h| &h.item) else { return Err(unknown(&handle)) };
+    Ok(ChatChange::between(before, &task.conversation.messages, handle.clone(), without_messages(task)))
 }
 
 #[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]

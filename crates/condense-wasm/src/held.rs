@@ -180,11 +180,6 @@ fn same_content(a: &Message, b: &Message) -> bool {
     a.role == b.role && condense_core::model::same_blocks(&a.content, &b.content)
 }
 
-/// How many leading messages two lists share unchanged.
-pub(crate) fn common_prefix(old: &[Message], new: &[Message]) -> usize {
-    old.iter().zip(new).take_while(|(a, b)| a == b).count()
-}
-
 /// A held task's counts by position, per encoding: what its [`PositionCounter`] answers from and
 /// records into, so a count carries over the task's turns.
 impl PositionCounts for Held {
@@ -279,15 +274,5 @@ mod tests {
         let fresh = TiktokenCounter::new(Encoding::O200kBase);
         count_all(&mut tasks, &h, &fresh);
         assert_eq!(fresh.encoded_messages(), 1, "only the inserted copy is counted");
-    }
-
-    #[test]
-    fn the_common_prefix_stops_at_the_first_change() {
-        let a = [msg("1", "a"), msg("2", "b")];
-        let mut b = a.to_vec();
-        b[1].condense_parent = Some("c1".into());
-        b.push(msg("3", "c"));
-        assert_eq!(common_prefix(&a, &b), 1);
-        assert_eq!(common_prefix(&a, &a), 2);
     }
 }

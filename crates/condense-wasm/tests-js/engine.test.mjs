@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { repoRoot, startFixtureLlm } from "../../../tests/js/servers.mjs";
+import { applyChange } from "./change.mjs";
 
 const require = createRequire(import.meta.url);
 const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
@@ -309,11 +310,6 @@ function longChat(engine, n, id = "chat-1") {
   return { task, handle: engine.holdChat(JSON.stringify(task)) };
 }
 
-/** What the host does with a change: keep the first `keep` messages of its copy, then the new ones. */
-function applyChange(task, change) {
-  const messages = [...task.conversation.messages.slice(0, change.keep), ...change.messages];
-  return { ...change.task, conversation: { ...change.task.conversation, messages } };
-}
 
 test("a chat turn streams agent events and resolves with what changed, the host's copy then the task to save", async () => {
   const { engine, logs } = makeEngine();
@@ -501,7 +497,8 @@ test("previewChat writes the summary once; applyPreview applies it as shown; pin
   const pinnedId = long.task.conversation.messages[3].id;
   const pinned = engine.pinMessage(long.handle, pinnedId, true, Date.now());
   assert.deepEqual(pinned.changed, [pinnedId]);
-  assert.equal(pinned.change.keep, 3, "only the pinned message and those after it cross back");
+  assert.equal(pinned.change.keep, 3);
+  assert.deepEqual([pinned.change.messages, pinned.change.marks], [[], [{ id: pinnedId, pinned: true }]], "only the pin crosses back, not the message");
   let task = applyChange(long.task, pinned.change);
   let { handle } = pinned.change;
   assert.equal(task.conversation.messages[3].pinned, true);

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { repoRoot, startFixtureLlm } from "../../../tests/js/servers.mjs";
+import { applyChange } from "./change.mjs";
 
 const require = createRequire(import.meta.url);
 const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
@@ -57,11 +58,6 @@ function longTask(engine, id, n) {
   return task;
 }
 
-/** What the host does with a change: keep the first `keep` messages of its copy, then the new ones. */
-function applyChange(task, change) {
-  const messages = [...task.conversation.messages.slice(0, change.keep), ...change.messages];
-  return { ...change.task, conversation: { ...change.task.conversation, messages } };
-}
 
 const text = (v) => JSON.stringify(v);
 /** A task without the wall-clock durations a condensation records (they differ run to run). */
@@ -124,7 +120,8 @@ test("a held chat past its threshold condenses like a fresh one; the step carrie
   const step = await engine.chat(handle, { type: "user", content: "What is left?" }, options(small));
   const saved = applyChange(task, step.change);
   assert.equal(saved.condensations.length, 1);
-  assert.ok(step.change.keep < 12, "hidden messages changed, so they come back");
+  assert.ok(step.change.keep < 12, "hidden messages changed");
+  assert.ok(step.change.marks.length > 0 && step.change.marks.every((m) => m.condense_parent), "hidden messages come back as their marks alone");
 
   const other = makeEngine();
   const full = await other.chat(other.holdChat(text(task)), { type: "user", content: "What is left?" }, options(small));
