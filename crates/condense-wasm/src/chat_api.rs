@@ -235,10 +235,7 @@ async fn preview_chat(
     .into();
     drop(manager);
     inner.end(&abort);
-    if let PreviewOutcome::Ready { preview } = &outcome {
-        // The engine keeps the preview; its result (the whole new chat) does not cross.
-        inner.held.borrow_mut().keep_preview(&handle.id, (**preview).clone());
-    }
+    inner.held.borrow_mut().keep_outcome(&handle.id, &outcome);
     match &outcome {
         PreviewOutcome::Ready { preview } => inner.host.log(
             "info",

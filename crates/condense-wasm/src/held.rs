@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use condense_core::agent::{ChatTask, CondensationPreview};
+use condense_core::agent::{ChatTask, CondensationPreview, PreviewOutcome};
 use condense_core::tokens::{PositionCounter, PositionCounts};
 use condense_core::{Conversation, Encoding, Message, TokenCounter};
 use condense_protocol::calls::TaskHandle;
@@ -92,8 +92,15 @@ impl HeldTasks {
         self.tasks.last().map(|(_, h)| h)
     }
 
-    /// Keeps a preview of the task `id` until it is applied or replaced.
-    pub(crate) fn keep_preview(&mut self, id: &str, preview: CondensationPreview) {
+    /// Keeps the preview a run made of the task `id`, if it made one, until it is applied or
+    /// replaced: its result (the whole new message list) stays here, only what it shows crosses.
+    pub(crate) fn keep_outcome(&mut self, id: &str, outcome: &PreviewOutcome) {
+        if let PreviewOutcome::Ready { preview } = outcome {
+            self.keep_preview(id, (**preview).clone());
+        }
+    }
+
+    fn keep_preview(&mut self, id: &str, preview: CondensationPreview) {
         self.previews.retain(|(i, _)| i != id);
         if self.previews.len() >= CAPACITY {
             self.previews.remove(0);

@@ -180,9 +180,7 @@ async fn preview_held(
     .into();
     drop(manager);
     inner.end(&abort);
-    if let PreviewOutcome::Ready { preview } = &outcome {
-        inner.held.borrow_mut().keep_preview(&handle.id, (**preview).clone());
-    }
+    inner.held.borrow_mut().keep_outcome(&handle.id, &outcome);
     Ok(outcome)
 }
 
