@@ -174,7 +174,7 @@ async fn forward(
         Outgoing::Rewritten { body, .. } => (Bytes::from(body), "condensations replayed".to_owned()),
         Outgoing::Client { reason, .. } => (body, describe(&reason)),
     };
-    let method = parts.method.clone();
+    let (method, shown) = (parts.method.clone(), parts.uri.path().to_owned());
     let upstream = shared.client.request(method.clone(), &url).headers(headers).body(sent).send().await;
     let response = match upstream {
         Ok(r) => r,
@@ -184,14 +184,14 @@ async fn forward(
             } else {
                 (StatusCode::BAD_GATEWAY, "the upstream cannot be reached")
             };
-            log(&method, path, status, session.as_deref(), &what);
+            log(&method, &shown, status, session.as_deref(), &what);
             let target = url.split('?').next().unwrap_or_default();
             // reqwest's error names the URL, never a header.
             let detail = e.without_url().to_string();
             return error(Some(wire), status, &format!("{why} ({target}): {detail}"));
         }
     };
-    log(&method, path, response.status(), session.as_deref(), &what);
+    log(&method, &shown, response.status(), session.as_deref(), &what);
     stream_back(shared, response, session)
 }
 
@@ -206,10 +206,9 @@ fn describe(reason: &Untouched) -> String {
     }
 }
 
-/// One line per request on stderr: method, path without its query, status, session, what went
-/// out. Never a header.
+/// One line per request on stderr: method, the client's path without its query, status,
+/// session, what went out. Never a header.
 fn log(method: &Method, path: &str, status: StatusCode, session: Option<&str>, what: &str) {
-    let path = path.split('?').next().unwrap_or_default();
     let session = session.map(|s| format!(" [{s}]")).unwrap_or_default();
     crate::out::note(&format!("gateway: {method} {path} → {}{session}: {what}", status.as_u16()));
 }
