@@ -565,3 +565,34 @@ fn the_state_survives_a_restart_and_an_unreadable_one_is_ignored() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_client_closing_before_the_upstream_answered_closes_the_upstream_request() {
+    let server = Server::fixture();
+    let state = Scratch::new("gw-abort-early");
+    let gateway =
+        Gateway::start(&state, &["--openai-upstream", &format!("http://127.0.0.1:{}", server.port)]);
+    let body = json!({"model": "hostile-stall-headers", "messages": [{"role": "user", "content": "go"}]});
+    let request = request_bytes(
+        "POST",
+        "/openai/v1/chat/completions",
+        &[&format!("Host: {}", gateway.host()), "Authorization: Bearer k"],
+        body.to_string().as_bytes(),
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", gateway.port)).unwrap();
+    stream.write_all(&request).unwrap();
+    let started = Instant::now();
+    while server.requests().is_empty() {
+        assert!(started.elapsed() < HANG_GUARD, "the request never reached the upstream");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stream);
+    server_saw_it_closed(&server, "hostile-stall-headers", "openai");
+    // The gateway's idle timeout would close it too, later, and log a 504 for it: the request
+    // was dropped with the client instead, so it has no line at all.
+    let output = gateway.output();
+    assert!(
+        !output.contains("POST /openai/v1/chat/completions"),
+        "closed by a timeout, not the client: {output}"
+    );
+}

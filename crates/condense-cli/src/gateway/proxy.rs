@@ -21,7 +21,7 @@ use futures::Stream;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
+use hyper::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, HeaderName, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -81,20 +81,17 @@ enum Route {
     NotFound,
 }
 
-fn route(shared: &Shared, path_and_query: &str) -> Route {
+/// The route of a request to this gateway, given the upstreams' origins.
+fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
     let path = path_and_query.split('?').next().unwrap_or_default();
     if path == "/healthz" {
         Route::Health
     } else if path == "/stats" {
         Route::Stats
     } else if let Some(rest) = path_and_query.strip_prefix("/anthropic").filter(|r| r.starts_with('/')) {
-        Route::Upstream {
-            wire: Wire::Anthropic,
-            url: format!("{}{rest}", shared.anthropic),
-            path: rest.into(),
-        }
+        Route::Upstream { wire: Wire::Anthropic, url: format!("{anthropic}{rest}"), path: rest.into() }
     } else if let Some(rest) = path_and_query.strip_prefix("/openai").filter(|r| r.starts_with("/v1/")) {
-        Route::Upstream { wire: Wire::OpenAi, url: format!("{}{rest}", shared.openai), path: rest.into() }
+        Route::Upstream { wire: Wire::OpenAi, url: format!("{openai}{rest}"), path: rest.into() }
     } else {
         Route::NotFound
     }
@@ -106,7 +103,7 @@ pub(crate) async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
     let path_and_query = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
-    let route = route(&shared, &path_and_query);
+    let route = route(&shared.anthropic, &shared.openai, &path_and_query);
     let wire = match &route {
         Route::Upstream { wire, .. } => Some(*wire),
         _ => None,
@@ -241,11 +238,13 @@ fn end_to_end(headers: &HeaderMap) -> HeaderMap {
     out
 }
 
-/// The headers sent upstream. A conversation's answer is asked for without compression, so that
+/// The headers sent upstream: the client's end-to-end headers less `Host` and `Content-Length`
+/// (the upstream's own, and the body's as sent), `Expect` (hyper answered it for this hop), and
+/// the gateway's own. A conversation's answer is asked for without compression, so that
 /// its usage can be read as it passes; every other request keeps the client's `Accept-Encoding`.
 fn upstream_headers(client: &HeaderMap, conversation: bool) -> HeaderMap {
     let mut headers = end_to_end(client);
-    for name in [HOST, CONTENT_LENGTH] {
+    for name in [HOST, CONTENT_LENGTH, EXPECT] {
         headers.remove(name);
     }
     headers.remove(SESSION_HEADER);
@@ -338,4 +337,63 @@ fn error(wire: Option<Wire>, status: StatusCode, message: &str) -> Response<Body
         }
     };
     json_response(status, &value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_keep_the_path_and_query_after_their_prefix() {
+        let r = |p| route("https://a.example", "https://o.example", p);
+        assert_eq!(
+            r("/anthropic/v1/messages?beta=true"),
+            Route::Upstream {
+                wire: Wire::Anthropic,
+                url: "https://a.example/v1/messages?beta=true".into(),
+                path: "/v1/messages?beta=true".into()
+            }
+        );
+        assert_eq!(
+            r("/openai/v1/responses"),
+            Route::Upstream {
+                wire: Wire::OpenAi,
+                url: "https://o.example/v1/responses".into(),
+                path: "/v1/responses".into()
+            }
+        );
+        assert_eq!(r("/healthz?x=1"), Route::Health);
+        assert_eq!(r("/stats"), Route::Stats);
+        for other in ["/openai/chat/completions", "/anthropicx/v1/messages", "/v1/messages", "/"] {
+            assert_eq!(r(other), Route::NotFound, "{other}");
+        }
+    }
+
+    #[test]
+    fn hop_by_hop_and_the_gateways_own_headers_stay_here_and_credentials_go_on() {
+        let mut client = HeaderMap::new();
+        for (k, v) in [
+            ("host", "127.0.0.1:4141"),
+            ("connection", "keep-alive, x-hop"),
+            ("x-hop", "1"),
+            ("keep-alive", "timeout=5"),
+            ("transfer-encoding", "chunked"),
+            ("content-length", "12"),
+            ("expect", "100-continue"),
+            (SESSION_HEADER, "s"),
+            (TOKEN_HEADER, "t"),
+            ("x-api-key", "sk-1"),
+            ("authorization", "Bearer sk-2"),
+            ("anthropic-beta", "context-management-2025-06-27"),
+            ("accept-encoding", "gzip"),
+        ] {
+            client.append(k, v.parse().unwrap());
+        }
+        let passed = upstream_headers(&client, false);
+        let mut names: Vec<&str> = passed.keys().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["accept-encoding", "anthropic-beta", "authorization", "x-api-key"]);
+        assert_eq!(passed["accept-encoding"], "gzip");
+        assert_eq!(upstream_headers(&client, true)["accept-encoding"], "identity");
+    }
 }
