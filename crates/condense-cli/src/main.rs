@@ -22,6 +22,7 @@ use serde_json::json;
 use out::{Sink, note};
 
 mod eval;
+mod gateway;
 mod llm;
 mod out;
 mod summary;
@@ -137,6 +138,9 @@ enum Command {
     /// Run providers on conversation files and print, per file and provider: tokens before →
     /// after, reduction, retention of probes, cost and time.
     Eval(eval::EvalArgs),
+    /// Run a local gateway that agents (Claude Code, Codex, Cline, Roo, Continue) point their base
+    /// URL at: requests pass to the Anthropic and OpenAI APIs, answers stream back.
+    Gateway(gateway::GatewayArgs),
     /// Write the token benchmark's inputs (generated deterministically) into a directory:
     /// `prose-and-code.md`, `tool-chat.json` (this project's format) and `short-strings.json`.
     #[command(hide = true)]
@@ -456,6 +460,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(0)
         }
         Command::Eval(args) => eval::run(args),
+        Command::Gateway(args) => gateway::run(args),
         Command::BenchInputs { dir } => {
             use condense_cli::bench_inputs;
             let dir = std::path::Path::new(&dir);

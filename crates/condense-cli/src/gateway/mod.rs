@@ -1,0 +1,275 @@
+//! `condense gateway`: a local HTTP gateway that agents (Claude Code, Codex, Cline, Roo,
+//! Continue) point their base URL at. Requests under `/anthropic/…` go to the Anthropic API,
+//! those under `/openai/v1/…` to the OpenAI API; the core decides, per conversation request, the
+//! exact bytes to forward (`decide.rs`, the only file that knows the core's gateway), and the
+//! answers stream back unbuffered (`proxy.rs`) while their usage is read (`usage.rs`). Who may
+//! connect is `guard.rs`'s business; the state on disk is `store.rs`'s.
+//!
+//! The server is hyper on tokio (HTTP/1.1, one task per connection); the upstream client is
+//! reqwest on rustls. The state is one value behind one lock, held only for the core's decision
+//! and for counting, never across an await.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+use crate::{Failure, usage};
+
+mod decide;
+mod guard;
+mod proxy;
+mod store;
+mod usage;
+
+use decide::{GatewayState, Policy};
+use guard::{Guard, TOKEN_HEADER};
+use proxy::Shared;
+use store::Store;
+
+/// Run a local gateway that agents point their base URL at; prints how to point them at it.
+#[derive(Debug, Args)]
+pub(crate) struct GatewayArgs {
+    /// The address to listen on. Other than loopback only with --token. Port 0 picks a free port;
+    /// the first line printed names the address bound.
+    #[arg(long, default_value = "127.0.0.1:4141")]
+    listen: SocketAddr,
+    /// The Anthropic API's origin (a trailing /v1 is dropped).
+    #[arg(long, default_value = "https://api.anthropic.com", value_name = "URL")]
+    anthropic_upstream: String,
+    /// The OpenAI API's origin (a trailing /v1 is dropped).
+    #[arg(long, default_value = "https://api.openai.com", value_name = "URL")]
+    openai_upstream: String,
+    /// The condensation provider (see `condense providers`).
+    #[arg(long, default_value = condense_core::limits::DEFAULT_PROVIDER, value_name = "ID")]
+    provider: String,
+    /// Condense a session when it reaches this share of its model's window, in percent.
+    #[arg(long, default_value_t = condense_core::limits::DEFAULT_THRESHOLD_PERCENT, value_name = "P")]
+    threshold: u8,
+    /// A model's context window in tokens, overriding the built-in table (repeatable).
+    #[arg(long = "window", value_name = "MODEL=TOKENS", value_parser = parse_window)]
+    windows: Vec<(String, usize)>,
+    /// Change nothing: forward every request byte for byte, and record what would have been done.
+    #[arg(long)]
+    observe: bool,
+    /// Where the gateway keeps its state (default: the user's data directory,
+    /// e.g. ~/.local/share/context-condenser/gateway).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// A token every request must carry in the `x-context-condenser-token` header; required to
+    /// listen on an address other than loopback.
+    #[arg(long, value_name = "T")]
+    token: Option<String>,
+}
+
+fn parse_window(text: &str) -> Result<(String, usize), String> {
+    let (model, tokens) = text.rsplit_once('=').ok_or("expected MODEL=TOKENS")?;
+    let tokens = tokens.trim().parse::<usize>().map_err(|e| format!("{tokens:?}: {e}"))?;
+    if model.trim().is_empty() || tokens == 0 {
+        return Err("expected a model name and a window above 0 tokens".into());
+    }
+    Ok((model.trim().to_owned(), tokens))
+}
+
+/// An upstream origin: an http or https URL, without a trailing `/` or `/v1` (the routes carry
+/// the API's path).
+fn upstream(flag: &str, url: &str) -> Result<String, Failure> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| usage(format!("{flag} {url}: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(usage(format!("{flag} {url}: expected an http:// or https:// URL")));
+    }
+    let url = url.trim_end_matches('/');
+    Ok(url.strip_suffix("/v1").unwrap_or(url).to_owned())
+}
+
+/// Upstream deadlines, as the LLM layer's: 30 s to connect (`native.rs`), 60 s without a byte
+/// (`condense chat --timeout-secs`), and the whole request within the profile's default deadline.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+const DEADLINE: Duration = Duration::from_secs(condense_core::profile::DEFAULT_DEADLINE_SECS);
+/// How long after a change the state is written: a burst of requests is one write.
+const SAVE_DELAY: Duration = Duration::from_millis(500);
+
+/// Runs the gateway until it is interrupted (Ctrl-C, SIGTERM); the state is written then too.
+pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
+    guard::check_listen(args.listen, args.token.as_deref()).map_err(usage)?;
+    let range = condense_core::limits::THRESHOLD_MIN..=condense_core::limits::THRESHOLD_MAX;
+    if !range.contains(&i32::from(args.threshold)) {
+        return Err(usage(format!("--threshold must be {} to {} percent", range.start(), range.end())));
+    }
+    condense_core::CondensationManager::with_builtin_providers()
+        .set_default_provider(&args.provider)
+        .map_err(|e| usage(format!("--provider: {e}")))?;
+    let anthropic = upstream("--anthropic-upstream", &args.anthropic_upstream)?;
+    let openai = upstream("--openai-upstream", &args.openai_upstream)?;
+    let dir = args.state_dir.clone().or_else(store::default_dir).ok_or_else(|| {
+        usage("no data directory known for this user (HOME is not set): pass --state-dir DIR")
+    })?;
+    let store = Store::open(&dir).map_err(|e| usage(format!("--state-dir {}: {e}", dir.display())))?;
+    let policy = Policy {
+        provider: args.provider.clone(),
+        threshold_percent: args.threshold,
+        windows: args.windows.iter().cloned().collect::<BTreeMap<_, _>>(),
+        observe: args.observe,
+    };
+    let mut state = GatewayState::new(policy);
+    match store.read() {
+        Ok(None) => {}
+        Ok(Some(bytes)) => {
+            if let Err(why) = decide::load(&mut state, &bytes) {
+                crate::out::note(&format!(
+                    "gateway: starting afresh; {} ignored: {why}",
+                    store.path().display()
+                ));
+            }
+        }
+        Err(why) => crate::out::note(&format!("gateway: starting afresh; {why}")),
+    }
+    let client = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(IDLE_TIMEOUT)
+        .timeout(DEADLINE)
+        // Redirects are the client's to follow: a 3xx goes back as it came.
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Failure(1, format!("cannot set up the HTTP client: {e}")))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure(1, format!("cannot start the gateway's runtime: {e}")))?;
+    runtime.block_on(async move {
+        let listener = TcpListener::bind(args.listen)
+            .await
+            .map_err(|e| usage(format!("cannot listen on {}: {e}", args.listen)))?;
+        let bound = listener.local_addr().map_err(|e| Failure(1, e.to_string()))?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            guard: Guard { bound, token: args.token.clone() },
+            anthropic,
+            openai,
+            client,
+            changed: Notify::new(),
+        });
+        crate::out::stdout(&banner(bound, args.token.is_some(), args.observe, &store))?;
+        let saver = tokio::spawn(save_on_change(Arc::clone(&shared), store.clone()));
+        tokio::select! {
+            () = serve(listener, Arc::clone(&shared)) => {}
+            () = shutdown() => {}
+        }
+        saver.abort();
+        save(&shared, &store);
+        Ok(0)
+    })
+}
+
+/// Accepts connections until the process ends, one task each.
+async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors, or a connection reset before it was accepted: go on.
+                crate::out::note(&format!("gateway: accept failed: {e}"));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let service = service_fn(move |request| proxy::handle(Arc::clone(&shared), request));
+            // A client that sends no headers within the timeout is dropped (slowloris).
+            let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(30))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// Ends at Ctrl-C, or SIGTERM on unix.
+async fn shutdown() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Writes the state a moment after each change.
+async fn save_on_change(shared: Arc<Shared>, store: Store) {
+    loop {
+        shared.changed.notified().await;
+        tokio::time::sleep(SAVE_DELAY).await;
+        let shared = Arc::clone(&shared);
+        let store = store.clone();
+        let _ = tokio::task::spawn_blocking(move || save(&shared, &store)).await;
+    }
+}
+
+fn save(shared: &Shared, store: &Store) {
+    let bytes = decide::save(&shared.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    if let Err(e) = store.write(&bytes) {
+        crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));
+    }
+}
+
+/// What the gateway prints at start: the address bound (first, alone on its line, for scripts),
+/// then the exact settings that point each agent at it.
+fn banner(bound: SocketAddr, token: bool, observe: bool, store: &Store) -> String {
+    let host =
+        if bound.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], bound.port())) } else { bound };
+    let base = format!("http://{host}");
+    let mut text = format!("listening on http://{bound}\n");
+    text.push_str(&format!("state: {}\n", store.path().display()));
+    if observe {
+        text.push_str(
+            "observe mode: every request is forwarded byte for byte; /stats says what would change\n",
+        );
+    }
+    text.push_str(&format!(
+        "\nPoint your agent at it (its API key passes through to the upstream and is never stored):\n\n\
+         Claude Code:\n  ANTHROPIC_BASE_URL={base}/anthropic claude\n\n\
+         Codex (~/.codex/config.toml):\n  model_provider = \"condense\"\n\n  \
+         [model_providers.condense]\n  name = \"Context Condenser\"\n  base_url = \"{base}/openai/v1\"\n  \
+         wire_api = \"responses\"\n  env_key = \"OPENAI_API_KEY\"\n"
+    ));
+    if token {
+        text.push_str(&format!("  http_headers = {{ \"{TOKEN_HEADER}\" = \"<token>\" }}\n"));
+    }
+    text.push_str(&format!(
+        "\nCline / Roo Code: API provider \"OpenAI Compatible\", base URL {base}/openai/v1\n  \
+         (or provider \"Anthropic\" with the custom base URL {base}/anthropic)\n\n\
+         Continue (config.yaml):\n  models:\n    - name: via Context Condenser\n      provider: openai\n      \
+         model: <model>\n      apiBase: {base}/openai/v1\n"
+    ));
+    if token {
+        text.push_str(&format!(
+            "\nEvery request must carry the header `{TOKEN_HEADER}: <token>` \
+             (Claude Code: ANTHROPIC_CUSTOM_HEADERS=\"{TOKEN_HEADER}: <token>\").\n"
+        ));
+    }
+    text.push_str(&format!("\nStatistics: {base}/stats   Health: {base}/healthz\n"));
+    text
+}

@@ -1,0 +1,399 @@
+//! One request through the gateway: the guard, the route, the body read within the core's limit,
+//! the core's decision ([`decide`]), the upstream request, and the answer streamed back.
+//!
+//! The answer is never buffered: each body frame the upstream sends is handed to the client as
+//! it comes, and the next one is read from the upstream only when the client's connection took
+//! the last one (hyper polls the body when it can write), so a slow client slows the upstream
+//! instead of filling memory. A client that goes away drops the answer's body, which drops the
+//! upstream response and closes its connection: the upstream sees the request aborted.
+//!
+//! Headers pass through untouched but for the hop-by-hop ones (which belong to each
+//! connection), `Host` and `Content-Length` (set for the upstream), and the gateway's own
+//! headers. The client's credentials go to the upstream and nowhere else: no header is logged.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures::Stream;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, HeaderName, HeaderValue};
+use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::decide::{self, GatewayState, Outgoing, Untouched};
+use super::guard::{Guard, Refusal, TOKEN_HEADER};
+use super::usage::UsageReader;
+
+/// The header naming the session, for clients the core cannot tell apart by their bodies.
+pub(crate) const SESSION_HEADER: &str = "x-context-condenser-session";
+
+/// The largest request body, in bytes: the core's limit on a conversation.
+pub(crate) const MAX_BODY_BYTES: u64 = condense_core::limits::MAX_CONVERSATION_BYTES;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// A response body: a whole one the gateway wrote, or the upstream's, streamed.
+pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
+
+/// What every request shares.
+pub(crate) struct Shared {
+    pub(crate) state: Mutex<GatewayState>,
+    pub(crate) guard: Guard,
+    /// The upstreams' origins, without a trailing `/` or `/v1`.
+    pub(crate) anthropic: String,
+    pub(crate) openai: String,
+    pub(crate) client: reqwest::Client,
+    /// Told after each change of the state; the saver writes it.
+    pub(crate) changed: Notify,
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, GatewayState> {
+        // A panic while the lock was held was caught or ended its request; the counts are
+        // still sound, and the gateway keeps serving.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The API a request speaks, by its route: it picks the shape of the gateway's own errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+/// Where a request goes.
+#[derive(Debug, PartialEq, Eq)]
+enum Route {
+    Health,
+    Stats,
+    /// To an upstream: its URL, and the upstream path with its query (what the core reads).
+    Upstream {
+        wire: Wire,
+        url: String,
+        path: String,
+    },
+    NotFound,
+}
+
+/// The route of a request to this gateway, given the upstreams' origins.
+fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
+    let path = path_and_query.split('?').next().unwrap_or_default();
+    if path == "/healthz" {
+        Route::Health
+    } else if path == "/stats" {
+        Route::Stats
+    } else if let Some(rest) = path_and_query.strip_prefix("/anthropic").filter(|r| r.starts_with('/')) {
+        Route::Upstream { wire: Wire::Anthropic, url: format!("{anthropic}{rest}"), path: rest.into() }
+    } else if let Some(rest) = path_and_query.strip_prefix("/openai").filter(|r| r.starts_with("/v1/")) {
+        Route::Upstream { wire: Wire::OpenAi, url: format!("{openai}{rest}"), path: rest.into() }
+    } else {
+        Route::NotFound
+    }
+}
+
+/// Serves one request. Never fails: every error is an answer in the route's error shape.
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let path_and_query = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let route = route(&shared.anthropic, &shared.openai, &path_and_query);
+    let wire = match &route {
+        Route::Upstream { wire, .. } => Some(*wire),
+        _ => None,
+    };
+    if let Err(refusal) = shared.guard.check(request.headers()) {
+        let (status, message) = match refusal {
+            Refusal::Forbidden(why) => (StatusCode::FORBIDDEN, why.to_owned()),
+            Refusal::Unauthorized => {
+                (StatusCode::UNAUTHORIZED, format!("send the gateway's token in `{TOKEN_HEADER}`"))
+            }
+        };
+        return Ok(error(wire, status, &message));
+    }
+    let get = request.method() == Method::GET;
+    let response = match route {
+        Route::Health if get => json_response(StatusCode::OK, &json!({ "status": "ok" })),
+        Route::Stats if get => json_response(StatusCode::OK, &decide::stats(&shared.state())),
+        Route::Upstream { wire, url, path } => forward(&shared, request, wire, url, &path).await,
+        Route::Health | Route::Stats => error(None, StatusCode::METHOD_NOT_ALLOWED, "use GET"),
+        Route::NotFound => error(
+            None,
+            StatusCode::NOT_FOUND,
+            "the gateway serves /anthropic/…, /openai/v1/…, /healthz and /stats",
+        ),
+    };
+    Ok(response)
+}
+
+/// Reads the body, lets the core decide, and sends the request upstream.
+async fn forward(
+    shared: &Arc<Shared>,
+    request: Request<Incoming>,
+    wire: Wire,
+    url: String,
+    path: &str,
+) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let too_large = || {
+        let limit = MAX_BODY_BYTES >> 20;
+        error(Some(wire), StatusCode::PAYLOAD_TOO_LARGE, &format!("request bodies are limited to {limit} MB"))
+    };
+    let declared = parts.headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return too_large();
+    }
+    let body = match Limited::new(body, MAX_BODY_BYTES as usize).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return too_large(),
+        Err(e) => {
+            return error(Some(wire), StatusCode::BAD_REQUEST, &format!("cannot read the request body: {e}"));
+        }
+    };
+    let header_session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+    let outgoing = if parts.method == Method::POST {
+        let outgoing = decide::decide(&mut shared.state(), path, header_session, &body);
+        shared.changed.notify_one();
+        outgoing
+    } else {
+        Outgoing::Client { session: None, reason: Untouched::NotAConversation }
+    };
+    let conversation = !matches!(outgoing, Outgoing::Client { reason: Untouched::NotAConversation, .. });
+    let headers = upstream_headers(&parts.headers, conversation);
+    let session = outgoing.session().map(str::to_owned);
+    let (sent, what) = match outgoing {
+        Outgoing::Rewritten { body, .. } => (Bytes::from(body), "condensations replayed".to_owned()),
+        Outgoing::Client { reason, .. } => (body, describe(&reason)),
+    };
+    let (method, shown) = (parts.method.clone(), parts.uri.path().to_owned());
+    let upstream = shared.client.request(method.clone(), &url).headers(headers).body(sent).send().await;
+    let response = match upstream {
+        Ok(r) => r,
+        Err(e) => {
+            let (status, why) = if e.is_timeout() {
+                (StatusCode::GATEWAY_TIMEOUT, "the upstream did not answer in time")
+            } else {
+                (StatusCode::BAD_GATEWAY, "the upstream cannot be reached")
+            };
+            log(&method, &shown, status, session.as_deref(), &what);
+            let target = url.split('?').next().unwrap_or_default();
+            // reqwest's error names the URL, never a header.
+            let detail = e.without_url().to_string();
+            return error(Some(wire), status, &format!("{why} ({target}): {detail}"));
+        }
+    };
+    log(&method, &shown, response.status(), session.as_deref(), &what);
+    stream_back(shared, response, session)
+}
+
+/// What the log says about a body that went out as the client sent it.
+fn describe(reason: &Untouched) -> String {
+    match reason {
+        Untouched::NotAConversation => "passed through".into(),
+        Untouched::Unchanged => "the client's body".into(),
+        Untouched::Observed { would_change: true } => "observed; the core would have changed it".into(),
+        Untouched::Observed { would_change: false } => "observed; the core would not have changed it".into(),
+        Untouched::Failed(why) => format!("forwarded untouched: {why}"),
+    }
+}
+
+/// One line per request on stderr: method, the client's path without its query, status,
+/// session, what went out. Never a header.
+fn log(method: &Method, path: &str, status: StatusCode, session: Option<&str>, what: &str) {
+    let session = session.map(|s| format!(" [{s}]")).unwrap_or_default();
+    crate::out::note(&format!("gateway: {method} {path} → {}{session}: {what}", status.as_u16()));
+}
+
+/// Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// `headers` without the hop-by-hop ones and those the `Connection` header names.
+fn end_to_end(headers: &HeaderMap) -> HeaderMap {
+    let named: Vec<String> = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|name| name.trim().to_ascii_lowercase())
+        .collect();
+    let mut out = headers.clone();
+    for name in HOP_BY_HOP.iter().copied().chain(named.iter().map(String::as_str)) {
+        out.remove(name);
+    }
+    out
+}
+
+/// The headers sent upstream: the client's end-to-end headers less `Host` and `Content-Length`
+/// (the upstream's own, and the body's as sent), `Expect` (hyper answered it for this hop), and
+/// the gateway's own. A conversation's answer is asked for without compression, so that
+/// its usage can be read as it passes; every other request keeps the client's `Accept-Encoding`.
+fn upstream_headers(client: &HeaderMap, conversation: bool) -> HeaderMap {
+    let mut headers = end_to_end(client);
+    for name in [HOST, CONTENT_LENGTH, EXPECT] {
+        headers.remove(name);
+    }
+    headers.remove(SESSION_HEADER);
+    headers.remove(TOKEN_HEADER);
+    if conversation {
+        headers.insert(HeaderName::from_static("accept-encoding"), HeaderValue::from_static("identity"));
+    }
+    headers
+}
+
+/// The upstream's answer, streamed to the client, its usage read on the way.
+fn stream_back(shared: &Arc<Shared>, response: reqwest::Response, session: Option<String>) -> Response<Body> {
+    let status = response.status();
+    let mut headers = end_to_end(response.headers());
+    // The body is re-framed for the client's connection (hyper writes chunks or the length).
+    headers.remove(CONTENT_LENGTH);
+    let reader = session.as_ref().map(|_| {
+        UsageReader::new(headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default())
+    });
+    let tap = Tap { inner: Box::pin(response.bytes_stream()), reader, session, shared: Arc::clone(shared) };
+    let body = StreamBody::new(futures::StreamExt::map(tap, |chunk| chunk.map(Frame::data)));
+    let mut out = Response::new(UnsyncBoxBody::new(body));
+    *out.status_mut() = status;
+    *out.headers_mut() = headers;
+    out
+}
+
+/// The upstream's body as it passes, with the usage reader watching. When the body ends, or is
+/// dropped because the client went away, the usage seen is added to the session's counts.
+struct Tap {
+    inner: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    reader: Option<UsageReader>,
+    session: Option<String>,
+    shared: Arc<Shared>,
+}
+
+impl Stream for Tap {
+    type Item = Result<Bytes, BoxError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.inner.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(chunk))) => {
+                if let Some(reader) = &mut self.reader {
+                    reader.feed(&chunk);
+                }
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Box::new(e.without_url())))),
+            other => other.map(|_| None),
+        }
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        let (Some(reader), Some(session)) = (self.reader.take(), self.session.take()) else { return };
+        if let Some(usage) = reader.finish() {
+            decide::usage(&mut self.shared.state(), &session, usage);
+            self.shared.changed.notify_one();
+        }
+    }
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let bytes = Bytes::from(serde_json::to_vec(value).expect("JSON values serialize"));
+    let mut response = Response::new(UnsyncBoxBody::new(Full::new(bytes).map_err(|never| match never {})));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The gateway's own error, in the shape the route's API uses for its errors, so that the
+/// client shows it as it shows the API's.
+fn error(wire: Option<Wire>, status: StatusCode, message: &str) -> Response<Body> {
+    let value = match wire {
+        Some(Wire::Anthropic) => {
+            let kind = match status {
+                StatusCode::UNAUTHORIZED => "authentication_error",
+                StatusCode::FORBIDDEN => "permission_error",
+                StatusCode::NOT_FOUND => "not_found_error",
+                StatusCode::PAYLOAD_TOO_LARGE => "request_too_large",
+                s if s.is_client_error() => "invalid_request_error",
+                _ => "api_error",
+            };
+            json!({ "type": "error", "error": { "type": kind, "message": message } })
+        }
+        Some(Wire::OpenAi) | None => {
+            let kind = if status.is_server_error() { "server_error" } else { "invalid_request_error" };
+            json!({ "error": { "message": message, "type": kind, "param": null, "code": null } })
+        }
+    };
+    json_response(status, &value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_keep_the_path_and_query_after_their_prefix() {
+        let r = |p| route("https://a.example", "https://o.example", p);
+        assert_eq!(
+            r("/anthropic/v1/messages?beta=true"),
+            Route::Upstream {
+                wire: Wire::Anthropic,
+                url: "https://a.example/v1/messages?beta=true".into(),
+                path: "/v1/messages?beta=true".into()
+            }
+        );
+        assert_eq!(
+            r("/openai/v1/responses"),
+            Route::Upstream {
+                wire: Wire::OpenAi,
+                url: "https://o.example/v1/responses".into(),
+                path: "/v1/responses".into()
+            }
+        );
+        assert_eq!(r("/healthz?x=1"), Route::Health);
+        assert_eq!(r("/stats"), Route::Stats);
+        for other in ["/openai/chat/completions", "/anthropicx/v1/messages", "/v1/messages", "/"] {
+            assert_eq!(r(other), Route::NotFound, "{other}");
+        }
+    }
+
+    #[test]
+    fn hop_by_hop_and_the_gateways_own_headers_stay_here_and_credentials_go_on() {
+        let mut client = HeaderMap::new();
+        for (k, v) in [
+            ("host", "127.0.0.1:4141"),
+            ("connection", "keep-alive, x-hop"),
+            ("x-hop", "1"),
+            ("keep-alive", "timeout=5"),
+            ("transfer-encoding", "chunked"),
+            ("content-length", "12"),
+            ("expect", "100-continue"),
+            (SESSION_HEADER, "s"),
+            (TOKEN_HEADER, "t"),
+            ("x-api-key", "sk-1"),
+            ("authorization", "Bearer sk-2"),
+            ("anthropic-beta", "context-management-2025-06-27"),
+            ("accept-encoding", "gzip"),
+        ] {
+            client.append(k, v.parse().unwrap());
+        }
+        let passed = upstream_headers(&client, false);
+        let mut names: Vec<&str> = passed.keys().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["accept-encoding", "anthropic-beta", "authorization", "x-api-key"]);
+        assert_eq!(passed["accept-encoding"], "gzip");
+        assert_eq!(upstream_headers(&client, true)["accept-encoding"], "identity");
+    }
+}

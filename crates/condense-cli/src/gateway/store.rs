@@ -1,0 +1,162 @@
+//! The gateway's state on disk: one file, `state.json`, in the state directory.
+//!
+//! Written whole to a temporary file (created 0600: the state names sessions, which are the
+//! user's business), synced, then renamed over `state.json`; so a gateway killed mid-write leaves
+//! the previous file or the new one, never half of one, and a temporary file is never read back.
+//! A file larger than [`MAX_STATE_BYTES`] is neither written nor read. The directory is created
+//! 0700.
+
+use std::io::{ErrorKind, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The largest state file written or read: the core bounds what it holds (its sessions' bytes);
+/// this is the backstop against a file that is not ours.
+pub(crate) const MAX_STATE_BYTES: u64 = 512 << 20;
+
+const FILE: &str = "state.json";
+/// How temporary files begin; any left by a killed gateway are removed at start.
+const TEMP_PREFIX: &str = ".state.json.";
+
+/// The state directory when none is given: the user's data directory
+/// (`$XDG_DATA_HOME`, else `~/.local/share`; `~/Library/Application Support` on macOS;
+/// `%LOCALAPPDATA%` on Windows), then `context-condenser/gateway`.
+pub(crate) fn default_dir() -> Option<PathBuf> {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = if cfg!(windows) {
+        env("LOCALAPPDATA")
+    } else if cfg!(target_os = "macos") {
+        env("HOME").map(|h| h.join("Library/Application Support"))
+    } else {
+        env("XDG_DATA_HOME").or_else(|| env("HOME").map(|h| h.join(".local/share")))
+    };
+    base.map(|b| b.join("context-condenser").join("gateway"))
+}
+
+/// The state file of one directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating) the directory, and removes temporary files a killed gateway left.
+    pub(crate) fn open(dir: &Path) -> std::io::Result<Store> {
+        create_private_dir(dir)?;
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Ok(Store { dir: dir.to_path_buf() })
+    }
+
+    /// The state file's path.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.dir.join(FILE)
+    }
+
+    /// The saved state, `Ok(None)` when there is none yet; an error says why it cannot be used.
+    pub(crate) fn read(&self) -> Result<Option<Vec<u8>>, String> {
+        let path = self.path();
+        let file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let mut bytes = Vec::new();
+        file.take(MAX_STATE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if bytes.len() as u64 > MAX_STATE_BYTES {
+            return Err(format!("{} is larger than {} MB", path.display(), MAX_STATE_BYTES >> 20));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Replaces the state file with `bytes`, atomically.
+    pub(crate) fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
+        if bytes.len() as u64 > MAX_STATE_BYTES {
+            return Err(std::io::Error::new(
+                ErrorKind::InvalidData,
+                format!("the state is larger than {} MB; not written", MAX_STATE_BYTES >> 20),
+            ));
+        }
+        let temp = self.dir.join(format!("{TEMP_PREFIX}{}.tmp", std::process::id()));
+        let result = (|| {
+            let mut file = private_file(&temp)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&temp, self.path())
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        result
+    }
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// A new file readable and writable by its owner alone (on unix; elsewhere the directory's
+/// permissions apply). An old temporary file of the same name is replaced.
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("condense-store-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn the_state_is_written_whole_and_read_back_and_leftovers_are_removed() {
+        let dir = scratch("roundtrip");
+        let store = Store::open(&dir.join("nested")).unwrap();
+        assert_eq!(store.read(), Ok(None));
+        store.write(b"{\"a\":1}").unwrap();
+        store.write(b"{\"a\":2}").unwrap();
+        assert_eq!(store.read(), Ok(Some(b"{\"a\":2}".to_vec())));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            let dir_mode = std::fs::metadata(dir.join("nested")).unwrap().permissions().mode();
+            assert_eq!(dir_mode & 0o777, 0o700);
+        }
+        // A gateway killed mid-write leaves a temporary file: never read, removed at start.
+        let leftover = dir.join("nested").join(format!("{TEMP_PREFIX}999.tmp"));
+        std::fs::write(&leftover, b"{\"a\":").unwrap();
+        let store = Store::open(&dir.join("nested")).unwrap();
+        assert!(!leftover.exists());
+        assert_eq!(store.read(), Ok(Some(b"{\"a\":2}".to_vec())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_default_directory_is_in_the_users_data_directory() {
+        let dir = default_dir().unwrap();
+        assert!(dir.ends_with("context-condenser/gateway"), "{}", dir.display());
+    }
+}

@@ -1,0 +1,598 @@
+//! `condense gateway` as a process: started on a free port of 127.0.0.1, talked to over raw
+//! TCP (so that Host, Origin and a connection closed mid-answer are the test's to choose),
+//! against the fixture LLM server and against upstreams written here that record the exact
+//! bytes they receive.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{HANG_GUARD, Scratch, Server, hang_guard, server_saw_it_closed};
+use serde_json::{Value, json};
+
+/// A key no log or file may ever hold.
+const SECRET: &str = "sk-ant-test-NEVER-STORED-7f3a9c";
+
+/// The gateway as a child process; killed and reaped when dropped. Its stdout after the first
+/// line and its whole stderr are kept for the test to read.
+struct Gateway {
+    child: Child,
+    port: u16,
+    stdout: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+fn drain(reader: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let text = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&text);
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(reader);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            sink.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
+    text
+}
+
+impl Gateway {
+    fn start(state: &Scratch, args: &[&str]) -> Gateway {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_condense"))
+            .args(["gateway", "--listen", "127.0.0.1:0", "--state-dir"])
+            .arg(&state.0)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        let port = first
+            .trim()
+            .strip_prefix("listening on http://127.0.0.1:")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the gateway did not start: {first:?} {}", stderr.lock().unwrap())
+            });
+        Gateway { child, port, stdout: drain(stdout), stderr }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// One request with these extra header lines; the answer's status, headers and body.
+    fn send(&self, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
+        let host = format!("Host: {}", self.host());
+        let mut all = vec![host.as_str()];
+        all.extend_from_slice(headers);
+        exchange(self.port, method, path, &all, body)
+    }
+
+    fn post(&self, path: &str, headers: &[&str], body: &str) -> Reply {
+        self.send("POST", path, headers, body.as_bytes())
+    }
+
+    fn stats(&self) -> Value {
+        serde_json::from_slice(&self.send("GET", "/stats", &[], b"").body).unwrap()
+    }
+
+    /// Everything the gateway printed so far.
+    fn output(&self) -> String {
+        format!("{}{}", self.stdout.lock().unwrap(), self.stderr.lock().unwrap())
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP answer, its body de-chunked.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.text()))
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+fn request_bytes(method: &str, path: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("{method} {path} HTTP/1.1\r\n");
+    for h in headers {
+        out.push_str(h);
+        out.push_str("\r\n");
+    }
+    if !headers.iter().any(|h| h.to_ascii_lowercase().starts_with("content-length")) {
+        out.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    let mut bytes = out.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+fn exchange(port: u16, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(HANG_GUARD)).unwrap();
+    stream.write_all(&request_bytes(method, path, headers, body)).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    parse_reply(&raw)
+}
+
+fn parse_reply(raw: &[u8]) -> Reply {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap();
+    let mut body = raw[split + 4..].to_vec();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    Reply { status, head, body }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = raw.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size = usize::from_str_radix(std::str::from_utf8(&raw[..line_end]).unwrap().trim(), 16).unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&raw[line_end + 2..line_end + 2 + size]);
+        raw = &raw[line_end + 2 + size + 2..];
+    }
+}
+
+/// One request as an upstream written here received it.
+#[derive(Debug, Clone)]
+struct Received {
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+}
+
+/// An upstream on 127.0.0.1 that hands each request it reads to `answer` along with the
+/// connection, on a thread per connection; stopped when dropped.
+struct Upstream {
+    port: u16,
+    received: mpsc::Receiver<Received>,
+    _listener: Arc<TcpListener>,
+}
+
+impl Upstream {
+    fn start(answer: impl Fn(&Received, &mut TcpStream) + Send + Sync + 'static) -> Upstream {
+        let listener = Arc::new(TcpListener::bind("127.0.0.1:0").unwrap());
+        let port = listener.local_addr().unwrap().port();
+        let (record, received) = mpsc::channel();
+        let accepting = Arc::clone(&listener);
+        let answer = Arc::new(answer);
+        std::thread::spawn(move || {
+            for stream in accepting.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let (record, answer) = (record.clone(), Arc::clone(&answer));
+                std::thread::spawn(move || {
+                    let Some(request) = read_request(&mut stream) else { return };
+                    let _ = record.send(request.clone());
+                    answer(&request, &mut stream);
+                });
+            }
+        });
+        Upstream { port, received, _listener: listener }
+    }
+
+    /// An upstream that answers every request with this JSON.
+    fn json(answer: Value) -> Upstream {
+        let body = answer.to_string();
+        Upstream::start(move |_, stream| {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
+        })
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn next(&self) -> Received {
+        self.received.recv_timeout(HANG_GUARD).expect("the upstream received a request")
+    }
+}
+
+fn read_request(stream: &mut TcpStream) -> Option<Received> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let partial = Received { head, body: Vec::new() };
+    let length: usize = partial.header("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Received { body, ..partial })
+}
+
+/// An Anthropic Messages body as Claude Code sends it, with spacing and escapes of its own.
+const ANTHROPIC_BODY: &str = "{\"model\": \"claude-sonnet-4-5\",  \"max_tokens\":64,\n \"metadata\":{\"user_id\":\
+    \"user_ab_account_cd_session_0199aaaa-bbbb\"},\"messages\":[{\"role\":\"user\",\"content\":\"caf\\u00e9?\"}],\
+    \"unknown_key\":{\"kept\":true},\"stream\":false}";
+
+#[test]
+fn observe_mode_forwards_the_clients_body_byte_for_byte_and_strips_the_gateways_headers() {
+    let upstream = Upstream::json(json!({"id": "msg_1", "usage": {"input_tokens": 5, "output_tokens": 2}}));
+    let state = Scratch::new("gw-observe");
+    let gateway = Gateway::start(&state, &["--observe", "--anthropic-upstream", &upstream.url()]);
+    let key = format!("x-api-key: {SECRET}");
+    let headers = [key.as_str(), "anthropic-version: 2023-06-01", "x-context-condenser-session: team-a"];
+    for _ in 0..2 {
+        let reply = gateway.post("/anthropic/v1/messages?beta=true", &headers, ANTHROPIC_BODY);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert_eq!(reply.json()["id"], "msg_1");
+        let seen = upstream.next();
+        assert_eq!(seen.body, ANTHROPIC_BODY.as_bytes(), "byte for byte");
+        assert!(seen.head.starts_with("POST /v1/messages?beta=true HTTP/1.1"), "{}", seen.head);
+        assert_eq!(
+            seen.header("x-api-key").as_deref(),
+            Some(SECRET),
+            "the client's key reaches the upstream"
+        );
+        assert_eq!(seen.header("anthropic-version").as_deref(), Some("2023-06-01"));
+        assert_eq!(seen.header("x-context-condenser-session"), None);
+        assert_eq!(seen.header("host").as_deref(), Some(upstream.url().trim_start_matches("http://")));
+    }
+    let stats = gateway.stats();
+    let session = &stats["sessions"]["header:team-a"];
+    assert_eq!(session["requests"], 2, "{stats}");
+    assert_eq!(session["would_change"], 0);
+    assert_eq!(session["usage"]["input"], 10, "usage of whole JSON answers: {stats}");
+    assert_eq!(stats["policy"]["observe"], true);
+}
+
+#[test]
+fn a_malformed_body_is_forwarded_untouched_and_recorded() {
+    let upstream = Upstream::json(json!({"error": {"message": "bad json"}}));
+    let state = Scratch::new("gw-malformed");
+    let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
+    let body = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}";
+    let reply = gateway.post("/openai/v1/chat/completions", &["Authorization: Bearer k"], body);
+    assert_eq!(reply.status, 200);
+    assert_eq!(upstream.next().body, body.as_bytes());
+    let stats = gateway.stats();
+    assert_eq!(stats["sessions"]["unread"]["failed_open"], 1, "{stats}");
+    assert!(stats["sessions"]["unread"]["last_untouched"].as_str().unwrap().contains("not JSON"));
+}
+
+#[test]
+fn an_answer_streams_through_before_the_upstream_has_finished_it() {
+    // The upstream sends its first event, then waits until the client has read it: a gateway
+    // that buffered the answer would never show it, and the test would hang.
+    let (client_saw_it, wait_for_client) = mpsc::channel::<()>();
+    let wait_for_client = Mutex::new(wait_for_client);
+    let upstream = Upstream::start(move |_, stream| {
+        let first = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":\
+                     {\"input_tokens\":11,\"cache_read_input_tokens\":900,\"output_tokens\":1}}}\n\n";
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(first.as_bytes()).unwrap();
+        wait_for_client.lock().unwrap().recv_timeout(HANG_GUARD).expect("the client saw the first event");
+        let rest = "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":9}}\n\n\
+                    event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        stream.write_all(rest.as_bytes()).unwrap();
+    });
+    let state = Scratch::new("gw-stream");
+    let gateway = Gateway::start(&state, &["--anthropic-upstream", &upstream.url()]);
+    let body = ANTHROPIC_BODY.replace("\"stream\":false", "\"stream\":true");
+    let request = request_bytes(
+        "POST",
+        "/anthropic/v1/messages",
+        &[&format!("Host: {}", gateway.host())],
+        body.as_bytes(),
+    );
+    let port = gateway.port;
+    let raw = hang_guard("the streamed answer", move || {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.write_all(&request).unwrap();
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&raw).contains("message_start") {
+            let n = stream.read(&mut buf).unwrap();
+            assert!(n > 0, "the answer ended before its first event");
+            raw.extend_from_slice(&buf[..n]);
+        }
+        client_saw_it.send(()).unwrap();
+        stream.read_to_end(&mut raw).unwrap();
+        raw
+    });
+    let reply = parse_reply(&raw);
+    assert_eq!(reply.status, 200);
+    assert!(reply.head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{}", reply.head);
+    assert!(reply.text().ends_with("data: {\"type\":\"message_stop\"}\n\n"), "{}", reply.text());
+    let usage = &gateway.stats()["total"]["usage"];
+    assert_eq!(usage, &json!({"input": 11, "output": 9, "cache_read": 900, "cache_write": 0}));
+}
+
+#[test]
+fn through_the_fixture_server_answers_usage_and_passthrough_and_no_key_is_kept() {
+    let server = Server::fixture();
+    let upstream = format!("http://127.0.0.1:{}", server.port);
+    let state = Scratch::new("gw-fixture");
+    let gateway = Gateway::start(
+        &state,
+        &["--anthropic-upstream", &upstream, "--openai-upstream", &format!("{upstream}/v1")],
+    );
+    let anthropic_key = format!("x-api-key: {SECRET}");
+    let anthropic = [anthropic_key.as_str(), "anthropic-version: 2023-06-01"];
+    let body = json!({"model": "fixture", "max_tokens": 32, "stream": true,
+                      "messages": [{"role": "user", "content": "Say hello."}]});
+    let reply = gateway.post("/anthropic/v1/messages", &anthropic, &body.to_string());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.text().contains("event: message_stop"), "{}", reply.text());
+
+    let bearer = format!("Authorization: Bearer {SECRET}");
+    let body = json!({"model": "fixture", "stream": true, "stream_options": {"include_usage": true},
+                      "messages": [{"role": "user", "content": "Say hello."}]});
+    let reply = gateway.post(
+        "/openai/v1/chat/completions",
+        &[&bearer, "x-context-condenser-session: s"],
+        &body.to_string(),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert!(reply.text().contains("data: [DONE]"), "{}", reply.text());
+
+    let models = gateway.send("GET", "/anthropic/v1/models", &anthropic, b"");
+    assert_eq!(models.status, 200, "{}", models.text());
+    assert_eq!(models.json()["data"][0]["id"], "fixture");
+
+    let recorded = server.requests();
+    assert_eq!(recorded.len(), 2, "the two conversations: {recorded:?}");
+    assert_eq!(recorded[0]["headers"]["x-api-key"], SECRET);
+    assert_eq!(recorded[1]["headers"]["authorization"], format!("Bearer {SECRET}"));
+    assert!(recorded[1]["headers"].get("x-context-condenser-session").is_none());
+
+    let stats = gateway.stats();
+    assert_eq!(stats["total"]["requests"], 2, "{stats}");
+    assert_eq!(stats["passed_through"], 0, "a GET is never the core's");
+    assert!(stats["total"]["usage"]["output"].as_u64().unwrap() >= 2, "{stats}");
+    assert!(stats["sessions"]["header:s"]["usage"]["input"].as_u64().unwrap() > 0, "{stats}");
+
+    // The state is written a moment after the requests: 0600, and never a key.
+    let file = state.0.join("state.json");
+    let until = Instant::now() + HANG_GUARD;
+    while !std::fs::read_to_string(&file).is_ok_and(|s| s.contains("header:s")) {
+        assert!(Instant::now() < until, "state.json was never written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    for entry in std::fs::read_dir(&state.0).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET), "a key in the state dir");
+    }
+    let output = gateway.output();
+    assert!(output.contains("gateway: POST /anthropic/v1/messages → 200"), "{output}");
+    assert!(!output.contains(SECRET), "a key in the gateway's output: {output}");
+}
+
+#[test]
+fn the_gateway_answers_health_and_refuses_other_hosts_origins_and_paths() {
+    let state = Scratch::new("gw-refusals");
+    let gateway = Gateway::start(&state, &[]);
+    let health = gateway.send("GET", "/healthz", &[], b"");
+    assert_eq!((health.status, health.json()), (200, json!({"status": "ok"})));
+    assert_eq!(
+        gateway.send("GET", "/healthz", &[&format!("Origin: http://{}", gateway.host())], b"").status,
+        200
+    );
+    assert_eq!(
+        exchange(gateway.port, "GET", "/healthz", &[&format!("Host: localhost:{}", gateway.port)], b"")
+            .status,
+        200
+    );
+
+    let rebound =
+        exchange(gateway.port, "GET", "/stats", &[&format!("Host: attacker.example:{}", gateway.port)], b"");
+    assert_eq!(rebound.status, 403, "DNS rebinding: {}", rebound.text());
+    let page = gateway.post("/anthropic/v1/messages", &["Origin: https://attacker.example"], ANTHROPIC_BODY);
+    assert_eq!(page.status, 403);
+    assert_eq!(page.json()["error"]["type"], "permission_error", "Anthropic's error shape");
+    let page = gateway.post("/openai/v1/chat/completions", &["Origin: null"], "{}");
+    assert_eq!((page.status, page.json()["error"]["type"].clone()), (403, json!("invalid_request_error")));
+    assert_eq!(gateway.send("GET", "/v1/messages", &[], b"").status, 404);
+    assert_eq!(gateway.stats()["total"]["requests"], 0, "nothing refused reached the core");
+}
+
+#[test]
+fn a_body_above_the_cores_limit_is_refused_with_413() {
+    let upstream = Upstream::json(json!({}));
+    let state = Scratch::new("gw-413");
+    let gateway = Gateway::start(&state, &["--anthropic-upstream", &upstream.url()]);
+    let limit = condense_core::limits::MAX_CONVERSATION_BYTES;
+    let declared = format!("Content-Length: {}", limit + 1);
+    let reply = gateway.post("/anthropic/v1/messages", &[&declared], "");
+    assert_eq!(reply.status, 413, "{}", reply.text());
+    assert_eq!(reply.json()["error"]["type"], "request_too_large");
+    assert!(upstream.received.try_recv().is_err(), "nothing was sent upstream");
+}
+
+#[test]
+fn an_upstream_that_is_down_is_a_502_in_the_dialects_error_shape() {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let down = format!("http://127.0.0.1:{closed}");
+    let state = Scratch::new("gw-502");
+    let gateway = Gateway::start(&state, &["--anthropic-upstream", &down, "--openai-upstream", &down]);
+    let reply = gateway.post("/anthropic/v1/messages", &[&format!("x-api-key: {SECRET}")], ANTHROPIC_BODY);
+    assert_eq!(reply.status, 502, "{}", reply.text());
+    assert_eq!(reply.json()["type"], "error");
+    assert_eq!(reply.json()["error"]["type"], "api_error");
+    assert!(reply.json()["error"]["message"].as_str().unwrap().contains("cannot be reached"));
+    let reply = gateway.post("/openai/v1/responses", &[], r#"{"model":"gpt-5","input":"hi"}"#);
+    assert_eq!(reply.status, 502);
+    assert_eq!(reply.json()["error"]["type"], "server_error");
+    assert!(!gateway.output().contains(SECRET));
+}
+
+#[test]
+fn a_client_closing_mid_stream_closes_the_upstream_request() {
+    let server = Server::fixture();
+    let state = Scratch::new("gw-abort");
+    let gateway =
+        Gateway::start(&state, &["--openai-upstream", &format!("http://127.0.0.1:{}", server.port)]);
+    let body =
+        json!({"model": "hostile-endless", "stream": true, "messages": [{"role": "user", "content": "go"}]});
+    let request = request_bytes(
+        "POST",
+        "/openai/v1/chat/completions",
+        &[&format!("Host: {}", gateway.host()), "Authorization: Bearer k"],
+        body.to_string().as_bytes(),
+    );
+    let port = gateway.port;
+    hang_guard("reading the endless answer", move || {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.write_all(&request).unwrap();
+        let mut seen = 0;
+        let mut buf = [0u8; 16 * 1024];
+        while seen < 64 * 1024 {
+            let n = stream.read(&mut buf).unwrap();
+            assert!(n > 0, "the endless answer ended");
+            seen += n;
+        }
+        // Dropping the stream closes the client's connection mid-answer.
+    });
+    server_saw_it_closed(&server, "hostile-endless", "openai");
+}
+
+#[test]
+fn listening_beyond_loopback_needs_a_token_and_then_every_request_carries_it() {
+    let state = Scratch::new("gw-token");
+    let refused = Command::new(env!("CARGO_BIN_EXE_condense"))
+        .args(["gateway", "--listen", "0.0.0.0:0", "--state-dir"])
+        .arg(&state.0)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("without --token"), "{message}");
+
+    let upstream = Upstream::json(json!({"object": "list", "data": []}));
+    let gateway = Gateway::start(&state, &["--token", "t0ken", "--openai-upstream", &upstream.url()]);
+    assert_eq!(gateway.send("GET", "/healthz", &[], b"").status, 401);
+    assert_eq!(gateway.send("GET", "/healthz", &["Authorization: Bearer t0ken"], b"").status, 401);
+    assert_eq!(gateway.send("GET", "/healthz", &["x-context-condenser-token: t0ken"], b"").status, 200);
+    let reply = gateway.send(
+        "GET",
+        "/openai/v1/models",
+        &["x-context-condenser-token: t0ken", "Authorization: Bearer k"],
+        b"",
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let seen = upstream.next();
+    assert_eq!(seen.header("x-context-condenser-token"), None, "the token stays with the gateway");
+    assert_eq!(seen.header("authorization").as_deref(), Some("Bearer k"));
+}
+
+#[test]
+fn the_state_survives_a_restart_and_an_unreadable_one_is_ignored() {
+    let upstream = Upstream::json(json!({"id": "x"}));
+    let state = Scratch::new("gw-restart");
+    let chat = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
+    {
+        let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
+        assert_eq!(
+            gateway.post("/openai/v1/chat/completions", &["x-context-condenser-session: kept"], chat).status,
+            200
+        );
+        let until = Instant::now() + HANG_GUARD;
+        while !std::fs::read_to_string(state.0.join("state.json")).is_ok_and(|s| s.contains("header:kept")) {
+            assert!(Instant::now() < until, "state.json was never written");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
+    assert_eq!(gateway.stats()["sessions"]["header:kept"]["requests"], 1, "restored");
+    drop(gateway);
+
+    std::fs::write(state.0.join("state.json"), "{\"version\":1,\"stats\":{\"x\":").unwrap();
+    std::fs::write(state.0.join(".state.json.4242.tmp"), "half written").unwrap();
+    let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
+    assert_eq!(gateway.stats()["total"]["requests"], 0);
+    assert!(!state.0.join(".state.json.4242.tmp").exists(), "a temporary file is removed, never read");
+    let until = Instant::now() + HANG_GUARD;
+    while !gateway.output().contains("starting afresh") {
+        assert!(Instant::now() < until, "no warning: {}", gateway.output());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_client_closing_before_the_upstream_answered_closes_the_upstream_request() {
+    let server = Server::fixture();
+    let state = Scratch::new("gw-abort-early");
+    let gateway =
+        Gateway::start(&state, &["--openai-upstream", &format!("http://127.0.0.1:{}", server.port)]);
+    let body = json!({"model": "hostile-stall-headers", "messages": [{"role": "user", "content": "go"}]});
+    let request = request_bytes(
+        "POST",
+        "/openai/v1/chat/completions",
+        &[&format!("Host: {}", gateway.host()), "Authorization: Bearer k"],
+        body.to_string().as_bytes(),
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", gateway.port)).unwrap();
+    stream.write_all(&request).unwrap();
+    let started = Instant::now();
+    while server.requests().is_empty() {
+        assert!(started.elapsed() < HANG_GUARD, "the request never reached the upstream");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stream);
+    server_saw_it_closed(&server, "hostile-stall-headers", "openai");
+    // The gateway's idle timeout would close it too, later, and log a 504 for it: the request
+    // was dropped with the client instead, so it has no line at all.
+    let output = gateway.output();
+    assert!(
+        !output.contains("POST /openai/v1/chat/completions"),
+        "closed by a timeout, not the client: {output}"
+    );
+}
