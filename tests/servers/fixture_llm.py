@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Fixture LLM HTTP server for integration tests (Python 3 stdlib only).
 
-Speaks the real OpenAI Chat Completions and Anthropic Messages wire formats,
-both non-streaming (JSON) and streaming (Server-Sent Events).
+Speaks the real OpenAI Chat Completions, OpenAI Responses and Anthropic
+Messages wire formats, both non-streaming (JSON) and streaming (Server-Sent
+Events), and plays a scripted agent (below) that real agent CLIs (Claude Code,
+Codex, Cline) run their tool loops against.
 
 Usage:
     python3 tests/servers/fixture_llm.py [--port 0] [--answer TEXT]
@@ -20,14 +22,25 @@ Endpoints:
            requires ``Authorization: Bearer <key>`` (any non-empty key, or
            exactly the one given with --api-key), unless --no-auth is given:
            then no key is needed, as with a local server (Ollama, llama.cpp)
+    POST   /v1/responses         (also /responses)         OpenAI Responses API
+           auth as for chat completions. Stream events: response.created,
+           response.in_progress, response.output_item.added,
+           response.content_part.added, response.output_text.delta/.done,
+           response.function_call_arguments.delta/.done,
+           response.content_part.done, response.output_item.done,
+           response.completed (usage with input_tokens_details.cached_tokens)
     POST   /v1/messages          (also /messages)          Anthropic format
            requires ``x-api-key`` and ``anthropic-version`` headers
+    POST   /v1/messages/count_tokens (also /messages/count_tokens)
+           {"input_tokens": N}, N = characters of system+tools+messages / 4
     GET    /v1/models            (also /models) lists the model "fixture"
            (Anthropic shape when x-api-key/anthropic-version is sent,
            OpenAI shape otherwise)
     GET    /health               {"status": "ok"}
     GET    /requests             every LLM request so far:
-                                 [{path, headers (lower-case), body}]
+                                 [{path, url (with the query), bytes,
+                                   headers (lower-case), body}]
+    GET    /requests/<i>/raw     the exact bytes of request i of that list
     DELETE /requests             clears the recorded list
     GET    /hostile              every hostile request so far, in order:
                                  [{mode, wire, closed}], closed true once the
@@ -35,6 +48,27 @@ Endpoints:
 
 LLM requests are recorded before auth checks and fault handling, so tests
 can count attempts (retries included).
+
+Scripted agent mode, selected by the model name, in all three wire formats:
+    script-agent        2 tool rounds, then a final answer
+    script-agent-N      N tool rounds, then a final answer
+On each request the server reads the conversation: while fewer than N tool
+results have arrived (and the request declares tools) it answers with one tool
+call, chosen by name from the request's own ``tools`` and shaped by their
+schemas: even rounds read the k-th slice of 500 lines of the file (Claude Code
+``Read`` {file_path, offset, limit}; Cline ``read_files`` {files: [{path,
+start_line, end_line}]}; without a read tool, a shell tool runs ``sed -n``),
+odd rounds run ``grep -n MARKER FILE; wc -c FILE`` through the shell tool
+(``Bash`` {command}, Codex ``exec_command`` {cmd}, ``shell`` {command: [..]},
+Cline ``run_commands`` {commands: [..]}, ...). FILE is the first absolute path
+in the user's messages that names an existing file. Then it answers
+"Scripted agent done after K tool rounds (C characters of tool results).
+Markers seen: M." with every ``MARKER: value`` found in the tool results. A
+request whose tools offer no fitting tool, or with no file named, gets a 400
+that says why. Usage counts a prompt cache per session (Claude Code's session
+id, ``prompt_cache_key``): the prefix shared with the session's previous
+request is reported as cached (cache_read_input_tokens /
+prompt_tokens_details.cached_tokens / input_tokens_details.cached_tokens).
 
 Fault modes are selected by the request's ``model`` field; every other model
 name gets a normal answer. Each wire format uses its own error bodies.
@@ -122,6 +156,8 @@ Review edge cases for empty groups and trailing commas."""
 
 OPENAI_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages", "/messages")
+COUNT_TOKENS_PATHS = ("/v1/messages/count_tokens", "/messages/count_tokens")
+RESPONSES_PATHS = ("/v1/responses", "/responses")
 MODEL_PATHS = ("/v1/models", "/models")
 MODEL_ID = "fixture"
 WORDS_PER_DELTA = 3
@@ -195,6 +231,8 @@ class State:
         self.stall_seconds = stall_seconds
         self.lock = threading.Lock()
         self.requests = []
+        self.raw = []  # the exact request bodies, in the order of self.requests
+        self.prompts = {}  # prompt-cache key -> the previous prompt's text (cached_prefix)
         self.once_fired = set()  # (path, model) pairs whose one-shot fault fired
         self.hostile = []  # {mode, wire, closed} per hostile request
 
@@ -212,17 +250,39 @@ class State:
         with self.lock:
             return [dict(e) for e in self.hostile]
 
-    def record(self, path, headers, body):
+    def record(self, path, headers, body, url=None, raw=b""):
         with self.lock:
-            self.requests.append({"path": path, "headers": headers, "body": body})
+            self.requests.append({"path": path, "url": url or path, "bytes": len(raw),
+                                  "headers": headers, "body": body})
+            self.raw.append(raw)
 
     def snapshot(self):
         with self.lock:
             return list(self.requests)
 
+    def raw_body(self, index):
+        """The exact bytes of request `index` (as listed by GET /requests), or None."""
+        with self.lock:
+            return self.raw[index] if 0 <= index < len(self.raw) else None
+
     def clear(self):
         with self.lock:
             self.requests.clear()
+            self.raw.clear()
+            self.prompts.clear()
+
+    def cached_prefix(self, key, prompt):
+        """Characters of `prompt` shared with the start of the previous prompt under `key`, as a
+        provider's prompt cache would find them; remembers `prompt` for the next request."""
+        with self.lock:
+            previous = self.prompts.get(key, "")
+            self.prompts[key] = prompt
+        n = 0
+        for a, b in zip(previous, prompt):
+            if a != b:
+                break
+            n += 1
+        return n
 
     def take_once(self, path, model):
         """True the first time (path, model) is seen, False afterwards."""
@@ -287,6 +347,220 @@ def decode_chunked(rfile):
             return data
         data += rfile.read(size)
         rfile.readline()  # CRLF after the chunk
+
+
+# --------------------------------------------------------------------------
+# Scripted agent mode: tool calls the client really executes, then an answer.
+# --------------------------------------------------------------------------
+
+SCRIPT_AGENT = "script-agent"
+SCRIPT_AGENT_ROUNDS = 2
+SCRIPT_READ_LINES = 500  # lines per read round (a round k reads the k-th slice of the file)
+MARKER_RE = re.compile(r"MARKER[:=]\s*([A-Za-z0-9_.\-]+)")
+PATH_RE = re.compile(r"(?<![\w/:.])(/[^\s'\"`<>()\[\]{},;|]+)")
+
+# The tools the scripted agent looks for, by name, in the order it prefers them.
+READ_TOOLS = ("Read", "read_files", "read_file", "view_file", "read")
+SHELL_TOOLS = ("Bash", "shell", "shell_command", "exec_command", "run_commands",
+               "execute_command", "run_command", "bash", "local_shell")
+
+
+def script_rounds(model):
+    """N for a scripted-agent model (`script-agent` = 2, `script-agent-N`), else None."""
+    if model == SCRIPT_AGENT:
+        return SCRIPT_AGENT_ROUNDS
+    m = re.fullmatch(re.escape(SCRIPT_AGENT) + r"-(\d+)", model or "")
+    return int(m.group(1)) if m else None
+
+
+def text_of(content):
+    """The text in a string, a list of parts/blocks, or a block."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(text_of(part) for part in content)
+    if isinstance(content, dict):
+        if isinstance(content.get("text"), str):
+            return content["text"]
+        for key in ("content", "output"):
+            if key in content:
+                return text_of(content[key])
+    return ""
+
+
+class AgentView:
+    """What the scripted agent reads from a request, whatever its wire format: the tools the
+    client declares (name -> JSON schema of the arguments), the tool results so far and the
+    user's texts."""
+
+    def __init__(self, tools, results, user_texts):
+        self.tools = tools
+        self.results = results
+        self.user_texts = user_texts
+
+
+def anthropic_view(body):
+    tools = {t["name"]: t.get("input_schema") or {}
+             for t in body.get("tools") or [] if isinstance(t, dict) and "name" in t}
+    results, texts = [], []
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_result":
+                results.append(text_of(block.get("content")))
+            elif block.get("type") == "text":
+                texts.append(block.get("text") or "")
+    return AgentView(tools, results, texts)
+
+
+def chat_view(body):
+    tools = {}
+    for t in body.get("tools") or []:
+        fn = t.get("function") if isinstance(t, dict) else None
+        if isinstance(fn, dict) and "name" in fn:
+            tools[fn["name"]] = fn.get("parameters") or {}
+    results, texts = [], []
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            results.append(text_of(m.get("content")))
+        elif m.get("role") == "user":
+            texts.append(text_of(m.get("content")))
+    return AgentView(tools, results, texts)
+
+
+def responses_view(body):
+    tools = {}
+    for t in body.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        if t.get("type") == "local_shell":
+            tools["local_shell"] = {}
+        elif "name" in t:
+            tools[t["name"]] = t.get("parameters") or {}
+    results, texts = [], []
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") in ("function_call_output", "custom_tool_call_output",
+                                "local_shell_call_output"):
+            results.append(text_of(item.get("output")))
+        elif item.get("role") == "user":
+            texts.append(text_of(item.get("content")))
+    return AgentView(tools, results, texts)
+
+
+def find_file(texts):
+    """The first absolute path in the user's texts that names an existing file."""
+    for text in texts:
+        for m in PATH_RE.finditer(text):
+            path = m.group(1).rstrip(".:!?")
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def shell_quote(s):
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def props(schema):
+    p = schema.get("properties") if isinstance(schema, dict) else None
+    return p if isinstance(p, dict) else {}
+
+
+def fill_required(schema, args):
+    """Adds the required arguments the script does not know, as false/empty values."""
+    for name in (schema.get("required") or []) if isinstance(schema, dict) else []:
+        if name in args:
+            continue
+        kind = props(schema).get(name, {}).get("type")
+        args[name] = {"boolean": False, "array": [], "object": {},
+                      "integer": 0, "number": 0}.get(kind, "")
+    return args
+
+
+def read_args(schema, path, first, last):
+    """Arguments for a read tool: the path and, when the tool takes one, the line range."""
+    p = props(schema)
+    if "files" in p:  # Cline's read_files: [{path, start_line, end_line}]
+        return {"files": [{"path": path, "start_line": first, "end_line": last}]}
+    if "paths" in p:
+        return {"paths": [path]}
+    key = next((k for k in ("file_path", "path", "absolute_path", "filePath", "file")
+                if k in p), "path")
+    args = {key: path}
+    if "offset" in p and "limit" in p:  # Claude Code's Read
+        args.update({"offset": first, "limit": last - first + 1})
+    elif "start_line" in p and "end_line" in p:
+        args.update({"start_line": first, "end_line": last})
+    return fill_required(schema, args)
+
+
+def shell_args(name, schema, command):
+    """Arguments for a shell tool, in the shape its schema declares."""
+    p = props(schema)
+    if name == "local_shell":
+        return {"command": ["bash", "-lc", command]}
+    if "commands" in p:  # Cline's run_commands
+        return {"commands": [command]}
+    if "cmd" in p and "command" not in p:  # Codex's exec_command
+        return fill_required(schema, {"cmd": command})
+    if p.get("command", {}).get("type") == "array":  # Codex's shell
+        return fill_required(schema, {"command": ["bash", "-lc", command]})
+    return fill_required(schema, {"command": command})
+
+
+def pick_tool(tools, names):
+    return next((n for n in names if n in tools), None)
+
+
+def script_step(view, rounds):
+    """The scripted agent's next move: ("tool", name, args, note), ("final", text) or
+    ("error", message)."""
+    k = len(view.results)
+    if k >= rounds or not view.tools:
+        markers = []
+        for text in view.results:
+            for m in MARKER_RE.findall(text):
+                if m not in markers:
+                    markers.append(m)
+        seen = sum(len(t) for t in view.results)
+        return ("final", "Scripted agent done after %d tool rounds (%d characters of tool "
+                "results). Markers seen: %s." % (k, seen, ", ".join(markers) or "none"))
+    path = find_file(view.user_texts)
+    if path is None:
+        return ("error", "script-agent: no absolute path of an existing file in the user's "
+                "messages; name the file to read in the task")
+    read = pick_tool(view.tools, READ_TOOLS)
+    shell = pick_tool(view.tools, SHELL_TOOLS)
+    declared = ", ".join(sorted(view.tools))
+    first = (k // 2) * SCRIPT_READ_LINES + 1
+    last = first + SCRIPT_READ_LINES - 1
+    if k % 2 == 0 and read:
+        return ("tool", read, read_args(view.tools[read], path, first, last),
+                "Reading lines %d-%d of %s." % (first, last, path))
+    if shell is None:
+        return ("error", "script-agent: no %s tool among the declared tools (%s)"
+                % ("read or shell" if k % 2 == 0 else "shell", declared))
+    if k % 2 == 0:
+        command = "sed -n '%d,%dp' %s" % (first, last, shell_quote(path))
+        note = "Reading lines %d-%d of %s." % (first, last, path)
+    else:
+        command = "grep -n MARKER %s; wc -c %s" % (shell_quote(path), shell_quote(path))
+        note = "Looking for the marker in %s." % path
+    return ("tool", shell, shell_args(shell, view.tools[shell], command), note)
 
 
 # --------------------------------------------------------------------------
@@ -390,6 +664,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(200, {"status": "ok"})
         elif path == "/requests":
             self.send_json(200, STATE.snapshot())
+        elif re.fullmatch(r"/requests/\d+/raw", path):
+            raw = STATE.raw_body(int(path.split("/")[2]))
+            if raw is None:
+                self.not_found()
+            else:
+                self.send_raw(200, raw, "application/octet-stream")
         elif path == "/hostile":
             self.send_json(200, STATE.hostile_snapshot())
         elif path in MODEL_PATHS:
@@ -409,6 +689,10 @@ class Handler(BaseHTTPRequestHandler):
             kind = "openai"
         elif path in ANTHROPIC_PATHS:
             kind = "anthropic"
+        elif path in RESPONSES_PATHS:
+            kind = "responses"
+        elif path in COUNT_TOKENS_PATHS:
+            kind = "count_tokens"
         else:
             self.read_body()
             self.not_found()
@@ -419,9 +703,14 @@ class Handler(BaseHTTPRequestHandler):
         except (UnicodeDecodeError, ValueError):
             body = None
         STATE.record(path, self.lower_headers(),
-                     body if body is not None else raw.decode("utf-8", "replace"))
+                     body if body is not None else raw.decode("utf-8", "replace"),
+                     url=self.path, raw=raw)
         if kind == "openai":
             self.handle_openai(path, body)
+        elif kind == "responses":
+            self.handle_responses(path, body)
+        elif kind == "count_tokens":
+            self.handle_count_tokens(body)
         else:
             self.handle_anthropic(path, body)
 
@@ -484,6 +773,10 @@ class Handler(BaseHTTPRequestHandler):
         fault = self.resolve_fault(path, model, body)
         stream = body.get("stream") is True
         if self.status_fault(OPENAI_FAULTS, fault, stream, headers):
+            return
+        rounds = script_rounds(model)
+        if rounds is not None:
+            self.script_chat(body, model, rounds, stream, headers)
             return
         answer = STATE.answer
         usage = {
@@ -722,6 +1015,10 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, anthropic_error(
                 "invalid_request_error", "max_tokens: Field required"), headers)
             return
+        rounds = script_rounds(model)
+        if rounds is not None:
+            self.script_anthropic(body, model, rounds, stream, headers)
+            return
         answer = STATE.answer
         input_tokens = (content_chars(body.get("system"))
                         + messages_chars(body.get("messages"))) // 4 + 1
@@ -783,6 +1080,292 @@ class Handler(BaseHTTPRequestHandler):
                                 "usage": {"output_tokens": output_tokens}})
         event("message_stop", {"type": "message_stop"})
         self.hang_up()
+
+    # ---- Scripted agent (all three wire formats) -----------------------
+
+    def script_usage(self, wire, key, prompt):
+        """(total input tokens, of which cached) for a prompt, with a prompt cache per session
+        key that holds the prefix shared with the session's previous request."""
+        total = len(prompt) // 4 + 1
+        cached = min(STATE.cached_prefix((wire, key), prompt) // 4, total)
+        return total, cached
+
+    def script_anthropic(self, body, model, rounds, stream, headers):
+        view = anthropic_view(body)
+        step = script_step(view, rounds)
+        if step[0] == "error":
+            self.send_json(400, anthropic_error("invalid_request_error", step[1]), headers)
+            return
+        key = self.headers.get("x-claude-code-session-id") or \
+            str((body.get("metadata") or {}).get("user_id") or "")
+        total, cached = self.script_usage(
+            "anthropic", key, json.dumps([body.get("system"), body.get("tools"),
+                                          body.get("messages")]))
+        k = len(view.results)
+        if step[0] == "final":
+            blocks, stop = [{"type": "text", "text": step[1]}], "end_turn"
+        else:
+            _, name, args, note = step
+            blocks = [{"type": "text", "text": note},
+                      {"type": "tool_use", "id": "toolu_script_%d" % k, "name": name,
+                       "input": args}]
+            stop = "tool_use"
+        output_tokens = sum(count_words(b.get("text", "")) for b in blocks) + 5
+        usage = {"input_tokens": total - cached, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": cached, "output_tokens": output_tokens}
+        message = {"id": "msg_script_%d" % k, "type": "message", "role": "assistant",
+                   "model": model, "content": blocks, "stop_reason": stop,
+                   "stop_sequence": None, "usage": usage}
+        if not stream:
+            self.send_json(200, message, headers)
+            return
+
+        def event(name, data):
+            self.write_event(data, event=name)
+
+        self.start_sse(headers)
+        event("message_start", {"type": "message_start", "message": {
+            **message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}})
+        for i, block in enumerate(blocks):
+            if block["type"] == "text":
+                event("content_block_start", {"type": "content_block_start", "index": i,
+                                              "content_block": {"type": "text", "text": ""}})
+                for piece in split_deltas(block["text"]):
+                    event("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                  "delta": {"type": "text_delta", "text": piece}})
+            else:
+                event("content_block_start", {"type": "content_block_start", "index": i,
+                                              "content_block": {**block, "input": {}}})
+                args = json.dumps(block["input"])
+                half = len(args) // 2
+                for piece in (args[:half], args[half:]):
+                    event("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                  "delta": {"type": "input_json_delta",
+                                                            "partial_json": piece}})
+            event("content_block_stop", {"type": "content_block_stop", "index": i})
+        event("message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": stop, "stop_sequence": None},
+                                "usage": {"output_tokens": output_tokens}})
+        event("message_stop", {"type": "message_stop"})
+        self.hang_up()
+
+    def script_chat(self, body, model, rounds, stream, headers):
+        view = chat_view(body)
+        step = script_step(view, rounds)
+        if step[0] == "error":
+            self.send_json(400, openai_error(step[1], "invalid_request_error"), headers)
+            return
+        total, cached = self.script_usage(
+            "chat", str(body.get("prompt_cache_key") or body.get("user") or ""),
+            json.dumps([body.get("tools"), body.get("messages")]))
+        k = len(view.results)
+        if step[0] == "final":
+            text, calls, finish = step[1], [], "stop"
+        else:
+            _, name, args, text = step
+            calls = [{"id": "call_script_%d" % k, "type": "function",
+                      "function": {"name": name, "arguments": json.dumps(args)}}]
+            finish = "tool_calls"
+        completion = count_words(text) + 5
+        usage = {"prompt_tokens": total, "completion_tokens": completion,
+                 "total_tokens": total + completion,
+                 "prompt_tokens_details": {"cached_tokens": cached}}
+        created = int(time.time())
+        if not stream:
+            message = {"role": "assistant", "content": text, "refusal": None}
+            if calls:
+                message["tool_calls"] = calls
+            self.send_json(200, {
+                "id": "chatcmpl-script-%d" % k, "object": "chat.completion", "created": created,
+                "model": model, "choices": [{"index": 0, "message": message, "logprobs": None,
+                                             "finish_reason": finish}],
+                "usage": usage, "system_fingerprint": None}, headers)
+            return
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+
+        def chunk(delta, finish_reason=None):
+            obj = {"id": "chatcmpl-script-%d" % k, "object": "chat.completion.chunk",
+                   "created": created, "model": model, "system_fingerprint": None,
+                   "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                "finish_reason": finish_reason}]}
+            if include_usage:
+                obj["usage"] = None
+            return obj
+
+        self.start_sse(headers)
+        self.write_event(chunk({"role": "assistant", "content": ""}))
+        for piece in split_deltas(text):
+            self.write_event(chunk({"content": piece}))
+        for i, call in enumerate(calls):
+            self.write_event(chunk({"tool_calls": [{
+                "index": i, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+            args = call["function"]["arguments"]
+            half = len(args) // 2
+            for piece in (args[:half], args[half:]):
+                self.write_event(chunk({"tool_calls": [{"index": i,
+                                                        "function": {"arguments": piece}}]}))
+        self.write_event(chunk({}, finish))
+        if include_usage:
+            final = chunk({})
+            final["choices"] = []
+            final["usage"] = usage
+            self.write_event(final)
+        self.write_event("[DONE]")
+        self.hang_up()
+
+    # ---- OpenAI Responses ----------------------------------------------
+
+    def handle_responses(self, path, body):
+        headers = {"x-request-id": "req_fixture"}
+        auth = self.headers.get("Authorization", "")
+        key_sent = auth.startswith("Bearer ") and self.key_ok(auth[len("Bearer "):].strip())
+        if not key_sent and not (Handler.no_auth and not auth):
+            self.send_json(401, OPENAI_AUTH_ERROR, headers)
+            return
+        if not isinstance(body, dict):
+            self.send_json(400, openai_error(
+                "We could not parse the JSON body of your request.",
+                "invalid_request_error"), headers)
+            return
+        model = body.get("model") or MODEL_ID
+        fault = self.resolve_fault(path, model, body)
+        stream = body.get("stream") is True
+        if self.status_fault(OPENAI_FAULTS, fault, stream, headers):
+            return
+        prompt = json.dumps([body.get("instructions"), body.get("tools"), body.get("input")])
+        rounds = script_rounds(model)
+        if rounds is None:
+            total = (content_chars(body.get("instructions"))
+                     + len(text_of(body.get("input")))) // 4 + 1
+            cached = min(STATE.cached_prefix(
+                ("responses", str(body.get("prompt_cache_key") or "")), prompt) // 4, total)
+            text = STATE.answer
+            items = [self.responses_message("msg_fixture", text)]
+        else:
+            view = responses_view(body)
+            step = script_step(view, rounds)
+            if step[0] == "error":
+                self.send_json(400, openai_error(step[1], "invalid_request_error"), headers)
+                return
+            total, cached = self.script_usage(
+                "responses", str(body.get("prompt_cache_key") or ""), prompt)
+            k = len(view.results)
+            if step[0] == "final":
+                text = step[1]
+                items = [self.responses_message("msg_script_%d" % k, text)]
+            else:
+                _, name, args, text = step
+                items = [self.responses_message("msg_script_%d" % k, text),
+                         self.responses_call(k, name, args)]
+            fault = None
+        output_tokens = count_words(text) + 5
+        usage = {"input_tokens": total, "input_tokens_details": {"cached_tokens": cached},
+                 "output_tokens": output_tokens,
+                 "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": total + output_tokens}
+        response = {
+            "id": "resp_fixture", "object": "response", "created_at": int(time.time()),
+            "status": "completed", "error": None, "incomplete_details": None,
+            "instructions": body.get("instructions"), "max_output_tokens": None,
+            "model": model, "output": items, "parallel_tool_calls": True,
+            "previous_response_id": None, "reasoning": {"effort": None, "summary": None},
+            "store": bool(body.get("store", False)), "temperature": 1.0,
+            "text": {"format": {"type": "text"}}, "tool_choice": "auto", "tools": [],
+            "top_p": 1.0, "truncation": "disabled", "usage": usage, "metadata": {}}
+        if stream:
+            self.responses_stream(response, fault, headers)
+        elif fault == "fault-stall":
+            self.stall()
+        elif fault == "fault-malformed":
+            self.send_raw(200, b'{"id": "resp_fix', "application/json", headers)
+        elif fault == "fault-cut":
+            raw = json.dumps(response).encode()
+            self.send_raw(200, raw[: len(raw) // 2], "application/json", headers,
+                          content_length=len(raw))
+            self.hang_up()
+        else:
+            self.send_json(200, response, headers)
+
+    @staticmethod
+    def responses_message(item_id, text):
+        return {"id": item_id, "type": "message", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+    @staticmethod
+    def responses_call(k, name, args):
+        if name == "local_shell":
+            return {"id": "lsh_script_%d" % k, "type": "local_shell_call",
+                    "call_id": "call_script_%d" % k, "status": "completed",
+                    "action": {"type": "exec", "command": args["command"], "env": {}}}
+        return {"id": "fc_script_%d" % k, "type": "function_call", "status": "completed",
+                "call_id": "call_script_%d" % k, "name": name, "arguments": json.dumps(args)}
+
+    def responses_stream(self, response, fault, headers):
+        seq = [0]
+
+        def event(data):
+            data = {**data, "sequence_number": seq[0]}
+            seq[0] += 1
+            self.write_event(data, event=data["type"])
+
+        pending = {**response, "status": "in_progress", "output": [], "usage": None}
+        self.start_sse(headers)
+        event({"type": "response.created", "response": pending})
+        event({"type": "response.in_progress", "response": pending})
+        for i, item in enumerate(response["output"]):
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                event({"type": "response.output_item.added", "output_index": i,
+                       "item": {**item, "status": "in_progress", "content": []}})
+                event({"type": "response.content_part.added", "item_id": item["id"],
+                       "output_index": i, "content_index": 0,
+                       "part": {"type": "output_text", "text": "", "annotations": []}})
+
+                def delta(piece, item=item, i=i):
+                    event({"type": "response.output_text.delta", "item_id": item["id"],
+                           "output_index": i, "content_index": 0, "delta": piece,
+                           "logprobs": []})
+
+                if i == 0 and self.stream_fault(
+                        fault, delta,
+                        lambda: event({"type": "error", "code": "server_error",
+                                       "message": OPENAI_SERVER_ERROR["error"]["message"],
+                                       "param": None}),
+                        lambda: self.write_event("{not json", event="response.output_text.delta")):
+                    return
+                for piece in split_deltas(text):
+                    delta(piece)
+                event({"type": "response.output_text.done", "item_id": item["id"],
+                       "output_index": i, "content_index": 0, "text": text, "logprobs": []})
+                event({"type": "response.content_part.done", "item_id": item["id"],
+                       "output_index": i, "content_index": 0, "part": item["content"][0]})
+            elif item["type"] == "function_call":
+                event({"type": "response.output_item.added", "output_index": i,
+                       "item": {**item, "status": "in_progress", "arguments": ""}})
+                args = item["arguments"]
+                half = len(args) // 2
+                for piece in (args[:half], args[half:]):
+                    event({"type": "response.function_call_arguments.delta",
+                           "item_id": item["id"], "output_index": i, "delta": piece})
+                event({"type": "response.function_call_arguments.done", "item_id": item["id"],
+                       "output_index": i, "arguments": args})
+            else:
+                event({"type": "response.output_item.added", "output_index": i, "item": item})
+            event({"type": "response.output_item.done", "output_index": i, "item": item})
+        event({"type": "response.completed", "response": response})
+        self.hang_up()
+
+    # ---- Anthropic token count -----------------------------------------
+
+    def handle_count_tokens(self, body):
+        if not isinstance(body, dict):
+            self.send_json(400, anthropic_error(
+                "invalid_request_error", "There was an issue with your request body: "
+                "it is not valid JSON"))
+            return
+        prompt = json.dumps([body.get("system"), body.get("tools"), body.get("messages")])
+        self.send_json(200, {"input_tokens": len(prompt) // 4 + 1})
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,86 @@
+// The fixture server's own parts the agent tests rely on, without any client: the Responses API,
+// the scripted agent's refusals, the prompt-cache usage and the raw request bytes.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startFixtureLlm } from "../js/servers.mjs";
+
+let llm;
+let dir;
+before(async () => {
+  llm = await startFixtureLlm({ apiKey: "k" });
+  dir = mkdtempSync(path.join(os.tmpdir(), "fixture-agent-"));
+});
+after(async () => {
+  await llm.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const post = (p, body, headers = { authorization: "Bearer k" }) =>
+  fetch(llm.origin + p, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+
+function sse(text) {
+  return text
+    .split("\n\n")
+    .filter((e) => e.trim())
+    .map((e) => ({ event: /^event: (.*)$/m.exec(e)?.[1], data: JSON.parse(/^data: (.*)$/m.exec(e)[1]) }));
+}
+
+test("Responses: a stream of the documented events, usage with cached tokens from the session's previous prompt", async () => {
+  const body = { model: "fixture", input: [{ role: "user", content: [{ type: "input_text", text: "hello" }] }], stream: true, prompt_cache_key: "s1" };
+  await (await post("/v1/responses", body)).text();
+  const events = sse(await (await post("/v1/responses", body)).text());
+  const types = events.map((e) => e.event);
+  assert.deepEqual(types.slice(0, 4), ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+  assert.ok(types.includes("response.output_text.delta"));
+  assert.deepEqual(types.slice(-3), ["response.content_part.done", "response.output_item.done", "response.completed"]);
+  for (const e of events) assert.equal(e.data.type, e.event);
+  assert.deepEqual(events.map((e) => e.data.sequence_number), events.map((_, i) => i));
+  const text = events.filter((e) => e.event === "response.output_text.delta").map((e) => e.data.delta).join("");
+  const done = events.at(-1).data.response;
+  assert.equal(done.output[0].content[0].text, text);
+  assert.equal(done.status, "completed");
+  assert.ok(done.usage.input_tokens > 0);
+  assert.equal(done.usage.input_tokens_details.cached_tokens, done.usage.input_tokens, "the same prompt again: all of it cached");
+  const json = await (await post("/responses", { ...body, stream: false })).json();
+  assert.equal(json.object, "response");
+  assert.equal(json.output[0].content[0].text, text);
+  assert.equal((await post("/v1/responses", body, {})).status, 401);
+});
+
+test("scripted agent: a function call in the Responses shape, then the final answer; a clear 400 when no tool fits", async () => {
+  const file = path.join(dir, "f.txt");
+  writeFileSync(file, "MARKER: m-123\n");
+  const tools = [{ type: "function", name: "exec_command", parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] } }];
+  const input = [{ role: "user", content: [{ type: "input_text", text: `Read ${file}.` }] }];
+  const first = await (await post("/v1/responses", { model: "script-agent-1", input, tools })).json();
+  const call = first.output.find((o) => o.type === "function_call");
+  assert.equal(call.name, "exec_command");
+  assert.match(JSON.parse(call.arguments).cmd, /^sed -n '1,500p' /);
+  const output = "MARKER: m-123";
+  const second = await (
+    await post("/v1/responses", { model: "script-agent-1", tools, input: [...input, call, { type: "function_call_output", call_id: call.call_id, output }] })
+  ).json();
+  assert.match(second.output[0].content[0].text, /done after 1 tool rounds.*Markers seen: m-123/);
+
+  const none = await post("/v1/chat/completions", { model: "script-agent", messages: [{ role: "user", content: `Read ${file}` }], tools: [{ type: "function", function: { name: "paint", parameters: {} } }] });
+  assert.equal(none.status, 400);
+  assert.match((await none.json()).error.message, /no read or shell tool among the declared tools \(paint\)/);
+  const nofile = await post("/v1/messages", { model: "script-agent", max_tokens: 10, messages: [{ role: "user", content: "Read nothing" }], tools: [{ name: "Read", input_schema: {} }] }, { "x-api-key": "k", "anthropic-version": "2023-06-01" });
+  assert.equal(nofile.status, 400);
+  assert.match((await nofile.json()).error.message, /no absolute path of an existing file/);
+});
+
+test("every request's exact bytes are kept", async () => {
+  await llm.clearRequests();
+  const raw = '{"model":"fixture",  "input":"x\\u00e9"}';
+  await (await post("/v1/responses", raw)).text();
+  const [req] = await llm.requests();
+  assert.equal(req.bytes, Buffer.byteLength(raw));
+  assert.equal(req.url, "/v1/responses");
+  const back = Buffer.from(await (await fetch(`${llm.origin}/requests/0/raw`)).arrayBuffer());
+  assert.equal(back.toString("utf8"), raw);
+  assert.equal((await fetch(`${llm.origin}/requests/1/raw`)).status, 404);
+});
