@@ -131,7 +131,7 @@ pub struct Gateway {
     /// By session name (the [`SessionKey`]'s display), for the sessions the store holds.
     pub(super) states: HashMap<String, SessionState>,
     pub(super) totals: SessionStats,
-    counters: Counters,
+    pub(super) counters: Counters,
 }
 
 /// A request measured against its session: each original message's tokens, each frozen
