@@ -46,80 +46,99 @@ pub(super) fn from_codex(lines: &[Value]) -> Result<Conversation, ParseError> {
                     system.push(text.to_owned());
                 }
             }
-            Some("response_item") => {
-                let Some(item) = payload.as_object() else {
-                    return Err(ParseError::at(path, "expected an object"));
-                };
-                let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
-                match kind {
-                    "message" => {
-                        let role = item.get("role").and_then(Value::as_str).unwrap_or("");
-                        let content = parts(item.get("content"), &format!("{path}.content"))?;
-                        match role {
-                            "assistant" => add_turn(&mut messages, Role::Assistant, content, ts),
-                            "user" => add_turn(&mut messages, Role::User, content, ts),
-                            "developer" | "system" if messages.is_empty() => {
-                                system.extend(content.iter().filter_map(|b| match b {
-                                    ContentBlock::Text { text, .. } => Some(text.clone()),
-                                    _ => None,
-                                }));
-                            }
-                            "developer" | "system" => add_turn(&mut messages, Role::User, content, ts),
-                            other => {
-                                return Err(ParseError::at(
-                                    format!("{path}.role"),
-                                    format!(
-                                        "unknown role \"{other}\", expected one of user, assistant, developer, system"
-                                    ),
-                                ));
-                            }
-                        }
-                    }
-                    "function_call" | "custom_tool_call" => {
-                        let id = string(item, "call_id", &path)?;
-                        let name = string(item, "name", &path)?;
-                        let input = match (kind, item.get("arguments"), item.get("input")) {
-                            ("function_call", Some(Value::String(s)), _) if s.trim().is_empty() => json!({}),
-                            ("function_call", Some(Value::String(s)), _) => {
-                                serde_json::from_str(s).unwrap_or_else(|_| json!({ "arguments": s }))
-                            }
-                            ("function_call", Some(v), _) => v.clone(),
-                            (_, _, Some(Value::String(s))) => json!({ "input": s }),
-                            (_, _, Some(v)) => v.clone(),
-                            _ => json!({}),
-                        };
-                        add_turn(
-                            &mut messages,
-                            Role::Assistant,
-                            vec![ContentBlock::ToolUse { id, name, input }],
-                            ts,
-                        );
-                    }
-                    "function_call_output" | "custom_tool_call_output" => {
-                        let id = string(item, "call_id", &path)?;
-                        let (text, is_error) = output(item.get("output"));
-                        let block = ContentBlock::ToolResult {
-                            tool_use_id: id,
-                            content: vec![ToolResultPart::Text { text }],
-                            is_error,
-                        };
-                        add_turn(&mut messages, Role::User, vec![block], ts);
-                    }
-                    _ => {
-                        // `reasoning`, `local_shell_call`, `web_search_call`, …: kept as read.
-                        let block = OpaqueBlock::new(item.clone()).ok_or_else(|| {
-                            ParseError::at(format!("{path}.type"), "expected the item's type")
-                        })?;
-                        add_turn(&mut messages, Role::Assistant, vec![ContentBlock::Opaque(block)], ts);
-                    }
-                }
-            }
+            Some("response_item") => response_item(payload, &path, ts, &mut system, &mut messages)?,
             // `event_msg` repeats the turns for the UI; `turn_context` and `compacted` are state.
             _ => {}
         }
     }
     if messages.is_empty() {
         return Err(ParseError::at("", "a Codex rollout without user or assistant messages"));
+    }
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    Ok(Conversation { system, ..Conversation::new(messages) })
+}
+
+/// One Responses API item (a rollout's `response_item` payload, or an `input` item of a
+/// Responses request), at `path`, added to `messages` (or, for a leading developer or system
+/// message, to `system`).
+fn response_item(
+    payload: &Value,
+    path: &str,
+    ts: i64,
+    system: &mut Vec<String>,
+    messages: &mut Vec<Message>,
+) -> Result<(), ParseError> {
+    let Some(item) = payload.as_object() else {
+        return Err(ParseError::at(path, "expected an object"));
+    };
+    let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "message" => {
+            let role = item.get("role").and_then(Value::as_str).unwrap_or("");
+            let content = parts(item.get("content"), &format!("{path}.content"))?;
+            match role {
+                "assistant" => add_turn(messages, Role::Assistant, content, ts),
+                "user" => add_turn(messages, Role::User, content, ts),
+                "developer" | "system" if messages.is_empty() => {
+                    system.extend(content.iter().filter_map(|b| match b {
+                        ContentBlock::Text { text, .. } => Some(text.clone()),
+                        _ => None,
+                    }));
+                }
+                "developer" | "system" => add_turn(messages, Role::User, content, ts),
+                other => {
+                    return Err(ParseError::at(
+                        format!("{path}.role"),
+                        format!(
+                            "unknown role \"{other}\", expected one of user, assistant, developer, system"
+                        ),
+                    ));
+                }
+            }
+        }
+        "function_call" | "custom_tool_call" => {
+            let id = string(item, "call_id", path)?;
+            let name = string(item, "name", path)?;
+            let input = match (kind, item.get("arguments"), item.get("input")) {
+                ("function_call", Some(Value::String(s)), _) if s.trim().is_empty() => json!({}),
+                ("function_call", Some(Value::String(s)), _) => {
+                    serde_json::from_str(s).unwrap_or_else(|_| json!({ "arguments": s }))
+                }
+                ("function_call", Some(v), _) => v.clone(),
+                (_, _, Some(Value::String(s))) => json!({ "input": s }),
+                (_, _, Some(v)) => v.clone(),
+                _ => json!({}),
+            };
+            add_turn(messages, Role::Assistant, vec![ContentBlock::ToolUse { id, name, input }], ts);
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let id = string(item, "call_id", path)?;
+            let (text, is_error) = output(item.get("output"));
+            let block = ContentBlock::ToolResult {
+                tool_use_id: id,
+                content: vec![ToolResultPart::Text { text }],
+                is_error,
+            };
+            add_turn(messages, Role::User, vec![block], ts);
+        }
+        _ => {
+            // `reasoning`, `local_shell_call`, `web_search_call`, …: kept as read.
+            let block = OpaqueBlock::new(item.clone())
+                .ok_or_else(|| ParseError::at(format!("{path}.type"), "expected the item's type"))?;
+            add_turn(messages, Role::Assistant, vec![ContentBlock::Opaque(block)], ts);
+        }
+    }
+    Ok(())
+}
+
+/// The conversation of a Responses request's `input` items: the items read as a rollout's are,
+/// without times. Unlike a rollout, an input of developer messages alone is no error: the
+/// conversation then has a system prompt and no messages.
+pub(super) fn from_responses_input(items: &[Value]) -> Result<Conversation, ParseError> {
+    let mut system: Vec<String> = Vec::new();
+    let mut messages: Vec<Message> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        response_item(item, &format!("input[{i}]"), 0, &mut system, &mut messages)?;
     }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     Ok(Conversation { system, ..Conversation::new(messages) })

@@ -34,6 +34,34 @@ pub use sse::{MAX_SSE_EVENT_BYTES, MAX_SSE_LINE_BYTES, SseEvent, SseParser};
 pub(crate) use wire::Decoder;
 pub use wire::{ApiRequest, ChatMessage, ChatRole, Wire};
 
+/// The conversation of an API request body (or its message list) in one of the wire dialects
+/// an agent sends: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses. The gateway
+/// reads agents' requests with the same importers as their files, so its condensations read
+/// tool calls, results and the user's words exactly as a condensation of a file does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestDialect {
+    /// `{"system", "messages"}` of content blocks.
+    AnthropicMessages,
+    /// `{"messages"}` with `tool_calls` and `tool` messages.
+    ChatCompletions,
+    /// `input` items: messages, function calls and their outputs, reasoning.
+    Responses,
+}
+
+/// Reads the messages of a request in `dialect`: for Anthropic and Chat Completions a list of
+/// messages (or a document holding `messages`), for Responses a list of `input` items.
+/// Leading system and developer messages become the system prompt.
+pub fn request_conversation(dialect: RequestDialect, value: &Value) -> Result<Conversation, ParseError> {
+    match dialect {
+        RequestDialect::AnthropicMessages => anthropic::from_anthropic(value),
+        RequestDialect::ChatCompletions => openai::from_openai(value),
+        RequestDialect::Responses => match value {
+            Value::Array(items) => codex::from_responses_input(items),
+            _ => Err(ParseError::at("input", "expected a list of input items")),
+        },
+    }
+}
+
 /// The formats a conversation file can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceFormat {

@@ -7,14 +7,15 @@
 
 use std::ops::Range;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::GatewayError;
 
 /// The wire dialect of a request, known from its path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Dialect {
     /// Anthropic Messages (`/v1/messages`): Claude Code, Cline and Roo with Anthropic.
     AnthropicMessages,
@@ -51,7 +52,8 @@ impl Dialect {
 }
 
 /// How the conversation sits in the body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ArrayKind {
     /// A JSON array of messages (or Responses input items).
     Array,
@@ -81,6 +83,9 @@ pub struct Request<'a> {
     pub user_id: Option<String>,
     /// Codex's `prompt_cache_key`.
     pub prompt_cache_key: Option<String>,
+    /// The tool definitions' exact text, when the request has any: they go with every request
+    /// and count toward its size.
+    pub tools: Option<&'a RawValue>,
 }
 
 /// The top-level keys the gateway reads; serde skips every other key.
@@ -100,6 +105,8 @@ struct Top<'a> {
     metadata: Option<Metadata>,
     #[serde(default)]
     prompt_cache_key: Option<String>,
+    #[serde(borrow, default)]
+    tools: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -183,6 +190,7 @@ impl<'a> Request<'a> {
             system,
             user_id: top.metadata.and_then(|m| m.user_id),
             prompt_cache_key: top.prompt_cache_key,
+            tools: top.tools,
         })
     }
 

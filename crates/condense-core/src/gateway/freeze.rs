@@ -60,7 +60,7 @@ pub enum FreezeError {
 
 /// What the checks need to know of one message.
 #[derive(Debug, Default)]
-struct Shape {
+pub(super) struct Shape {
     role: String,
     /// A Responses item's `type`.
     kind: String,
@@ -71,7 +71,7 @@ struct Shape {
 }
 
 impl Shape {
-    fn read(dialect: Dialect, text: &str) -> Option<Shape> {
+    pub(super) fn read(dialect: Dialect, text: &str) -> Option<Shape> {
         let value: Value = serde_json::from_str(text).ok()?;
         let object = value.as_object()?;
         let string = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -111,7 +111,7 @@ impl Shape {
     }
 
     /// Whether the model wrote it: an assistant message, or a Responses reasoning item or call.
-    fn is_model(&self) -> bool {
+    pub(super) fn is_model(&self) -> bool {
         self.role == "assistant" || self.kind == "reasoning" || self.kind.ends_with("_call")
     }
 }
@@ -192,7 +192,7 @@ impl Sessions {
 }
 
 /// The checks of a range against the session's messages.
-fn check_range(shapes: &[Shape], range: &Range<usize>) -> Result<(), FreezeError> {
+pub(super) fn check_range(shapes: &[Shape], range: &Range<usize>) -> Result<(), FreezeError> {
     let turn = shapes.iter().rposition(Shape::is_model).unwrap_or(0);
     if range.end > turn {
         return Err(FreezeError::CurrentTurn(turn));

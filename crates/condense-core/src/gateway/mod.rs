@@ -7,20 +7,37 @@
 //! outside the message array is the client's, every message is the client's own text except the
 //! ranges a frozen condensation replaces, and those are replayed byte for byte on every request,
 //! so between two condensations each forwarded request extends the previous one and the
-//! upstream's prompt cache holds. [`Sessions::freeze`] records a condensation; which range to
-//! condense and with what text is decided elsewhere.
+//! upstream's prompt cache holds. [`Sessions::freeze`] records a condensation.
+//!
+//! [`Gateway`] decides each request over that store: it counts the request as it would be
+//! forwarded (`count`), and when that crosses the threshold of the model's window (`windows`)
+//! condenses the oldest stretch of the conversation into the state ledger (`plan`) and freezes
+//! it; it answers token counts and "too long" retries, keeps the figures (`stats`), and saves and
+//! loads its state (`state`).
 
+mod count;
+mod decide;
 mod dialect;
 #[cfg(test)]
 mod fixtures;
 mod freeze;
+mod plan;
 mod session_key;
 mod sessions;
+mod state;
+mod stats;
+#[cfg(test)]
+mod tests;
+mod windows;
 
+pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig};
 pub use dialect::{ArrayKind, Dialect, Request};
 pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
+pub use state::STATE_VERSION;
+pub use stats::{GatewayStats, GatewayUsage, SessionStats};
+pub use windows::{DEFAULT_WINDOW, input_price, window_for};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

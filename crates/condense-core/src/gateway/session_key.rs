@@ -12,7 +12,8 @@ use serde_json::Value;
 use super::dialect::Request;
 
 /// A session's identity, by where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SessionKey {
     /// The `x-context-condenser-session` header: the operator's explicit choice, so it wins.
     Header(String),

@@ -122,7 +122,7 @@ pub struct Sessions {
 }
 
 /// How many leading messages `incoming` shares with `known`: same hash, same text.
-fn common_prefix(known: &[Original], incoming: &[(u64, &str)]) -> usize {
+pub(super) fn common_prefix(known: &[Original], incoming: &[(u64, &str)]) -> usize {
     known.iter().zip(incoming).take_while(|(k, (hash, text))| k.hash == *hash && &*k.text == *text).count()
 }
 
@@ -167,7 +167,14 @@ impl Sessions {
         header: Option<&str>,
     ) -> Result<Forward<'a>, GatewayError> {
         let request = Request::parse(dialect, body)?;
-        let key = session_key(&request, header);
+        Ok(self.forward_request(&request, header))
+    }
+
+    /// [`Sessions::forward`] of a request already read, for a caller that reads more of it
+    /// (its model, its tools) than the store does, so the body is read once.
+    pub fn forward_request<'a>(&mut self, request: &Request<'a>, header: Option<&str>) -> Forward<'a> {
+        let dialect = request.dialect;
+        let key = session_key(request, header);
         let incoming: Vec<(u64, &str)> =
             request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
         self.tick += 1;
@@ -203,9 +210,35 @@ impl Sessions {
         session.kind = request.kind;
         session.last_used = tick;
         session.recount();
-        let (body, messages, replayed) = splice(&request, &session.frozen);
+        let (body, messages, replayed) = splice(request, &session.frozen);
         self.evict_except(&key);
-        Ok(Forward { session: key, body, messages, continuity, replayed })
+        Forward { session: key, body, messages, continuity, replayed }
+    }
+
+    /// The sessions held, least recently used first, for saving the store.
+    pub(super) fn by_age(&self) -> Vec<(&SessionKey, &Session)> {
+        let mut all: Vec<_> = self.map.iter().collect();
+        all.sort_by_key(|(_, s)| s.last_used);
+        all
+    }
+
+    /// Puts back a saved session as the most recently used. The caller has checked that the
+    /// frozen ranges are sorted, disjoint and within the originals.
+    pub(super) fn restore(
+        &mut self,
+        key: SessionKey,
+        dialect: Dialect,
+        kind: ArrayKind,
+        originals: Vec<Box<str>>,
+        frozen: Vec<Frozen>,
+    ) {
+        self.tick += 1;
+        let originals =
+            originals.into_iter().map(|text| Original { hash: fnv1a(text.as_bytes()), text }).collect();
+        let mut session = Session { dialect, kind, originals, frozen, last_used: self.tick, bytes: 0 };
+        session.recount();
+        self.map.insert(key.clone(), session);
+        self.evict_except(&key);
     }
 
     /// Forgets the least recently used sessions other than `keep` until the bounds hold.
@@ -220,7 +253,7 @@ impl Sessions {
 
 /// The body to forward for `request` with `frozen` spliced in: its text, the message array's
 /// range in it, and how many condensations it replays. Without any, the client's body itself.
-fn splice<'a>(request: &Request<'a>, frozen: &[Frozen]) -> (Cow<'a, str>, Range<usize>, usize) {
+pub(super) fn splice<'a>(request: &Request<'a>, frozen: &[Frozen]) -> (Cow<'a, str>, Range<usize>, usize) {
     // An `input` string is one message, the current turn, which no condensation may cover.
     if frozen.is_empty() || request.kind == ArrayKind::String {
         return (Cow::Borrowed(request.body), request.array.clone(), 0);

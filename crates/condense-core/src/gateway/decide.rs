@@ -1,0 +1,395 @@
+//! The gateway's decisions, one request at a time: [`Gateway`] reads a request, brings its session
+//! up to date, counts the request as it would be forwarded, condenses when that crosses the
+//! threshold of the model's window, and hands the host the bytes to send — or, when anything goes
+//! wrong, tells it to send the client's own (fail open).
+//!
+//! Everything here is decided from the request and the state, with no IO and no clock: the host
+//! (`condense gateway`, the extension) owns the sockets, the streams and the state file, and lends
+//! the gateway what it reads from the upstream (usage, a "prompt too long" answer).
+//!
+//! Observe mode decides the same way and keeps the same books — the sessions learn the messages
+//! and freeze the condensations they would have made, so the figures say what the gateway would
+//! have forwarded — but every request goes out as the client sent it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::tokens::TokenCounter;
+
+use super::count::{CountCache, Counters, fixed_tokens};
+use super::dialect::{ArrayKind, Dialect, Request};
+use super::plan::{Ask, Plan, plan};
+use super::session_key::{SessionKey, fnv1a, session_key};
+use super::sessions::{Frozen, Limits, Session, Sessions, common_prefix, splice};
+use super::stats::{GatewayStats, GatewayUsage, SessionStats};
+use super::windows::{input_price, window_for};
+
+/// How the gateway decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayConfig {
+    /// The share of the model's window a forwarded request may reach before the gateway
+    /// condenses it (0.1 to 0.99).
+    pub threshold: f64,
+    /// The operator's context windows, by model id or prefix (the longest matching prefix wins),
+    /// over the core's table.
+    pub windows: BTreeMap<String, usize>,
+    /// Forward every request as the client sent it and record what would have been done.
+    pub observe: bool,
+    /// The condensation provider: `smart`, whose LLM-free passes the gateway runs (the ledger).
+    pub provider: String,
+    /// The bounds of the sessions held.
+    pub limits: Limits,
+}
+
+impl Default for GatewayConfig {
+    /// 80% of the window, as the chat's own threshold: room for the answer and for the estimate
+    /// of a model whose tokenizer is not public.
+    fn default() -> Self {
+        GatewayConfig {
+            threshold: 0.8,
+            windows: BTreeMap::new(),
+            observe: false,
+            provider: "smart".into(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// The providers the gateway runs: the ones that need no model, since a request must never wait
+/// for a summary.
+pub const GATEWAY_PROVIDERS: [&str; 1] = ["smart"];
+
+impl GatewayConfig {
+    /// Why this configuration cannot be used, if it cannot.
+    pub fn check(&self) -> Result<(), String> {
+        if !(0.1..=0.99).contains(&self.threshold) {
+            return Err(format!("threshold {} is not between 0.1 and 0.99", self.threshold));
+        }
+        if let Some((model, _)) = self.windows.iter().find(|(m, w)| m.trim().is_empty() || **w < 1_000) {
+            return Err(format!("the window of `{model}` must name a model and be at least 1000 tokens"));
+        }
+        if !GATEWAY_PROVIDERS.contains(&self.provider.as_str()) {
+            return Err(format!(
+                "provider `{}` cannot condense in the gateway yet; use one of: {}",
+                self.provider,
+                GATEWAY_PROVIDERS.join(", ")
+            ));
+        }
+        if self.limits.max_sessions == 0 || self.limits.max_bytes == 0 {
+            return Err("the session limits must hold at least one session".into());
+        }
+        Ok(())
+    }
+}
+
+/// What the host does with one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Send `body` upstream.
+    Forward {
+        /// The session's name, for [`Gateway::usage`] and [`Gateway::too_long`].
+        session: String,
+        /// The body to send: the client's own bytes when nothing was condensed.
+        body: Vec<u8>,
+        /// Whether a condensation was made for this request (the upstream's cache is written
+        /// again from the condensed range on).
+        condensed_now: bool,
+        /// Tokens of the request as the client sent it.
+        tokens_client: usize,
+        /// Tokens of the request as forwarded.
+        tokens_forwarded: usize,
+    },
+    /// Send the client's bytes as they came: the request is not one the gateway reads, could not
+    /// be read (fail open), or the gateway only observes.
+    Untouched {
+        /// The session, when the request was read.
+        session: Option<String>,
+        /// Why, or in observe mode what the gateway would have done.
+        reason: String,
+    },
+}
+
+/// What the gateway keeps of a session beside the store's messages.
+#[derive(Debug)]
+pub(super) struct SessionState {
+    pub(super) key: SessionKey,
+    pub(super) stats: SessionStats,
+    pub(super) counts: CountCache,
+}
+
+impl SessionState {
+    pub(super) fn new(key: SessionKey, stats: SessionStats) -> SessionState {
+        SessionState { key, stats, counts: CountCache::default() }
+    }
+}
+
+/// The gateway: the sessions, their books, the configuration. `Send`, so a host on a thread pool
+/// can hold it behind a mutex.
+#[derive(Debug)]
+pub struct Gateway {
+    pub(super) config: GatewayConfig,
+    pub(super) sessions: Sessions,
+    /// By session name (the [`SessionKey`]'s display), for the sessions the store holds.
+    pub(super) states: HashMap<String, SessionState>,
+    pub(super) totals: SessionStats,
+    pub(super) counters: Counters,
+}
+
+/// A request measured against its session: each original message's tokens, each frozen
+/// condensation's, and the request's as the client sent it and as it would be forwarded.
+struct Measure {
+    counts: Vec<usize>,
+    frozen_tokens: Vec<usize>,
+    client: usize,
+    forwarded: usize,
+}
+
+/// Measures `request`, whose messages are `session`'s originals.
+fn measure(
+    session: &Session,
+    request: &Request<'_>,
+    cache: &mut CountCache,
+    counter: &dyn TokenCounter,
+) -> Measure {
+    let dialect = session.dialect;
+    let fixed = fixed_tokens(request, counter);
+    let counts: Vec<usize> =
+        session.originals.iter().map(|o| cache.tokens(dialect, o.hash, &o.text, counter)).collect();
+    let frozen_tokens: Vec<usize> =
+        session.frozen.iter().map(|f| cache.tokens_of(dialect, &f.replacement, counter)).collect();
+    let all: usize = counts.iter().sum();
+    let hidden: usize = session.frozen.iter().map(|f| counts[f.range.clone()].iter().sum::<usize>()).sum();
+    Measure {
+        client: fixed + all,
+        forwarded: fixed + all - hidden + frozen_tokens.iter().sum::<usize>(),
+        counts,
+        frozen_tokens,
+    }
+}
+
+/// The tokens a condensation brings a request to: half the window, and below the threshold
+/// when the threshold is set under half.
+fn target(window: usize, limit: usize) -> usize {
+    (window / 2).min(limit * 3 / 4)
+}
+
+impl Gateway {
+    /// A gateway with no sessions yet.
+    pub fn new(config: GatewayConfig) -> Result<Gateway, String> {
+        config.check()?;
+        Ok(Gateway {
+            sessions: Sessions::new(config.limits),
+            config,
+            states: HashMap::new(),
+            totals: SessionStats::default(),
+            counters: Counters::default(),
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &GatewayConfig {
+        &self.config
+    }
+
+    /// Decides one request (the path as received after the host's routing prefix, e.g.
+    /// `/v1/messages?beta=true`; the `x-context-condenser-session` header, if sent). Never fails:
+    /// a request the gateway cannot read is [`Decision::Untouched`] with the reason.
+    pub fn request(&mut self, path: &str, header_session: Option<&str>, body: &[u8]) -> Decision {
+        let Some(dialect) = Dialect::from_path(path) else {
+            let path: String = path.chars().take(200).collect();
+            return Decision::Untouched { session: None, reason: format!("{path:?} is not a conversation") };
+        };
+        match Request::parse(dialect, body) {
+            Ok(request) => self.decide(&request, header_session),
+            Err(e) => {
+                self.totals.requests += 1;
+                self.totals.untouched += 1;
+                Decision::Untouched { session: None, reason: e.to_string() }
+            }
+        }
+    }
+
+    fn decide(&mut self, request: &Request<'_>, header: Option<&str>) -> Decision {
+        let forward = self.sessions.forward_request(request, header);
+        let key = forward.session;
+        let name = key.to_string();
+        let model = request.model.clone().unwrap_or_default();
+        let counter = self.counters.for_model(&model);
+        let state = self
+            .states
+            .entry(name.clone())
+            .or_insert_with(|| SessionState::new(key.clone(), SessionStats::default()));
+        let Some(session) = self.sessions.map.get(&key) else {
+            // The store keeps the session a request is using; this is only a guard.
+            return Decision::Untouched { session: Some(name), reason: "the session was not kept".into() };
+        };
+        let m = measure(session, request, &mut state.counts, counter);
+        let window = window_for(&model, &self.config.windows);
+        let limit = (window as f64 * self.config.threshold) as usize;
+        let mut made: Option<Plan> = None;
+        let mut note = None;
+        if m.forwarded > limit && request.kind == ArrayKind::Array {
+            let ask = Ask { forwarded: m.forwarded, target: target(window, limit), whole: false };
+            match plan(session, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter) {
+                Ok(p) => made = Some(p),
+                Err(why) => note = Some(format!("{} of {limit} tokens, not condensed: {why}", m.forwarded)),
+            }
+        }
+        if let Some(p) = made.take() {
+            match self.sessions.freeze(&key, p.range.clone(), &p.text) {
+                Ok(()) => made = Some(p),
+                Err(e) => note = Some(format!("{} of {limit} tokens, not condensed: {e}", m.forwarded)),
+            }
+        }
+        let forwarded = m.forwarded.saturating_sub(made.as_ref().map_or(0, |p| p.saved));
+        let body = match (&made, self.sessions.frozen(&key)) {
+            (Some(_), Some(frozen)) => splice(request, frozen).0.into_owned(),
+            _ => forward.body.into_owned(),
+        };
+        let observe = self.config.observe;
+        let price = input_price(&model);
+        for stats in [&mut state.stats, &mut self.totals] {
+            stats.model.clone_from(&model);
+            stats.requests += 1;
+            stats.tokens_client += m.client as u64;
+            stats.condensations += u64::from(made.is_some());
+            let saved = m.client.saturating_sub(forwarded) as u64;
+            if observe {
+                stats.tokens_forwarded += m.client as u64;
+                stats.would_condense += u64::from(saved > 0);
+                stats.tokens_would_save += saved;
+            } else {
+                stats.tokens_forwarded += forwarded as u64;
+                stats.cost_saved_usd += saved as f64 * price;
+            }
+            stats.note.clone_from(&note);
+        }
+        let sessions = &self.sessions;
+        self.states.retain(|_, s| sessions.messages(&s.key).is_some());
+        if observe {
+            let what = match &made {
+                Some(p) => format!(" (condensing messages {}..{} now)", p.range.start, p.range.end),
+                None => String::new(),
+            };
+            let reason = format!("observe: would forward {forwarded} of {} tokens{what}", m.client);
+            return Decision::Untouched { session: Some(name), reason };
+        }
+        Decision::Forward {
+            session: name,
+            body: body.into_bytes(),
+            condensed_now: made.is_some(),
+            tokens_client: m.client,
+            tokens_forwarded: forwarded,
+        }
+    }
+
+    /// Anthropic's `/v1/messages/count_tokens`: the input tokens of the request as the gateway
+    /// would forward it, so the client measures what the model will see (and its own compaction
+    /// stays idle while the gateway keeps the request small). `None` when the gateway would
+    /// forward the request unchanged: the host passes it through for the upstream's exact
+    /// count. Nothing is learned or condensed here.
+    pub fn count_tokens(&mut self, header_session: Option<&str>, body: &[u8]) -> Option<usize> {
+        if self.config.observe {
+            return None;
+        }
+        let request = Request::parse(Dialect::AnthropicMessages, body).ok()?;
+        let incoming: Vec<(u64, &str)> =
+            request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
+        let dialect = Dialect::AnthropicMessages;
+        // A count request may not carry the session's id: then the held session it continues.
+        let own = session_key(&request, header_session);
+        let common_with = |s: &Session| match s.dialect == dialect {
+            true => common_prefix(&s.originals, &incoming),
+            false => 0,
+        };
+        let (key, common) = match self.sessions.map.get(&own) {
+            Some(s) => (own.clone(), common_with(s)),
+            None => {
+                self.sessions.map.iter().map(|(k, s)| (k.clone(), common_with(s))).max_by_key(|(_, c)| *c)?
+            }
+        };
+        let session = self.sessions.map.get(&key)?;
+        let frozen: Vec<&Frozen> = session.frozen.iter().filter(|f| f.range.end <= common).collect();
+        if frozen.is_empty() {
+            return None;
+        }
+        let state = self.states.get_mut(&key.to_string())?;
+        let counter = self.counters.for_model(request.model.as_deref().unwrap_or_default());
+        let mut total = fixed_tokens(&request, counter);
+        let mut i = 0;
+        let mut next = frozen.iter().peekable();
+        while i < incoming.len() {
+            match next.next_if(|f| f.range.start == i) {
+                Some(f) => {
+                    total += state.counts.tokens_of(dialect, &f.replacement, counter);
+                    i = f.range.end;
+                }
+                None => {
+                    let (hash, text) = incoming[i];
+                    total += state.counts.tokens(dialect, hash, text, counter);
+                    i += 1;
+                }
+            }
+        }
+        Some(total)
+    }
+
+    /// The upstream answered "prompt too long" before any byte reached the client: condenses
+    /// the whole span between the task and the current turn (the earlier condensations swallowed
+    /// into one) and gives the body to retry once. `body` is the client's body, as given to
+    /// [`Gateway::request`]. `None` when there is nothing more to condense, in observe mode, or
+    /// when the body is not the session's latest: the host passes the error through.
+    pub fn too_long(&mut self, session: &str, body: &[u8]) -> Option<Vec<u8>> {
+        if self.config.observe {
+            return None;
+        }
+        let state = self.states.get_mut(session)?;
+        let key = state.key.clone();
+        let held = self.sessions.map.get(&key)?;
+        let request = Request::parse(held.dialect, body).ok()?;
+        let incoming: Vec<(u64, &str)> =
+            request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
+        if request.kind != ArrayKind::Array
+            || incoming.len() != held.originals.len()
+            || common_prefix(&held.originals, &incoming) != incoming.len()
+        {
+            return None;
+        }
+        let model = request.model.clone().unwrap_or_default();
+        let counter = self.counters.for_model(&model);
+        let m = measure(held, &request, &mut state.counts, counter);
+        let window = window_for(&model, &self.config.windows);
+        let limit = (window as f64 * self.config.threshold) as usize;
+        let ask = Ask { forwarded: m.forwarded, target: target(window, limit), whole: true };
+        let p = plan(held, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter).ok()?;
+        if held.frozen.iter().any(|f| f.range == p.range) {
+            return None;
+        }
+        self.sessions.freeze(&key, p.range.clone(), &p.text).ok()?;
+        let price = input_price(&model);
+        for stats in [&mut state.stats, &mut self.totals] {
+            stats.too_long_retries += 1;
+            stats.condensations += 1;
+            stats.tokens_forwarded = stats.tokens_forwarded.saturating_sub(p.saved as u64);
+            stats.cost_saved_usd += p.saved as f64 * price;
+        }
+        let frozen = self.sessions.frozen(&key)?;
+        Some(splice(&request, frozen).0.into_owned().into_bytes())
+    }
+
+    /// Usage the host read from the upstream's answer to a request of `session`.
+    pub fn usage(&mut self, session: &str, usage: GatewayUsage) {
+        if let Some(state) = self.states.get_mut(session) {
+            state.stats.add_usage(usage);
+        }
+        self.totals.add_usage(usage);
+    }
+
+    /// The figures, per session held and in total.
+    pub fn stats(&self) -> GatewayStats {
+        GatewayStats {
+            observe: self.config.observe,
+            totals: self.totals.clone(),
+            sessions: self.states.iter().map(|(name, s)| (name.clone(), s.stats.clone())).collect(),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! The gateway's state as bytes, for the host's state directory: every session held (its
+//! original messages and frozen condensations, byte for byte, and its figures) and the totals,
+//! as versioned JSON. A restarted gateway replays the same condensations, so the upstream's
+//! cache survives the restart too.
+//!
+//! Messages are stored as raw JSON ([`RawValue`]), not as strings: their bytes come back exactly,
+//! which the replay depends on. Loading checks everything the store relies on (the version, each
+//! condensation's range within its session, in order, apart), so a file cut short by a crash or
+//! edited by hand is refused whole, never half read.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::decide::{Gateway, GatewayConfig, SessionState};
+use super::dialect::{ArrayKind, Dialect};
+use super::session_key::SessionKey;
+use super::sessions::Frozen;
+use super::stats::SessionStats;
+
+/// The version of the state written; a file of another version is refused.
+pub const STATE_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    version: u32,
+    totals: SessionStats,
+    /// Least recently used first, so loading restores the order of eviction.
+    sessions: Vec<SavedSession>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedSession {
+    key: SessionKey,
+    dialect: Dialect,
+    kind: ArrayKind,
+    originals: Vec<Box<RawValue>>,
+    frozen: Vec<SavedFrozen>,
+    stats: SessionStats,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SavedFrozen {
+    start: usize,
+    end: usize,
+    replacement: Box<RawValue>,
+}
+
+/// Checks a saved session's condensations: non-empty ranges within its messages, in order and
+/// apart, each replacing message a JSON object.
+fn check(s: &SavedSession) -> Result<(), String> {
+    let mut at = 0;
+    for f in &s.frozen {
+        if f.start < at || f.start >= f.end || f.end > s.originals.len() {
+            return Err(format!("session {}: condensation {}..{} is out of place", s.key, f.start, f.end));
+        }
+        if !f.replacement.get().starts_with('{') {
+            return Err(format!("session {}: a condensation's message is not an object", s.key));
+        }
+        at = f.end;
+    }
+    Ok(())
+}
+
+impl Gateway {
+    /// The state as JSON bytes (see the module docs).
+    pub fn save(&self) -> Vec<u8> {
+        let sessions = self
+            .sessions
+            .by_age()
+            .into_iter()
+            .filter_map(|(key, s)| {
+                // Every text was read from a request as JSON; a text that is not is left out
+                // rather than written as a file that cannot be read back.
+                let raw = |t: &str| RawValue::from_string(t.to_owned()).ok();
+                let originals = s.originals.iter().map(|o| raw(&o.text)).collect::<Option<Vec<_>>>()?;
+                let frozen = s
+                    .frozen
+                    .iter()
+                    .map(|f| {
+                        let replacement = raw(&f.replacement)?;
+                        Some(SavedFrozen { start: f.range.start, end: f.range.end, replacement })
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                let stats = self.states.get(&key.to_string()).map(|st| st.stats.clone()).unwrap_or_default();
+                Some(SavedSession {
+                    key: key.clone(),
+                    dialect: s.dialect,
+                    kind: s.kind,
+                    originals,
+                    frozen,
+                    stats,
+                })
+            })
+            .collect();
+        let saved = Saved { version: STATE_VERSION, totals: self.totals.clone(), sessions };
+        serde_json::to_vec(&saved).unwrap_or_default()
+    }
+
+    /// A gateway with the state [`Gateway::save`] wrote. A file of another version, cut short or
+    /// inconsistent is an error; nothing of it is used.
+    pub fn load(config: GatewayConfig, bytes: &[u8]) -> Result<Gateway, String> {
+        let mut gateway = Gateway::new(config)?;
+        #[derive(Deserialize)]
+        struct Version {
+            version: u32,
+        }
+        let version: Version =
+            serde_json::from_slice(bytes).map_err(|e| format!("the state file is not readable: {e}"))?;
+        if version.version != STATE_VERSION {
+            return Err(format!(
+                "the state file is version {}; this gateway reads {STATE_VERSION}",
+                version.version
+            ));
+        }
+        let saved: Saved =
+            serde_json::from_slice(bytes).map_err(|e| format!("the state file is not readable: {e}"))?;
+        for s in &saved.sessions {
+            check(s)?;
+        }
+        gateway.totals = saved.totals;
+        for s in saved.sessions {
+            let originals = s.originals.iter().map(|o| o.get().into()).collect();
+            let frozen = s
+                .frozen
+                .iter()
+                .map(|f| Frozen { range: f.start..f.end, replacement: f.replacement.get().into() })
+                .collect();
+            gateway.sessions.restore(s.key.clone(), s.dialect, s.kind, originals, frozen);
+            gateway.states.insert(s.key.to_string(), SessionState::new(s.key, s.stats));
+        }
+        let sessions = &gateway.sessions;
+        gateway.states.retain(|_, s| sessions.messages(&s.key).is_some());
+        Ok(gateway)
+    }
+}

@@ -1,0 +1,73 @@
+//! What the gateway reports: per session and in total, the requests, the tokens the client sent
+//! against those forwarded, the condensations, what observe mode would have done, the usage the
+//! upstream reported, and what the condensations saved in money at the model's input price.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Usage the host read from the upstream's answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewayUsage {
+    /// Input tokens billed at the full price.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+}
+
+/// One session's figures (or the sum over every session, forgotten ones included).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionStats {
+    /// The model of the latest request.
+    pub model: String,
+    /// Requests decided.
+    pub requests: u64,
+    /// Requests forwarded untouched because the gateway could not read them (fail open).
+    pub untouched: u64,
+    /// Tokens of the requests as the client sent them.
+    pub tokens_client: u64,
+    /// Tokens of the requests as forwarded.
+    pub tokens_forwarded: u64,
+    /// Condensations frozen (observe mode's included: it condenses in its books only).
+    pub condensations: u64,
+    /// Requests retried condensed harder after the upstream said "too long".
+    pub too_long_retries: u64,
+    /// Observe mode: requests that would have been forwarded condensed.
+    pub would_condense: u64,
+    /// Observe mode: tokens those requests would not have sent.
+    pub tokens_would_save: u64,
+    /// Usage the upstream reported, summed.
+    pub usage: GatewayUsage,
+    /// Tokens removed from forwarded requests, priced at each model's input price (US dollars;
+    /// 0 for models without a known price). Cache discounts are not modelled.
+    pub cost_saved_usd: f64,
+    /// Why the latest request was not condensed although over its threshold, or was untouched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl SessionStats {
+    /// Adds usage the upstream reported.
+    pub(super) fn add_usage(&mut self, u: GatewayUsage) {
+        self.usage.input += u.input;
+        self.usage.output += u.output;
+        self.usage.cache_read += u.cache_read;
+        self.usage.cache_write += u.cache_write;
+    }
+}
+
+/// The gateway's report (`GET /stats`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GatewayStats {
+    /// Whether the gateway only observes.
+    pub observe: bool,
+    /// Every request since the state began, sessions forgotten included.
+    pub totals: SessionStats,
+    /// The sessions held, by name.
+    pub sessions: BTreeMap<String, SessionStats>,
+}

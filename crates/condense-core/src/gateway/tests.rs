@@ -1,0 +1,467 @@
+//! The gateway's decisions over whole sessions, in the shapes the real clients send: Claude
+//! Code's Anthropic Messages (a long system prompt with cache breakpoints, tools, thinking with
+//! signatures, tool_use/tool_result rounds reading large files), Codex's Responses (reasoning
+//! with encrypted content, function calls and their outputs, `prompt_cache_key`), and a Chat
+//! Completions agent. Windows are set small so that a few dozen rounds cross the threshold.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::*;
+
+/// The task statement every forwarded request must carry.
+const TASK: &str = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
+/// An instruction the user gives mid-session, which a condensation must keep (the ledger).
+const LATER: &str = "Also: use anyhow for errors, and never call unwrap in library code.";
+
+/// A file's text as a tool reads it: different in every round, about 1,000 tokens.
+fn file(round: usize) -> String {
+    (0..60)
+        .map(|i| {
+            format!("{i:>6}\tlet value_{round}_{i} = compute(&input, {i}); // step {i} of module {round}\n")
+        })
+        .collect()
+}
+
+fn json(value: &str) -> String {
+    serde_json::to_string(value).unwrap()
+}
+
+/// A Claude Code session of `rounds` tool rounds: the task, then per round the model's thinking
+/// and a `Read`, and the result (round 5's with the user's later instruction beside it).
+fn claude_turns(rounds: usize) -> Vec<String> {
+    let mut turns = vec![format!(
+        r#"{{"role":"user","content":[{{"type":"text","text":"<system-reminder>\nThe date is 2025-06-23.\n</system-reminder>"}},{{"type":"text","text":{},"cache_control":{{"type":"ephemeral"}}}}]}}"#,
+        json(TASK)
+    )];
+    for k in 0..rounds {
+        turns.push(format!(
+            r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"Read module {k} next.","signature":"EqQBCkgIBxABGAIiQ{k}L1c9Xk2mZ0t/abc+def=="}},{{"type":"tool_use","id":"toolu_{k:04}","name":"Read","input":{{"file_path":"/repo/src/module_{k}.rs"}}}}]}}"#
+        ));
+        let later =
+            if k == 5 { format!(r#",{{"type":"text","text":{}}}"#, json(LATER)) } else { String::new() };
+        turns.push(format!(
+            r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{k:04}","content":{}}}{later}]}}"#,
+            json(&file(k))
+        ));
+    }
+    turns
+}
+
+/// Claude Code's request over `turns`.
+fn claude_body(turns: &[String]) -> String {
+    let system: String =
+        (0..40).map(|i| format!("Rule {i}: follow the repository's conventions for case {i}. ")).collect();
+    format!(
+        concat!(
+            r#"{{"model":"claude-sonnet-4-5-20250929","max_tokens":32000,"#,
+            r#""system":[{{"type":"text","text":"You are Claude Code, Anthropic's official CLI for Claude.","cache_control":{{"type":"ephemeral"}}}},"#,
+            r#"{{"type":"text","text":{},"cache_control":{{"type":"ephemeral"}}}}],"#,
+            r#""messages":[{}],"#,
+            r#""tools":[{{"name":"Read","description":"Reads a file from the local filesystem.","input_schema":{{"type":"object","properties":{{"file_path":{{"type":"string"}}}},"required":["file_path"]}}}}],"#,
+            r#""metadata":{{"user_id":"user_9a8b_account_1f2e_session_3f2a9c1e-7b4d-4e8a-9c0f-1d2e3f4a5b6c"}},"#,
+            r#""thinking":{{"type":"enabled","budget_tokens":31999}},"stream":true}}"#
+        ),
+        json(&system),
+        turns.join(",")
+    )
+}
+
+/// A Codex session of `rounds` rounds: its developer and context items, the task, then per
+/// round a reasoning item, a `shell` call and its output, and now and then a progress message.
+fn codex_items(rounds: usize) -> Vec<String> {
+    let mut items = vec![
+        r#"{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>sandbox: workspace-write</permissions instructions>"}]}"#.to_owned(),
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"}]}"#.to_owned(),
+        format!(r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":{}}}]}}"#, json(TASK)),
+    ];
+    for k in 0..rounds {
+        items.push(format!(
+            r#"{{"type":"reasoning","summary":[{{"type":"summary_text","text":"**Reading module {k}**"}}],"content":null,"encrypted_content":"gAAAAABo{k}ENCRYPTED=="}}"#
+        ));
+        items.push(format!(
+            r#"{{"type":"function_call","name":"shell","arguments":{},"call_id":"call_{k:04}"}}"#,
+            json(&format!(r#"{{"command":["bash","-lc","cat src/module_{k}.rs"]}}"#))
+        ));
+        let output = format!(r#"{{"output":{},"metadata":{{"exit_code":0}}}}"#, json(&file(k)));
+        items.push(format!(
+            r#"{{"type":"function_call_output","call_id":"call_{k:04}","output":{}}}"#,
+            json(&output)
+        ));
+        if k % 4 == 3 {
+            items.push(format!(
+                r#"{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"Read module {k}; moving on."}}]}}"#
+            ));
+        }
+    }
+    items
+}
+
+fn codex_body(items: &[String]) -> String {
+    format!(
+        concat!(
+            r#"{{"model":"gpt-5-codex","instructions":"You are Codex, a coding agent.","input":[{}],"#,
+            r#""tools":[{{"type":"function","name":"shell","parameters":{{"type":"object"}}}}],"#,
+            r#""reasoning":{{"effort":"medium","summary":"auto"}},"store":false,"stream":true,"#,
+            r#""include":["reasoning.encrypted_content"],"prompt_cache_key":"0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"}}"#
+        ),
+        items.join(",")
+    )
+}
+
+/// A Chat Completions agent of `rounds` tool rounds.
+fn chat_body(rounds: usize) -> String {
+    let mut turns = vec![
+        r#"{"role":"system","content":"You are Cline, a coding agent."}"#.to_owned(),
+        format!(r#"{{"role":"user","content":{}}}"#, json(&format!("<task>\n{TASK}\n</task>"))),
+    ];
+    for k in 0..rounds {
+        let args = json(&format!(r#"{{"paths":["src/module_{k}.rs"]}}"#));
+        turns.push(format!(
+            r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"call_{k}","type":"function","function":{{"name":"read_files","arguments":{args}}}}}]}}"#
+        ));
+        turns.push(format!(r#"{{"role":"tool","tool_call_id":"call_{k}","content":{}}}"#, json(&file(k))));
+    }
+    format!(
+        r#"{{"model":"gpt-4o","messages":[{}],"tools":[{{"type":"function","function":{{"name":"read_files","parameters":{{"type":"object"}}}}}}],"stream":true}}"#,
+        turns.join(",")
+    )
+}
+
+/// A gateway whose models have a window of `window` tokens.
+fn gateway(window: usize, observe: bool) -> Gateway {
+    let windows: BTreeMap<String, usize> =
+        ["claude-", "gpt-5", "gpt-4o"].iter().map(|m| (m.to_string(), window)).collect();
+    Gateway::new(GatewayConfig { windows, observe, ..GatewayConfig::default() }).unwrap()
+}
+
+/// A forwarded request's parts.
+struct Sent {
+    session: String,
+    body: String,
+    condensed_now: bool,
+    client: usize,
+    forwarded: usize,
+}
+
+fn sent(decision: Decision) -> Sent {
+    match decision {
+        Decision::Forward { session, body, condensed_now, tokens_client, tokens_forwarded } => Sent {
+            session,
+            body: String::from_utf8(body).unwrap(),
+            condensed_now,
+            client: tokens_client,
+            forwarded: tokens_forwarded,
+        },
+        Decision::Untouched { reason, .. } => panic!("untouched: {reason}"),
+    }
+}
+
+/// The message array of a body.
+fn array(dialect: Dialect, body: &str) -> String {
+    let r = Request::parse(dialect, body.as_bytes()).unwrap();
+    body[r.array.clone()].to_owned()
+}
+
+/// Sends each body in turn and checks what holds for every forwarded request: valid JSON, the
+/// task statement in it, the current turn (from the last model message on) as the client sent
+/// it, and between condensations each message array extending the previous one byte for byte.
+fn run(gateway: &mut Gateway, path: &str, dialect: Dialect, bodies: &[(String, String)]) -> Vec<Sent> {
+    let mut out: Vec<Sent> = Vec::new();
+    for (body, current_turn) in bodies {
+        let s = sent(gateway.request(path, None, body.as_bytes()));
+        serde_json::from_str::<Value>(&s.body).expect("the forwarded body is JSON");
+        assert!(s.body.contains(&json(TASK)[1..json(TASK).len() - 1]), "the task is in every request");
+        assert!(
+            array(dialect, &s.body).ends_with(&format!("{current_turn}]")),
+            "the current turn is the client's"
+        );
+        if let (Some(prev), false) = (out.last(), s.condensed_now) {
+            let (prev, now) = (array(dialect, &prev.body), array(dialect, &s.body));
+            assert!(now.starts_with(&prev[..prev.len() - 1]), "a forwarded request extends the previous one");
+        }
+        if s.condensed_now {
+            assert!(s.forwarded < s.client);
+        } else if out.iter().all(|p| !p.condensed_now) {
+            assert_eq!(&s.body, body, "before any condensation the client's bytes go out");
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// Claude Code's requests for 1..=rounds rounds, each with its current turn (the last two turns).
+fn claude_requests(rounds: usize) -> Vec<(String, String)> {
+    let turns = claude_turns(rounds);
+    (1..=rounds).map(|r| (claude_body(&turns[..1 + 2 * r]), turns[2 * r - 1..1 + 2 * r].join(","))).collect()
+}
+
+#[test]
+fn a_claude_code_session_condenses_once_then_replays_its_condensation_byte_for_byte() {
+    let mut gw = gateway(30_000, false);
+    let sent = run(&mut gw, "/v1/messages?beta=true", Dialect::AnthropicMessages, &claude_requests(20));
+    let at: Vec<usize> = (0..sent.len()).filter(|&i| sent[i].condensed_now).collect();
+    assert_eq!(at.len(), 1, "one condensation in this stretch: {at:?}");
+    let first = &sent[at[0]];
+    assert!(first.client > 24_000, "it crossed 80% of the window: {}", first.client);
+    assert!(
+        first.forwarded <= 15_000 && first.forwarded > 10_000,
+        "about half the window: {}",
+        first.forwarded
+    );
+    assert!(first.body.contains("[Context Condenser: the earlier conversation, condensed]"));
+    assert!(first.body.contains(&LATER[..40]), "the ledger keeps the user's later instruction");
+    assert!(first.body.contains("/repo/src/module_1.rs"), "and the files the hidden rounds read");
+    assert!(!first.body.contains("value_1_30"), "a hidden round's file content is gone");
+    // Every later request replays the same replacement.
+    let replacement_of = |s: &Sent| {
+        let v: Value = serde_json::from_str(&s.body).unwrap();
+        v["messages"][1].to_string()
+    };
+    assert!(sent[at[0]..].iter().all(|s| replacement_of(s) == replacement_of(first)));
+    let stats = gw.stats();
+    assert_eq!(stats.totals.condensations, 1);
+    assert_eq!(stats.totals.requests, 20);
+    let session = &stats.sessions[&first.session];
+    assert!(session.tokens_forwarded < session.tokens_client);
+    assert!(session.cost_saved_usd > 0.0, "Sonnet has a price");
+}
+
+#[test]
+fn the_session_condenses_again_after_the_first_condensation() {
+    let mut gw = gateway(30_000, false);
+    let sent = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &claude_requests(50));
+    let at: Vec<usize> = (0..sent.len()).filter(|&i| sent[i].condensed_now).collect();
+    assert!(at.len() >= 2, "{at:?}");
+    // The second starts after the first: the first replacement's bytes stay.
+    let v: Value = serde_json::from_str(&sent[at[1]].body).unwrap();
+    let messages = v["messages"].as_array().unwrap();
+    let markers =
+        messages.iter().filter(|m| m.to_string().contains("Context Condenser: the earlier")).count();
+    assert_eq!(markers, 2);
+    assert!(sent[at[1]].body.contains(&LATER[..40]), "still kept after the second");
+}
+
+#[test]
+fn a_codex_session_condenses_without_splitting_reasoning_or_calls() {
+    let items = codex_items(18);
+    // Each request ends after a call's output; the current turn is the reasoning, call and output.
+    let ends: Vec<usize> =
+        (4..=items.len()).filter(|&n| items[n - 1].contains("function_call_output")).collect();
+    let bodies: Vec<(String, String)> =
+        ends.iter().map(|&n| (codex_body(&items[..n]), items[n - 3..n].join(","))).collect();
+    let mut gw = gateway(30_000, false);
+    let sent = run(&mut gw, "/v1/responses", Dialect::Responses, &bodies);
+    let condensed: Vec<&Sent> = sent.iter().filter(|s| s.condensed_now).collect();
+    assert_eq!(condensed.len(), 1);
+    for s in &sent {
+        let v: Value = serde_json::from_str(&s.body).unwrap();
+        let input = v["input"].as_array().unwrap();
+        for (i, item) in input.iter().enumerate() {
+            if item["type"] == "function_call_output" {
+                let calls = input[..i]
+                    .iter()
+                    .filter(|c| c["type"] == "function_call" && c["call_id"] == item["call_id"]);
+                assert_eq!(calls.count(), 1, "output {i} keeps its call");
+            }
+            if item["type"] == "reasoning" {
+                assert_eq!(input[i + 1]["type"], "function_call", "reasoning {i} keeps the item it leads to");
+            }
+        }
+        assert_eq!(input[0]["role"], "developer");
+        assert!(v["prompt_cache_key"].is_string(), "keys the gateway does not read are kept");
+    }
+}
+
+#[test]
+fn a_chat_completions_session_condenses_after_its_system_and_task() {
+    let mut gw = gateway(30_000, false);
+    let bodies: Vec<(String, String)> = (1..=30)
+        .map(|r| {
+            let body = chat_body(r);
+            let v: Value = serde_json::from_str(&body).unwrap();
+            let m = v["messages"].as_array().unwrap();
+            let last_two =
+                &body[body.rfind(r#"{"role":"assistant""#).unwrap()..body.rfind(r#"],"tools""#).unwrap()];
+            assert_eq!(m.len(), 2 + 2 * r);
+            (body.clone(), last_two.to_owned())
+        })
+        .collect();
+    let sent = run(&mut gw, "/openai/v1/chat/completions", Dialect::ChatCompletions, &bodies);
+    let s = sent.iter().find(|s| s.condensed_now).expect("condensed");
+    let v: Value = serde_json::from_str(&s.body).unwrap();
+    assert_eq!(v["messages"][0]["role"], "system");
+    assert!(v["messages"][1]["content"].as_str().unwrap().contains(TASK));
+    assert!(v["messages"][2]["content"].as_str().unwrap().starts_with("[Context Condenser"));
+}
+
+#[test]
+fn observe_mode_forwards_the_clients_bytes_and_says_what_it_would_do() {
+    let mut gw = gateway(30_000, true);
+    let mut reasons = Vec::new();
+    for (body, _) in claude_requests(20) {
+        match gw.request("/v1/messages", None, body.as_bytes()) {
+            Decision::Untouched { session: Some(_), reason } => reasons.push(reason),
+            other => panic!("observe mode forwarded {other:?}"),
+        }
+    }
+    assert!(reasons.iter().all(|r| r.starts_with("observe: would forward")));
+    assert_eq!(reasons.iter().filter(|r| r.contains("now)")).count(), 1, "{reasons:?}");
+    let stats = gw.stats();
+    assert!(stats.observe);
+    assert_eq!(stats.totals.tokens_forwarded, stats.totals.tokens_client, "nothing was changed");
+    assert!(stats.totals.would_condense > 0 && stats.totals.tokens_would_save > 0);
+    assert_eq!(stats.totals.cost_saved_usd, 0.0);
+    assert_eq!(stats.sessions.values().next().unwrap().requests, 20, "the session learned every request");
+    let (body, _) = &claude_requests(20)[19];
+    assert_eq!(gw.count_tokens(None, body.as_bytes()), None);
+    assert_eq!(gw.too_long(stats.sessions.keys().next().unwrap(), body.as_bytes()), None);
+}
+
+#[test]
+fn a_body_the_gateway_cannot_read_is_untouched_with_a_reason() {
+    let mut gw = gateway(30_000, false);
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("/v1/messages", b"{\"model\":\"claude-sonnet-4-5\",\"messages\":[", "not JSON"),
+        ("/v1/messages", b"\xff\xfe", "not JSON"),
+        ("/v1/chat/completions", br#"{"model":"gpt-4o","messages":"hi"}"#, "no conversation"),
+        ("/v1/models", b"{}", "not a conversation"),
+    ];
+    for (path, body, why) in cases {
+        match gw.request(path, None, body) {
+            Decision::Untouched { session: None, reason } => assert!(reason.contains(why), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(gw.stats().totals.untouched, 3);
+    assert!(gw.stats().sessions.is_empty());
+}
+
+#[test]
+fn save_then_load_forwards_the_same_bytes() {
+    let requests = claude_requests(30);
+    let mut gw = gateway(30_000, false);
+    let sent = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests[..28]);
+    assert!(sent.iter().any(|s| s.condensed_now));
+    let saved = gw.save();
+    let config = gw.config().clone();
+    let mut loaded = Gateway::load(config, &saved).unwrap();
+    assert_eq!(loaded.stats(), gw.stats());
+    assert_eq!(loaded.save(), saved, "saving again writes the same bytes");
+    for (body, _) in &requests[28..] {
+        let a = sent_body(gw.request("/v1/messages", None, body.as_bytes()));
+        let b = sent_body(loaded.request("/v1/messages", None, body.as_bytes()));
+        assert_eq!(a, b);
+    }
+}
+
+fn sent_body(d: Decision) -> String {
+    sent(d).body
+}
+
+#[test]
+fn a_truncated_or_foreign_state_file_is_refused() {
+    let mut gw = gateway(30_000, false);
+    run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &claude_requests(26));
+    let saved = gw.save();
+    let config = gw.config().clone();
+    for cut in [0, 1, saved.len() / 3, saved.len() / 2, saved.len() - 1] {
+        assert!(Gateway::load(config.clone(), &saved[..cut]).is_err(), "cut at {cut}");
+    }
+    let text = String::from_utf8(saved).unwrap();
+    let other = text.replacen("\"version\":1", "\"version\":2", 1);
+    assert!(Gateway::load(config.clone(), other.as_bytes()).unwrap_err().contains("version 2"));
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let start = v["sessions"][0]["frozen"][0]["start"].as_u64().unwrap();
+    let moved = text.replacen(&format!("\"start\":{start},"), "\"start\":9999,", 1);
+    assert!(Gateway::load(config.clone(), moved.as_bytes()).unwrap_err().contains("out of place"));
+    assert!(Gateway::load(config, b"not json").is_err());
+}
+
+#[test]
+fn too_long_condenses_the_whole_span_once_and_returns_a_smaller_body() {
+    let mut gw = gateway(30_000, false);
+    let requests = claude_requests(36);
+    let sent = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests);
+    let (last, (client_body, current_turn)) = (sent.last().unwrap(), requests.last().unwrap());
+    let retry =
+        String::from_utf8(gw.too_long(&last.session, client_body.as_bytes()).expect("condensed harder"))
+            .unwrap();
+    assert!(retry.len() < last.body.len());
+    serde_json::from_str::<Value>(&retry).unwrap();
+    assert!(retry.contains(&LATER[..40]) && retry.contains("keep the public API unchanged"));
+    assert!(array(Dialect::AnthropicMessages, &retry).ends_with(&format!("{current_turn}]")));
+    let v: Value = serde_json::from_str(&retry).unwrap();
+    assert_eq!(v["messages"].as_array().unwrap().len(), 4, "task, one condensation, the current turn");
+    assert_eq!(gw.too_long(&last.session, client_body.as_bytes()), None, "nothing more to condense");
+    assert_eq!(gw.too_long(&last.session, requests[3].0.as_bytes()), None, "not the session's latest body");
+    assert_eq!(gw.too_long("claude-code:nobody", client_body.as_bytes()), None);
+    // The next request replays the wider condensation.
+    let next = claude_requests(37).pop().unwrap().0;
+    let s = sent_body(gw.request("/v1/messages", None, next.as_bytes()));
+    assert!(s.starts_with(&retry[..retry.find(current_turn.as_str()).unwrap()]));
+    assert_eq!(gw.stats().totals.too_long_retries, 1);
+}
+
+#[test]
+fn count_tokens_answers_for_the_request_as_it_would_be_forwarded() {
+    let mut gw = gateway(30_000, false);
+    let requests = claude_requests(28);
+    let count_body = |body: &str| {
+        body.replace(r#","stream":true"#, "").replace(r#""metadata":{"user_id":"user_9a8b_account_1f2e_session_3f2a9c1e-7b4d-4e8a-9c0f-1d2e3f4a5b6c"},"#, "")
+    };
+    let early = &requests[2].0;
+    gw.request("/v1/messages", None, early.as_bytes());
+    assert_eq!(gw.count_tokens(None, count_body(early).as_bytes()), None, "unchanged: the upstream counts");
+    let sent = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests[3..]);
+    let last = sent.last().unwrap();
+    let counted = gw.count_tokens(None, count_body(&requests[27].0).as_bytes()).expect("the gateway counts");
+    assert_eq!(counted, last.forwarded);
+    assert!(counted < last.client);
+}
+
+#[test]
+fn a_warm_request_counts_only_its_new_messages() {
+    let mut gw = gateway(1_000_000, false);
+    let requests = claude_requests(12);
+    for (body, _) in &requests[..11] {
+        gw.request("/v1/messages", None, body.as_bytes());
+    }
+    let before = gw.counters.for_model("claude-sonnet-4-5").encoded_messages();
+    gw.request("/v1/messages", None, requests[11].0.as_bytes());
+    assert_eq!(gw.counters.for_model("claude-sonnet-4-5").encoded_messages() - before, 2);
+}
+
+#[test]
+fn usage_is_summed_per_session_and_in_total() {
+    let mut gw = gateway(30_000, false);
+    let s = sent(gw.request("/v1/messages", None, claude_requests(1)[0].0.as_bytes()));
+    let usage = GatewayUsage { input: 10, output: 5, cache_read: 2_000, cache_write: 300 };
+    gw.usage(&s.session, usage);
+    gw.usage(&s.session, usage);
+    gw.usage("unknown", usage);
+    let stats = gw.stats();
+    assert_eq!(stats.sessions[&s.session].usage.cache_read, 4_000);
+    assert_eq!(stats.totals.usage.input, 30);
+    let json = serde_json::to_value(&stats).unwrap();
+    assert!(json["totals"]["cost_saved_usd"].is_number());
+}
+
+#[test]
+fn a_configuration_out_of_bounds_is_refused_and_the_gateway_is_send() {
+    let bad = [
+        GatewayConfig { threshold: 0.05, ..GatewayConfig::default() },
+        GatewayConfig { threshold: 1.0, ..GatewayConfig::default() },
+        GatewayConfig { provider: "native".into(), ..GatewayConfig::default() },
+        GatewayConfig {
+            windows: [("gpt-4o".to_owned(), 10)].into_iter().collect(),
+            ..GatewayConfig::default()
+        },
+    ];
+    for config in bad {
+        assert!(Gateway::new(config).is_err());
+    }
+    fn send<T: Send>() {}
+    send::<Gateway>();
+}
