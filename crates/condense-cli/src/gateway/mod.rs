@@ -30,7 +30,8 @@ mod proxy;
 mod store;
 mod usage;
 
-use decide::{GatewayState, Policy};
+use condense_core::gateway::GatewayConfig;
+use decide::GatewayState;
 use guard::{Guard, TOKEN_HEADER};
 use proxy::Shared;
 use store::Store;
@@ -105,22 +106,20 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
     if !range.contains(&i32::from(args.threshold)) {
         return Err(usage(format!("--threshold must be {} to {} percent", range.start(), range.end())));
     }
-    condense_core::CondensationManager::with_builtin_providers()
-        .set_default_provider(&args.provider)
-        .map_err(|e| usage(format!("--provider: {e}")))?;
     let anthropic = upstream("--anthropic-upstream", &args.anthropic_upstream)?;
     let openai = upstream("--openai-upstream", &args.openai_upstream)?;
     let dir = args.state_dir.clone().or_else(store::default_dir).ok_or_else(|| {
         usage("no data directory known for this user (HOME is not set): pass --state-dir DIR")
     })?;
     let store = Store::open(&dir).map_err(|e| usage(format!("--state-dir {}: {e}", dir.display())))?;
-    let policy = Policy {
+    let config = GatewayConfig {
         provider: args.provider.clone(),
-        threshold_percent: args.threshold,
+        threshold: f64::from(args.threshold) / 100.0,
         windows: args.windows.iter().cloned().collect::<BTreeMap<_, _>>(),
         observe: args.observe,
+        ..GatewayConfig::default()
     };
-    let mut state = GatewayState::new(policy);
+    let mut state = GatewayState::new(config).map_err(usage)?;
     match store.read() {
         Ok(None) => {}
         Ok(Some(bytes)) => {

@@ -157,6 +157,14 @@ async fn forward(
         }
     };
     let header_session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+    if parts.method == Method::POST && wire == Wire::Anthropic && path.starts_with(COUNT_TOKENS) {
+        // The count of the request as it will be forwarded, so the client measures what the
+        // model will see and its own compaction stays idle.
+        if let Some(tokens) = decide::count_tokens(&mut shared.state(), header_session, &body) {
+            log(&parts.method, parts.uri.path(), StatusCode::OK, None, "counted as it will be forwarded");
+            return json_response(StatusCode::OK, &json!({ "input_tokens": tokens }));
+        }
+    }
     let outgoing = if parts.method == Method::POST {
         let outgoing = decide::decide(&mut shared.state(), path, header_session, &body);
         shared.changed.notify_one();
@@ -167,12 +175,45 @@ async fn forward(
     let conversation = !matches!(outgoing, Outgoing::Client { reason: Untouched::NotAConversation, .. });
     let headers = upstream_headers(&parts.headers, conversation);
     let session = outgoing.session().map(str::to_owned);
+    let client_body = body.clone();
     let (sent, what) = match outgoing {
+        Outgoing::Rewritten { body, condensed_now: true, .. } => {
+            (Bytes::from(body), "condensed now".to_owned())
+        }
         Outgoing::Rewritten { body, .. } => (Bytes::from(body), "condensations replayed".to_owned()),
         Outgoing::Client { reason, .. } => (body, describe(&reason)),
     };
     let (method, shown) = (parts.method.clone(), parts.uri.path().to_owned());
-    let upstream = shared.client.request(method.clone(), &url).headers(headers).body(sent).send().await;
+    let send =
+        |body: Bytes| shared.client.request(method.clone(), &url).headers(headers.clone()).body(body).send();
+    // "Prompt too long" before any byte reached the client: condensed harder, retried once.
+    let mut what = what;
+    let upstream = match (send(sent).await, &session) {
+        (Ok(r), Some(session))
+            if matches!(r.status(), StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE) =>
+        {
+            let (status, answer_headers) = (r.status(), end_to_end(r.headers()));
+            let answer = r.bytes().await.unwrap_or_default();
+            let retry = if says_too_long(&answer) {
+                decide::too_long(&mut shared.state(), session, &client_body)
+            } else {
+                None
+            };
+            let Some(body) = retry else {
+                log(&method, &shown, status, Some(session), &what);
+                let mut out =
+                    Response::new(UnsyncBoxBody::new(Full::new(answer).map_err(|never| match never {})));
+                *out.status_mut() = status;
+                *out.headers_mut() = answer_headers;
+                out.headers_mut().remove(CONTENT_LENGTH);
+                return out;
+            };
+            log(&method, &shown, status, Some(session), "prompt too long: condensed further, retrying once");
+            what = "condensed after the upstream's prompt too long".to_owned();
+            send(Bytes::from(body)).await
+        }
+        (upstream, _) => upstream,
+    };
     let response = match upstream {
         Ok(r) => r,
         Err(e) => {
@@ -192,13 +233,24 @@ async fn forward(
     stream_back(shared, response, session)
 }
 
+/// Anthropic's token-count path, which the gateway answers for the request as it would forward it.
+const COUNT_TOKENS: &str = "/v1/messages/count_tokens";
+
+/// Whether an upstream's error answer says the prompt is longer than the model's window
+/// (Anthropic's `prompt is too long`, OpenAI's `context_length_exceeded`).
+fn says_too_long(answer: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&answer[..answer.len().min(64 << 10)]).to_ascii_lowercase();
+    ["prompt is too long", "context_length_exceeded", "maximum context length", "context window"]
+        .iter()
+        .any(|needle| text.contains(needle))
+}
+
 /// What the log says about a body that went out as the client sent it.
 fn describe(reason: &Untouched) -> String {
     match reason {
         Untouched::NotAConversation => "passed through".into(),
         Untouched::Unchanged => "the client's body".into(),
-        Untouched::Observed { would_change: true } => "observed; the core would have changed it".into(),
-        Untouched::Observed { would_change: false } => "observed; the core would not have changed it".into(),
+        Untouched::Observed(what) => what.clone(),
         Untouched::Failed(why) => format!("forwarded untouched: {why}"),
     }
 }

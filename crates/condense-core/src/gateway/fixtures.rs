@@ -21,6 +21,14 @@ pub(super) const ANTHROPIC_TURNS: [&str; 9] = [
 /// The Claude Code session id inside [`anthropic`]'s `metadata.user_id`.
 pub(super) const CLAUDE_SESSION: &str = "session_3f2a9c1e-7b4d-4e8a-9c0f-1d2e3f4a5b6c";
 
+/// The model of [`anthropic`]'s requests.
+pub(super) const CLAUDE_MODEL: &str = "claude-sonnet-4-5";
+
+/// The session key of [`anthropic`]'s requests.
+pub(super) fn claude_key() -> super::SessionKey {
+    super::SessionKey::ClaudeCode(format!("{CLAUDE_SESSION}@{CLAUDE_MODEL}"))
+}
+
 /// A Claude Code request over `turns`: the message array sits between keys the gateway does not
 /// read, so a splice that moves a byte outside it shows.
 pub(super) fn anthropic(turns: &[&str]) -> String {

@@ -17,7 +17,10 @@ use super::dialect::Request;
 pub enum SessionKey {
     /// The `x-context-condenser-session` header: the operator's explicit choice, so it wins.
     Header(String),
-    /// Claude Code's `session_<uuid>` inside `metadata.user_id` (or the whole user id).
+    /// Claude Code's `session_<uuid>` inside `metadata.user_id` (or the whole user id), with the
+    /// request's model after an `@`: Claude Code sends small side requests (titles, summaries of
+    /// a command's output) to another model under the same id, and those are conversations of
+    /// their own, not a rewind of the main one (a prompt cache is per model anyway).
     ClaudeCode(String),
     /// Codex's `prompt_cache_key`, its session id.
     PromptCacheKey(String),
@@ -93,7 +96,11 @@ pub fn session_key(request: &Request<'_>, header: Option<&str>) -> SessionKey {
         return SessionKey::Header(h.to_owned());
     }
     if let Some(user_id) = request.user_id.as_deref().filter(|u| !u.is_empty()) {
-        return SessionKey::ClaudeCode(claude_session(user_id).unwrap_or(user_id).to_owned());
+        let id = claude_session(user_id).unwrap_or(user_id);
+        return SessionKey::ClaudeCode(match request.model.as_deref().filter(|m| !m.is_empty()) {
+            Some(model) => format!("{id}@{model}"),
+            None => id.to_owned(),
+        });
     }
     if let Some(key) = request.prompt_cache_key.as_deref().filter(|k| !k.is_empty()) {
         return SessionKey::PromptCacheKey(key.to_owned());
@@ -143,7 +150,13 @@ mod tests {
     fn claude_code_is_known_by_the_session_in_its_user_id() {
         let body = fixtures::anthropic(&fixtures::ANTHROPIC_TURNS[..1]);
         let key = session_key(&parse(Dialect::AnthropicMessages, &body), None);
-        assert_eq!(key, SessionKey::ClaudeCode(fixtures::CLAUDE_SESSION.to_owned()));
+        assert_eq!(key, fixtures::claude_key());
+        let side = body.replace(fixtures::CLAUDE_MODEL, "claude-haiku-4-5");
+        assert_ne!(
+            session_key(&parse(Dialect::AnthropicMessages, &side), None),
+            key,
+            "a side request to another model is a session of its own"
+        );
         assert_eq!(claude_session("user_ab_account_cd_session_"), None);
         let whole = r#"{"messages":[],"metadata":{"user_id":"alice"}}"#;
         assert_eq!(

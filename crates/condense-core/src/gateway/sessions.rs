@@ -309,7 +309,7 @@ mod tests {
             assert_eq!(f.continuity, expected, "request {n}");
         }
         assert_eq!(sessions.len(), 1);
-        let key = SessionKey::ClaudeCode(fixtures::CLAUDE_SESSION.into());
+        let key = fixtures::claude_key();
         assert_eq!(sessions.messages(&key), Some(ANTHROPIC_TURNS.len()));
     }
 
