@@ -1,0 +1,256 @@
+// The real agent CLIs of tests/agents, run fully offline, and the `condense gateway` binary, for
+// the tests that put the gateway between them and the fixture LLM server (gateway.test.mjs).
+// Not a test file itself (no `.test.` in the name): `node --test tests/agents/` skips it.
+//
+// Each client runs in a temporary HOME and workspace, in its own process group (killed whole at
+// the end or on timeout), with every proxy variable pointing at a closed local port so anything
+// a client tries to reach besides 127.0.0.1 fails at once. The settings are direct.test.mjs's.
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { repoRoot } from "../js/servers.mjs";
+
+export const RUN_TIMEOUT_MS = 180_000;
+
+/** The folder of the pinned agent CLIs: CONDENSE_AGENTS_BIN, else scripts/setup-agents' answer. */
+export function agentsBin() {
+  return (
+    process.env.CONDENSE_AGENTS_BIN ||
+    execFileSync("bash", [path.join(repoRoot, "scripts/setup-agents")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    })
+      .trim()
+      .split("\n")
+      .at(-1)
+  );
+}
+
+/** The `condense` binary: CONDENSE_BIN, else a debug build of condense-cli (built now, so it is
+ *  never stale) in CARGO_TARGET_DIR or the repository's target/. */
+export function condenseBin() {
+  if (process.env.CONDENSE_BIN) return process.env.CONDENSE_BIN;
+  execFileSync("cargo", ["build", "-q", "-p", "condense-cli"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
+  const target = process.env.CARGO_TARGET_DIR ? path.resolve(repoRoot, process.env.CARGO_TARGET_DIR) : path.join(repoRoot, "target");
+  const bin = path.join(target, "debug", "condense");
+  if (!existsSync(bin)) throw new Error(`no condense binary at ${bin}`);
+  return bin;
+}
+
+/** A local port nothing listens on: bound, then released. */
+export function closedPort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A temporary HOME and workspace; the workspace holds big.txt with one marker line (line 10).
+ * `lineWords(i)` is the number of words on line i (16 words ≈ 108 characters, direct.test.mjs's
+ * file), so a test can make one slice of the file heavy and the others light.
+ */
+export function workspace(scratch, name, { lines = 2000, lineWords = () => 16 } = {}) {
+  const root = mkdtempSync(path.join(os.tmpdir(), `agent-${name}-`));
+  scratch.push(root);
+  const home = path.join(root, "home");
+  const ws = path.join(root, "ws");
+  mkdirSync(home);
+  mkdirSync(ws);
+  const marker = `cc-marker-${randomBytes(6).toString("hex")}`;
+  const out = [];
+  for (let i = 1; i <= lines; i++) {
+    if (i === 10) out.push(`MARKER: ${marker}`);
+    else out.push(`line ${String(i).padStart(5, "0")}: ` + Array.from({ length: lineWords(i) }, (_, j) => `w${String((i * 31 + j * 7919) % 10000).padStart(4, "0")}`).join(" "));
+  }
+  const file = path.join(ws, "big.txt");
+  writeFileSync(file, out.join("\n") + "\n");
+  return { root, home, ws, file, marker };
+}
+
+/** The environment every client runs in: nothing of ours but PATH, no way out but 127.0.0.1. */
+export function offlineEnv(deadProxy, home, extra) {
+  const proxies = {};
+  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]) {
+    proxies[name] = deadProxy;
+    proxies[name.toLowerCase()] = deadProxy;
+  }
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    LANG: "C.UTF-8",
+    ...proxies,
+    NO_PROXY: "127.0.0.1,localhost",
+    no_proxy: "127.0.0.1,localhost",
+    ...extra,
+  };
+}
+
+/** Runs a command in its own process group; kills the group on timeout and when it exits. */
+export function run(command, args, { env, cwd, timeoutMs = RUN_TIMEOUT_MS }) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(command, args, { env, cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, timeoutMs);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      killGroup(); // helpers the client left behind
+      resolve({ code, signal, timedOut, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+export function explain(result) {
+  return `exit ${result.code} signal ${result.signal}${result.timedOut ? " (timed out)" : ""} after ${result.ms} ms\n--- stdout (tail)\n${result.stdout.slice(-3000)}\n--- stderr (tail)\n${result.stderr.slice(-3000)}`;
+}
+
+/** Claude Code (`claude -p`, Anthropic Messages) at `baseUrl` (ANTHROPIC_BASE_URL). Resolves with
+ *  the run and the final answer's text (its stdout). */
+export async function runClaude({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+  const env = offlineEnv(deadProxy, w.home, {
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: key,
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_ERROR_REPORTING: "1",
+  });
+  // --dangerously-skip-permissions is refused as root; --allowedTools lets Read and Bash run.
+  const result = await run(path.join(bin, "claude"), ["-p", prompt, "--model", model, "--allowedTools", "Read", "Bash"], { env, cwd: w.ws });
+  return { result, answer: result.stdout };
+}
+
+/** Codex (`codex exec`, OpenAI Responses) with a custom provider whose base_url is `baseUrl`
+ *  (ending in /v1). */
+export async function runCodex({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+  const codexHome = path.join(w.root, "codex-home");
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(
+    path.join(codexHome, "config.toml"),
+    [
+      `model = "${model}"`,
+      `model_provider = "fixture"`,
+      `approval_policy = "never"`,
+      `sandbox_mode = "danger-full-access"`,
+      `check_for_update_on_startup = false`,
+      ``,
+      `[analytics]`,
+      `enabled = false`,
+      ``,
+      `[model_providers.fixture]`,
+      `name = "Fixture"`,
+      `base_url = "${baseUrl}"`,
+      `wire_api = "responses"`,
+      `env_key = "FIXTURE_API_KEY"`,
+      `request_max_retries = 0`,
+      `stream_max_retries = 0`,
+      ``,
+    ].join("\n"),
+  );
+  const env = offlineEnv(deadProxy, w.home, { CODEX_HOME: codexHome, FIXTURE_API_KEY: key });
+  const result = await run(path.join(bin, "codex"), ["exec", "--skip-git-repo-check", prompt], { env, cwd: w.ws });
+  return { result, answer: result.stdout };
+}
+
+/** Cline (`cline --json`, OpenAI Chat Completions), provider "openai" with base URL `baseUrl`
+ *  (ending in /v1). The answer is the text of its `run_result` event. */
+export async function runCline({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+  const dataDir = path.join(w.root, "cline-data");
+  const settings = path.join(w.root, "cline-global-settings.json");
+  // Telemetry off: otherwise Cline retries https://otel.cline.bot for ~9 s before it exits.
+  writeFileSync(settings, JSON.stringify({ telemetryOptOut: true, autoUpdateEnabled: false }));
+  const env = offlineEnv(deadProxy, w.home, { CLINE_GLOBAL_SETTINGS_PATH: settings });
+  const auth = await run(path.join(bin, "cline"), ["auth", "-p", "openai", "-k", key, "-m", model, "-b", baseUrl, "--data-dir", dataDir], {
+    env,
+    cwd: w.ws,
+    timeoutMs: 60_000,
+  });
+  if (auth.code !== 0) return { result: auth, answer: "" };
+  const result = await run(path.join(bin, "cline"), ["--data-dir", dataDir, "--json", prompt], { env, cwd: w.ws });
+  const events = result.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
+  const final = events.find((e) => e.type === "run_result");
+  result.ms += auth.ms;
+  return { result, answer: final ? `${final.finishReason}: ${final.text}` : "" };
+}
+
+/**
+ * Starts `condense gateway` with `args` (after `--listen 127.0.0.1:0`) and resolves once it
+ * printed `listening on http://ADDR`. `stop()` ends it with SIGTERM (it writes its state then)
+ * and resolves with everything it printed.
+ */
+export function startGateway(bin, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ["gateway", "--listen", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let exited = null;
+    const gone = new Promise((r) => child.once("exit", (code, signal) => r((exited = { code, signal }))));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`condense gateway printed no address within 30 s\n${stdout}\n${stderr}`));
+    }, 30_000);
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    gone.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`condense gateway exited (${JSON.stringify(exited)}) before listening\n${stdout}\n${stderr}`));
+    });
+    child.stdout.on("data", (d) => {
+      stdout += d;
+      const m = /^listening on (http:\/\/\S+)$/m.exec(stdout);
+      if (!m || !stdout.startsWith("listening on ")) return;
+      clearTimeout(timer);
+      const origin = m[1];
+      resolve({
+        origin,
+        async stats() {
+          const r = await fetch(`${origin}/stats`);
+          if (!r.ok) throw new Error(`GET /stats: ${r.status}`);
+          return r.json();
+        },
+        async stop() {
+          if (!exited) {
+            child.kill("SIGTERM");
+            await gone;
+          }
+          return { stdout, stderr, exit: exited };
+        },
+        output: () => ({ stdout, stderr }),
+      });
+    });
+  });
+}
