@@ -13,11 +13,7 @@
 //    mode the gateway changed nothing the upstream can see.
 //  - "condensation": the gateway condensed (its /stats counts a condensation, a forwarded request
 //    carries the gateway's marker and is smaller than what the client sent), and in observe mode
-//    it reports what it would have done without doing it. These need the core's `Gateway` wired
-//    into crates/condense-cli/src/gateway/decide.rs. Until then /stats has no `condensations`
-//    field and these tests run as TODO (reported, not failing the suite); as soon as /stats has
-//    the field they are ordinary tests. CONDENSE_GATEWAY_CONDENSES=1 makes them ordinary tests
-//    today (to see them fail), =0 keeps them TODO.
+//    it reports what it would have done without doing it.
 //
 // The session: big.txt has 510 lines; the first 500 are heavy (~54 KB, direct.test.mjs's lines),
 // the last 10 light ("line 00501: "). The scripted agent (model script-agent-6) reads the file in
@@ -72,8 +68,6 @@ const WINDOWS = {
   cline: 9_000, // 80% = 7 200
 };
 
-const condensesFlag = process.env.CONDENSE_GATEWAY_CONDENSES;
-
 let agents;
 let condense;
 let deadProxy;
@@ -107,13 +101,6 @@ async function sessionRequests(llm, wirePath, key) {
 }
 
 // ---- the gateway's /stats, whichever shape it has -------------------------------------------
-
-/** Whether this gateway condenses: its /stats counts condensations (the core's GatewayStats). */
-function condenses(stats) {
-  if (condensesFlag === "1") return true;
-  if (condensesFlag === "0") return false;
-  return statField(stats, "condensations") !== undefined;
-}
 
 // ---- one client's session through the gateway -------------------------------------------------
 
@@ -225,13 +212,8 @@ for (const name of Object.keys(CLIENTS)) {
       });
     });
 
-    describe("condensation (needs the core's Gateway in decide.rs)", () => {
-      // Resolved once the session ran: TODO while the gateway's /stats has no condensations.
-      const cond = (title, fn) =>
-        test(title, async (t) => {
-          if (!condenses(s.stats)) t.todo("the gateway does not condense yet: /stats has no `condensations`");
-          await fn(t);
-        });
+    describe("condensation", () => {
+      const cond = (title, fn) => test(title, async (t) => fn(t));
 
       cond("the gateway condensed the session at least once (/stats)", (t) => {
         const n = statField(s.stats, "condensations");
@@ -313,10 +295,9 @@ for (const name of Object.keys(CLIENTS)) {
       });
     });
 
-    describe("condensation (needs the core's Gateway in decide.rs)", () => {
+    describe("condensation", () => {
       test("/stats reports what the gateway would have done", (t) => {
-        if (!condenses(s.stats)) t.todo("the gateway does not condense yet: /stats has no `condensations`");
-        const would = statField(s.stats, "would_condense") ?? statField(s.stats, "would_change");
+        const would = statField(s.stats, "would_condense");
         const n = statField(s.stats, "condensations");
         t.diagnostic(`would_condense ${would}, condensations (in its books) ${n}, tokens_would_save ${statField(s.stats, "tokens_would_save")}`);
         assert.ok(n >= 1, `observe mode's books count ${n} condensations`);

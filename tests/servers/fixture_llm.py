@@ -526,10 +526,27 @@ def pick_tool(tools, names):
     return next((n for n in names if n in tools), None)
 
 
+# The tool rounds the scripted agent has asked for, by task (the first user text): a gateway
+# between the client and this server may condense old tool results away, and an agent that
+# counted only the results it still sees would repeat its rounds (and their ids) for ever.
+SCRIPT_ROUNDS = {}
+SCRIPT_LOCK = threading.Lock()
+
+
 def script_step(view, rounds):
     """The scripted agent's next move: ("tool", name, args, note), ("final", text) or
-    ("error", message)."""
-    k = len(view.results)
+    ("error", message). Sets ``view.round``: the round this move is (its ids' number)."""
+    task = view.user_texts[0] if view.user_texts else ""
+    with SCRIPT_LOCK:
+        k = max(len(view.results), SCRIPT_ROUNDS.get(task, 0))
+        step = script_move(view, rounds, k)
+        if step[0] == "tool":
+            SCRIPT_ROUNDS[task] = k + 1
+    view.round = k
+    return step
+
+
+def script_move(view, rounds, k):
     if k >= rounds or not view.tools:
         markers = []
         for text in view.results:
@@ -1101,7 +1118,7 @@ class Handler(BaseHTTPRequestHandler):
         total, cached = self.script_usage(
             "anthropic", key, json.dumps([body.get("system"), body.get("tools"),
                                           body.get("messages")]))
-        k = len(view.results)
+        k = view.round
         if step[0] == "final":
             blocks, stop = [{"type": "text", "text": step[1]}], "end_turn"
         else:
@@ -1158,7 +1175,7 @@ class Handler(BaseHTTPRequestHandler):
         total, cached = self.script_usage(
             "chat", str(body.get("prompt_cache_key") or body.get("user") or ""),
             json.dumps([body.get("tools"), body.get("messages")]))
-        k = len(view.results)
+        k = view.round
         if step[0] == "final":
             text, calls, finish = step[1], [], "stop"
         else:
@@ -1250,7 +1267,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             total, cached = self.script_usage(
                 "responses", str(body.get("prompt_cache_key") or ""), prompt)
-            k = len(view.results)
+            k = view.round
             if step[0] == "final":
                 text = step[1]
                 items = [self.responses_message("msg_script_%d" % k, text)]
