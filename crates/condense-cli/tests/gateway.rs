@@ -183,7 +183,9 @@ impl Received {
 }
 
 /// An upstream on 127.0.0.1 that hands each request it reads to `answer` along with the
-/// connection, on a thread per connection; stopped when dropped.
+/// connection, on a thread per connection, one request each (the connection is closed after
+/// it, and an answer says so: `connection: close`, or the gateway's next request may find the
+/// pooled connection closed under it); stopped when dropped.
 struct Upstream {
     port: u16,
     received: mpsc::Receiver<Received>,
@@ -214,13 +216,7 @@ impl Upstream {
     /// An upstream that answers every request with this JSON.
     fn json(answer: Value) -> Upstream {
         let body = answer.to_string();
-        Upstream::start(move |_, stream| {
-            let head = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
-        })
+        Upstream::start(move |_, stream| respond(stream, "200 OK", "", &body))
     }
 
     fn url(&self) -> String {
@@ -598,4 +594,280 @@ fn a_client_closing_before_the_upstream_answered_closes_the_upstream_request() {
         !output.contains("POST /openai/v1/chat/completions"),
         "closed by a timeout, not the client: {output}"
     );
+}
+
+/// An HTTP answer an in-test upstream writes whole. It says it closes the connection, as it
+/// does: the gateway's retry must not be sent on it.
+fn respond(stream: &mut TcpStream, status: &str, extra: &str, body: &str) {
+    let head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n{extra}content-length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
+}
+
+/// A model the tests give a small window (`--window`), so that a few tool rounds cross it.
+const SMALL_MODEL: &str = "tiny-model";
+const SMALL_WINDOW: &str = "tiny-model=4000";
+/// The task statement, which every forwarded request keeps.
+const TASK: &str = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
+
+/// A file as a tool reads it: different in every round, a few hundred tokens.
+fn file(round: usize) -> String {
+    (0..20)
+        .map(|i| {
+            format!("{i:>6}\tlet value_{round}_{i} = compute(&input, {i}); // step {i} of module {round}\n")
+        })
+        .collect()
+}
+
+/// A Claude Code–shaped Anthropic session of `rounds` tool rounds (a `Read` and its result),
+/// for the small model, named by the session header the test sends.
+fn tool_session(rounds: usize, stream: bool) -> String {
+    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": TASK}]})];
+    for k in 0..rounds {
+        let id = format!("toolu_{k:04}");
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read",
+            "input": {"file_path": format!("/repo/src/module_{k}.rs")}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+            "content": file(k)}]}));
+    }
+    let mut body = json!({"model": SMALL_MODEL, "max_tokens": 256, "messages": messages});
+    if stream {
+        body["stream"] = json!(true);
+    }
+    body.to_string()
+}
+
+/// Anthropic's answer when the prompt does not fit the model's window.
+const TOO_LONG: &str = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+const OK: &str = r#"{"id":"msg_ok","type":"message","role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":7,"output_tokens":2}}"#;
+
+#[test]
+fn a_5xx_from_the_upstream_reaches_the_client_unchanged_and_is_counted() {
+    let body = r#"{"type":"error","error":{"type":"api_error","message":"Internal server error (req_5xx)"}}"#;
+    let upstream = Upstream::start(move |_, stream| {
+        respond(stream, "503 Service Unavailable", "retry-after: 7\r\nx-request-id: req_5xx\r\n", body)
+    });
+    let state = Scratch::new("gw-5xx");
+    let gateway = Gateway::start(&state, &["--anthropic-upstream", &upstream.url()]);
+    let reply = gateway.post(
+        "/anthropic/v1/messages",
+        &[&format!("x-api-key: {SECRET}"), "x-context-condenser-session: five"],
+        ANTHROPIC_BODY,
+    );
+    assert_eq!(reply.status, 503, "{}", reply.text());
+    assert_eq!(reply.body, body.as_bytes(), "the upstream's body, byte for byte");
+    let head = reply.head.to_ascii_lowercase();
+    assert!(head.contains("retry-after: 7") && head.contains("x-request-id: req_5xx"), "{}", reply.head);
+    assert_eq!(upstream.next().body, ANTHROPIC_BODY.as_bytes());
+    assert!(upstream.received.try_recv().is_err(), "a 5xx is the client's to retry, not the gateway's");
+    let stats = gateway.stats();
+    assert_eq!(stats["sessions"]["header:five"]["requests"], 1, "{stats}");
+    assert_eq!(stats["totals"]["requests"], 1, "{stats}");
+    assert_eq!(stats["failed_open"], 0, "{stats}");
+}
+
+/// The tokens a session's requests came to, as the client sent them and as forwarded.
+fn tokens(stats: &Value, session: &str) -> (u64, u64) {
+    let s = &stats["sessions"][session];
+    (s["tokens_client"].as_u64().unwrap(), s["tokens_forwarded"].as_u64().unwrap())
+}
+
+#[test]
+fn prompt_too_long_is_condensed_further_and_retried_once() {
+    let calls = Arc::new(Mutex::new(0usize));
+    let counted = Arc::clone(&calls);
+    // "Too long" for the first request only.
+    let upstream = Upstream::start(move |_, stream| {
+        let n = {
+            let mut c = counted.lock().unwrap();
+            *c += 1;
+            *c
+        };
+        match n {
+            1 => respond(stream, "400 Bad Request", "", TOO_LONG),
+            _ => respond(stream, "200 OK", "", OK),
+        }
+    });
+    let state = Scratch::new("gw-too-long");
+    let gateway =
+        Gateway::start(&state, &["--anthropic-upstream", &upstream.url(), "--window", SMALL_WINDOW]);
+    let client = tool_session(12, false);
+    let headers = [&format!("x-api-key: {SECRET}") as &str, "x-context-condenser-session: long"];
+    let reply = gateway.post("/anthropic/v1/messages", &headers, &client);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.body, OK.as_bytes());
+    let (first, second) = (upstream.next(), upstream.next());
+    assert!(upstream.received.try_recv().is_err(), "one retry");
+    assert!(first.body.len() < client.len(), "the request crossed the threshold and was condensed");
+    assert!(second.body.len() < first.body.len(), "the retry is condensed further");
+    let retried: Value = serde_json::from_slice(&second.body).unwrap();
+    assert!(String::from_utf8_lossy(&second.body).contains(TASK), "the task is kept");
+    let sent: Value = serde_json::from_str(&client).unwrap();
+    let (retried, sent) = (retried["messages"].as_array().unwrap(), sent["messages"].as_array().unwrap());
+    assert_eq!(retried.last(), sent.last(), "the current turn is kept");
+    assert_eq!(second.header("x-api-key").as_deref(), Some(SECRET), "the retry carries the key");
+    let stats = gateway.stats();
+    assert_eq!(stats["sessions"]["header:long"]["too_long_retries"], 1, "{stats}");
+    assert_eq!(stats["sessions"]["header:long"]["condensations"], 2, "{stats}");
+    let output = gateway.output();
+    assert!(output.contains("prompt too long: condensed further, retrying once"), "{output}");
+}
+
+#[test]
+fn an_upstream_that_keeps_saying_too_long_is_retried_once_then_answered() {
+    let upstream = Upstream::start(|_, stream| respond(stream, "400 Bad Request", "", TOO_LONG));
+    let state = Scratch::new("gw-too-long-again");
+    let gateway =
+        Gateway::start(&state, &["--anthropic-upstream", &upstream.url(), "--window", SMALL_WINDOW]);
+    let client = tool_session(12, false);
+    let reply = gateway.post("/anthropic/v1/messages", &["x-context-condenser-session: long"], &client);
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert_eq!(reply.body, TOO_LONG.as_bytes(), "the upstream's answer to the retry, unchanged");
+    let (first, second) = (upstream.next(), upstream.next());
+    assert!(second.body.len() < first.body.len());
+    // Nothing more is sent once the client has its answer.
+    assert!(upstream.received.recv_timeout(Duration::from_millis(300)).is_err(), "exactly one retry");
+    assert_eq!(gateway.stats()["sessions"]["header:long"]["too_long_retries"], 1);
+
+    // A 400 that is not "too long" is passed through at once, without a retry.
+    let other =
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: required"}}"#;
+    let upstream = Upstream::start(move |_, stream| respond(stream, "400 Bad Request", "", other));
+    let state = Scratch::new("gw-400");
+    let gateway =
+        Gateway::start(&state, &["--anthropic-upstream", &upstream.url(), "--window", SMALL_WINDOW]);
+    let reply = gateway.post("/anthropic/v1/messages", &["x-context-condenser-session: l"], &client);
+    assert_eq!((reply.status, reply.text()), (400, other.to_owned()));
+    upstream.next();
+    assert!(upstream.received.recv_timeout(Duration::from_millis(300)).is_err(), "no retry");
+}
+
+#[test]
+fn count_tokens_is_answered_for_a_condensed_session_and_passed_through_otherwise() {
+    let upstream = Upstream::start(|seen, stream| {
+        if seen.head.starts_with("POST /v1/messages/count_tokens") {
+            respond(stream, "200 OK", "", r#"{"input_tokens":12345}"#);
+        } else {
+            respond(stream, "200 OK", "", OK);
+        }
+    });
+    let state = Scratch::new("gw-count");
+    let gateway =
+        Gateway::start(&state, &["--anthropic-upstream", &upstream.url(), "--window", SMALL_WINDOW]);
+    let headers = ["x-api-key: k", "x-context-condenser-session: counted"];
+    let client = tool_session(12, true);
+    assert_eq!(gateway.post("/anthropic/v1/messages", &headers, &client).status, 200);
+    upstream.next();
+    let stats = gateway.stats();
+    assert_eq!(stats["sessions"]["header:counted"]["condensations"], 1, "{stats}");
+    let (client_tokens, forwarded) = tokens(&stats, "header:counted");
+    assert!(forwarded < client_tokens, "{stats}");
+
+    // Claude Code's count request: the conversation without `stream`.
+    let count = tool_session(12, false);
+    let reply = gateway.post("/anthropic/v1/messages/count_tokens", &headers, &count);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let n = reply.json()["input_tokens"].as_u64().expect("the gateway counted");
+    assert_eq!(n, forwarded, "the tokens of the request as it is forwarded");
+    assert!(n < client_tokens, "below the client's own size");
+    assert!(upstream.received.try_recv().is_err(), "the upstream was not asked");
+
+    // A conversation the gateway has not changed: the upstream counts it.
+    let fresh = json!({"model": SMALL_MODEL, "messages": [{"role": "user", "content": "Another task."}]});
+    let reply = gateway.post(
+        "/anthropic/v1/messages/count_tokens",
+        &["x-api-key: k", "x-context-condenser-session: other"],
+        &fresh.to_string(),
+    );
+    assert_eq!((reply.status, reply.text()), (200, r#"{"input_tokens":12345}"#.to_owned()));
+    let seen = upstream.next();
+    assert_eq!(seen.body, fresh.to_string().as_bytes());
+    assert_eq!(seen.header("x-api-key").as_deref(), Some("k"));
+    assert_eq!(gateway.stats()["sessions"].get("header:other"), None, "a count request is no session");
+}
+
+/// Waits until the gateway's state file holds `needle`; its bytes.
+fn state_holding(state: &Scratch, needle: &str) -> Vec<u8> {
+    let until = Instant::now() + HANG_GUARD;
+    loop {
+        if let Ok(bytes) = std::fs::read(state.0.join("state.json"))
+            && String::from_utf8_lossy(&bytes).contains(needle)
+        {
+            return bytes;
+        }
+        assert!(Instant::now() < until, "state.json never held {needle:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until the gateway has printed `needle`.
+fn printed(gateway: &Gateway, needle: &str) {
+    let until = Instant::now() + HANG_GUARD;
+    while !gateway.output().contains(needle) {
+        assert!(Instant::now() < until, "never printed {needle:?}: {}", gateway.output());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_gateway_killed_mid_write_restarts_reads_nothing_half_written_and_replays_its_condensation() {
+    let upstream = Upstream::json(serde_json::from_str(OK).unwrap());
+    let state = Scratch::new("gw-killed");
+    let args = ["--anthropic-upstream", &upstream.url() as &str, "--window", SMALL_WINDOW];
+    let headers = ["x-api-key: k", "x-context-condenser-session: kept"];
+    let condensed = tool_session(12, true);
+    let next = tool_session(13, true);
+
+    // A session that condensed, its state written; then the gateway is killed (SIGKILL: no
+    // saving on the way out) right after each of a few more requests, while it may be writing.
+    let mut gateway = Gateway::start(&state, &args);
+    assert_eq!(gateway.post("/anthropic/v1/messages", &headers, &condensed).status, 200);
+    let before = upstream.next().body;
+    assert!(before.len() < condensed.len(), "condensed");
+    let saved = state_holding(&state, r#""frozen":[{"#);
+    for round in 0..4 {
+        gateway.child.kill().unwrap();
+        gateway.child.wait().unwrap();
+        gateway = Gateway::start(&state, &args);
+        let stats = gateway.stats();
+        assert_eq!(stats["sessions"]["header:kept"]["condensations"], 1, "round {round}: restored: {stats}");
+        std::thread::sleep(Duration::from_millis(100 * round));
+        assert_eq!(gateway.post("/anthropic/v1/messages", &headers, &condensed).status, 200);
+        assert_eq!(upstream.next().body, before, "round {round}: the same condensation, byte for byte");
+    }
+    gateway.child.kill().unwrap();
+    gateway.child.wait().unwrap();
+    drop(gateway);
+    for entry in std::fs::read_dir(&state.0).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(name == "state.json" || name.starts_with(".state.json."), "{name}");
+    }
+
+    // What a kill in the middle of writing the file in place would leave: half a state.json,
+    // and a temporary file. Refused with a warning, the temporary file removed, never read.
+    std::fs::write(state.0.join("state.json"), &saved[..saved.len() / 2]).unwrap();
+    std::fs::write(state.0.join(".state.json.999.tmp"), &saved).unwrap();
+    let gateway = Gateway::start(&state, &args);
+    printed(&gateway, "starting afresh");
+    assert!(!state.0.join(".state.json.999.tmp").exists(), "a temporary file is removed, never read");
+    let stats = gateway.stats();
+    assert_eq!(stats["sessions"], json!({}), "nothing half-written was read back: {stats}");
+    drop(gateway);
+
+    // The whole file again: restored, and the session's next requests replay the frozen
+    // condensation byte for byte.
+    std::fs::write(state.0.join("state.json"), &saved).unwrap();
+    let gateway = Gateway::start(&state, &args);
+    assert_eq!(gateway.post("/anthropic/v1/messages", &headers, &condensed).status, 200);
+    assert_eq!(upstream.next().body, before, "the same bytes as before the restart");
+    assert_eq!(gateway.post("/anthropic/v1/messages", &headers, &next).status, 200);
+    let after = upstream.next().body;
+    // Everything before the request's current turn (the last round) is the same bytes.
+    let cut = String::from_utf8_lossy(&before).rfind(r#"{"role":"assistant""#).unwrap();
+    assert_eq!(after[..cut], before[..cut], "the next request extends the replayed condensation");
+    assert!(!gateway.output().contains("starting afresh"), "{}", gateway.output());
+    let stats = gateway.stats();
+    assert_eq!(stats["sessions"]["header:kept"]["condensations"], 1, "no new condensation: {stats}");
 }
