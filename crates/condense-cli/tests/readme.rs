@@ -14,8 +14,14 @@
 //!   like those servers, needs no key (`--no-auth`): fixed ports may be taken on a shared
 //!   machine, and a real Ollama there must not answer the test.
 //!
-//! Lines that are not the CLI's (npm, VS Code, the whole test suite, the protocol generator) are
-//! excluded by pattern, each with its reason; a line that is neither run nor excluded fails the
+//! A `condense gateway` line starts the gateway for the rest of its block, in the background, on a
+//! free port instead of 4141 (`--listen 127.0.0.1:0`; every `127.0.0.1:4141` of the block's later
+//! lines rewritten to the port bound, a fixed port may be taken on a shared machine); the block's
+//! `curl` lines talk to it, and at the block's end it is stopped with SIGTERM and must exit 0,
+//! having written its state (without a key) in the scratch HOME.
+//!
+//! Lines that are not the CLI's (npm, VS Code, the whole test suite, the protocol generator, an
+//! agent started against the gateway) are excluded by pattern, each with its reason; a line that is neither run nor excluded fails the
 //! test, so a new kind of example is never skipped silently. Each command must exit 0, print no
 //! panic, produce plausible output for its subcommand, and (for an LLM) reach the fixture server
 //! or the stand-in.
@@ -23,9 +29,11 @@
 
 mod common;
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
-use common::{Scratch, Server, root};
+use common::{HANG_GUARD, Scratch, Server, root};
 use serde_json::Value;
 
 /// Lines that this test does not run, by prefix, and why.
@@ -37,13 +45,22 @@ const EXCLUDED: &[(&str, &str)] = &[
         "cargo run -p condense-protocol --bin protocol-gen",
         "rewrites protocol/src/generated.ts; the protocol's staleness test covers it",
     ),
+    (
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:4141/anthropic claude",
+        "starts the real Claude Code through the gateway; tests/agents/gateway.test.mjs does that offline",
+    ),
 ];
+
+/// The gateway's default address, which the README's examples use.
+const GATEWAY: &str = "127.0.0.1:4141";
 
 /// What the test does with one line.
 #[derive(Debug, PartialEq)]
 enum Action {
     /// Run this command (the line, or its rewriting).
     Run(String),
+    /// Start this command (`condense gateway`) for the rest of the block.
+    Serve(String),
     /// Leave it, for this reason.
     Excluded(&'static str),
 }
@@ -64,6 +81,15 @@ fn classify(line: &str) -> Result<Action, String> {
             return Err(format!("a cargo line this test does not know: {line}"));
         }
         return Ok(Action::Run(format!("condense {args}")));
+    }
+    if line == "condense gateway" || line.starts_with("condense gateway ") {
+        return Ok(Action::Serve(line.to_owned()));
+    }
+    // `curl -s http://127.0.0.1:4141/stats`: a request to the gateway the block started.
+    if line.starts_with(&format!("curl -s http://{GATEWAY}/"))
+        && !line.contains(['`', '$', ';', '&', '>', '|'])
+    {
+        return Ok(Action::Run(line.to_owned()));
     }
     if line.starts_with("condense ") || line == "condense" {
         return Ok(Action::Run(line.to_owned()));
@@ -159,7 +185,8 @@ fn shape(line: &str) -> String {
     out
 }
 
-/// Rewrites every `http://127.0.0.1:PORT` of a line to the fixture server's port.
+/// Rewrites every `http://127.0.0.1:PORT` of a line to the fixture server's port, but the
+/// gateway's (4141), which is the gateway's own to rewrite.
 fn to_fixture(command: &str, port: u16) -> String {
     let mut out = String::new();
     let mut rest = command;
@@ -168,15 +195,22 @@ fn to_fixture(command: &str, port: u16) -> String {
         out.push_str(&rest[..at + HOST.len()]);
         rest = &rest[at + HOST.len()..];
         let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-        out.push_str(&port.to_string());
+        if format!("127.0.0.1:{}", &rest[..digits]) == GATEWAY {
+            out.push_str(&rest[..digits]);
+        } else {
+            out.push_str(&port.to_string());
+        }
         rest = &rest[digits..];
     }
     out.push_str(rest);
     out
 }
 
-/// The subcommand of the `condense` a command runs.
+/// The subcommand of the `condense` a command runs (`curl` for a request to the gateway).
 fn subcommand(command: &str) -> &str {
+    if command.starts_with("curl ") {
+        return "curl";
+    }
     let after = command.split("condense ").nth(1).unwrap_or("");
     after.split_whitespace().next().unwrap_or("")
 }
@@ -220,10 +254,11 @@ impl Setup {
         }
     }
 
-    fn run(&self, command: &str) -> Ran {
+    /// `bash -c COMMAND` in the scratch directory, with the test's environment.
+    fn bash(&self, command: &str) -> Command {
         let port = self.server.port;
-        let out = Command::new("bash")
-            .arg("-c")
+        let mut bash = Command::new("bash");
+        bash.arg("-c")
             .arg(format!("set -euo pipefail\n{command}"))
             .current_dir(&self.scratch.0)
             .env_clear()
@@ -236,15 +271,109 @@ impl Setup {
             .env("ANTHROPIC_API_KEY", "readme-test-anthropic-key")
             .env("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1"))
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
-            .env("STANDIN_LOG", &self.standin_log)
-            .output()
-            .unwrap();
+            .env("STANDIN_LOG", &self.standin_log);
+        bash
+    }
+
+    fn run(&self, command: &str) -> Ran {
+        let out = self.bash(command).output().unwrap();
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         Ran { code: out.status.code(), stdout: text(&out.stdout), stderr: text(&out.stderr) }
     }
 
+    /// Starts a `condense gateway` line on a free port; the gateway, or why it did not start.
+    fn serve(&self, command: &str) -> Result<Gateway, String> {
+        let listen = format!("--listen {GATEWAY}");
+        let command = match command.contains(&listen) {
+            true => command.replacen(&listen, "--listen 127.0.0.1:0", 1),
+            false => command.replacen("condense gateway", "condense gateway --listen 127.0.0.1:0", 1),
+        };
+        let mut child = self
+            .bash(&format!("exec {command}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        let mut first = String::new();
+        let _ = stdout.read_line(&mut first);
+        let port = first.trim().strip_prefix("listening on http://127.0.0.1:").and_then(|p| p.parse().ok());
+        let banner = drain(stdout);
+        let mut gateway = Gateway { child, port: port.unwrap_or(0), banner, stderr };
+        if port.is_none() {
+            return Err(format!("`{command}` did not start: {first:?}\n{}", gateway.output()));
+        }
+        // The banner's last line ("Statistics: … Health: …"), read on the drain's thread.
+        let until = std::time::Instant::now() + HANG_GUARD;
+        while !gateway.banner.lock().unwrap().contains("Health: ") {
+            if gateway.child.try_wait().unwrap().is_some() || std::time::Instant::now() > until {
+                return Err(format!("`{command}` printed no whole banner\n{}", gateway.output()));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Ok(gateway)
+    }
+
     fn standin_runs(&self) -> usize {
         std::fs::read_to_string(&self.standin_log).map_or(0, |log| log.lines().count())
+    }
+}
+
+/// A gateway a block started: stopped (SIGTERM, then reaped) at the block's end, or killed
+/// when dropped.
+struct Gateway {
+    child: Child,
+    port: u16,
+    banner: Arc<Mutex<String>>,
+    stderr: Arc<Mutex<String>>,
+}
+
+fn drain(reader: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let text = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&text);
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(reader);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            sink.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
+    text
+}
+
+impl Gateway {
+    fn output(&self) -> String {
+        format!("--- stdout:\n{}--- stderr:\n{}", self.banner.lock().unwrap(), self.stderr.lock().unwrap())
+    }
+
+    /// Stops the gateway as Ctrl-C would (SIGTERM); an error says what went wrong.
+    fn stop(mut self) -> Result<(), String> {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).map_err(|e| e.to_string())?;
+        let until = std::time::Instant::now() + HANG_GUARD;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > until {
+                return Err(format!("the gateway did not stop on SIGTERM\n{}", self.output()));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        if status.code() != Some(0) {
+            return Err(format!("the gateway exited with {status} on SIGTERM\n{}", self.output()));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -280,6 +409,21 @@ fn plausible(command: &str, output: &str, ran: &Ran) -> Result<(), String> {
                 }
             }
         }
+        "curl" => {
+            let path = command
+                .split("127.0.0.1:")
+                .nth(1)
+                .and_then(|r| r.split_once('/'))
+                .map_or("", |(_, p)| p.split_whitespace().next().unwrap_or(""));
+            let value = json()?;
+            match path {
+                "healthz" if value["status"] == "ok" => {}
+                "stats" if value["totals"]["requests"].is_u64() && value["sessions"].is_object() => {}
+                p if (p.starts_with("openai/") || p.starts_with("anthropic/"))
+                    && value.get("error").is_none() => {}
+                _ => return Err(format!("not the gateway's answer to /{path}")),
+            }
+        }
         "chat" => {
             if output.trim().is_empty() {
                 return Err("no answer".into());
@@ -303,15 +447,53 @@ fn every_shell_example_in_the_readme_runs() {
     let setup = Setup::new();
     let mut failures = Vec::new();
     let mut ran_count = 0;
+    let mut gateways = 0;
     for block in &blocks {
+        // The gateway this block started, serving its later lines.
+        let mut gateway: Option<(usize, Gateway)> = None;
         for example in block {
             let command = match classify(&example.text) {
                 Ok(Action::Excluded(_)) => continue,
                 Ok(Action::Run(command)) => to_fixture(&command, setup.local.port),
+                Ok(Action::Serve(command)) => {
+                    let command = to_fixture(&command, setup.local.port);
+                    if gateway.is_some() {
+                        failures.push(format!("README line {}: a second gateway in one block", example.line));
+                        continue;
+                    }
+                    match setup.serve(&command) {
+                        Ok(g) => {
+                            // The banner names the lines the README shows (on the port bound).
+                            let banner =
+                                format!("ANTHROPIC_BASE_URL=http://127.0.0.1:{}/anthropic claude", g.port);
+                            let output = g.output();
+                            for shown in [banner.as_str(), "wire_api = \"responses\"", "/openai/v1"] {
+                                if !output.contains(shown) {
+                                    failures.push(format!(
+                                        "README line {}: the gateway does not print {shown:?}\n{output}",
+                                        example.line
+                                    ));
+                                }
+                            }
+                            gateway = Some((example.line, g));
+                            gateways += 1;
+                        }
+                        Err(e) => failures.push(format!("README line {}: {e}", example.line)),
+                    }
+                    continue;
+                }
                 Err(e) => {
                     failures.push(format!("README line {}: {e}", example.line));
                     continue;
                 }
+            };
+            let command = match (&gateway, command.contains(GATEWAY)) {
+                (Some((_, g)), true) => command.replace(GATEWAY, &format!("127.0.0.1:{}", g.port)),
+                (None, true) => {
+                    failures.push(format!("README line {}: no gateway runs for `{command}`", example.line));
+                    continue;
+                }
+                (_, false) => command,
             };
             // The server an LLM line must reach.
             let llm = if command.contains("--llm openai-compatible ") {
@@ -321,6 +503,12 @@ fn every_shell_example_in_the_readme_runs() {
             } else {
                 None
             };
+            // A request through the gateway reaches its upstream: the local server of its block.
+            let llm = llm.or_else(|| {
+                (command.starts_with("curl ")
+                    && (command.contains("/openai/v1/") || command.contains("/anthropic/")))
+                .then_some(&setup.local)
+            });
             let tool = command.contains("--llm cli ");
             let requests = llm.map(|server| server.requests().len());
             let standins = setup.standin_runs();
@@ -364,10 +552,25 @@ fn every_shell_example_in_the_readme_runs() {
                 ));
             }
         }
+        if let Some((line, g)) = gateway.take() {
+            if let Err(e) = g.stop() {
+                failures.push(format!("README line {line}: {e}"));
+            }
+            // Its state, written on the way out: the sessions, never a key.
+            let state = setup.scratch.path(".local/share/context-condenser/gateway/state.json");
+            match std::fs::read_to_string(&state) {
+                Ok(text) if text.contains("readme-test-") => {
+                    failures.push(format!("README line {line}: a key in the gateway's state"));
+                }
+                Ok(_) => {}
+                Err(e) => failures.push(format!("README line {line}: no state written ({state}): {e}")),
+            }
+        }
     }
     assert!(failures.is_empty(), "{} README example(s) failed:\n\n{}", failures.len(), failures.join("\n\n"));
     assert!(ran_count >= 10, "only {ran_count} examples ran");
     assert!(summaries >= 1, "an example shows --summary");
+    assert!(gateways >= 1, "an example starts the gateway");
 }
 
 #[test]
@@ -380,6 +583,16 @@ fn the_classifier_knows_each_kind_of_line_and_refuses_the_rest() {
     let chat = r#"echo "What next?" | condense chat --llm openai --model m x.json"#;
     assert_eq!(classify(chat), Ok(Action::Run(chat.into())));
     assert!(matches!(classify("npm run test:e2e"), Ok(Action::Excluded(_))));
+    assert_eq!(
+        classify("condense gateway --observe   # note"),
+        Ok(Action::Serve("condense gateway --observe   # note".into()))
+    );
+    let stats = "curl -s http://127.0.0.1:4141/stats";
+    assert_eq!(classify(stats), Ok(Action::Run(stats.into())));
+    assert!(matches!(
+        classify("ANTHROPIC_BASE_URL=http://127.0.0.1:4141/anthropic claude"),
+        Ok(Action::Excluded(_))
+    ));
     assert!(matches!(classify("bash scripts/test-all --quick"), Ok(Action::Excluded(_))));
     for unknown in [
         "rm -rf examples",
@@ -389,6 +602,9 @@ fn the_classifier_knows_each_kind_of_line_and_refuses_the_rest() {
         "cat x.json | condense count -",
         "echo $(whoami) | condense chat x.json",
         "condensed run",
+        "curl -s https://api.openai.com/v1/models",
+        "curl -s http://127.0.0.1:4141/stats | sh",
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:4141/anthropic rm -rf x",
     ] {
         assert!(classify(unknown).is_err(), "{unknown} must not be classified");
     }
@@ -405,6 +621,11 @@ fn blocks_are_extracted_with_continuations_joined() {
     assert_eq!(
         to_fixture("--base-url http://127.0.0.1:11434/v1 x http://127.0.0.1:8080", 5),
         "--base-url http://127.0.0.1:5/v1 x http://127.0.0.1:5"
+    );
+    assert_eq!(
+        to_fixture("--openai-upstream http://127.0.0.1:11434/v1; curl http://127.0.0.1:4141/stats", 5),
+        "--openai-upstream http://127.0.0.1:5/v1; curl http://127.0.0.1:4141/stats",
+        "the gateway's port is the gateway's to rewrite"
     );
     assert_eq!(redirect("condense run x.json > out.json"), Some("out.json"));
     assert_eq!(redirect("condense run x.json -o out.json --summary"), Some("out.json"));
