@@ -184,8 +184,19 @@ async fn forward(
         Outgoing::Client { reason, .. } => (body, describe(&reason)),
     };
     let (method, shown) = (parts.method.clone(), parts.uri.path().to_owned());
-    let send =
-        |body: Bytes| shared.client.request(method.clone(), &url).headers(headers.clone()).body(body).send();
+    let send = |body: Bytes| {
+        let request = shared.client.request(method.clone(), &url).headers(headers.clone());
+        async move {
+            match request.try_clone().expect("a body of bytes clones").body(body.clone()).send().await {
+                // A pooled connection the upstream closed just after its last answer fails
+                // before anything was read back: sent again once, on a fresh connection.
+                Err(e) if e.is_request() && !e.is_timeout() && !e.is_body() => {
+                    request.body(body).send().await
+                }
+                other => other,
+            }
+        }
+    };
     // "Prompt too long" before any byte reached the client: condensed harder, retried once.
     let mut what = what;
     let upstream = match (send(sent).await, &session) {
