@@ -12,13 +12,14 @@
 //!   this process that sends its first SSE event as soon as it has read a request: the time to
 //!   that first event through the gateway against directly, alternating, for a small request
 //!   (the passthrough alone) and for the same 200 growing requests;
-//! - memory per held session: the growth of the process's anonymous resident memory
-//!   (`RssAnon` in /proc/<pid>/status, Linux) while it takes in N more sessions of the same
-//!   size, divided by N, against the JSON bytes of the session's last request.
+//! - memory per held session: the growth of the anonymous resident memory (`RssAnon` in
+//!   /proc/<pid>/status, Linux) of this process and of the binary while each takes in N more
+//!   sessions (the first request under N session ids), per session over the second half,
+//!   against the request's JSON bytes; and what writing the state (`Gateway::save`) costs.
 //!
 //! Not a test: nothing here asserts a time. `cargo bench -p condense-cli --bench gateway`
-//! (`-- --requests N`, `-- --sessions N`). BENCHMARKS.md ("The gateway (issue 27)") holds the
-//! results.
+//! (`-- --requests N`, `-- --sessions N`, `-- --rounds N` for the first request's rounds).
+//! BENCHMARKS.md ("The gateway (issue 27)") holds the results.
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
@@ -651,13 +652,26 @@ fn main() {
     };
     warm(Some(1_000_000), "no condensation (window 1M)");
     warm(None, "Claude's 200k window, threshold 80% crossed midway");
+    // A part of every request: each message is hashed (FNV-1a, a byte at a time) to match it.
+    let last = session.request(base_rounds + requests);
+    let mut hashes = Vec::new();
+    for _ in 0..21 {
+        let start = Instant::now();
+        black_box(condense_core::gateway::fnv1a(black_box(&last)));
+        hashes.push(start.elapsed());
+    }
+    println!(
+        "\npart: FNV-1a over the last request's {:.0} KB: {} (median of 21)",
+        last.len() as f64 / 1024.0,
+        ms(quantile(&hashes, 0.5))
+    );
 
     // Memory per held session: N more sessions of the same size (the first request's body under
     // another session id each, so that nothing is generated while memory is measured). The
     // growth is taken over the second half of them: the first ones fill the holes the heap kept
     // from what was freed before (the generator's text, the requests' copies), which would
     // otherwise make a session look smaller than it is.
-    let memory = |label: &str, pid: &str, take: &mut dyn FnMut(&[u8])| {
+    let memory = |label: &str, pid: &str, take: &mut dyn FnMut(&[u8])| -> usize {
         let own = b"_session_00000001-";
         let at = first_body.windows(own.len()).position(|w| w == own).expect("the session id");
         let bodies: Vec<Vec<u8>> = (0..held)
@@ -682,6 +696,7 @@ fn main() {
             per as f64 / 1024.0,
             per as f64 / first_body.len() as f64
         );
+        rss[0]
     };
     println!("\n### memory per held session (growth of RssAnon while N sessions are taken in)\n");
     println!(
@@ -690,7 +705,7 @@ fn main() {
     println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
     let mut g = gateway(Some(1_000_000));
     decide(&mut g, &Session::new(99, base_rounds).request(base_rounds));
-    memory("in process (`Gateway`)", "self", &mut |body| {
+    let start = memory("in process (`Gateway`)", "self", &mut |body| {
         decide(&mut g, body);
     });
     // The state the binary writes half a second after a change: serialized under the state's
@@ -705,13 +720,14 @@ fn main() {
     }
     println!(
         "\n`Gateway::save` of these {} sessions: {:.1} MB in {} (median of 3, max {}); \
-         RssAnon {:.1} MB → {:.1} MB",
+         RssAnon {:.1} MB → {:.1} MB (from {:.1} MB before the {held} sessions)",
         held + 1,
         size as f64 / 1048576.0,
         ms(quantile(&saves, 0.5)),
         ms(quantile(&saves, 1.0)),
         before as f64 / 1048576.0,
-        status_bytes("self", "RssAnon:").unwrap_or(0) as f64 / 1048576.0
+        status_bytes("self", "RssAnon:").unwrap_or(0) as f64 / 1048576.0,
+        start as f64 / 1048576.0
     );
     drop(g);
 
@@ -792,7 +808,7 @@ fn main() {
     );
     println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
     let pid = binary.pid();
-    memory("`condense gateway` over HTTP", &pid, &mut |body| {
+    let start = memory("`condense gateway` over HTTP", &pid, &mut |body| {
         first_event(binary.port, &format!("/anthropic{PATH}"), body);
     });
     // The gateway writes its state half a second after a change: the whole state serialized.
@@ -800,10 +816,13 @@ fn main() {
     std::thread::sleep(Duration::from_millis(1500));
     let after = status_bytes(&pid, "RssAnon:").unwrap_or(0);
     println!(
-        "\nafter the gateway wrote its state (1.5 s later): RssAnon {:.1} MB → {:.1} MB, VmHWM {:.1} MB",
+        "\nafter the gateway wrote its state (1.5 s later): RssAnon {:.1} MB → {:.1} MB, VmHWM {:.1} MB; \
+         growth since before the {held} sessions {:.0} KB per session, {:.2}× its JSON",
         before as f64 / 1048576.0,
         after as f64 / 1048576.0,
-        status_bytes(&pid, "VmHWM:").unwrap_or(0) as f64 / 1048576.0
+        status_bytes(&pid, "VmHWM:").unwrap_or(0) as f64 / 1048576.0,
+        after.saturating_sub(start) as f64 / held as f64 / 1024.0,
+        after.saturating_sub(start) as f64 / held as f64 / first_body.len() as f64,
     );
     println!("\nload average at the end: {}", load_average());
 }
