@@ -606,6 +606,66 @@ fn respond(stream: &mut TcpStream, status: &str, extra: &str, body: &str) {
     let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
 }
 
+/// The marker every message of load session `s` carries, and no other session's does.
+fn load_marker(s: usize) -> String {
+    format!("marker-s{s:02}-")
+}
+
+/// Load session `s`'s request after `turns` answers: the task, then per turn an answer and the
+/// user's next message, each with the session's marker and enough text that the session
+/// crosses its window's threshold midway. Sessions are told apart three ways: the session
+/// header, Claude Code's session id in `metadata.user_id`, and (neither) the hash of the
+/// system prompt and the first user message.
+fn load_request(s: usize, turns: usize) -> (String, Option<String>) {
+    let marker = load_marker(s);
+    let filler = "the parser reads each line, splits it on commas and checks every field; ".repeat(6);
+    let mut messages =
+        vec![json!({"role": "user", "content": format!("{marker} task: fix the parser. {filler}")})];
+    for t in 0..turns {
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": format!("{marker} answer {t}: I changed parse_{t}.")}]}));
+        let next = format!("{marker} turn {t}: now look at file_{t}.rs. {filler}");
+        messages.push(json!({"role": "user", "content": next}));
+    }
+    let mut body = json!({
+        "model": "load-test-model", "max_tokens": 64, "stream": turns.is_multiple_of(2),
+        "system": [{"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}],
+        "messages": messages,
+    });
+    let header = match s % 3 {
+        0 => Some(format!("x-context-condenser-session: load-{s:02}")),
+        1 => {
+            let id = format!("user_ab_account_cd_session_{s:08x}-aaaa-4bbb-8ccc-{s:012x}");
+            body["metadata"] = json!({"user_id": id});
+            None
+        }
+        _ => None,
+    };
+    (body.to_string(), header)
+}
+
+/// An Anthropic answer: a short SSE stream when the request asked for one, else JSON.
+fn answer_load(request: &Received, stream: &mut TcpStream) {
+    let streamed = serde_json::from_slice::<Value>(&request.body).is_ok_and(|b| b["stream"] == true);
+    let (kind, body) = if streamed {
+        let events = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":\
+                      {\"input_tokens\":7,\"output_tokens\":1}}}\n\n\
+                      event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":3}}\n\n\
+                      event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        ("text/event-stream", events.to_owned())
+    } else {
+        let answer = json!({"id": "msg", "type": "message", "role": "assistant",
+                            "content": [{"type": "text", "text": "ok"}],
+                            "usage": {"input_tokens": 7, "output_tokens": 3}});
+        ("application/json", answer.to_string())
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
+}
+
 /// A model the tests give a small window (`--window`), so that a few tool rounds cross it.
 const SMALL_MODEL: &str = "tiny-model";
 const SMALL_WINDOW: &str = "tiny-model=4000";
@@ -870,4 +930,86 @@ fn a_gateway_killed_mid_write_restarts_reads_nothing_half_written_and_replays_it
     assert!(!gateway.output().contains("starting afresh"), "{}", gateway.output());
     let stats = gateway.stats();
     assert_eq!(stats["sessions"]["header:kept"]["condensations"], 1, "no new condensation: {stats}");
+}
+
+#[test]
+fn thirty_two_sessions_at_once_each_forwarded_with_its_own_history_only() {
+    const SESSIONS: usize = 32;
+    const REQUESTS: usize = 20;
+    let upstream = Upstream::start(answer_load);
+    let state = Scratch::new("gw-load");
+    let gateway = Arc::new(Gateway::start(
+        &state,
+        &["--anthropic-upstream", &upstream.url(), "--window", "load-test-model=2000"],
+    ));
+    let started = Instant::now();
+    let clients: Vec<_> = (0..SESSIONS)
+        .map(|s| {
+            let gateway = Arc::clone(&gateway);
+            std::thread::spawn(move || {
+                let own = format!("x-load-session: {s}");
+                (0..REQUESTS)
+                    .map(|turns| {
+                        let (body, header) = load_request(s, turns);
+                        let mut headers = vec![own.as_str(), "x-api-key: k", "anthropic-version: 2023-06-01"];
+                        headers.extend(header.as_deref());
+                        let reply = gateway.post("/anthropic/v1/messages", &headers, &body);
+                        (reply.status, reply.text())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let replies: Vec<(u16, String)> = clients.into_iter().flat_map(|c| c.join().unwrap()).collect();
+    let elapsed = started.elapsed();
+    let failed: Vec<_> = replies.iter().filter(|(status, _)| *status != 200).collect();
+    assert!(failed.is_empty(), "{} of {} failed: {:?}", failed.len(), replies.len(), failed.first());
+
+    let mut seen = [0usize; SESSIONS];
+    while let Ok(received) = upstream.received.try_recv() {
+        let s: usize = received.header("x-load-session").and_then(|s| s.parse().ok()).expect("attributed");
+        seen[s] += 1;
+        let body = String::from_utf8(received.body).unwrap();
+        assert!(body.contains(&load_marker(s)), "session {s}'s request without its own messages");
+        for other in (0..SESSIONS).filter(|&o| o != s) {
+            assert!(
+                !body.contains(&load_marker(other)),
+                "session {s} forwarded with session {other}'s history"
+            );
+        }
+    }
+    assert_eq!(seen, [REQUESTS; SESSIONS], "every request reached the upstream once");
+
+    let stats = gateway.stats();
+    let sessions = stats["sessions"].as_object().unwrap();
+    assert_eq!(sessions.len(), SESSIONS, "{stats}");
+    for (name, session) in sessions {
+        assert_eq!(session["requests"], REQUESTS, "{name}: {session}");
+        assert!(session["condensations"].as_u64().unwrap() >= 1, "{name} never condensed: {session}");
+    }
+    assert_eq!(stats["totals"]["requests"], SESSIONS * REQUESTS);
+    assert_eq!(stats["failed_open"], 0, "{stats}");
+    let totals = &stats["totals"];
+    // Reported, not timed: BENCHMARKS.md ("The gateway (issue 27)") has the figures.
+    let memory = std::fs::read_to_string(format!("/proc/{}/status", gateway.child.id())).unwrap_or_default();
+    let kb = |field: &str| -> Option<u64> {
+        memory.lines().find_map(|l| l.strip_prefix(field)?.trim().strip_suffix("kB")?.trim().parse().ok())
+    };
+    let report = format!(
+        "load: {} requests, {} failed, {:.1} s wall, condensations {}, tokens client {} → forwarded {}, \
+         gateway VmRSS {} kB, VmHWM {} kB, load average {}",
+        replies.len(),
+        failed.len(),
+        elapsed.as_secs_f64(),
+        totals["condensations"],
+        totals["tokens_client"],
+        totals["tokens_forwarded"],
+        kb("VmRSS:").unwrap_or(0),
+        kb("VmHWM:").unwrap_or(0),
+        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
+    );
+    std::io::Write::write_all(&mut std::io::stderr(), format!("{report}\n").as_bytes()).unwrap();
+    if let Some(rss) = kb("VmRSS:") {
+        assert!(rss < 1 << 20, "the gateway holds {rss} kB after the load: a runaway? {report}");
+    }
 }
