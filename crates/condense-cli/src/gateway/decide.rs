@@ -186,9 +186,10 @@ pub(crate) fn stats(state: &GatewayState) -> Value {
     out
 }
 
-/// The state to persist: the core's (its sessions, their condensations and counts).
-pub(crate) fn save(state: &GatewayState) -> Vec<u8> {
-    state.gateway.save()
+/// Writes the state to persist to `out`: the core's (its sessions, their condensations and
+/// counts), without a second copy of them in memory.
+pub(crate) fn save_to(state: &GatewayState, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    state.gateway.save_to(out).map_err(std::io::Error::other)
 }
 
 /// Restores what [`save`] wrote. A file of another version or shape, or a half-written one, is
@@ -242,7 +243,8 @@ mod tests {
     fn the_saved_state_comes_back_and_another_shape_is_refused() {
         let mut first = state(false);
         decide(&mut first, "/v1/chat/completions", Some("s1"), CHAT.as_bytes());
-        let bytes = save(&first);
+        let mut bytes = Vec::new();
+        save_to(&first, &mut bytes).unwrap();
         let mut again = state(false);
         load(&mut again, &bytes).unwrap();
         assert_eq!(stats(&again)["sessions"], stats(&first)["sessions"]);

@@ -228,8 +228,8 @@ async fn save_on_change(shared: Arc<Shared>, store: Store) {
 }
 
 fn save(shared: &Shared, store: &Store) {
-    let bytes = decide::save(&shared.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-    if let Err(e) = store.write(&bytes) {
+    let state = shared.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Err(e) = store.write_with(|out| decide::save_to(&state, out)) {
         crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));
     }
 }

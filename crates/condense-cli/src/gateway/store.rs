@@ -73,18 +73,25 @@ impl Store {
         Ok(Some(bytes))
     }
 
-    /// Replaces the state file with `bytes`, atomically.
-    pub(crate) fn write(&self, bytes: &[u8]) -> std::io::Result<()> {
-        if bytes.len() as u64 > MAX_STATE_BYTES {
-            return Err(std::io::Error::new(
-                ErrorKind::InvalidData,
-                format!("the state is larger than {} MB; not written", MAX_STATE_BYTES >> 20),
-            ));
-        }
+    /// Replaces the state file with what `write` writes, atomically: into a private temporary
+    /// file, synced, then renamed over the state file. A failed or oversized write leaves the
+    /// state file as it was.
+    pub(crate) fn write_with(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let temp = self.dir.join(format!("{TEMP_PREFIX}{}.tmp", std::process::id()));
         let result = (|| {
-            let mut file = private_file(&temp)?;
-            file.write_all(bytes)?;
+            let file = private_file(&temp)?;
+            let mut out = std::io::BufWriter::new(file);
+            write(&mut out)?;
+            let file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+            if file.metadata()?.len() > MAX_STATE_BYTES {
+                return Err(std::io::Error::new(
+                    ErrorKind::InvalidData,
+                    format!("the state is larger than {} MB; not written", MAX_STATE_BYTES >> 20),
+                ));
+            }
             file.sync_all()?;
             std::fs::rename(&temp, self.path())
         })();
@@ -134,8 +141,8 @@ mod tests {
         let dir = scratch("roundtrip");
         let store = Store::open(&dir.join("nested")).unwrap();
         assert_eq!(store.read(), Ok(None));
-        store.write(b"{\"a\":1}").unwrap();
-        store.write(b"{\"a\":2}").unwrap();
+        store.write_with(|out| out.write_all(b"{\"a\":1}")).unwrap();
+        store.write_with(|out| out.write_all(b"{\"a\":2}")).unwrap();
         assert_eq!(store.read(), Ok(Some(b"{\"a\":2}".to_vec())));
         #[cfg(unix)]
         {

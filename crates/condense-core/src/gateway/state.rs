@@ -20,34 +20,36 @@ use super::stats::SessionStats;
 /// The version of the state written; a file of another version is refused.
 pub const STATE_VERSION: u32 = 1;
 
+/// The file's layout. `R` holds a message's raw JSON: borrowed from the held texts when saving
+/// (nothing is copied on the way to the writer), owned when loading.
 #[derive(Serialize, Deserialize)]
-struct Saved {
+struct Saved<R> {
     version: u32,
     totals: SessionStats,
     /// Least recently used first, so loading restores the order of eviction.
-    sessions: Vec<SavedSession>,
+    sessions: Vec<SavedSession<R>>,
 }
 
 #[derive(Serialize, Deserialize)]
-struct SavedSession {
+struct SavedSession<R> {
     key: SessionKey,
     dialect: Dialect,
     kind: ArrayKind,
-    originals: Vec<Box<RawValue>>,
-    frozen: Vec<SavedFrozen>,
+    originals: Vec<R>,
+    frozen: Vec<SavedFrozen<R>>,
     stats: SessionStats,
 }
 
 #[derive(Serialize, Deserialize)]
-struct SavedFrozen {
+struct SavedFrozen<R> {
     start: usize,
     end: usize,
-    replacement: Box<RawValue>,
+    replacement: R,
 }
 
 /// Checks a saved session's condensations: non-empty ranges within its messages, in order and
 /// apart, each replacing message a JSON object.
-fn check(s: &SavedSession) -> Result<(), String> {
+fn check(s: &SavedSession<Box<RawValue>>) -> Result<(), String> {
     let mut at = 0;
     for f in &s.frozen {
         if f.start < at || f.start >= f.end || f.end > s.originals.len() {
@@ -64,6 +66,13 @@ fn check(s: &SavedSession) -> Result<(), String> {
 impl Gateway {
     /// The state as JSON bytes (see the module docs).
     pub fn save(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.save_to(&mut out).map(|()| out).unwrap_or_default()
+    }
+
+    /// The state written as JSON to `out` (a file, for a host), the messages' texts borrowed
+    /// rather than copied: a save holds no second copy of the sessions.
+    pub fn save_to(&self, out: impl std::io::Write) -> Result<(), serde_json::Error> {
         let sessions = self
             .sessions
             .by_age()
@@ -71,7 +80,7 @@ impl Gateway {
             .filter_map(|(key, s)| {
                 // Every text was read from a request as JSON; a text that is not is left out
                 // rather than written as a file that cannot be read back.
-                let raw = |t: &str| RawValue::from_string(t.to_owned()).ok();
+                let raw = |t| serde_json::from_str::<&RawValue>(t).ok();
                 let originals = s.originals.iter().map(|o| raw(&o.text)).collect::<Option<Vec<_>>>()?;
                 let frozen = s
                     .frozen
@@ -93,7 +102,7 @@ impl Gateway {
             })
             .collect();
         let saved = Saved { version: STATE_VERSION, totals: self.totals.clone(), sessions };
-        serde_json::to_vec(&saved).unwrap_or_default()
+        serde_json::to_writer(out, &saved)
     }
 
     /// A gateway with the state [`Gateway::save`] wrote. A file of another version, cut short or
@@ -112,7 +121,7 @@ impl Gateway {
                 version.version
             ));
         }
-        let saved: Saved =
+        let saved: Saved<Box<RawValue>> =
             serde_json::from_slice(bytes).map_err(|e| format!("the state file is not readable: {e}"))?;
         for s in &saved.sessions {
             check(s)?;
