@@ -4,7 +4,8 @@
 //
 // Each client runs in a temporary HOME and workspace, in its own process group (killed whole at
 // the end or on timeout), with every proxy variable pointing at a closed local port so anything
-// a client tries to reach besides 127.0.0.1 fails at once. The settings are direct.test.mjs's.
+// a client tries to reach besides 127.0.0.1 fails at once. direct.test.mjs runs the clients
+// through the same functions, without the gateway.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
