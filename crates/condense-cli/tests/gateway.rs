@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{HANG_GUARD, Scratch, Server, hang_guard, server_saw_it_closed};
+use common::{HANG_GUARD, Scratch, Server, drain, hang_guard, server_saw_it_closed};
 use serde_json::{Value, json};
 
 /// A key no log or file may ever hold.
@@ -25,20 +25,6 @@ struct Gateway {
     port: u16,
     stdout: Arc<Mutex<String>>,
     stderr: Arc<Mutex<String>>,
-}
-
-fn drain(reader: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let text = Arc::new(Mutex::new(String::new()));
-    let sink = Arc::clone(&text);
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(reader);
-        let mut line = String::new();
-        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
-            sink.lock().unwrap().push_str(&line);
-            line.clear();
-        }
-    });
-    text
 }
 
 impl Gateway {

@@ -29,11 +29,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use common::{HANG_GUARD, Scratch, Server, root};
+use common::{HANG_GUARD, Scratch, Server, drain, root};
 use serde_json::Value;
 
 /// Lines that this test does not run, by prefix, and why.
@@ -328,20 +328,6 @@ struct Gateway {
     port: u16,
     banner: Arc<Mutex<String>>,
     stderr: Arc<Mutex<String>>,
-}
-
-fn drain(reader: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let text = Arc::new(Mutex::new(String::new()));
-    let sink = Arc::clone(&text);
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(reader);
-        let mut line = String::new();
-        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
-            sink.lock().unwrap().push_str(&line);
-            line.clear();
-        }
-    });
-    text
 }
 
 impl Gateway {

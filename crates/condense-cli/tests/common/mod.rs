@@ -1,8 +1,9 @@
 //! Helpers shared by the CLI crate's tests: the test servers as child processes.
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStdin, Command as Process, Stdio};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -165,4 +166,20 @@ pub fn server_saw_it_closed(server: &Server, mode: &str, wire: &str) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     panic!("hang guard: the server never saw the {wire} {mode} request closed (last: {last})");
+}
+
+/// Everything `reader` (a child's stdout or stderr) writes, read line by line on a thread of its
+/// own, so the child never blocks on a full pipe and the test reads what arrived so far.
+pub fn drain(reader: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let text = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&text);
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(reader);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+            sink.lock().unwrap().push_str(&line);
+            line.clear();
+        }
+    });
+    text
 }
