@@ -85,13 +85,19 @@ after(() => {
 
 // ---- reading what the fixture server received ----------------------------------------------
 
-/** The requests of the session the fixture received, in order: path `wirePath`, model MODEL;
- *  each with its raw body and the raw elements of its message array. */
+// How the core asks for a summary (--provider native): such a request, to the same path with the
+// same model, is the gateway's own, not one of the client's turns.
+const SUMMARY_ASK = "Write a detailed summary of the conversation above";
+const isSummaryAsk = (r) => !r.body?.tools && JSON.stringify(r.body ?? {}).includes(SUMMARY_ASK);
+
+/** The requests of the session the fixture received, in order: path `wirePath`, model MODEL,
+ *  the gateway's summary requests left out; each with its raw body and the raw elements of its
+ *  message array. */
 async function sessionRequests(llm, wirePath, key) {
   const all = await llm.requests();
   const out = [];
   for (const [index, r] of all.entries()) {
-    if (r.path !== wirePath || r.body?.model !== MODEL) continue;
+    if (r.path !== wirePath || r.body?.model !== MODEL || isSummaryAsk(r)) continue;
     const raw = Buffer.from(await (await fetch(`${llm.origin}/requests/${index}/raw`)).arrayBuffer()).toString("utf8");
     const items = rawArray(raw, key);
     assert.ok(items, `request ${index} has a \`${key}\` array`);
@@ -110,10 +116,10 @@ const CLIENTS = {
   cline: { title: "Cline (cline --json, OpenAI Chat Completions)", run: runCline, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/chat/completions", key: "messages", exact: false },
 };
 
-/** Runs `name`'s client through a fresh gateway (observe mode or not) and fixture server. */
-async function session(name, { observe }) {
+/** Runs `name`'s client through a fresh gateway (observe mode or not, with more flags) and fixture server. */
+async function session(name, { observe, flags = [], tag = observe ? "-observe" : "" }) {
   const c = CLIENTS[name];
-  const w = workspace(scratch, `gw-${name}${observe ? "-observe" : ""}`, { lines: FILE_LINES, lineWords: (i) => (i <= HEAVY_LINES ? 16 : 0) });
+  const w = workspace(scratch, `gw-${name}${tag}`, { lines: FILE_LINES, lineWords: (i) => (i <= HEAVY_LINES ? 16 : 0) });
   const prompt = `Read the file ${w.file} and tell me its marker.`;
   const stateDir = mkdtempSync(path.join(os.tmpdir(), `gw-state-${name}-`));
   scratch.push(stateDir);
@@ -131,6 +137,7 @@ async function session(name, { observe }) {
       "--window",
       `${MODEL}=${WINDOWS[name]}`,
       ...(observe ? ["--observe"] : []),
+      ...flags,
     ]);
     const { result, answer } = await c.run({ bin: agents, deadProxy, w, baseUrl: c.base(gw.origin), key: KEY, model: MODEL, prompt });
     const stats = await gw.stats();
@@ -138,10 +145,11 @@ async function session(name, { observe }) {
     const output = await gw.stop();
     if (process.env.CONDENSE_GATEWAY_DUMP) {
       // Debugging: every forwarded request of the session, as the upstream received it.
-      const dir = path.join(process.env.CONDENSE_GATEWAY_DUMP, `${name}${observe ? "-observe" : ""}`);
+      const dir = path.join(process.env.CONDENSE_GATEWAY_DUMP, `${name}${tag}`);
       mkdirSync(dir, { recursive: true });
       for (const [i, r] of turns.entries()) writeFileSync(path.join(dir, `${i}.json`), r.raw);
       writeFileSync(path.join(dir, "stats.json"), JSON.stringify(stats, null, 2));
+      writeFileSync(path.join(dir, "gateway.log"), `${output.stdout}\n${output.stderr}`);
     }
     return { name, c, w, prompt, stateDir, result, answer, stats, all, turns, output, ms: Date.now() - started };
   } finally {
@@ -306,3 +314,54 @@ for (const name of Object.keys(CLIENTS)) {
     });
   });
 }
+
+// The native provider with --summarize-with-upstream, for Claude Code: the request that crosses
+// the threshold goes out with the ledger at once, the summary is asked of the same upstream with
+// the client's own model and key in the background, and a later request carries it above the
+// ledger (the scripted model answers a summary request with a sectioned summary).
+describe("Claude Code through condense gateway --provider native --summarize-with-upstream", () => {
+  const c = CLIENTS.claude;
+  let s;
+  before(async () => {
+    s = await session("claude", { observe: false, flags: ["--provider", "native", "--summarize-with-upstream"], tag: "-native" });
+  });
+
+  test("the client exits 0 with the final answer naming the file's marker", (t) => {
+    describeRun(t, s);
+    assert.equal(s.result.code, 0, explain(s.result));
+    assert.match(s.answer, new RegExp(`Scripted agent done after ${ROUNDS} tool rounds.*Markers seen: ${s.w.marker}`), explain(s.result));
+  });
+
+  test("the summary was asked of the upstream with the client's model and key, in the background", () => {
+    const asks = s.all.filter(isSummaryAsk);
+    assert.ok(asks.length >= 1, "no summary request reached the upstream");
+    for (const r of asks) {
+      assert.equal(r.body.model, MODEL, "the request's own model");
+      assert.ok((r.headers["x-api-key"] ?? "").includes(KEY), "the client's own key");
+      assert.ok(!r.body.tools, "a summary request declares no tools");
+    }
+    const firstAsk = s.all.indexOf(asks[0]);
+    const condensed = s.turns.find((r) => markerItems(r).length > 0);
+    assert.ok(condensed && condensed.index < firstAsk, "the request that crossed the threshold went out before the summary was asked");
+    assert.ok(!condensed.raw.includes("Summary of the earlier conversation"), "and did not wait for it");
+  });
+
+  test("a later request carries the summary above the ledger, replayed from then on; each stretch extends byte for byte", (t) => {
+    const carrying = s.turns.filter((r) => markerItems(r).some((m) => m.includes("Summary of the earlier conversation (written by " + MODEL)));
+    assert.ok(carrying.length >= 1, "no forwarded request carries the summary");
+    const first = carrying[0];
+    assert.ok(first.raw.includes("fixture summary"), "the upstream's summary text");
+    assert.deepEqual(markerItems(carrying.at(-1)), markerItems(first), "replayed as it was");
+    const starts = checkExtends(s.turns, { exact: c.exact });
+    t.diagnostic(`stretches start at ${starts.join(", ")}; summaries ${statField(s.stats, "summaries")}; condensations ${statField(s.stats, "condensations")}`);
+    assert.ok(starts.length - 1 <= statField(s.stats, "condensations") + statField(s.stats, "summaries"), "every break is a condensation or a summary spliced in");
+    checkTaskEverywhere(s.turns, s.prompt);
+  });
+
+  test("/stats counts the summary and its tokens; the key is in neither the state nor the output", () => {
+    assert.ok(statField(s.stats, "summaries") >= 1, JSON.stringify(totalsOf(s.stats)));
+    assert.ok(statField(s.stats, "summary_tokens") > 0, JSON.stringify(totalsOf(s.stats)));
+    for (const f of filesUnder(s.stateDir)) assert.ok(!readFileSync(f).includes(KEY), `${f} holds the API key`);
+    assert.ok(!s.output.stdout.includes(KEY) && !s.output.stderr.includes(KEY), "the gateway printed the API key");
+  });
+});

@@ -64,6 +64,9 @@ Cline ``run_commands`` {commands: [..]}, ...). FILE is the first absolute path
 in the user's messages that names an existing file. Then it answers
 "Scripted agent done after K tool rounds (C characters of tool results).
 Markers seen: M." with every ``MARKER: value`` found in the tool results. A
+request without tools that asks for the core's summary ("Write a detailed
+summary of the conversation above") gets a sectioned summary naming the
+markers its conversation shows. A
 request whose tools offer no fitting tool, or with no file named, gets a 400
 that says why. Usage counts a prompt cache per session (Claude Code's session
 id, ``prompt_cache_key``): the prefix shared with the session's previous
@@ -533,9 +536,30 @@ SCRIPT_ROUNDS = {}
 SCRIPT_LOCK = threading.Lock()
 
 
+# How the core's summary requests ask (its SUMMARY_PROMPT): a gateway writing a summary with the
+# agent's own model (`--summarize-with-upstream`) sends one to the scripted model.
+SUMMARY_ASK = "Write a detailed summary of the conversation above"
+
+
+def script_summary(view):
+    """The scripted model's summary: the sections the request asks for, naming every marker the
+    summarized conversation shows."""
+    markers = []
+    for text in view.user_texts:
+        for m in MARKER_RE.findall(text):
+            if m not in markers:
+                markers.append(m)
+    return ("1. Primary request and intent: the scripted agent's task (fixture summary).\n"
+            "3. Files and code: the file was read in slices. Markers seen: %s.\n"
+            "8. Current work: reading the file." % (", ".join(markers) or "none"))
+
+
 def script_step(view, rounds):
     """The scripted agent's next move: ("tool", name, args, note), ("final", text) or
     ("error", message). Sets ``view.round``: the round this move is (its ids' number)."""
+    if not view.tools and any(SUMMARY_ASK in t for t in view.user_texts):
+        view.round = 0
+        return ("final", script_summary(view))
     task = view.user_texts[0] if view.user_texts else ""
     with SCRIPT_LOCK:
         k = max(len(view.results), SCRIPT_ROUNDS.get(task, 0))

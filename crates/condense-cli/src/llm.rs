@@ -181,16 +181,29 @@ impl LlmArgs {
             },
             None => None,
         };
-        let retry =
-            RetryPolicy { max_retries: self.max_retries, jitter_seed: seed(), ..RetryPolicy::default() };
-        let http = Rc::new(NativeHttp::new(Duration::from_secs(self.timeout_secs.max(1))));
-        let llm =
-            HttpLlm::new(profile, key, http, Rc::new(NativeTimer), retry).map_err(|e| match from_env {
-                Some(var) => usage(format!("{var}: {}", e.message)),
-                None => usage(e.message),
-            })?;
-        Ok(llm.with_clock(Rc::new(NativeClock::start())))
+        http_llm(profile, key, self.max_retries, self.timeout_secs).map_err(|e| match from_env {
+            Some(var) => usage(format!("{var}: {}", e.1)),
+            None => e,
+        })
     }
+}
+
+/// An HTTP client for a profile with the key given (the gateway's `--summarize-with-upstream`
+/// lends the request's own), with the flags' default retries and idle timeout.
+pub(crate) fn keyed_client(profile: LlmProfile, key: Option<String>) -> Result<HttpLlm, Failure> {
+    http_llm(profile, key, 3, 60)
+}
+
+fn http_llm(
+    profile: LlmProfile,
+    key: Option<String>,
+    retries: u32,
+    idle_secs: u64,
+) -> Result<HttpLlm, Failure> {
+    let retry = RetryPolicy { max_retries: retries, jitter_seed: seed(), ..RetryPolicy::default() };
+    let http = Rc::new(NativeHttp::new(Duration::from_secs(idle_secs.max(1))));
+    let llm = HttpLlm::new(profile, key, http, Rc::new(NativeTimer), retry).map_err(|e| usage(e.message))?;
+    Ok(llm.with_clock(Rc::new(NativeClock::start())))
 }
 
 /// The environment variable that replaces a kind's default base URL, as the official OpenAI

@@ -999,3 +999,65 @@ fn thirty_two_sessions_at_once_each_forwarded_with_its_own_history_only() {
         assert!(rss < 1 << 20, "the gateway holds {rss} kB after the load: a runaway? {report}");
     }
 }
+
+#[test]
+fn native_summaries_are_written_in_the_background_with_the_requests_own_model_and_key() {
+    let server = Server::fixture();
+    let upstream = format!("http://127.0.0.1:{}", server.port);
+    let state = Scratch::new("gw-native");
+    let args = ["--anthropic-upstream", &upstream, "--window", "tiny-model=6000", "--provider", "native"];
+    let refused = Command::new(env!("CARGO_BIN_EXE_condense")).args(["gateway"]).args(args).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "native without a writer is refused");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--summarize-with-upstream"));
+    let gateway = Gateway::start(&state, &[&args[..], &["--summarize-with-upstream"]].concat());
+    printed(&gateway, "summaries: written in the background by each request's own model");
+    let headers = [
+        &format!("x-api-key: {SECRET}") as &str,
+        "anthropic-version: 2023-06-01",
+        "x-context-condenser-session: n",
+    ];
+    // The request that crosses the threshold goes out at once, condensed by the ledger.
+    let reply = gateway.post("/anthropic/v1/messages", &headers, &tool_session(16, false));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    printed(&gateway, "[header:n] summary written");
+    let recorded = server.requests();
+    let body = |r: &Value| r["body"].to_string();
+    assert!(body(&recorded[0]).contains("[Context Condenser: the earlier conversation, condensed]"));
+    assert!(
+        !body(&recorded[0]).contains("Summary of the earlier conversation"),
+        "the first waits for nothing"
+    );
+    let summary_calls: Vec<&Value> =
+        recorded[1..].iter().filter(|r| body(r).contains("Write a detailed summary")).collect();
+    assert!(!summary_calls.is_empty(), "the summary was asked of the upstream: {recorded:?}");
+    for call in &summary_calls {
+        assert_eq!(call["headers"]["x-api-key"], SECRET, "with the request's own key");
+        assert_eq!(call["body"]["model"], "tiny-model", "and its own model");
+    }
+    // The next request carries the summary above the ledger; the one after replays it.
+    let next = gateway.post("/anthropic/v1/messages", &headers, &tool_session(17, false));
+    assert_eq!(next.status, 200, "{}", next.text());
+    let after = gateway.post("/anthropic/v1/messages", &headers, &tool_session(18, false));
+    assert_eq!(after.status, 200, "{}", after.text());
+    let recorded = server.requests();
+    let forwarded: Vec<String> =
+        recorded.iter().map(body).filter(|b| !b.contains("Write a detailed summary")).collect();
+    assert_eq!(forwarded.len(), 3, "{forwarded:?}");
+    assert!(forwarded[1].contains("Summary of the earlier conversation (written by tiny-model)"));
+    assert!(forwarded[1].contains("nested parentheses"), "the fixture's summary text");
+    assert!(forwarded[1].contains(TASK), "the task stays");
+    let messages = |b: &str| serde_json::from_str::<Value>(b).unwrap()["messages"].to_string();
+    let (prev, now) = (messages(&forwarded[1]), messages(&forwarded[2]));
+    assert!(now.starts_with(&prev[..prev.len() - 1]), "the summary is replayed byte for byte");
+    let stats = gateway.stats();
+    let session = &stats["sessions"]["header:n"];
+    assert_eq!(session["summaries"], 1, "{stats}");
+    assert!(session["summary_tokens"].as_u64().unwrap() > 0, "{stats}");
+    assert_eq!(stats["summaries_pending"], 0, "{stats}");
+    state_holding(&state, "Summary of the earlier conversation");
+    for entry in std::fs::read_dir(&state.0).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET), "a key in the state dir");
+    }
+    assert!(!gateway.output().contains(SECRET), "a key in the gateway's output");
+}

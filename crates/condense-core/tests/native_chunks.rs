@@ -286,3 +286,47 @@ fn a_window_too_small_for_the_answer_is_refused_before_any_call() {
     assert!(error.message.contains("window of 1000 tokens"), "{}", error.message);
     assert!(llm.requests().is_empty());
 }
+
+/// The gateway's summary of a span (`summarize_span`): one tool round under its task is summary
+/// enough (no guard of a run's size), a span that needs parts is summarized in parts and merged,
+/// and the cost is the calls'.
+#[test]
+fn a_span_as_short_as_one_tool_round_is_summarized_and_a_long_one_in_parts() {
+    use condense_core::providers::native::summarize_span;
+    let counter = TiktokenCounter::new(Encoding::O200kBase);
+    let clock = StepClock::new(1.0);
+    let one_round = &session(1).messages[..3];
+    assert!(
+        one_round[2].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. })),
+        "the task, a call and its result"
+    );
+    let llm = answers(1);
+    let done = block_on(summarize_span(one_round, Services::new(&counter, &clock).with_llm(&llm))).unwrap();
+    assert!(done.text.starts_with("Summary 0"));
+    assert_eq!(done.usage, USAGE);
+    assert!(done.cost > 0.0);
+    let asked = llm.requests();
+    assert_eq!(asked.len(), 1);
+    let prompt: String = asked[0].conversation_history.iter().map(|m| m.content.clone()).collect();
+    assert!(prompt.contains("src/mod_0.rs"), "the round is in the prompt");
+
+    let long = &session(30).messages;
+    let llm = answers(12);
+    let done = block_on(summarize_span(long, Services::new(&counter, &clock).with_llm(&llm))).unwrap();
+    let requests = llm.requests();
+    assert!(requests.len() >= 3, "parts, then a merge: {}", requests.len());
+    let window = |b: &PromptBundle| {
+        counter.count_text(&b.conversation_history.iter().map(|m| m.content.as_str()).collect::<String>())
+    };
+    assert!(requests.iter().all(|b| window(b) < WINDOW), "every request fits the model");
+    assert_eq!(done.usage.input_tokens, USAGE.input_tokens * requests.len() as u64);
+
+    let nothing = block_on(summarize_span(&one_round[..1], Services::new(&counter, &clock).with_llm(&llm)));
+    assert!(nothing.is_err(), "a span of the first message alone has nothing to summarize");
+    // A summary longer than the messages it would stand in for is refused.
+    let rambling: String =
+        (0..400).map(|i| format!("Point {i}: module {} holds value {}. ", i % 7, i * 13)).collect();
+    let llm = ScriptedLlm::new(small_model()).then_answer(&rambling, Some(USAGE));
+    let grew = block_on(summarize_span(one_round, Services::new(&counter, &clock).with_llm(&llm)));
+    assert!(matches!(grew, Err(condense_core::CondenseError::ContextGrew { .. })), "{grew:?}");
+}

@@ -13,7 +13,10 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use condense_core::gateway::{Decision, Dialect, Gateway, GatewayConfig, GatewayUsage};
+use condense_core::gateway::{
+    Decision, Dialect, Gateway, GatewayConfig, GatewayUsage, SummaryDone, SummaryJob,
+};
+use condense_core::llm::LlmProfile;
 use serde_json::{Value, json};
 
 /// Tokens an answer reported, as the upstream counted them. `input` is the uncached input in
@@ -164,6 +167,26 @@ pub(crate) fn usage(state: &mut GatewayState, session: &str, usage: Usage) {
     state.core(|g| g.usage(session, usage));
 }
 
+/// The summaries the core queued (provider `native`), handed over once each.
+pub(crate) fn take_jobs(state: &mut GatewayState) -> Vec<SummaryJob> {
+    state.core(Gateway::take_jobs).unwrap_or_default()
+}
+
+/// A summary's outcome; whether the session's next request carries it.
+pub(crate) fn summary_done(state: &mut GatewayState, id: u64, outcome: Result<SummaryDone, String>) -> bool {
+    state.core(|g| g.summary_done(id, outcome)).unwrap_or(false)
+}
+
+/// The profile that writes `job` with the request's own model at its upstream.
+pub(crate) fn upstream_profile(
+    state: &GatewayState,
+    job: &SummaryJob,
+    anthropic: &str,
+    openai: &str,
+) -> LlmProfile {
+    state.gateway.upstream_profile(job, anthropic, openai)
+}
+
 /// The statistics as JSON: the core's (the configuration, the totals, each session's counts)
 /// and the host's (requests passed through, failures).
 pub(crate) fn stats(state: &GatewayState) -> Value {
@@ -179,6 +202,7 @@ pub(crate) fn stats(state: &GatewayState) -> Value {
                 "observe": config.observe,
             }),
         );
+        o.insert("summaries_pending".into(), state.gateway.summaries_pending().into());
         o.insert("passed_through".into(), state.passed_through.into());
         o.insert("failed_open".into(), state.failed_open.into());
         o.insert("last_failed_open".into(), state.last_failed_open.clone().into());

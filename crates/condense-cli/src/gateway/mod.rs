@@ -28,6 +28,7 @@ mod decide;
 mod guard;
 mod proxy;
 mod store;
+mod summarize;
 mod usage;
 
 use condense_core::gateway::GatewayConfig;
@@ -35,6 +36,7 @@ use decide::GatewayState;
 use guard::{Guard, TOKEN_HEADER};
 use proxy::Shared;
 use store::Store;
+use summarize::Summarizer;
 
 /// Run a local gateway that agents point their base URL at; prints how to point them at it.
 #[derive(Debug, Args)]
@@ -49,9 +51,18 @@ pub(crate) struct GatewayArgs {
     /// The OpenAI API's origin (a trailing /v1 is dropped).
     #[arg(long, default_value = "https://api.openai.com", value_name = "URL")]
     openai_upstream: String,
-    /// The condensation provider (see `condense providers`).
+    /// The condensation provider: smart (the LLM-free ledger), or native (the ledger at once,
+    /// then an LLM summary written in the background; needs --llm/--profile or
+    /// --summarize-with-upstream).
     #[arg(long, default_value = condense_core::limits::DEFAULT_PROVIDER, value_name = "ID")]
     provider: String,
+    /// With --provider native: write each summary with the request's own model and key at its
+    /// upstream (the cost is counted in /stats).
+    #[arg(long)]
+    summarize_with_upstream: bool,
+    /// With --provider native: the model that writes the summaries (its key from the environment).
+    #[command(flatten, next_help_heading = "The condensing model (--provider native)")]
+    llm: crate::llm::LlmArgs,
     /// Condense a session when it reaches this share of its model's window, in percent.
     #[arg(long, default_value_t = condense_core::limits::DEFAULT_THRESHOLD_PERCENT, value_name = "P")]
     threshold: u8,
@@ -120,6 +131,7 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
         ..GatewayConfig::default()
     };
     let mut state = GatewayState::new(config).map_err(usage)?;
+    let summarizer = Summarizer::from_flags(&args.provider, &args.llm, args.summarize_with_upstream)?;
     match store.read() {
         Ok(None) => {}
         Ok(Some(bytes)) => {
@@ -156,8 +168,10 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
             openai,
             client,
             changed: Notify::new(),
+            summarizer,
         });
-        crate::out::stdout(&banner(bound, args.token.is_some(), args.observe, &store))?;
+        let writer = shared.summarizer.as_ref().map(Summarizer::describe);
+        crate::out::stdout(&banner(bound, args.token.is_some(), args.observe, writer.as_deref(), &store))?;
         let saver = tokio::spawn(save_on_change(Arc::clone(&shared), store.clone()));
         tokio::select! {
             () = serve(listener, Arc::clone(&shared)) => {}
@@ -236,12 +250,15 @@ fn save(shared: &Shared, store: &Store) {
 
 /// What the gateway prints at start: the address bound (first, alone on its line, for scripts),
 /// then the exact settings that point each agent at it.
-fn banner(bound: SocketAddr, token: bool, observe: bool, store: &Store) -> String {
+fn banner(bound: SocketAddr, token: bool, observe: bool, writer: Option<&str>, store: &Store) -> String {
     let host =
         if bound.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], bound.port())) } else { bound };
     let base = format!("http://{host}");
     let mut text = format!("listening on http://{bound}\n");
     text.push_str(&format!("state: {}\n", store.path().display()));
+    if let Some(writer) = writer {
+        text.push_str(&format!("summaries: written in the background by {writer}\n"));
+    }
     if observe {
         text.push_str(
             "observe mode: every request is forwarded byte for byte; /stats says what would change\n",

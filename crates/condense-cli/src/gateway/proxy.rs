@@ -28,6 +28,7 @@ use tokio::sync::Notify;
 
 use super::decide::{self, GatewayState, Outgoing, Untouched};
 use super::guard::{Guard, Refusal, TOKEN_HEADER};
+use super::summarize::Summarizer;
 use super::usage::UsageReader;
 
 /// The header naming the session, for clients the core cannot tell apart by their bodies.
@@ -50,10 +51,12 @@ pub(crate) struct Shared {
     pub(crate) client: reqwest::Client,
     /// Told after each change of the state; the saver writes it.
     pub(crate) changed: Notify,
+    /// Writes the summaries of `--provider native`.
+    pub(crate) summarizer: Option<Summarizer>,
 }
 
 impl Shared {
-    fn state(&self) -> std::sync::MutexGuard<'_, GatewayState> {
+    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, GatewayState> {
         // A panic while the lock was held was caught or ended its request; the counts are
         // still sound, and the gateway keeps serving.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -166,7 +169,14 @@ async fn forward(
         }
     }
     let outgoing = if parts.method == Method::POST {
-        let outgoing = decide::decide(&mut shared.state(), path, header_session, &body);
+        let (outgoing, jobs) = {
+            let mut state = shared.state();
+            let outgoing = decide::decide(&mut state, path, header_session, &body);
+            (outgoing, decide::take_jobs(&mut state))
+        };
+        if let Some(summarizer) = &shared.summarizer {
+            summarizer.start(shared, jobs, &parts.headers);
+        }
         shared.changed.notify_one();
         outgoing
     } else {

@@ -21,6 +21,7 @@ use super::plan::{Ask, Plan, plan};
 use super::session_key::{SessionKey, fnv1a, session_key};
 use super::sessions::{Frozen, Limits, Session, Sessions, common_prefix, splice};
 use super::stats::{GatewayStats, GatewayUsage, SessionStats};
+use super::summaries::{Pending, SummaryJob};
 use super::windows::{input_price, window_for};
 
 /// How the gateway decides.
@@ -34,7 +35,9 @@ pub struct GatewayConfig {
     pub windows: BTreeMap<String, usize>,
     /// Forward every request as the client sent it and record what would have been done.
     pub observe: bool,
-    /// The condensation provider: `smart`, whose LLM-free passes the gateway runs (the ledger).
+    /// The condensation provider: `smart`, whose LLM-free passes the gateway runs (the ledger),
+    /// or `native`, which condenses the same way and then has the host write an LLM summary of
+    /// the range in the background ([`Gateway::take_jobs`]).
     pub provider: String,
     /// The bounds of the sessions held.
     pub limits: Limits,
@@ -54,9 +57,9 @@ impl Default for GatewayConfig {
     }
 }
 
-/// The providers the gateway runs: the ones that need no model, since a request must never wait
-/// for a summary.
-pub const GATEWAY_PROVIDERS: [&str; 1] = ["smart"];
+/// The providers the gateway runs. A request never waits for a model: `native`'s summary is
+/// written in the background and used from a later request on.
+pub const GATEWAY_PROVIDERS: [&str; 2] = ["smart", "native"];
 
 impl GatewayConfig {
     /// Why this configuration cannot be used, if it cannot.
@@ -114,11 +117,16 @@ pub(super) struct SessionState {
     pub(super) key: SessionKey,
     pub(super) stats: SessionStats,
     pub(super) counts: CountCache,
+    /// Tokens of the latest request as forwarded.
+    pub(super) last_forwarded: usize,
+    /// A summary replaced a condensation since the latest request: the next one is forwarded
+    /// changed from that point.
+    pub(super) summary_spliced: bool,
 }
 
 impl SessionState {
     pub(super) fn new(key: SessionKey, stats: SessionStats) -> SessionState {
-        SessionState { key, stats, counts: CountCache::default() }
+        SessionState { key, stats, counts: CountCache::default(), last_forwarded: 0, summary_spliced: false }
     }
 }
 
@@ -132,6 +140,11 @@ pub struct Gateway {
     pub(super) states: HashMap<String, SessionState>,
     pub(super) totals: SessionStats,
     pub(super) counters: Counters,
+    /// Summaries given out and not yet done, by job id (provider `native`).
+    pub(super) pending: HashMap<u64, Pending>,
+    /// Summaries queued for the host to take.
+    pub(super) jobs: Vec<SummaryJob>,
+    pub(super) next_job: u64,
 }
 
 /// A request measured against its session: each original message's tokens, each frozen
@@ -182,6 +195,9 @@ impl Gateway {
             states: HashMap::new(),
             totals: SessionStats::default(),
             counters: Counters::default(),
+            pending: HashMap::new(),
+            jobs: Vec::new(),
+            next_job: 0,
         })
     }
 
@@ -240,6 +256,10 @@ impl Gateway {
                 Err(e) => note = Some(format!("{} of {limit} tokens, not condensed: {e}", m.forwarded)),
             }
         }
+        if let Some(p) = made.as_ref().filter(|_| self.config.provider == "native" && !self.config.observe) {
+            self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
+        }
+        let state = self.states.get_mut(&name).expect("the session's state was made above");
         let forwarded = m.forwarded.saturating_sub(made.as_ref().map_or(0, |p| p.saved));
         let body = match (&made, self.sessions.frozen(&key)) {
             (Some(_), Some(frozen)) => splice(request, frozen).0.into_owned(),
@@ -247,6 +267,8 @@ impl Gateway {
         };
         let observe = self.config.observe;
         let price = input_price(&model);
+        state.last_forwarded = forwarded;
+        let spliced = std::mem::take(&mut state.summary_spliced);
         for stats in [&mut state.stats, &mut self.totals] {
             stats.model.clone_from(&model);
             stats.requests += 1;
@@ -276,7 +298,7 @@ impl Gateway {
         Decision::Forward {
             session: name,
             body: body.into_bytes(),
-            condensed_now: made.is_some(),
+            condensed_now: made.is_some() || spliced,
             tokens_client: m.client,
             tokens_forwarded: forwarded,
         }
@@ -365,6 +387,11 @@ impl Gateway {
             return None;
         }
         self.sessions.freeze(&key, p.range.clone(), &p.text).ok()?;
+        if self.config.provider == "native" {
+            // Without a summary the ledger stays: the retry has it either way.
+            self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
+        }
+        let state = self.states.get_mut(session)?;
         let price = input_price(&model);
         for stats in [&mut state.stats, &mut self.totals] {
             stats.too_long_retries += 1;

@@ -71,6 +71,12 @@ pub(super) struct Shape {
 }
 
 impl Shape {
+    /// Whether it is a system or developer message (which Claude Code also sends inside
+    /// `messages`): instructions, not conversation.
+    pub(super) fn is_instructions(&self) -> bool {
+        self.role == "system" || self.role == "developer"
+    }
+
     pub(super) fn read(dialect: Dialect, text: &str) -> Option<Shape> {
         let value: Value = serde_json::from_str(text).ok()?;
         let object = value.as_object()?;
@@ -189,6 +195,28 @@ impl Sessions {
         held.recount();
         Ok(())
     }
+
+    /// Replaces the text of the condensation frozen over exactly `range` (a summary written in
+    /// the background takes the ledger's place); the range and everything else stay.
+    pub fn rewrite(
+        &mut self,
+        session: &SessionKey,
+        range: &Range<usize>,
+        text: &str,
+    ) -> Result<(), FreezeError> {
+        let held =
+            self.map.get_mut(session).ok_or_else(|| FreezeError::UnknownSession(session.to_string()))?;
+        let len = held.originals.len();
+        let dialect = held.dialect;
+        let frozen = held.frozen.iter_mut().find(|f| f.range == *range).ok_or(FreezeError::BadRange {
+            start: range.start,
+            end: range.end,
+            len,
+        })?;
+        frozen.replacement = replacement(dialect, text).into_boxed_str();
+        held.recount();
+        Ok(())
+    }
 }
 
 /// The checks of a range against the session's messages.
@@ -197,7 +225,7 @@ pub(super) fn check_range(shapes: &[Shape], range: &Range<usize>) -> Result<(), 
     if range.end > turn {
         return Err(FreezeError::CurrentTurn(turn));
     }
-    if let Some(i) = range.clone().find(|&i| shapes[i].role == "system" || shapes[i].role == "developer") {
+    if let Some(i) = range.clone().find(|&i| shapes[i].is_instructions()) {
         return Err(FreezeError::SystemMessage(i));
     }
     // Where each id is called and answered; a pair must lie wholly inside or wholly outside,

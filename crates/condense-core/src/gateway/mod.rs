@@ -13,7 +13,9 @@
 //! forwarded (`count`), and when that crosses the threshold of the model's window (`windows`)
 //! condenses the oldest stretch of the conversation into the state ledger (`plan`) and freezes
 //! it; it answers token counts and "too long" retries, keeps the figures (`stats`), and saves and
-//! loads its state (`state`).
+//! loads its state (`state`). With the `native` provider the same range is also summarized by an
+//! LLM in the background (`summaries`): the host runs the job, and the summary replaces the
+//! ledger-only condensation from the next request on.
 
 mod count;
 mod decide;
@@ -26,6 +28,7 @@ mod session_key;
 mod sessions;
 mod state;
 mod stats;
+mod summaries;
 #[cfg(test)]
 mod tests;
 mod windows;
@@ -37,7 +40,8 @@ pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use state::STATE_VERSION;
 pub use stats::{GatewayStats, GatewayUsage, SessionStats};
-pub use windows::{DEFAULT_WINDOW, input_price, window_for};
+pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
+pub use windows::{DEFAULT_WINDOW, input_price, prices_per_mtok, window_for};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

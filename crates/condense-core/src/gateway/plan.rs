@@ -34,6 +34,8 @@ pub(super) struct Plan {
     pub(super) text: String,
     /// Tokens of the forwarded request removed: the range's count less its replacement's.
     pub(super) saved: usize,
+    /// Where the task ends: the index of the model's first answer.
+    pub(super) task_end: usize,
 }
 
 /// What the planner is asked for.
@@ -114,7 +116,7 @@ pub(super) fn plan(
             removed[end]
         ));
     }
-    Ok(Plan { range: start..end, text: made, saved: removed[end] - cost })
+    Ok(Plan { range: start..end, text: made, saved: removed[end] - cost, task_end: first })
 }
 
 /// The ledger of original messages `range`, the user's words within `budget` tokens.

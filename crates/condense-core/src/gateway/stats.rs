@@ -44,8 +44,20 @@ pub struct SessionStats {
     /// Usage the upstream reported, summed.
     pub usage: GatewayUsage,
     /// Tokens removed from forwarded requests, priced at each model's input price (US dollars;
-    /// 0 for models without a known price). Cache discounts are not modelled.
+    /// 0 for models without a known price), less what the summaries cost. Cache discounts are
+    /// not modelled.
     pub cost_saved_usd: f64,
+    /// LLM summaries written in the background and spliced in (provider `native`).
+    pub summaries: u64,
+    /// Summaries that failed or could not be used (the ledger stayed); the note says why.
+    pub summary_failures: u64,
+    /// Tokens the summary calls sent and received.
+    pub summary_tokens: u64,
+    /// What the summary calls cost (US dollars, by the condensing profile's prices).
+    pub summary_cost_usd: f64,
+    /// Why the latest summary was not written or not used (the ledger stayed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_note: Option<String>,
     /// Why the latest request was not condensed although over its threshold, or was untouched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

@@ -37,26 +37,27 @@ const WINDOWS: &[(&str, usize)] = &[
     ("gpt-oss", 131_072),
 ];
 
-/// US dollars per million input tokens (uncached), by model-id prefix.
-const INPUT_PRICES: &[(&str, f64)] = &[
-    ("claude-opus-4", 15.0),
-    ("claude-opus-4-5", 5.0),
-    ("claude-sonnet-4", 3.0),
-    ("claude-3-7-sonnet", 3.0),
-    ("claude-3-5-sonnet", 3.0),
-    ("claude-haiku-4", 1.0),
-    ("claude-3-5-haiku", 0.8),
-    ("gpt-4o", 2.5),
-    ("gpt-4o-mini", 0.15),
-    ("gpt-4.1", 2.0),
-    ("gpt-4.1-mini", 0.4),
-    ("gpt-4.1-nano", 0.1),
-    ("gpt-5", 1.25),
-    ("gpt-5-mini", 0.25),
-    ("gpt-5-nano", 0.05),
-    ("codex-mini", 1.5),
-    ("o3", 2.0),
-    ("o4-mini", 1.1),
+/// US dollars per million input tokens (uncached) and per million output tokens, by model-id
+/// prefix.
+const PRICES: &[(&str, (f64, f64))] = &[
+    ("claude-opus-4", (15.0, 75.0)),
+    ("claude-opus-4-5", (5.0, 25.0)),
+    ("claude-sonnet-4", (3.0, 15.0)),
+    ("claude-3-7-sonnet", (3.0, 15.0)),
+    ("claude-3-5-sonnet", (3.0, 15.0)),
+    ("claude-haiku-4", (1.0, 5.0)),
+    ("claude-3-5-haiku", (0.8, 4.0)),
+    ("gpt-4o", (2.5, 10.0)),
+    ("gpt-4o-mini", (0.15, 0.6)),
+    ("gpt-4.1", (2.0, 8.0)),
+    ("gpt-4.1-mini", (0.4, 1.6)),
+    ("gpt-4.1-nano", (0.1, 0.4)),
+    ("gpt-5", (1.25, 10.0)),
+    ("gpt-5-mini", (0.25, 2.0)),
+    ("gpt-5-nano", (0.05, 0.4)),
+    ("codex-mini", (1.5, 6.0)),
+    ("o3", (2.0, 8.0)),
+    ("o4-mini", (1.1, 4.4)),
 ];
 
 /// A model id as the tables match it: lowercased, without a `vendor/` prefix.
@@ -93,7 +94,13 @@ pub fn window_for(model: &str, overrides: &BTreeMap<String, usize>) -> usize {
 
 /// US dollars per input token of `model`; 0 for a model the table does not price.
 pub fn input_price(model: &str) -> f64 {
-    longest(INPUT_PRICES.iter().copied(), &bare(model)).unwrap_or(0.0) / 1_000_000.0
+    prices_per_mtok(model).0 / 1_000_000.0
+}
+
+/// US dollars per million input and output tokens of `model` (what a summary written with the
+/// request's own model costs); 0 for a model the table does not price.
+pub fn prices_per_mtok(model: &str) -> (f64, f64) {
+    longest(PRICES.iter().copied(), &bare(model)).unwrap_or((0.0, 0.0))
 }
 
 #[cfg(test)]
@@ -145,5 +152,8 @@ mod tests {
         assert_eq!(input_price("claude-opus-4-1"), 15.0 / 1e6);
         assert_eq!(input_price("gpt-4o-mini"), 0.15 / 1e6);
         assert_eq!(input_price("llama3"), 0.0);
+        assert_eq!(prices_per_mtok("gpt-5-codex"), (1.25, 10.0));
+        assert_eq!(prices_per_mtok("claude-haiku-4-5"), (1.0, 5.0));
+        assert_eq!(prices_per_mtok("llama3"), (0.0, 0.0));
     }
 }

@@ -26,6 +26,7 @@ use crate::config::Form;
 use crate::error::CondenseError;
 use crate::host::AbortSignal;
 use crate::llm::{DEFAULT_MAX_OUTPUT_TOKENS, LlmProvider, ModelUse, PromptBundle, Usage};
+use crate::model::Message;
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_SUMMARY_TRUNCATED,
     Needs, Services, TemplateToken,
@@ -162,6 +163,144 @@ fn merge_request(n: usize, config: &SummaryConfig) -> String {
     format!("{}\n\n{}", MERGE_INSTRUCTION.replace("{n}", &n.to_string()), instructions(config))
 }
 
+/// What the summary calls wrote.
+struct Written<'a> {
+    text: String,
+    calls: Calls<'a>,
+    /// Requests the prompt was split into (1 unless map/reduce).
+    parts: usize,
+    from_originals: bool,
+    shrunk: bool,
+    prompt_tokens: usize,
+}
+
+/// Asks the model for the summary of `plan`'s middle: one request when it fits, else partial
+/// summaries merged.
+#[allow(clippy::too_many_arguments)]
+async fn write<'a>(
+    ctx: &CondensationContext<'_>,
+    plan: &SummaryPlan,
+    base: &PromptBundle,
+    budget: RequestBudget,
+    config: &SummaryConfig,
+    llm: &'a dyn LlmProvider,
+    services: Services<'a>,
+    abort: &'a AbortSignal,
+) -> Result<Written<'a>, CondenseError> {
+    let tokens = services.tokens;
+    // From the originals when they fit one request; else the span as the model sees it.
+    let (expanded, has_summary) = span(ctx.messages, plan, true);
+    let mut from_originals = false;
+    let mut prompt = None;
+    if has_summary {
+        let (turns, shrunk) = render(ctx.messages, &expanded, tokens, budget.input);
+        if total(&turns) <= budget.input {
+            from_originals = true;
+            prompt = Some((turns, shrunk));
+        }
+    }
+    let (turns, shrunk) = match prompt {
+        Some(p) => p,
+        None => {
+            let (visible, _) = span(ctx.messages, plan, false);
+            render(ctx.messages, &visible, tokens, budget.input)
+        }
+    };
+    let mut calls = Calls {
+        llm,
+        services,
+        abort,
+        usage: Usage::default(),
+        estimated: false,
+        count: 0,
+        truncated: false,
+        finish_reason: None,
+        cost: 0.0,
+        degenerate: 0,
+        retries: 0,
+    };
+    let prompt_tokens = total(&turns);
+    let parts = chunks(turns, budget.input, tokens);
+    let text = if parts.len() == 1 {
+        let bundle =
+            PromptBundle { conversation_history: parts[0].iter().map(Turn::chat).collect(), ..base.clone() };
+        calls.ask(&bundle, "the request").await?
+    } else {
+        let n = parts.len();
+        let mut partials = Vec::with_capacity(n);
+        for (i, part) in parts.iter().enumerate() {
+            let request = PromptBundle {
+                conversation_history: part.iter().map(Turn::chat).collect(),
+                request: partial_request(i + 1, n, config),
+                ..base.clone()
+            };
+            partials.push(calls.ask(&request, &format!("part {} of {n}", i + 1)).await?);
+        }
+        merge(&mut calls, partials, budget.input, base, config).await?
+    };
+    Ok(Written { text, calls, parts: parts.len(), from_originals, shrunk, prompt_tokens })
+}
+
+/// A summary of a span written outside a provider run, and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanSummary {
+    /// The model's text.
+    pub text: String,
+    /// Tokens the calls used.
+    pub usage: Usage,
+    /// US dollars spent.
+    pub cost: f64,
+}
+
+/// Summarizes every message of `messages` after the first (which the prompt shows as the
+/// context, as a run's kept first message), with the model `services` lend, under the default
+/// instructions: the gateway's summary of a condensed range, whose size the gateway chose (the
+/// chat's guards on a run — a few messages at least, a kept tail — do not apply). The same
+/// requests, chunking and degenerate-answer checks as a run; a summary longer than the messages
+/// it stands in for is `context_grew`.
+pub async fn summarize_span(
+    messages: &[Message],
+    services: Services<'_>,
+) -> Result<SpanSummary, CondenseError> {
+    let llm = services.llm.ok_or_else(|| CondenseError::InvalidConfig {
+        id: "native".into(),
+        message: "a summary needs an LLM".into(),
+    })?;
+    llm.serves(ModelUse::Summarize).map_err(CondenseError::Llm)?;
+    if messages.len() < 2 {
+        return Err(CondenseError::NothingToCondense("no message after the first to summarize".into()));
+    }
+    let tokens = services.tokens;
+    let view: Vec<&Message> = messages.iter().collect();
+    let ctx = CondensationContext {
+        messages,
+        system: None,
+        prev_context_tokens: tokens.count_request(None, &view),
+    };
+    let plan = SummaryPlan { first: 0, middle: (1..messages.len()).collect(), tail_start: messages.len() };
+    let config = SummaryConfig::default();
+    let base = base_bundle(&ctx, &plan, &config, llm);
+    let budget = request_budget(llm, tokens, &base, &config);
+    if budget.input < MIN_INPUT_BUDGET {
+        return Err(CondenseError::InvalidConfig {
+            id: "native".into(),
+            message: format!(
+                "the model's window of {} tokens leaves no room for a summary request",
+                budget.window
+            ),
+        });
+    }
+    let no_abort = AbortSignal::new();
+    let abort = services.abort.unwrap_or(&no_abort);
+    let w = write(&ctx, &plan, &base, budget, &config, llm, services, abort).await?;
+    let hidden: Vec<&Message> = messages[1..].iter().collect();
+    let (before, after) = (tokens.count_request(None, &hidden), tokens.count_text(&w.text));
+    if after >= before {
+        return Err(CondenseError::ContextGrew { before, after });
+    }
+    Ok(SpanSummary { text: w.text, usage: w.calls.usage, cost: w.calls.cost })
+}
+
 /// What lists show of the provider, and what it needs.
 const META: ProviderMeta = ProviderMeta {
     id: "native",
@@ -244,59 +383,11 @@ impl CondensationProvider for NativeProvider {
             });
         }
         let tokens = services.tokens;
-        // From the originals when they fit one request; else the span as the model sees it.
-        let (expanded, has_summary) = span(ctx.messages, &plan, true);
-        let mut from_originals = false;
-        let mut prompt = None;
-        if has_summary {
-            let (turns, shrunk) = render(ctx.messages, &expanded, tokens, budget.input);
-            if total(&turns) <= budget.input {
-                from_originals = true;
-                prompt = Some((turns, shrunk));
-            }
-        }
-        let (turns, shrunk) = match prompt {
-            Some(p) => p,
-            None => {
-                let (visible, _) = span(ctx.messages, &plan, false);
-                render(ctx.messages, &visible, tokens, budget.input)
-            }
-        };
         let no_abort = AbortSignal::new();
-        let mut calls = Calls {
-            llm,
-            services,
-            abort: services.abort.unwrap_or(&no_abort),
-            usage: Usage::default(),
-            estimated: false,
-            count: 0,
-            truncated: false,
-            finish_reason: None,
-            cost: 0.0,
-            degenerate: 0,
-            retries: 0,
-        };
-        let prompt_tokens = total(&turns);
-        let parts = chunks(turns, budget.input, tokens);
-        let text = if parts.len() == 1 {
-            let bundle = PromptBundle {
-                conversation_history: parts[0].iter().map(Turn::chat).collect(),
-                ..base.clone()
-            };
-            calls.ask(&bundle, "the request").await?
-        } else {
-            let n = parts.len();
-            let mut partials = Vec::with_capacity(n);
-            for (i, part) in parts.iter().enumerate() {
-                let request = PromptBundle {
-                    conversation_history: part.iter().map(Turn::chat).collect(),
-                    request: partial_request(i + 1, n, &config),
-                    ..base.clone()
-                };
-                partials.push(calls.ask(&request, &format!("part {} of {n}", i + 1)).await?);
-            }
-            merge(&mut calls, partials, budget.input, &base, &config).await?
-        };
+        let abort = services.abort.unwrap_or(&no_abort);
+        let w = write(ctx, &plan, &base, budget, &config, llm, services, abort).await?;
+        let (text, calls, parts) = (w.text, w.calls, w.parts);
+        let (from_originals, shrunk, prompt_tokens) = (w.from_originals, w.shrunk, w.prompt_tokens);
         let (messages, mut metrics) = summary::apply_checked(ctx, tokens, &plan, &text)?;
         metrics.insert("profile_id".into(), llm.profile().id.clone().into());
         metrics.insert("model".into(), llm.profile().model.clone().into());
@@ -306,7 +397,7 @@ impl CondensationProvider for NativeProvider {
         );
         metrics.insert("finish_reason".into(), calls.finish_reason.clone().into());
         metrics.insert(METRIC_SUMMARY_TRUNCATED.into(), calls.truncated.into());
-        metrics.insert("chunks".into(), parts.len().into());
+        metrics.insert("chunks".into(), parts.into());
         metrics.insert("llm_calls".into(), calls.count.into());
         metrics.insert("degenerate_answers".into(), calls.degenerate.into());
         metrics.insert("greedy_retries".into(), calls.retries.into());
