@@ -19,16 +19,6 @@ use condense_core::gateway::{
 use condense_core::llm::LlmProfile;
 use serde_json::{Value, json};
 
-/// Tokens an answer reported, as the upstream counted them. `input` is the uncached input in
-/// every dialect (OpenAI's `prompt_tokens` less its cached tokens), so that the four add up.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Usage {
-    pub(crate) input: u64,
-    pub(crate) output: u64,
-    pub(crate) cache_read: u64,
-    pub(crate) cache_write: u64,
-}
-
 /// The gateway's whole state: the core's gateway and what only the host sees, behind one lock.
 pub(crate) struct GatewayState {
     gateway: Gateway,
@@ -157,13 +147,7 @@ pub(crate) fn too_long(state: &mut GatewayState, session: &str, body: &[u8]) -> 
 }
 
 /// Adds what an answer of `session` reported to its statistics.
-pub(crate) fn usage(state: &mut GatewayState, session: &str, usage: Usage) {
-    let usage = GatewayUsage {
-        input: usage.input,
-        output: usage.output,
-        cache_read: usage.cache_read,
-        cache_write: usage.cache_write,
-    };
+pub(crate) fn usage(state: &mut GatewayState, session: &str, usage: GatewayUsage) {
     state.core(|g| g.usage(session, usage));
 }
 
@@ -239,7 +223,7 @@ mod tests {
         let out = decide(&mut state, "/v1/chat/completions", Some("s1"), CHAT.as_bytes());
         assert!(matches!(&out, Outgoing::Client { reason: Untouched::Unchanged, .. }), "{out:?}");
         let session = out.session().unwrap().to_owned();
-        usage(&mut state, &session, Usage { input: 3, output: 2, cache_read: 1, cache_write: 0 });
+        usage(&mut state, &session, GatewayUsage { input: 3, output: 2, cache_read: 1, cache_write: 0 });
         let s = stats(&state);
         assert_eq!(s["sessions"][&session]["requests"], 1, "{s}");
         assert_eq!(s["totals"]["requests"], 1, "{s}");

@@ -25,15 +25,13 @@ use tokio::sync::Notify;
 use crate::{Failure, usage};
 
 mod decide;
-mod guard;
 mod proxy;
 mod store;
 mod summarize;
-mod usage;
 
 use condense_core::gateway::GatewayConfig;
+use condense_core::gateway::{Guard, check_listen, setup_text, upstream_origin};
 use decide::GatewayState;
-use guard::{Guard, TOKEN_HEADER};
 use proxy::Shared;
 use store::Store;
 use summarize::Summarizer;
@@ -94,12 +92,8 @@ fn parse_window(text: &str) -> Result<(String, usize), String> {
 /// An upstream origin: an http or https URL, without a trailing `/` or `/v1` (the routes carry
 /// the API's path).
 fn upstream(flag: &str, url: &str) -> Result<String, Failure> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| usage(format!("{flag} {url}: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(usage(format!("{flag} {url}: expected an http:// or https:// URL")));
-    }
-    let url = url.trim_end_matches('/');
-    Ok(url.strip_suffix("/v1").unwrap_or(url).to_owned())
+    reqwest::Url::parse(url).map_err(|e| usage(format!("{flag} {url}: {e}")))?;
+    upstream_origin(url).map_err(|e| usage(format!("{flag} {e}")))
 }
 
 /// Upstream deadlines, as the LLM layer's: 30 s to connect (`native.rs`), 60 s without a byte
@@ -112,7 +106,7 @@ const SAVE_DELAY: Duration = Duration::from_millis(500);
 
 /// Runs the gateway until it is interrupted (Ctrl-C, SIGTERM); the state is written then too.
 pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
-    guard::check_listen(args.listen, args.token.as_deref()).map_err(usage)?;
+    check_listen(args.listen, args.token.as_deref()).map_err(usage)?;
     let range = condense_core::limits::THRESHOLD_MIN..=condense_core::limits::THRESHOLD_MAX;
     if !range.contains(&i32::from(args.threshold)) {
         return Err(usage(format!("--threshold must be {} to {} percent", range.start(), range.end())));
@@ -264,28 +258,8 @@ fn banner(bound: SocketAddr, token: bool, observe: bool, writer: Option<&str>, s
             "observe mode: every request is forwarded byte for byte; /stats says what would change\n",
         );
     }
-    text.push_str(&format!(
-        "\nPoint your agent at it (its API key passes through to the upstream and is never stored):\n\n\
-         Claude Code:\n  ANTHROPIC_BASE_URL={base}/anthropic claude\n\n\
-         Codex (~/.codex/config.toml):\n  model_provider = \"condense\"\n\n  \
-         [model_providers.condense]\n  name = \"Context Condenser\"\n  base_url = \"{base}/openai/v1\"\n  \
-         wire_api = \"responses\"\n  env_key = \"OPENAI_API_KEY\"\n"
-    ));
-    if token {
-        text.push_str(&format!("  http_headers = {{ \"{TOKEN_HEADER}\" = \"<token>\" }}\n"));
-    }
-    text.push_str(&format!(
-        "\nCline / Roo Code: API provider \"OpenAI Compatible\", base URL {base}/openai/v1\n  \
-         (or provider \"Anthropic\" with the custom base URL {base}/anthropic)\n\n\
-         Continue (config.yaml):\n  models:\n    - name: via Context Condenser\n      provider: openai\n      \
-         model: <model>\n      apiBase: {base}/openai/v1\n"
-    ));
-    if token {
-        text.push_str(&format!(
-            "\nEvery request must carry the header `{TOKEN_HEADER}: <token>` \
-             (Claude Code: ANTHROPIC_CUSTOM_HEADERS=\"{TOKEN_HEADER}: <token>\").\n"
-        ));
-    }
+    text.push('\n');
+    text.push_str(&setup_text(&base, token));
     text.push_str(&format!("\nStatistics: {base}/stats   Health: {base}/healthz\n"));
     text
 }

@@ -21,21 +21,19 @@ use futures::Stream;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, HeaderName, HeaderValue};
+use hyper::header::{ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
+use condense_core::gateway::{
+    CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, Guard, MAX_BODY_BYTES, NOT_FOUND, Route, SESSION_HEADER,
+    TOKEN_HEADER, UsageReader, Wire, connection_named, error_body, forwards_answer, forwards_upstream,
+    may_be_too_long, route, says_too_long,
+};
+
 use super::decide::{self, GatewayState, Outgoing, Untouched};
-use super::guard::{Guard, Refusal, TOKEN_HEADER};
 use super::summarize::Summarizer;
-use super::usage::UsageReader;
-
-/// The header naming the session, for clients the core cannot tell apart by their bodies.
-pub(crate) const SESSION_HEADER: &str = "x-context-condenser-session";
-
-/// The largest request body, in bytes: the core's limit on a conversation.
-pub(crate) const MAX_BODY_BYTES: u64 = condense_core::limits::MAX_CONVERSATION_BYTES;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// A response body: a whole one the gateway wrote, or the upstream's, streamed.
@@ -63,43 +61,6 @@ impl Shared {
     }
 }
 
-/// The API a request speaks, by its route: it picks the shape of the gateway's own errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wire {
-    Anthropic,
-    OpenAi,
-}
-
-/// Where a request goes.
-#[derive(Debug, PartialEq, Eq)]
-enum Route {
-    Health,
-    Stats,
-    /// To an upstream: its URL, and the upstream path with its query (what the core reads).
-    Upstream {
-        wire: Wire,
-        url: String,
-        path: String,
-    },
-    NotFound,
-}
-
-/// The route of a request to this gateway, given the upstreams' origins.
-fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
-    let path = path_and_query.split('?').next().unwrap_or_default();
-    if path == "/healthz" {
-        Route::Health
-    } else if path == "/stats" {
-        Route::Stats
-    } else if let Some(rest) = path_and_query.strip_prefix("/anthropic").filter(|r| r.starts_with('/')) {
-        Route::Upstream { wire: Wire::Anthropic, url: format!("{anthropic}{rest}"), path: rest.into() }
-    } else if let Some(rest) = path_and_query.strip_prefix("/openai").filter(|r| r.starts_with("/v1/")) {
-        Route::Upstream { wire: Wire::OpenAi, url: format!("{openai}{rest}"), path: rest.into() }
-    } else {
-        Route::NotFound
-    }
-}
-
 /// Serves one request. Never fails: every error is an answer in the route's error shape.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
@@ -111,14 +72,13 @@ pub(crate) async fn handle(
         Route::Upstream { wire, .. } => Some(*wire),
         _ => None,
     };
-    if let Err(refusal) = shared.guard.check(request.headers()) {
-        let (status, message) = match refusal {
-            Refusal::Forbidden(why) => (StatusCode::FORBIDDEN, why.to_owned()),
-            Refusal::Unauthorized => {
-                (StatusCode::UNAUTHORIZED, format!("send the gateway's token in `{TOKEN_HEADER}`"))
-            }
-        };
-        return Ok(error(wire, status, &message));
+    let text =
+        |name| request.headers().get(name).map(|v: &HeaderValue| String::from_utf8_lossy(v.as_bytes()));
+    let (host, origin) = (text(HOST), text(ORIGIN));
+    let token = request.headers().get(TOKEN_HEADER).map(HeaderValue::as_bytes);
+    if let Err(refusal) = shared.guard.check(host.as_deref(), origin.as_deref(), token) {
+        let (status, message) = Guard::refusal(refusal);
+        return Ok(error(wire, StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN), &message));
     }
     let get = request.method() == Method::GET;
     let response = match route {
@@ -126,11 +86,7 @@ pub(crate) async fn handle(
         Route::Stats if get => json_response(StatusCode::OK, &decide::stats(&shared.state())),
         Route::Upstream { wire, url, path } => forward(&shared, request, wire, url, &path).await,
         Route::Health | Route::Stats => error(None, StatusCode::METHOD_NOT_ALLOWED, "use GET"),
-        Route::NotFound => error(
-            None,
-            StatusCode::NOT_FOUND,
-            "the gateway serves /anthropic/…, /openai/v1/…, /healthz and /stats",
-        ),
+        Route::NotFound => error(None, StatusCode::NOT_FOUND, NOT_FOUND),
     };
     Ok(response)
 }
@@ -210,10 +166,8 @@ async fn forward(
     // "Prompt too long" before any byte reached the client: condensed harder, retried once.
     let mut what = what;
     let upstream = match (send(sent).await, &session) {
-        (Ok(r), Some(session))
-            if matches!(r.status(), StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE) =>
-        {
-            let (status, answer_headers) = (r.status(), end_to_end(r.headers()));
+        (Ok(r), Some(session)) if may_be_too_long(r.status().as_u16()) => {
+            let (status, answer_headers) = (r.status(), answer_headers(r.headers()));
             let answer = r.bytes().await.unwrap_or_default();
             let retry = if says_too_long(&answer) {
                 decide::too_long(&mut shared.state(), session, &client_body)
@@ -226,7 +180,6 @@ async fn forward(
                     Response::new(UnsyncBoxBody::new(Full::new(answer).map_err(|never| match never {})));
                 *out.status_mut() = status;
                 *out.headers_mut() = answer_headers;
-                out.headers_mut().remove(CONTENT_LENGTH);
                 return out;
             };
             log(&method, &shown, status, Some(session), "prompt too long: condensed further, retrying once");
@@ -254,18 +207,6 @@ async fn forward(
     stream_back(shared, response, session)
 }
 
-/// Anthropic's token-count path, which the gateway answers for the request as it would forward it.
-const COUNT_TOKENS: &str = "/v1/messages/count_tokens";
-
-/// Whether an upstream's error answer says the prompt is longer than the model's window
-/// (Anthropic's `prompt is too long`, OpenAI's `context_length_exceeded`).
-fn says_too_long(answer: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(&answer[..answer.len().min(64 << 10)]).to_ascii_lowercase();
-    ["prompt is too long", "context_length_exceeded", "maximum context length", "context window"]
-        .iter()
-        .any(|needle| text.contains(needle))
-}
-
 /// What the log says about a body that went out as the client sent it.
 fn describe(reason: &Untouched) -> String {
     match reason {
@@ -283,47 +224,31 @@ fn log(method: &Method, path: &str, status: StatusCode, session: Option<&str>, w
     crate::out::note(&format!("gateway: {method} {path} → {}{session}: {what}", status.as_u16()));
 }
 
-/// Headers that belong to one connection, never forwarded (RFC 9110 §7.6.1).
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// `headers` without the hop-by-hop ones and those the `Connection` header names.
-fn end_to_end(headers: &HeaderMap) -> HeaderMap {
-    let named: Vec<String> = headers
-        .get_all(CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|name| name.trim().to_ascii_lowercase())
-        .collect();
-    let mut out = headers.clone();
-    for name in HOP_BY_HOP.iter().copied().chain(named.iter().map(String::as_str)) {
-        out.remove(name);
-    }
-    out
+/// The names a message's `Connection` header lists.
+fn named(headers: &HeaderMap) -> Vec<String> {
+    connection_named(headers.get_all(CONNECTION).iter().filter_map(|v| v.to_str().ok()))
 }
 
-/// The headers sent upstream: the client's end-to-end headers less `Host` and `Content-Length`
-/// (the upstream's own, and the body's as sent), `Expect` (hyper answered it for this hop), and
-/// the gateway's own. A conversation's answer is asked for without compression, so that
-/// its usage can be read as it passes; every other request keeps the client's `Accept-Encoding`.
+/// The headers sent upstream: those of the client's the core says go on; a conversation's
+/// answer asked for without compression, so that its usage can be read as it passes.
 fn upstream_headers(client: &HeaderMap, conversation: bool) -> HeaderMap {
-    let mut headers = end_to_end(client);
-    for name in [HOST, CONTENT_LENGTH, EXPECT] {
-        headers.remove(name);
+    let named = named(client);
+    let mut headers = HeaderMap::with_capacity(client.len());
+    for (name, value) in client.iter().filter(|(name, _)| forwards_upstream(name.as_str(), &named)) {
+        headers.append(name, value.clone());
     }
-    headers.remove(SESSION_HEADER);
-    headers.remove(TOKEN_HEADER);
     if conversation {
-        headers.insert(HeaderName::from_static("accept-encoding"), HeaderValue::from_static("identity"));
+        headers.insert(ACCEPT_ENCODING, HeaderValue::from_static(CONVERSATION_ACCEPT_ENCODING));
+    }
+    headers
+}
+
+/// The answer's headers the client gets: those the core says go on.
+fn answer_headers(upstream: &HeaderMap) -> HeaderMap {
+    let named = named(upstream);
+    let mut headers = HeaderMap::with_capacity(upstream.len());
+    for (name, value) in upstream.iter().filter(|(name, _)| forwards_answer(name.as_str(), &named)) {
+        headers.append(name, value.clone());
     }
     headers
 }
@@ -331,9 +256,8 @@ fn upstream_headers(client: &HeaderMap, conversation: bool) -> HeaderMap {
 /// The upstream's answer, streamed to the client, its usage read on the way.
 fn stream_back(shared: &Arc<Shared>, response: reqwest::Response, session: Option<String>) -> Response<Body> {
     let status = response.status();
-    let mut headers = end_to_end(response.headers());
     // The body is re-framed for the client's connection (hyper writes chunks or the length).
-    headers.remove(CONTENT_LENGTH);
+    let headers = answer_headers(response.headers());
     let reader = session.as_ref().map(|_| {
         UsageReader::new(headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default())
     });
@@ -392,55 +316,16 @@ fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
 /// The gateway's own error, in the shape the route's API uses for its errors, so that the
 /// client shows it as it shows the API's.
 fn error(wire: Option<Wire>, status: StatusCode, message: &str) -> Response<Body> {
-    let value = match wire {
-        Some(Wire::Anthropic) => {
-            let kind = match status {
-                StatusCode::UNAUTHORIZED => "authentication_error",
-                StatusCode::FORBIDDEN => "permission_error",
-                StatusCode::NOT_FOUND => "not_found_error",
-                StatusCode::PAYLOAD_TOO_LARGE => "request_too_large",
-                s if s.is_client_error() => "invalid_request_error",
-                _ => "api_error",
-            };
-            json!({ "type": "error", "error": { "type": kind, "message": message } })
-        }
-        Some(Wire::OpenAi) | None => {
-            let kind = if status.is_server_error() { "server_error" } else { "invalid_request_error" };
-            json!({ "error": { "message": message, "type": kind, "param": null, "code": null } })
-        }
-    };
-    json_response(status, &value)
+    let bytes = Bytes::from(error_body(wire, status.as_u16(), message));
+    let mut response = Response::new(UnsyncBoxBody::new(Full::new(bytes).map_err(|never| match never {})));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn routes_keep_the_path_and_query_after_their_prefix() {
-        let r = |p| route("https://a.example", "https://o.example", p);
-        assert_eq!(
-            r("/anthropic/v1/messages?beta=true"),
-            Route::Upstream {
-                wire: Wire::Anthropic,
-                url: "https://a.example/v1/messages?beta=true".into(),
-                path: "/v1/messages?beta=true".into()
-            }
-        );
-        assert_eq!(
-            r("/openai/v1/responses"),
-            Route::Upstream {
-                wire: Wire::OpenAi,
-                url: "https://o.example/v1/responses".into(),
-                path: "/v1/responses".into()
-            }
-        );
-        assert_eq!(r("/healthz?x=1"), Route::Health);
-        assert_eq!(r("/stats"), Route::Stats);
-        for other in ["/openai/chat/completions", "/anthropicx/v1/messages", "/v1/messages", "/"] {
-            assert_eq!(r(other), Route::NotFound, "{other}");
-        }
-    }
 
     #[test]
     fn hop_by_hop_and_the_gateways_own_headers_stay_here_and_credentials_go_on() {

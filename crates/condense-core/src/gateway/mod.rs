@@ -23,24 +23,36 @@ mod dialect;
 #[cfg(test)]
 mod fixtures;
 mod freeze;
+mod guard;
+mod http;
 mod plan;
 mod session_key;
 mod sessions;
+mod setup;
 mod state;
 mod stats;
 mod summaries;
 #[cfg(test)]
 mod tests;
+mod usage;
 mod windows;
 
 pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig};
 pub use dialect::{ArrayKind, Dialect, Request};
 pub use freeze::{FreezeError, MARKER, neutralize, replacement};
+pub use guard::{Guard, Refusal, check_listen};
+pub use http::{
+    CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NOT_FOUND, Route, SESSION_HEADER,
+    TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,
+    route, says_too_long, upstream_origin,
+};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
+pub use setup::{SetupClient, setup_text};
 pub use state::STATE_VERSION;
 pub use stats::{GatewayStats, GatewayUsage, SessionStats};
 pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
+pub use usage::{MAX_JSON_COPY, UsageReader};
 pub use windows::{DEFAULT_WINDOW, input_price, prices_per_mtok, window_for};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.

@@ -7,13 +7,13 @@
 //! answer a copy up to [`MAX_JSON_COPY`]; past that it stops looking and the answer's usage goes
 //! uncounted.
 
-use condense_core::formats::SseParser;
 use serde_json::Value;
 
-use super::decide::Usage;
+use super::stats::GatewayUsage as Usage;
+use crate::formats::SseParser;
 
 /// The largest JSON answer whose usage is read. Answers are rarely above a few hundred KB.
-const MAX_JSON_COPY: usize = 4 << 20;
+pub const MAX_JSON_COPY: usize = 4 << 20;
 
 /// What kind of body is passing.
 #[derive(Debug)]
@@ -26,7 +26,7 @@ enum Body {
 
 /// Usage read from one answer as it passes.
 #[derive(Debug)]
-pub(crate) struct UsageReader {
+pub struct UsageReader {
     body: Body,
     usage: Usage,
     /// Whether any usage was seen.
@@ -35,7 +35,7 @@ pub(crate) struct UsageReader {
 
 impl UsageReader {
     /// A reader for an answer of this `content-type`.
-    pub(crate) fn new(content_type: &str) -> UsageReader {
+    pub fn new(content_type: &str) -> UsageReader {
         let content_type = content_type.to_ascii_lowercase();
         let body = if content_type.starts_with("text/event-stream") {
             Body::Sse(SseParser::new())
@@ -48,7 +48,7 @@ impl UsageReader {
     }
 
     /// Reads a chunk that has passed.
-    pub(crate) fn feed(&mut self, chunk: &[u8]) {
+    pub fn feed(&mut self, chunk: &[u8]) {
         match &mut self.body {
             Body::Sse(parser) => {
                 let events = parser.feed(chunk);
@@ -69,7 +69,7 @@ impl UsageReader {
     }
 
     /// The usage the answer reported, once it ended (or was cut off): `None` when it reported none.
-    pub(crate) fn finish(mut self) -> Option<Usage> {
+    pub fn finish(mut self) -> Option<Usage> {
         if let Body::Json(copy) = std::mem::replace(&mut self.body, Body::Opaque)
             && let Ok(value) = serde_json::from_slice::<Value>(&copy)
             && let Some(usage) = value.get("usage")

@@ -7,15 +7,10 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use hyper::HeaderMap;
-use hyper::header::{HOST, ORIGIN};
-
-/// The header that carries the gateway's token. The client's own `Authorization` belongs to the
-/// upstream and is forwarded untouched, so the token has a header of its own.
-pub(crate) const TOKEN_HEADER: &str = "x-context-condenser-token";
+use super::http::TOKEN_HEADER;
 
 /// Refuses to listen on an address other than loopback without a token.
-pub(crate) fn check_listen(addr: SocketAddr, token: Option<&str>) -> Result<(), String> {
+pub fn check_listen(addr: SocketAddr, token: Option<&str>) -> Result<(), String> {
     if addr.ip().is_loopback() || token.is_some_and(|t| !t.is_empty()) {
         return Ok(());
     }
@@ -28,7 +23,7 @@ pub(crate) fn check_listen(addr: SocketAddr, token: Option<&str>) -> Result<(), 
 
 /// Why a request was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// 403: the Host or Origin names another site.
     Forbidden(&'static str),
     /// 401: the token is missing or wrong.
@@ -37,35 +32,45 @@ pub(crate) enum Refusal {
 
 /// What a request must show: the gateway's bound address and its token, if any.
 #[derive(Debug, Clone)]
-pub(crate) struct Guard {
-    pub(crate) bound: SocketAddr,
-    pub(crate) token: Option<String>,
+pub struct Guard {
+    /// The address the gateway listens on.
+    pub bound: SocketAddr,
+    /// The token every request must carry, if set.
+    pub token: Option<String>,
 }
 
 impl Guard {
-    /// Checks a request's headers.
-    pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        let host = headers.get(HOST).and_then(|h| h.to_str().ok());
+    /// Checks a request's `Host`, `Origin` and token headers (`None` when absent; a value that
+    /// is not text is `Some` of its bytes read lossily, which never names the gateway).
+    pub fn check(
+        &self,
+        host: Option<&str>,
+        origin: Option<&str>,
+        token: Option<&[u8]>,
+    ) -> Result<(), Refusal> {
         if !host.is_some_and(|h| self.own_host(h)) {
             return Err(Refusal::Forbidden("the Host header does not name this gateway"));
         }
-        if let Some(origin) = headers.get(ORIGIN) {
-            let own = origin
-                .to_str()
-                .ok()
-                .and_then(|o| o.strip_prefix("http://"))
-                .is_some_and(|authority| self.own_host(authority));
+        if let Some(origin) = origin {
+            let own = origin.strip_prefix("http://").is_some_and(|authority| self.own_host(authority));
             if !own {
                 return Err(Refusal::Forbidden("requests from other origins are refused"));
             }
         }
-        if let Some(token) = self.token.as_deref() {
-            let sent = headers.get(TOKEN_HEADER).map(|v| v.as_bytes()).unwrap_or_default();
-            if !same_bytes(sent, token.as_bytes()) {
-                return Err(Refusal::Unauthorized);
-            }
+        if let Some(expected) = self.token.as_deref()
+            && !same_bytes(token.unwrap_or_default(), expected.as_bytes())
+        {
+            return Err(Refusal::Unauthorized);
         }
         Ok(())
+    }
+
+    /// The status and message of a refusal.
+    pub fn refusal(refusal: Refusal) -> (u16, String) {
+        match refusal {
+            Refusal::Forbidden(why) => (403, why.to_owned()),
+            Refusal::Unauthorized => (401, format!("send the gateway's token in `{TOKEN_HEADER}`")),
+        }
     }
 
     /// Whether `authority` (`host:port`) names this gateway: its own address, `localhost`, or a
@@ -101,12 +106,10 @@ mod tests {
         Guard { bound: addr.parse().unwrap(), token: token.map(str::to_owned) }
     }
 
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (k, v) in pairs {
-            map.insert(*k, v.parse().unwrap());
-        }
-        map
+    /// Checks the request whose headers are `pairs`.
+    fn check(g: &Guard, pairs: &[(&str, &str)]) -> Result<(), Refusal> {
+        let get = |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        g.check(get("host"), get("origin"), get(TOKEN_HEADER).map(str::as_bytes))
     }
 
     #[test]
@@ -123,26 +126,26 @@ mod tests {
     fn the_host_must_name_the_gateway() {
         let g = guard("127.0.0.1:4141", None);
         for host in ["127.0.0.1:4141", "localhost:4141", "LOCALHOST:4141", "[::1]:4141"] {
-            assert_eq!(g.check(&headers(&[("host", host)])), Ok(()), "{host}");
+            assert_eq!(check(&g, &[("host", host)]), Ok(()), "{host}");
         }
         for host in ["evil.example:4141", "127.0.0.1:80", "127.0.0.1", "localhost.evil:4141"] {
-            assert!(matches!(g.check(&headers(&[("host", host)])), Err(Refusal::Forbidden(_))), "{host}");
+            assert!(matches!(check(&g, &[("host", host)]), Err(Refusal::Forbidden(_))), "{host}");
         }
-        assert!(g.check(&HeaderMap::new()).is_err(), "no Host");
+        assert!(check(&g, &[]).is_err(), "no Host");
         let any = guard("0.0.0.0:4141", Some("t"));
-        let with_token = |host| headers(&[("host", host), (TOKEN_HEADER, "t")]);
-        assert_eq!(any.check(&with_token("192.168.1.5:4141")), Ok(()));
-        assert!(any.check(&with_token("rebound.example:4141")).is_err());
+        let with_token = |host| vec![("host", host), (TOKEN_HEADER, "t")];
+        assert_eq!(check(&any, &with_token("192.168.1.5:4141")), Ok(()));
+        assert!(check(&any, &with_token("rebound.example:4141")).is_err());
     }
 
     #[test]
     fn an_origin_other_than_the_gateway_is_refused() {
         let g = guard("127.0.0.1:4141", None);
-        let ok = headers(&[("host", "127.0.0.1:4141"), ("origin", "http://localhost:4141")]);
-        assert_eq!(g.check(&ok), Ok(()));
+        let ok = [("host", "127.0.0.1:4141"), ("origin", "http://localhost:4141")];
+        assert_eq!(check(&g, &ok), Ok(()));
         for origin in ["https://evil.example", "null", "http://127.0.0.1:3000"] {
-            let h = headers(&[("host", "127.0.0.1:4141"), ("origin", origin)]);
-            assert!(matches!(g.check(&h), Err(Refusal::Forbidden(_))), "{origin}");
+            let h = [("host", "127.0.0.1:4141"), ("origin", origin)];
+            assert!(matches!(check(&g, &h), Err(Refusal::Forbidden(_))), "{origin}");
         }
     }
 
@@ -150,12 +153,9 @@ mod tests {
     fn the_token_is_required_when_set() {
         let g = guard("127.0.0.1:4141", Some("s3cret"));
         let host = ("host", "127.0.0.1:4141");
-        assert_eq!(g.check(&headers(&[host])), Err(Refusal::Unauthorized));
-        assert_eq!(g.check(&headers(&[host, (TOKEN_HEADER, "s3cre")])), Err(Refusal::Unauthorized));
-        assert_eq!(
-            g.check(&headers(&[host, ("authorization", "Bearer s3cret")])),
-            Err(Refusal::Unauthorized)
-        );
-        assert_eq!(g.check(&headers(&[host, (TOKEN_HEADER, "s3cret")])), Ok(()));
+        assert_eq!(check(&g, &[host]), Err(Refusal::Unauthorized));
+        assert_eq!(check(&g, &[host, (TOKEN_HEADER, "s3cre")]), Err(Refusal::Unauthorized));
+        assert_eq!(check(&g, &[host, ("authorization", "Bearer s3cret")]), Err(Refusal::Unauthorized));
+        assert_eq!(check(&g, &[host, (TOKEN_HEADER, "s3cret")]), Ok(()));
     }
 }

@@ -1,0 +1,239 @@
+//! What a gateway host does with HTTP, decided once for every host (`condense gateway`, the
+//! extension's gateway): the routes, which headers pass each way, the gateway's own errors in
+//! the shape of the route's API, and how an upstream says "prompt too long". The hosts own the
+//! sockets; they ask here what to do with what passes through them, so two hosts given the same
+//! requests send the same things.
+
+use serde_json::json;
+
+/// The header naming the session, for clients the core cannot tell apart by their bodies.
+pub const SESSION_HEADER: &str = "x-context-condenser-session";
+
+/// The header that carries the gateway's token. The client's own `Authorization` belongs to the
+/// upstream and is forwarded untouched, so the token has a header of its own.
+pub const TOKEN_HEADER: &str = "x-context-condenser-token";
+
+/// Anthropic's token-count path, which the gateway answers for the request as it would forward it.
+pub const COUNT_TOKENS: &str = "/v1/messages/count_tokens";
+
+/// The largest request body, in bytes: the core's limit on a conversation.
+pub const MAX_BODY_BYTES: u64 = crate::limits::MAX_CONVERSATION_BYTES;
+
+/// The API a request speaks, by its route: it picks the shape of the gateway's own errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// `/anthropic/…`: the Anthropic API.
+    Anthropic,
+    /// `/openai/v1/…`: the OpenAI API (and OpenAI-compatible servers).
+    OpenAi,
+}
+
+/// Where a request to the gateway goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `GET /healthz`.
+    Health,
+    /// `GET /stats`.
+    Stats,
+    /// To an upstream: its full URL, and the upstream path with its query (what the core reads).
+    Upstream {
+        /// The API.
+        wire: Wire,
+        /// The upstream's origin and the path, query included.
+        url: String,
+        /// The path after the route's prefix, query included, e.g. `/v1/messages?beta=true`.
+        path: String,
+    },
+    /// Anything else.
+    NotFound,
+}
+
+/// The route of a request to the gateway (its path and query), given the upstreams' origins
+/// (without a trailing `/` or `/v1`).
+pub fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
+    let path = path_and_query.split('?').next().unwrap_or_default();
+    if path == "/healthz" {
+        Route::Health
+    } else if path == "/stats" {
+        Route::Stats
+    } else if let Some(rest) = path_and_query.strip_prefix("/anthropic").filter(|r| r.starts_with('/')) {
+        Route::Upstream { wire: Wire::Anthropic, url: format!("{anthropic}{rest}"), path: rest.into() }
+    } else if let Some(rest) = path_and_query.strip_prefix("/openai").filter(|r| r.starts_with("/v1/")) {
+        Route::Upstream { wire: Wire::OpenAi, url: format!("{openai}{rest}"), path: rest.into() }
+    } else {
+        Route::NotFound
+    }
+}
+
+/// What the gateway says for a path it does not serve.
+pub const NOT_FOUND: &str = "the gateway serves /anthropic/…, /openai/v1/…, /healthz and /stats";
+
+/// An upstream origin as the routes use it: an http or https URL, without a trailing `/` or
+/// `/v1` (the routes carry the API's path). The error says what is wrong.
+pub fn upstream_origin(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| format!("{url}: expected an http:// or https:// URL"))?;
+    if rest.split(['/', '?', '#']).next().is_none_or(str::is_empty) {
+        return Err(format!("{url}: the URL names no host"));
+    }
+    let url = url.trim_end_matches('/');
+    Ok(url.strip_suffix("/v1").unwrap_or(url).to_owned())
+}
+
+/// Headers that belong to one connection, never passed on (RFC 9110 §7.6.1).
+pub const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The header names a message's `Connection` header lists (its values, as received): they are
+/// hop-by-hop too.
+pub fn connection_named<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    values.into_iter().flat_map(|v| v.split(',')).map(|n| n.trim().to_ascii_lowercase()).collect()
+}
+
+/// Whether a client's header goes on to the upstream: not hop-by-hop, not `Host` or
+/// `Content-Length` (the upstream's own, and the body's as sent), not `Expect` (answered for this
+/// hop), not the gateway's own headers. `named` is [`connection_named`] of the request. A
+/// conversation's `Accept-Encoding` is replaced by [`CONVERSATION_ACCEPT_ENCODING`].
+pub fn forwards_upstream(name: &str, named: &[String]) -> bool {
+    let name = name.to_ascii_lowercase();
+    !HOP_BY_HOP.contains(&name.as_str())
+        && !named.contains(&name)
+        && !["host", "content-length", "expect", SESSION_HEADER, TOKEN_HEADER].contains(&name.as_str())
+}
+
+/// A conversation's answer is asked for without compression, so that its usage can be read as
+/// it passes; every other request keeps the client's `Accept-Encoding`.
+pub const CONVERSATION_ACCEPT_ENCODING: &str = "identity";
+
+/// Whether an upstream's answer header goes on to the client: not hop-by-hop, and not
+/// `Content-Length` (the body is re-framed for the client's connection).
+pub fn forwards_answer(name: &str, named: &[String]) -> bool {
+    let name = name.to_ascii_lowercase();
+    !HOP_BY_HOP.contains(&name.as_str()) && !named.contains(&name) && name != "content-length"
+}
+
+/// The gateway's own error for `wire` (or none: the gateway's own routes), in the shape that API
+/// uses for its errors, so that the client shows it as it shows the API's: the JSON body.
+pub fn error_body(wire: Option<Wire>, status: u16, message: &str) -> String {
+    let value = match wire {
+        Some(Wire::Anthropic) => {
+            let kind = match status {
+                401 => "authentication_error",
+                403 => "permission_error",
+                404 => "not_found_error",
+                413 => "request_too_large",
+                400..=499 => "invalid_request_error",
+                _ => "api_error",
+            };
+            json!({ "type": "error", "error": { "type": kind, "message": message } })
+        }
+        Some(Wire::OpenAi) | None => {
+            let kind = if status >= 500 { "server_error" } else { "invalid_request_error" };
+            json!({ "error": { "message": message, "type": kind, "param": null, "code": null } })
+        }
+    };
+    value.to_string()
+}
+
+/// Whether an upstream's answer of `status` may be a "prompt too long" worth one condensed retry.
+pub fn may_be_too_long(status: u16) -> bool {
+    status == 400 || status == 413
+}
+
+/// Whether an upstream's error answer says the prompt is longer than the model's window
+/// (Anthropic's `prompt is too long`, OpenAI's `context_length_exceeded`).
+pub fn says_too_long(answer: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&answer[..answer.len().min(64 << 10)]).to_ascii_lowercase();
+    ["prompt is too long", "context_length_exceeded", "maximum context length", "context window"]
+        .iter()
+        .any(|needle| text.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_keep_the_path_and_query_after_their_prefix() {
+        let r = |p| route("https://a.example", "https://o.example", p);
+        assert_eq!(
+            r("/anthropic/v1/messages?beta=true"),
+            Route::Upstream {
+                wire: Wire::Anthropic,
+                url: "https://a.example/v1/messages?beta=true".into(),
+                path: "/v1/messages?beta=true".into()
+            }
+        );
+        assert_eq!(
+            r("/openai/v1/responses"),
+            Route::Upstream {
+                wire: Wire::OpenAi,
+                url: "https://o.example/v1/responses".into(),
+                path: "/v1/responses".into()
+            }
+        );
+        assert_eq!(r("/healthz?x=1"), Route::Health);
+        assert_eq!(r("/stats"), Route::Stats);
+        for other in ["/openai/chat/completions", "/anthropicx/v1/messages", "/v1/messages", "/"] {
+            assert_eq!(r(other), Route::NotFound, "{other}");
+        }
+    }
+
+    #[test]
+    fn an_upstream_is_an_origin_without_v1() {
+        assert_eq!(upstream_origin("https://api.openai.com/v1/").unwrap(), "https://api.openai.com");
+        assert_eq!(upstream_origin("http://127.0.0.1:11434/v1").unwrap(), "http://127.0.0.1:11434");
+        assert_eq!(upstream_origin("https://api.anthropic.com").unwrap(), "https://api.anthropic.com");
+        for bad in ["ftp://x", "api.openai.com", "http://", "https:///v1"] {
+            assert!(upstream_origin(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hop_by_hop_and_the_gateways_own_headers_stay_here_and_credentials_go_on() {
+        let named = connection_named(["keep-alive, X-Hop"]);
+        let passes = |n: &str| forwards_upstream(n, &named);
+        for kept in ["x-api-key", "authorization", "anthropic-beta", "accept-encoding", "X-Api-Key"] {
+            assert!(passes(kept), "{kept}");
+        }
+        for dropped in
+            ["host", "connection", "x-hop", "keep-alive", "transfer-encoding", "content-length", "expect"]
+        {
+            assert!(!passes(dropped), "{dropped}");
+        }
+        assert!(!passes(SESSION_HEADER) && !passes(TOKEN_HEADER));
+        assert!(forwards_answer("content-type", &[]) && forwards_answer("retry-after", &[]));
+        assert!(!forwards_answer("Content-Length", &[]) && !forwards_answer("transfer-encoding", &[]));
+    }
+
+    #[test]
+    fn errors_take_the_shape_of_the_routes_api() {
+        let anthropic: serde_json::Value =
+            serde_json::from_str(&error_body(Some(Wire::Anthropic), 413, "big")).unwrap();
+        assert_eq!(anthropic["error"]["type"], "request_too_large");
+        assert_eq!(anthropic["type"], "error");
+        let openai: serde_json::Value =
+            serde_json::from_str(&error_body(Some(Wire::OpenAi), 502, "down")).unwrap();
+        assert_eq!(openai["error"]["type"], "server_error");
+        assert_eq!(openai["error"]["message"], "down");
+    }
+
+    #[test]
+    fn too_long_answers_are_recognised_in_both_apis() {
+        assert!(says_too_long(br#"{"error":{"message":"prompt is too long: 210000 tokens > 200000"}}"#));
+        assert!(says_too_long(br#"{"error":{"code":"context_length_exceeded"}}"#));
+        assert!(!says_too_long(br#"{"error":{"message":"max_tokens: Field required"}}"#));
+        assert!(may_be_too_long(400) && may_be_too_long(413) && !may_be_too_long(500));
+    }
+}

@@ -1,0 +1,176 @@
+//! How to point each agent at the gateway: the exact lines a user copies, for `condense
+//! gateway`'s start banner and the extension's **Copy Gateway Setup…**, written once so both say
+//! the same. `base` is the gateway's origin (`http://127.0.0.1:4141`).
+
+use super::http::TOKEN_HEADER;
+
+/// The clients the setup is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupClient {
+    /// Claude Code (`claude`), through `ANTHROPIC_BASE_URL`.
+    ClaudeCode,
+    /// Codex (`codex`), a provider in `~/.codex/config.toml` on the Responses API.
+    Codex,
+    /// Cline, an OpenAI-compatible provider (or Anthropic with a custom base URL).
+    Cline,
+    /// Roo Code, the same.
+    Roo,
+    /// Continue, a model in `config.yaml`.
+    Continue,
+    /// Any OpenAI client: its base URL.
+    OpenAi,
+    /// Any Anthropic client: its base URL.
+    Anthropic,
+}
+
+impl SetupClient {
+    /// Every client, in the order the banner and the quick pick show them.
+    pub const ALL: [SetupClient; 7] = [
+        SetupClient::ClaudeCode,
+        SetupClient::Codex,
+        SetupClient::Cline,
+        SetupClient::Roo,
+        SetupClient::Continue,
+        SetupClient::OpenAi,
+        SetupClient::Anthropic,
+    ];
+
+    /// The client's id, as hosts name it (`claude-code`, `codex`, …).
+    pub fn id(self) -> &'static str {
+        match self {
+            SetupClient::ClaudeCode => "claude-code",
+            SetupClient::Codex => "codex",
+            SetupClient::Cline => "cline",
+            SetupClient::Roo => "roo",
+            SetupClient::Continue => "continue",
+            SetupClient::OpenAi => "openai",
+            SetupClient::Anthropic => "anthropic",
+        }
+    }
+
+    /// The client by id.
+    pub fn from_id(id: &str) -> Option<SetupClient> {
+        SetupClient::ALL.into_iter().find(|c| c.id() == id)
+    }
+
+    /// The client's name, as its users know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SetupClient::ClaudeCode => "Claude Code",
+            SetupClient::Codex => "Codex",
+            SetupClient::Cline => "Cline",
+            SetupClient::Roo => "Roo Code",
+            SetupClient::Continue => "Continue",
+            SetupClient::OpenAi => "Other OpenAI clients",
+            SetupClient::Anthropic => "Other Anthropic clients",
+        }
+    }
+
+    /// Where the lines go, in a few words.
+    pub fn place(self) -> &'static str {
+        match self {
+            SetupClient::ClaudeCode => "the shell that starts claude",
+            SetupClient::Codex => "~/.codex/config.toml",
+            SetupClient::Cline | SetupClient::Roo => "the extension's API provider settings",
+            SetupClient::Continue => "~/.continue/config.yaml",
+            SetupClient::OpenAi | SetupClient::Anthropic => "the client's base URL setting",
+        }
+    }
+
+    /// The lines to copy for a gateway at `base`; with `token`, where the token goes (the
+    /// token itself is written `<token>`: it is the user's to paste).
+    pub fn lines(self, base: &str, token: bool) -> String {
+        let header = format!("{TOKEN_HEADER}: <token>");
+        match self {
+            SetupClient::ClaudeCode => match token {
+                false => format!("ANTHROPIC_BASE_URL={base}/anthropic claude"),
+                true => format!(
+                    "ANTHROPIC_BASE_URL={base}/anthropic ANTHROPIC_CUSTOM_HEADERS=\"{header}\" claude"
+                ),
+            },
+            SetupClient::Codex => {
+                let mut text = format!(
+                    "model_provider = \"condense\"\n\n[model_providers.condense]\nname = \"Context Condenser\"\n\
+                     base_url = \"{base}/openai/v1\"\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\""
+                );
+                if token {
+                    text.push_str(&format!("\nhttp_headers = {{ \"{TOKEN_HEADER}\" = \"<token>\" }}"));
+                }
+                text
+            }
+            SetupClient::Cline | SetupClient::Roo => {
+                let mut text = format!(
+                    "API provider: OpenAI Compatible\nBase URL: {base}/openai/v1\n\
+                     (or API provider: Anthropic, custom base URL: {base}/anthropic)"
+                );
+                if token {
+                    text.push_str(&format!("\nCustom header: {header}"));
+                }
+                text
+            }
+            SetupClient::Continue => {
+                let mut text = format!(
+                    "models:\n  - name: via Context Condenser\n    provider: openai\n    model: <model>\n    \
+                     apiBase: {base}/openai/v1"
+                );
+                if token {
+                    text.push_str(&format!(
+                        "\n    requestOptions:\n      headers:\n        {TOKEN_HEADER}: <token>"
+                    ));
+                }
+                text
+            }
+            SetupClient::OpenAi => with_header(format!("OPENAI_BASE_URL={base}/openai/v1"), token, &header),
+            SetupClient::Anthropic => {
+                with_header(format!("ANTHROPIC_BASE_URL={base}/anthropic"), token, &header)
+            }
+        }
+    }
+}
+
+fn with_header(text: String, token: bool, header: &str) -> String {
+    match token {
+        true => format!("{text}\n(and the header `{header}` on every request)"),
+        false => text,
+    }
+}
+
+/// Every client's setup, as the start banner prints it.
+pub fn setup_text(base: &str, token: bool) -> String {
+    let mut text = String::from(
+        "Point your agent at it (its API key passes through to the upstream and is never stored):\n",
+    );
+    for client in SetupClient::ALL {
+        let lines = client.lines(base, token).replace('\n', "\n  ");
+        text.push_str(&format!("\n{} ({}):\n  {lines}\n", client.name(), client.place()));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_client_gets_its_route_and_the_token_only_when_set() {
+        let base = "http://127.0.0.1:4141";
+        assert_eq!(
+            SetupClient::ClaudeCode.lines(base, false),
+            "ANTHROPIC_BASE_URL=http://127.0.0.1:4141/anthropic claude"
+        );
+        assert!(
+            SetupClient::Codex.lines(base, false).contains("base_url = \"http://127.0.0.1:4141/openai/v1\"")
+        );
+        assert!(SetupClient::Codex.lines(base, false).contains("wire_api = \"responses\""));
+        assert!(
+            SetupClient::Continue.lines(base, false).contains("apiBase: http://127.0.0.1:4141/openai/v1")
+        );
+        for client in SetupClient::ALL {
+            assert_eq!(SetupClient::from_id(client.id()), Some(client));
+            assert!(!client.lines(base, false).contains(TOKEN_HEADER), "{client:?}");
+            assert!(client.lines(base, true).contains(TOKEN_HEADER), "{client:?}");
+        }
+        let all = setup_text(base, false);
+        assert!(all.contains("Claude Code (the shell that starts claude):\n  ANTHROPIC_BASE_URL="));
+    }
+}
