@@ -151,6 +151,11 @@ pub(crate) fn usage(state: &mut GatewayState, session: &str, usage: GatewayUsage
     state.core(|g| g.usage(session, usage));
 }
 
+/// Records the client a session's request came from, by its user agent.
+pub(crate) fn seen_from(state: &mut GatewayState, session: &str, user_agent: &str) {
+    state.core(|g| g.seen_from(session, user_agent));
+}
+
 /// The summaries the core queued (provider `native`), handed over once each.
 pub(crate) fn take_jobs(state: &mut GatewayState) -> Vec<SummaryJob> {
     state.core(Gateway::take_jobs).unwrap_or_default()

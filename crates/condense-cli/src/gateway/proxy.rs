@@ -21,7 +21,9 @@ use futures::Stream;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN};
+use hyper::header::{
+    ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, USER_AGENT,
+};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -128,6 +130,10 @@ async fn forward(
         let (outgoing, jobs) = {
             let mut state = shared.state();
             let outgoing = decide::decide(&mut state, path, header_session, &body);
+            let agent = parts.headers.get(USER_AGENT).map(|v| String::from_utf8_lossy(v.as_bytes()));
+            if let (Some(session), Some(agent)) = (outgoing.session(), agent) {
+                decide::seen_from(&mut state, session, &agent);
+            }
             (outgoing, decide::take_jobs(&mut state))
         };
         if let Some(summarizer) = &shared.summarizer {

@@ -93,8 +93,9 @@ pub enum Decision {
         session: String,
         /// The body to send: the client's own bytes when nothing was condensed.
         body: Vec<u8>,
-        /// Whether a condensation was made for this request (the upstream's cache is written
-        /// again from the condensed range on).
+        /// Whether the forwarded conversation changed before its end for this request: a
+        /// condensation made, a summary spliced in, one undone, or the session resumed (the
+        /// upstream's cache is written again from there).
         condensed_now: bool,
         /// Tokens of the request as the client sent it.
         tokens_client: usize,
@@ -119,14 +120,26 @@ pub(super) struct SessionState {
     pub(super) counts: CountCache,
     /// Tokens of the latest request as forwarded.
     pub(super) last_forwarded: usize,
-    /// A summary replaced a condensation since the latest request: the next one is forwarded
-    /// changed from that point.
-    pub(super) summary_spliced: bool,
+    /// Since the latest request a summary replaced a condensation, or the user undid one or
+    /// resumed the session: the next request is forwarded changed from that point.
+    pub(super) reshaped: bool,
+    /// The user asked that the next request be condensed, threshold or not.
+    pub(super) condense_next: bool,
+    /// The user undid a condensation: the next request is not condensed again.
+    pub(super) hold_next: bool,
 }
 
 impl SessionState {
     pub(super) fn new(key: SessionKey, stats: SessionStats) -> SessionState {
-        SessionState { key, stats, counts: CountCache::default(), last_forwarded: 0, summary_spliced: false }
+        SessionState {
+            key,
+            stats,
+            counts: CountCache::default(),
+            last_forwarded: 0,
+            reshaped: false,
+            condense_next: false,
+            hold_next: false,
+        }
     }
 }
 
@@ -181,7 +194,7 @@ fn measure(
 
 /// The tokens a condensation brings a request to: half the window, and below the threshold
 /// when the threshold is set under half.
-fn target(window: usize, limit: usize) -> usize {
+pub(super) fn target(window: usize, limit: usize) -> usize {
     (window / 2).min(limit * 3 / 4)
 }
 
@@ -243,8 +256,18 @@ impl Gateway {
         let limit = (window as f64 * self.config.threshold) as usize;
         let mut made: Option<Plan> = None;
         let mut note = None;
-        if m.forwarded > limit && request.kind == ArrayKind::Array {
-            let ask = Ask { forwarded: m.forwarded, target: target(window, limit), whole: false };
+        let paused = state.stats.paused;
+        let asked = std::mem::take(&mut state.condense_next);
+        let held = std::mem::take(&mut state.hold_next);
+        if paused {
+            return self.forward_paused(&name, &model, window, m.client, request);
+        }
+        if (m.forwarded > limit || asked) && !held && request.kind == ArrayKind::Array {
+            let target = match asked && m.forwarded <= limit {
+                true => target(window, limit).min(m.forwarded / 2),
+                false => target(window, limit),
+            };
+            let ask = Ask { forwarded: m.forwarded, target, whole: false };
             match plan(session, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter) {
                 Ok(p) => made = Some(p),
                 Err(why) => note = Some(format!("{} of {limit} tokens, not condensed: {why}", m.forwarded)),
@@ -268,7 +291,10 @@ impl Gateway {
         let observe = self.config.observe;
         let price = input_price(&model);
         state.last_forwarded = forwarded;
-        let spliced = std::mem::take(&mut state.summary_spliced);
+        state.stats.last_tokens_client = m.client as u64;
+        state.stats.last_tokens_forwarded = forwarded as u64;
+        state.stats.window = window as u64;
+        let spliced = std::mem::take(&mut state.reshaped);
         for stats in [&mut state.stats, &mut self.totals] {
             stats.model.clone_from(&model);
             stats.requests += 1;
@@ -301,6 +327,36 @@ impl Gateway {
             condensed_now: made.is_some() || spliced,
             tokens_client: m.client,
             tokens_forwarded: forwarded,
+        }
+    }
+
+    /// A paused session's request: counted, and forwarded as the client sent it.
+    fn forward_paused(
+        &mut self,
+        name: &str,
+        model: &str,
+        window: usize,
+        client: usize,
+        request: &Request<'_>,
+    ) -> Decision {
+        let state = self.states.get_mut(name).expect("the caller made the state");
+        state.last_forwarded = client;
+        state.stats.last_tokens_client = client as u64;
+        state.stats.last_tokens_forwarded = client as u64;
+        state.stats.window = window as u64;
+        for stats in [&mut state.stats, &mut self.totals] {
+            stats.model = model.to_owned();
+            stats.requests += 1;
+            stats.tokens_client += client as u64;
+            stats.tokens_forwarded += client as u64;
+            stats.note = Some("paused: forwarded as the client sent it".into());
+        }
+        Decision::Forward {
+            session: name.to_owned(),
+            body: request.body.as_bytes().to_vec(),
+            condensed_now: false,
+            tokens_client: client,
+            tokens_forwarded: client,
         }
     }
 

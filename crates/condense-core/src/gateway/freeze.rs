@@ -158,7 +158,28 @@ pub fn replacement(dialect: Dialect, text: &str) -> String {
     message.to_string()
 }
 
+/// The text a replacing message carries (what [`replacement`] was given, after the marker line
+/// and the neutralising).
+pub(super) fn replacement_text(message: &str) -> String {
+    let Ok(value) = serde_json::from_str::<Value>(message) else { return String::new() };
+    let content = &value["content"];
+    let text = match content {
+        Value::String(text) => Some(text.as_str()),
+        Value::Array(parts) => parts.first().and_then(|p| p["text"].as_str()),
+        _ => None,
+    };
+    text.unwrap_or_default().to_owned()
+}
+
 impl Sessions {
+    /// Removes the condensation whose range starts last, and says which range it replaced.
+    pub fn unfreeze_last(&mut self, session: &SessionKey) -> Option<Range<usize>> {
+        let held = self.map.get_mut(session)?;
+        let last = held.frozen.pop()?;
+        held.recount();
+        Some(last.range)
+    }
+
     /// Freezes a condensation into `session`: from the next request on, original messages
     /// `range` are replaced by one message holding `text`. Frozen condensations wholly inside
     /// `range` are superseded by it.

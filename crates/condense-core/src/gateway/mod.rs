@@ -17,6 +17,7 @@
 //! LLM in the background (`summaries`): the host runs the job, and the summary replaces the
 //! ledger-only condensation from the next request on.
 
+mod controls;
 mod count;
 mod decide;
 mod dialect;
@@ -37,6 +38,7 @@ mod tests;
 mod usage;
 mod windows;
 
+pub use controls::{GatewayCondensation, GatewayPreview, GatewaySessionView, client_of};
 pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig};
 pub use dialect::{ArrayKind, Dialect, Request};
 pub use freeze::{FreezeError, MARKER, neutralize, replacement};

@@ -25,6 +25,17 @@ pub struct GatewayUsage {
 pub struct SessionStats {
     /// The model of the latest request.
     pub model: String,
+    /// The client, by its user agent (`Claude Code`, `Codex`, …), when the host said.
+    pub client: String,
+    /// Tokens of the latest request as the client sent it, and as forwarded.
+    pub last_tokens_client: u64,
+    pub last_tokens_forwarded: u64,
+    /// The model's window, as the gateway reads it.
+    pub window: u64,
+    /// Paused by the user: requests go out as the client sent them.
+    pub paused: bool,
+    /// Condensations the user undid.
+    pub undone: u64,
     /// Requests decided.
     pub requests: u64,
     /// Requests forwarded untouched because the gateway could not read them (fail open).

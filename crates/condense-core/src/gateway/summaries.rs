@@ -86,9 +86,12 @@ pub async fn summarize(job: &SummaryJob, services: Services<'_>) -> Result<Summa
     })
 }
 
+/// How a summary spliced over a ledger begins.
+pub(super) const SUMMARY_HEADING: &str = "Summary of the earlier conversation";
+
 /// The text that replaces a range once its summary is written.
 fn with_summary(summary: &str, model: &str, ledger: &str) -> String {
-    format!("Summary of the earlier conversation (written by {model}):\n\n{}\n\n{ledger}", summary.trim())
+    format!("{SUMMARY_HEADING} (written by {model}):\n\n{}\n\n{ledger}", summary.trim())
 }
 
 impl Gateway {
@@ -205,7 +208,7 @@ impl Gateway {
             }
         }
         if used.is_ok() {
-            state.summary_spliced = true;
+            state.reshaped = true;
         }
         used.is_ok()
     }

@@ -591,3 +591,68 @@ fn observe_mode_and_the_smart_provider_write_no_summary() {
     }
     assert!(observe.stats().totals.condensations > 0 && observe.take_jobs().is_empty());
 }
+
+#[test]
+fn pause_forwards_the_clients_bytes_and_resume_replays_the_condensation_again() {
+    let mut gw = gateway(30_000, false);
+    let requests = claude_requests(30);
+    let at = until_condensed(&mut gw, &requests);
+    let name = gw.stats().sessions.keys().next().unwrap().clone();
+    gw.pause(&name, true).unwrap();
+    let paused = sent(gw.request("/v1/messages", None, requests[at + 1].0.as_bytes()));
+    assert_eq!(paused.body, requests[at + 1].0, "byte for byte");
+    assert!(gw.stats().sessions[&name].paused);
+    gw.pause(&name, false).unwrap();
+    let resumed = sent(gw.request("/v1/messages", None, requests[at + 2].0.as_bytes()));
+    assert!(resumed.condensed_now, "the cache is written again from the condensation");
+    assert!(resumed.body.contains("[Context Condenser: the earlier conversation, condensed]"));
+    assert!(gw.pause("no-such-session", true).is_err());
+}
+
+#[test]
+fn undo_forwards_the_next_request_uncondensed_once_and_condense_now_condenses_under_the_threshold() {
+    let mut gw = gateway(30_000, false);
+    let requests = claude_requests(30);
+    let at = until_condensed(&mut gw, &requests);
+    let name = gw.stats().sessions.keys().next().unwrap().clone();
+    let view = gw.session_view(&name).unwrap();
+    assert_eq!(view.condensations.len(), 1);
+    let row = &view.condensations[0];
+    assert!(row.tokens_before > row.tokens_after && !row.summary, "{row:?}");
+    assert!(row.text.contains(&LATER[..40]), "the row shows the ledger");
+    assert_eq!(view.window, 30_000);
+    let undone = gw.undo_last(&name).unwrap();
+    assert_eq!(undone, row.start..row.end);
+    let next = sent(gw.request("/v1/messages", None, requests[at + 1].0.as_bytes()));
+    assert_eq!(next.body, requests[at + 1].0, "the next request goes out uncondensed");
+    assert_eq!(gw.stats().sessions[&name].undone, 1);
+    assert!(gw.undo_last(&name).is_err(), "nothing left to undo");
+    // Over the threshold still: the request after is condensed again.
+    let again = sent(gw.request("/v1/messages", None, requests[at + 2].0.as_bytes()));
+    assert!(again.condensed_now);
+    // A short session, under its threshold: condensed when asked, and the preview said how.
+    let mut gw = gateway(30_000, false);
+    let short = claude_requests(8);
+    for (body, _) in &short[..6] {
+        assert!(!sent(gw.request("/v1/messages", None, body.as_bytes())).condensed_now);
+    }
+    let name = gw.stats().sessions.keys().next().unwrap().clone();
+    let preview = gw.preview(&name).unwrap();
+    assert!(preview.tokens_after < preview.tokens_before && preview.start >= 1, "{preview:?}");
+    assert!(gw.session_view(&name).unwrap().condensations.is_empty(), "a preview changes nothing");
+    gw.condense_next(&name).unwrap();
+    let asked = sent(gw.request("/v1/messages", None, short[6].0.as_bytes()));
+    assert!(asked.condensed_now && asked.forwarded < asked.client, "condensed when asked");
+    let made = &gw.session_view(&name).unwrap().condensations[0];
+    assert_eq!((made.start, made.end), (preview.start, preview.end), "as previewed");
+}
+
+#[test]
+fn the_client_is_named_by_its_user_agent() {
+    assert_eq!(client_of("claude-cli/2.1.332 (external, sdk-cli)"), "Claude Code");
+    assert_eq!(client_of("codex_exec/0.169.0 (Debian 12; x86_64)"), "Codex");
+    assert_eq!(client_of("Cline/3.0.65"), "Cline");
+    assert_eq!(client_of("OpenAI/JS 5.1.0"), "OpenAI");
+    assert_eq!(client_of(""), "unknown client");
+    assert_eq!(client_of(&format!("{}\u{202e}x", "a".repeat(80))).len(), 40);
+}
