@@ -124,7 +124,8 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
         observe: args.observe,
         ..GatewayConfig::default()
     };
-    let mut state = GatewayState::new(config).map_err(usage)?;
+    let guard = Guard { bound: args.listen, token: args.token.clone() };
+    let mut state = GatewayState::new(config, anthropic, openai, guard).map_err(usage)?;
     let summarizer = Summarizer::from_flags(&args.provider, &args.llm, args.summarize_with_upstream)?;
     match store.read() {
         Ok(None) => {}
@@ -155,15 +156,9 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
             .await
             .map_err(|e| usage(format!("cannot listen on {}: {e}", args.listen)))?;
         let bound = listener.local_addr().map_err(|e| Failure(1, e.to_string()))?;
-        let shared = Arc::new(Shared {
-            state: Mutex::new(state),
-            guard: Guard { bound, token: args.token.clone() },
-            anthropic,
-            openai,
-            client,
-            changed: Notify::new(),
-            summarizer,
-        });
+        decide::bound(&mut state, bound);
+        let shared =
+            Arc::new(Shared { state: Mutex::new(state), client, changed: Notify::new(), summarizer });
         let writer = shared.summarizer.as_ref().map(Summarizer::describe);
         crate::out::stdout(&banner(bound, args.token.is_some(), args.observe, writer.as_deref(), &store))?;
         let saver = tokio::spawn(save_on_change(Arc::clone(&shared), store.clone()));

@@ -25,16 +25,14 @@ use hyper::header::{
     ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, USER_AGENT,
 };
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
-use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use condense_core::gateway::{
-    CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, Guard, MAX_BODY_BYTES, NOT_FOUND, Route, SESSION_HEADER,
-    TOKEN_HEADER, UsageReader, Wire, connection_named, error_body, forwards_answer, forwards_upstream,
-    may_be_too_long, route, says_too_long,
+    CONVERSATION_ACCEPT_ENCODING, MAX_BODY_BYTES, Outgoing, Routed, SESSION_HEADER, TOKEN_HEADER, Untouched,
+    UsageReader, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,
 };
 
-use super::decide::{self, GatewayState, Outgoing, Untouched};
+use super::decide::{self, GatewayState};
 use super::summarize::Summarizer;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -44,10 +42,6 @@ pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 /// What every request shares.
 pub(crate) struct Shared {
     pub(crate) state: Mutex<GatewayState>,
-    pub(crate) guard: Guard,
-    /// The upstreams' origins, without a trailing `/` or `/v1`.
-    pub(crate) anthropic: String,
-    pub(crate) openai: String,
     pub(crate) client: reqwest::Client,
     /// Told after each change of the state; the saver writes it.
     pub(crate) changed: Notify,
@@ -69,26 +63,18 @@ pub(crate) async fn handle(
     request: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
     let path_and_query = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
-    let route = route(&shared.anthropic, &shared.openai, &path_and_query);
-    let wire = match &route {
-        Route::Upstream { wire, .. } => Some(*wire),
-        _ => None,
-    };
     let text =
         |name| request.headers().get(name).map(|v: &HeaderValue| String::from_utf8_lossy(v.as_bytes()));
     let (host, origin) = (text(HOST), text(ORIGIN));
     let token = request.headers().get(TOKEN_HEADER).map(HeaderValue::as_bytes);
-    if let Err(refusal) = shared.guard.check(host.as_deref(), origin.as_deref(), token) {
-        let (status, message) = Guard::refusal(refusal);
-        return Ok(error(wire, StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN), &message));
-    }
-    let get = request.method() == Method::GET;
-    let response = match route {
-        Route::Health if get => json_response(StatusCode::OK, &json!({ "status": "ok" })),
-        Route::Stats if get => json_response(StatusCode::OK, &decide::stats(&shared.state())),
-        Route::Upstream { wire, url, path } => forward(&shared, request, wire, url, &path).await,
-        Route::Health | Route::Stats => error(None, StatusCode::METHOD_NOT_ALLOWED, "use GET"),
-        Route::NotFound => error(None, StatusCode::NOT_FOUND, NOT_FOUND),
+    let method = request.method().as_str().to_owned();
+    let routed =
+        decide::route(&shared.state(), &method, &path_and_query, host.as_deref(), origin.as_deref(), token);
+    let response = match routed {
+        Routed::Answer { status, body } => {
+            json_response(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body)
+        }
+        Routed::Upstream { wire, url, path } => forward(&shared, request, wire, url, &path).await,
     };
     Ok(response)
 }
@@ -118,42 +104,32 @@ async fn forward(
         }
     };
     let header_session = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-    if parts.method == Method::POST && wire == Wire::Anthropic && path.starts_with(COUNT_TOKENS) {
-        // The count of the request as it will be forwarded, so the client measures what the
-        // model will see and its own compaction stays idle.
-        if let Some(tokens) = decide::count_tokens(&mut shared.state(), header_session, &body) {
-            log(&parts.method, parts.uri.path(), StatusCode::OK, None, "counted as it will be forwarded");
-            return json_response(StatusCode::OK, &json!({ "input_tokens": tokens }));
-        }
+    let method_name = parts.method.as_str();
+    // The count of the request as it will be forwarded, so the client measures what the model
+    // will see and its own compaction stays idle.
+    if let Some(answer) =
+        decide::count_tokens(&mut shared.state(), wire, method_name, path, header_session, &body)
+    {
+        log(&parts.method, parts.uri.path(), StatusCode::OK, None, "counted as it will be forwarded");
+        return json_response(StatusCode::OK, answer);
     }
-    let outgoing = if parts.method == Method::POST {
-        let (outgoing, jobs) = {
-            let mut state = shared.state();
-            let outgoing = decide::decide(&mut state, path, header_session, &body);
-            let agent = parts.headers.get(USER_AGENT).map(|v| String::from_utf8_lossy(v.as_bytes()));
-            if let (Some(session), Some(agent)) = (outgoing.session(), agent) {
-                decide::seen_from(&mut state, session, &agent);
-            }
-            (outgoing, decide::take_jobs(&mut state))
-        };
-        if let Some(summarizer) = &shared.summarizer {
-            summarizer.start(shared, jobs, &parts.headers);
-        }
+    let agent = parts.headers.get(USER_AGENT).map(|v| String::from_utf8_lossy(v.as_bytes()));
+    let (outgoing, jobs) =
+        decide::decide(&mut shared.state(), method_name, path, header_session, agent.as_deref(), &body);
+    if let Some(summarizer) = &shared.summarizer {
+        summarizer.start(shared, jobs, &parts.headers);
+    }
+    if parts.method == Method::POST {
         shared.changed.notify_one();
-        outgoing
-    } else {
-        Outgoing::Client { session: None, reason: Untouched::NotAConversation }
-    };
+    }
     let conversation = !matches!(outgoing, Outgoing::Client { reason: Untouched::NotAConversation, .. });
     let headers = upstream_headers(&parts.headers, conversation);
     let session = outgoing.session().map(str::to_owned);
+    let what = outgoing.describe();
     let client_body = body.clone();
-    let (sent, what) = match outgoing {
-        Outgoing::Rewritten { body, condensed_now: true, .. } => {
-            (Bytes::from(body), "condensed now".to_owned())
-        }
-        Outgoing::Rewritten { body, .. } => (Bytes::from(body), "condensations replayed".to_owned()),
-        Outgoing::Client { reason, .. } => (body, describe(&reason)),
+    let sent = match outgoing {
+        Outgoing::Rewritten { body, .. } => Bytes::from(body),
+        Outgoing::Client { .. } => body,
     };
     let (method, shown) = (parts.method.clone(), parts.uri.path().to_owned());
     let send = |body: Bytes| {
@@ -175,11 +151,8 @@ async fn forward(
         (Ok(r), Some(session)) if may_be_too_long(r.status().as_u16()) => {
             let (status, answer_headers) = (r.status(), answer_headers(r.headers()));
             let answer = r.bytes().await.unwrap_or_default();
-            let retry = if says_too_long(&answer) {
-                decide::too_long(&mut shared.state(), session, &client_body)
-            } else {
-                None
-            };
+            let retry =
+                decide::too_long(&mut shared.state(), session, status.as_u16(), &answer, &client_body);
             let Some(body) = retry else {
                 log(&method, &shown, status, Some(session), &what);
                 let mut out =
@@ -211,16 +184,6 @@ async fn forward(
     };
     log(&method, &shown, response.status(), session.as_deref(), &what);
     stream_back(shared, response, session)
-}
-
-/// What the log says about a body that went out as the client sent it.
-fn describe(reason: &Untouched) -> String {
-    match reason {
-        Untouched::NotAConversation => "passed through".into(),
-        Untouched::Unchanged => "the client's body".into(),
-        Untouched::Observed(what) => what.clone(),
-        Untouched::Failed(why) => format!("forwarded untouched: {why}"),
-    }
 }
 
 /// One line per request on stderr: method, the client's path without its query, status,
@@ -311,8 +274,8 @@ impl Drop for Tap {
     }
 }
 
-fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
-    let bytes = Bytes::from(serde_json::to_vec(value).expect("JSON values serialize"));
+fn json_response(status: StatusCode, body: String) -> Response<Body> {
+    let bytes = Bytes::from(body);
     let mut response = Response::new(UnsyncBoxBody::new(Full::new(bytes).map_err(|never| match never {})));
     *response.status_mut() = status;
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -322,11 +285,7 @@ fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
 /// The gateway's own error, in the shape the route's API uses for its errors, so that the
 /// client shows it as it shows the API's.
 fn error(wire: Option<Wire>, status: StatusCode, message: &str) -> Response<Body> {
-    let bytes = Bytes::from(error_body(wire, status.as_u16(), message));
-    let mut response = Response::new(UnsyncBoxBody::new(Full::new(bytes).map_err(|never| match never {})));
-    *response.status_mut() = status;
-    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
+    json_response(status, error_body(wire, status.as_u16(), message))
 }
 
 #[cfg(test)]

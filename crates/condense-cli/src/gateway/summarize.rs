@@ -101,8 +101,7 @@ impl Summarizer {
             let (profile, key) = match &self.writer {
                 Writer::Profile(..) => (None, None),
                 Writer::Upstream => {
-                    let profile =
-                        decide::upstream_profile(&shared.state(), &job, &shared.anthropic, &shared.openai);
+                    let profile = decide::upstream_profile(&mut shared.state(), &job);
                     (Some(profile), request_key(headers, job.dialect))
                 }
             };

@@ -25,6 +25,7 @@ mod dialect;
 mod fixtures;
 mod freeze;
 mod guard;
+mod host;
 mod http;
 mod plan;
 mod session_key;
@@ -43,6 +44,7 @@ pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig};
 pub use dialect::{ArrayKind, Dialect, Request};
 pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
+pub use host::{HostGateway, Outgoing, Routed, Untouched};
 pub use http::{
     CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NOT_FOUND, Route, SESSION_HEADER,
     TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,

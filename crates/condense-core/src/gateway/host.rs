@@ -1,0 +1,312 @@
+//! One gateway as a host runs it: the core's [`Gateway`] with the upstreams, the guard and the
+//! host's own counts, and every step of a request a host takes, in order — [`HostGateway::route`]
+//! (who may ask, and where it goes), [`HostGateway::count_tokens`], [`HostGateway::decide`] (the
+//! bytes to forward), [`HostGateway::too_long`] (the retry), [`HostGateway::usage`] — so that
+//! `condense gateway` (hyper) and the extension (Node's `http`, through wasm) are the same
+//! gateway and differ only in how they move bytes. Nothing here reads a credential: the guard sees
+//! the gateway's own token, the decision the body and the session header.
+
+use serde_json::{Value, json};
+
+use super::decide::{Decision, Gateway, GatewayConfig};
+use super::dialect::Dialect;
+use super::guard::Guard;
+use super::http::{COUNT_TOKENS, NOT_FOUND, Route, Wire, error_body, may_be_too_long, route, says_too_long};
+use super::stats::GatewayUsage;
+use super::summaries::SummaryJob;
+
+/// Why a request went out as the client sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Untouched {
+    /// Not a conversation the core reads (another path, or not a POST).
+    NotAConversation,
+    /// The core could not read it, or failed on it: forwarded untouched (fail open).
+    Failed(String),
+    /// Observe mode: the core's decision is recorded, not applied.
+    Observed(String),
+    /// The core had nothing to change.
+    Unchanged,
+}
+
+/// The body to send upstream for one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outgoing {
+    /// The client's own bytes.
+    Client {
+        /// The session, when the request was read.
+        session: Option<String>,
+        /// Why.
+        reason: Untouched,
+    },
+    /// A body the core rebuilt (condensations spliced in); `condensed_now` when the forwarded
+    /// conversation changed before its end for this request.
+    Rewritten {
+        /// The session.
+        session: String,
+        /// The body to send (UTF-8 JSON).
+        body: String,
+        /// See [`Decision::Forward`].
+        condensed_now: bool,
+    },
+}
+
+impl Outgoing {
+    /// The session the request belongs to, if the core found one.
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Outgoing::Client { session, .. } => session.as_deref(),
+            Outgoing::Rewritten { session, .. } => Some(session),
+        }
+    }
+
+    /// What the host's log says went out (never a header).
+    pub fn describe(&self) -> String {
+        match self {
+            Outgoing::Rewritten { condensed_now: true, .. } => "condensed now".into(),
+            Outgoing::Rewritten { .. } => "condensations replayed".into(),
+            Outgoing::Client { reason: Untouched::NotAConversation, .. } => "passed through".into(),
+            Outgoing::Client { reason: Untouched::Unchanged, .. } => "the client's body".into(),
+            Outgoing::Client { reason: Untouched::Observed(what), .. } => what.clone(),
+            Outgoing::Client { reason: Untouched::Failed(why), .. } => format!("forwarded untouched: {why}"),
+        }
+    }
+}
+
+/// Where a request goes, after the guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Routed {
+    /// Answer it at once: the status and the JSON body.
+    Answer {
+        /// HTTP status.
+        status: u16,
+        /// The JSON body.
+        body: String,
+    },
+    /// To an upstream (see [`Route::Upstream`]).
+    Upstream {
+        /// The API.
+        wire: Wire,
+        /// The full URL.
+        url: String,
+        /// The path after the route's prefix, query included (what the core reads).
+        path: String,
+    },
+}
+
+/// The gateway a host runs.
+#[derive(Debug)]
+pub struct HostGateway {
+    gateway: Gateway,
+    anthropic: String,
+    openai: String,
+    guard: Guard,
+    /// Requests under the prefixes that were not conversations (model lists, token counts).
+    passed_through: u64,
+    /// Requests forwarded untouched because the core could not read them or failed on them
+    /// (fail open), and the last reason.
+    failed_open: u64,
+    last_failed_open: Option<String>,
+}
+
+impl HostGateway {
+    /// A gateway with no sessions, for upstream origins `anthropic` and `openai` (see
+    /// [`super::upstream_origin`]) behind `guard`; the configuration's checks fail here.
+    pub fn new(
+        config: GatewayConfig,
+        anthropic: String,
+        openai: String,
+        guard: Guard,
+    ) -> Result<Self, String> {
+        Ok(HostGateway {
+            gateway: Gateway::new(config)?,
+            anthropic,
+            openai,
+            guard,
+            passed_through: 0,
+            failed_open: 0,
+            last_failed_open: None,
+        })
+    }
+
+    /// The address the host listens on, once bound (port 0 picks one): the guard's own.
+    pub fn bound(&mut self, address: std::net::SocketAddr) {
+        self.guard.bound = address;
+    }
+
+    /// The core's gateway, for the session controls and the summaries.
+    pub fn gateway(&mut self) -> &mut Gateway {
+        &mut self.gateway
+    }
+
+    /// The upstreams' origins: Anthropic's, OpenAI's.
+    pub fn upstreams(&self) -> (&str, &str) {
+        (&self.anthropic, &self.openai)
+    }
+
+    /// Starts the core afresh after it failed (a host that caught a panic in it), counting why.
+    pub fn restart(&mut self, why: &str) {
+        let config = self.gateway.config().clone();
+        self.gateway = Gateway::new(config).expect("the configuration was checked at start");
+        self.fail_open(why.to_owned());
+    }
+
+    fn fail_open(&mut self, why: String) -> Untouched {
+        self.failed_open += 1;
+        self.last_failed_open = Some(why.clone());
+        Untouched::Failed(why)
+    }
+
+    /// The last reason a request was forwarded untouched.
+    pub fn last_failed_open(&self) -> Option<&str> {
+        self.last_failed_open.as_deref()
+    }
+
+    /// Routes a request by its method and path (query included), after the guard has seen its
+    /// `Host`, `Origin` and token headers. Health and statistics are answered here.
+    pub fn route(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        host: Option<&str>,
+        origin: Option<&str>,
+        token: Option<&[u8]>,
+    ) -> Routed {
+        let routed = route(&self.anthropic, &self.openai, path_and_query);
+        let wire = match &routed {
+            Route::Upstream { wire, .. } => Some(*wire),
+            _ => None,
+        };
+        if let Err(refusal) = self.guard.check(host, origin, token) {
+            let (status, message) = Guard::refusal(refusal);
+            return Routed::Answer { status, body: error_body(wire, status, &message) };
+        }
+        let get = method == "GET";
+        match routed {
+            Route::Health if get => {
+                Routed::Answer { status: 200, body: json!({ "status": "ok" }).to_string() }
+            }
+            Route::Stats if get => Routed::Answer { status: 200, body: self.stats().to_string() },
+            Route::Health | Route::Stats => {
+                Routed::Answer { status: 405, body: error_body(None, 405, "use GET") }
+            }
+            Route::NotFound => Routed::Answer { status: 404, body: error_body(None, 404, NOT_FOUND) },
+            Route::Upstream { wire, url, path } => Routed::Upstream { wire, url, path },
+        }
+    }
+
+    /// Anthropic's token count, answered for the request as it will be forwarded: the JSON body
+    /// to answer with, or `None` to pass the request on for the upstream's exact count.
+    pub fn count_tokens(
+        &mut self,
+        wire: Wire,
+        method: &str,
+        path: &str,
+        session_header: Option<&str>,
+        body: &[u8],
+    ) -> Option<String> {
+        if method != "POST" || wire != Wire::Anthropic || !path.starts_with(COUNT_TOKENS) {
+            return None;
+        }
+        let tokens = self.gateway.count_tokens(session_header, body)?;
+        Some(json!({ "input_tokens": tokens }).to_string())
+    }
+
+    /// Decides what to forward for a request to `path` (the upstream path, query included) with
+    /// the client's `body`, session header and user agent, and hands over the summaries it
+    /// queued (provider `native`). Never fails: what the core cannot do, it does not do.
+    pub fn decide(
+        &mut self,
+        method: &str,
+        path: &str,
+        session_header: Option<&str>,
+        user_agent: Option<&str>,
+        body: &[u8],
+    ) -> (Outgoing, Vec<SummaryJob>) {
+        let other = (Outgoing::Client { session: None, reason: Untouched::NotAConversation }, Vec::new());
+        if method != "POST" {
+            return other;
+        }
+        if Dialect::from_path(path).is_none() {
+            // A POST that is not a conversation (a token count passed on, a batch): counted.
+            self.passed_through += 1;
+            return other;
+        }
+        let observe = self.gateway.config().observe;
+        let outgoing = match self.gateway.request(path, session_header, body) {
+            Decision::Forward { session, body: forwarded, condensed_now, .. } => {
+                if forwarded == body {
+                    Outgoing::Client { session: Some(session), reason: Untouched::Unchanged }
+                } else {
+                    let body = String::from_utf8(forwarded).expect("the core writes UTF-8 JSON");
+                    Outgoing::Rewritten { session, body, condensed_now }
+                }
+            }
+            Decision::Untouched { session, reason } if observe => {
+                Outgoing::Client { session, reason: Untouched::Observed(reason) }
+            }
+            Decision::Untouched { session, reason } => {
+                Outgoing::Client { session, reason: self.fail_open(reason) }
+            }
+        };
+        if let (Some(session), Some(agent)) = (outgoing.session(), user_agent) {
+            self.gateway.seen_from(session, agent);
+        }
+        (outgoing, self.gateway.take_jobs())
+    }
+
+    /// The upstream answered `status` with `answer` before any byte reached the client: when it
+    /// says the prompt is too long, the body to retry with once (condensed harder).
+    pub fn too_long(
+        &mut self,
+        session: &str,
+        status: u16,
+        answer: &[u8],
+        client_body: &[u8],
+    ) -> Option<String> {
+        if !may_be_too_long(status) || !says_too_long(answer) {
+            return None;
+        }
+        let body = self.gateway.too_long(session, client_body)?;
+        Some(String::from_utf8(body).expect("the core writes UTF-8 JSON"))
+    }
+
+    /// Adds what an answer of `session` reported to its statistics.
+    pub fn usage(&mut self, session: &str, usage: GatewayUsage) {
+        self.gateway.usage(session, usage);
+    }
+
+    /// The statistics (`GET /stats`): the core's (the configuration, the totals, each session's
+    /// counts) and the host's (requests passed through, failures).
+    pub fn stats(&self) -> Value {
+        let config = self.gateway.config();
+        let mut out = serde_json::to_value(self.gateway.stats()).expect("statistics serialize");
+        if let Some(o) = out.as_object_mut() {
+            o.insert(
+                "config".into(),
+                json!({
+                    "provider": config.provider,
+                    "threshold": config.threshold,
+                    "windows": config.windows,
+                    "observe": config.observe,
+                }),
+            );
+            o.insert("summaries_pending".into(), self.gateway.summaries_pending().into());
+            o.insert("passed_through".into(), self.passed_through.into());
+            o.insert("failed_open".into(), self.failed_open.into());
+            o.insert("last_failed_open".into(), self.last_failed_open.clone().into());
+        }
+        out
+    }
+
+    /// Writes the state to persist (see [`Gateway::save_to`]).
+    pub fn save_to(&self, out: impl std::io::Write) -> Result<(), serde_json::Error> {
+        self.gateway.save_to(out)
+    }
+
+    /// Restores a saved state (see [`Gateway::load`]); the error says why it was refused, and the
+    /// gateway is then left empty.
+    pub fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.gateway = Gateway::load(self.gateway.config().clone(), bytes)?;
+        Ok(())
+    }
+}
