@@ -156,6 +156,12 @@ export class EngineHolder implements vscode.Disposable {
     return this.ensure().engine;
   }
 
+  /** An engine of its own for the gateway, on the same core: it holds the gateway's sessions
+   *  apart from the chat's, and a settings change does not replace it. */
+  gatewayEngine(): CondenseEngine {
+    return newEngine(this.core, this.log);
+  }
+
   /** The settings as read (with the engine's metadata: the first use builds the engine). */
   get settings(): Settings {
     return this.ensure().settings;

@@ -11,6 +11,7 @@ import { chatOptions, chatProfileProblem, measureOptions, profileOptions } from 
 import { ChatStore } from "./chatStore";
 import { ChatView } from "./chatView";
 import { EngineHolder } from "./engineHolder";
+import { GatewayController, gatewayOptions } from "./gatewayCommands";
 import { FileCommands } from "./fileCommands";
 import { HeldDocs } from "./heldTasks";
 import { ManualCommands } from "./manual";
@@ -67,6 +68,8 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     log,
   });
   stopping = async () => {
+    // The gateway's port closes and its state is saved.
+    await gateway.stop();
     await chat.shutdown();
     // Whatever else is in flight (a condensation of a file): cancelled, its file left unchanged.
     // An engine never built has nothing in flight, and is not built now.
@@ -77,6 +80,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   const meter = new StatusMeter(holder, chat, docs);
   const files = new FileCommands(holder, chat, secrets, report, docs);
   const manual = new ManualCommands(holder, files, chat, report);
+  const gateway = new GatewayController(() => holder.gatewayEngine(), context.globalStorageUri.fsPath, log);
   log.info(
     `Context Condenser ${context.extension.packageJSON.version} activated in ${(performance.now() - started).toFixed(1)} ms (engine loaded: ${holder.loaded}; its bundle started running ${(started - bundleStart).toFixed(1)} ms before)`,
   );
@@ -115,7 +119,12 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     ),
     vscode.commands.registerCommand("contextCondenser.showLog", () => log.show()),
     vscode.commands.registerCommand("contextCondenser.openSettings", () => settingsPanel.open()),
+    gateway,
+    vscode.commands.registerCommand("contextCondenser.startGateway", () => gateway.start()),
+    vscode.commands.registerCommand("contextCondenser.stopGateway", () => gateway.stop()),
+    vscode.commands.registerCommand("contextCondenser.copyGatewaySetup", () => gateway.copySetup()),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(`${SECTION}.gateway`)) void gateway.settingsChanged();
       if (e.affectsConfiguration(SECTION)) {
         log.info("settings changed: applied to a fresh engine");
         if (e.affectsConfiguration(`${SECTION}.toolsFile`)) holder.rereadTools("the toolsFile setting changed");
@@ -127,6 +136,8 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
       if (e.document === vscode.window.activeTextEditor?.document) meter.schedule();
     }),
   );
+  // The gateway starts with the extension when the user enabled it.
+  if (gatewayOptions().enabled) void gateway.start();
   return createApi(holder, secrets);
 }
 

@@ -27,7 +27,16 @@ export type Get = (key: string) => unknown;
  * profile's id, so a workspace redefining a profile would receive the user's key), and which
  * programs run (`toolsFile`). package.json lists them as `restrictedConfigurations` too.
  */
-export const RESTRICTED_SETTINGS = ["profiles", "chatProfile", "condensingProfile", "toolsFile"] as const;
+export const RESTRICTED_SETTINGS = [
+  "profiles",
+  "chatProfile",
+  "condensingProfile",
+  "toolsFile",
+  "gateway.enabled",
+  "gateway.port",
+  "gateway.anthropicUpstream",
+  "gateway.openaiUpstream",
+] as const;
 const RESTRICTED = new Set<string>(RESTRICTED_SETTINGS);
 
 /** What `WorkspaceConfiguration.inspect` says of a setting (the parts read here). */

@@ -6,6 +6,7 @@ import * as path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { configuration, writeSetting } from "../src/config";
 import { EngineHolder } from "../src/engineHolder";
+import { gatewayOptions } from "../src/gatewayCommands";
 import { RESTRICTED_SETTINGS, readSettings, settingsReader } from "../src/settings";
 import { check, meta } from "./core";
 import * as fake from "./fakeVscode";
@@ -70,8 +71,38 @@ describe("settingsReader", () => {
     expect(trusted.settings.profiles).toEqual([evil]);
   });
 
-  it("restricts exactly the settings that route keys or run programs", () => {
-    expect([...RESTRICTED_SETTINGS]).toEqual(["profiles", "chatProfile", "condensingProfile", "toolsFile"]);
+  it("restricts exactly the settings that route keys, run programs or open a port", () => {
+    expect([...RESTRICTED_SETTINGS]).toEqual([
+      "profiles",
+      "chatProfile",
+      "condensingProfile",
+      "toolsFile",
+      "gateway.enabled",
+      "gateway.port",
+      "gateway.anthropicUpstream",
+      "gateway.openaiUpstream",
+    ]);
+  });
+});
+
+describe("the gateway's settings", () => {
+  it("take where requests go, and whether a port opens, from the user's settings in a workspace not trusted", () => {
+    fake.workspace.isTrusted = false;
+    fake.config.workspace["gateway.anthropicUpstream"] = "https://evil.example";
+    fake.config.workspace["gateway.enabled"] = true;
+    fake.config.workspace["gateway.threshold"] = 60;
+    fake.config.user["gateway.openaiUpstream"] = "http://127.0.0.1:11434/v1";
+    const untrusted = gatewayOptions();
+    expect(untrusted.anthropicUpstream).toBe("https://api.anthropic.com");
+    expect(untrusted.enabled).toBe(false);
+    expect(untrusted.openaiUpstream).toBe("http://127.0.0.1:11434/v1");
+    expect(untrusted.thresholdPercent).toBe(60);
+    fake.workspace.isTrusted = true;
+    expect(gatewayOptions().anthropicUpstream).toBe("https://evil.example");
+    delete fake.config.workspace["gateway.anthropicUpstream"];
+    delete fake.config.workspace["gateway.enabled"];
+    delete fake.config.workspace["gateway.threshold"];
+    delete fake.config.user["gateway.openaiUpstream"];
   });
 });
 

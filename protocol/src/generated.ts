@@ -896,6 +896,305 @@ export const FetchRequest = z.deferred(() => z.object({
 export type FetchRequest = z.output<typeof FetchRequest>;
 export type FetchRequestInput = z.input<typeof FetchRequest>;
 
+/** An upstream's answer as received, before its body. */
+export const GatewayAnswer = z.deferred(() => z.strictObject({
+  /** Its headers (names lower-case). */
+  headers: z.array(z.tuple([z.string(), z.string()])),
+  /** The session of the request it answers, if it was one. */
+  session: z.string().nullable().optional(),
+}));
+export type GatewayAnswer = z.output<typeof GatewayAnswer>;
+export type GatewayAnswerInput = z.input<typeof GatewayAnswer>;
+
+/** An answer from the upstream, before its body. */
+export const GatewayAnswerHead = z.deferred(() => z.object({
+  /** The headers to pass to the client. */
+  headers: z.array(z.tuple([z.string(), z.string()])),
+  /** The usage reader to feed the body to (`gatewayAnswerChunk`), for a session's answer. */
+  reader: z.number().int().gte(0).nullable().optional(),
+}));
+export type GatewayAnswerHead = z.output<typeof GatewayAnswerHead>;
+export type GatewayAnswerHeadInput = z.input<typeof GatewayAnswerHead>;
+
+/** One condensation a session replays, as the view's row shows it. */
+export const GatewayCondensation = z.deferred(() => z.object({
+  /** One past the last. */
+  end: z.number().int().gte(0),
+  /** First original message it replaces. */
+  start: z.number().int().gte(0),
+  /** Whether an LLM summary was spliced over its ledger. */
+  summary: z.boolean(),
+  /** The text the upstream sees in its place (the gateway's marker, a summary if any, the ledger). */
+  text: z.string(),
+  /** Tokens of its message. */
+  tokens_after: z.number().int().gte(0),
+  /** Tokens of the messages it replaces. */
+  tokens_before: z.number().int().gte(0),
+}));
+export type GatewayCondensation = z.output<typeof GatewayCondensation>;
+export type GatewayCondensationInput = z.input<typeof GatewayCondensation>;
+
+/** What to send upstream, or to answer at once. */
+export const GatewayForward = z.deferred(() => z.object({
+  /** Answer with this JSON body (status 200) instead of forwarding: a token count. */
+  answer: z.string().nullable().optional(),
+  /** The body to send when the gateway rewrote it (UTF-8 JSON); absent: the client's bytes. */
+  body: z.string().nullable().optional(),
+  /** The headers to send upstream. */
+  headers: z.array(z.tuple([z.string(), z.string()])),
+  /** What the log says went out. */
+  log: z.string(),
+  /** The session, when the request was one. */
+  session: z.string().nullable().optional(),
+}));
+export type GatewayForward = z.output<typeof GatewayForward>;
+export type GatewayForwardInput = z.input<typeof GatewayForward>;
+
+/** A request's head, as the host received it. */
+export const GatewayHead = z.deferred(() => z.strictObject({
+  /** The `Host`, `Origin` and gateway-token headers, if sent. */
+  host: z.string().nullable().optional(),
+  /** `GET`, `POST`, … */
+  method: z.string(),
+  origin: z.string().nullable().optional(),
+  /** The path and query. */
+  path: z.string(),
+  token: z.string().nullable().optional(),
+}));
+export type GatewayHead = z.output<typeof GatewayHead>;
+export type GatewayHeadInput = z.input<typeof GatewayHead>;
+
+/** What the next condensation of a session would be, were it made now. */
+export const GatewayPreview = z.deferred(() => z.object({
+  /** One past the last. */
+  end: z.number().int().gte(0),
+  /** The session. */
+  session: z.string(),
+  /** The original messages it would replace. */
+  start: z.number().int().gte(0),
+  /** The ledger that would replace them. */
+  text: z.string(),
+  tokens_after: z.number().int().gte(0),
+  /** Tokens of the latest request as it would be forwarded now, and after. */
+  tokens_before: z.number().int().gte(0),
+}));
+export type GatewayPreview = z.output<typeof GatewayPreview>;
+export type GatewayPreviewInput = z.input<typeof GatewayPreview>;
+
+/** The configuration as the report shows it. */
+export const ReportConfig = z.deferred(() => z.object({
+  /** Whether the gateway only observes. */
+  observe: z.boolean(),
+  /** The condensation provider. */
+  provider: z.string(),
+  /** The threshold, a share of the window (0.1 to 0.99). */
+  threshold: z.number(),
+  /** The operator's windows, by model prefix. */
+  windows: z.record(z.string(), z.number().int().gte(0)),
+}));
+export type ReportConfig = z.output<typeof ReportConfig>;
+export type ReportConfigInput = z.input<typeof ReportConfig>;
+
+/** Usage the host read from the upstream's answer. */
+export const GatewayUsage = z.deferred(() => z.object({
+  /** Input tokens read from the prompt cache. */
+  cache_read: z.number().int().gte(0),
+  /** Input tokens written to the prompt cache. */
+  cache_write: z.number().int().gte(0),
+  /** Input tokens billed at the full price. */
+  input: z.number().int().gte(0),
+  /** Output tokens. */
+  output: z.number().int().gte(0),
+}));
+export type GatewayUsage = z.output<typeof GatewayUsage>;
+export type GatewayUsageInput = z.input<typeof GatewayUsage>;
+
+/** One session's figures (or the sum over every session, forgotten ones included). */
+export const SessionStats = z.deferred(() => z.object({
+  /** The client, by its user agent (`Claude Code`, `Codex`, …), when the host said. */
+  client: z.string().default(""),
+  /** Condensations frozen (observe mode's included: it condenses in its books only). */
+  condensations: z.number().int().gte(0).default(0),
+  /** Tokens removed from forwarded requests, priced at each model's input price (US dollars; 0 for models without a known price), less what the summaries cost. Cache discounts are not modelled. */
+  cost_saved_usd: z.number().default(0.0),
+  /** Tokens of the latest request as the client sent it, and as forwarded. */
+  last_tokens_client: z.number().int().gte(0).default(0),
+  last_tokens_forwarded: z.number().int().gte(0).default(0),
+  /** The model of the latest request. */
+  model: z.string().default(""),
+  /** Why the latest request was not condensed although over its threshold, or was untouched. */
+  note: z.string().nullable().optional(),
+  /** Paused by the user: requests go out as the client sent them. */
+  paused: z.boolean().default(false),
+  /** Requests decided. */
+  requests: z.number().int().gte(0).default(0),
+  /** LLM summaries written in the background and spliced in (provider `native`). */
+  summaries: z.number().int().gte(0).default(0),
+  /** What the summary calls cost (US dollars, by the condensing profile's prices). */
+  summary_cost_usd: z.number().default(0.0),
+  /** Summaries that failed or could not be used (the ledger stayed); the note says why. */
+  summary_failures: z.number().int().gte(0).default(0),
+  /** Why the latest summary was not written or not used (the ledger stayed). */
+  summary_note: z.string().nullable().optional(),
+  /** Tokens the summary calls sent and received. */
+  summary_tokens: z.number().int().gte(0).default(0),
+  /** Tokens of the requests as the client sent them. */
+  tokens_client: z.number().int().gte(0).default(0),
+  /** Tokens of the requests as forwarded. */
+  tokens_forwarded: z.number().int().gte(0).default(0),
+  /** Observe mode: tokens those requests would not have sent. */
+  tokens_would_save: z.number().int().gte(0).default(0),
+  /** Requests retried condensed harder after the upstream said "too long". */
+  too_long_retries: z.number().int().gte(0).default(0),
+  /** Condensations the user undid. */
+  undone: z.number().int().gte(0).default(0),
+  /** Requests forwarded untouched because the gateway could not read them (fail open). */
+  untouched: z.number().int().gte(0).default(0),
+  /** Usage the upstream reported, summed. */
+  usage: GatewayUsage.default(() => ({"input":0,"output":0,"cache_read":0,"cache_write":0})),
+  /** The model's window, as the gateway reads it. */
+  window: z.number().int().gte(0).default(0),
+  /** Observe mode: requests that would have been forwarded condensed. */
+  would_condense: z.number().int().gte(0).default(0),
+}));
+export type SessionStats = z.output<typeof SessionStats>;
+export type SessionStatsInput = z.input<typeof SessionStats>;
+
+/** What a host reports (`GET /stats`, the extension's Gateway view): the core's figures, the configuration, and the host's counts. */
+export const GatewayReport = z.deferred(() => z.object({
+  /** The configuration in use. */
+  config: ReportConfig,
+  /** Requests forwarded untouched because the core could not read them (fail open). */
+  failed_open: z.number().int().gte(0),
+  /** Why, the last time. */
+  last_failed_open: z.string().nullable().optional(),
+  /** Whether the gateway only observes. */
+  observe: z.boolean(),
+  /** Requests under the prefixes that were not conversations. */
+  passed_through: z.number().int().gte(0),
+  /** The sessions held, by name. */
+  sessions: z.record(z.string(), SessionStats),
+  /** Summaries queued or being written. */
+  summaries_pending: z.number().int().gte(0),
+  /** Every request since the state began, sessions forgotten included. */
+  totals: SessionStats,
+}));
+export type GatewayReport = z.output<typeof GatewayReport>;
+export type GatewayReportInput = z.input<typeof GatewayReport>;
+
+/** A request to forward, its body passed beside it. */
+export const GatewayRequest = z.deferred(() => z.strictObject({
+  /** The client's headers, as received (names lower-case). */
+  headers: z.array(z.tuple([z.string(), z.string()])),
+  method: z.string(),
+  /** The upstream path (from `GatewayRouted::Upstream`). */
+  path: z.string(),
+  /** The `x-context-condenser-session` header, if sent. */
+  session: z.string().nullable().optional(),
+  /** The `User-Agent` header, if sent. */
+  userAgent: z.string().nullable().optional(),
+  /** `anthropic` or `openai`. */
+  wire: z.string(),
+}));
+export type GatewayRequest = z.output<typeof GatewayRequest>;
+export type GatewayRequestInput = z.input<typeof GatewayRequest>;
+
+/** Where a request goes. */
+export const GatewayRouted = z.deferred(() => z.discriminatedUnion("kind", [
+  /** Answer at once with this status and JSON body. */
+  z.object({
+    body: z.string(),
+    kind: z.literal("answer"),
+    status: z.number().int().gte(0),
+  }),
+  /** Read the body (at most `max_body_bytes`) and call `gatewayRequest`. */
+  z.object({
+    kind: z.literal("upstream"),
+    /** The largest body the gateway reads. */
+    max_body_bytes: z.number().int().gte(0),
+    /** The path after the route's prefix (what the core reads). */
+    path: z.string(),
+    /** The answer when the body is larger (413 in the route's error shape). */
+    too_large: z.string(),
+    /** The upstream URL. */
+    url: z.string(),
+    /** `anthropic` or `openai`. */
+    wire: z.string(),
+  }),
+]));
+export type GatewayRouted = z.output<typeof GatewayRouted>;
+export type GatewayRoutedInput = z.input<typeof GatewayRouted>;
+
+/** A session as the view shows it: its figures, its window, its condensations. */
+export const GatewaySessionView = z.deferred(() => z.object({
+  /** Its condensations, oldest first. */
+  condensations: z.array(GatewayCondensation),
+  /** Messages the session holds. */
+  messages: z.number().int().gte(0),
+  /** The session's name (its key). */
+  session: z.string(),
+  /** The model's window, in tokens. */
+  window: z.number().int().gte(0),
+}));
+export type GatewaySessionView = z.output<typeof GatewaySessionView>;
+export type GatewaySessionViewInput = z.input<typeof GatewaySessionView>;
+
+/** One client the setup is written for. */
+export const GatewaySetup = z.deferred(() => z.object({
+  /** `claude-code`, `codex`, `cline`, `roo`, `continue`, `openai`, `anthropic`. */
+  id: z.string(),
+  /** The lines to copy. */
+  lines: z.string(),
+  /** Its name. */
+  name: z.string(),
+  /** Where the lines go. */
+  place: z.string(),
+}));
+export type GatewaySetup = z.output<typeof GatewaySetup>;
+export type GatewaySetupInput = z.input<typeof GatewaySetup>;
+
+/** How the extension starts its gateway, from its `contextCondenser.gateway.*` settings. */
+export const GatewayStart = z.deferred(() => z.strictObject({
+  /** The Anthropic API's URL. */
+  anthropicUpstream: z.string(),
+  /** Forward every request untouched and record what would have been done. */
+  observe: z.boolean().default(false),
+  /** The OpenAI API's URL. */
+  openaiUpstream: z.string(),
+  /** The port it listens on, on 127.0.0.1 (0 until bound: `gatewayBound` gives it). */
+  port: z.number().int().gte(0),
+  /** The condensation provider (`smart`). */
+  provider: z.string(),
+  /** The state it saved last time, if any. */
+  state: z.string().nullable().optional(),
+  /** The threshold, in percent of the model's window. */
+  thresholdPercent: z.number().int().gte(0),
+  /** Context windows by model id or prefix, over the core's table. */
+  windows: z.record(z.string(), z.number().int().gte(0)).default(() => ({})),
+}));
+export type GatewayStart = z.output<typeof GatewayStart>;
+export type GatewayStartInput = z.input<typeof GatewayStart>;
+
+/** What starting said. */
+export const GatewayStarted = z.deferred(() => z.object({
+  /** The upstreams' origins, as the routes use them. */
+  anthropic: z.string(),
+  openai: z.string(),
+  /** Why the saved state was not used, if it was not. */
+  state_refused: z.string().nullable().optional(),
+}));
+export type GatewayStarted = z.output<typeof GatewayStarted>;
+export type GatewayStartedInput = z.input<typeof GatewayStarted>;
+
+/** A condensation undone. */
+export const GatewayUndone = z.deferred(() => z.object({
+  end: z.number().int().gte(0),
+  /** The original messages it had replaced. */
+  start: z.number().int().gte(0),
+}));
+export type GatewayUndone = z.output<typeof GatewayUndone>;
+export type GatewayUndoneInput = z.input<typeof GatewayUndone>;
+
 /** A condensation of a conversation the engine holds (`condenseHeld`): the engine keeps the condensed conversation, so its messages do not cross the boundary; the host asks for its text when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages. */
 export const HeldCondensation = z.deferred(() => z.object({
   /** US dollars spent. */

@@ -9,6 +9,7 @@
 //! Pure: no `JsValue`, no IO; the bindings and the generator binary use it.
 
 pub mod calls;
+pub mod gateway;
 pub mod ipc;
 pub mod ts;
 
@@ -95,6 +96,20 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         CommandSpec,
         CommandOutput,
         CommandError,
+        // The gateway's calls.
+        condense_core::gateway::GatewayReport,
+        condense_core::gateway::GatewaySessionView,
+        condense_core::gateway::GatewayPreview,
+        gateway::GatewayStart,
+        gateway::GatewayStarted,
+        gateway::GatewayHead,
+        gateway::GatewayRouted,
+        gateway::GatewayRequest,
+        gateway::GatewayForward,
+        gateway::GatewayAnswer,
+        gateway::GatewayAnswerHead,
+        gateway::GatewaySetup,
+        gateway::GatewayUndone,
         // The webviews' messages.
         ipc::ToWebview,
         ipc::ToHost,

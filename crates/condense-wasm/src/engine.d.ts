@@ -16,6 +16,19 @@ import type {
   ContextStatus,
   Conversation,
   ConversationInput,
+  GatewayAnswerHead,
+  GatewayAnswerInput,
+  GatewayForward,
+  GatewayHeadInput,
+  GatewayPreview,
+  GatewayReport,
+  GatewayRequestInput,
+  GatewayRouted,
+  GatewaySessionView,
+  GatewaySetup,
+  GatewayStartInput,
+  GatewayStarted,
+  GatewayUndone,
   HeldCondensation,
   HeldCount,
   HeldUndo,
@@ -206,4 +219,81 @@ export interface CondenseEngine {
    * `llm_tool_unsupported` before it runs.
    */
   testConnection(llm: LlmTargetInput, scope?: string, uses?: ModelUseInput[]): Promise<ConnectionReport>;
+  /**
+   * Starts the gateway (a running one is replaced), restoring `options.state` when it is a
+   * state this gateway can read; why not otherwise.
+   */
+  gatewayStart(options: GatewayStartInput): GatewayStarted;
+  /**
+   * Stops the gateway: its sessions are dropped (save them first).
+   */
+  gatewayStop(): void;
+  /**
+   * The port the host's server bound, which the guard takes as the gateway's own.
+   */
+  gatewayBound(port: number): void;
+  /**
+   * Where a request goes: answered at once (health, statistics, a refusal, not found) or
+   * upstream.
+   */
+  gatewayRoute(head: GatewayHeadInput): GatewayRouted;
+  /**
+   * What to send upstream for a request routed there, given its whole body: the headers,
+   * the body when rewritten, or an answer at once (a token count).
+   */
+  gatewayRequest(request: GatewayRequestInput, body: Uint8Array): GatewayForward;
+  /**
+   * The upstream answered `status` with `answer` before any byte reached the client: the
+   * body to retry with once when it says the prompt is too long.
+   */
+  gatewayTooLong(session: string, status: number, answer: Uint8Array, clientBody: Uint8Array): string | undefined;
+  /**
+   * An upstream's answer arrived: the headers to pass on, and a usage reader for its body.
+   */
+  gatewayAnswer(answer: GatewayAnswerInput): GatewayAnswerHead;
+  /**
+   * A chunk of an answer's body, after it was passed on.
+   */
+  gatewayAnswerChunk(reader: number, chunk: Uint8Array): void;
+  /**
+   * The answer ended (or was cut off): its usage is counted.
+   */
+  gatewayAnswerEnd(reader: number): void;
+  /**
+   * The figures: per session and in total, the configuration, the host's counts.
+   */
+  gatewayReport(): GatewayReport;
+  /**
+   * A session's window and condensations.
+   */
+  gatewaySession(session: string): GatewaySessionView;
+  /**
+   * What the session's next condensation would be if made now.
+   */
+  gatewayPreview(session: string): GatewayPreview;
+  /**
+   * Condenses the session's next request, threshold or not.
+   */
+  gatewayCondenseNext(session: string): void;
+  /**
+   * Pauses the session (forwarded untouched) or resumes it.
+   */
+  gatewayPause(session: string, paused: boolean): void;
+  /**
+   * Undoes the session's latest condensation: its next request goes out without it.
+   */
+  gatewayUndo(session: string): GatewayUndone;
+  /**
+   * The state to save (JSON), to pass back as `GatewayStart.state`.
+   */
+  gatewaySave(): string;
+  /**
+   * The gateway's own error for a route's API (`anthropic` or `openai`), as that API shapes
+   * its errors: the JSON body.
+   */
+  gatewayErrorBody(wire: string, status: number, message: string): string;
+  /**
+   * How to point each client at a gateway at `base` (`http://127.0.0.1:4141`).
+   */
+  gatewaySetup(base: string): GatewaySetup[];
 }

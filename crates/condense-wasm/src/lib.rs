@@ -18,6 +18,7 @@ mod chat_api;
 mod conversation_api;
 mod convert;
 mod engine;
+mod gateway_api;
 mod held;
 mod held_api;
 mod host;
@@ -44,6 +45,7 @@ fn methods() -> Vec<surface::Method> {
         settings_api::methods(),
         tools_api::methods(),
         llm_api::methods(),
+        gateway_api::methods(),
     ]
     .into_iter()
     .flatten()

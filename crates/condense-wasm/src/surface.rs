@@ -124,6 +124,21 @@ impl<T: DeserializeOwned + FromJs> FromJs for Vec<T> {
     }
 }
 
+/// Bytes, a `Uint8Array` (a Node `Buffer` is one) each way, copied once.
+pub(crate) struct Bytes(pub(crate) Vec<u8>);
+
+impl FromJs for Bytes {
+    fn from_js(value: JsValue, name: &str) -> Result<Self, JsValue> {
+        value
+            .dyn_ref::<js_sys::Uint8Array>()
+            .map(|a| Bytes(a.to_vec()))
+            .ok_or_else(|| error(ErrorKind::InvalidInput, &format!("{} must be a Uint8Array", js_name(name))))
+    }
+    fn ts() -> String {
+        "Uint8Array".into()
+    }
+}
+
 /// A function the engine calls with each `T` as it happens (an event, an estimate); it may be
 /// left out. A callback that throws is the host's bug and does not end the call.
 pub(crate) struct Callback<T>(Option<Function>, std::marker::PhantomData<T>);
@@ -162,7 +177,7 @@ macro_rules! plain_out {
         }
     )*};
 }
-plain_out!(String => "string", usize => "number", bool => "boolean");
+plain_out!(String => "string", usize => "number", u32 => "number", bool => "boolean");
 
 impl IntoJs for () {
     fn into_js(self) -> Result<JsValue, JsValue> {
@@ -276,7 +291,10 @@ pub(crate) fn declaration(methods: &[Method]) -> String {
         .flat_map(|m| m.params.iter().map(|(_, ts, _)| ts.as_str()).chain([m.returns.as_str()]));
     for ts in types {
         for word in ts.split(|c: char| !c.is_ascii_alphanumeric()) {
-            if word.starts_with(|c: char| c.is_ascii_uppercase()) {
+            // JavaScript's own types are not the protocol's.
+            if word.starts_with(|c: char| c.is_ascii_uppercase())
+                && !["Uint8Array", "Promise"].contains(&word)
+            {
                 names.insert(word);
             }
         }

@@ -6,13 +6,13 @@
 //! gateway and differ only in how they move bytes. Nothing here reads a credential: the guard sees
 //! the gateway's own token, the decision the body and the session header.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::decide::{Decision, Gateway, GatewayConfig};
 use super::dialect::Dialect;
 use super::guard::Guard;
 use super::http::{COUNT_TOKENS, NOT_FOUND, Route, Wire, error_body, may_be_too_long, route, says_too_long};
-use super::stats::GatewayUsage;
+use super::stats::{GatewayReport, GatewayUsage, ReportConfig};
 use super::summaries::SummaryJob;
 
 /// Why a request went out as the client sent it.
@@ -185,7 +185,10 @@ impl HostGateway {
             Route::Health if get => {
                 Routed::Answer { status: 200, body: json!({ "status": "ok" }).to_string() }
             }
-            Route::Stats if get => Routed::Answer { status: 200, body: self.stats().to_string() },
+            Route::Stats if get => {
+                let body = serde_json::to_string(&self.report()).expect("the report serializes");
+                Routed::Answer { status: 200, body }
+            }
             Route::Health | Route::Stats => {
                 Routed::Answer { status: 405, body: error_body(None, 405, "use GET") }
             }
@@ -277,25 +280,21 @@ impl HostGateway {
 
     /// The statistics (`GET /stats`): the core's (the configuration, the totals, each session's
     /// counts) and the host's (requests passed through, failures).
-    pub fn stats(&self) -> Value {
+    pub fn report(&self) -> GatewayReport {
         let config = self.gateway.config();
-        let mut out = serde_json::to_value(self.gateway.stats()).expect("statistics serialize");
-        if let Some(o) = out.as_object_mut() {
-            o.insert(
-                "config".into(),
-                json!({
-                    "provider": config.provider,
-                    "threshold": config.threshold,
-                    "windows": config.windows,
-                    "observe": config.observe,
-                }),
-            );
-            o.insert("summaries_pending".into(), self.gateway.summaries_pending().into());
-            o.insert("passed_through".into(), self.passed_through.into());
-            o.insert("failed_open".into(), self.failed_open.into());
-            o.insert("last_failed_open".into(), self.last_failed_open.clone().into());
+        GatewayReport {
+            stats: self.gateway.stats(),
+            config: ReportConfig {
+                provider: config.provider.clone(),
+                threshold: config.threshold,
+                windows: config.windows.clone(),
+                observe: config.observe,
+            },
+            summaries_pending: self.gateway.summaries_pending(),
+            passed_through: self.passed_through,
+            failed_open: self.failed_open,
+            last_failed_open: self.last_failed_open.clone(),
         }
-        out
     }
 
     /// Writes the state to persist (see [`Gateway::save_to`]).

@@ -54,7 +54,7 @@ pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use setup::{SetupClient, setup_text};
 pub use state::STATE_VERSION;
-pub use stats::{GatewayStats, GatewayUsage, SessionStats};
+pub use stats::{GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats};
 pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
 pub use usage::{MAX_JSON_COPY, UsageReader};
 pub use windows::{DEFAULT_WINDOW, input_price, prices_per_mtok, window_for};

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// Usage the host read from the upstream's answer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GatewayUsage {
     /// Input tokens billed at the full price.
     pub input: u64,
@@ -20,7 +20,7 @@ pub struct GatewayUsage {
 }
 
 /// One session's figures (or the sum over every session, forgotten ones included).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct SessionStats {
     /// The model of the latest request.
@@ -85,7 +85,7 @@ impl SessionStats {
 }
 
 /// The gateway's report (`GET /stats`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GatewayStats {
     /// Whether the gateway only observes.
     pub observe: bool,
@@ -93,4 +93,36 @@ pub struct GatewayStats {
     pub totals: SessionStats,
     /// The sessions held, by name.
     pub sessions: BTreeMap<String, SessionStats>,
+}
+
+/// The configuration as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReportConfig {
+    /// The condensation provider.
+    pub provider: String,
+    /// The threshold, a share of the window (0.1 to 0.99).
+    pub threshold: f64,
+    /// The operator's windows, by model prefix.
+    pub windows: BTreeMap<String, usize>,
+    /// Whether the gateway only observes.
+    pub observe: bool,
+}
+
+/// What a host reports (`GET /stats`, the extension's Gateway view): the core's figures, the
+/// configuration, and the host's counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GatewayReport {
+    /// The core's figures.
+    #[serde(flatten)]
+    pub stats: GatewayStats,
+    /// The configuration in use.
+    pub config: ReportConfig,
+    /// Summaries queued or being written.
+    pub summaries_pending: usize,
+    /// Requests under the prefixes that were not conversations.
+    pub passed_through: u64,
+    /// Requests forwarded untouched because the core could not read them (fail open).
+    pub failed_open: u64,
+    /// Why, the last time.
+    pub last_failed_open: Option<String>,
 }

@@ -1,0 +1,156 @@
+//! The extension's gateway calls (issue 28): what `CondenseEngine`'s `gateway*` methods take and
+//! answer. The host (Node's `http` in the extension host) moves bytes; every decision is the
+//! core's `HostGateway`, as in `condense gateway`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How the extension starts its gateway, from its `contextCondenser.gateway.*` settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayStart {
+    /// The port it listens on, on 127.0.0.1 (0 until bound: `gatewayBound` gives it).
+    pub port: u16,
+    /// The condensation provider (`smart`).
+    pub provider: String,
+    /// The threshold, in percent of the model's window.
+    pub threshold_percent: u8,
+    /// Context windows by model id or prefix, over the core's table.
+    #[serde(default)]
+    pub windows: BTreeMap<String, usize>,
+    /// Forward every request untouched and record what would have been done.
+    #[serde(default)]
+    pub observe: bool,
+    /// The Anthropic API's URL.
+    pub anthropic_upstream: String,
+    /// The OpenAI API's URL.
+    pub openai_upstream: String,
+    /// The state it saved last time, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+/// What starting said.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayStarted {
+    /// The upstreams' origins, as the routes use them.
+    pub anthropic: String,
+    pub openai: String,
+    /// Why the saved state was not used, if it was not.
+    pub state_refused: Option<String>,
+}
+
+/// A request's head, as the host received it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayHead {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// The path and query.
+    pub path: String,
+    /// The `Host`, `Origin` and gateway-token headers, if sent.
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub origin: Option<String>,
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GatewayRouted {
+    /// Answer at once with this status and JSON body.
+    Answer { status: u16, body: String },
+    /// Read the body (at most `max_body_bytes`) and call `gatewayRequest`.
+    Upstream {
+        /// `anthropic` or `openai`.
+        wire: String,
+        /// The upstream URL.
+        url: String,
+        /// The path after the route's prefix (what the core reads).
+        path: String,
+        /// The largest body the gateway reads.
+        max_body_bytes: u64,
+        /// The answer when the body is larger (413 in the route's error shape).
+        too_large: String,
+    },
+}
+
+/// A request to forward, its body passed beside it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayRequest {
+    pub method: String,
+    /// The upstream path (from `GatewayRouted::Upstream`).
+    pub path: String,
+    /// `anthropic` or `openai`.
+    pub wire: String,
+    /// The `x-context-condenser-session` header, if sent.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The `User-Agent` header, if sent.
+    #[serde(default)]
+    pub user_agent: Option<String>,
+    /// The client's headers, as received (names lower-case).
+    pub headers: Vec<(String, String)>,
+}
+
+/// What to send upstream, or to answer at once.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayForward {
+    /// Answer with this JSON body (status 200) instead of forwarding: a token count.
+    pub answer: Option<String>,
+    /// The headers to send upstream.
+    pub headers: Vec<(String, String)>,
+    /// The body to send when the gateway rewrote it (UTF-8 JSON); absent: the client's bytes.
+    pub body: Option<String>,
+    /// The session, when the request was one.
+    pub session: Option<String>,
+    /// What the log says went out.
+    pub log: String,
+}
+
+/// An upstream's answer as received, before its body.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayAnswer {
+    /// The session of the request it answers, if it was one.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Its headers (names lower-case).
+    pub headers: Vec<(String, String)>,
+}
+
+/// An answer from the upstream, before its body.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayAnswerHead {
+    /// The headers to pass to the client.
+    pub headers: Vec<(String, String)>,
+    /// The usage reader to feed the body to (`gatewayAnswerChunk`), for a session's answer.
+    pub reader: Option<u32>,
+}
+
+/// One client the setup is written for.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewaySetup {
+    /// `claude-code`, `codex`, `cline`, `roo`, `continue`, `openai`, `anthropic`.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Where the lines go.
+    pub place: String,
+    /// The lines to copy.
+    pub lines: String,
+}
+
+/// A condensation undone.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayUndone {
+    /// The original messages it had replaced.
+    pub start: usize,
+    pub end: usize,
+}

@@ -1,0 +1,352 @@
+//! `CondenseEngine`'s gateway (issue 28): the core's `HostGateway`, held by the engine, for the
+//! extension host's HTTP server. The host receives a request, asks where it goes
+//! (`gatewayRoute`), reads its body, asks what to send (`gatewayRequest`), sends it with its own
+//! fetch, feeds the answer's bytes to a usage reader as they pass (`gatewayAnswer`,
+//! `gatewayAnswerChunk`, `gatewayAnswerEnd`), and retries once after "prompt too long"
+//! (`gatewayTooLong`). The rest is the Gateway view's: the report, a session's condensations, and
+//! the per-session controls. Nothing here sees the client's credentials but as headers passed
+//! through the core's filter.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use condense_core::ErrorKind;
+use condense_core::gateway::{
+    CONVERSATION_ACCEPT_ENCODING, GatewayConfig, GatewayPreview, GatewayReport, GatewaySessionView, Guard,
+    HostGateway, MAX_BODY_BYTES, Outgoing, Routed, SetupClient, UsageReader, Wire, connection_named,
+    error_body, forwards_answer, forwards_upstream, upstream_origin,
+};
+use condense_protocol::gateway::{
+    GatewayAnswer, GatewayAnswerHead, GatewayForward, GatewayHead, GatewayRequest, GatewayRouted,
+    GatewaySetup, GatewayStart, GatewayStarted, GatewayUndone,
+};
+use wasm_bindgen::prelude::*;
+
+use crate::convert::error;
+use crate::engine::{CondenseEngine, Inner};
+use crate::surface::{Bytes, engine_api};
+
+crate::surface::data!(
+    GatewayStart,
+    GatewayStarted,
+    GatewayHead,
+    GatewayRouted,
+    GatewayRequest,
+    GatewayForward,
+    GatewayAnswer,
+    GatewayAnswerHead,
+    GatewaySetup,
+    GatewayUndone,
+    GatewayReport,
+    GatewaySessionView,
+    GatewayPreview
+);
+
+/// The running gateway and the usage readers of the answers passing through it.
+pub(crate) struct RunningGateway {
+    host: HostGateway,
+    readers: HashMap<u32, (String, UsageReader)>,
+    next_reader: u32,
+}
+
+engine_api! {
+    /// Starts the gateway (a running one is replaced), restoring `options.state` when it is a
+    /// state this gateway can read; why not otherwise.
+    sync fn gatewayStart = gateway_start(options: GatewayStart) -> GatewayStarted;
+
+    /// Stops the gateway: its sessions are dropped (save them first).
+    sync fn gatewayStop = gateway_stop() -> ();
+
+    /// The port the host's server bound, which the guard takes as the gateway's own.
+    sync fn gatewayBound = gateway_bound(port: f64) -> ();
+
+    /// Where a request goes: answered at once (health, statistics, a refusal, not found) or
+    /// upstream.
+    sync fn gatewayRoute = gateway_route(head: GatewayHead) -> GatewayRouted;
+
+    /// What to send upstream for a request routed there, given its whole body: the headers,
+    /// the body when rewritten, or an answer at once (a token count).
+    sync fn gatewayRequest = gateway_request(request: GatewayRequest, body: Bytes) -> GatewayForward;
+
+    /// The upstream answered `status` with `answer` before any byte reached the client: the
+    /// body to retry with once when it says the prompt is too long.
+    sync fn gatewayTooLong = gateway_too_long(session: String, status: f64, answer: Bytes, client_body: Bytes) -> Option<String>;
+
+    /// An upstream's answer arrived: the headers to pass on, and a usage reader for its body.
+    sync fn gatewayAnswer = gateway_answer(answer: GatewayAnswer) -> GatewayAnswerHead;
+
+    /// A chunk of an answer's body, after it was passed on.
+    sync fn gatewayAnswerChunk = gateway_answer_chunk(reader: f64, chunk: Bytes) -> ();
+
+    /// The answer ended (or was cut off): its usage is counted.
+    sync fn gatewayAnswerEnd = gateway_answer_end(reader: f64) -> ();
+
+    /// The figures: per session and in total, the configuration, the host's counts.
+    sync fn gatewayReport = gateway_report() -> GatewayReport;
+
+    /// A session's window and condensations.
+    sync fn gatewaySession = gateway_session(session: String) -> GatewaySessionView;
+
+    /// What the session's next condensation would be if made now.
+    sync fn gatewayPreview = gateway_preview(session: String) -> GatewayPreview;
+
+    /// Condenses the session's next request, threshold or not.
+    sync fn gatewayCondenseNext = gateway_condense_next(session: String) -> ();
+
+    /// Pauses the session (forwarded untouched) or resumes it.
+    sync fn gatewayPause = gateway_pause(session: String, paused: bool) -> ();
+
+    /// Undoes the session's latest condensation: its next request goes out without it.
+    sync fn gatewayUndo = gateway_undo(session: String) -> GatewayUndone;
+
+    /// The state to save (JSON), to pass back as `GatewayStart.state`.
+    sync fn gatewaySave = gateway_save() -> String;
+
+    /// The gateway's own error for a route's API (`anthropic` or `openai`), as that API shapes
+    /// its errors: the JSON body.
+    sync fn gatewayErrorBody = gateway_error_body(wire: String, status: f64, message: String) -> String;
+
+    /// How to point each client at a gateway at `base` (`http://127.0.0.1:4141`).
+    sync fn gatewaySetup = gateway_setup(base: String) -> Vec<GatewaySetup>;
+}
+
+fn invalid(message: impl Into<String>) -> JsValue {
+    error(ErrorKind::InvalidInput, &message.into())
+}
+
+/// Runs `f` on the running gateway; an error when none runs.
+fn with<R>(
+    inner: &Rc<Inner>,
+    f: impl FnOnce(&mut RunningGateway) -> Result<R, JsValue>,
+) -> Result<R, JsValue> {
+    let mut slot = inner.gateway.borrow_mut();
+    let running = slot.as_mut().ok_or_else(|| invalid("the gateway is not running"))?;
+    f(running)
+}
+
+fn gateway_start(inner: &Rc<Inner>, options: GatewayStart) -> Result<GatewayStarted, JsValue> {
+    if options.provider != "smart" {
+        // The background summary needs a job runner with a model; this host has none yet.
+        return Err(invalid(format!(
+            "the extension's gateway condenses with smart; provider {:?} runs in `condense gateway`",
+            options.provider
+        )));
+    }
+    let anthropic = upstream_origin(&options.anthropic_upstream)
+        .map_err(|e| invalid(format!("anthropicUpstream: {e}")))?;
+    let openai =
+        upstream_origin(&options.openai_upstream).map_err(|e| invalid(format!("openaiUpstream: {e}")))?;
+    let config = GatewayConfig {
+        provider: options.provider,
+        threshold: f64::from(options.threshold_percent) / 100.0,
+        windows: options.windows,
+        observe: options.observe,
+        ..GatewayConfig::default()
+    };
+    let guard = Guard { bound: SocketAddr::from(([127, 0, 0, 1], options.port)), token: None };
+    let mut host = HostGateway::new(config, anthropic.clone(), openai.clone(), guard).map_err(invalid)?;
+    let state_refused = options.state.and_then(|state| host.load(state.as_bytes()).err());
+    *inner.gateway.borrow_mut() = Some(RunningGateway { host, readers: HashMap::new(), next_reader: 0 });
+    Ok(GatewayStarted { anthropic, openai, state_refused })
+}
+
+fn gateway_stop(inner: &Rc<Inner>) -> Result<(), JsValue> {
+    inner.gateway.borrow_mut().take();
+    Ok(())
+}
+
+fn gateway_bound(inner: &Rc<Inner>, port: f64) -> Result<(), JsValue> {
+    let port = u16::try_from(port as i64).map_err(|_| invalid("port must be 1 to 65535"))?;
+    with(inner, |g| {
+        g.host.bound(SocketAddr::from(([127, 0, 0, 1], port)));
+        Ok(())
+    })
+}
+
+fn wire_name(wire: Wire) -> &'static str {
+    match wire {
+        Wire::Anthropic => "anthropic",
+        Wire::OpenAi => "openai",
+    }
+}
+
+fn wire_of(name: &str) -> Result<Wire, JsValue> {
+    match name {
+        "anthropic" => Ok(Wire::Anthropic),
+        "openai" => Ok(Wire::OpenAi),
+        other => Err(invalid(format!("wire must be anthropic or openai, not {other:?}"))),
+    }
+}
+
+fn gateway_route(inner: &Rc<Inner>, head: GatewayHead) -> Result<GatewayRouted, JsValue> {
+    with(inner, |g| {
+        let token = head.token.as_deref().map(str::as_bytes);
+        Ok(
+            match g.host.route(&head.method, &head.path, head.host.as_deref(), head.origin.as_deref(), token)
+            {
+                Routed::Answer { status, body } => GatewayRouted::Answer { status, body },
+                Routed::Upstream { wire, url, path } => {
+                    let limit = MAX_BODY_BYTES >> 20;
+                    let too_large =
+                        error_body(Some(wire), 413, &format!("request bodies are limited to {limit} MB"));
+                    GatewayRouted::Upstream {
+                        wire: wire_name(wire).into(),
+                        url,
+                        path,
+                        max_body_bytes: MAX_BODY_BYTES,
+                        too_large,
+                    }
+                }
+            },
+        )
+    })
+}
+
+fn gateway_request(
+    inner: &Rc<Inner>,
+    request: GatewayRequest,
+    body: Bytes,
+) -> Result<GatewayForward, JsValue> {
+    let wire = wire_of(&request.wire)?;
+    with(inner, |g| {
+        let session = request.session.as_deref();
+        if let Some(answer) = g.host.count_tokens(wire, &request.method, &request.path, session, &body.0) {
+            let log = "counted as it will be forwarded".to_owned();
+            return Ok(GatewayForward {
+                answer: Some(answer),
+                headers: Vec::new(),
+                body: None,
+                session: None,
+                log,
+            });
+        }
+        let (outgoing, _jobs) =
+            g.host.decide(&request.method, &request.path, session, request.user_agent.as_deref(), &body.0);
+        let conversation = !matches!(
+            outgoing,
+            Outgoing::Client { reason: condense_core::gateway::Untouched::NotAConversation, .. }
+        );
+        let named = connection_named(
+            request.headers.iter().filter(|(n, _)| n == "connection").map(|(_, v)| v.as_str()),
+        );
+        let mut headers: Vec<(String, String)> = request
+            .headers
+            .into_iter()
+            .filter(|(name, _)| forwards_upstream(name, &named))
+            .filter(|(name, _)| !(conversation && name.eq_ignore_ascii_case("accept-encoding")))
+            .collect();
+        if conversation {
+            headers.push(("accept-encoding".into(), CONVERSATION_ACCEPT_ENCODING.into()));
+        }
+        let log = outgoing.describe();
+        let session = outgoing.session().map(str::to_owned);
+        let body = match outgoing {
+            Outgoing::Rewritten { body, .. } => Some(body),
+            Outgoing::Client { .. } => None,
+        };
+        Ok(GatewayForward { answer: None, headers, body, session, log })
+    })
+}
+
+fn gateway_too_long(
+    inner: &Rc<Inner>,
+    session: String,
+    status: f64,
+    answer: Bytes,
+    client_body: Bytes,
+) -> Result<Option<String>, JsValue> {
+    with(inner, |g| Ok(g.host.too_long(&session, status as u16, &answer.0, &client_body.0)))
+}
+
+fn gateway_answer(inner: &Rc<Inner>, answer: GatewayAnswer) -> Result<GatewayAnswerHead, JsValue> {
+    with(inner, |g| {
+        let named = connection_named(
+            answer.headers.iter().filter(|(n, _)| n == "connection").map(|(_, v)| v.as_str()),
+        );
+        let content_type = answer
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.clone());
+        let headers = answer.headers.into_iter().filter(|(name, _)| forwards_answer(name, &named)).collect();
+        let reader = answer.session.map(|session| {
+            let id = g.next_reader;
+            g.next_reader = g.next_reader.wrapping_add(1);
+            g.readers.insert(id, (session, UsageReader::new(content_type.as_deref().unwrap_or_default())));
+            id
+        });
+        Ok(GatewayAnswerHead { headers, reader })
+    })
+}
+
+fn gateway_answer_chunk(inner: &Rc<Inner>, reader: f64, chunk: Bytes) -> Result<(), JsValue> {
+    with(inner, |g| {
+        if let Some((_, r)) = g.readers.get_mut(&(reader as u32)) {
+            r.feed(&chunk.0);
+        }
+        Ok(())
+    })
+}
+
+fn gateway_answer_end(inner: &Rc<Inner>, reader: f64) -> Result<(), JsValue> {
+    with(inner, |g| {
+        if let Some((session, r)) = g.readers.remove(&(reader as u32))
+            && let Some(usage) = r.finish()
+        {
+            g.host.usage(&session, usage);
+        }
+        Ok(())
+    })
+}
+
+fn gateway_report(inner: &Rc<Inner>) -> Result<GatewayReport, JsValue> {
+    with(inner, |g| Ok(g.host.report()))
+}
+
+fn gateway_session(inner: &Rc<Inner>, session: String) -> Result<GatewaySessionView, JsValue> {
+    with(inner, |g| g.host.gateway().session_view(&session).map_err(invalid))
+}
+
+fn gateway_preview(inner: &Rc<Inner>, session: String) -> Result<GatewayPreview, JsValue> {
+    with(inner, |g| g.host.gateway().preview(&session).map_err(invalid))
+}
+
+fn gateway_condense_next(inner: &Rc<Inner>, session: String) -> Result<(), JsValue> {
+    with(inner, |g| g.host.gateway().condense_next(&session).map_err(invalid))
+}
+
+fn gateway_pause(inner: &Rc<Inner>, session: String, paused: bool) -> Result<(), JsValue> {
+    with(inner, |g| g.host.gateway().pause(&session, paused).map_err(invalid))
+}
+
+fn gateway_undo(inner: &Rc<Inner>, session: String) -> Result<GatewayUndone, JsValue> {
+    with(inner, |g| {
+        let range = g.host.gateway().undo_last(&session).map_err(invalid)?;
+        Ok(GatewayUndone { start: range.start, end: range.end })
+    })
+}
+
+fn gateway_save(inner: &Rc<Inner>) -> Result<String, JsValue> {
+    with(inner, |g| {
+        let mut out = Vec::new();
+        g.host.save_to(&mut out).map_err(|e| error(ErrorKind::Internal, &e.to_string()))?;
+        String::from_utf8(out).map_err(|e| error(ErrorKind::Internal, &e.to_string()))
+    })
+}
+
+fn gateway_setup(_: &Rc<Inner>, base: String) -> Result<Vec<GatewaySetup>, JsValue> {
+    Ok(SetupClient::ALL
+        .into_iter()
+        .map(|c| GatewaySetup {
+            id: c.id().into(),
+            name: c.name().into(),
+            place: c.place().into(),
+            lines: c.lines(&base, false),
+        })
+        .collect())
+}
+
+fn gateway_error_body(_: &Rc<Inner>, wire: String, status: f64, message: String) -> Result<String, JsValue> {
+    Ok(error_body(Some(wire_of(&wire)?), status as u16, &message))
+}

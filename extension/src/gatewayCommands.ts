@@ -1,0 +1,185 @@
+// The gateway as VS Code shows it (issue 28): the `contextCondenser.gateway.*` settings, the
+// commands Start Gateway, Stop Gateway and Copy Gateway Setup…, the status bar item, and the
+// state kept in the extension's global storage (0600, written whole), as the chats are. The
+// server itself is gateway.ts; every decision is the core's.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { GatewayReport } from "@context-condenser/protocol";
+import type { CondenseEngine } from "../wasm/condense_wasm";
+import { configuration } from "./config";
+import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
+import * as notify from "./notify";
+
+export const DEFAULT_PORT = 4141;
+/** How often the status bar reads the figures while the gateway runs. */
+const STATUS_EVERY_MS = 2_000;
+
+/** The gateway's settings, as the extension may use them (a workspace not trusted cannot set
+ *  where requests go, nor open a port). */
+export function gatewayOptions(): GatewayOptions & { enabled: boolean } {
+  const get = configuration().get;
+  const windows = get("gateway.windows");
+  return {
+    enabled: get("gateway.enabled") === true,
+    port: Number(get("gateway.port") ?? DEFAULT_PORT),
+    provider: String(get("gateway.provider") ?? "smart"),
+    thresholdPercent: Number(get("gateway.threshold") ?? 80),
+    windows: windows && typeof windows === "object" ? (windows as Record<string, number>) : {},
+    observe: get("gateway.observe") === true,
+    anthropicUpstream: String(get("gateway.anthropicUpstream") ?? "https://api.anthropic.com"),
+    openaiUpstream: String(get("gateway.openaiUpstream") ?? "https://api.openai.com"),
+  };
+}
+
+/** Writes `text` to `file` whole or not at all, readable by the user alone. */
+function writePrivate(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, text, { mode: 0o600 });
+  fs.renameSync(temporary, file);
+}
+
+/** One line of figures for the status bar's tooltip and the view. */
+export function summaryLine(report: GatewayReport): string {
+  const sessions = Object.keys(report.sessions).length;
+  const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
+  const money = report.totals.cost_saved_usd > 0 ? ` (≈$${report.totals.cost_saved_usd.toFixed(2)})` : "";
+  return `${sessions} session${sessions === 1 ? "" : "s"}, ${report.totals.condensations} condensation${report.totals.condensations === 1 ? "" : "s"}, ${saved.toLocaleString("en-US")} tokens not sent${money}`;
+}
+
+export class GatewayController implements vscode.Disposable {
+  private server: GatewayServer | undefined;
+  private engine: CondenseEngine | undefined;
+  private readonly status: vscode.StatusBarItem;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly changedEmitter = new vscode.EventEmitter<void>();
+  /** Fired when the gateway starts, stops, or its figures may have changed. */
+  readonly onDidChange = this.changedEmitter.event;
+
+  constructor(
+    private readonly newEngine: () => CondenseEngine,
+    private readonly storageDir: string,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.status = vscode.window.createStatusBarItem("contextCondenser.gateway", vscode.StatusBarAlignment.Right, 99);
+    this.status.name = "Context Condenser Gateway";
+    this.status.command = "contextCondenser.copyGatewaySetup";
+  }
+
+  private get stateFile(): string {
+    return path.join(this.storageDir, "gateway", "state.json");
+  }
+
+  /** The running gateway's engine (the view reads and controls sessions through it). */
+  get running(): { engine: CondenseEngine; port: number } | undefined {
+    return this.server && this.engine ? { engine: this.engine, port: this.server.port } : undefined;
+  }
+
+  /** Starts the gateway with the settings (on `port` when given). A port in use says so and
+   *  offers a free one. */
+  async start(port?: number): Promise<boolean> {
+    await this.stop();
+    const options = { ...gatewayOptions(), ...(port === undefined ? {} : { port }) };
+    let state: string | undefined;
+    try {
+      state = fs.readFileSync(this.stateFile, "utf8");
+    } catch {
+      state = undefined;
+    }
+    const engine = this.newEngine();
+    const server = new GatewayServer(engine, {
+      log: (line) => this.log.info(line),
+      save: (text) => {
+        try {
+          writePrivate(this.stateFile, text);
+        } catch (e) {
+          this.log.warn(`gateway: cannot write ${this.stateFile}: ${(e as Error).message}`);
+        }
+        this.changedEmitter.fire();
+      },
+    });
+    try {
+      const started = await server.start(options, state);
+      if (started.stateRefused) this.log.warn(`gateway: starting afresh; the saved state was ignored: ${started.stateRefused}`);
+      this.server = server;
+      this.engine = engine;
+      this.log.info(`gateway: listening on http://127.0.0.1:${started.port} (${options.observe ? "observe mode" : options.provider})`);
+      this.timer = setInterval(() => this.refresh(), STATUS_EVERY_MS);
+      this.refresh();
+      this.changedEmitter.fire();
+      return true;
+    } catch (e) {
+      engine.free();
+      if (e instanceof PortInUse) {
+        const other = "Use a Free Port";
+        const pick = await notify.warn(`Context Condenser Gateway: port ${e.port} is in use by another program.`, other);
+        if (pick === other) return this.start(0);
+        return false;
+      }
+      void notify.error(`Context Condenser Gateway did not start: ${(e as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Stops the gateway: the port closes and the state is saved. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    const server = this.server;
+    this.server = undefined;
+    if (server) {
+      await server.stop();
+      this.log.info("gateway: stopped");
+    }
+    this.engine?.free();
+    this.engine = undefined;
+    this.status.hide();
+    this.changedEmitter.fire();
+  }
+
+  /** Shows the gateway's state and the live sessions' saving. */
+  refresh(): void {
+    const running = this.running;
+    if (!running) {
+      this.status.hide();
+      return;
+    }
+    const report = running.engine.gatewayReport();
+    const sessions = Object.keys(report.sessions).length;
+    this.status.text = `$(radio-tower) Gateway :${running.port}${sessions ? ` · ${sessions}` : ""}`;
+    this.status.tooltip = `Context Condenser Gateway on 127.0.0.1:${running.port}${report.config.observe ? " (observe mode)" : ""}: ${summaryLine(report)}. Click to copy the setup for an agent.`;
+    this.status.show();
+    this.changedEmitter.fire();
+  }
+
+  /** A quick pick of the clients, copying the chosen one's lines with the port filled in. */
+  async copySetup(): Promise<void> {
+    const port = this.running?.port ?? gatewayOptions().port;
+    const engine = this.running?.engine ?? this.newEngine();
+    const setups = engine.gatewaySetup(`http://127.0.0.1:${port}`);
+    if (!this.running) engine.free();
+    const pick = await vscode.window.showQuickPick(
+      setups.map((s) => ({ label: s.name, description: s.place, detail: s.lines.split("\n")[0], setup: s })),
+      { title: "Copy Gateway Setup", placeHolder: "The agent to point at the gateway" },
+    );
+    if (!pick) return;
+    await vscode.env.clipboard.writeText(pick.setup.lines);
+    const note = this.running ? "" : " The gateway is not running: start it with Context Condenser: Start Gateway.";
+    void notify.info(`Copied the setup for ${pick.setup.name}.${note}`);
+  }
+
+  /** Follows the settings: starts or stops with `gateway.enabled`, restarts on another change. */
+  async settingsChanged(): Promise<void> {
+    const enabled = gatewayOptions().enabled;
+    if (enabled) await this.start();
+    else if (this.running) await this.stop();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.status.dispose();
+    this.changedEmitter.dispose();
+  }
+}

@@ -1,0 +1,324 @@
+// The extension's gateway (issue 28) with the real core (wasm) and real servers on 127.0.0.1:
+// Node's `http` server of gateway.ts in front of the fixture LLM server, and `condense gateway`
+// (the CLI host) beside it for the golden test: the same recorded request sequences, sent through
+// each host, reach the upstream as the same bytes.
+import * as http from "node:http";
+import * as net from "node:net";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { GatewayServer, PortInUse } from "../src/gateway";
+import { newTestEngine } from "./core";
+// @ts-expect-error: plain JavaScript test helpers, shared with the Node suites.
+import { startFixtureLlm } from "../../tests/js/servers.mjs";
+// @ts-expect-error: as above.
+import { condenseBin, startGateway } from "../../tests/agents/clients.mjs";
+
+const KEY = "sk-ant-gateway-vitest-NEVER-STORED";
+const TASK = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
+const SMALL = "tiny-model";
+
+interface Fixture {
+  origin: string;
+  requests(): Promise<{ path: string; headers: Record<string, string>; body: unknown }[]>;
+  clearRequests(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The raw bytes of every request the fixture received, in order. */
+async function rawRequests(llm: Fixture): Promise<string[]> {
+  const all = await llm.requests();
+  return Promise.all(all.map(async (_, i) => (await fetch(`${llm.origin}/requests/${i}/raw`)).text()));
+}
+
+function file(round: number): string {
+  let text = "";
+  for (let i = 0; i < 20; i++) text += `${String(i).padStart(6)}\tlet value_${round}_${i} = compute(&input, ${i}); // step ${i} of module ${round}\n`;
+  return text;
+}
+
+/** Claude Code–shaped Anthropic bodies of 1..rounds tool rounds, for model `model`. */
+function anthropicSession(rounds: number, model = SMALL): string[] {
+  const messages: unknown[] = [{ role: "user", content: [{ type: "text", text: TASK, cache_control: { type: "ephemeral" } }] }];
+  const bodies: string[] = [];
+  for (let k = 0; k < rounds; k++) {
+    const id = `toolu_${String(k).padStart(4, "0")}`;
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/module_${k}.rs` } }] });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: file(k) }] });
+    bodies.push(JSON.stringify({ model, max_tokens: 64, stream: true, system: [{ type: "text", text: "You are a coding agent." }], messages, metadata: { user_id: "user_x_account__session_5e551011-aaaa-bbbb-cccc-000000000001" } }));
+  }
+  return bodies;
+}
+
+/** Codex-shaped Responses bodies. */
+function responsesSession(rounds: number): string[] {
+  const input: unknown[] = [{ type: "message", role: "user", content: [{ type: "input_text", text: TASK }] }];
+  const bodies: string[] = [];
+  for (let k = 0; k < rounds; k++) {
+    input.push({ type: "reasoning", summary: [], content: null, encrypted_content: `gAAAA${k}==` });
+    input.push({ type: "function_call", name: "shell", arguments: JSON.stringify({ command: ["cat", `src/module_${k}.rs`] }), call_id: `call_${k}` });
+    input.push({ type: "function_call_output", call_id: `call_${k}`, output: file(k) });
+    bodies.push(JSON.stringify({ model: SMALL, instructions: "You are Codex.", input, stream: true, store: false, prompt_cache_key: "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" }));
+  }
+  return bodies;
+}
+
+/** Cline-shaped Chat Completions bodies. */
+function chatSession(rounds: number): string[] {
+  const messages: unknown[] = [
+    { role: "system", content: "You are Cline." },
+    { role: "user", content: `<task>\n${TASK}\n</task>` },
+  ];
+  const bodies: string[] = [];
+  for (let k = 0; k < rounds; k++) {
+    messages.push({ role: "assistant", content: null, tool_calls: [{ id: `call_${k}`, type: "function", function: { name: "read_files", arguments: JSON.stringify({ paths: [`src/module_${k}.rs`] }) } }] });
+    messages.push({ role: "tool", tool_call_id: `call_${k}`, content: file(k) });
+    bodies.push(JSON.stringify({ model: SMALL, messages, stream: true, stream_options: { include_usage: true } }));
+  }
+  return bodies;
+}
+
+const SEQUENCES: { name: string; path: string; headers: Record<string, string>; bodies: string[] }[] = [
+  { name: "Anthropic Messages", path: "/anthropic/v1/messages?beta=true", headers: { "x-api-key": KEY, "anthropic-version": "2023-06-01", "user-agent": "claude-cli/2.1.332 (external, cli)" }, bodies: anthropicSession(24) },
+  { name: "OpenAI Responses", path: "/openai/v1/responses", headers: { authorization: `Bearer ${KEY}`, "user-agent": "codex_exec/0.169.0" }, bodies: responsesSession(16) },
+  { name: "OpenAI Chat Completions", path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}`, "x-context-condenser-session": "cline-1" }, bodies: chatSession(24) },
+];
+
+async function post(origin: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+  const r = await fetch(`${origin}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  return { status: r.status, text: await r.text() };
+}
+
+/** A request with a Host header of our choosing (fetch sets its own). */
+function getWithHost(port: number, path: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function connects(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+const logs: string[] = [];
+const saved: string[] = [];
+
+function nodeGateway() {
+  return new GatewayServer(newTestEngine(), { log: (l) => logs.push(l), save: (s) => saved.push(s) });
+}
+
+function options(llm: Fixture, window = 6000) {
+  return { port: 0, provider: "smart", thresholdPercent: 80, windows: { [SMALL]: window }, observe: false, anthropicUpstream: llm.origin, openaiUpstream: llm.origin };
+}
+
+describe("the extension's gateway", () => {
+  let llm: Fixture;
+  beforeAll(async () => {
+    llm = await startFixtureLlm({ apiKey: KEY });
+  });
+  afterAll(async () => {
+    await llm?.stop();
+  });
+
+  test("answers health and statistics, and refuses a Host that is not its own", async () => {
+    const gw = nodeGateway();
+    const { port } = await gw.start(options(llm));
+    try {
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(await health.json()).toEqual({ status: "ok" });
+      const stats = await (await fetch(`http://127.0.0.1:${port}/stats`)).json();
+      expect(stats.config.provider).toBe("smart");
+      expect(await getWithHost(port, "/healthz", "rebound.example:80")).toBe(403);
+      expect(await getWithHost(port, "/healthz", `localhost:${port}`)).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/nowhere`)).status).toBe(404);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test("forwards a session, streams its answers back, condenses it, counts its usage, and keeps no key", async () => {
+    await llm.clearRequests();
+    const gw = nodeGateway();
+    const { port } = await gw.start(options(llm));
+    const origin = `http://127.0.0.1:${port}`;
+    try {
+      const seq = SEQUENCES[0];
+      for (const body of seq.bodies.slice(0, 16)) {
+        const r = await post(origin, seq.path, seq.headers, body);
+        expect(r.status, r.text).toBe(200);
+        expect(r.text).toContain("event: message_stop");
+      }
+      const raw = await rawRequests(llm);
+      expect(raw).toHaveLength(16);
+      expect(raw[0]).toBe(seq.bodies[0]);
+      const condensed = raw.findIndex((r) => r.includes("[Context Condenser: the earlier conversation, condensed]"));
+      expect(condensed).toBeGreaterThan(0);
+      expect(raw.every((r) => r.includes(TASK))).toBe(true);
+      const recorded = await llm.requests();
+      expect(recorded[0].headers["x-api-key"]).toBe(KEY);
+      const report = await (await fetch(`${origin}/stats`)).json();
+      const [name, session] = Object.entries(report.sessions)[0] as [string, Record<string, number | string>];
+      expect(name.startsWith("claude-code:")).toBe(true);
+      expect(session.client).toBe("Claude Code");
+      expect(session.condensations).toBeGreaterThanOrEqual(1);
+      expect(Number(session.tokens_forwarded)).toBeLessThan(Number(session.tokens_client));
+      expect((session.usage as unknown as { output: number }).output).toBeGreaterThan(0);
+    } finally {
+      await gw.stop();
+    }
+    expect(saved.length).toBeGreaterThan(0);
+    expect(saved.some((s) => s.includes(KEY))).toBe(false);
+    expect(logs.some((l) => l.includes(KEY))).toBe(false);
+    expect(logs.some((l) => l.includes("condensed now"))).toBe(true);
+  });
+
+  test("a saved state comes back: the restarted gateway replays the same condensation", async () => {
+    await llm.clearRequests();
+    const seq = SEQUENCES[0];
+    const first = nodeGateway();
+    const a = await first.start(options(llm));
+    for (const body of seq.bodies.slice(0, 14)) await post(`http://127.0.0.1:${a.port}`, seq.path, seq.headers, body);
+    await first.stop();
+    const state = saved.at(-1);
+    const second = nodeGateway();
+    const b = await second.start(options(llm), state);
+    expect(b.stateRefused).toBeUndefined();
+    await post(`http://127.0.0.1:${b.port}`, seq.path, seq.headers, seq.bodies[14]);
+    await second.stop();
+    const raw = await rawRequests(llm);
+    const marker = (r: string) => JSON.parse(r).messages.filter((m: unknown) => JSON.stringify(m).includes("[Context Condenser")).map((m: unknown) => JSON.stringify(m));
+    expect(marker(raw[14]).length).toBeGreaterThan(0);
+    expect(marker(raw[14])).toEqual(marker(raw[13]));
+    const refused = nodeGateway();
+    const c = await refused.start(options(llm), state?.slice(0, state.length / 2));
+    expect(c.stateRefused).toMatch(/not readable/);
+    await refused.stop();
+  });
+
+  test("pause forwards the client's bytes; undo forwards the next request uncondensed", async () => {
+    await llm.clearRequests();
+    const engine = newTestEngine();
+    const gw = new GatewayServer(engine, { log: () => {}, save: () => {} });
+    const { port } = await gw.start(options(llm));
+    const origin = `http://127.0.0.1:${port}`;
+    const seq = SEQUENCES[0];
+    try {
+      for (const body of seq.bodies.slice(0, 14)) await post(origin, seq.path, seq.headers, body);
+      const name = Object.keys(engine.gatewayReport().sessions)[0];
+      expect(engine.gatewaySession(name).condensations.length).toBeGreaterThan(0);
+      const undone = [];
+      while (engine.gatewaySession(name).condensations.length) undone.push(engine.gatewayUndo(name));
+      expect(undone.length).toBeGreaterThan(0);
+      await post(origin, seq.path, seq.headers, seq.bodies[14]);
+      engine.gatewayPause(name, true);
+      await post(origin, seq.path, seq.headers, seq.bodies[15]);
+      const raw = await rawRequests(llm);
+      expect(raw[14]).toBe(seq.bodies[14]);
+      expect(raw[15]).toBe(seq.bodies[15]);
+      expect(engine.gatewayReport().sessions[name].paused).toBe(true);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test("prompt too long: condensed further and retried once", async () => {
+    await llm.clearRequests();
+    const gw = nodeGateway();
+    const { port } = await gw.start(options(llm, 1_000_000));
+    try {
+      const bodies = anthropicSession(12, "fault-overflow-above-6000");
+      const r = await post(`http://127.0.0.1:${port}`, "/anthropic/v1/messages", SEQUENCES[0].headers, bodies[11]);
+      expect(r.status, r.text).toBe(200);
+      const raw = await rawRequests(llm);
+      expect(raw).toHaveLength(2);
+      expect(raw[0]).toBe(bodies[11]);
+      expect(raw[1].length).toBeLessThan(raw[0].length);
+      expect(raw[1]).toContain(TASK);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test("a body above the core's limit is refused with 413; an upstream that is down is a 502", async () => {
+    const gw = nodeGateway();
+    const { port } = await gw.start({ ...options(llm), anthropicUpstream: "http://127.0.0.1:9" });
+    try {
+      // A body declared above the limit is refused before it is read.
+      const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request({ host: "127.0.0.1", port, path: "/anthropic/v1/messages", method: "POST", headers: { "content-length": String(300 << 20) } }, (res) => {
+          let body = "";
+          res.on("data", (c) => (body += c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("error", reject);
+        req.write("{");
+      });
+      expect(refused.status).toBe(413);
+      expect(JSON.parse(refused.body).error.type).toBe("request_too_large");
+      const down = await post(`http://127.0.0.1:${port}`, "/anthropic/v1/messages", SEQUENCES[0].headers, SEQUENCES[0].bodies[0]);
+      expect(down.status).toBe(502);
+      expect(JSON.parse(down.text).error.message).toContain("cannot be reached");
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test("stopping closes the port, and a port in use says so", async () => {
+    const gw = nodeGateway();
+    const { port } = await gw.start(options(llm));
+    expect(await connects(port)).toBe(true);
+    await gw.stop();
+    expect(await connects(port)).toBe(false);
+    const holder = net.createServer();
+    await new Promise<void>((r) => holder.listen(0, "127.0.0.1", () => r()));
+    const taken = (holder.address() as net.AddressInfo).port;
+    await expect(nodeGateway().start({ ...options(llm), port: taken })).rejects.toBeInstanceOf(PortInUse);
+    holder.close();
+  });
+
+  test("golden: the Node host and condense gateway forward the same bytes for the same requests", async () => {
+    const bin = condenseBin();
+    for (const seq of SEQUENCES) {
+      const forwarded: string[][] = [];
+      for (const host of ["node", "cli"]) {
+        await llm.clearRequests();
+        let origin: string;
+        let stop: () => Promise<unknown>;
+        if (host === "node") {
+          const gw = nodeGateway();
+          origin = `http://127.0.0.1:${(await gw.start(options(llm))).port}`;
+          stop = () => gw.stop();
+        } else {
+          const dir = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/gw-golden-`);
+          const gw = await startGateway(bin, ["--anthropic-upstream", llm.origin, "--openai-upstream", llm.origin, "--window", `${SMALL}=6000`, "--state-dir", dir]);
+          origin = gw.origin;
+          stop = () => gw.stop();
+        }
+        try {
+          for (const body of seq.bodies) {
+            const r = await post(origin, seq.path, seq.headers, body);
+            expect(r.status, `${host} ${seq.name}: ${r.text}`).toBe(200);
+          }
+        } finally {
+          await stop();
+        }
+        forwarded.push(await rawRequests(llm));
+      }
+      const [node, cli] = forwarded;
+      expect(node.length, seq.name).toBe(seq.bodies.length);
+      expect(node.some((r) => r.includes("[Context Condenser")), `${seq.name} condensed`).toBe(true);
+      expect(node, seq.name).toEqual(cli);
+    }
+  });
+});
+
