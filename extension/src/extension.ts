@@ -12,6 +12,7 @@ import { ChatStore } from "./chatStore";
 import { ChatView } from "./chatView";
 import { EngineHolder } from "./engineHolder";
 import { GatewayController, gatewayOptions } from "./gatewayCommands";
+import { GatewayView } from "./gatewayView";
 import { FileCommands } from "./fileCommands";
 import { HeldDocs } from "./heldTasks";
 import { ManualCommands } from "./manual";
@@ -81,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   const files = new FileCommands(holder, chat, secrets, report, docs);
   const manual = new ManualCommands(holder, files, chat, report);
   const gateway = new GatewayController(() => holder.gatewayEngine(), context.globalStorageUri.fsPath, log);
+  const gatewayView = new GatewayView(context.extensionUri, gateway, log);
   log.info(
     `Context Condenser ${context.extension.packageJSON.version} activated in ${(performance.now() - started).toFixed(1)} ms (engine loaded: ${holder.loaded}; its bundle started running ${(started - bundleStart).toFixed(1)} ms before)`,
   );
@@ -120,6 +122,8 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     vscode.commands.registerCommand("contextCondenser.showLog", () => log.show()),
     vscode.commands.registerCommand("contextCondenser.openSettings", () => settingsPanel.open()),
     gateway,
+    gatewayView,
+    vscode.window.registerWebviewViewProvider(GatewayView.id, gatewayView),
     vscode.commands.registerCommand("contextCondenser.startGateway", () => gateway.start()),
     vscode.commands.registerCommand("contextCondenser.stopGateway", () => gateway.stop()),
     vscode.commands.registerCommand("contextCondenser.copyGatewaySetup", () => gateway.copySetup()),

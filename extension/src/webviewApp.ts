@@ -11,7 +11,7 @@ import { webviewHtml } from "./webviewHtml";
 
 /** Loads the webview bundle (`webview/chat.js`, `chat.css`) into `webview` as the app `view`,
  *  under the strict CSP, with scripts on and nothing readable outside the bundle's folder. */
-export function loadApp(webview: vscode.Webview, extensionUri: vscode.Uri, view: "chat" | "settings", title: string): void {
+export function loadApp(webview: vscode.Webview, extensionUri: vscode.Uri, view: "chat" | "settings" | "gateway", title: string): void {
   const root = vscode.Uri.joinPath(extensionUri, "webview");
   webview.options = { enableScripts: true, localResourceRoots: [root] };
   webview.html = webviewHtml({

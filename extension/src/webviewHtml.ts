@@ -13,7 +13,7 @@ export interface PageInput {
   style: string;
   title: string;
   /** Which app the bundle renders: the chat view or the settings panel. */
-  view: "chat" | "settings";
+  view: "chat" | "settings" | "gateway";
   /** A fixed nonce, for tests; a fresh random one otherwise. */
   nonce?: string;
 }

@@ -920,11 +920,13 @@ export type GatewayAnswerHeadInput = z.input<typeof GatewayAnswerHead>;
 export const GatewayCondensation = z.deferred(() => z.object({
   /** One past the last. */
   end: z.number().int().gte(0),
+  /** The condensation as the chat's rows show one (provider, before → after, its text as the summary); the gateway does not time it. */
+  record: CondensationRecord,
   /** First original message it replaces. */
   start: z.number().int().gte(0),
   /** Whether an LLM summary was spliced over its ledger. */
   summary: z.boolean(),
-  /** The text the upstream sees in its place (the gateway's marker, a summary if any, the ledger). */
+  /** The text the upstream sees in its place (a summary if any, the ledger). */
   text: z.string(),
   /** Tokens of its message. */
   tokens_after: z.number().int().gte(0),
@@ -1185,6 +1187,78 @@ export const GatewayStarted = z.deferred(() => z.object({
 }));
 export type GatewayStarted = z.output<typeof GatewayStarted>;
 export type GatewayStartedInput = z.input<typeof GatewayStarted>;
+
+/** Gateway view → extension. */
+export const GatewayToHost = z.deferred(() => z.discriminatedUnion("type", [
+  /** The view is ready for its state. */
+  z.strictObject({
+    type: z.literal("ready"),
+  }),
+  /** Start the gateway. */
+  z.strictObject({
+    type: z.literal("start"),
+  }),
+  /** Stop the gateway. */
+  z.strictObject({
+    type: z.literal("stop"),
+  }),
+  /** Copy the setup for an agent (the quick pick). */
+  z.strictObject({
+    type: z.literal("copySetup"),
+  }),
+  /** Show what the session's next condensation would be. */
+  z.strictObject({
+    /** The session. */
+    session: z.string().min(1),
+    type: z.literal("preview"),
+  }),
+  /** Condense the session's next request. */
+  z.strictObject({
+    session: z.string().min(1),
+    type: z.literal("condenseNext"),
+  }),
+  /** Pause (true) or resume (false) the session. */
+  z.strictObject({
+    paused: z.boolean(),
+    session: z.string().min(1),
+    type: z.literal("pause"),
+  }),
+  /** Undo the session's latest condensation. */
+  z.strictObject({
+    session: z.string().min(1),
+    type: z.literal("undo"),
+  }),
+]));
+export type GatewayToHost = z.output<typeof GatewayToHost>;
+export type GatewayToHostInput = z.input<typeof GatewayToHost>;
+
+/** Extension → Gateway view. */
+export const GatewayToWebview = z.deferred(() => z.discriminatedUnion("type", [
+  /** Everything the view shows: sent on `ready`, and whenever the gateway starts, stops, or its figures change. */
+  z.object({
+    /** The port it listens on, while it runs. */
+    port: z.number().int().gte(0).nullable().optional(),
+    /** Its figures, while it runs (boxed so that the other messages stay small; the JSON is the same). */
+    report: GatewayReport.nullable().optional(),
+    /** Each session's window and condensations, while it runs. */
+    sessions: z.array(GatewaySessionView),
+    type: z.literal("state"),
+  }),
+  /** The next condensation a session would make, as asked. */
+  z.object({
+    /** What it would replace, and the ledger. */
+    preview: GatewayPreview,
+    type: z.literal("preview"),
+  }),
+  /** What was asked could not be done. */
+  z.object({
+    /** Why. */
+    message: z.string(),
+    type: z.literal("error"),
+  }),
+]));
+export type GatewayToWebview = z.output<typeof GatewayToWebview>;
+export type GatewayToWebviewInput = z.input<typeof GatewayToWebview>;
 
 /** A condensation undone. */
 export const GatewayUndone = z.deferred(() => z.object({

@@ -6,7 +6,7 @@
 // with an `error` message naming what was wrong.
 
 import type * as z from "./zod";
-import { SettingsToHost, SettingsToWebview, ToWebview } from "./generated";
+import { GatewayToHost, GatewayToWebview, SettingsToHost, SettingsToWebview, ToWebview } from "./generated";
 import { ChatViewToHost } from "./links";
 
 export * from "./generated";
@@ -39,6 +39,12 @@ export const parseSettingsToHost = (raw: unknown): Parsed<SettingsToHost> => par
 
 /** Checks a message that arrived at the settings panel. */
 export const parseSettingsToWebview = (raw: unknown): Parsed<SettingsToWebview> => parseWith(SettingsToWebview, raw);
+
+/** Checks a message that arrived at the extension from the Gateway view. */
+export const parseGatewayToHost = (raw: unknown): Parsed<GatewayToHost> => parseWith(GatewayToHost, raw);
+
+/** Checks a message that arrived at the Gateway view. */
+export const parseGatewayToWebview = (raw: unknown): Parsed<GatewayToWebview> => parseWith(GatewayToWebview, raw);
 
 /** A failure's kind, as a value the compiler checks exhaustively: call it in a switch's
  *  `default` over an `ErrorKind`, and a new kind fails the build until it is handled. */

@@ -28,6 +28,13 @@ export {
   type ToHost,
   type ChatViewToHost,
   type ToWebview,
+  // The gateway view.
+  parseGatewayToWebview,
+  type GatewayPreview,
+  type GatewayReport,
+  type GatewaySessionView,
+  type GatewayToHost,
+  type SessionStats,
   // The settings panel.
   parseSettingsToWebview,
   type AutoSettings,

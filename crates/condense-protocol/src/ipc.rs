@@ -502,3 +502,66 @@ pub enum SettingsToHost {
         message: String,
     },
 }
+
+/// Extension → Gateway view.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum GatewayToWebview {
+    /// Everything the view shows: sent on `ready`, and whenever the gateway starts, stops, or
+    /// its figures change.
+    State {
+        /// The port it listens on, while it runs.
+        port: Option<u16>,
+        /// Its figures, while it runs (boxed so that the other messages stay small; the JSON is
+        /// the same).
+        report: Option<Box<condense_core::gateway::GatewayReport>>,
+        /// Each session's window and condensations, while it runs.
+        sessions: Vec<condense_core::gateway::GatewaySessionView>,
+    },
+    /// The next condensation a session would make, as asked.
+    Preview {
+        /// What it would replace, and the ledger.
+        preview: condense_core::gateway::GatewayPreview,
+    },
+    /// What was asked could not be done.
+    Error {
+        /// Why.
+        message: String,
+    },
+}
+
+/// Gateway view → extension.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+pub enum GatewayToHost {
+    /// The view is ready for its state.
+    Ready,
+    /// Start the gateway.
+    Start,
+    /// Stop the gateway.
+    Stop,
+    /// Copy the setup for an agent (the quick pick).
+    CopySetup,
+    /// Show what the session's next condensation would be.
+    Preview {
+        /// The session.
+        #[schemars(length(min = 1))]
+        session: String,
+    },
+    /// Condense the session's next request.
+    CondenseNext {
+        #[schemars(length(min = 1))]
+        session: String,
+    },
+    /// Pause (true) or resume (false) the session.
+    Pause {
+        #[schemars(length(min = 1))]
+        session: String,
+        paused: bool,
+    },
+    /// Undo the session's latest condensation.
+    Undo {
+        #[schemars(length(min = 1))]
+        session: String,
+    },
+}

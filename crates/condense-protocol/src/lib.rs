@@ -115,6 +115,8 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         ipc::ToHost,
         ipc::SettingsToWebview,
         ipc::SettingsToHost,
+        ipc::GatewayToWebview,
+        ipc::GatewayToHost,
     );
     generator
         .take_definitions()

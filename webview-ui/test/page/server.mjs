@@ -2,7 +2,7 @@
 // writes — extension/src/webviewHtml.ts, compiled here with esbuild and called, so the page and
 // its strict CSP (sent as a header too) cannot drift from the extension's — with what VS Code adds
 // around a webview: its theme's variables from a stylesheet (light, dark or high contrast, by
-// ?theme=) and the body's theme class. It hosts the chat view or the settings panel (by ?view=).
+// ?theme=) and the body's theme class. It hosts the chat view, the settings panel or the Gateway view (by ?view=).
 
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -49,7 +49,8 @@ export async function startServer() {
     try {
       if (url.pathname === "/") {
         const theme = THEMES[url.searchParams.get("theme") ?? "dark"] ?? THEMES.dark;
-        const view = url.searchParams.get("view") === "settings" ? "settings" : "chat";
+        const asked = url.searchParams.get("view");
+        const view = asked === "settings" || asked === "gateway" ? asked : "chat";
         return send(200, "text/html; charset=utf-8", page(theme, view));
       }
       if (url.pathname === "/themes.css") return send(200, TYPES[".css"], await readFile(themes));

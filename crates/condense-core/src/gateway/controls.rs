@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::{CondensationRecord, CondenseReason};
+
 use super::decide::{Gateway, target};
 use super::freeze::replacement_text;
 use super::plan::{Ask, plan};
@@ -24,8 +26,11 @@ pub struct GatewayCondensation {
     pub tokens_after: usize,
     /// Whether an LLM summary was spliced over its ledger.
     pub summary: bool,
-    /// The text the upstream sees in its place (the gateway's marker, a summary if any, the ledger).
+    /// The text the upstream sees in its place (a summary if any, the ledger).
     pub text: String,
+    /// The condensation as the chat's rows show one (provider, before → after, its text as the
+    /// summary); the gateway does not time it.
+    pub record: CondensationRecord,
 }
 
 /// What the next condensation of a session would be, were it made now.
@@ -132,22 +137,42 @@ impl Gateway {
         let model = state.stats.model.clone();
         let counter = self.counters.for_model(&model);
         let dialect = held.dialect;
+        let provider = self.config.provider.clone();
         let condensations = held
             .frozen
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let tokens_before = held.originals[f.range.clone()]
                     .iter()
                     .map(|o| state.counts.tokens(dialect, o.hash, &o.text, counter))
                     .sum();
                 let text = replacement_text(&f.replacement);
+                let tokens_after = state.counts.tokens_of(dialect, &f.replacement, counter);
+                let summary = text.contains(super::summaries::SUMMARY_HEADING);
+                let record = CondensationRecord {
+                    condense_id: format!("g{}", i + 1),
+                    provider_id: if summary { "native".into() } else { provider.clone() },
+                    reason: CondenseReason::Threshold,
+                    automatic: true,
+                    tokens_before,
+                    tokens_after,
+                    cost: 0.0,
+                    time_ms: 0.0,
+                    summary: Some(text.clone()),
+                    at_ms: 0,
+                    passes: Vec::new(),
+                    retention: None,
+                    summary_truncated: false,
+                };
                 GatewayCondensation {
                     start: f.range.start,
                     end: f.range.end,
                     tokens_before,
-                    tokens_after: state.counts.tokens_of(dialect, &f.replacement, counter),
-                    summary: text.contains(super::summaries::SUMMARY_HEADING),
+                    tokens_after,
+                    summary,
                     text,
+                    record,
                 }
             })
             .collect();

@@ -158,8 +158,8 @@ pub fn replacement(dialect: Dialect, text: &str) -> String {
     message.to_string()
 }
 
-/// The text a replacing message carries (what [`replacement`] was given, after the marker line
-/// and the neutralising).
+/// The text a replacing message carries: what [`replacement`] was given (neutralised), without
+/// the marker line.
 pub(super) fn replacement_text(message: &str) -> String {
     let Ok(value) = serde_json::from_str::<Value>(message) else { return String::new() };
     let content = &value["content"];
@@ -168,7 +168,11 @@ pub(super) fn replacement_text(message: &str) -> String {
         Value::Array(parts) => parts.first().and_then(|p| p["text"].as_str()),
         _ => None,
     };
-    text.unwrap_or_default().to_owned()
+    let text = text.unwrap_or_default();
+    match text.split_once('\n') {
+        Some((first, rest)) if first.starts_with(MARKER) => rest.to_owned(),
+        _ => text.to_owned(),
+    }
 }
 
 impl Sessions {

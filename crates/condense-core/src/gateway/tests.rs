@@ -620,6 +620,7 @@ fn undo_forwards_the_next_request_uncondensed_once_and_condense_now_condenses_un
     let row = &view.condensations[0];
     assert!(row.tokens_before > row.tokens_after && !row.summary, "{row:?}");
     assert!(row.text.contains(&LATER[..40]), "the row shows the ledger");
+    assert!(!row.text.starts_with(MARKER) && row.record.summary.as_deref() == Some(row.text.as_str()));
     assert_eq!(view.window, 30_000);
     let undone = gw.undo_last(&name).unwrap();
     assert_eq!(undone, row.start..row.end);

@@ -1,0 +1,223 @@
+// The Gateway view: the gateway's state (start, stop, copy an agent's setup), then one row per live
+// session — its client, model, a meter of the tokens forwarded against the model's window (and what
+// the client sent), its requests, condensations, tokens and money saved, cache reads — which opens
+// on the session's condensations (drawn by the chat's own row) and its controls. Every message
+// that arrives is checked against the contract first; every figure is the core's.
+
+import { useEffect, useState } from "react";
+import type { Host } from "../host";
+import { CondensationRow } from "../components/CondensationRow";
+import { Visible } from "../components/Visible";
+import { tokens } from "../format";
+import {
+  parseGatewayToWebview,
+  type GatewayPreview,
+  type GatewayReport,
+  type GatewaySessionView,
+  type GatewayToHost,
+  type SessionStats,
+} from "../protocol";
+import "./gateway.css";
+
+interface State {
+  port: number | null;
+  report: GatewayReport | null;
+  sessions: GatewaySessionView[];
+}
+
+const clamp = (n: number) => Math.max(0, Math.min(100, n));
+
+const money = (usd: number) => (usd > 0 ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : "$0");
+
+/** One session's row: its figures, and opened, its condensations and controls. */
+function SessionRow({
+  name,
+  stats,
+  view,
+  threshold,
+  preview,
+  act,
+}: {
+  name: string;
+  stats: SessionStats;
+  view: GatewaySessionView | undefined;
+  threshold: number;
+  preview: GatewayPreview | null;
+  act: (message: GatewayToHost) => void;
+}) {
+  const [open, setOpen] = useState(false);
+  const win = view?.window ?? stats.window;
+  const percent = win > 0 ? (100 * stats.last_tokens_forwarded) / win : 0;
+  const clientPercent = win > 0 ? (100 * stats.last_tokens_client) / win : 0;
+  const saved = Math.max(0, stats.tokens_client - stats.tokens_forwarded);
+  const meterText = `${tokens(stats.last_tokens_forwarded)} / ${tokens(win)} tokens forwarded (${Math.round(percent)}%); the client sent ${tokens(stats.last_tokens_client)}`;
+  const condensations = view?.condensations ?? [];
+  return (
+    <li className="gw-session" data-testid="gateway-session" data-session={name} data-paused={String(stats.paused)}>
+      <button type="button" className="gw-session__head disclosure" aria-expanded={open} onClick={() => setOpen(!open)}>
+        <span className="disclosure__chevron" aria-hidden="true" />
+        <span className="gw-session__client" data-testid="gateway-client">
+          <Visible text={stats.client || "unknown client"} />
+        </span>
+        <span className="gw-session__model">
+          <Visible text={stats.model} />
+        </span>
+        {stats.paused && <span className="gw-badge">paused</span>}
+      </button>
+      <div className="meter" title={meterText}>
+        <span className="meter__text">{meterText}</span>
+        <div className="meter__bar" role="meter" aria-label="Context forwarded" aria-valuemin={0} aria-valuemax={100} aria-valuenow={clamp(percent)} aria-valuetext={meterText}>
+          <div className="gw-meter__client" style={{ width: `${clamp(clientPercent)}%` }} />
+          <div className="meter__fill" style={{ width: `${clamp(percent)}%` }} />
+          <div className="meter__threshold" style={{ left: `${clamp(threshold * 100)}%` }} aria-hidden="true" />
+        </div>
+      </div>
+      <p className="gw-session__figures" data-testid="gateway-figures">
+        <span>{stats.requests} requests</span>
+        <span data-testid="gateway-condensations">
+          {stats.condensations} condensation{stats.condensations === 1 ? "" : "s"}
+        </span>
+        <span data-testid="gateway-saved">{tokens(saved)} tokens not sent ({money(stats.cost_saved_usd)})</span>
+        <span>{tokens(stats.usage.cache_read)} cache reads</span>
+      </p>
+      {stats.note && (
+        <p className="gw-session__note">
+          <Visible text={stats.note} />
+        </p>
+      )}
+      {open && (
+        <div className="gw-session__body">
+          <div className="gw-session__actions">
+            <button type="button" className="button button--secondary button--small" data-testid="gateway-preview" onClick={() => act({ type: "preview", session: name })}>
+              Preview next condensation
+            </button>
+            <button type="button" className="button button--secondary button--small" data-testid="gateway-condense" onClick={() => act({ type: "condenseNext", session: name })}>
+              Condense now
+            </button>
+            <button type="button" className="button button--secondary button--small" data-testid="gateway-pause" onClick={() => act({ type: "pause", session: name, paused: !stats.paused })}>
+              {stats.paused ? "Resume" : "Pause"}
+            </button>
+            <button
+              type="button"
+              className="button button--secondary button--small"
+              data-testid="gateway-undo"
+              disabled={condensations.length === 0}
+              onClick={() => act({ type: "undo", session: name })}
+            >
+              Undo last condensation
+            </button>
+          </div>
+          {preview && (
+            <div className="gw-preview" data-testid="gateway-preview-result">
+              <p>
+                Next condensation: messages {preview.start}–{preview.end - 1}, {tokens(preview.tokens_before)} → {tokens(preview.tokens_after)} tokens. It applies when you choose Condense now.
+              </p>
+              <pre className="gw-preview__text">
+                <Visible text={preview.text} />
+              </pre>
+            </div>
+          )}
+          {condensations.length === 0 && <p className="gw-session__empty">No condensation yet: every request went out as the client sent it.</p>}
+          {condensations.map((c) => (
+            <CondensationRow key={c.record.condense_id} record={c.record} summary={c.text} hiddenCount={0} />
+          ))}
+        </div>
+      )}
+    </li>
+  );
+}
+
+export function GatewayApp({ host }: { host: Host<GatewayToHost> }) {
+  const [state, setState] = useState<State>({ port: null, report: null, sessions: [] });
+  const [previews, setPreviews] = useState<Record<string, GatewayPreview>>({});
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    const onMessage = (event: MessageEvent<unknown>) => {
+      const parsed = parseGatewayToWebview(event.data);
+      if (!parsed.ok) {
+        console.error(`Context Condenser gateway: ${parsed.error}`);
+        setError(parsed.error);
+        return;
+      }
+      const m = parsed.value;
+      if (m.type === "state") {
+        setState({ port: m.port ?? null, report: m.report ?? null, sessions: m.sessions });
+        setError(null);
+      } else if (m.type === "preview") {
+        setPreviews((p) => ({ ...p, [m.preview.session]: m.preview }));
+      } else {
+        setError(m.message);
+      }
+    };
+    window.addEventListener("message", onMessage);
+    host.post({ type: "ready" });
+    return () => window.removeEventListener("message", onMessage);
+  }, [host]);
+
+  const act = (message: GatewayToHost) => host.post(message);
+  const { port, report, sessions } = state;
+  const names = report ? Object.keys(report.sessions) : [];
+  return (
+    <main className="gateway" data-testid="gateway">
+      <header className="gateway__header">
+        <p className="gateway__status" data-testid="gateway-status">
+          {port !== null ? (
+            <>
+              Listening on <code>127.0.0.1:{port}</code>
+              {report?.config.observe ? " (observe mode: nothing is changed)" : ""}
+            </>
+          ) : (
+            "The gateway is stopped."
+          )}
+        </p>
+        <div className="gateway__actions">
+          {port !== null ? (
+            <button type="button" className="button button--secondary" data-testid="gateway-stop" onClick={() => act({ type: "stop" })}>
+              Stop Gateway
+            </button>
+          ) : (
+            <button type="button" className="button" data-testid="gateway-start" onClick={() => act({ type: "start" })}>
+              Start Gateway
+            </button>
+          )}
+          <button type="button" className="button button--secondary" data-testid="gateway-setup" onClick={() => act({ type: "copySetup" })}>
+            Copy Setup…
+          </button>
+        </div>
+        {report && (
+          <p className="gateway__totals" data-testid="gateway-totals">
+            {names.length} session{names.length === 1 ? "" : "s"} · {report.totals.condensations} condensation
+            {report.totals.condensations === 1 ? "" : "s"} · {tokens(Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded))} tokens not sent (
+            {money(report.totals.cost_saved_usd)})
+          </p>
+        )}
+      </header>
+      {error && (
+        <p className="gateway__error" role="alert">
+          <Visible text={error} />
+        </p>
+      )}
+      {port !== null && names.length === 0 && (
+        <p className="gateway__empty" data-testid="gateway-empty">
+          No session yet. Point an agent at the gateway (Copy Setup…) and its sessions show here as they run.
+        </p>
+      )}
+      {report && names.length > 0 && (
+        <ul className="gateway__sessions">
+          {names.map((name) => (
+            <SessionRow
+              key={name}
+              name={name}
+              stats={report.sessions[name]}
+              view={sessions.find((s) => s.session === name)}
+              threshold={report.config.threshold}
+              preview={previews[name] ?? null}
+              act={act}
+            />
+          ))}
+        </ul>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,112 @@
+// The Gateway view of the built bundle (dist/chat.js with data-view="gateway") in real Chromium,
+// under the extension's strict CSP, with a fake extension that answers as gatewayView.ts does. Its
+// state is the real core's: a gateway in the built wasm package is sent a Claude Code-shaped
+// session that crosses its threshold, and the view is given that gateway's report and sessions.
+// Screenshots go to test-output/webview/gateway-{light,dark}.png.
+
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { describe, it } from "node:test";
+import { openPage, shots, useHarness } from "./harness.mjs";
+
+const require = createRequire(import.meta.url);
+const { CondenseEngine } = require("../../../extension/wasm/condense_wasm.js");
+const engine = new CondenseEngine({
+  fetch: async () => {
+    throw new Error("the page tests make no request");
+  },
+  now: () => 0,
+  log() {},
+});
+
+// ---- A real gateway's state --------------------------------------------------------------------
+
+const TASK = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
+const LATER = "Also: never call unwrap in library code.";
+const file = (k) => Array.from({ length: 30 }, (_, i) => `${i}\tlet value_${k}_${i} = compute(&input, ${i}); // module ${k}\n`).join("");
+engine.gatewayStart({ port: 4141, provider: "smart", thresholdPercent: 80, windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
+for (let k = 0; k < 14; k++) {
+  const id = `toolu_${k}`;
+  messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/module_${k}.rs` } }] });
+  const result = [{ type: "tool_result", tool_use_id: id, content: file(k) }];
+  if (k === 2) result.push({ type: "text", text: LATER });
+  messages.push({ role: "user", content: result });
+  const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 64, messages, metadata: { user_id: "user_a_account__session_0a1b2c3d-0000-4000-8000-000000000001" } });
+  engine.gatewayRequest({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
+}
+const report = engine.gatewayReport();
+const NAME = Object.keys(report.sessions)[0];
+const STATE = { type: "state", port: 4141, report, sessions: [engine.gatewaySession(NAME)] };
+const PREVIEW = { type: "preview", preview: engine.gatewayPreview(NAME) };
+
+/** The fake extension: records what the page posts, answers `ready` with the state and
+ *  `preview` with the preview, and a pause with the session paused. */
+function fakeHost({ state, preview }) {
+  window.__sent = [];
+  window.__violations = [];
+  document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(`${e.violatedDirective}: ${e.blockedURI}`));
+  const deliver = (message) => setTimeout(() => window.postMessage(message, "*"), 0);
+  window.acquireVsCodeApi = () => ({
+    postMessage: (m) => {
+      window.__sent.push(m);
+      if (m.type === "ready") deliver(state);
+      if (m.type === "preview") deliver(preview);
+      if (m.type === "pause") {
+        const next = structuredClone(state);
+        next.report.sessions[m.session].paused = m.paused;
+        deliver(next);
+      }
+    },
+    getState: () => undefined,
+    setState: () => {},
+  });
+}
+
+const harness = useHarness();
+
+async function openGateway(t, theme, arg = { state: STATE, preview: PREVIEW }) {
+  const page = await openPage(t, harness.browser, { viewport: { width: 420, height: 900 }, fakeHost, arg });
+  await page.goto(`${harness.server.origin}/?view=gateway&theme=${theme}`);
+  await page.getByTestId("gateway").waitFor();
+  return page;
+}
+
+describe("the Gateway view", () => {
+  it("shows each session with its client, meter and saving, and opened, its condensation rows and controls", async (t) => {
+    assert.ok(report.totals.condensations >= 1, "the real gateway condensed the session");
+    for (const theme of ["light", "dark"]) {
+      const page = await openGateway(t, theme);
+      const tid = (id) => page.getByTestId(id);
+      await tid("gateway-session").waitFor();
+      assert.match(await tid("gateway-status").innerText(), /Listening on 127\.0\.0\.1:4141/);
+      assert.equal(await tid("gateway-client").innerText(), "Claude Code");
+      assert.match(await tid("gateway-condensations").innerText(), /^[1-9]\d* condensations?$/);
+      assert.match(await tid("gateway-saved").innerText(), /[1-9][\d,]* tokens not sent/);
+      await page.locator(".gw-session__head").click();
+      await tid("condensation-row").first().waitFor();
+      await tid("summary-toggle").first().click();
+      assert.match(await tid("summary").first().innerText(), /never call unwrap in library code/, "the ledger keeps the user's words");
+      await tid("gateway-preview").click();
+      await tid("gateway-preview-result").waitFor();
+      assert.match(await tid("gateway-preview-result").innerText(), /Next condensation: messages \d+–\d+/);
+      await page.screenshot({ path: `${shots}gateway-${theme}.png`, fullPage: true });
+      await tid("gateway-pause").click();
+      await page.locator('[data-testid="gateway-session"][data-paused="true"]').waitFor();
+      assert.equal(await tid("gateway-pause").innerText(), "Resume");
+      await tid("gateway-undo").click();
+      await tid("gateway-condense").click();
+      const sent = await page.evaluate(() => window.__sent.map((m) => m.type));
+      assert.deepEqual(sent, ["ready", "preview", "pause", "undo", "condenseNext"]);
+    }
+  });
+
+  it("offers to start a stopped gateway, and refuses a message that breaks the contract", async (t) => {
+    const stopped = { type: "state", port: null, report: null, sessions: [] };
+    const page = await openGateway(t, "dark", { state: stopped, preview: PREVIEW });
+    await page.getByTestId("gateway-start").click();
+    assert.match(await page.getByTestId("gateway-status").innerText(), /stopped/);
+    const sent = await page.evaluate(() => window.__sent.map((m) => m.type));
+    assert.deepEqual(sent, ["ready", "start"]);
+  });
+});
