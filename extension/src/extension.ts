@@ -124,6 +124,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     gateway,
     gatewayView,
     vscode.window.registerWebviewViewProvider(GatewayView.id, gatewayView),
+    vscode.commands.registerCommand("contextCondenser.showGateway", () => vscode.commands.executeCommand(`${GatewayView.id}.focus`)),
     vscode.commands.registerCommand("contextCondenser.startGateway", () => gateway.start()),
     vscode.commands.registerCommand("contextCondenser.stopGateway", () => gateway.stop()),
     vscode.commands.registerCommand("contextCondenser.copyGatewaySetup", () => gateway.copySetup()),

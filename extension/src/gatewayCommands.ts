@@ -81,7 +81,8 @@ export class GatewayController implements vscode.Disposable {
    *  offers a free one. */
   async start(port?: number): Promise<boolean> {
     await this.stop();
-    const options = { ...gatewayOptions(), ...(port === undefined ? {} : { port }) };
+    const { enabled: _enabled, ...settings } = gatewayOptions();
+    const options = { ...settings, ...(port === undefined ? {} : { port }) };
     let state: string | undefined;
     try {
       state = fs.readFileSync(this.stateFile, "utf8");
@@ -113,11 +114,13 @@ export class GatewayController implements vscode.Disposable {
     } catch (e) {
       engine.free();
       if (e instanceof PortInUse) {
+        this.log.warn(`gateway: ${e.message}`);
         const other = "Use a Free Port";
         const pick = await notify.warn(`Context Condenser Gateway: port ${e.port} is in use by another program.`, other);
         if (pick === other) return this.start(0);
         return false;
       }
+      this.log.error(`gateway: did not start: ${(e as Error).message}`);
       void notify.error(`Context Condenser Gateway did not start: ${(e as Error).message}`);
       return false;
     }

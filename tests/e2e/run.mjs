@@ -14,6 +14,7 @@ import { QUIET, uxScenarios } from "./scenarios-ux.mjs";
 import { pinPreviewScenario, preparePinWorkspace } from "./scenarios-pin.mjs";
 import { securityScenarios } from "./scenarios-security.mjs";
 import { defaultsScenario } from "./scenarios-defaults.mjs";
+import { gatewayScenario } from "./scenarios-gateway.mjs";
 import { startWorkbench } from "./workbench.mjs";
 
 const OUT = path.join(repoRoot, "test-output", "e2e");
@@ -30,8 +31,8 @@ let failed = 0;
 // For daily work, E2E_ONLY (comma-separated) runs only some parts: `ui` (the whole UI run) or
 // some of its scenarios after its common start (chat, real, settings, smart, cli, pin), `host`
 // (the extension-host suite), `ux` (first run, manual, chats, session files), `security` (issue
-// 24's attacks, in Restricted Mode), `defaults` (no default provider in the settings). Unset
-// (CI): all.
+// 24's attacks, in Restricted Mode), `defaults` (no default provider in the settings), `gateway`
+// (issue 28: Claude Code through the extension's gateway). Unset (CI): all.
 const only = process.env.E2E_ONLY?.split(",").map((s) => s.trim());
 const part = (name) => !only || only.includes(name);
 const UI_SCENARIOS = ["chat", "real", "settings", "smart", "cli", "pin"];
@@ -876,6 +877,7 @@ try {
   if (part("ux")) await uxScenarios({ ...shared, CANARY });
   if (part("security")) await securityScenarios(shared);
   if (part("defaults")) await defaultsScenario(shared);
+  if (part("gateway")) await gatewayScenario(shared);
   const logs = filesContaining(dirs.ud, "llm_auth").filter((f) => f.includes("logs") && f.endsWith(".log"));
   if (part("ui") || UI_SCENARIOS.some(part)) check(logs.length > 0, `the wrong key left a log line (${logs.join(", ") || "no log file with llm_auth"})`);
   for (const [key, what] of [[CANARY, "the canary key"], [RIGHT_KEY, "the fixture key"], [REAL_KEY, "the real model's key"]]) {

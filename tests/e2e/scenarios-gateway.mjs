@@ -1,0 +1,141 @@
+// End-to-end scenario of issue 28, on a code-server start of its own: the gateway started from
+// the Gateway view, the real Claude Code (`claude -p`, pinned by scripts/setup-agents) run by the
+// test through it against the fixture server's scripted agent, and the view showing the session,
+// its condensation row and the saving. Then Undo (the next request goes out uncondensed, checked at
+// the fixture server), Pause (requests go out untouched), screenshots in light and dark themes,
+// and the port closed by Stop Gateway and by a reload of the window (a connect that fails).
+// Screenshots go to test-output/e2e/gateway-*.png.
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { agentsBin, closedPort, explain, offlineEnv, run, workspace } from "../agents/clients.mjs";
+import { QUIET } from "./scenarios-ux.mjs";
+
+const MODEL = "script-agent-6";
+const MARKER = "[Context Condenser";
+
+const connects = (port) =>
+  new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+
+/**
+ * `ctx`: run.mjs's shared { OUT, until, startWorkbench, check, llm, RIGHT_KEY, frameWith, freePort, ... }.
+ */
+export async function gatewayScenario(ctx) {
+  const { OUT, check, until, llm, frameWith } = ctx;
+  const step = (what) => `gateway: ${what}`;
+  const bin = agentsBin();
+  const deadProxy = `http://127.0.0.1:${await closedPort()}`;
+  const scratch = [];
+  // big.txt as tests/agents/gateway.test.mjs has it: a heavy first slice, then ten light lines.
+  const ws = workspace(scratch, "e2e-gateway", { lines: 510, lineWords: (i) => (i <= 500 ? 16 : 0) });
+  const port = await ctx.freePort();
+  const WORKSPACE = path.join(OUT, "gateway-workspace");
+  fs.mkdirSync(WORKSPACE, { recursive: true });
+  fs.writeFileSync(path.join(WORKSPACE, "NOTES.md"), "Agents here go through the Context Condenser gateway.\n");
+  const settings = {
+    ...QUIET,
+    "workbench.colorTheme": "Default Light Modern",
+    "contextCondenser.gateway.port": port,
+    "contextCondenser.gateway.anthropicUpstream": llm.origin,
+    "contextCondenser.gateway.openaiUpstream": llm.origin,
+    "contextCondenser.gateway.windows": { [MODEL]: 30000 },
+  };
+  const w = await ctx.startWorkbench(ctx, { name: "gateway", settings, workspace: WORKSPACE });
+  const { page, shot } = w;
+  const claude = (prompt, more = []) =>
+    run(path.join(bin, "claude"), ["-p", prompt, "--model", MODEL, "--allowedTools", "Read", "Bash", ...more], {
+      env: offlineEnv(deadProxy, ws.home, {
+        ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}/anthropic`,
+        ANTHROPIC_API_KEY: ctx.RIGHT_KEY,
+        DISABLE_AUTOUPDATER: "1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_TELEMETRY: "1",
+        DISABLE_ERROR_REPORTING: "1",
+      }),
+      cwd: ws.ws,
+    });
+  /** The requests of the Claude Code session the fixture received (its own model only). */
+  const sessionRequests = async () =>
+    (await llm.requests()).filter((r) => r.path === "/v1/messages" && r.body?.model === MODEL && r.body?.tools);
+  try {
+    await w.run("Context Condenser: Show Gateway");
+    const view = await frameWith(page, "gateway", 60_000);
+    check(Boolean(view), step("the Gateway view opens"));
+    if (!view) return;
+    await view.locator("[data-testid=gateway-start]").click();
+    check(await until(async () => /Listening on 127\.0\.0\.1:\d+/.test(await view.locator("[data-testid=gateway-status]").innerText()), 30_000),
+      step("Start Gateway in the view starts it"));
+    check(await connects(port), step(`the gateway listens on 127.0.0.1:${port}`));
+
+    await llm.clearRequests();
+    const first = await claude(`Read the file ${ws.file} and tell me its marker.`);
+    check(first.code === 0 && new RegExp(`Markers seen: ${ws.marker}`).test(first.stdout), step(`claude -p through the gateway exits 0 with the final answer (${explain(first).split("\n")[0]})`));
+    const requests = await sessionRequests();
+    check(requests.some((r) => JSON.stringify(r.body.messages).includes(MARKER)), step(`a forwarded request carries the gateway's condensation (${requests.length} requests)`));
+
+    const session = view.locator("[data-testid=gateway-session]").first();
+    check(await until(async () => (await session.count()) === 1 && /Claude Code/.test(await session.innerText()), 30_000), step("the view shows the Claude Code session"));
+    check(await until(async () => /^[1-9]\d* condensations?$/.test(await session.locator("[data-testid=gateway-condensations]").innerText()), 15_000),
+      step("the session's row counts its condensation"));
+    check(/[1-9][\d,]* tokens not sent/.test(await session.locator("[data-testid=gateway-saved]").innerText()), step("and its saving"));
+    await session.locator(".gw-session__head").click();
+    check(await until(async () => (await view.locator("[data-testid=condensation-row]").count()) >= 1, 15_000), step("opened, it shows the condensation row"));
+    await shot("view-light");
+
+    // Undo: the next request goes out without the condensation.
+    await view.locator("[data-testid=gateway-undo]").click();
+    check(await until(async () => (await view.locator("[data-testid=condensation-row]").count()) === 0, 15_000), step("Undo removes the condensation row"));
+    const before = (await sessionRequests()).length;
+    const again = await claude("Say done.", ["--continue"]);
+    const afterUndo = (await sessionRequests()).slice(before);
+    check(again.code === 0 && afterUndo.length >= 1, step(`claude -p --continue answers through the gateway (${afterUndo.length} requests)`));
+    check(afterUndo.length >= 1 && !JSON.stringify(afterUndo[0].body.messages).includes(MARKER) && afterUndo[0].bytes > 50_000,
+      step("the request after Undo went out uncondensed (the heavy read is back)"));
+
+    // Pause: requests go out as the client sent them.
+    await view.locator("[data-testid=gateway-pause]").click();
+    check(await until(async () => (await view.locator('[data-testid=gateway-session][data-paused="true"]').count()) === 1, 15_000), step("Pause marks the session paused"));
+    const paused0 = (await sessionRequests()).length;
+    const paused = await claude("Say done again.", ["--continue"]);
+    const afterPause = (await sessionRequests()).slice(paused0);
+    check(paused.code === 0 && afterPause.length >= 1 && afterPause.every((r) => !JSON.stringify(r.body.messages).includes(MARKER)),
+      step(`while paused the requests go out untouched (${afterPause.length})`));
+
+    // The dark theme, picked as a user picks it (the palette's "Preferences: Color Theme", not
+    // the marketplace's browser, which this offline machine cannot reach).
+    await page.keyboard.press("F1");
+    await w.quickInput.fill(">Preferences: Color Theme");
+    const command = page.locator(".quick-input-list .monaco-list-row", { has: page.locator(".label-name", { hasText: /^Preferences: Color Theme$/ }) });
+    await command.first().click();
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Dark Modern" }).first().waitFor();
+    await w.quickInput.fill("Dark Modern");
+    await page.waitForTimeout(500);
+    await page.keyboard.press("Enter");
+    check(await until(async () => (await page.locator(".monaco-workbench.vs-dark").count()) === 1, 15_000), step("the dark theme is on"));
+    await page.waitForTimeout(1000);
+    await shot("view-dark");
+
+    // The state is private and holds no key.
+    const state = path.join(w.dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "gateway", "state.json");
+    check(await until(async () => fs.existsSync(state), 10_000) && (fs.statSync(state).mode & 0o077) === 0, step("the gateway's state is saved, readable by the user alone"));
+    check(!fs.readFileSync(state, "utf8").includes(ctx.RIGHT_KEY), step("the state holds no key"));
+
+    // Stop closes the port; started again, a reload of the window closes it too.
+    await view.locator("[data-testid=gateway-stop]").click();
+    check(await until(async () => !(await connects(port)), 15_000), step("Stop Gateway closes the port"));
+    await w.run("Context Condenser: Start Gateway");
+    check(await until(() => connects(port), 30_000), step("Start Gateway (the command) opens it again"));
+    await w.run("Developer: Reload Window");
+    check(await until(async () => !(await connects(port)), 30_000), step("reloading the window closes the port"));
+  } finally {
+    await w.stop();
+    for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
