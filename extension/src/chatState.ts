@@ -37,6 +37,8 @@ export interface ChatHost {
   blocked(): string | undefined;
   /** The first-run welcome's offers and setup. */
   firstRun: FirstRun;
+  /** "Condense the agent you already use": start the gateway, show the setup of `agents`. */
+  useGateway(agents: string[]): Promise<void>;
   /** A notification for failures the user must act on outside the chat (a key, a profile). */
   report(failure: Failure, profileId?: string): void;
   /** The chat or its context changed: the status bar follows. */

@@ -69,8 +69,8 @@ export class ChatView implements vscode.WebviewViewProvider {
 
   /** The first-run welcome's offers: the local servers answering now and the CLI agents. */
   private async postWelcome(): Promise<void> {
-    const { servers, tools } = await this.host.firstRun.offers();
-    this.chat.post({ type: "welcome", servers, tools });
+    const { servers, tools, agents } = await this.host.firstRun.offers();
+    this.chat.post({ type: "welcome", servers, tools, agents });
   }
 
   /** The chat, the settings or the profile changed: measure again, and tell the status bar and
@@ -92,6 +92,10 @@ export class ChatView implements vscode.WebviewViewProvider {
         return;
       case "probeLocal":
         return this.postWelcome();
+      case "useGateway": {
+        const { agents } = await this.host.firstRun.offers();
+        return this.host.useGateway(agents);
+      }
       case "setUp": {
         const outcome = await this.host.firstRun.setUp(message, (o) => this.chat.post({ type: "setup", ...o }));
         this.chat.post({ type: "setup", ...outcome });

@@ -49,6 +49,9 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     secrets,
     log,
   });
+  // The gateway (issue 28): its own engine on the same core, its view, its state file.
+  const gateway = new GatewayController(() => holder.gatewayEngine(), context.globalStorageUri.fsPath, log);
+  const gatewayView = new GatewayView(context.extensionUri, gateway, log);
   const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
   const chat = new ChatView(context.extensionUri, store, context.globalState, {
     engine: () => holder.engine,
@@ -63,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     profileProblem: (id) => chatProfileProblem(holder, id),
     blocked: () => blockedReason(holder.settings.profiles, holder.settings.chatProfile),
     firstRun: new FirstRun(holder, secrets, log),
+    useGateway: (agents) => gateway.useFor(agents),
     report: (failure, profileId) => report(failure, profileId, { logged: true }),
     // The chat reports changes only after it restored (asynchronously): the meter exists by then.
     changed: () => meter.update(),
@@ -81,8 +85,6 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
   const meter = new StatusMeter(holder, chat, docs);
   const files = new FileCommands(holder, chat, secrets, report, docs);
   const manual = new ManualCommands(holder, files, chat, report);
-  const gateway = new GatewayController(() => holder.gatewayEngine(), context.globalStorageUri.fsPath, log);
-  const gatewayView = new GatewayView(context.extensionUri, gateway, log);
   log.info(
     `Context Condenser ${context.extension.packageJSON.version} activated in ${(performance.now() - started).toFixed(1)} ms (engine loaded: ${holder.loaded}; its bundle started running ${(started - bundleStart).toFixed(1)} ms before)`,
   );

@@ -102,3 +102,20 @@ export function blockedReason(profiles: readonly { id: string; kind: LlmKind }[]
   if (chosen.kind === "manual") return `The profile "${chosen.id}" is a manual profile; chats need a model that answers.`;
   return undefined;
 }
+
+/** The VS Code agents the gateway can condense, by extension id (ids are case-insensitive). */
+export const AGENT_EXTENSIONS: ReadonlyArray<{ id: string; name: string }> = [
+  { id: "saoudrizwan.claude-dev", name: "Cline" },
+  { id: "rooveterinaryinc.roo-cline", name: "Roo Code" },
+  { id: "continue.continue", name: "Continue" },
+];
+
+/** The agents found here that the gateway can condense: Claude Code and Codex when their CLI was
+ *  found, then the agent extensions installed. */
+export function detectedAgents(tools: ReadonlyArray<{ id: string; found?: string | null }>, installed: (extensionId: string) => boolean): string[] {
+  const cli = [
+    { tool: "claude-code", name: "Claude Code" },
+    { tool: "codex", name: "Codex" },
+  ].filter((a) => tools.some((t) => t.id === a.tool && t.found));
+  return [...cli.map((a) => a.name), ...AGENT_EXTENSIONS.filter((e) => installed(e.id)).map((e) => e.name)];
+}

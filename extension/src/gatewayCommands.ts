@@ -151,20 +151,38 @@ export class GatewayController implements vscode.Disposable {
     }
     const report = running.engine.gatewayReport();
     const sessions = Object.keys(report.sessions).length;
-    this.status.text = `$(radio-tower) Gateway :${running.port}${sessions ? ` · ${sessions}` : ""}`;
+    const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
+    const compact = saved >= 1_000_000 ? `${(saved / 1_000_000).toFixed(1)}M` : saved >= 1000 ? `${Math.round(saved / 1000)}k` : String(saved);
+    this.status.text = `$(radio-tower) Gateway :${running.port}${sessions ? ` · ${sessions} · −${compact}` : ""}`;
     this.status.tooltip = `Context Condenser Gateway on 127.0.0.1:${running.port}${report.config.observe ? " (observe mode)" : ""}: ${summaryLine(report)}. Click to copy the setup for an agent.`;
     this.status.show();
     this.changedEmitter.fire();
   }
 
-  /** A quick pick of the clients, copying the chosen one's lines with the port filled in. */
-  async copySetup(): Promise<void> {
+  /** "Condense the agent you already use" (the welcome): starts the gateway, shows its view,
+   *  and offers the setup of the agents found here first. */
+  async useFor(agents: string[]): Promise<void> {
+    if (!this.running && !(await this.start())) return;
+    await vscode.commands.executeCommand("contextCondenser.gateway.focus");
+    await this.copySetup(agents);
+  }
+
+  /** A quick pick of the clients (those in `first`, by name, on top), copying the chosen one's
+   *  lines with the port filled in. */
+  async copySetup(first: string[] = []): Promise<void> {
     const port = this.running?.port ?? gatewayOptions().port;
     const engine = this.running?.engine ?? this.newEngine();
     const setups = engine.gatewaySetup(`http://127.0.0.1:${port}`);
     if (!this.running) engine.free();
+    const found = (name: string) => first.includes(name);
+    const ordered = [...setups.filter((s) => found(s.name)), ...setups.filter((s) => !found(s.name))];
     const pick = await vscode.window.showQuickPick(
-      setups.map((s) => ({ label: s.name, description: s.place, detail: s.lines.split("\n")[0], setup: s })),
+      ordered.map((s) => ({
+        label: s.name,
+        description: found(s.name) ? `found here · ${s.place}` : s.place,
+        detail: s.lines.split("\n")[0],
+        setup: s,
+      })),
       { title: "Copy Gateway Setup", placeHolder: "The agent to point at the gateway" },
     );
     if (!pick) return;

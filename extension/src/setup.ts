@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import type { LocalServer, SetupState, ToolStatus } from "@context-condenser/protocol";
 import type { EngineHolder } from "./engineHolder";
 import { asFailure } from "./errors";
-import { type SetupChoice, keyNeeded, probeLocalServers, profileFor } from "./firstRun";
+import { type SetupChoice, detectedAgents, keyNeeded, probeLocalServers, profileFor } from "./firstRun";
 import type { Secrets } from "./secrets";
 import { configuration } from "./config";
 import { SECTION } from "./settings";
@@ -26,8 +26,9 @@ export class FirstRun {
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  /** The local servers that answer and the CLI agents, for the welcome. */
-  async offers(): Promise<{ servers: LocalServer[]; tools: ToolStatus[] }> {
+  /** The local servers that answer, the CLI agents, and the agents the gateway can condense,
+   *  for the welcome. */
+  async offers(): Promise<{ servers: LocalServer[]; tools: ToolStatus[]; agents: string[] }> {
     const servers = await probeLocalServers((url, init) => fetch(url, init));
     let tools: ToolStatus[] = [];
     try {
@@ -36,7 +37,8 @@ export class FirstRun {
       this.log.warn(`first run: cannot list the CLI agents: ${asFailure(e).message}`);
     }
     this.log.info(`first run: ${servers.length} local server(s) answered (${servers.map((s) => s.name).join(", ") || "none"})`);
-    return { servers, tools };
+    const agents = detectedAgents(tools, (id) => vscode.extensions.getExtension(id) !== undefined);
+    return { servers, tools, agents };
   }
 
   /**

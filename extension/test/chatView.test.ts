@@ -52,6 +52,7 @@ function host(engine: CondenseEngine, profiles: ProfileOption[], first: string |
     profileProblem: (id) => (id === "notes-cli" ? "profile 'notes-cli': tool 'notes' cannot be the chat model" : undefined),
     blocked: () => undefined,
     firstRun: {} as ChatHost["firstRun"],
+    useGateway: async () => {},
     report: () => {},
     changed: () => {},
     log: log as unknown as ChatHost["log"],

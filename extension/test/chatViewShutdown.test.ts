@@ -93,6 +93,7 @@ describe("ChatView.shutdown", () => {
       profileProblem: () => undefined,
       blocked: () => undefined,
       firstRun: {} as FirstRun,
+      useGateway: async () => {},
       report: () => {},
       changed: () => {},
       log: log as never,

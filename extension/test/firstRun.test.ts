@@ -2,7 +2,7 @@
 // goes.
 import { describe, expect, it } from "vitest";
 import { LlmProfile } from "@context-condenser/protocol";
-import { blockedReason, keyNeeded, listModels, modelIds, probeLocalServers, profileFor } from "../src/firstRun";
+import { blockedReason, detectedAgents, keyNeeded, listModels, modelIds, probeLocalServers, profileFor } from "../src/firstRun";
 import { condensedPath } from "../src/sessionPath";
 import { meta } from "./core";
 
@@ -80,5 +80,18 @@ describe("a session file's condensation", () => {
     const exists = async (p: string) => taken.has(p);
     expect(await condensedPath("/s/rollout.jsonl", exists)).toBe("/s/rollout.condensed-2.json");
     expect(await condensedPath("/s/api_conversation_history.json", exists)).toBe("/s/api_conversation_history.condensed.json");
+  });
+});
+
+describe("the agents the gateway can condense", () => {
+  it("are the CLI agents found and the agent extensions installed, by name", () => {
+    const tools = [
+      { id: "claude-code", found: "/usr/local/bin/claude" },
+      { id: "codex", found: null },
+      { id: "gemini", found: "/usr/bin/gemini" },
+    ];
+    const installed = new Set(["saoudrizwan.claude-dev", "continue.continue"]);
+    expect(detectedAgents(tools, (id) => installed.has(id))).toEqual(["Claude Code", "Cline", "Continue"]);
+    expect(detectedAgents([], () => false)).toEqual([]);
   });
 });

@@ -1918,6 +1918,10 @@ export const ToHost = z.deferred(() => z.discriminatedUnion("type", [
   z.object({
     type: z.literal("probeLocal"),
   }),
+  /** "Condense the agent you already use": start the gateway and show the setup of the agents found. */
+  z.object({
+    type: z.literal("useGateway"),
+  }),
   /** The first-run welcome's choice: the extension asks for the key where one is needed (into the secret storage), runs Test Connection, and saves the profile as the chat profile. */
   z.object({
     /** The endpoint's base URL (local servers); the kind's default when absent. */
@@ -1974,6 +1978,8 @@ export const ToWebview = z.deferred(() => z.discriminatedUnion("type", [
   }),
   /** What the first-run welcome can offer: the local servers that answered, and the CLI agents the engine knows (found or not). */
   z.object({
+    /** The agents found here that the gateway can condense (Claude Code and Codex on the PATH, the Cline, Roo Code and Continue extensions installed), by name. */
+    agents: z.array(z.string()).default(() => ([])),
     /** The local servers that answered on their default ports. */
     servers: z.array(LocalServer),
     /** The CLI agents, with where their programs were found or looked for. */

@@ -71,7 +71,7 @@ export interface ViewState {
   /** The id of the next notice. */
   nextNotice: number;
   /** What the first-run welcome offers, once the extension looked. */
-  welcome: { servers: LocalServer[]; tools: ToolStatus[] } | null;
+  welcome: { servers: LocalServer[]; tools: ToolStatus[]; agents: string[] } | null;
   /** How the first-run setup is going. */
   setup: { state: SetupState; message: string } | null;
 }
@@ -115,7 +115,7 @@ function receive(state: ViewState, message: ToWebview): ViewState {
     case "error":
       return { ...state, error: { kind: "extension", message: message.message, retryable: false } };
     case "welcome":
-      return { ...state, welcome: { servers: message.servers, tools: message.tools } };
+      return { ...state, welcome: { servers: message.servers, tools: message.tools, agents: message.agents ?? [] } };
     case "setup":
       return { ...state, setup: { state: message.state, message: message.message } };
     case "preview":

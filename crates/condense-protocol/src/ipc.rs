@@ -119,6 +119,10 @@ pub enum ToWebview {
         servers: Vec<LocalServer>,
         /// The CLI agents, with where their programs were found or looked for.
         tools: Vec<ToolStatus>,
+        /// The agents found here that the gateway can condense (Claude Code and Codex on the
+        /// PATH, the Cline, Roo Code and Continue extensions installed), by name.
+        #[serde(default)]
+        agents: Vec<String>,
     },
     /// How the first-run setup is going.
     Setup {
@@ -228,6 +232,9 @@ pub enum ToHost {
     },
     /// Ask again which local servers answer and which CLI agents are installed.
     ProbeLocal,
+    /// "Condense the agent you already use": start the gateway and show the setup of the agents
+    /// found.
+    UseGateway,
     /// The first-run welcome's choice: the extension asks for the key where one is needed (into
     /// the secret storage), runs Test Connection, and saves the profile as the chat profile.
     SetUp {

@@ -110,6 +110,7 @@ export function App({ host }: { host: Host }) {
             setup={state.setup}
             onSetUp={(choice) => post(choice)}
             onProbe={() => post({ type: "probeLocal" })}
+            onGateway={() => post({ type: "useGateway" })}
           />
         ) : (
         <PinContext.Provider value={busy || previewing ? null : onPin}>

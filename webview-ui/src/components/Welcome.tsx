@@ -5,16 +5,19 @@ import { Visible, visible } from "./Visible";
 type SetUp = Extract<ChatViewToHost, { type: "setUp" }>;
 
 interface Props {
-  /** What the extension found: local servers answering, CLI agents. Null while it looks. */
-  offers: { servers: readonly LocalServer[]; tools: readonly ToolStatus[] } | null;
+  /** What the extension found: local servers answering, CLI agents, the agents the gateway can
+   *  condense. Null while it looks. */
+  offers: { servers: readonly LocalServer[]; tools: readonly ToolStatus[]; agents: readonly string[] } | null;
   setup: { state: SetupState; message: string } | null;
   onSetUp: (choice: SetUp) => void;
   onProbe: () => void;
+  /** "Condense the agent you already use": start the gateway and show the agents' setup. */
+  onGateway: () => void;
 }
 
 /** The first run: choose a model (a hosted API, a local server, a CLI agent); the extension asks
  *  for the key in VS Code's own input box, tests the connection, and saves the profile. */
-export function Welcome({ offers, setup, onSetUp, onProbe }: Props) {
+export function Welcome({ offers, setup, onSetUp, onProbe, onGateway }: Props) {
   const testing = setup?.state === "testing";
   return (
     <section className="welcome" data-testid="welcome" aria-labelledby="welcome-title">
@@ -61,6 +64,21 @@ export function Welcome({ offers, setup, onSetUp, onProbe }: Props) {
           ))
         )}
         <OtherServer disabled={testing} onSetUp={onSetUp} />
+      </div>
+      <div className="welcome__group" data-testid="welcome-gateway">
+        <h3 className="welcome__heading">Condense the agent you already use</h3>
+        <p className="welcome__note">
+          {offers && offers.agents.length > 0 ? (
+            <>
+              Found here: <Visible text={offers.agents.join(", ")} />.{" "}
+            </>
+          ) : null}
+          Claude Code, Codex, Cline, Roo Code and Continue keep working as they do, with their own keys; the gateway
+          on 127.0.0.1 condenses their long sessions as they go.
+        </p>
+        <button type="button" className="button button--secondary" data-testid="use-gateway" onClick={onGateway}>
+          Start the gateway…
+        </button>
       </div>
       <div className="welcome__group">
         <h3 className="welcome__heading">CLI agent</h3>

@@ -47,7 +47,7 @@ describe("the first run", () => {
   it("offers the local servers that answered and the CLI agents, and posts the choice (never a key)", async () => {
     const { sent, user } = setup();
     deliver(stateMessage(snapshot([], { task: null, profiles: [], profileId: null, blocked })));
-    deliver({ type: "welcome", servers: [{ name: "Ollama", base_url: "http://127.0.0.1:11434/v1", models: ["llama3.2", "qwen3"] }], tools: [claude, gemini] });
+    deliver({ type: "welcome", servers: [{ name: "Ollama", base_url: "http://127.0.0.1:11434/v1", models: ["llama3.2", "qwen3"] }], tools: [claude, gemini], agents: ["Claude Code", "Cline"] });
     const options = screen.getAllByTestId("setup-option");
     expect(options.map((o) => o.textContent)).toEqual([
       expect.stringContaining("Ollama"),
@@ -68,12 +68,16 @@ describe("the first run", () => {
     await user.type(within(other).getByLabelText("Model"), "fixture");
     await user.click(within(other).getByRole("button"));
     expect(sent.at(-1)).toEqual({ type: "setUp", kind: "openai-compatible", baseUrl: "http://127.0.0.1:9999/v1", model: "fixture" });
+    // The agents the gateway can condense, and the offer to start it.
+    expect(screen.getByTestId("welcome-gateway").textContent).toContain("Found here: Claude Code, Cline.");
+    await user.click(screen.getByTestId("use-gateway"));
+    expect(sent.at(-1)).toEqual({ type: "useGateway" });
   });
 
   it("says when nothing answered locally, and looks again on request; shows how the setup goes", async () => {
     const { sent, user } = setup();
     deliver(stateMessage(snapshot([], { task: null, profiles: [], profileId: null, blocked })));
-    deliver({ type: "welcome", servers: [], tools: [] });
+    deliver({ type: "welcome", servers: [], tools: [], agents: [] });
     await user.click(screen.getByTestId("probe"));
     expect(sent.at(-1)).toEqual({ type: "probeLocal" });
     deliver({ type: "setup", state: "failed", message: "Test Connection failed (llm_auth): bad key. Nothing was saved." });

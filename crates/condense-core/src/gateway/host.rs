@@ -47,6 +47,8 @@ pub enum Outgoing {
         body: String,
         /// See [`Decision::Forward`].
         condensed_now: bool,
+        /// Tokens of the request as the client sent it, and as forwarded.
+        tokens: (usize, usize),
     },
 }
 
@@ -62,7 +64,10 @@ impl Outgoing {
     /// What the host's log says went out (never a header).
     pub fn describe(&self) -> String {
         match self {
-            Outgoing::Rewritten { condensed_now: true, .. } => "condensed now".into(),
+            Outgoing::Rewritten { condensed_now: true, tokens: (client, forwarded), .. } => {
+                let saved = client.saturating_sub(*forwarded);
+                format!("condensed now: {client} → {forwarded} tokens ({saved} not sent)")
+            }
             Outgoing::Rewritten { .. } => "condensations replayed".into(),
             Outgoing::Client { reason: Untouched::NotAConversation, .. } => "passed through".into(),
             Outgoing::Client { reason: Untouched::Unchanged, .. } => "the client's body".into(),
@@ -236,12 +241,23 @@ impl HostGateway {
         }
         let observe = self.gateway.config().observe;
         let outgoing = match self.gateway.request(path, session_header, body) {
-            Decision::Forward { session, body: forwarded, condensed_now, .. } => {
+            Decision::Forward {
+                session,
+                body: forwarded,
+                condensed_now,
+                tokens_client,
+                tokens_forwarded,
+            } => {
                 if forwarded == body {
                     Outgoing::Client { session: Some(session), reason: Untouched::Unchanged }
                 } else {
                     let body = String::from_utf8(forwarded).expect("the core writes UTF-8 JSON");
-                    Outgoing::Rewritten { session, body, condensed_now }
+                    Outgoing::Rewritten {
+                        session,
+                        body,
+                        condensed_now,
+                        tokens: (tokens_client, tokens_forwarded),
+                    }
                 }
             }
             Decision::Untouched { session, reason } if observe => {
