@@ -3,14 +3,19 @@
 //! takes effect at the session's next request, which the gateway decides as always: a request is
 //! never held up, and nothing here talks to the upstream.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{CondensationRecord, CondenseReason};
+use crate::tokens::TiktokenCounter;
 
-use super::decide::{Gateway, target};
+use super::count::Counters;
+use super::decide::{Gateway, SessionState, target};
 use super::freeze::replacement_text;
 use super::plan::{Ask, plan};
 use super::session_key::SessionKey;
+use super::sessions::{Session, Sessions};
 use super::windows::window_for;
 
 /// One condensation a session replays, as the view's row shows it.
@@ -62,6 +67,19 @@ pub struct GatewaySessionView {
     pub condensations: Vec<GatewayCondensation>,
 }
 
+/// What the view reads of a session: its state, its messages, its model's counter.
+fn parts<'g>(
+    states: &'g mut HashMap<String, SessionState>,
+    sessions: &'g Sessions,
+    counters: &'g Counters,
+    session: &str,
+) -> Result<(&'g mut SessionState, &'g Session, &'g TiktokenCounter), String> {
+    let state = states.get_mut(session).ok_or_else(|| format!("no session {session}"))?;
+    let held = sessions.map.get(&state.key).ok_or("the session was forgotten")?;
+    let counter = counters.for_model(&state.stats.model);
+    Ok((state, held, counter))
+}
+
 impl Gateway {
     fn key_of(&self, session: &str) -> Result<SessionKey, String> {
         let state = self.states.get(session).ok_or_else(|| format!("no session {session}"))?;
@@ -104,11 +122,8 @@ impl Gateway {
     /// What the session's next condensation would replace if it were made now (as
     /// [`Gateway::condense_next`] would make it), from its latest request; nothing changes.
     pub fn preview(&mut self, session: &str) -> Result<GatewayPreview, String> {
-        let key = self.key_of(session)?;
-        let state = self.states.get_mut(session).expect("the state was found above");
-        let held = self.sessions.map.get(&key).ok_or("the session was forgotten")?;
+        let (state, held, counter) = parts(&mut self.states, &self.sessions, &self.counters, session)?;
         let model = state.stats.model.clone();
-        let counter = self.counters.for_model(&model);
         let dialect = held.dialect;
         let counts: Vec<usize> =
             held.originals.iter().map(|o| state.counts.tokens(dialect, o.hash, &o.text, counter)).collect();
@@ -131,11 +146,8 @@ impl Gateway {
 
     /// A session's window and condensations, for the view.
     pub fn session_view(&mut self, session: &str) -> Result<GatewaySessionView, String> {
-        let key = self.key_of(session)?;
-        let state = self.states.get_mut(session).expect("the state was found above");
-        let held = self.sessions.map.get(&key).ok_or("the session was forgotten")?;
+        let (state, held, counter) = parts(&mut self.states, &self.sessions, &self.counters, session)?;
         let model = state.stats.model.clone();
-        let counter = self.counters.for_model(&model);
         let dialect = held.dialect;
         let provider = self.config.provider.clone();
         let condensations = held
