@@ -3,7 +3,8 @@
 // test through it against the fixture server's scripted agent, and the view showing the session,
 // its condensation row and the saving. Then Undo (the next request goes out uncondensed, checked at
 // the fixture server), Pause (requests go out untouched), screenshots in light and dark themes,
-// and the port closed by Stop Gateway and by a reload of the window (a connect that fails).
+// and the port closed by Stop Gateway, by a reload of the window and by disabling the extension
+// (a connect that fails).
 // Screenshots go to test-output/e2e/gateway-*.png.
 import fs from "node:fs";
 import net from "node:net";
@@ -134,6 +135,18 @@ export async function gatewayScenario(ctx) {
     check(await until(() => connects(port), 30_000), step("Start Gateway (the command) opens it again"));
     await w.run("Developer: Reload Window");
     check(await until(async () => !(await connects(port)), 30_000), step("reloading the window closes the port"));
+    // Started once more after the reload, then the extension disabled: the port closes.
+    await page.locator(".monaco-workbench .statusbar").first().waitFor({ timeout: 120_000 });
+    await w.run("Context Condenser: Start Gateway");
+    check(await until(() => connects(port), 30_000), step("started again after the reload"));
+    // Disabled, the extension stops when the window reloads, as VS Code asks; it does not come
+    // back.
+    await w.run("Extensions: Disable All Installed Extensions");
+    await page.waitForTimeout(1000);
+    await w.run("Developer: Reload Window");
+    await page.locator(".monaco-workbench .statusbar").first().waitFor({ timeout: 120_000 });
+    await page.waitForTimeout(5000);
+    check(!(await connects(port)), step("disabling the extension closes the port for good"));
   } finally {
     await w.stop();
     for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
