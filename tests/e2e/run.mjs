@@ -530,7 +530,11 @@ async function settingsScenario(page, run, toast) {
   const stored = () => JSON.parse(fs.readFileSync(userSettings, "utf8"));
   const storedHas = (key, value) => until(async () => JSON.stringify(stored()[key]) === JSON.stringify(value), 20_000);
 
-  const gear = page.locator('.part.sidebar .title-actions a.action-label[aria-label^="Open Settings"]').first();
+  // The chat's own title actions: in the sidebar's title while the chat is the container's only
+  // view, in its pane's header beside the Gateway view.
+  // A pane's header shows its actions while the pointer is over it.
+  await page.locator(".part.sidebar .pane-header", { hasText: "Chat" }).first().hover().catch(() => {});
+  const gear = page.locator('.part.sidebar :is(.title-actions, .pane-header .actions) a.action-label[aria-label^="Open Settings"]').first();
   const viaGear = await gear.waitFor({ timeout: 20_000 }).then(() => true, () => false);
   check(viaGear, step("the chat view has a gear"));
   if (viaGear) await gear.click();
