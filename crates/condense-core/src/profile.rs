@@ -148,6 +148,19 @@ pub struct LlmProfile {
     /// US dollars per million output tokens.
     #[serde(default)]
     pub price_output_per_mtok: f64,
+    /// US dollars per million input tokens written to the prompt cache (Anthropic: 1.25× the
+    /// input price); absent: the input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_cache_write_per_mtok: Option<f64>,
+    /// US dollars per million input tokens read from the prompt cache (Anthropic: 0.1× the input
+    /// price; OpenAI: a half or less); absent: the input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_cache_read_per_mtok: Option<f64>,
+    /// When an automatic condensation runs: `threshold` (at the threshold percent), or
+    /// `cache-aware` (when it pays for the cache it rewrites, always before the window's limit);
+    /// absent: `cache-aware` when the profile has cache prices, else `threshold`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condense_policy: Option<CondensePolicy>,
     /// Where the key is kept: a SecretStorage id (extension) or an environment variable (CLI).
     #[serde(default)]
     pub api_key_ref: Option<String>,
@@ -205,6 +218,9 @@ impl LlmProfile {
             max_output: 0,
             price_input_per_mtok: 0.0,
             price_output_per_mtok: 0.0,
+            price_cache_write_per_mtok: None,
+            price_cache_read_per_mtok: None,
+            condense_policy: None,
             api_key_ref: None,
             threshold_percent: None,
             deadline_secs: None,
@@ -263,6 +279,8 @@ impl LlmProfile {
         for (name, price) in [
             ("price_input_per_mtok", self.price_input_per_mtok),
             ("price_output_per_mtok", self.price_output_per_mtok),
+            ("price_cache_write_per_mtok", self.price_cache_write_per_mtok.unwrap_or(0.0)),
+            ("price_cache_read_per_mtok", self.price_cache_read_per_mtok.unwrap_or(0.0)),
         ] {
             if !price.is_finite() || price < 0.0 {
                 return bad(format!("{name} must be a price of 0 or more, got {price}"));
@@ -276,11 +294,37 @@ impl LlmProfile {
         self.base_url.as_deref().or(self.kind.default_base_url()).map(|u| u.trim_end_matches('/').to_owned())
     }
 
-    /// What a call with this usage cost, in US dollars.
+    /// What a call with this usage cost, in US dollars: uncached input at the input price, the
+    /// cache's writes and reads at theirs, the answer at the output price.
     pub fn cost(&self, usage: &Usage) -> f64 {
-        (usage.input_tokens as f64 * self.price_input_per_mtok
-            + usage.output_tokens as f64 * self.price_output_per_mtok)
+        let p = self.prices();
+        (usage.uncached_tokens() as f64 * p.input
+            + usage.cache_write_tokens as f64 * p.cache_write
+            + usage.cache_read_tokens as f64 * p.cache_read
+            + usage.output_tokens as f64 * p.output)
             / 1_000_000.0
+    }
+
+    /// The profile's prices, a missing cache price being the input price.
+    pub fn prices(&self) -> Prices {
+        Prices {
+            input: self.price_input_per_mtok,
+            output: self.price_output_per_mtok,
+            cache_write: self.price_cache_write_per_mtok.unwrap_or(self.price_input_per_mtok),
+            cache_read: self.price_cache_read_per_mtok.unwrap_or(self.price_input_per_mtok),
+        }
+    }
+
+    /// The policy its automatic condensations follow: the profile's, else `cache-aware` when it
+    /// has a cache price, else `threshold`.
+    pub fn policy(&self) -> CondensePolicy {
+        self.condense_policy.unwrap_or(
+            if self.price_cache_read_per_mtok.is_some() || self.price_cache_write_per_mtok.is_some() {
+                CondensePolicy::CacheAware
+            } else {
+                CondensePolicy::Threshold
+            },
+        )
     }
 
     /// The model's family, from its id.
@@ -318,13 +362,84 @@ impl LlmProfile {
     }
 }
 
+/// US dollars per million tokens, by what the tokens are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Prices {
+    /// Uncached input.
+    pub input: f64,
+    /// Answer.
+    pub output: f64,
+    /// Input written to the prompt cache.
+    pub cache_write: f64,
+    /// Input read from the prompt cache.
+    pub cache_read: f64,
+}
+
+/// When automatic condensations run (a profile's `condense_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CondensePolicy {
+    /// When the context reaches the threshold percent (or the request limit).
+    Threshold,
+    /// When the condensation pays for the cache it rewrites within the turns expected, and
+    /// always before the request limit.
+    CacheAware,
+}
+
+impl CondensePolicy {
+    /// The stable name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CondensePolicy::Threshold => "threshold",
+            CondensePolicy::CacheAware => "cache-aware",
+        }
+    }
+}
+
 /// Tokens a call used, as the server reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
-    /// Prompt tokens.
+    /// Prompt tokens, all of them: the cache's reads and writes included.
     pub input_tokens: u64,
     /// Answer tokens.
     pub output_tokens: u64,
+    /// Of `input_tokens`, those written to the prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// Of `input_tokens`, those read from the prompt cache (Anthropic's `cache_read_input_tokens`,
+    /// OpenAI's `cached_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    /// A call's tokens without any cache.
+    pub const fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage { input_tokens, output_tokens, cache_write_tokens: 0, cache_read_tokens: 0 }
+    }
+
+    /// Input tokens neither read from nor written to the cache.
+    pub fn uncached_tokens(&self) -> u64 {
+        self.input_tokens.saturating_sub(self.cache_write_tokens + self.cache_read_tokens)
+    }
+
+    /// The share of the input read from the cache, 0 to 1 (0 without input).
+    pub fn cached_share(&self) -> f64 {
+        if self.input_tokens == 0 { 0.0 } else { self.cache_read_tokens as f64 / self.input_tokens as f64 }
+    }
+
+    /// Adds another call's tokens.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+    }
 }
 
 /// What a phase asks of the model: set by the profile, clamped by the provider's capabilities.
@@ -472,7 +587,7 @@ mod tests {
         let mut p = LlmProfile::new("p", LlmKind::Openai, "gpt-4o-mini", 128_000);
         p.price_input_per_mtok = 0.15;
         p.price_output_per_mtok = 0.60;
-        let cost = p.cost(&Usage { input_tokens: 10_000, output_tokens: 1_000 });
+        let cost = p.cost(&Usage::new(10_000, 1_000));
         assert!((cost - 0.0021).abs() < 1e-12, "{cost}");
     }
 

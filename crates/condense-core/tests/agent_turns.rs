@@ -48,7 +48,7 @@ fn text_of(m: &Message) -> String {
 #[test]
 fn a_turn_streams_the_answer_into_the_history_with_usage_and_cost() {
     let bench = TurnBench::new();
-    let usage = Usage { input_tokens: 1_000, output_tokens: 500 };
+    let usage = Usage::new(1_000, 500);
     let llm = ScriptedLlm::new(profile(128_000)).then_answer("Hello from the model.", Some(usage));
     let mut agent = DefaultAgent::new(ChatTask::new("t", 0));
     let events = bench.run(&mut agent, &llm, None, say("Hi there"), NOW, |_, _| {});
@@ -245,7 +245,7 @@ fn a_failed_native_run_that_the_model_answered_counts_its_cost_in_the_chat() {
     let bench = TurnBench::new();
     // The summary is longer than what it replaces: the run fails with `context_grew`, after the
     // condensing model answered (and was paid).
-    let usage = Usage { input_tokens: 2_000, output_tokens: 3_000 };
+    let usage = Usage::new(2_000, 3_000);
     let long: String = (0..900).map(|i| format!("step {i} of a far too long summary ")).collect();
     let writer = ScriptedLlm::new(profile(128_000)).then_answer(&long, Some(usage));
     let chat = ScriptedLlm::new(profile(128_000));
@@ -269,7 +269,7 @@ fn a_run_dropped_for_too_little_gain_counts_its_cost_in_the_chat() {
     bench.auto.min_gain_percent = 100.0;
     let mut small = profile(4_000);
     small.threshold_percent = Some(10);
-    let usage = Usage { input_tokens: 1_500, output_tokens: 20 };
+    let usage = Usage::new(1_500, 20);
     let chat = ScriptedLlm::new(small).then_answer("Answer.", None);
     let writer = ScriptedLlm::new(profile(128_000)).then_answer("SUMMARY.", Some(usage));
     let mut agent = DefaultAgent::new(long_chat(12));
@@ -289,7 +289,7 @@ fn a_run_dropped_for_too_little_gain_counts_its_cost_in_the_chat() {
 #[test]
 fn a_preview_is_applied_as_shown_with_one_llm_call() {
     let bench = TurnBench::new();
-    let usage = Usage { input_tokens: 2_000, output_tokens: 100 };
+    let usage = Usage::new(2_000, 100);
     let llm = ScriptedLlm::new(profile(128_000)).then_answer("Summary of the early turns.", Some(usage));
     let task = long_chat(10);
     // The estimate comes first, before any call: what the panel shows while the model writes.

@@ -15,7 +15,7 @@ use condense_core::{
     TokenCounter,
 };
 
-const USAGE: Usage = Usage { input_tokens: 2_000, output_tokens: 900 };
+const USAGE: Usage = Usage::new(2_000, 900);
 
 /// A small model behind an OpenAI-compatible server, with prices so that cost is visible and a
 /// window that takes the chat in one request (the 4k window of the issue would split it in parts).

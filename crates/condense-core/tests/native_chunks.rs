@@ -21,7 +21,7 @@ fn small_model() -> LlmProfile {
     }
 }
 
-const USAGE: Usage = Usage { input_tokens: 1_000, output_tokens: 100 };
+const USAGE: Usage = Usage::new(1_000, 100);
 
 /// A scripted condensing model that answers `n` requests with short summaries.
 fn answers(n: usize) -> ScriptedLlm {

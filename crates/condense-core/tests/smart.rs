@@ -792,7 +792,7 @@ fn smart_summarizes_with_an_llm_and_counts_its_cost() {
         price_output_per_mtok: 2.0,
         ..LlmProfile::new("scripted", LlmKind::Openai, "gpt-4o", 128_000)
     };
-    let usage = condense_core::llm::Usage { input_tokens: 10_000, output_tokens: 500 };
+    let usage = condense_core::llm::Usage::new(10_000, 500);
     let llm = ScriptedLlm::new(profile)
         .then_answer("Summary: the read path is ported; keep the public API.", Some(usage));
     // Masking alone cannot reach a tenth; the summary comes before truncation.

@@ -105,7 +105,7 @@ fn claude_code_runs_as_an_argv_with_the_prompt_on_stdin() {
         block_on(tool.execute(&request("sonnet", "Summarize \"this\"; $HOME `x`"), &AbortSignal::new()))
             .unwrap();
     assert_eq!(answer.text, "Done.");
-    assert_eq!(answer.usage, Some(Usage { input_tokens: 900, output_tokens: 40 }));
+    assert_eq!(answer.usage, Some(Usage::new(900, 40)));
     assert_eq!(answer.cost_usd, Some(0.02));
     assert_eq!(answer.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
     let runs = host.runs.borrow();

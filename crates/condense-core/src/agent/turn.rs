@@ -8,7 +8,7 @@ use super::task::{ChatTask, CondensationRecord, ReportedUsage, title_of};
 use crate::error::{ErrorInfo, ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
 use crate::limits::{AutoCondense, OVERFLOW_MARGIN_PERCENT, request_limit};
-use crate::llm::{LlmProvider, ModelUse, PromptBundle, collect};
+use crate::llm::{CacheHint, LlmProvider, ModelUse, PromptBundle, collect};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Message, Role, last_condense_id};
 use crate::provider::{CondensationOptions, Services};
@@ -231,6 +231,22 @@ impl DefaultAgent {
             system_context: self.task.conversation.system.clone().unwrap_or_default(),
             conversation_history: history.iter().map(|m| to_chat(m)).collect(),
             request: to_chat(last).content,
+            cache: Some(CacheHint { key: self.task.id.clone(), sent_before: None }),
+            ..Default::default()
+        }
+    }
+
+    /// The chat's conversation as its requests send it, for a summary built on it: every turn of
+    /// the API view, and how many of them the last request sent (the turns before the answer the
+    /// server last reported usage for; unknown after a condensation).
+    fn live(&self) -> PromptBundle {
+        let view = self.task.conversation.api_view();
+        let through = self.task.reported.as_ref().map(|r| r.through.as_str());
+        let sent_before = through.and_then(|id| view.iter().position(|m| m.id == id));
+        PromptBundle {
+            system_context: self.task.conversation.system.clone().unwrap_or_default(),
+            conversation_history: view.iter().map(|m| to_chat(m)).collect(),
+            cache: Some(CacheHint { key: self.task.id.clone(), sent_before }),
             ..Default::default()
         }
     }
@@ -273,7 +289,12 @@ impl DefaultAgent {
         let before = turn.tokens.count_request(conversation.system.as_deref(), &conversation.api_view());
         emit(AgentEvent::CondenseStart { reason, provider: provider.clone(), tokens: before, automatic });
         let llm = turn.condensing_llm.unwrap_or(turn.llm);
-        let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
+        let mut services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
+        // The chat model writes the summary: on the chat's own conversation, read from the cache.
+        let live = self.live();
+        if turn.condensing_llm.is_none() {
+            services = services.with_live(&live);
+        }
         // An automatic run lands where the next request fits: under the request limit when the
         // context is past it, and under what the model refused when it answered "too long" (its
         // tokenizer counts more than ours).

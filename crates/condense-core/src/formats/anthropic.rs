@@ -84,17 +84,59 @@ pub fn to_anthropic(c: &Conversation) -> Value {
     serde_json::to_value(export).expect("a conversation serializes")
 }
 
-/// The body of a streaming Messages request.
+/// The body of a streaming Messages request. What the prompt cache keys on (the model, the
+/// system prompt, the turns) comes first, so that two requests sharing a prefix share the bytes
+/// that write it.
 #[derive(Debug, Serialize)]
 struct StreamRequest<'a> {
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Content<'a>>,
+    messages: Vec<WireTurn<'a>>,
     max_tokens: usize,
-    messages: Vec<Turn<'a, str>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+}
+
+/// A turn of the request.
+#[derive(Debug, Serialize)]
+struct WireTurn<'a> {
+    role: &'a str,
+    content: Content<'a>,
+}
+
+/// A turn's or the system prompt's content: a string, or one text block carrying a cache
+/// breakpoint.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a str),
+    Cached([CachedText<'a>; 1]),
+}
+
+#[derive(Debug, Serialize)]
+struct CachedText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: Ephemeral,
+}
+
+#[derive(Debug, Serialize)]
+struct Ephemeral {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl<'a> Content<'a> {
+    fn of(text: &'a str, breakpoint: bool) -> Self {
+        if breakpoint {
+            Content::Cached([CachedText { kind: "text", text, cache_control: Ephemeral { kind: "ephemeral" } }])
+        } else {
+            Content::Text(text)
+        }
+    }
 }
 
 /// The path and body of the streaming request, adding the key and version headers.
@@ -104,12 +146,23 @@ pub(super) fn request(
     req: &ApiRequest,
     headers: &mut Vec<(String, String)>,
 ) -> Result<(&'static str, String), LlmError> {
+    // Two breakpoints of the four the API allows: the system prompt, and the turn that closes
+    // the prefix (the last turn of a chat request; of a summary built on the chat, the chat's).
+    let cached = req.cache.as_ref();
     let body = StreamRequest {
         model: &profile.model,
+        system: req.system.as_deref().map(|s| Content::of(s, cached.is_some())),
+        messages: req
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| WireTurn {
+                role: m.role.as_str(),
+                content: Content::of(&m.content, cached.is_some_and(|c| c.breakpoint == i)),
+            })
+            .collect(),
         max_tokens: req.max_tokens,
-        messages: req.messages.iter().map(Turn::chat).collect(),
         stream: true,
-        system: req.system.as_deref(),
         temperature: req.temperature,
     };
     let key = api_key.ok_or_else(|| {
@@ -227,11 +280,13 @@ impl Decoder {
                 out.role = Some(role);
                 self.model = message.model;
                 if let Some(u) = message.usage {
+                    let (write, read) =
+                        (u.cache_creation_input_tokens.unwrap_or(0), u.cache_read_input_tokens.unwrap_or(0));
                     self.usage = Some(Usage {
-                        input_tokens: u.input_tokens.unwrap_or(0)
-                            + u.cache_creation_input_tokens.unwrap_or(0)
-                            + u.cache_read_input_tokens.unwrap_or(0),
+                        input_tokens: u.input_tokens.unwrap_or(0) + write + read,
                         output_tokens: u.output_tokens.unwrap_or(0),
+                        cache_write_tokens: write,
+                        cache_read_tokens: read,
                     });
                 }
             }
@@ -305,6 +360,7 @@ mod tests {
             messages: vec![ChatMessage::user("hi")],
             max_tokens: 100,
             temperature: None,
+            cache: None,
         };
         let p = LlmProfile::new("a", LlmKind::Anthropic, "claude-sonnet-4-5", 200_000);
         let http = Wire::Anthropic.build(&p, Some("key"), &req).unwrap();
@@ -314,6 +370,37 @@ mod tests {
         let body: Value = serde_json::from_str(&http.body).unwrap();
         assert_eq!(body["system"], "sys");
         assert!(body.get("temperature").is_none());
+    }
+
+    #[test]
+    fn anthropic_requests_put_breakpoints_on_the_system_prompt_and_the_prefix_turn() {
+        let turns = vec![ChatMessage::user("one"), ChatMessage::assistant("two"), ChatMessage::user("three")];
+        let req = |breakpoint| ApiRequest {
+            system: Some("sys".into()),
+            messages: turns.clone(),
+            max_tokens: 100,
+            temperature: None,
+            cache: Some(crate::formats::ApiCache { key: "chat-1".into(), breakpoint }),
+        };
+        let p = LlmProfile::new("a", LlmKind::Anthropic, "claude-sonnet-4-5", 200_000);
+        let body = |r: &ApiRequest| -> Value {
+            serde_json::from_str(&Wire::Anthropic.build(&p, Some("k"), r).unwrap().body).unwrap()
+        };
+        let last = body(&req(2));
+        let cached = json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}]);
+        assert_eq!(last["system"], cached);
+        assert_eq!(last["messages"][0]["content"], "one");
+        assert_eq!(last["messages"][2]["content"][0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(last["messages"][2]["content"][0]["text"], "three");
+        let first = body(&req(0));
+        assert_eq!(first["messages"][0]["content"][0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(first["messages"][2]["content"], "three");
+        // Two of the four breakpoints the API allows; no key travels (Anthropic has none).
+        let text = Wire::Anthropic.build(&p, Some("k"), &req(2)).unwrap().body;
+        assert_eq!(text.matches("cache_control").count(), 2);
+        assert!(!text.contains("chat-1"));
+        // The cached parts come first, so requests sharing a prefix share its bytes.
+        assert!(text.starts_with(r#"{"model":"claude-sonnet-4-5","system":"#), "{text}");
     }
 
     #[test]
@@ -333,7 +420,7 @@ mod tests {
         .unwrap();
         d.event(Wire::Anthropic, &ev(Some("message_stop"), r#"{"type":"message_stop"}"#)).unwrap();
         assert!(d.done);
-        assert_eq!(d.usage, Some(Usage { input_tokens: 25, output_tokens: 15 }));
+        assert_eq!(d.usage, Some(Usage::new(25, 15)));
         assert_eq!(d.finish_reason.as_deref(), Some("end_turn"));
         let e = d
             .event(

@@ -32,7 +32,7 @@ pub use anthropic::{ANTHROPIC_VERSION, to_anthropic};
 pub use openai::to_openai;
 pub use sse::{MAX_SSE_EVENT_BYTES, MAX_SSE_LINE_BYTES, SseEvent, SseParser};
 pub(crate) use wire::Decoder;
-pub use wire::{ApiRequest, ChatMessage, ChatRole, Wire};
+pub use wire::{ApiCache, ApiRequest, ChatMessage, ChatRole, Wire};
 
 /// The conversation of an API request body (or its message list) in one of the wire dialects
 /// an agent sends: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses. The gateway

@@ -332,6 +332,9 @@ struct StreamRequest<'a> {
     max_tokens: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    /// Routes the request to its conversation's prompt cache (OpenAI itself only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -358,6 +361,7 @@ pub(super) fn request(
         max_completion_tokens: openai.then_some(req.max_tokens),
         max_tokens: (!openai).then_some(req.max_tokens),
         temperature: req.temperature,
+        prompt_cache_key: req.cache.as_ref().filter(|_| openai).map(|c| c.key.as_str()),
     };
     match api_key {
         Some(key) => headers.push(("authorization".into(), format!("Bearer {key}"))),
@@ -395,6 +399,16 @@ struct ChunkUsage {
     prompt_tokens: Option<u64>,
     #[serde(deserialize_with = "lenient::value")]
     completion_tokens: Option<u64>,
+    /// `{"cached_tokens": N}`: the prompt tokens read from the cache.
+    #[serde(deserialize_with = "lenient::value")]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PromptDetails {
+    #[serde(deserialize_with = "lenient::value")]
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -431,10 +445,9 @@ impl Decoder {
             self.model = chunk.model;
         }
         if let Some(u) = chunk.usage {
-            self.usage = Some(Usage {
-                input_tokens: u.prompt_tokens.unwrap_or(0),
-                output_tokens: u.completion_tokens.unwrap_or(0),
-            });
+            let input = u.prompt_tokens.unwrap_or(0);
+            let cached = u.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0).min(input);
+            self.usage = Some(Usage { cache_read_tokens: cached, ..Usage::new(input, u.completion_tokens.unwrap_or(0)) });
         }
         for choice in chunk.choices {
             let delta = choice.delta.unwrap_or_default();
@@ -506,6 +519,7 @@ mod tests {
             messages: vec![ChatMessage::user("hi")],
             max_tokens: 100,
             temperature: Some(0.2),
+            cache: Some(crate::formats::ApiCache { key: "chat-1".into(), breakpoint: 0 }),
         };
         let p = LlmProfile::new("o", LlmKind::Openai, "gpt-4o", 128_000);
         let http = Wire::OpenAi.build(&p, Some("sk-test"), &req).unwrap();
@@ -514,6 +528,11 @@ mod tests {
         let body: Value = serde_json::from_str(&http.body).unwrap();
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["max_completion_tokens"], 100);
+        assert_eq!(body["prompt_cache_key"], "chat-1", "OpenAI routes the chat to its cache");
+        let mut local = LlmProfile::new("l", LlmKind::OpenaiCompatible, "qwen", 8_000);
+        local.base_url = Some("http://127.0.0.1:8080/v1".into());
+        let local = Wire::OpenAi.build(&local, None, &req).unwrap();
+        assert!(!local.body.contains("prompt_cache_key"), "a local server is not sent a field it may refuse");
         assert_eq!(body["messages"][0], json!({"role": "system", "content": "sys"}));
         let local = LlmProfile {
             base_url: Some("http://127.0.0.1:8080/v1".into()),
@@ -550,7 +569,7 @@ mod tests {
         d.event(Wire::OpenAi, &ev(None, "[DONE]")).unwrap();
         assert!(d.done);
         assert_eq!(d.finish_reason.as_deref(), Some("stop"));
-        assert_eq!(d.usage, Some(Usage { input_tokens: 12, output_tokens: 3 }));
+        assert_eq!(d.usage, Some(Usage::new(12, 3)));
         let err = d
             .event(Wire::OpenAi, &ev(None, r#"{"error":{"message":"boom","type":"server_error"}}"#))
             .unwrap_err();

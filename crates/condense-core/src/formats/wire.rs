@@ -65,6 +65,19 @@ pub struct ApiRequest {
     pub max_tokens: usize,
     /// Sampling temperature, when the model takes one.
     pub temperature: Option<f64>,
+    /// How the request uses the provider's prompt cache; `None`: not at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<ApiCache>,
+}
+
+/// A request's use of the prompt cache: Anthropic's `cache_control` breakpoints (on the system
+/// prompt, and on the turn that closes the prefix worth keeping), OpenAI's `prompt_cache_key`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiCache {
+    /// What routes the request to the cache of its conversation (a chat's id).
+    pub key: String,
+    /// The turn (index into `messages`) that carries the moving breakpoint.
+    pub breakpoint: usize,
 }
 
 /// A turn as both dialects write it: `{"role", "content"}`, the content a string or blocks.

@@ -25,6 +25,22 @@ pub struct PromptBundle {
     pub generation_params: Option<GenerationParams>,
     /// The caller's bookkeeping. Never sent to a model.
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// How the request uses the provider's prompt cache; `None`: not at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheHint>,
+}
+
+/// How a bundle asks to be cached (see [`crate::formats::ApiCache`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CacheHint {
+    /// The conversation's cache key: a chat's id.
+    pub key: String,
+    /// The number of leading history turns that were sent before, as a request's whole
+    /// conversation: the moving breakpoint closes them, so this request reads them from the cache
+    /// and writes nothing after. `None`: the breakpoint is on the last turn (the request itself),
+    /// written for the next request to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_before: Option<usize>,
 }
 
 /// Turns a bundle into what one kind of client needs.
@@ -72,18 +88,39 @@ impl PromptAdapter for ApiAdapter {
                 .join("\n\n");
             vec![ChatMessage::user(transcript)]
         };
+        // The turns the cached prefix ends with, before they are made to alternate.
+        let prefix = bundle
+            .cache
+            .as_ref()
+            .and_then(|c| c.sent_before)
+            .filter(|&n| caps.supports_multi_turn && n > 0 && n <= turns.len());
         turns.push(ChatMessage::user(last_turn(bundle)));
         let mut system = Some(system_with_examples(bundle)).filter(|s| !s.is_empty());
+        let mut shift = 0;
         if !caps.supports_system_prompt
             && let Some(s) = system.take()
         {
             turns.insert(0, ChatMessage::user(s));
+            shift = 1;
         }
+        // The breakpoint's turn: the one that closes the prefix, when the turn after it does not
+        // merge into it (else the prefix's bytes would change); otherwise the last.
+        let closes = prefix.and_then(|n| {
+            let (head, rest) = turns.split_at(n + shift);
+            let merges = rest.first().zip(head.last()).is_some_and(|(a, b)| a.role == b.role);
+            (!merges).then(|| alternate(head.to_vec()).len() - 1)
+        });
+        let messages = alternate(turns);
+        let cache = bundle.cache.as_ref().map(|c| crate::formats::ApiCache {
+            key: c.key.clone(),
+            breakpoint: closes.unwrap_or(messages.len() - 1),
+        });
         ApiRequest {
             system,
-            messages: alternate(turns),
+            messages,
             max_tokens: params.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
             temperature: params.temperature,
+            cache,
         }
     }
 }
@@ -128,6 +165,7 @@ impl PromptAdapter for ManualAdapter {
             messages: vec![ChatMessage::user(self.render_for_display(bundle))],
             max_tokens: params.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS),
             temperature: params.temperature,
+            cache: None,
         }
     }
 }
@@ -195,8 +233,29 @@ mod tests {
                 max_output_tokens: Some(8000),
                 temperature: Some(1.7),
             }),
+            cache: None,
             metadata,
         }
+    }
+
+    #[test]
+    fn the_breakpoint_closes_the_prefix_sent_before_unless_the_next_turn_merges_into_it() {
+        let history = ["u1", "a1", "u2", "a2", "u3"]
+            .map(|t| if t.starts_with('u') { ChatMessage::user(t) } else { ChatMessage::assistant(t) });
+        let at = |sent_before| {
+            let b = PromptBundle {
+                conversation_history: history.to_vec(),
+                request: "summarize".into(),
+                cache: Some(CacheHint { key: "c".into(), sent_before }),
+                ..Default::default()
+            };
+            ApiAdapter.to_api_request(&b, &ProviderCapabilities::default()).cache.unwrap().breakpoint
+        };
+        assert_eq!(at(Some(3)), 2, "the last request sent u1 a1 u2: u2 carries its breakpoint again");
+        assert_eq!(at(None), 4, "a chat request: its last turn");
+        assert_eq!(at(Some(5)), 4, "u3 merges with the request's turn: the last");
+        let plain = ApiAdapter.to_api_request(&PromptBundle::default(), &ProviderCapabilities::default());
+        assert_eq!(plain.cache, None);
     }
 
     #[test]

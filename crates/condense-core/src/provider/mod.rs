@@ -160,12 +160,22 @@ pub struct Services<'a> {
     pub meter: Option<&'a SpendMeter>,
     /// Gives the host's thread a turn between the steps of a run ([`Services::pause`]).
     pub timer: Option<&'a dyn Timer>,
+    /// The chat's conversation as its requests send it (system prompt and every turn), its
+    /// cache hint saying how many turns the last request sent: lent when the condensing model is
+    /// the chat model, so that a summary request can be that conversation plus the instruction,
+    /// its prefix read from the prompt cache.
+    pub live: Option<&'a crate::llm::PromptBundle>,
 }
 
 impl<'a> Services<'a> {
     /// Services without an LLM.
     pub fn new(tokens: &'a dyn TokenCounter, clock: &'a dyn Clock) -> Self {
-        Services { tokens, clock, llm: None, abort: None, meter: None, timer: None }
+        Services { tokens, clock, llm: None, abort: None, meter: None, timer: None, live: None }
+    }
+
+    /// The same services with the chat's live conversation (see [`Services::live`]).
+    pub fn with_live(self, live: &'a crate::llm::PromptBundle) -> Self {
+        Services { live: Some(live), ..self }
     }
 
     /// The same services with an LLM to summarize with.

@@ -255,6 +255,7 @@ pub fn bundle(ctx: &CondensationContext<'_>, plan: &SummaryPlan, config: &Summar
         conversation_history,
         generation_params: None,
         metadata,
+        cache: None,
     }
 }
 

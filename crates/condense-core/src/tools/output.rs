@@ -112,10 +112,10 @@ pub fn normalize(spec: &OutputSpec, raw: &str) -> Result<Normalized, String> {
     let get = |e: &Option<Extract>| e.as_ref().and_then(|e| find(&docs, e));
     let usage = spec.usage.as_ref().and_then(|u| {
         let doc = docs.iter().rev().find(|d| matches(d, &u.when) && lookup(d, &u.input).is_some())?;
-        Some(Usage {
-            input_tokens: as_count(&lookup(doc, &u.input)?)?,
-            output_tokens: lookup(doc, &u.output).as_ref().and_then(as_count).unwrap_or(0),
-        })
+        Some(Usage::new(
+            as_count(&lookup(doc, &u.input)?)?,
+            lookup(doc, &u.output).as_ref().and_then(as_count).unwrap_or(0),
+        ))
     });
     Ok(Normalized {
         text: get(&spec.text).map(as_text),
@@ -157,7 +157,7 @@ mod tests {
         let n = normalize(&spec("claude-code"), &out.to_string()).unwrap();
         assert_eq!(n.text.as_deref(), Some("The summary."));
         assert_eq!(n.error, None);
-        assert_eq!(n.usage, Some(Usage { input_tokens: 1200, output_tokens: 80 }));
+        assert_eq!(n.usage, Some(Usage::new(1200, 80)));
         assert_eq!(n.cost_usd, Some(0.0123));
         assert_eq!(n.model.as_deref(), Some("claude-sonnet-4-5-20250929"));
 
@@ -179,7 +179,7 @@ mod tests {
         let raw = lines.iter().map(Value::to_string).collect::<Vec<_>>().join("\n") + "\nnot json\n";
         let n = normalize(&spec("codex"), &raw).unwrap();
         assert_eq!(n.text.as_deref(), Some("last"));
-        assert_eq!(n.usage, Some(Usage { input_tokens: 50, output_tokens: 7 }));
+        assert_eq!(n.usage, Some(Usage::new(50, 7)));
         let failed = [
             json!({"type": "error", "message": "quota"}),
             json!({"type": "turn.failed", "error": {"message": "quota exceeded"}}),
@@ -195,7 +195,7 @@ mod tests {
         let out = json!({"response": "Hi", "stats": {"models": {"gemini-2.5-pro": {"tokens": {"prompt": 24, "candidates": 3}}}}});
         let n = normalize(&spec("gemini"), &format!("Loaded cached credentials.\n{out}")).unwrap();
         assert_eq!(n.text.as_deref(), Some("Hi"));
-        assert_eq!(n.usage, Some(Usage { input_tokens: 24, output_tokens: 3 }));
+        assert_eq!(n.usage, Some(Usage::new(24, 3)));
         assert_eq!(n.model.as_deref(), Some("gemini-2.5-pro"));
         let failed = json!({"error": {"type": "ApiError", "message": "quota", "code": 429}});
         assert_eq!(normalize(&spec("gemini"), &failed.to_string()).unwrap().error.as_deref(), Some("quota"));

@@ -105,10 +105,7 @@ impl Calls<'_> {
             Err(e) => {
                 // Text that did arrive was paid for: estimated, since the server reported nothing.
                 if !e.partial.is_empty() {
-                    let usage = Usage {
-                        input_tokens: prompt_tokens(),
-                        output_tokens: tokens.count_text(&e.partial) as u64,
-                    };
+                    let usage = Usage::new(prompt_tokens(), tokens.count_text(&e.partial) as u64);
                     self.charge(usage, None, true);
                 }
                 Err(CondenseError::Llm(e))
@@ -117,10 +114,7 @@ impl Calls<'_> {
                 let (usage, estimated) = match response.usage {
                     Some(u) => (u, false),
                     None => (
-                        Usage {
-                            input_tokens: prompt_tokens(),
-                            output_tokens: tokens.count_text(&response.content) as u64,
-                        },
+                        Usage::new(prompt_tokens(), tokens.count_text(&response.content) as u64),
                         true,
                     ),
                 };
@@ -143,8 +137,7 @@ impl Calls<'_> {
         let cost = reported.unwrap_or_else(|| self.llm.cost(&usage));
         self.services.spend(cost);
         self.cost += cost;
-        self.usage.input_tokens += usage.input_tokens;
-        self.usage.output_tokens += usage.output_tokens;
+        self.usage.add(&usage);
         self.estimated |= estimated;
     }
 }

@@ -68,6 +68,18 @@ in order. Merge them into one summary of the whole conversation: keep every user
 file path, command, error and open task they mention; where a later part contradicts an earlier \
 one, the later part wins.";
 
+/// The instruction of a summary request built on the chat's own conversation (read from the
+/// prompt cache): `{k}` is the number of last messages kept.
+pub const CACHED_INSTRUCTION: &str = "Stop working on the task for a moment: the conversation above \
+is about to be condensed. Its first message and its last {k} messages stay as they are; everything \
+between them is replaced by the summary you write now.";
+
+/// The metric saying the summary request was built on the chat's conversation (read from the
+/// cache).
+pub const METRIC_FROM_CACHE: &str = "from_cache";
+/// The metric holding the share of the summary calls' input read from the prompt cache (0–1).
+pub const METRIC_CACHED_SHARE: &str = "cached_share";
+
 /// Summarizes with an LLM.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NativeProvider;
@@ -172,6 +184,47 @@ struct Written<'a> {
     from_originals: bool,
     shrunk: bool,
     prompt_tokens: usize,
+    /// The one request was the chat's conversation plus the instruction ([`from_cache`]).
+    from_cache: bool,
+}
+
+/// The summary request built on the chat's live conversation (`Services::live`): its system
+/// prompt and turns exactly as the chat sends them, with the cache breakpoint where the chat's
+/// last request put it, then the instruction as the last user turn; so the provider reads the
+/// prefix from its prompt cache. `None` when there is no live conversation, it is not the one
+/// planned on (another pass changed it), the chat's last request is not known, or the request
+/// and its answer would not fit under the model's request limit.
+fn from_cache(
+    ctx: &CondensationContext<'_>,
+    plan: &SummaryPlan,
+    base: &PromptBundle,
+    budget: RequestBudget,
+    config: &SummaryConfig,
+    llm: &dyn LlmProvider,
+    live: Option<&PromptBundle>,
+    tokens: &dyn TokenCounter,
+) -> Option<PromptBundle> {
+    let live = live?;
+    live.cache.as_ref()?.sent_before?;
+    let visible = ctx.messages.iter().filter(|m| m.is_visible()).count();
+    if live.conversation_history.len() != visible {
+        return None;
+    }
+    let kept = ctx.messages[plan.tail_start..].iter().filter(|m| m.is_visible()).count();
+    let head = CACHED_INSTRUCTION.replace("{k}", &kept.to_string());
+    let bundle = PromptBundle {
+        system_context: live.system_context.clone(),
+        conversation_history: live.conversation_history.clone(),
+        request: format!("{}\n\n{head}\n\n{}", base.system_context, instructions(config)),
+        output_instructions: base.output_instructions.clone(),
+        examples: Vec::new(),
+        generation_params: base.generation_params,
+        metadata: base.metadata.clone(),
+        cache: live.cache.clone(),
+    };
+    let prompt = tokens.count_text(&llm.adapter().render_for_display(&bundle));
+    let limit = crate::limits::request_limit(budget.window, budget.output);
+    (prompt + TOKENS_PER_TURN * (bundle.conversation_history.len() + 1) <= limit).then_some(bundle)
 }
 
 /// Asks the model for the summary of `plan`'s middle: one request when it fits, else partial
@@ -188,6 +241,32 @@ async fn write<'a>(
     abort: &'a AbortSignal,
 ) -> Result<Written<'a>, CondenseError> {
     let tokens = services.tokens;
+    let mut calls = Calls {
+        llm,
+        services,
+        abort,
+        usage: Usage::default(),
+        estimated: false,
+        count: 0,
+        truncated: false,
+        finish_reason: None,
+        cost: 0.0,
+        degenerate: 0,
+        retries: 0,
+    };
+    if let Some(bundle) = from_cache(ctx, plan, base, budget, config, llm, services.live, tokens) {
+        let prompt_tokens = tokens.count_text(&llm.adapter().render_for_display(&bundle));
+        let text = calls.ask(&bundle, "the request").await?;
+        return Ok(Written {
+            text,
+            calls,
+            parts: 1,
+            from_originals: false,
+            shrunk: false,
+            prompt_tokens,
+            from_cache: true,
+        });
+    }
     // From the originals when they fit one request; else the span as the model sees it.
     let (expanded, has_summary) = span(ctx.messages, plan, true);
     let mut from_originals = false;
@@ -205,19 +284,6 @@ async fn write<'a>(
             let (visible, _) = span(ctx.messages, plan, false);
             render(ctx.messages, &visible, tokens, budget.input)
         }
-    };
-    let mut calls = Calls {
-        llm,
-        services,
-        abort,
-        usage: Usage::default(),
-        estimated: false,
-        count: 0,
-        truncated: false,
-        finish_reason: None,
-        cost: 0.0,
-        degenerate: 0,
-        retries: 0,
     };
     let prompt_tokens = total(&turns);
     let parts = chunks(turns, budget.input, tokens);
@@ -238,7 +304,7 @@ async fn write<'a>(
         }
         merge(&mut calls, partials, budget.input, base, config).await?
     };
-    Ok(Written { text, calls, parts: parts.len(), from_originals, shrunk, prompt_tokens })
+    Ok(Written { text, calls, parts: parts.len(), from_originals, shrunk, prompt_tokens, from_cache: false })
 }
 
 /// A summary of a span written outside a provider run, and what it cost.
@@ -349,10 +415,8 @@ impl CondensationProvider for NativeProvider {
         let input = total(&turns);
         let parts = input.div_ceil(budget.input.max(1)).max(1);
         let requests = if parts > 1 { parts + 1 } else { 1 };
-        let usage = Usage {
-            input_tokens: (input + requests * budget.overhead) as u64,
-            output_tokens: (requests * budget.output) as u64,
-        };
+        let usage =
+            Usage::new((input + requests * budget.overhead) as u64, (requests * budget.output) as u64);
         llm.cost(&usage)
     }
 
@@ -388,13 +452,19 @@ impl CondensationProvider for NativeProvider {
         let w = write(ctx, &plan, &base, budget, &config, llm, services, abort).await?;
         let (text, calls, parts) = (w.text, w.calls, w.parts);
         let (from_originals, shrunk, prompt_tokens) = (w.from_originals, w.shrunk, w.prompt_tokens);
+        let from_cache = w.from_cache;
         let (messages, mut metrics) = summary::apply_checked(ctx, tokens, &plan, &text)?;
         metrics.insert("profile_id".into(), llm.profile().id.clone().into());
         metrics.insert("model".into(), llm.profile().model.clone().into());
+        let u = calls.usage;
         metrics.insert(
             "usage".into(),
-            json!({"input_tokens": calls.usage.input_tokens, "output_tokens": calls.usage.output_tokens, "estimated": calls.estimated}),
+            json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                   "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
+                   "estimated": calls.estimated}),
         );
+        metrics.insert(METRIC_FROM_CACHE.into(), from_cache.into());
+        metrics.insert(METRIC_CACHED_SHARE.into(), json!(u.cached_share()));
         metrics.insert("finish_reason".into(), calls.finish_reason.clone().into());
         metrics.insert(METRIC_SUMMARY_TRUNCATED.into(), calls.truncated.into());
         metrics.insert("chunks".into(), parts.into());
