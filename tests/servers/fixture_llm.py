@@ -8,7 +8,7 @@ Codex, Cline) run their tool loops against.
 
 Usage:
     python3 tests/servers/fixture_llm.py [--port 0] [--answer TEXT]
-                                         [--answer-file PATH]
+                                         [--answer-file PATH] [--summaries]
                                          [--stall-seconds 30] [--quiet]
 
 Binds 127.0.0.1 only (port 0 = pick a free port). Once listening it prints
@@ -45,6 +45,13 @@ Endpoints:
     GET    /hostile              every hostile request so far, in order:
                                  [{mode, wire, closed}], closed true once the
                                  server saw the client close the connection
+
+Prompt caching outside the scripted agent: an Anthropic request's ``cache_control``
+breakpoints write the prefix up to each (cache_creation_input_tokens) and a later request
+reads the longest prefix written before (cache_read_input_tokens), at block boundaries; a
+Chat Completions request with ``prompt_cache_key`` reads the prefix shared with that key's
+previous prompt (prompt_tokens_details.cached_tokens). With --summaries, a request asking for
+the core's summary is answered with an extractive summary of its own conversation.
 
 LLM requests are recorded before auth checks and fault handling, so tests
 can count attempts (retries included).
@@ -130,6 +137,7 @@ stalling), which is how tests see that the client really stopped.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -236,6 +244,7 @@ class State:
         self.requests = []
         self.raw = []  # the exact request bodies, in the order of self.requests
         self.prompts = {}  # prompt-cache key -> the previous prompt's text (cached_prefix)
+        self.breakpoints = {}  # Anthropic: hash of a cached prefix -> its tokens (breakpoint_cache)
         self.once_fired = set()  # (path, model) pairs whose one-shot fault fired
         self.hostile = []  # {mode, wire, closed} per hostile request
 
@@ -273,6 +282,31 @@ class State:
             self.requests.clear()
             self.raw.clear()
             self.prompts.clear()
+            self.breakpoints.clear()
+
+    def breakpoint_cache(self, blocks):
+        """Anthropic's prompt cache for a request's content blocks, in order (tools, system,
+        messages), each (canonical text, has cache_control): (read, written) tokens. The
+        longest prefix ending at a block boundary that an earlier request wrote is read; the
+        prefix up to the last breakpoint is written beyond it, and every breakpoint's prefix is
+        remembered. Tokens are characters / 4, as for input_tokens."""
+        read, written, last = 0, 0, -1
+        prefixes, text = [], ""
+        for i, (canonical, marked) in enumerate(blocks):
+            text += canonical
+            prefixes.append((hashlib.sha256(text.encode()).hexdigest(), len(text) // 4))
+            if marked:
+                last = i
+        with self.lock:
+            for digest, tokens in prefixes:
+                if digest in self.breakpoints:
+                    read = tokens
+            if last >= 0:
+                written = max(0, prefixes[last][1] - read)
+                for i, (canonical, marked) in enumerate(blocks):
+                    if marked:
+                        self.breakpoints[prefixes[i][0]] = prefixes[i][1]
+        return read, written
 
     def cached_prefix(self, key, prompt):
         """Characters of `prompt` shared with the start of the previous prompt under `key`, as a
@@ -554,6 +588,67 @@ def script_summary(view):
             "8. Current work: reading the file." % (", ".join(markers) or "none"))
 
 
+PATHISH_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.\w+")
+
+
+def summary_answer(view):
+    """For a request that asks for the core's summary (SUMMARY_ASK) without the scripted agent:
+    an extractive summary in the sections asked for, from the request's own user texts (the
+    first request, file paths, errors, every user message's opening, the latest one), so that
+    its size follows the conversation's. None for any other request."""
+    texts = view.user_texts
+    if not texts or SUMMARY_ASK not in texts[-1]:
+        return None
+    said = [t.split("Write a detailed summary")[0].strip() for t in texts]
+    said = [t for t in said if t]
+    everything = "\n".join(said + view.results)
+    paths = []
+    for m in PATHISH_RE.findall(everything):
+        if m not in paths:
+            paths.append(m)
+    errors = [line.strip()[:160] for line in everything.splitlines()
+              if "error" in line.lower()][:5]
+    opening = lambda t, n: " ".join(t.split())[:n]
+    lines = ["1. Primary request and intent: %s" % (opening(said[0], 300) if said else "none"),
+             "2. Key technical concepts: see the files and messages below.",
+             "3. Files and code: %s" % (", ".join(paths[:20]) or "none named"),
+             "4. Errors and fixes: %s" % ("; ".join(errors) or "none"),
+             "5. Problem solving: in progress.",
+             "6. All user messages:"]
+    lines += ["   - %s" % opening(t, 160) for t in said[-15:]]
+    lines += ["7. Pending tasks: what the latest messages ask.",
+              "8. Current work: %s" % (opening(said[-1], 200) if said else "none"),
+              "9. Next step: continue with the latest request."]
+    return "\n".join(lines)
+
+
+def anthropic_blocks(body):
+    """A Messages request's content blocks in cache order (tools, system, messages), each as
+    (canonical text without cache_control, whether it carries cache_control)."""
+    def canonical(block):
+        if isinstance(block, dict):
+            marked = "cache_control" in block
+            block = {k: v for k, v in block.items() if k != "cache_control"}
+            return json.dumps(block, sort_keys=True), marked
+        return json.dumps(block), False
+
+    blocks = [canonical(t) for t in body.get("tools") or []]
+    system = body.get("system")
+    if isinstance(system, str):
+        blocks.append(canonical({"type": "text", "text": system}))
+    elif isinstance(system, list):
+        blocks += [canonical(b) for b in system]
+    for m in body.get("messages") or []:
+        content = m.get("content") if isinstance(m, dict) else None
+        role = m.get("role") if isinstance(m, dict) else None
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        for b in content if isinstance(content, list) else []:
+            text, marked = canonical(b)
+            blocks.append((str(role) + text, marked))
+    return blocks
+
+
 def script_step(view, rounds):
     """The scripted agent's next move: ("tool", name, args, note), ("final", text) or
     ("error", message). Sets ``view.round``: the round this move is (its ids' number)."""
@@ -615,6 +710,7 @@ class Handler(BaseHTTPRequestHandler):
     quiet = False
     api_key = None
     no_auth = False
+    summaries = False  # --summaries: extractive answers to summary requests
 
     def log_message(self, fmt, *args):
         if not self.quiet:
@@ -819,11 +915,16 @@ class Handler(BaseHTTPRequestHandler):
         if rounds is not None:
             self.script_chat(body, model, rounds, stream, headers)
             return
-        answer = STATE.answer
+        answer = (Handler.summaries and summary_answer(chat_view(body))) or STATE.answer
         usage = {
             "prompt_tokens": messages_chars(body.get("messages")) // 4 + 1,
             "completion_tokens": count_words(answer),
         }
+        if body.get("prompt_cache_key"):
+            # OpenAI caches the prefix shared with the key's previous prompt.
+            cached = STATE.cached_prefix(("chat", str(body["prompt_cache_key"])),
+                                         json.dumps(body.get("messages"))) // 4
+            usage["prompt_tokens_details"] = {"cached_tokens": min(cached, usage["prompt_tokens"])}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if stream:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -1060,16 +1161,21 @@ class Handler(BaseHTTPRequestHandler):
         if rounds is not None:
             self.script_anthropic(body, model, rounds, stream, headers)
             return
-        answer = STATE.answer
+        answer = (Handler.summaries and summary_answer(anthropic_view(body))) or STATE.answer
         input_tokens = (content_chars(body.get("system"))
                         + messages_chars(body.get("messages"))) // 4 + 1
+        read, written = STATE.breakpoint_cache(anthropic_blocks(body))
+        read, written = min(read, input_tokens), min(written, max(0, input_tokens - read))
+        cache = {"cache_creation_input_tokens": written, "cache_read_input_tokens": read}
+        input_tokens -= read + written
         output_tokens = count_words(answer)
         if stream:
-            self.anthropic_stream(model, answer, input_tokens, output_tokens, fault, headers)
+            self.anthropic_stream(model, answer, input_tokens, output_tokens, fault, headers, cache)
         else:
-            self.anthropic_complete(model, answer, input_tokens, output_tokens, fault, headers)
+            self.anthropic_complete(model, answer, input_tokens, output_tokens, fault, headers, cache)
 
-    def anthropic_complete(self, model, answer, input_tokens, output_tokens, fault, headers):
+    def anthropic_complete(self, model, answer, input_tokens, output_tokens, fault, headers,
+                           cache=None):
         if fault == "fault-stall":
             self.stall()
             return
@@ -1084,7 +1190,8 @@ class Handler(BaseHTTPRequestHandler):
             "content": [{"type": "text", "text": answer}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
+                      **(cache or {})},
         }).encode()
         if fault == "fault-cut":
             self.send_raw(200, body[: len(body) // 2], "application/json", headers,
@@ -1093,7 +1200,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.send_raw(200, body, "application/json", headers)
 
-    def anthropic_stream(self, model, answer, input_tokens, output_tokens, fault, headers):
+    def anthropic_stream(self, model, answer, input_tokens, output_tokens, fault, headers,
+                         cache=None):
         def event(name, data):
             self.write_event(data, event=name)
 
@@ -1105,7 +1213,7 @@ class Handler(BaseHTTPRequestHandler):
         event("message_start", {"type": "message_start", "message": {
             "id": "msg_fixture", "type": "message", "role": "assistant", "content": [],
             "model": model, "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1, **(cache or {})}}})
         event("content_block_start", {"type": "content_block_start", "index": 0,
                                       "content_block": {"type": "text", "text": ""}})
         event("ping", {"type": "ping"})
@@ -1446,6 +1554,9 @@ def parse_args(argv):
     parser.add_argument("--stall-seconds", type=float, default=30.0,
                         help="how long fault-stall stays silent (default 30)")
     parser.add_argument("--quiet", action="store_true", help="no request log on stderr")
+    parser.add_argument("--summaries", action="store_true",
+                        help="answer summary requests with an extractive summary of the "
+                             "request's conversation instead of the fixed answer")
     parser.add_argument("--api-key", help="accept only this API key (default: any non-empty key)")
     parser.add_argument("--no-auth", action="store_true",
                         help="accept OpenAI requests without a key, as a local server does")
@@ -1465,6 +1576,7 @@ def main(argv=None):
     Handler.quiet = args.quiet
     Handler.api_key = args.api_key
     Handler.no_auth = args.no_auth
+    Handler.summaries = args.summaries
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

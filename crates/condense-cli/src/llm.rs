@@ -9,7 +9,9 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
 use condense_cli::runner::NativeRunner;
-use condense_core::llm::{CliLlm, GenerationParams, HttpLlm, LlmKind, LlmProfile, LlmProvider, RetryPolicy};
+use condense_core::llm::{
+    CliLlm, CondensePolicy, GenerationParams, HttpLlm, LlmKind, LlmProfile, LlmProvider, RetryPolicy,
+};
 use condense_core::tools::{ToolRegistry, ToolSource};
 
 use crate::{Failure, usage};
@@ -68,6 +70,18 @@ pub(crate) struct LlmArgs {
     /// US dollars per million output tokens.
     #[arg(long, default_value_t = 0.0)]
     price_out: f64,
+    /// US dollars per million input tokens written to the prompt cache (Anthropic: 1.25× the
+    /// input price); the input price when absent.
+    #[arg(long)]
+    price_cache_write: Option<f64>,
+    /// US dollars per million input tokens read from the prompt cache (Anthropic: 0.1× the input
+    /// price); the input price when absent.
+    #[arg(long)]
+    price_cache_read: Option<f64>,
+    /// When automatic condensations run: threshold, or cache-aware (the default with a cache
+    /// price).
+    #[arg(long, value_parser = ["threshold", "cache-aware"])]
+    condense_policy: Option<String>,
     /// An LLM profile as a JSON file (see README), instead of the flags above.
     #[arg(long)]
     profile: Option<String>,
@@ -129,6 +143,13 @@ impl LlmArgs {
             max_output: self.max_output.unwrap_or(0),
             price_input_per_mtok: self.price_in,
             price_output_per_mtok: self.price_out,
+            price_cache_write_per_mtok: self.price_cache_write,
+            price_cache_read_per_mtok: self.price_cache_read,
+            condense_policy: match self.condense_policy.as_deref() {
+                Some("cache-aware") => Some(CondensePolicy::CacheAware),
+                Some(_) => Some(CondensePolicy::Threshold),
+                None => None,
+            },
             api_key_ref: self.api_key_env.clone(),
             deadline_secs: self.deadline_secs,
             chat: GenerationParams { temperature: self.temperature, ..defaults.chat },

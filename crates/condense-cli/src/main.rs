@@ -25,6 +25,7 @@ mod eval;
 mod gateway;
 mod llm;
 mod out;
+mod replay;
 mod summary;
 
 /// Condense LLM conversations: count tokens, de-duplicate, truncate, undo.
@@ -141,6 +142,11 @@ enum Command {
     /// Run a local gateway that agents (Claude Code, Codex, Cline, Roo, Continue) point their base
     /// URL at: requests pass to the Anthropic and OpenAI APIs, answers stream back.
     Gateway(gateway::GatewayArgs),
+    /// Replay a recorded session turn by turn (each assistant answer a turn) under condensation
+    /// policies (none, threshold, cache-aware) and print what its input is billed under the
+    /// profile's prices with a prompt cache: cost (summary calls included), cache reads and
+    /// writes, peak context, condensations and retention.
+    Replay(replay::ReplayArgs),
     /// Write the token benchmark's inputs (generated deterministically) into a directory:
     /// `prose-and-code.md`, `tool-chat.json` (this project's format) and `short-strings.json`.
     #[command(hide = true)]
@@ -461,6 +467,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Eval(args) => eval::run(args),
         Command::Gateway(args) => gateway::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::BenchInputs { dir } => {
             use condense_cli::bench_inputs;
             let dir = std::path::Path::new(&dir);

@@ -9,13 +9,17 @@
 //!
 //! - [`task`]: the saved chat and how full its context is;
 //! - [`policy`]: when to condense (threshold, request limit) and the loop guard;
+//! - [`cache`]: the `cache-aware` policy's weighing, and the prefix cache a replay bills by;
+//! - [`replay`]: a recorded session replayed turn by turn under a policy, billed;
 //! - [`events`]: the inputs and the events, the protocol with the host;
 //! - [`turn`]: the engine that works on one input;
 //! - [`preview`]: a condensation shown before it is applied, and pins.
 
+pub mod cache;
 pub mod events;
 pub mod policy;
 pub mod preview;
+pub mod replay;
 pub mod task;
 pub mod turn;
 

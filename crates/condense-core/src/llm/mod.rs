@@ -23,7 +23,9 @@ use crate::error::{ErrorKind, LlmError};
 pub use crate::formats::{ANTHROPIC_VERSION, ApiRequest, ChatMessage, ChatRole, SseEvent, SseParser, Wire};
 use crate::host::AbortSignal;
 /// Re-exported from [`crate::profile`], where the wire dialects can use them too.
-pub use crate::profile::{GenerationParams, LlmKind, LlmProfile, ModelUse, ProviderCapabilities, Usage};
+pub use crate::profile::{
+    CondensePolicy, GenerationParams, LlmKind, LlmProfile, ModelUse, Prices, ProviderCapabilities, Usage,
+};
 
 /// How a complete answer ended.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
