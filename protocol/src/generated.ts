@@ -5,9 +5,25 @@
 import * as z from "./zod";
 
 /** Why a condensation ran. */
-export const CondenseReason = z.deferred(() => z.enum(["threshold", "limit", "overflow", "manual"]));
+export const CondenseReason = z.deferred(() => z.enum(["threshold", "limit", "overflow", "manual", "cache"]));
 export type CondenseReason = z.output<typeof CondenseReason>;
 export type CondenseReasonInput = z.input<typeof CondenseReason>;
+
+/** The policy's verdict, with the figures a row and a preview show. */
+export const CostEstimate = z.deferred(() => z.object({
+  /** Whether to condense now. */
+  condense: z.boolean(),
+  /** US dollars condensing costs now, beyond what the next request costs anyway (negative when it costs less, as after the cache went cold). */
+  cost_now: z.number(),
+  /** US dollars it saves over `turns` turns. */
+  saving: z.number(),
+  /** The context, in tokens, from which condensing is worth it. */
+  trigger: z.number().int().gte(0),
+  /** The turns the saving is counted over. */
+  turns: z.number().int().gte(0),
+}));
+export type CostEstimate = z.output<typeof CostEstimate>;
+export type CostEstimateInput = z.input<typeof CostEstimate>;
 
 /** One pass of a multi-pass run (`smart`), as its metrics and the chat's row show it. */
 export const PassMetric = z.deferred(() => z.object({
@@ -45,10 +61,14 @@ export const CondensationRecord = z.deferred(() => z.object({
   at_ms: z.number().int(),
   /** Whether the agent started it. */
   automatic: z.boolean(),
+  /** The share of the summary calls' input read from the prompt cache (0–1), when the server reported it. */
+  cached_share: z.number().nullable().optional(),
   /** The condensation's id in the messages (`c1`, `c2`, …). */
   condense_id: z.string(),
   /** US dollars spent. */
   cost: z.number(),
+  /** What the `cache-aware` policy weighed before it ran ("costs $X now · saves ≈$Y over the next N turns"). */
+  estimate: CostEstimate.nullable().optional(),
   /** The passes of a multi-pass run (`smart`), oldest first. */
   passes: z.array(PassMetric).optional(),
   /** The provider that ran. */
@@ -234,7 +254,11 @@ export type MetricsInput = z.input<typeof Metrics>;
 
 /** Tokens a call used, as the server reported them. */
 export const Usage = z.deferred(() => z.object({
-  /** Prompt tokens. */
+  /** Of `input_tokens`, those read from the prompt cache (Anthropic's `cache_read_input_tokens`, OpenAI's `cached_tokens`). */
+  cache_read_tokens: z.number().int().gte(0).optional(),
+  /** Of `input_tokens`, those written to the prompt cache (Anthropic's `cache_creation_input_tokens`). */
+  cache_write_tokens: z.number().int().gte(0).optional(),
+  /** Prompt tokens, all of them: the cache's reads and writes included. */
   input_tokens: z.number().int().gte(0),
   /** Answer tokens. */
   output_tokens: z.number().int().gte(0),
@@ -405,6 +429,16 @@ export const AutoSettings = z.deferred(() => z.object({
 export type AutoSettings = z.output<typeof AutoSettings>;
 export type AutoSettingsInput = z.input<typeof AutoSettings>;
 
+/** How a bundle asks to be cached (see [`crate::formats::ApiCache`]). */
+export const CacheHint = z.deferred(() => z.object({
+  /** The conversation's cache key: a chat's id. */
+  key: z.string(),
+  /** The number of leading history turns that were sent before, as a request's whole conversation: the moving breakpoint closes them, so this request reads them from the cache and writes nothing after. `None`: the breakpoint is on the last turn (the request itself), written for the next request to read. */
+  sent_before: z.number().int().gte(0).nullable().optional(),
+}));
+export type CacheHint = z.output<typeof CacheHint>;
+export type CacheHintInput = z.input<typeof CacheHint>;
+
 /** A conversation: an optional system prompt and its messages, hidden ones included. */
 export const Conversation = z.deferred(() => z.strictObject({
   /** Always `context-condenser/conversation@1` when written by this project. */
@@ -530,6 +564,11 @@ export const ChatMessage = z.deferred(() => z.object({
 export type ChatMessage = z.output<typeof ChatMessage>;
 export type ChatMessageInput = z.input<typeof ChatMessage>;
 
+/** When automatic condensations run (a profile's `condense_policy`). */
+export const CondensePolicy = z.deferred(() => z.enum(["threshold", "cache-aware"]));
+export type CondensePolicy = z.output<typeof CondensePolicy>;
+export type CondensePolicyInput = z.input<typeof CondensePolicy>;
+
 /** What a phase asks of the model: set by the profile, clamped by the provider's capabilities. */
 export const GenerationParams = z.deferred(() => z.strictObject({
   /** Most tokens the prompt may have. */
@@ -557,6 +596,8 @@ export const LlmProfile = z.deferred(() => z.strictObject({
   chat: GenerationParams.default(() => ({"max_input_tokens":null,"max_output_tokens":null,"temperature":null})),
   /** Generation parameters for condensing (summaries want a low temperature). */
   condense: GenerationParams.default(() => ({"max_input_tokens":null,"max_output_tokens":null,"temperature":0.2})),
+  /** When an automatic condensation runs: `threshold` (at the threshold percent), or `cache-aware` (when it pays for the cache it rewrites, always before the window's limit); absent: `cache-aware` when the profile has cache prices, else `threshold`. */
+  condense_policy: CondensePolicy.nullable().optional(),
   /** The model's context window, in tokens. */
   context_window: z.number().int().gte(0),
   /** Seconds a whole request may take, from sending it to the end of the answer (besides the idle timeout between bytes); absent: [`DEFAULT_DEADLINE_SECS`]. */
@@ -569,6 +610,10 @@ export const LlmProfile = z.deferred(() => z.strictObject({
   max_output: z.number().int().gte(0).default(0),
   /** The model id sent to the API (or passed to the tool). */
   model: z.string(),
+  /** US dollars per million input tokens read from the prompt cache (Anthropic: 0.1× the input price; OpenAI: a half or less); absent: the input price. */
+  price_cache_read_per_mtok: z.number().nullable().optional(),
+  /** US dollars per million input tokens written to the prompt cache (Anthropic: 1.25× the input price); absent: the input price. */
+  price_cache_write_per_mtok: z.number().nullable().optional(),
   /** US dollars per million input tokens. */
   price_input_per_mtok: z.number().default(0.0),
   /** US dollars per million output tokens. */
@@ -783,6 +828,8 @@ export const CondensationPreview = z.deferred(() => z.object({
   estimated_cost: z.number(),
   /** The messages the model would no longer see, oldest first. */
   hidden: z.array(PreviewMessage),
+  /** What the `cache-aware` policy weighs for a condensation now ("costs $X now · saves ≈$Y over the next N turns"), when the chat model's profile follows it. */
+  policy: CostEstimate.nullable().optional(),
   /** The provider that ran. */
   provider_id: z.string(),
   /** The chat it was made for. */
@@ -1017,8 +1064,10 @@ export const SessionStats = z.deferred(() => z.object({
   client: z.string().default(""),
   /** Condensations frozen (observe mode's included: it condenses in its books only). */
   condensations: z.number().int().gte(0).default(0),
-  /** Tokens removed from forwarded requests, priced at each model's input price (US dollars; 0 for models without a known price), less what the summaries cost. Cache discounts are not modelled. */
+  /** Tokens removed from forwarded requests, priced at what each would have cost (the model's cache-read price once the session reads from the cache, else its input price; US dollars, 0 for models without a known price), less what the summaries cost. */
   cost_saved_usd: z.number().default(0.0),
+  /** What that usage cost at each model's prices: uncached input, cache writes and reads, output (US dollars; 0 for models without a known price). */
+  cost_usd: z.number().default(0.0),
   /** Tokens of the latest request as the client sent it, and as forwarded. */
   last_tokens_client: z.number().int().gte(0).default(0),
   last_tokens_forwarded: z.number().int().gte(0).default(0),
@@ -1496,6 +1545,8 @@ export const ProfileSettings = z.deferred(() => z.strictObject({
   chat: GenerationParams.optional(),
   /** The condense phase's output budget and temperature; absent: the core's defaults. */
   condense: GenerationParams.optional(),
+  /** When automatic condensations run; absent: `cache-aware` with a cache price, else `threshold`. */
+  condense_policy: CondensePolicy.optional(),
   /** The context window, in tokens. */
   context_window: z.number(),
   /** Stable id. */
@@ -1506,6 +1557,10 @@ export const ProfileSettings = z.deferred(() => z.strictObject({
   max_output: z.number().optional(),
   /** The model id sent to the API (or passed to the tool). */
   model: z.string(),
+  /** US dollars per million input tokens read from the prompt cache; absent: the input price. */
+  price_cache_read_per_mtok: z.number().optional(),
+  /** US dollars per million input tokens written to the prompt cache; absent: the input price. */
+  price_cache_write_per_mtok: z.number().optional(),
   /** US dollars per million input tokens. */
   price_input_per_mtok: z.number().optional(),
   /** US dollars per million output tokens. */
@@ -1520,6 +1575,8 @@ export type ProfileSettingsInput = z.input<typeof ProfileSettings>;
 
 /** A structured prompt. */
 export const PromptBundle = z.deferred(() => z.object({
+  /** How the request uses the provider's prompt cache; `None`: not at all. */
+  cache: CacheHint.nullable().optional(),
   /** Turns before the request. */
   conversation_history: z.array(ChatMessage).default(() => ([])),
   /** Few-shot examples. */

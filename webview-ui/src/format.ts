@@ -13,6 +13,13 @@ export const tokens = (n: number): string => grouped.format(Math.round(n));
 /** US dollars with 4 decimals: 0.01234 → "$0.0123". */
 export const dollars = (n: number): string => `$${n.toFixed(4)}`;
 
+/** The cache-aware policy's weighing: "costs $0.0123 now · saves ≈$0.0456 over the next 12 turns". */
+export const costEstimate = (e: { cost_now: number; saving: number; turns: number }): string =>
+  `costs ${dollars(Math.max(0, e.cost_now))} now · saves ≈${dollars(e.saving)} over the next ${e.turns} ${e.turns === 1 ? "turn" : "turns"}`;
+
+/** 0.87 → "87% of the summary's input from the cache". */
+export const cachedShare = (share: number): string => `${Math.round(share * 100)}% of the summary's input from the cache`;
+
 /** 850 → "850 ms", 1234 → "1.2 s", 65000 → "65 s". */
 export function duration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

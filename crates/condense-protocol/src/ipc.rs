@@ -18,7 +18,7 @@ use condense_core::agent::{
     AgentEvent, ChatTask, CondensationPreview, ContextStatus, PreviewEstimate, PreviewFailure,
 };
 use condense_core::limits::Limits;
-use condense_core::llm::{ConnectionReport, GenerationParams, LlmKind};
+use condense_core::llm::{CondensePolicy, ConnectionReport, GenerationParams, LlmKind};
 use condense_core::settings::{KindMetadata, ProviderEntry};
 use condense_core::tools::ToolConfigError;
 
@@ -303,6 +303,19 @@ pub struct ProfileSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "f64")]
     pub price_output_per_mtok: Option<f64>,
+    /// US dollars per million input tokens written to the prompt cache; absent: the input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub price_cache_write_per_mtok: Option<f64>,
+    /// US dollars per million input tokens read from the prompt cache; absent: the input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub price_cache_read_per_mtok: Option<f64>,
+    /// When automatic condensations run; absent: `cache-aware` with a cache price, else
+    /// `threshold`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "CondensePolicy")]
+    pub condense_policy: Option<CondensePolicy>,
     /// −1 or absent: the global threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "f64")]

@@ -1,5 +1,5 @@
 import { useId, useState, type ReactNode } from "react";
-import { dollars, duration, savedPercent, tokens } from "../format";
+import { cachedShare, costEstimate, dollars, duration, savedPercent, tokens } from "../format";
 import type { CondensationRecord, CondenseReason, PassMetric, Retention } from "../protocol";
 import { Markdown } from "./Markdown";
 import { Visible, visible } from "./Visible";
@@ -9,6 +9,7 @@ export const REASONS: Record<CondenseReason, string> = {
   limit: "request limit reached",
   overflow: "context overflow",
   manual: "requested",
+  cache: "it pays for the prompt cache",
 };
 
 /** "automatic: threshold reached" or "manual". */
@@ -59,6 +60,14 @@ export function CondensationRow({ record, summary, hiddenCount, children, onUndo
         <span>{duration(record.time_ms)}</span>
         <span>{trigger(record.automatic, record.reason)}</span>
         {record.retention && <RetentionText retention={record.retention} />}
+        {record.estimate && (
+          <span data-testid="cost-estimate" title="What the cache-aware policy weighed before it condensed: the summary call and the prompt cache written again, against the cache reads the removed tokens no longer cost">
+            {costEstimate(record.estimate)}
+          </span>
+        )}
+        {record.cached_share !== undefined && record.cached_share !== null && (
+          <span data-testid="cached-share">{cachedShare(record.cached_share)}</span>
+        )}
       </p>
       {record.passes && record.passes.length > 0 && <Passes passes={record.passes} />}
       {record.summary_truncated && (

@@ -1,4 +1,4 @@
-import { dollars, savedPercent, tokens } from "../format";
+import { costEstimate, dollars, savedPercent, tokens } from "../format";
 import type { PreviewMessage, PreviewSource } from "../protocol";
 import type { PreviewState } from "../state";
 import { Markdown } from "./Markdown";
@@ -89,6 +89,7 @@ export function PreviewPanel({ state, onApply, onDiscard }: Props) {
           </span>
           <span>estimated {dollars(p.estimated_cost)}</span>
           <span>cost {dollars(p.cost)}</span>
+          {p.policy && <span data-testid="preview-policy">{costEstimate(p.policy)}</span>}
         </p>
         <div className="preview__actions">
           <button type="button" className="button" data-testid="preview-apply" onClick={onApply}>

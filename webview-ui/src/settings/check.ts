@@ -114,6 +114,10 @@ export interface ProfileDraft {
   maxOutput: string;
   priceIn: string;
   priceOut: string;
+  priceCacheWrite: string;
+  priceCacheRead: string;
+  /** "" (the default for the prices), "threshold" or "cache-aware". */
+  policy: "" | "threshold" | "cache-aware";
   globalThreshold: boolean;
   threshold: string;
   chatMaxOutput: string;
@@ -163,6 +167,9 @@ export function draftOf(profile: ProfileSettings | null): ProfileDraft {
     maxOutput: text(profile?.max_output),
     priceIn: text(profile?.price_input_per_mtok),
     priceOut: text(profile?.price_output_per_mtok),
+    priceCacheWrite: text(profile?.price_cache_write_per_mtok),
+    priceCacheRead: text(profile?.price_cache_read_per_mtok),
+    policy: profile?.condense_policy ?? "",
     globalThreshold: usesGlobal,
     threshold: usesGlobal ? "" : String(threshold),
     chatMaxOutput: text(profile?.chat?.max_output_tokens),
@@ -252,12 +259,16 @@ export function checkProfile(
   if (!priceIn.ok) errors.priceIn = priceIn.message;
   const priceOut = checkPrice(draft.priceOut);
   if (!priceOut.ok) errors.priceOut = priceOut.message;
+  const priceCacheWrite = checkPrice(draft.priceCacheWrite);
+  if (!priceCacheWrite.ok) errors.priceCacheWrite = priceCacheWrite.message;
+  const priceCacheRead = checkPrice(draft.priceCacheRead);
+  if (!priceCacheRead.ok) errors.priceCacheRead = priceCacheRead.message;
   const threshold = draft.globalThreshold ? null : checkRequiredInteger(draft.threshold, thresholdRule(limits));
   if (threshold && !threshold.ok) errors.threshold = threshold.message;
   const chat = phaseParams("chat", draft, window.ok ? window.value : null, errors, limits);
   const condense = phaseParams("condense", draft, window.ok ? window.value : null, errors, limits);
 
-  if (!window.ok || !maxOutput.ok || !priceIn.ok || !priceOut.ok || (threshold && !threshold.ok)) {
+  if (!window.ok || !maxOutput.ok || !priceIn.ok || !priceOut.ok || !priceCacheWrite.ok || !priceCacheRead.ok || (threshold && !threshold.ok)) {
     return { ok: false, errors };
   }
   if (Object.keys(errors).length > 0) return { ok: false, errors };
@@ -267,6 +278,9 @@ export function checkProfile(
   if (maxOutput.value !== null) profile.max_output = maxOutput.value;
   if (priceIn.value !== null) profile.price_input_per_mtok = priceIn.value;
   if (priceOut.value !== null) profile.price_output_per_mtok = priceOut.value;
+  if (priceCacheWrite.value !== null) profile.price_cache_write_per_mtok = priceCacheWrite.value;
+  if (priceCacheRead.value !== null) profile.price_cache_read_per_mtok = priceCacheRead.value;
+  if (draft.policy !== "") profile.condense_policy = draft.policy;
   profile.threshold_percent = threshold ? threshold.value : -1;
   if (chat) profile.chat = chat;
   if (condense) profile.condense = condense;

@@ -20,6 +20,8 @@ pub enum CondenseReason {
     Overflow,
     /// The user asked.
     Manual,
+    /// The `cache-aware` policy found it pays for the prompt cache it rewrites.
+    Cache,
 }
 
 impl CondenseReason {
@@ -30,6 +32,7 @@ impl CondenseReason {
             CondenseReason::Limit => "limit",
             CondenseReason::Overflow => "overflow",
             CondenseReason::Manual => "manual",
+            CondenseReason::Cache => "cache",
         }
     }
 }

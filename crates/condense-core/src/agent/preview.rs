@@ -15,6 +15,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cache::CostEstimate;
+
 use super::policy::CondenseReason;
 use super::task::{ChatTask, CondensationRecord};
 use super::turn::Turn;
@@ -110,6 +112,10 @@ pub struct CondensationPreview {
     pub added: Vec<PreviewMessage>,
     /// The condensation's id.
     pub condense_id: String,
+    /// What the `cache-aware` policy weighs for a condensation now ("costs $X now · saves ≈$Y
+    /// over the next N turns"), when the chat model's profile follows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<CostEstimate>,
     /// The run's result, applied as it is by `apply_preview`. It stays with whoever ran the
     /// preview (the wasm engine keeps it under the preview's `condense_id`): what is shown
     /// (`hidden`, `added`) crosses, the whole new message list does not.
@@ -184,8 +190,15 @@ pub async fn preview(
 ) -> Result<CondensationPreview, PreviewFailure> {
     let provider = turn.provider_id();
     let llm = turn.condensing_llm.unwrap_or(turn.llm);
-    let services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
-    preview_conversation(
+    let mut services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
+    // The chat model writes the summary on the chat's own conversation, as a run would.
+    let live = super::turn::live(task);
+    if turn.condensing_llm.is_none() {
+        services = services.with_live(&live);
+    }
+    let status = task.context_status(turn.llm.profile(), turn.auto, turn.tokens);
+    let policy = super::turn::weigh(task, turn, &status);
+    let mut preview = preview_conversation(
         &task.id,
         &task.conversation,
         turn.manager,
@@ -194,7 +207,9 @@ pub async fn preview(
         services,
         on_estimate,
     )
-    .await
+    .await?;
+    preview.policy = policy;
+    Ok(preview)
 }
 
 /// Runs `provider` on a conversation (a chat's, or a file's: `id` names it) with `options` (a
@@ -263,6 +278,7 @@ pub async fn preview_conversation(
         hidden,
         added,
         condense_id,
+        policy: None,
         result,
     })
 }

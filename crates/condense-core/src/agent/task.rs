@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cache::CostEstimate;
 use super::policy::{CondenseReason, ContextStatus, GuardState, TokenSource};
 use crate::limits::{AutoCondense, request_limit};
 use crate::llm::LlmProfile;
@@ -43,6 +44,14 @@ pub struct CondensationRecord {
     /// The summary was cut by its output limit: kept, but incomplete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub summary_truncated: bool,
+    /// What the `cache-aware` policy weighed before it ran ("costs $X now · saves ≈$Y over the
+    /// next N turns").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<CostEstimate>,
+    /// The share of the summary calls' input read from the prompt cache (0–1), when the server
+    /// reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_share: Option<f64>,
 }
 
 impl CondensationRecord {
@@ -69,6 +78,8 @@ impl CondensationRecord {
             passes: result.metrics.as_ref().map(Metrics::passes).unwrap_or_default(),
             retention: result.metrics.as_ref().and_then(Metrics::retention),
             summary_truncated: result.metrics.as_ref().is_some_and(Metrics::summary_truncated),
+            estimate: None,
+            cached_share: result.metrics.as_ref().and_then(Metrics::cached_share),
         }
     }
 }

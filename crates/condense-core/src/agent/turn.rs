@@ -3,15 +3,16 @@
 //! history, and on an overflow condensing and trying once more.
 
 use super::events::{AgentEvent, AgentInput, CondenseOutcome};
-use super::policy::{CondenseReason, min_gain_tokens};
+use super::cache::{self, CostEstimate};
+use super::policy::{CondenseReason, ContextStatus, min_gain_tokens};
 use super::task::{ChatTask, CondensationRecord, ReportedUsage, title_of};
 use crate::error::{ErrorInfo, ErrorKind, LlmError};
 use crate::host::{AbortSignal, Clock};
 use crate::limits::{AutoCondense, OVERFLOW_MARGIN_PERCENT, request_limit};
-use crate::llm::{CacheHint, LlmProvider, ModelUse, PromptBundle, collect};
+use crate::llm::{CacheHint, CondensePolicy, LlmProvider, ModelUse, PromptBundle, collect};
 use crate::manager::CondensationManager;
 use crate::model::{ContentBlock, Message, Role, last_condense_id};
-use crate::provider::{CondensationOptions, Services};
+use crate::provider::{CondensationOptions, Needs, Services};
 use crate::providers::summary::to_chat;
 use crate::tokens::TokenCounter;
 
@@ -114,7 +115,7 @@ impl DefaultAgent {
                 emit(AgentEvent::ThinkingEnd);
             }
             AgentInput::Condense => {
-                self.condense(turn, emit, CondenseReason::Manual).await;
+                self.condense(turn, emit, CondenseReason::Manual, None).await;
             }
             AgentInput::Shutdown => emit(AgentEvent::StatusShutdown),
         }
@@ -130,8 +131,11 @@ impl DefaultAgent {
             return;
         }
         let status = self.task.context_status(turn.llm.profile(), turn.auto, turn.tokens);
-        if let Some(reason) = status.reason() {
-            self.auto_condense(turn, emit, reason).await;
+        // The threshold and the limit first; under the cache-aware policy, earlier when it pays.
+        let estimate = weigh(&self.task, turn, &status);
+        let reason = status.reason().or(estimate.filter(|e| e.condense).map(|_| CondenseReason::Cache));
+        if let Some(reason) = reason {
+            self.auto_condense(turn, emit, reason, estimate).await;
         }
         let mut retried = false;
         loop {
@@ -139,7 +143,7 @@ impl DefaultAgent {
                 Streamed::Done | Streamed::Failed => return,
                 Streamed::Overflow(e) if !retried => {
                     retried = true;
-                    if !self.auto_condense(turn, emit, CondenseReason::Overflow).await {
+                    if !self.auto_condense(turn, emit, CondenseReason::Overflow, None).await {
                         emit(llm_error_event(&e));
                         return;
                     }
@@ -236,20 +240,6 @@ impl DefaultAgent {
         }
     }
 
-    /// The chat's conversation as its requests send it, for a summary built on it: every turn of
-    /// the API view, and how many of them the last request sent (the turns before the answer the
-    /// server last reported usage for; unknown after a condensation).
-    fn live(&self) -> PromptBundle {
-        let view = self.task.conversation.api_view();
-        let through = self.task.reported.as_ref().map(|r| r.through.as_str());
-        let sent_before = through.and_then(|id| view.iter().position(|m| m.id == id));
-        PromptBundle {
-            system_context: self.task.conversation.system.clone().unwrap_or_default(),
-            conversation_history: view.iter().map(|m| to_chat(m)).collect(),
-            cache: Some(CacheHint { key: self.task.id.clone(), sent_before }),
-            ..Default::default()
-        }
-    }
 
     /// An automatic condensation, if the off switch and the loop guard allow it. Returns whether
     /// one was applied.
@@ -258,6 +248,7 @@ impl DefaultAgent {
         turn: &Turn<'_>,
         emit: &mut dyn FnMut(AgentEvent),
         reason: CondenseReason,
+        estimate: Option<CostEstimate>,
     ) -> bool {
         let (tokens, _) = self.task.context_tokens(turn.tokens);
         let last = self.task.last_message_id();
@@ -272,7 +263,7 @@ impl DefaultAgent {
         }
         let last = last.map(str::to_owned);
         self.task.guard.record(last, turn.now_ms, reason);
-        self.condense(turn, emit, reason).await
+        self.condense(turn, emit, reason, estimate).await
     }
 
     /// Runs the turn's provider on the history and applies the result when it succeeded (and,
@@ -282,6 +273,7 @@ impl DefaultAgent {
         turn: &Turn<'_>,
         emit: &mut dyn FnMut(AgentEvent),
         reason: CondenseReason,
+        estimate: Option<CostEstimate>,
     ) -> bool {
         let automatic = reason != CondenseReason::Manual;
         let provider = turn.provider_id();
@@ -291,7 +283,7 @@ impl DefaultAgent {
         let llm = turn.condensing_llm.unwrap_or(turn.llm);
         let mut services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
         // The chat model writes the summary: on the chat's own conversation, read from the cache.
-        let live = self.live();
+        let live = live(&self.task);
         if turn.condensing_llm.is_none() {
             services = services.with_live(&live);
         }
@@ -330,7 +322,9 @@ impl DefaultAgent {
         let gain = before.saturating_sub(after);
         let min_gain = min_gain_tokens(turn.llm.profile().context_window, turn.auto.min_gain_percent);
         // An overflow proved the window wrong, so any gain is worth it there.
-        if matches!(reason, CondenseReason::Threshold | CondenseReason::Limit) && gain < min_gain {
+        if matches!(reason, CondenseReason::Threshold | CondenseReason::Limit | CondenseReason::Cache)
+            && gain < min_gain
+        {
             let message = format!(
                 "saved {gain} tokens, less than the minimum of {min_gain} ({}% of the window); the chat is unchanged",
                 turn.auto.min_gain_percent
@@ -351,13 +345,72 @@ impl DefaultAgent {
             ));
             return false;
         };
-        let record = CondensationRecord::of(&result, condense_id, provider, reason, before, turn.now_ms);
+        let mut record = CondensationRecord::of(&result, condense_id, provider, reason, before, turn.now_ms);
+        record.estimate = estimate;
         self.task.conversation.messages = result.messages;
         self.task.condensations.push(record.clone());
         self.task.reported = None;
         self.task.updated_ms = turn.now_ms;
         emit(AgentEvent::CondenseEnd(CondenseOutcome::Applied { record, metrics: result.metrics }));
         true
+    }
+}
+
+/// The `cache-aware` policy's weighing before a request (see [`super::cache`]), when the chat
+/// model's profile follows it and automatic condensation is on.
+pub(super) fn weigh(task: &ChatTask, turn: &Turn<'_>, status: &ContextStatus) -> Option<CostEstimate> {
+    let profile = turn.llm.profile();
+    let threshold = status.threshold_percent?;
+    if profile.policy() != CondensePolicy::CacheAware {
+        return None;
+    }
+    let messages = &task.conversation.messages;
+    let view = task.conversation.api_view();
+    let answers = |after_ms: i64| {
+        messages.iter().filter(|m| m.role == Role::Assistant && !m.is_summary && m.ts > after_ms).count()
+    };
+    // The last request's prefix, while the cache holds it: the messages before the answer
+    // the server last reported usage for, answered within the cache's lifetime.
+    let warm_prefix = task.reported.as_ref().and_then(|r| {
+        let at = view.iter().position(|m| m.id == r.through)?;
+        (turn.now_ms - view[at].ts <= cache::CACHE_LIFETIME_MS).then_some(at)
+    });
+    let last = task.condensations.last().map(|r| {
+        let summary = r.summary.as_deref().map_or(0, |s| turn.tokens.count_text(s));
+        (r.tokens_after, summary, answers(r.at_ms))
+    });
+    let needs_llm = turn
+        .manager
+        .registry()
+        .get(&turn.provider_id())
+        .is_some_and(|p| p.meta().needs == Needs::Llm);
+    let cap = status.window * usize::from(threshold) / 100;
+    let session = cache::Session {
+        prices: profile.prices(),
+        system: task.conversation.system.as_deref(),
+        view: &view,
+        warm_prefix,
+        turns: answers(i64::MIN),
+        last,
+        needs_llm,
+        summary_from_cache: turn.condensing_llm.is_none(),
+        limit: status.limit.min(cap),
+    };
+    Some(cache::weigh(&session.weighing(turn.tokens)))
+}
+
+/// The chat's conversation as its requests send it, for a summary built on it: every turn of
+/// the API view, and how many of them the last request sent (the turns before the answer the
+/// server last reported usage for; unknown after a condensation).
+pub(super) fn live(task: &ChatTask) -> PromptBundle {
+    let view = task.conversation.api_view();
+    let through = task.reported.as_ref().map(|r| r.through.as_str());
+    let sent_before = through.and_then(|id| view.iter().position(|m| m.id == id));
+    PromptBundle {
+        system_context: task.conversation.system.clone().unwrap_or_default(),
+        conversation_history: view.iter().map(|m| to_chat(m)).collect(),
+        cache: Some(CacheHint { key: task.id.clone(), sent_before }),
+        ..Default::default()
     }
 }
 

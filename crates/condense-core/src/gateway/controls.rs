@@ -176,6 +176,8 @@ impl Gateway {
                     passes: Vec::new(),
                     retention: None,
                     summary_truncated: false,
+                    estimate: None,
+                    cached_share: None,
                 };
                 GatewayCondensation {
                     start: f.range.start,

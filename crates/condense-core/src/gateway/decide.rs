@@ -22,7 +22,7 @@ use super::session_key::{SessionKey, fnv1a, session_key};
 use super::sessions::{Frozen, Limits, Session, Sessions, common_prefix, splice};
 use super::stats::{GatewayStats, GatewayUsage, SessionStats};
 use super::summaries::{Pending, SummaryJob};
-use super::windows::{input_price, window_for};
+use super::windows::{model_prices, window_for};
 
 /// How the gateway decides.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,7 +289,7 @@ impl Gateway {
             _ => forward.body.into_owned(),
         };
         let observe = self.config.observe;
-        let price = input_price(&model);
+        let price = saved_price(&model, state.stats.usage.cache_read > 0);
         state.last_forwarded = forwarded;
         state.stats.last_tokens_client = m.client as u64;
         state.stats.last_tokens_forwarded = forwarded as u64;
@@ -448,7 +448,7 @@ impl Gateway {
             self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
         }
         let state = self.states.get_mut(session)?;
-        let price = input_price(&model);
+        let price = saved_price(&model, state.stats.usage.cache_read > 0);
         for stats in [&mut state.stats, &mut self.totals] {
             stats.too_long_retries += 1;
             stats.condensations += 1;
@@ -461,10 +461,13 @@ impl Gateway {
 
     /// Usage the host read from the upstream's answer to a request of `session`.
     pub fn usage(&mut self, session: &str, usage: GatewayUsage) {
-        if let Some(state) = self.states.get_mut(session) {
-            state.stats.add_usage(usage);
-        }
-        self.totals.add_usage(usage);
+        let Some(state) = self.states.get_mut(session) else {
+            self.totals.add_usage(usage, &crate::profile::Prices::default());
+            return;
+        };
+        let prices = model_prices(&state.stats.model);
+        state.stats.add_usage(usage, &prices);
+        self.totals.add_usage(usage, &prices);
     }
 
     /// The figures, per session held and in total.
@@ -475,4 +478,12 @@ impl Gateway {
             sessions: self.states.iter().map(|(name, s)| (name.clone(), s.stats.clone())).collect(),
         }
     }
+}
+
+/// US dollars a token removed from a request of `model` would have cost: its cache-read price
+/// once the session reads from the cache (the removed tokens sat in the cached prefix), else its
+/// input price.
+fn saved_price(model: &str, caching: bool) -> f64 {
+    let p = model_prices(model);
+    (if caching { p.cache_read } else { p.input }) / 1_000_000.0
 }

@@ -54,9 +54,12 @@ pub struct SessionStats {
     pub tokens_would_save: u64,
     /// Usage the upstream reported, summed.
     pub usage: GatewayUsage,
-    /// Tokens removed from forwarded requests, priced at each model's input price (US dollars;
-    /// 0 for models without a known price), less what the summaries cost. Cache discounts are
-    /// not modelled.
+    /// What that usage cost at each model's prices: uncached input, cache writes and reads,
+    /// output (US dollars; 0 for models without a known price).
+    pub cost_usd: f64,
+    /// Tokens removed from forwarded requests, priced at what each would have cost (the model's
+    /// cache-read price once the session reads from the cache, else its input price; US dollars,
+    /// 0 for models without a known price), less what the summaries cost.
     pub cost_saved_usd: f64,
     /// LLM summaries written in the background and spliced in (provider `native`).
     pub summaries: u64,
@@ -76,7 +79,12 @@ pub struct SessionStats {
 
 impl SessionStats {
     /// Adds usage the upstream reported.
-    pub(super) fn add_usage(&mut self, u: GatewayUsage) {
+    pub(super) fn add_usage(&mut self, u: GatewayUsage, prices: &crate::profile::Prices) {
+        self.cost_usd += (u.input as f64 * prices.input
+            + u.output as f64 * prices.output
+            + u.cache_write as f64 * prices.cache_write
+            + u.cache_read as f64 * prices.cache_read)
+            / 1_000_000.0;
         self.usage.input += u.input;
         self.usage.output += u.output;
         self.usage.cache_read += u.cache_read;

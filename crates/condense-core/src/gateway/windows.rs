@@ -8,6 +8,8 @@
 //! [`DEFAULT_WINDOW`] and no price (nothing is claimed as saved in money). The operator's own
 //! figures (`--window MODEL=TOKENS`) win over the table.
 
+use crate::profile::Prices;
+
 use std::collections::BTreeMap;
 
 /// The window of a model the table does not know: the smallest of today's common windows, so
@@ -37,27 +39,28 @@ const WINDOWS: &[(&str, usize)] = &[
     ("gpt-oss", 131_072),
 ];
 
-/// US dollars per million input tokens (uncached) and per million output tokens, by model-id
-/// prefix.
-const PRICES: &[(&str, (f64, f64))] = &[
-    ("claude-opus-4", (15.0, 75.0)),
-    ("claude-opus-4-5", (5.0, 25.0)),
-    ("claude-sonnet-4", (3.0, 15.0)),
-    ("claude-3-7-sonnet", (3.0, 15.0)),
-    ("claude-3-5-sonnet", (3.0, 15.0)),
-    ("claude-haiku-4", (1.0, 5.0)),
-    ("claude-3-5-haiku", (0.8, 4.0)),
-    ("gpt-4o", (2.5, 10.0)),
-    ("gpt-4o-mini", (0.15, 0.6)),
-    ("gpt-4.1", (2.0, 8.0)),
-    ("gpt-4.1-mini", (0.4, 1.6)),
-    ("gpt-4.1-nano", (0.1, 0.4)),
-    ("gpt-5", (1.25, 10.0)),
-    ("gpt-5-mini", (0.25, 2.0)),
-    ("gpt-5-nano", (0.05, 0.4)),
-    ("codex-mini", (1.5, 6.0)),
-    ("o3", (2.0, 8.0)),
-    ("o4-mini", (1.1, 4.4)),
+/// US dollars per million tokens, by model-id prefix: uncached input, output, input written to
+/// the prompt cache, input read from it. Anthropic bills a write 1.25× and a read 0.1× the input
+/// price; OpenAI caches without a surcharge and bills a read at a quarter to a tenth.
+const PRICES: &[(&str, (f64, f64, f64, f64))] = &[
+    ("claude-opus-4", (15.0, 75.0, 18.75, 1.5)),
+    ("claude-opus-4-5", (5.0, 25.0, 6.25, 0.5)),
+    ("claude-sonnet-4", (3.0, 15.0, 3.75, 0.3)),
+    ("claude-3-7-sonnet", (3.0, 15.0, 3.75, 0.3)),
+    ("claude-3-5-sonnet", (3.0, 15.0, 3.75, 0.3)),
+    ("claude-haiku-4", (1.0, 5.0, 1.25, 0.1)),
+    ("claude-3-5-haiku", (0.8, 4.0, 1.0, 0.08)),
+    ("gpt-4o", (2.5, 10.0, 2.5, 1.25)),
+    ("gpt-4o-mini", (0.15, 0.6, 0.15, 0.075)),
+    ("gpt-4.1", (2.0, 8.0, 2.0, 0.5)),
+    ("gpt-4.1-mini", (0.4, 1.6, 0.4, 0.1)),
+    ("gpt-4.1-nano", (0.1, 0.4, 0.1, 0.025)),
+    ("gpt-5", (1.25, 10.0, 1.25, 0.125)),
+    ("gpt-5-mini", (0.25, 2.0, 0.25, 0.025)),
+    ("gpt-5-nano", (0.05, 0.4, 0.05, 0.005)),
+    ("codex-mini", (1.5, 6.0, 1.5, 0.375)),
+    ("o3", (2.0, 8.0, 2.0, 0.5)),
+    ("o4-mini", (1.1, 4.4, 1.1, 0.275)),
 ];
 
 /// A model id as the tables match it: lowercased, without a `vendor/` prefix.
@@ -100,12 +103,33 @@ pub fn input_price(model: &str) -> f64 {
 /// US dollars per million input and output tokens of `model` (what a summary written with the
 /// request's own model costs); 0 for a model the table does not price.
 pub fn prices_per_mtok(model: &str) -> (f64, f64) {
-    longest(PRICES.iter().copied(), &bare(model)).unwrap_or((0.0, 0.0))
+    let p = model_prices(model);
+    (p.input, p.output)
+}
+
+/// Every price of `model`, the cache's included; 0 for a model the table does not price.
+pub fn model_prices(model: &str) -> Prices {
+    longest(PRICES.iter().copied(), &bare(model))
+        .map_or_else(Prices::default, |(input, output, cache_write, cache_read)| Prices {
+            input,
+            output,
+            cache_write,
+            cache_read,
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_prices_follow_each_vendor() {
+        let sonnet = model_prices("claude-sonnet-4-5-20250929");
+        assert_eq!((sonnet.cache_write, sonnet.cache_read), (3.75, 0.3));
+        let gpt = model_prices("openai/gpt-4.1");
+        assert_eq!((gpt.cache_write, gpt.cache_read), (2.0, 0.5));
+        assert_eq!(model_prices("llama3"), Prices::default());
+    }
 
     #[test]
     fn the_common_models_have_their_windows() {

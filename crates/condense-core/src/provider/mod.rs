@@ -293,6 +293,12 @@ impl Metrics {
         self.extra.get(METRIC_RETENTION).and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 
+    /// The share of the summary calls' input read from the prompt cache, when they reported
+    /// a usage (`cached_share`).
+    pub fn cached_share(&self) -> Option<f64> {
+        self.extra.get("cached_share").and_then(serde_json::Value::as_f64)
+    }
+
     /// Whether a summary was cut by its output limit.
     pub fn summary_truncated(&self) -> bool {
         self.extra.get(METRIC_SUMMARY_TRUNCATED).and_then(serde_json::Value::as_bool).unwrap_or(false)

@@ -252,6 +252,35 @@ export function ProfileEditor({ profile, profiles, limits, kinds, tools, rejecti
         {row("maxOutput", "Max output", number("maxOutput", "profile-max-output", "tokens", { placeholder: "Default" }))}
         {row("priceIn", "Input price", number("priceIn", "profile-price-in", "$ / 1M tokens", { step: "any", placeholder: "0" }))}
         {row("priceOut", "Output price", number("priceOut", "profile-price-out", "$ / 1M tokens", { step: "any", placeholder: "0" }))}
+        {row(
+          "priceCacheWrite",
+          "Cache write price",
+          number("priceCacheWrite", "profile-price-cache-write", "$ / 1M tokens", { step: "any", placeholder: "Input price" }),
+          "Anthropic: 1.25× the input price.",
+        )}
+        {row(
+          "priceCacheRead",
+          "Cache read price",
+          number("priceCacheRead", "profile-price-cache-read", "$ / 1M tokens", { step: "any", placeholder: "Input price" }),
+          "Anthropic: 0.1× the input price; OpenAI: half or less.",
+        )}
+        {row(
+          "policy",
+          "When to condense",
+          <select
+            id={`${id}-policy`}
+            className="select settings-select"
+            data-testid="profile-policy"
+            value={draft.policy}
+            onChange={(e) => set("policy", e.target.value as ProfileDraft["policy"])}
+          >
+            <option value="">Default: cache-aware with a cache price, else at the threshold</option>
+            <option value="threshold">At the threshold</option>
+            <option value="cache-aware">Cache-aware: when it pays for the cache it rewrites</option>
+          </select>,
+          "Cache-aware condenses earlier when the saving over the next turns pays for the summary and the cache written again; always at the threshold.",
+          true,
+        )}
         <fieldset className="editor__field editor__field--wide editor__threshold">
           <legend className="editor__label">Condensation threshold</legend>
           <div className="editor__threshold-row">
@@ -317,6 +346,8 @@ type NumberKey =
   | "maxOutput"
   | "priceIn"
   | "priceOut"
+  | "priceCacheWrite"
+  | "priceCacheRead"
   | "threshold"
   | "chatMaxOutput"
   | "chatTemperature"

@@ -144,6 +144,7 @@ function ProfileRow({ profile, isChatProfile, keySet, test, error, keyError, edi
     `${compact(profile.context_window)} window`,
     profile.max_output ? `${compact(profile.max_output)} max output` : "max output from the window",
     prices.some(Boolean) ? `${prices[0] ?? "$0"} in / ${prices[1] ?? "$0"} out per 1M tokens` : null,
+    cacheFact(profile),
     threshold,
     phaseFact("chat", profile.chat),
     phaseFact("summaries", profile.condense),
@@ -312,4 +313,17 @@ function KeyRow({ profileId, keySet, error, act }: { profileId: string; keySet: 
       <FieldError id={`${id}-key-err`} field={field} message={error} />
     </div>
   );
+}
+
+/** "cache $3.75 write / $0.3 read · cache-aware": the cache's prices and the policy they choose. */
+function cacheFact(profile: ProfileSettings): string | null {
+  const write = price(profile.price_cache_write_per_mtok);
+  const read = price(profile.price_cache_read_per_mtok);
+  const cached = write !== null || read !== null;
+  const policy = profile.condense_policy ?? (cached ? "cache-aware" : null);
+  if (!cached && !policy) return null;
+  const prices = cached ? `cache ${write ?? "input price"} write / ${read ?? "input price"} read` : null;
+  return [prices, policy === "cache-aware" ? "cache-aware" : policy === "threshold" ? "condenses at the threshold" : null]
+    .filter(Boolean)
+    .join(" · ");
 }
