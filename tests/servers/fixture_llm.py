@@ -286,15 +286,17 @@ class State:
 
     def breakpoint_cache(self, blocks):
         """Anthropic's prompt cache for a request's content blocks, in order (tools, system,
-        messages), each (canonical text, has cache_control): (read, written) tokens. The
-        longest prefix ending at a block boundary that an earlier request wrote is read; the
-        prefix up to the last breakpoint is written beyond it, and every breakpoint's prefix is
-        remembered. Tokens are characters / 4, as for input_tokens."""
+        messages), each (canonical text, characters of content, has cache_control): (read,
+        written) tokens. The longest prefix ending at a block boundary that an earlier request
+        wrote is read; the prefix up to the last breakpoint is written beyond it, and every
+        breakpoint's prefix is remembered. Tokens are content characters / 4, as for
+        input_tokens."""
         read, written, last = 0, 0, -1
-        prefixes, text = [], ""
-        for i, (canonical, marked) in enumerate(blocks):
+        prefixes, text, chars = [], "", 0
+        for i, (canonical, size, marked) in enumerate(blocks):
             text += canonical
-            prefixes.append((hashlib.sha256(text.encode()).hexdigest(), len(text) // 4))
+            chars += size
+            prefixes.append((hashlib.sha256(text.encode()).hexdigest(), chars // 4))
             if marked:
                 last = i
         with self.lock:
@@ -303,7 +305,7 @@ class State:
                     read = tokens
             if last >= 0:
                 written = max(0, prefixes[last][1] - read)
-                for i, (canonical, marked) in enumerate(blocks):
+                for i, (_, _, marked) in enumerate(blocks):
                     if marked:
                         self.breakpoints[prefixes[i][0]] = prefixes[i][1]
         return read, written
@@ -624,15 +626,16 @@ def summary_answer(view):
 
 def anthropic_blocks(body):
     """A Messages request's content blocks in cache order (tools, system, messages), each as
-    (canonical text without cache_control, whether it carries cache_control)."""
+    (canonical text without cache_control, characters of its content as input_tokens counts
+    them, whether it carries cache_control)."""
     def canonical(block):
         if isinstance(block, dict):
             marked = "cache_control" in block
             block = {k: v for k, v in block.items() if k != "cache_control"}
-            return json.dumps(block, sort_keys=True), marked
-        return json.dumps(block), False
+            return json.dumps(block, sort_keys=True), content_chars([block]), marked
+        return json.dumps(block), content_chars([block]), False
 
-    blocks = [canonical(t) for t in body.get("tools") or []]
+    blocks = [(text, 0, marked) for text, _, marked in (canonical(t) for t in body.get("tools") or [])]
     system = body.get("system")
     if isinstance(system, str):
         blocks.append(canonical({"type": "text", "text": system}))
@@ -644,8 +647,8 @@ def anthropic_blocks(body):
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         for b in content if isinstance(content, list) else []:
-            text, marked = canonical(b)
-            blocks.append((str(role) + text, marked))
+            text, size, marked = canonical(b)
+            blocks.append((str(role) + text, size, marked))
     return blocks
 
 

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use condense_core::AbortSignal;
 use condense_core::formats::{self, Parsed};
-use condense_core::llm::{LlmProvider, ModelUse, PromptBundle, collect};
+use condense_core::llm::{CacheHint, LlmProvider, ModelUse, PromptBundle, collect};
 use condense_core::providers::summary::to_chat;
 use condense_core::{
     CondensationManager, CondensationOptions, Conversation, Services, TiktokenCounter, TokenCounter,
@@ -273,13 +273,23 @@ fn list_tools(tools: &condense_core::tools::ToolRegistry, json: bool) -> Result<
 /// Streams one answer to stdout. Exit 1 with the typed error on stderr when the call fails; the
 /// text that did arrive stays on stdout. A reader that goes away (`| head -c 100`) cancels the
 /// request and ends the command quietly with exit 0, as a closed pipe does for every command.
-fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -> Result<u8, Failure> {
+fn chat(
+    client: &dyn LlmProvider,
+    conversation: &Conversation,
+    question: &str,
+    file: &str,
+) -> Result<u8, Failure> {
+    use std::hash::{Hash, Hasher};
     use std::io::Write;
+    // The file is the chat: its cache key, hashed (no path leaves the machine).
+    let mut key = std::hash::DefaultHasher::new();
+    file.hash(&mut key);
     let bundle = PromptBundle {
         system_context: conversation.system.clone().unwrap_or_default(),
         conversation_history: conversation.api_view().into_iter().map(to_chat).collect(),
         request: question.to_owned(),
         generation_params: Some(client.profile().chat),
+        cache: Some(CacheHint { key: format!("condense-chat-{:016x}", key.finish()), sent_before: None }),
         ..Default::default()
     };
     let abort = AbortSignal::new();
@@ -312,8 +322,9 @@ fn chat(client: &dyn LlmProvider, conversation: &Conversation, question: &str) -
             let finish = answer.finish_reason.unwrap_or_else(|| "unknown".into());
             note(&match answer.usage {
                 Some(u) => format!(
-                    "usage: input_tokens={} output_tokens={} cost_usd={cost:.6} finish_reason={finish}",
-                    u.input_tokens, u.output_tokens,
+                    "usage: input_tokens={} output_tokens={} cache_read_tokens={} cache_write_tokens={} \
+                     cost_usd={cost:.6} finish_reason={finish}",
+                    u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,
                 ),
                 None => format!("usage: not reported by the server; finish_reason={finish}"),
             });
@@ -423,7 +434,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let client = llm.client(llm.profile()?)?;
             // A CLI tool without `chat` cannot be the chat model.
             client.serves(ModelUse::Chat).map_err(|e| usage(e.message))?;
-            chat(client.as_ref(), &conversation, question.trim())
+            chat(client.as_ref(), &conversation, question.trim(), &file)
         }
         Command::Tools { tools_files, json } => {
             list_tools(&llm::tools(&tools_files)?, json)?;

@@ -107,7 +107,8 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure(1, e.to_string()))?;
         failed |= report.over_limit > 0 && policy != ReplayPolicy::None;
         if args.json {
-            Sink::Stdout.write(&format!("{}\n", serde_json::to_string(&report).expect("a report serializes")))?;
+            Sink::Stdout
+                .write(&format!("{}\n", serde_json::to_string(&report).expect("a report serializes")))?;
         } else {
             Sink::Stdout.write(&format!("{}\n", describe(&report)))?;
         }
@@ -117,7 +118,11 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
 
 /// One line for people.
 fn describe(r: &ReplayReport) -> String {
-    let over = if r.over_limit > 0 { format!(" · {} requests over the limit", r.over_limit) } else { String::new() };
+    let over = if r.over_limit > 0 {
+        format!(" · {} requests over the limit", r.over_limit)
+    } else {
+        String::new()
+    };
     format!(
         "{:<11} input ${:.4} (summaries ${:.4}) · cache read {} · written {} · uncached {} · peak {} tokens · {} condensations · retention {}/{} ({:.0}%) · {} turns{over}",
         r.policy.as_str(),

@@ -78,7 +78,12 @@ pub struct CostEstimate {
 impl CostEstimate {
     /// "costs $X now · saves ≈$Y over the next N turns", as rows and previews say it.
     pub fn describe(&self) -> String {
-        format!("costs ${:.4} now · saves ≈${:.4} over the next {} turns", self.cost_now.max(0.0), self.saving, self.turns)
+        format!(
+            "costs ${:.4} now · saves ≈${:.4} over the next {} turns",
+            self.cost_now.max(0.0),
+            self.saving,
+            self.turns
+        )
     }
 }
 
@@ -96,9 +101,10 @@ pub fn weigh(w: &Weighing) -> CostEstimate {
         + usd(w.summary_cached, p.cache_read)
         + usd(w.summary_output, p.output);
     let warm = w.cached > 0;
-    let next_condensed = usd(kept, if warm { p.cache_read } else { p.cache_write })
-        + usd(after - kept, p.cache_write);
-    let next_as_is = usd(w.cached.min(w.context), p.cache_read) + usd(w.context.saturating_sub(w.cached), p.cache_write);
+    let next_condensed =
+        usd(kept, if warm { p.cache_read } else { p.cache_write }) + usd(after - kept, p.cache_write);
+    let next_as_is =
+        usd(w.cached.min(w.context), p.cache_read) + usd(w.context.saturating_sub(w.cached), p.cache_write);
     let cost_now = summary + next_condensed - next_as_is;
     let removed = w.context - after;
     // The turns the saving lasts: those expected, and no more than until the context as it is
@@ -157,11 +163,9 @@ impl Session<'_> {
         let first = self.view.first().map_or(0, |m| tokens.count_message(m));
         let (after, summary, growth) = match self.last {
             Some((after, summary, since)) => (after, summary, context.saturating_sub(after) / since.max(1)),
-            None => (
-                context * EXPECTED_AFTER_PERCENT / 100,
-                EXPECTED_SUMMARY_TOKENS,
-                context / self.turns.max(1),
-            ),
+            None => {
+                (context * EXPECTED_AFTER_PERCENT / 100, EXPECTED_SUMMARY_TOKENS, context / self.turns.max(1))
+            }
         };
         let llm = |n: usize| if self.needs_llm { n } else { 0 };
         Weighing {
@@ -199,7 +203,9 @@ pub struct Billed {
 impl Billed {
     /// Its cost under `prices`.
     pub fn cost(&self, prices: &Prices) -> f64 {
-        usd(self.read, prices.cache_read) + usd(self.write, prices.cache_write) + usd(self.uncached, prices.input)
+        usd(self.read, prices.cache_read)
+            + usd(self.write, prices.cache_write)
+            + usd(self.uncached, prices.input)
     }
 }
 

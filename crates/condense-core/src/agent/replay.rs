@@ -261,10 +261,11 @@ pub async fn replay(
     clock: &dyn Clock,
     llm: Option<&dyn LlmProvider>,
 ) -> Result<ReplayReport, CondenseError> {
-    let provider = manager.registry().get(&options.provider).ok_or_else(|| CondenseError::ProviderNotFound {
-        id: options.provider.clone(),
-        known: manager.registry().known_ids(),
-    })?;
+    let provider =
+        manager.registry().get(&options.provider).ok_or_else(|| CondenseError::ProviderNotFound {
+            id: options.provider.clone(),
+            known: manager.registry().known_ids(),
+        })?;
     let needs_llm = provider.meta().needs == Needs::Llm;
     if needs_llm && llm.is_none() && options.policy != ReplayPolicy::None {
         return Err(CondenseError::InvalidConfig {
@@ -302,8 +303,11 @@ pub async fn replay(
         turns: 0,
         notes: Vec::new(),
     };
-    let mut working =
-        Conversation { system: session.system.clone(), tools: session.tools.clone(), ..Conversation::default() };
+    let mut working = Conversation {
+        system: session.system.clone(),
+        tools: session.tools.clone(),
+        ..Conversation::default()
+    };
     let mut now = 0i64;
     let mut sent: Option<usize> = None;
     let mut last: Option<LastCondensation> = None;

@@ -47,7 +47,7 @@ pub struct CondensationRecord {
     /// What the `cache-aware` policy weighed before it ran ("costs $X now · saves ≈$Y over the
     /// next N turns").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<CostEstimate>,
+    pub estimate: Option<Box<CostEstimate>>,
     /// The share of the summary calls' input read from the prompt cache (0–1), when the server
     /// reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,8 +2,8 @@
 //! lends it), condensing before a request when the policy asks, streaming the answer into the
 //! history, and on an overflow condensing and trying once more.
 
-use super::events::{AgentEvent, AgentInput, CondenseOutcome};
 use super::cache::{self, CostEstimate};
+use super::events::{AgentEvent, AgentInput, CondenseOutcome};
 use super::policy::{CondenseReason, ContextStatus, min_gain_tokens};
 use super::task::{ChatTask, CondensationRecord, ReportedUsage, title_of};
 use crate::error::{ErrorInfo, ErrorKind, LlmError};
@@ -240,7 +240,6 @@ impl DefaultAgent {
         }
     }
 
-
     /// An automatic condensation, if the off switch and the loop guard allow it. Returns whether
     /// one was applied.
     async fn auto_condense(
@@ -346,7 +345,7 @@ impl DefaultAgent {
             return false;
         };
         let mut record = CondensationRecord::of(&result, condense_id, provider, reason, before, turn.now_ms);
-        record.estimate = estimate;
+        record.estimate = estimate.map(Box::new);
         self.task.conversation.messages = result.messages;
         self.task.condensations.push(record.clone());
         self.task.reported = None;
@@ -379,11 +378,8 @@ pub(super) fn weigh(task: &ChatTask, turn: &Turn<'_>, status: &ContextStatus) ->
         let summary = r.summary.as_deref().map_or(0, |s| turn.tokens.count_text(s));
         (r.tokens_after, summary, answers(r.at_ms))
     });
-    let needs_llm = turn
-        .manager
-        .registry()
-        .get(&turn.provider_id())
-        .is_some_and(|p| p.meta().needs == Needs::Llm);
+    let needs_llm =
+        turn.manager.registry().get(&turn.provider_id()).is_some_and(|p| p.meta().needs == Needs::Llm);
     let cap = status.window * usize::from(threshold) / 100;
     let session = cache::Session {
         prices: profile.prices(),

@@ -132,7 +132,11 @@ struct Ephemeral {
 impl<'a> Content<'a> {
     fn of(text: &'a str, breakpoint: bool) -> Self {
         if breakpoint {
-            Content::Cached([CachedText { kind: "text", text, cache_control: Ephemeral { kind: "ephemeral" } }])
+            Content::Cached([CachedText {
+                kind: "text",
+                text,
+                cache_control: Ephemeral { kind: "ephemeral" },
+            }])
         } else {
             Content::Text(text)
         }

@@ -447,7 +447,10 @@ impl Decoder {
         if let Some(u) = chunk.usage {
             let input = u.prompt_tokens.unwrap_or(0);
             let cached = u.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0).min(input);
-            self.usage = Some(Usage { cache_read_tokens: cached, ..Usage::new(input, u.completion_tokens.unwrap_or(0)) });
+            self.usage = Some(Usage {
+                cache_read_tokens: cached,
+                ..Usage::new(input, u.completion_tokens.unwrap_or(0))
+            });
         }
         for choice in chunk.choices {
             let delta = choice.delta.unwrap_or_default();

@@ -39,10 +39,13 @@ const WINDOWS: &[(&str, usize)] = &[
     ("gpt-oss", 131_072),
 ];
 
+/// Input, output, cache write, cache read: US dollars per million tokens.
+type PriceRow = (f64, f64, f64, f64);
+
 /// US dollars per million tokens, by model-id prefix: uncached input, output, input written to
 /// the prompt cache, input read from it. Anthropic bills a write 1.25× and a read 0.1× the input
 /// price; OpenAI caches without a surcharge and bills a read at a quarter to a tenth.
-const PRICES: &[(&str, (f64, f64, f64, f64))] = &[
+const PRICES: &[(&str, PriceRow)] = &[
     ("claude-opus-4", (15.0, 75.0, 18.75, 1.5)),
     ("claude-opus-4-5", (5.0, 25.0, 6.25, 0.5)),
     ("claude-sonnet-4", (3.0, 15.0, 3.75, 0.3)),
@@ -109,13 +112,10 @@ pub fn prices_per_mtok(model: &str) -> (f64, f64) {
 
 /// Every price of `model`, the cache's included; 0 for a model the table does not price.
 pub fn model_prices(model: &str) -> Prices {
-    longest(PRICES.iter().copied(), &bare(model))
-        .map_or_else(Prices::default, |(input, output, cache_write, cache_read)| Prices {
-            input,
-            output,
-            cache_write,
-            cache_read,
-        })
+    longest(PRICES.iter().copied(), &bare(model)).map_or_else(
+        Prices::default,
+        |(input, output, cache_write, cache_read)| Prices { input, output, cache_write, cache_read },
+    )
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 pub use cli::CliLlm;
 pub use client::{HttpLlm, RetryPolicy, answer_cap};
 pub use probe::{ConnectionReport, PROBE_REQUEST, test_connection};
-pub use prompt::{ApiAdapter, CacheHint, DEFAULT_MAX_OUTPUT_TOKENS, ManualAdapter, PromptAdapter, PromptBundle};
+pub use prompt::{
+    ApiAdapter, CacheHint, DEFAULT_MAX_OUTPUT_TOKENS, ManualAdapter, PromptAdapter, PromptBundle,
+};
 
 use crate::error::{ErrorKind, LlmError};
 /// Re-exported from [`crate::formats`], where each dialect encodes and decodes them.

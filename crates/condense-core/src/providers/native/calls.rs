@@ -113,10 +113,7 @@ impl Calls<'_> {
             Ok(response) => {
                 let (usage, estimated) = match response.usage {
                     Some(u) => (u, false),
-                    None => (
-                        Usage::new(prompt_tokens(), tokens.count_text(&response.content) as u64),
-                        true,
-                    ),
+                    None => (Usage::new(prompt_tokens(), tokens.count_text(&response.content) as u64), true),
                 };
                 self.charge(usage, response.cost_usd, estimated);
                 let text = response.content.trim();

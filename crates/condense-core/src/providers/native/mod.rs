@@ -194,6 +194,7 @@ struct Written<'a> {
 /// prefix from its prompt cache. `None` when there is no live conversation, it is not the one
 /// planned on (another pass changed it), the chat's last request is not known, or the request
 /// and its answer would not fit under the model's request limit.
+#[allow(clippy::too_many_arguments)]
 fn from_cache(
     ctx: &CondensationContext<'_>,
     plan: &SummaryPlan,
