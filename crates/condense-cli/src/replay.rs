@@ -118,10 +118,10 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
 
 /// One line for people.
 fn describe(r: &ReplayReport) -> String {
-    let over = if r.over_limit > 0 {
-        format!(" · {} requests over the limit", r.over_limit)
-    } else {
-        String::new()
+    let over = match r.over_limit {
+        0 => String::new(),
+        1 => " · 1 request over the limit".to_owned(),
+        n => format!(" · {n} requests over the limit"),
     };
     format!(
         "{:<11} input ${:.4} (summaries ${:.4}) · cache read {} · written {} · uncached {} · peak {} tokens · {} condensations · retention {}/{} ({:.0}%) · {} turns{over}",

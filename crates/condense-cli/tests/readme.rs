@@ -410,6 +410,21 @@ fn plausible(command: &str, output: &str, ran: &Ran) -> Result<(), String> {
                 _ => return Err(format!("not the gateway's answer to /{path}")),
             }
         }
+        "replay" => {
+            let lines: Vec<&str> = output.lines().collect();
+            if lines.is_empty() {
+                return Err("no policy reported".into());
+            }
+            for line in lines {
+                let ok = match serde_json::from_str::<Value>(line) {
+                    Ok(v) => v["input_cost"].is_f64() && v["policy"].is_string(),
+                    Err(_) => line.contains(" input $") && line.contains(" condensations"),
+                };
+                if !ok {
+                    return Err(format!("not a policy's bill: {line}"));
+                }
+            }
+        }
         "chat" => {
             if output.trim().is_empty() {
                 return Err("no answer".into());

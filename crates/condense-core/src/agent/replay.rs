@@ -372,7 +372,8 @@ pub async fn replay(
         }
         let bundle = chat_request(&working, key);
         let blocks = blocks_of(&bundle, tokens);
-        let size: usize = blocks.iter().map(|b| b.1).sum();
+        // The request's size as the chat measures it against its limit.
+        let size = tokens.count_request(working.system.as_deref(), &working.api_view());
         report.peak_context = report.peak_context.max(size);
         if size > limit {
             report.over_limit += 1;
