@@ -318,6 +318,32 @@ describe("the chat webview under the extension's CSP", () => {
     }
   });
 
+  it("says why a cache-aware condensation ran, what it weighed, and how much of its summary came from the cache", async (t) => {
+    const CACHE = {
+      ...RECORD,
+      reason: "cache",
+      estimate: { cost_now: 0.0312, saving: 0.184, turns: 24, trigger: 30_000, condense: true },
+      cached_share: 0.874,
+    };
+    for (const theme of ["dark", "light"]) {
+      await t.test(theme, async (t) => {
+        const chat = await openChat(t, { theme });
+        await chat.post(state({ messages: CONDENSED, condensations: [CACHE], context: { tokens: 3_400, percent: 41.5 } }));
+        await chat.tid("condensation-row").waitFor();
+        assert.match(await chat.tid("condensation-row").innerText(), /automatic: it pays for the prompt cache/);
+        assert.equal(await chat.tid("cost-estimate").innerText(), "costs $0.0312 now · saves ≈$0.1840 over the next 24 turns");
+        assert.equal(await chat.tid("cached-share").innerText(), "87% of the summary's input from the cache");
+        // In the narrow view the figures wrap between them, and none runs out of the row.
+        const row = await chat.tid("condensation-row").boundingBox();
+        for (const id of ["cost-estimate", "cached-share"]) {
+          const box = await chat.tid(id).boundingBox();
+          assert.ok(box.x + box.width <= row.x + row.width + 1, `${id} runs out of the row`);
+        }
+        await chat.shot("condensed-cache");
+      });
+    }
+  });
+
   it("says what a condensation that was not applied cost, and counts it in the chat's total", async (t) => {
     const chat = await openChat(t);
     const withUnapplied = state({ messages: CONDENSED, condensations: [RECORD], busy: true });

@@ -35,6 +35,24 @@ describe("CondensationRow", () => {
     expect(screen.getByTestId("pass").title).toBe("native: 5,000 tokens saved · 1.2 s · $0.0042");
   });
 
+  it("says a cache-aware condensation's reason, what the policy weighed and the summary's cached share", () => {
+    row({
+      reason: "cache",
+      automatic: true,
+      estimate: { cost_now: 0.0312, saving: 0.184, turns: 24, trigger: 30000, condense: true },
+      cached_share: 0.874,
+    });
+    expect(screen.getByText("automatic: it pays for the prompt cache")).toBeTruthy();
+    expect(screen.getByTestId("cost-estimate").textContent).toBe("costs $0.0312 now · saves ≈$0.1840 over the next 24 turns");
+    expect(screen.getByTestId("cached-share").textContent).toBe("87% of the summary's input from the cache");
+  });
+
+  it("shows no policy figures for a condensation without them", () => {
+    row({});
+    expect(screen.queryByTestId("cost-estimate")).toBeNull();
+    expect(screen.queryByTestId("cached-share")).toBeNull();
+  });
+
   it("shows no passes for a single-pass run", () => {
     row({});
     expect(screen.queryByTestId("passes")).toBeNull();

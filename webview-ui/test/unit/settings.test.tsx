@@ -462,6 +462,28 @@ describe("the LLM profiles", () => {
     expect(tid("add-profile")).toBeTruthy();
   });
 
+  it("takes the prompt cache's prices and the condensation policy, and shows them in the profile's row", async () => {
+    const { posted, user } = setup();
+    await user.click(inRow("local", "profile-edit"));
+    expect((tid("profile-price-cache-read") as HTMLInputElement).placeholder).toBe("Input price");
+    await user.type(tid("profile-price-cache-write"), "-2");
+    await user.type(tid("profile-price-cache-read"), "0.3");
+    await user.click(tid("profile-save"));
+    expect(posted()).toEqual([]);
+    expect(errorOf("profile.local.priceCacheWrite")?.textContent).toBe("Must be a number of 0 or more.");
+    await user.clear(tid("profile-price-cache-write"));
+    await user.type(tid("profile-price-cache-write"), "3.75");
+    await user.selectOptions(tid("profile-policy"), "threshold");
+    await user.click(tid("profile-save"));
+    const saved = posted()[0] as { type: string; profile: Record<string, unknown> };
+    expect(saved.type).toBe("saveProfile");
+    expect(saved.profile).toMatchObject({
+      price_cache_write_per_mtok: 3.75,
+      price_cache_read_per_mtok: 0.3,
+      condense_policy: "threshold",
+    });
+  });
+
   it("sets a profile's chat and summary generation settings: checked, then saved into chat / condense", async () => {
     const { posted, user } = setup();
     await user.click(inRow("local", "profile-edit"));
