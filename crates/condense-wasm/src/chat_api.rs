@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use condense_core::agent::{
     AgentEvent, AgentInput, ChatTask, CondenseOutcome, ContextStatus, DefaultAgent, PreviewEstimate,
-    PreviewOutcome, Turn, preview_conversation,
+    PreviewOutcome, Turn, live_request, preview_conversation, weigh_condensation,
 };
 use condense_core::{CondensationOptions, Services};
 use condense_core::{CondenseError, Conversation, ErrorKind};
@@ -204,10 +204,30 @@ async fn preview_chat(
     let abort = inner.begin(Some(&task.id));
     let manager = inner.manager();
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
-    let services = Services::new(counter.as_ref(), inner.host.as_ref())
+    let mut services = Services::new(counter.as_ref(), inner.host.as_ref())
         .with_abort(&abort)
         .with_timer(&JsTimer)
         .with_llm(condensing.as_deref().unwrap_or(llm.as_ref()));
+    // The chat model writes the summary on the chat's own conversation, as a run would, and the
+    // preview says what the cache-aware policy weighs.
+    let live = live_request(&task);
+    if condensing.is_none() {
+        services = services.with_live(&live);
+    }
+    let policy = weigh_condensation(
+        &task,
+        &Turn {
+            llm: llm.as_ref(),
+            condensing_llm: condensing.as_deref(),
+            manager: &manager,
+            provider: Some(&provider),
+            auto: &call.auto,
+            tokens: counter.as_ref(),
+            clock: inner.host.as_ref(),
+            abort: &abort,
+            now_ms: call.now_ms as i64,
+        },
+    );
     let options = CondensationOptions {
         config: call.config.clone().unwrap_or(serde_json::Value::Null),
         ..CondensationOptions::default()
@@ -222,7 +242,7 @@ async fn preview_chat(
         );
         on_estimate.call(estimate);
     };
-    let outcome: PreviewOutcome = preview_conversation(
+    let mut outcome: PreviewOutcome = preview_conversation(
         &task.id,
         &task.conversation,
         &manager,
@@ -233,6 +253,9 @@ async fn preview_chat(
     )
     .await
     .into();
+    if let PreviewOutcome::Ready { preview } = &mut outcome {
+        preview.policy = policy;
+    }
     drop(manager);
     inner.end(&abort);
     inner.held.borrow_mut().keep_outcome(&handle.id, &outcome);

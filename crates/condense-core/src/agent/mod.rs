@@ -30,4 +30,4 @@ pub use preview::{
     preview_conversation,
 };
 pub use task::{ChatTask, CondensationRecord, ReportedUsage};
-pub use turn::{DefaultAgent, Turn};
+pub use turn::{DefaultAgent, Turn, live_request, weigh_condensation};

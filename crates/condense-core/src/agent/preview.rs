@@ -192,12 +192,11 @@ pub async fn preview(
     let llm = turn.condensing_llm.unwrap_or(turn.llm);
     let mut services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
     // The chat model writes the summary on the chat's own conversation, as a run would.
-    let live = super::turn::live(task);
+    let live = super::turn::live_request(task);
     if turn.condensing_llm.is_none() {
         services = services.with_live(&live);
     }
-    let status = task.context_status(turn.llm.profile(), turn.auto, turn.tokens);
-    let policy = super::turn::weigh(task, turn, &status);
+    let policy = super::turn::weigh_condensation(task, turn);
     let mut preview = preview_conversation(
         &task.id,
         &task.conversation,

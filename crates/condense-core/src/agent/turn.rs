@@ -282,7 +282,7 @@ impl DefaultAgent {
         let llm = turn.condensing_llm.unwrap_or(turn.llm);
         let mut services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
         // The chat model writes the summary: on the chat's own conversation, read from the cache.
-        let live = live(&self.task);
+        let live = live_request(&self.task);
         if turn.condensing_llm.is_none() {
             services = services.with_live(&live);
         }
@@ -357,7 +357,7 @@ impl DefaultAgent {
 
 /// The `cache-aware` policy's weighing before a request (see [`super::cache`]), when the chat
 /// model's profile follows it and automatic condensation is on.
-pub(super) fn weigh(task: &ChatTask, turn: &Turn<'_>, status: &ContextStatus) -> Option<CostEstimate> {
+fn weigh(task: &ChatTask, turn: &Turn<'_>, status: &ContextStatus) -> Option<CostEstimate> {
     let profile = turn.llm.profile();
     let threshold = status.threshold_percent?;
     if profile.policy() != CondensePolicy::CacheAware {
@@ -398,7 +398,7 @@ pub(super) fn weigh(task: &ChatTask, turn: &Turn<'_>, status: &ContextStatus) ->
 /// The chat's conversation as its requests send it, for a summary built on it: every turn of
 /// the API view, and how many of them the last request sent (the turns before the answer the
 /// server last reported usage for; unknown after a condensation).
-pub(super) fn live(task: &ChatTask) -> PromptBundle {
+pub fn live_request(task: &ChatTask) -> PromptBundle {
     let view = task.conversation.api_view();
     let through = task.reported.as_ref().map(|r| r.through.as_str());
     let sent_before = through.and_then(|id| view.iter().position(|m| m.id == id));
@@ -408,6 +408,14 @@ pub(super) fn live(task: &ChatTask) -> PromptBundle {
         cache: Some(CacheHint { key: task.id.clone(), sent_before }),
         ..Default::default()
     }
+}
+
+/// The `cache-aware` policy's weighing of a condensation of `task` now, with the chat model of
+/// `turn`: what a preview shows. `None` when the chat model's profile condenses at the threshold,
+/// or automatic condensation is off.
+pub fn weigh_condensation(task: &ChatTask, turn: &Turn<'_>) -> Option<CostEstimate> {
+    let status = task.context_status(turn.llm.profile(), turn.auto, turn.tokens);
+    weigh(task, turn, &status)
 }
 
 fn error_event(kind: ErrorKind, message: &str) -> AgentEvent {
