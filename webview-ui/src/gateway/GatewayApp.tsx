@@ -79,6 +79,11 @@ function SessionRow({
         </span>
         <span data-testid="gateway-saved">{tokens(saved)} tokens not sent ({money(stats.cost_saved_usd)})</span>
         <span>{tokens(stats.usage.cache_read)} cache reads</span>
+        {stats.cost_usd > 0 && (
+          <span data-testid="gateway-billed" title="What the upstream's reported usage cost at the model's prices: uncached input, cache writes and reads, output">
+            {money(stats.cost_usd)} billed
+          </span>
+        )}
       </p>
       {stats.note && (
         <p className="gw-session__note">

@@ -35,8 +35,13 @@ for (let k = 0; k < 14; k++) {
   const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 64, messages, metadata: { user_id: "user_a_account__session_0a1b2c3d-0000-4000-8000-000000000001" } });
   engine.gatewayRequest({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
 }
+const NAME = Object.keys(engine.gatewayReport().sessions)[0];
+// The upstream's answer reports its usage, cache writes and reads included: the view prices it.
+const head = engine.gatewayAnswer({ session: NAME, headers: [["content-type", "text/event-stream"]] });
+const usage = { input_tokens: 40, cache_creation_input_tokens: 1_200, cache_read_input_tokens: 30_000, output_tokens: 500 };
+engine.gatewayAnswerChunk(head.reader, Buffer.from(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage } })}\n\n`));
+engine.gatewayAnswerEnd(head.reader);
 const report = engine.gatewayReport();
-const NAME = Object.keys(report.sessions)[0];
 const STATE = { type: "state", port: 4141, report, sessions: [engine.gatewaySession(NAME)] };
 const PREVIEW = { type: "preview", preview: engine.gatewayPreview(NAME) };
 
@@ -83,6 +88,8 @@ describe("the Gateway view", () => {
       assert.equal(await tid("gateway-client").innerText(), "Claude Code");
       assert.match(await tid("gateway-condensations").innerText(), /^[1-9]\d* condensations?$/);
       assert.match(await tid("gateway-saved").innerText(), /[1-9][\d,]* tokens not sent/);
+      // Sonnet's prices: 40 × $3 + 1,200 × $3.75 + 30,000 × $0.30 + 500 × $15 per million.
+      assert.equal(await tid("gateway-billed").innerText(), "$0.0211 billed");
       await page.locator(".gw-session__head").click();
       await tid("condensation-row").first().waitFor();
       await tid("summary-toggle").first().click();

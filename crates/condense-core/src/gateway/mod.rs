@@ -57,7 +57,7 @@ pub use state::STATE_VERSION;
 pub use stats::{GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats};
 pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
 pub use usage::{MAX_JSON_COPY, UsageReader};
-pub use windows::{DEFAULT_WINDOW, input_price, model_prices, prices_per_mtok, window_for};
+pub use windows::{DEFAULT_WINDOW, model_prices, window_for};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -26,7 +26,7 @@ use super::decide::Gateway;
 use super::dialect::Dialect;
 use super::freeze::{Shape, replacement};
 use super::session_key::SessionKey;
-use super::windows::{prices_per_mtok, window_for};
+use super::windows::{model_prices, window_for};
 
 /// A summary to write: the messages of one condensation, after the task they came under.
 #[derive(Debug, Clone)]
@@ -167,11 +167,13 @@ impl Gateway {
             Dialect::ChatCompletions | Dialect::Responses => (LlmKind::Openai, format!("{openai}/v1")),
         };
         let window = window_for(&job.model, &self.config.windows);
-        let (price_in, price_out) = prices_per_mtok(&job.model);
+        let p = model_prices(&job.model);
         LlmProfile {
             base_url: Some(base),
-            price_input_per_mtok: price_in,
-            price_output_per_mtok: price_out,
+            price_input_per_mtok: p.input,
+            price_output_per_mtok: p.output,
+            price_cache_write_per_mtok: Some(p.cache_write),
+            price_cache_read_per_mtok: Some(p.cache_read),
             ..LlmProfile::new("upstream", kind, job.model.clone(), window)
         }
     }

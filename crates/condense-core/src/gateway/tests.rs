@@ -446,6 +446,11 @@ fn usage_is_summed_per_session_and_in_total() {
     assert_eq!(stats.totals.usage.input, 30);
     let json = serde_json::to_value(&stats).unwrap();
     assert!(json["totals"]["cost_saved_usd"].is_number());
+    // Priced as Sonnet bills it: $3 uncached, $15 out, writes $3.75, reads $0.30 per million.
+    let once = (10.0 * 3.0 + 5.0 * 15.0 + 300.0 * 3.75 + 2_000.0 * 0.3) / 1e6;
+    assert!((stats.sessions[&s.session].cost_usd - 2.0 * once).abs() < 1e-12);
+    // A session the gateway does not hold has no model, so no price: counted, not costed.
+    assert!((stats.totals.cost_usd - 2.0 * once).abs() < 1e-12);
 }
 
 #[test]

@@ -98,18 +98,6 @@ pub fn window_for(model: &str, overrides: &BTreeMap<String, usize>) -> usize {
     own.or_else(|| longest(WINDOWS.iter().copied(), &name)).unwrap_or(DEFAULT_WINDOW)
 }
 
-/// US dollars per input token of `model`; 0 for a model the table does not price.
-pub fn input_price(model: &str) -> f64 {
-    prices_per_mtok(model).0 / 1_000_000.0
-}
-
-/// US dollars per million input and output tokens of `model` (what a summary written with the
-/// request's own model costs); 0 for a model the table does not price.
-pub fn prices_per_mtok(model: &str) -> (f64, f64) {
-    let p = model_prices(model);
-    (p.input, p.output)
-}
-
 /// Every price of `model`, the cache's included; 0 for a model the table does not price.
 pub fn model_prices(model: &str) -> Prices {
     longest(PRICES.iter().copied(), &bare(model)).map_or_else(
@@ -171,13 +159,13 @@ mod tests {
 
     #[test]
     fn prices_are_per_token_and_unknown_models_cost_nothing() {
-        assert_eq!(input_price("claude-sonnet-4-5"), 3.0 / 1e6);
-        assert_eq!(input_price("claude-opus-4-5-20251101"), 5.0 / 1e6);
-        assert_eq!(input_price("claude-opus-4-1"), 15.0 / 1e6);
-        assert_eq!(input_price("gpt-4o-mini"), 0.15 / 1e6);
-        assert_eq!(input_price("llama3"), 0.0);
-        assert_eq!(prices_per_mtok("gpt-5-codex"), (1.25, 10.0));
-        assert_eq!(prices_per_mtok("claude-haiku-4-5"), (1.0, 5.0));
-        assert_eq!(prices_per_mtok("llama3"), (0.0, 0.0));
+        let io = |m: &str| (model_prices(m).input, model_prices(m).output);
+        assert_eq!(io("claude-sonnet-4-5").0, 3.0);
+        assert_eq!(io("claude-opus-4-5-20251101").0, 5.0);
+        assert_eq!(io("claude-opus-4-1").0, 15.0);
+        assert_eq!(io("gpt-4o-mini").0, 0.15);
+        assert_eq!(io("gpt-5-codex"), (1.25, 10.0));
+        assert_eq!(io("claude-haiku-4-5"), (1.0, 5.0));
+        assert_eq!(io("llama3"), (0.0, 0.0));
     }
 }
