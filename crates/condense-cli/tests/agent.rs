@@ -11,7 +11,7 @@ use common::Server;
 use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
 use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, CondenseReason, DefaultAgent};
 use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, RetryPolicy};
-use condense_core::model::{ContentBlock, Message, Role};
+use condense_core::model::Role;
 use condense_core::testing::{TurnBench, event_shape as shape};
 use serde_json::Value;
 
@@ -47,24 +47,6 @@ fn streamed_text(events: &[AgentEvent]) -> String {
             _ => None,
         })
         .collect()
-}
-
-/// A chat with `n` long turns already in it, about 110 tokens each.
-fn long_chat(n: usize) -> ChatTask {
-    let mut task = ChatTask::new("t1", 1_000);
-    for i in 0..n {
-        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        let text = format!(
-            "Turn {i}: {}",
-            "the parser drops nested parentheses in grouped expressions; ".repeat(10)
-        );
-        task.conversation.messages.push(Message::new(
-            format!("m{}", i + 1),
-            role,
-            vec![ContentBlock::text(text)],
-        ));
-    }
-    task
 }
 
 fn chat_requests(server: &Server) -> Vec<Value> {
@@ -212,7 +194,7 @@ fn the_context_past_the_threshold_is_condensed_before_the_request() {
     let bench = TurnBench::with_clock(NativeClock::start());
     // About 1,190 tokens in a 1,400-token window: past 80%.
     let llm = client(profile(&server, "fixture", 1_400));
-    let mut agent = DefaultAgent::new(long_chat(12));
+    let mut agent = DefaultAgent::new(common::long_chat("t1", 12));
     let before = agent.task().context_status(llm_profile(&llm), &bench.auto, &bench.counter);
     assert_eq!(before.reason(), Some(CondenseReason::Threshold), "{before:?}");
 
@@ -283,7 +265,7 @@ fn an_overflow_answer_condenses_and_retries_once() {
     // that limit.
     let llm = client(profile(&server, "fault-overflow-above-5000", 128_000));
     let writer = client(profile(&server, "fixture", 128_000));
-    let mut agent = DefaultAgent::new(long_chat(12));
+    let mut agent = DefaultAgent::new(common::long_chat("t1", 12));
     let events = bench.run(&mut agent, &llm, Some(&writer as _), say("Summarize the plan"), 2_000, |_, _| {});
     assert_eq!(
         shape(&events),
@@ -318,7 +300,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     // Every request overflows: one condensation and one retry, then the error.
     let llm = client(profile(&server, "fault-overflow", 128_000));
     let writer = client(profile(&server, "fixture", 128_000));
-    let mut agent = DefaultAgent::new(long_chat(12));
+    let mut agent = DefaultAgent::new(common::long_chat("t1", 12));
     let events = bench.run(&mut agent, &llm, Some(&writer as _), say("Next?"), 2_000, |_, _| {});
     assert_eq!(
         shape(&events),
@@ -353,7 +335,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     low.max_output = 128;
     low.threshold_percent = Some(10);
     let llm = client(low);
-    let mut agent = DefaultAgent::new(long_chat(12));
+    let mut agent = DefaultAgent::new(common::long_chat("t1", 12));
     let mut skipped = Vec::new();
     for (i, now) in [10_000, 20_000, 30_000, 40_000, 40_000 + MINUTE].into_iter().enumerate() {
         let events = bench.run(&mut agent, &llm, None, say(&format!("Question {i}")), now, |_, _| {});
@@ -375,7 +357,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     let mut low = profile(&server, "fixture", 2_000);
     low.threshold_percent = Some(10);
     let llm = client(low);
-    let mut agent = DefaultAgent::new(long_chat(12));
+    let mut agent = DefaultAgent::new(common::long_chat("t1", 12));
     let events = bench.run(&mut agent, &llm, None, say("Next?"), 2_000, |_, _| {});
     let AgentEvent::CondenseEnd(CondenseOutcome::NotApplied { error, .. }) = &events[3] else {
         panic!("{events:?}")
@@ -388,7 +370,7 @@ fn the_loop_guard_stops_a_thrash_and_says_why() {
     let mut bench = TurnBench::with_clock(NativeClock::start());
     bench.auto.enabled = false;
     let llm = client(profile(&server, "fault-overflow", 128_000));
-    let mut agent = DefaultAgent::new(long_chat(12));
+    let mut agent = DefaultAgent::new(common::long_chat("t1", 12));
     let events = bench.run(&mut agent, &llm, None, say("Next?"), 2_000, |_, _| {});
     assert_eq!(
         shape(&events),

@@ -12,7 +12,6 @@ use common::{Server, root};
 use condense_cli::native::{NativeClock, NativeHttp, NativeTimer};
 use condense_core::agent::{AgentEvent, AgentInput, ChatTask, CondenseOutcome, DefaultAgent};
 use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, RetryPolicy, Usage};
-use condense_core::model::{ContentBlock, Message, Role};
 use condense_core::testing::TurnBench;
 use serde_json::Value;
 
@@ -47,20 +46,8 @@ fn say(text: &str) -> AgentInput {
 
 /// A chat with a system prompt and `n` long turns, about 110 tokens each.
 fn chat(n: usize) -> ChatTask {
-    let mut task = ChatTask::new("chat-42", 1_000);
+    let mut task = common::long_chat("chat-42", n);
     task.conversation.system = Some(SYSTEM.into());
-    for i in 0..n {
-        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
-        let text = format!(
-            "Turn {i}: {}",
-            "the parser drops nested parentheses in grouped expressions; ".repeat(10)
-        );
-        task.conversation.messages.push(Message::new(
-            format!("m{}", i + 1),
-            role,
-            vec![ContentBlock::text(text)],
-        ));
-    }
     task
 }
 

@@ -183,3 +183,23 @@ pub fn drain(reader: impl Read + Send + 'static) -> Arc<Mutex<String>> {
     });
     text
 }
+
+/// A chat `id` with `n` long turns already in it (user and assistant in turn), about 110 tokens
+/// each.
+pub fn long_chat(id: &str, n: usize) -> condense_core::agent::ChatTask {
+    use condense_core::model::{ContentBlock, Message, Role};
+    let mut task = condense_core::agent::ChatTask::new(id, 1_000);
+    for i in 0..n {
+        let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        let text = format!(
+            "Turn {i}: {}",
+            "the parser drops nested parentheses in grouped expressions; ".repeat(10)
+        );
+        task.conversation.messages.push(Message::new(
+            format!("m{}", i + 1),
+            role,
+            vec![ContentBlock::text(text)],
+        ));
+    }
+    task
+}
