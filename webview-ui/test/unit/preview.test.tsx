@@ -133,6 +133,18 @@ describe("pins and the preview panel", () => {
     expect(figures).toContain("cost $0.0018");
   });
 
+  it("says what the cache-aware policy weighs for the condensation previewed, when the profile follows it", async () => {
+    const { user } = setup();
+    deliver(stateMessage(snapshot(chat)));
+    await user.click(screen.getByTestId("preview-button"));
+    deliver(ready);
+    expect(screen.queryByTestId("preview-policy")).toBeNull();
+    const policy = { cost_now: -0.002, saving: 0.0456, turns: 12, trigger: 9_000, condense: true };
+    deliver({ ...ready, preview: { ...preview, policy } });
+    // A condensation that costs less than not condensing (a cold cache) costs nothing now.
+    expect(screen.getByTestId("preview-policy").textContent).toBe("costs $0.0000 now · saves ≈$0.0456 over the next 12 turns");
+  });
+
   it("shows a preview with its figures and hidden messages; Apply and Discard go to the extension", async () => {
     const { sent, user } = setup();
     deliver(stateMessage(snapshot(chat)));
