@@ -285,3 +285,25 @@ fn the_cache_aware_policy_condenses_a_chat_before_its_threshold_when_it_pays() {
     assert!(estimate.condense && estimate.saving > estimate.cost_now, "{estimate:?}");
     assert!(record.tokens_after < record.tokens_before / 2);
 }
+
+#[test]
+fn the_cache_aware_policy_leaves_alone_a_chat_its_provider_would_refuse() {
+    use condense_core::ProviderConfigUpdate;
+    let server = Server::fixture_with(&["--summaries"]);
+    let mut bench = TurnBench::with_clock(NativeClock::start());
+    let llm = client(profile(&server, LlmKind::Anthropic, 200_000));
+    // The chat where condensing pays (above), with its provider turned off in the settings: the
+    // policy starts no run bound to fail, so no failure is shown at every turn.
+    let off = ProviderConfigUpdate { enabled: Some(false), ..ProviderConfigUpdate::default() };
+    bench.manager.registry_mut().update_config("native", off).unwrap();
+    let mut agent = DefaultAgent::new(chat(200));
+    let mut events =
+        bench.run(&mut agent, &llm, None, say("Where are nested groups dropped?"), 2_000, |_, _| {});
+    events.extend(bench.run(&mut agent, &llm, None, say("And how do we fix it?"), 3_000, |_, _| {}));
+    let runs: Vec<&AgentEvent> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::CondenseStart { .. } | AgentEvent::CondenseEnd(_)))
+        .collect();
+    assert!(runs.is_empty(), "{runs:?}");
+    assert_eq!(answers(&events).len(), 2);
+}

@@ -12,6 +12,7 @@ use crate::providers::{
     TruncationProvider,
 };
 use crate::registry::{ProviderConfig, ProviderInfo, ProviderRegistry};
+use crate::tokens::TokenCounter;
 
 /// Orchestrates condensations for one engine.
 #[derive(Debug)]
@@ -108,6 +109,26 @@ impl CondensationManager {
         let provider = self.resolve(provider_id, &mut options)?;
         Ok(run_provider(provider, &conversation.messages, conversation.system.as_deref(), &options, services)
             .await)
+    }
+
+    /// Whether the provider asked for (or the default one) would accept the conversation: it is
+    /// registered and enabled, and its `validate` passes (a summary needs a few messages, …).
+    /// What a policy asks before it starts a run on its own.
+    pub fn accepts(
+        &self,
+        conversation: &Conversation,
+        provider_id: Option<&str>,
+        tokens: &dyn TokenCounter,
+    ) -> bool {
+        let mut options = CondensationOptions::default();
+        let Ok(provider) = self.resolve(provider_id, &mut options) else { return false };
+        let ctx = crate::provider::CondensationContext {
+            messages: &conversation.messages,
+            system: conversation.system.as_deref(),
+            prev_context_tokens: tokens
+                .count_request(conversation.system.as_deref(), &conversation.api_view()),
+        };
+        provider.validate(&ctx, &options).is_ok()
     }
 
     /// What a run of the provider would cost, in US dollars, before running it (the provider's

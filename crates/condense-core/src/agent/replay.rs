@@ -340,10 +340,11 @@ pub async fn replay(
                 };
                 let w = session.weighing(tokens);
                 let e = weigh(&w);
-                if e.condense {
+                let condense = e.condense && manager.accepts(&working, Some(&options.provider), tokens);
+                if condense {
                     report.notes.push(format!("turn {}: {} tokens: {}", report.turns, context, e.describe()));
                 }
-                e.condense
+                condense
             }
         };
         if condense {

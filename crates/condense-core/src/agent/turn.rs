@@ -133,7 +133,11 @@ impl DefaultAgent {
         let status = self.task.context_status(turn.llm.profile(), turn.auto, turn.tokens);
         // The threshold and the limit first; under the cache-aware policy, earlier when it pays.
         let estimate = weigh(&self.task, turn, &status);
-        let reason = status.reason().or(estimate.filter(|e| e.condense).map(|_| CondenseReason::Cache));
+        // Early, the policy asks only for what the provider would accept: a chat too short to
+        // summarize is not told so at every turn.
+        let pays = estimate.is_some_and(|e| e.condense)
+            && turn.manager.accepts(&self.task.conversation, turn.provider, turn.tokens);
+        let reason = status.reason().or(pays.then_some(CondenseReason::Cache));
         if let Some(reason) = reason {
             self.auto_condense(turn, emit, reason, estimate).await;
         }
