@@ -297,12 +297,7 @@ impl LlmProfile {
     /// What a call with this usage cost, in US dollars: uncached input at the input price, the
     /// cache's writes and reads at theirs, the answer at the output price.
     pub fn cost(&self, usage: &Usage) -> f64 {
-        let p = self.prices();
-        (usage.uncached_tokens() as f64 * p.input
-            + usage.cache_write_tokens as f64 * p.cache_write
-            + usage.cache_read_tokens as f64 * p.cache_read
-            + usage.output_tokens as f64 * p.output)
-            / 1_000_000.0
+        self.prices().cost(usage)
     }
 
     /// The profile's prices, a missing cache price being the input price.
@@ -373,6 +368,18 @@ pub struct Prices {
     pub cache_write: f64,
     /// Input read from the prompt cache.
     pub cache_read: f64,
+}
+
+impl Prices {
+    /// What `usage` costs, in US dollars: uncached input at the input price, the cache's writes
+    /// and reads at theirs, the answer at the output price.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        (usage.uncached_tokens() as f64 * self.input
+            + usage.cache_write_tokens as f64 * self.cache_write
+            + usage.cache_read_tokens as f64 * self.cache_read
+            + usage.output_tokens as f64 * self.output)
+            / 1_000_000.0
+    }
 }
 
 /// When automatic condensations run (a profile's `condense_policy`).

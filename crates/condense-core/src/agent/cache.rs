@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::Message;
-use crate::profile::Prices;
+use crate::profile::{Prices, Usage};
 use crate::tokens::TokenCounter;
 
 /// How long a provider keeps a prompt prefix after its last use: Anthropic's default lifetime,
@@ -203,9 +203,12 @@ pub struct Billed {
 impl Billed {
     /// Its cost under `prices`.
     pub fn cost(&self, prices: &Prices) -> f64 {
-        usd(self.read, prices.cache_read)
-            + usd(self.write, prices.cache_write)
-            + usd(self.uncached, prices.input)
+        prices.cost(&Usage {
+            input_tokens: (self.read + self.write + self.uncached) as u64,
+            output_tokens: 0,
+            cache_write_tokens: self.write as u64,
+            cache_read_tokens: self.read as u64,
+        })
     }
 }
 

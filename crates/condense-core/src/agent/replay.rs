@@ -177,19 +177,15 @@ impl LlmProvider for Metered<'_> {
                 match &event {
                     StreamEvent::Delta(d) => text.borrow_mut().push_str(d),
                     StreamEvent::Done(_) | StreamEvent::Failed(_) => {
-                        let output = self.tokens.count_text(&text.borrow());
+                        let output = self.tokens.count_text(&text.borrow()) as u64;
                         let mut m = self.meter.borrow_mut();
-                        m.summary_cost += output as f64 * m.prices.output / 1_000_000.0;
+                        m.summary_cost += m.prices.cost(&Usage::new(0, output));
                     }
                     StreamEvent::Start { .. } => {}
                 }
                 event
             })
             .boxed_local()
-    }
-
-    fn cost(&self, usage: &Usage) -> f64 {
-        self.inner.cost(usage)
     }
 }
 

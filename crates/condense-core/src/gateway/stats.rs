@@ -80,11 +80,13 @@ pub struct SessionStats {
 impl SessionStats {
     /// Adds usage the upstream reported.
     pub(super) fn add_usage(&mut self, u: GatewayUsage, prices: &crate::profile::Prices) {
-        self.cost_usd += (u.input as f64 * prices.input
-            + u.output as f64 * prices.output
-            + u.cache_write as f64 * prices.cache_write
-            + u.cache_read as f64 * prices.cache_read)
-            / 1_000_000.0;
+        // The upstream's `input` is the uncached part; the core's usage counts the whole prompt.
+        self.cost_usd += prices.cost(&crate::profile::Usage {
+            input_tokens: u.input + u.cache_write + u.cache_read,
+            output_tokens: u.output,
+            cache_write_tokens: u.cache_write,
+            cache_read_tokens: u.cache_read,
+        });
         self.usage.input += u.input;
         self.usage.output += u.output;
         self.usage.cache_read += u.cache_read;
