@@ -18,18 +18,16 @@ use serde::Serialize;
 
 use super::cache::{Billed, CACHE_LIFETIME_MS, PrefixCache, Session, weigh};
 use super::policy::min_gain_tokens;
+use super::turn::{chat_request, live_conversation};
 use crate::error::CondenseError;
 use crate::host::{AbortSignal, Clock};
 use crate::ledger::{Haystack, Ledger, check_probes_in};
 use crate::limits::{AutoCondense, request_limit};
-use crate::llm::{
-    ApiAdapter, CacheHint, LlmProfile, LlmProvider, PromptAdapter, PromptBundle, StreamEvent, Usage,
-};
+use crate::llm::{ApiAdapter, LlmProfile, LlmProvider, PromptAdapter, PromptBundle, StreamEvent, Usage};
 use crate::manager::CondensationManager;
 use crate::model::{Conversation, Message, Role};
 use crate::profile::Prices;
 use crate::provider::{CondensationOptions, Needs, Services};
-use crate::providers::summary::to_chat;
 use crate::tokens::TokenCounter;
 
 /// Tokens a turn costs besides its text.
@@ -215,29 +213,6 @@ fn hash(value: &impl Hash) -> u64 {
     h.finish()
 }
 
-/// The chat's request for the conversation's last message, as the turn engine builds it.
-fn chat_request(working: &Conversation, key: &str) -> PromptBundle {
-    let view = working.api_view();
-    let (last, history) = view.split_last().expect("a turn follows a message");
-    PromptBundle {
-        system_context: working.system.clone().unwrap_or_default(),
-        conversation_history: history.iter().map(|m| to_chat(m)).collect(),
-        request: to_chat(last).content,
-        cache: Some(CacheHint { key: key.to_owned(), sent_before: None }),
-        ..Default::default()
-    }
-}
-
-/// The chat's live conversation, `sent` of its turns sent by the last request.
-fn live_bundle(working: &Conversation, key: &str, sent: Option<usize>) -> PromptBundle {
-    PromptBundle {
-        system_context: working.system.clone().unwrap_or_default(),
-        conversation_history: working.api_view().iter().map(|m| to_chat(m)).collect(),
-        cache: Some(CacheHint { key: key.to_owned(), sent_before: sent }),
-        ..Default::default()
-    }
-}
-
 /// What the last condensation left, for the next weighing.
 struct LastCondensation {
     after: usize,
@@ -344,7 +319,7 @@ pub async fn replay(
             }
         };
         if condense {
-            let live = live_bundle(&working, key, sent);
+            let live = live_conversation(&working, key, sent);
             let metered = llm.map(|inner| Metered { inner, meter: &meter, tokens });
             let mut services = Services::new(tokens, clock).with_live(&live);
             if let Some(m) = &metered {

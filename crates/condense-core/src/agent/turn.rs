@@ -11,7 +11,7 @@ use crate::host::{AbortSignal, Clock};
 use crate::limits::{AutoCondense, OVERFLOW_MARGIN_PERCENT, request_limit};
 use crate::llm::{CacheHint, CondensePolicy, LlmProvider, ModelUse, PromptBundle, collect};
 use crate::manager::CondensationManager;
-use crate::model::{ContentBlock, Message, Role, last_condense_id};
+use crate::model::{ContentBlock, Conversation, Message, Role, last_condense_id};
 use crate::provider::{CondensationOptions, Needs, Services};
 use crate::providers::summary::to_chat;
 use crate::tokens::TokenCounter;
@@ -233,15 +233,7 @@ impl DefaultAgent {
 
     /// The request for the last user message: the API view before it as history.
     fn request(&self) -> PromptBundle {
-        let view = self.task.conversation.api_view();
-        let (last, history) = view.split_last().expect("a request follows a user message");
-        PromptBundle {
-            system_context: self.task.conversation.system.clone().unwrap_or_default(),
-            conversation_history: history.iter().map(|m| to_chat(m)).collect(),
-            request: to_chat(last).content,
-            cache: Some(CacheHint { key: self.task.id.clone(), sent_before: None }),
-            ..Default::default()
-        }
+        chat_request(&self.task.conversation, &self.task.id)
     }
 
     /// An automatic condensation, if the off switch and the loop guard allow it. Returns whether
@@ -406,10 +398,34 @@ pub fn live_request(task: &ChatTask) -> PromptBundle {
     let view = task.conversation.api_view();
     let through = task.reported.as_ref().map(|r| r.through.as_str());
     let sent_before = through.and_then(|id| view.iter().position(|m| m.id == id));
+    live_conversation(&task.conversation, &task.id, sent_before)
+}
+
+/// The request a chat keyed `key` sends for its conversation's last message: the API view before
+/// it as history, its breakpoint on the last turn. The turn engine's, and a replay's.
+pub(super) fn chat_request(conversation: &Conversation, key: &str) -> PromptBundle {
+    let view = conversation.api_view();
+    let (last, history) = view.split_last().expect("a request follows a message");
     PromptBundle {
-        system_context: task.conversation.system.clone().unwrap_or_default(),
-        conversation_history: view.iter().map(|m| to_chat(m)).collect(),
-        cache: Some(CacheHint { key: task.id.clone(), sent_before }),
+        system_context: conversation.system.clone().unwrap_or_default(),
+        conversation_history: history.iter().map(|m| to_chat(m)).collect(),
+        request: to_chat(last).content,
+        cache: Some(CacheHint { key: key.to_owned(), sent_before: None }),
+        ..Default::default()
+    }
+}
+
+/// A chat's conversation as its requests send it, `sent_before` of its turns sent by the last
+/// request (see [`live_request`]).
+pub(super) fn live_conversation(
+    conversation: &Conversation,
+    key: &str,
+    sent_before: Option<usize>,
+) -> PromptBundle {
+    PromptBundle {
+        system_context: conversation.system.clone().unwrap_or_default(),
+        conversation_history: conversation.api_view().iter().map(|m| to_chat(m)).collect(),
+        cache: Some(CacheHint { key: key.to_owned(), sent_before }),
         ..Default::default()
     }
 }
