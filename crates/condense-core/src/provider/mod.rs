@@ -247,6 +247,8 @@ pub const METRIC_PASSES: &str = "passes";
 pub const METRIC_RETENTION: &str = "retention";
 /// The metric key of the flag set when a summary was cut by its output limit: a boolean.
 pub const METRIC_SUMMARY_TRUNCATED: &str = "summary_truncated";
+/// The metric key of the share of the summary calls' input read from the prompt cache: 0–1.
+pub const METRIC_CACHED_SHARE: &str = "cached_share";
 
 /// One pass of a multi-pass run (`smart`), as its metrics and the chat's row show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -296,7 +298,7 @@ impl Metrics {
     /// The share of the summary calls' input read from the prompt cache, when they reported
     /// a usage (`cached_share`).
     pub fn cached_share(&self) -> Option<f64> {
-        self.extra.get("cached_share").and_then(serde_json::Value::as_f64)
+        self.extra.get(METRIC_CACHED_SHARE).and_then(serde_json::Value::as_f64)
     }
 
     /// Whether a summary was cut by its output limit.

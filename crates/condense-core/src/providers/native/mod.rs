@@ -28,8 +28,8 @@ use crate::host::AbortSignal;
 use crate::llm::{DEFAULT_MAX_OUTPUT_TOKENS, LlmProvider, ModelUse, PromptBundle, Usage};
 use crate::model::Message;
 use crate::provider::{
-    CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_SUMMARY_TRUNCATED,
-    Needs, Services, TemplateToken,
+    CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_CACHED_SHARE,
+    METRIC_SUMMARY_TRUNCATED, Needs, Services, TemplateToken,
 };
 use crate::tokens::TokenCounter;
 
@@ -77,8 +77,6 @@ between them is replaced by the summary you write now.";
 /// The metric saying the summary request was built on the chat's conversation (read from the
 /// cache).
 pub const METRIC_FROM_CACHE: &str = "from_cache";
-/// The metric holding the share of the summary calls' input read from the prompt cache (0–1).
-pub const METRIC_CACHED_SHARE: &str = "cached_share";
 
 /// Summarizes with an LLM.
 #[derive(Debug, Default, Clone, Copy)]
@@ -204,7 +202,7 @@ fn from_cache(
     llm: &dyn LlmProvider,
     live: Option<&PromptBundle>,
     tokens: &dyn TokenCounter,
-) -> Option<PromptBundle> {
+) -> Option<(PromptBundle, usize)> {
     let live = live?;
     live.cache.as_ref()?.sent_before?;
     let visible = ctx.messages.iter().filter(|m| m.is_visible()).count();
@@ -225,7 +223,7 @@ fn from_cache(
     };
     let prompt = tokens.count_text(&llm.adapter().render_for_display(&bundle));
     let limit = crate::limits::request_limit(budget.window, budget.output);
-    (prompt + TOKENS_PER_TURN * (bundle.conversation_history.len() + 1) <= limit).then_some(bundle)
+    (prompt + TOKENS_PER_TURN * (bundle.conversation_history.len() + 1) <= limit).then_some((bundle, prompt))
 }
 
 /// Asks the model for the summary of `plan`'s middle: one request when it fits, else partial
@@ -255,8 +253,9 @@ async fn write<'a>(
         degenerate: 0,
         retries: 0,
     };
-    if let Some(bundle) = from_cache(ctx, plan, base, budget, config, llm, services.live, tokens) {
-        let prompt_tokens = tokens.count_text(&llm.adapter().render_for_display(&bundle));
+    if let Some((bundle, prompt_tokens)) =
+        from_cache(ctx, plan, base, budget, config, llm, services.live, tokens)
+    {
         let text = calls.ask(&bundle, "the request").await?;
         return Ok(Written {
             text,
