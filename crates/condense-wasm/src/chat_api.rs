@@ -204,16 +204,14 @@ async fn preview_chat(
     let abort = inner.begin(Some(&task.id));
     let manager = inner.manager();
     let provider = call.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
-    let mut services = Services::new(counter.as_ref(), inner.host.as_ref())
-        .with_abort(&abort)
-        .with_timer(&JsTimer)
-        .with_llm(condensing.as_deref().unwrap_or(llm.as_ref()));
     // The chat model writes the summary on the chat's own conversation, as a run would, and the
     // preview says what the cache-aware policy weighs.
-    let live = live_request(&task);
-    if condensing.is_none() {
-        services = services.with_live(&live);
-    }
+    let live = condensing.is_none().then(|| live_request(&task));
+    let services = Services::new(counter.as_ref(), inner.host.as_ref())
+        .with_abort(&abort)
+        .with_timer(&JsTimer)
+        .with_llm(condensing.as_deref().unwrap_or(llm.as_ref()))
+        .with_live(live.as_ref());
     let policy = weigh_condensation(
         &task,
         &Turn {

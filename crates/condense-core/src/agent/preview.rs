@@ -190,12 +190,10 @@ pub async fn preview(
 ) -> Result<CondensationPreview, PreviewFailure> {
     let provider = turn.provider_id();
     let llm = turn.condensing_llm.unwrap_or(turn.llm);
-    let mut services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
     // The chat model writes the summary on the chat's own conversation, as a run would.
-    let live = super::turn::live_request(task);
-    if turn.condensing_llm.is_none() {
-        services = services.with_live(&live);
-    }
+    let live = turn.condensing_llm.is_none().then(|| super::turn::live_request(task));
+    let services =
+        Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm).with_live(live.as_ref());
     let policy = super::turn::weigh_condensation(task, turn);
     let mut preview = preview_conversation(
         &task.id,

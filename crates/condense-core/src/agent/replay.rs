@@ -321,7 +321,7 @@ pub async fn replay(
         if condense {
             let live = live_conversation(&working, key, sent);
             let metered = llm.map(|inner| Metered { inner, meter: &meter, tokens });
-            let mut services = Services::new(tokens, clock).with_live(&live);
+            let mut services = Services::new(tokens, clock).with_live(Some(&live));
             if let Some(m) = &metered {
                 services = services.with_llm(m);
             }

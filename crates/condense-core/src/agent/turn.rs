@@ -276,12 +276,12 @@ impl DefaultAgent {
         let before = turn.tokens.count_request(conversation.system.as_deref(), &conversation.api_view());
         emit(AgentEvent::CondenseStart { reason, provider: provider.clone(), tokens: before, automatic });
         let llm = turn.condensing_llm.unwrap_or(turn.llm);
-        let mut services = Services::new(turn.tokens, turn.clock).with_abort(turn.abort).with_llm(llm);
         // The chat model writes the summary: on the chat's own conversation, read from the cache.
-        let live = live_request(&self.task);
-        if turn.condensing_llm.is_none() {
-            services = services.with_live(&live);
-        }
+        let live = turn.condensing_llm.is_none().then(|| live_request(&self.task));
+        let services = Services::new(turn.tokens, turn.clock)
+            .with_abort(turn.abort)
+            .with_llm(llm)
+            .with_live(live.as_ref());
         // An automatic run lands where the next request fits: under the request limit when the
         // context is past it, and under what the model refused when it answered "too long" (its
         // tokenizer counts more than ours).

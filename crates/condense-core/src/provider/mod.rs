@@ -173,9 +173,10 @@ impl<'a> Services<'a> {
         Services { tokens, clock, llm: None, abort: None, meter: None, timer: None, live: None }
     }
 
-    /// The same services with the chat's live conversation (see [`Services::live`]).
-    pub fn with_live(self, live: &'a crate::llm::PromptBundle) -> Self {
-        Services { live: Some(live), ..self }
+    /// The same services with the chat's live conversation, when there is one to lend (see
+    /// [`Services::live`]).
+    pub fn with_live(self, live: Option<&'a crate::llm::PromptBundle>) -> Self {
+        Services { live, ..self }
     }
 
     /// The same services with an LLM to summarize with.
