@@ -2,8 +2,6 @@
 //! asked for, and what its input would be billed with a prompt cache (the core's
 //! `agent::replay`; the LLM, when the provider needs one, is the profile's, reached over HTTP).
 
-use std::path::Path;
-
 use clap::{Args, ValueEnum};
 use condense_cli::native::NativeClock;
 use condense_core::agent::replay::{ReplayOptions, ReplayPolicy, ReplayReport, replay};
@@ -11,7 +9,7 @@ use condense_core::provider::Needs;
 use condense_core::{CondensationManager, TiktokenCounter};
 
 use crate::out::Sink;
-use crate::{Failure, llm, read_conversation, read_text, usage};
+use crate::{Failure, eval, llm, read_conversation, read_text, usage};
 
 /// The policies `--policy` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -63,19 +61,14 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
         .meta()
         .needs;
     let client = if needs == Needs::Llm { Some(args.llm.client(profile.clone())?) } else { None };
-    let probes_path = args.probes.clone().or_else(|| {
-        let beside = Path::new(&args.file).with_extension("probes");
-        beside.exists().then(|| beside.to_string_lossy().into_owned())
-    });
-    let probes = match &probes_path {
-        Some(path) => read_text(path)?
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_owned)
-            .collect(),
-        None => Vec::new(),
-    };
+    // The probe file as `condense eval` reads it: the one given, else FILE's beside it.
+    let probes: Vec<String> = match &args.probes {
+        Some(path) => eval::parse_probe_file(&read_text(path)?),
+        None => eval::beside_probes(&args.file)?,
+    }
+    .into_iter()
+    .map(|p| p.needle)
+    .collect();
     let policies = if args.policy.is_empty() {
         vec![PolicyFlag::None, PolicyFlag::Threshold, PolicyFlag::CacheAware]
     } else {

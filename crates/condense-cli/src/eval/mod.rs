@@ -19,7 +19,8 @@ use condense_core::{
 use serde::Serialize;
 
 use crate::{Failure, llm, read_conversation, read_text, usage};
-use probes::{Probe, ViewText, derived_probes, parse_probe_file};
+pub(crate) use probes::parse_probe_file;
+use probes::{Probe, ViewText, derived_probes};
 
 /// The `eval` subcommand's arguments.
 #[derive(Debug, Args)]
@@ -211,7 +212,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
 }
 
 /// `X.probes` beside `X.json`, when there is one.
-fn beside_probes(file: &str) -> Result<Vec<Probe>, Failure> {
+pub(crate) fn beside_probes(file: &str) -> Result<Vec<Probe>, Failure> {
     if file == "-" {
         return Ok(Vec::new());
     }
