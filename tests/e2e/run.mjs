@@ -28,6 +28,8 @@ const log = (m) => console.log(`e2e: ${m}`);
 const { CondenseEngine } = createRequire(import.meta.url)(path.join(repoRoot, "extension", "wasm", "condense_wasm.js"));
 const CORE_ENTRIES = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => 0, log() {} }).providerEntries();
 let failed = 0;
+/** The checks that failed, repeated at the end so a truncated CI log still names them. */
+const failures = [];
 // For daily work, E2E_ONLY (comma-separated) runs only some parts: `ui` (the whole UI run) or
 // some of its scenarios after its common start (chat, real, settings, smart, cli, pin), `host`
 // (the extension-host suite), `ux` (first run, manual, chats, session files), `security` (issue
@@ -40,7 +42,10 @@ const UI_SCENARIOS = ["chat", "real", "settings", "smart", "cli", "pin"];
 const scenario = (name) => part("ui") || part(name);
 const check = (ok, what) => {
   log(`${ok ? "ok  " : "FAIL"} ${what}`);
-  if (!ok) failed++;
+  if (!ok) {
+    failed++;
+    failures.push(what);
+  }
 };
 
 fs.rmSync(OUT, { recursive: true, force: true });
@@ -896,5 +901,6 @@ try {
   await real.stop();
 }
 
+for (const what of failures) log(`FAILED: ${what}`);
 log(failed === 0 ? "all passed" : `${failed} check(s) failed; artifacts in ${OUT}`);
 process.exit(failed === 0 ? 0 : 1);

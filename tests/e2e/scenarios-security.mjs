@@ -87,7 +87,7 @@ export async function securityScenarios(ctx) {
     await evil.stop();
     throw e;
   });
-  const { page, quickInput, run, toast, clearToasts, setKey, shot, openSession } = w;
+  const { page, quickInput, run, toast, clearToasts, setKey, shot, openSession, closeAllEditors } = w;
   const step = (what) => `security: ${what}`;
   /** A toast that shows `text` and has no link: nothing in it can run a command. */
   const inertToast = async (re, text, name) => {
@@ -134,7 +134,7 @@ export async function securityScenarios(ctx) {
     const userText = await chat.locator("[data-testid=message-user]").last().innerText().catch(() => "");
     check(userText.includes("⟨U+202E⟩") && !userText.includes(RLO), step(`the override shows as a marker in the chat (${JSON.stringify(userText.slice(0, 80))})`));
     await shot("restricted-chat");
-    await run("View: Close All Editors");
+    await closeAllEditors();
 
     // ---- a parse error quoting a command link ----------------------------------------------------
     await clearToasts();
@@ -153,9 +153,7 @@ export async function securityScenarios(ctx) {
     await inertToast(/was rejected by the server/, "[Fix it here] (command:workbench.action.terminal.new)", "server-link-toast");
     check((await evil.requests()).length === 0, step("the condensing profile of the workspace was not used either"));
     await clearToasts();
-    await run("View: Close All Editors");
-    const dontSave = page.locator(".monaco-dialog-box .monaco-button", { hasText: /Don't Save/ }).first();
-    while (await dontSave.isVisible({ timeout: 2_000 }).catch(() => false)) await dontSave.click();
+    await closeAllEditors();
 
     // ---- a 200,000-letter session opens and previews; the extension answers meanwhile ------------
     // Summaries need no LLM here: truncation made the default in the settings panel.
@@ -164,7 +162,7 @@ export async function securityScenarios(ctx) {
     await panel?.locator("[data-testid=provider-card][data-provider=truncation] [data-testid=provider-default]").click();
     check(await until(async () => w.settingsNow()["contextCondenser.defaultProvider"] === "truncation", 15_000),
       step("truncation made the default in the settings panel"));
-    await run("View: Close All Editors");
+    await closeAllEditors();
     /** Runs Set API Key… and checks that its quick pick (made by the extension) shows. The chat
      *  view, revealed by a preview that is ready, may take the focus and close the palette while
      *  the command is typed: then it is typed again (a frozen host would show nothing at all). */

@@ -95,7 +95,7 @@ export async function uxScenarios(ctx) {
   fs.copyFileSync(path.join(ctx.repoRoot, "tests/fixtures/small-session.json"), path.join(WORKSPACE, "manual.json"));
   for (const [format, name] of Object.entries(SESSION_FORMATS)) fs.writeFileSync(path.join(WORKSPACE, name), sessionFile(format));
   const w = await ctx.startWorkbench(ctx, { name: "ux", settings: QUIET, workspace: WORKSPACE });
-  const { page, quickInput, run, toast, shot, settingsNow, openSession } = w;
+  const { page, quickInput, run, toast, shot, settingsNow, openSession, closeAllEditors } = w;
   try {
     await page.locator(".explorer-folders-view .monaco-list-row").first().click();
     // The click opened the first file in a preview: the first run starts with no editor.
@@ -218,10 +218,7 @@ export async function uxScenarios(ctx) {
       check(ids.every((id) => savedFile().messages.some((m) => m.id === id)), step("every original message is still in the file (hidden, not deleted)"));
       check((await page.locator(".tab", { hasText: "Untitled-2" }).count()) === 0, step("the answer's editor closed once applied"));
       await run("Notifications: Clear All Notifications");
-      await run("View: Close All Editors");
-      // Untitled editors ask whether to save: don't.
-      const dontSave = page.locator(".monaco-dialog-box .monaco-button", { hasText: /Don't Save/ }).first();
-      while (await dontSave.isVisible({ timeout: 2_000 }).catch(() => false)) await dontSave.click();
+      await closeAllEditors();
     }
 
     // ---- (b2) the manual round trip on the chat: the button, the pasted answer, preview, apply ----
@@ -259,9 +256,7 @@ export async function uxScenarios(ctx) {
       await row.scrollIntoViewIfNeeded().catch(() => {});
       await shot("manual-chat-applied");
       await run("Notifications: Clear All Notifications");
-      await run("View: Close All Editors");
-      const dontSave = page.locator(".monaco-dialog-box .monaco-button", { hasText: /Don't Save/ }).first();
-      while (await dontSave.isVisible({ timeout: 2_000 }).catch(() => false)) await dontSave.click();
+      await closeAllEditors();
     }
 
     // ---- (d) Open Session File… and Condense to a new file ----------------------------------------
@@ -273,7 +268,7 @@ export async function uxScenarios(ctx) {
       const native = panel?.locator("[data-testid=provider-card][data-provider=native]");
       await native?.locator("[data-testid=provider-default]").click();
       check(await until(async () => settingsNow()["contextCondenser.defaultProvider"] === "native", 15_000), "session file: native made the default in the settings panel");
-      await run("View: Close All Editors");
+      await closeAllEditors();
       for (const [format, name] of Object.entries(SESSION_FORMATS)) {
         const step = (what) => `session file (${format}): ${what}`;
         const file = path.join(WORKSPACE, name);
@@ -294,7 +289,7 @@ export async function uxScenarios(ctx) {
         check(fs.readFileSync(file).equals(original), step("the original is unchanged"));
         await shot(`session-${format}-condensed`);
         await run("Notifications: Clear All Notifications");
-        await run("View: Close All Editors");
+        await closeAllEditors();
       }
     }
   } catch (e) {

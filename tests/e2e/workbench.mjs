@@ -41,6 +41,7 @@ export async function startWorkbench(ctx, { name, settings, workspace, trust = f
   const browser = await ctx.launch();
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const quickInput = page.locator(".quick-input-widget input");
+  let blockedShots = 0;
   const w = {
     page,
     dirs,
@@ -52,14 +53,36 @@ export async function startWorkbench(ctx, { name, settings, workspace, trust = f
     run: async (title) => {
       for (let attempt = 0; ; attempt++) {
         await page.keyboard.press("F1");
-        await quickInput.waitFor();
-        await quickInput.fill(`>${title}`);
+        try {
+          await quickInput.waitFor();
+          await quickInput.fill(`>${title}`);
+        } catch (e) {
+          throw new Error(`${e.message.split("\n")[0]} (running "${title}"; ${await w.blocking()})`);
+        }
         const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
         if (await item.waitFor({ timeout: 5_000 }).then(() => true, () => false)) break;
         await page.keyboard.press("Escape");
         if (attempt === 10) throw new Error(`the palette does not list "${title}"`);
       }
       await page.keyboard.press("Enter");
+    },
+    /** What covers the workbench when the palette cannot be used: the text of any modal dialog,
+     *  and a picture of it (numbered: a later one does not overwrite it). */
+    blocking: async () => {
+      const dialogs = await page.locator(".monaco-dialog-box, [aria-modal=true]").allInnerTexts().catch(() => []);
+      const file = `${name}-blocked-${++blockedShots}.png`;
+      await page.screenshot({ path: path.join(OUT, file) }).catch(() => {});
+      return `${dialogs.length ? `dialog: ${JSON.stringify(dialogs.join(" | ").slice(0, 400))}` : "no dialog"}; see ${file}`;
+    },
+    /** Close All Editors, answering Don't Save to each editor that asks (an untitled one does,
+     *  a moment after the command: the question is waited for, not looked for once). */
+    closeAllEditors: async () => {
+      await w.run("View: Close All Editors");
+      const dontSave = page.locator(".monaco-dialog-box .monaco-button", { hasText: /Don't Save/ }).first();
+      while (await dontSave.waitFor({ timeout: 2_000 }).then(() => true, () => false)) {
+        await dontSave.click();
+        await dontSave.waitFor({ state: "detached", timeout: 5_000 }).catch(() => {});
+      }
     },
     toast: (re) => page.locator(".notifications-toasts .notification-toast", { hasText: re }).first(),
     clearToasts: () => w.run("Notifications: Clear All Notifications"),
