@@ -414,13 +414,17 @@ impl Gateway {
     /// The upstream answered "prompt too long" before any byte reached the client: condenses
     /// the whole span between the task and the current turn (the earlier condensations swallowed
     /// into one) and gives the body to retry once. `body` is the client's body, as given to
-    /// [`Gateway::request`]. `None` when there is nothing more to condense, in observe mode, or
-    /// when the body is not the session's latest: the host passes the error through.
+    /// [`Gateway::request`]. `None` when there is nothing more to condense, in observe mode, for
+    /// a paused session (the user said hands off: its client gets the error as it came), or when
+    /// the body is not the session's latest: the host passes the error through.
     pub fn too_long(&mut self, session: &str, body: &[u8]) -> Option<Vec<u8>> {
         if self.config.observe {
             return None;
         }
         let state = self.states.get_mut(session)?;
+        if state.stats.paused {
+            return None;
+        }
         let key = state.key.clone();
         let held = self.sessions.map.get(&key)?;
         let request = Request::parse(held.dialect, body).ok()?;

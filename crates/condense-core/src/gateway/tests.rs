@@ -607,6 +607,10 @@ fn pause_forwards_the_clients_bytes_and_resume_replays_the_condensation_again() 
     let paused = sent(gw.request("/v1/messages", None, requests[at + 1].0.as_bytes()));
     assert_eq!(paused.body, requests[at + 1].0, "byte for byte");
     assert!(gw.stats().sessions[&name].paused);
+    // The upstream's "prompt too long" on a paused session goes back to the client as it came.
+    let retries = gw.stats().totals.too_long_retries;
+    assert_eq!(gw.too_long(&name, requests[at + 1].0.as_bytes()), None);
+    assert_eq!(gw.stats().totals.too_long_retries, retries);
     gw.pause(&name, false).unwrap();
     let resumed = sent(gw.request("/v1/messages", None, requests[at + 2].0.as_bytes()));
     assert!(resumed.condensed_now, "the cache is written again from the condensation");
