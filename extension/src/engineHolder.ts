@@ -35,6 +35,10 @@ export class EngineHolder implements vscode.Disposable {
   private readonly applied = new vscode.EventEmitter<void>();
   /** Fires after each fresh engine is in place, in the order of subscription. */
   readonly onDidApply = this.applied.event;
+  private readonly crashedEmitter = new vscode.EventEmitter<void>();
+  /** Fires once per trap of the core's instance, after the chat's engine was replaced: every
+   *  other engine on that instance (the gateway's) must be replaced too. */
+  readonly onDidCrash = this.crashedEmitter.event;
 
   /** The wasm package, instantiated on first use and again after a trap. */
   private readonly core: Core;
@@ -63,6 +67,7 @@ export class EngineHolder implements vscode.Disposable {
 
   dispose(): void {
     this.applied.dispose();
+    this.crashedEmitter.dispose();
     this.watchers.forEach((w) => w.dispose());
     this.fileWatchers.forEach((w) => w.dispose());
   }
@@ -157,9 +162,11 @@ export class EngineHolder implements vscode.Disposable {
   }
 
   /** An engine of its own for the gateway, on the same core: it holds the gateway's sessions
-   *  apart from the chat's, and a settings change does not replace it. */
+   *  apart from the chat's, and a settings change does not replace it. Behind the same guard as
+   *  the chat's: a trap drops the instance, replaces the chat's engine and fires `onDidCrash`. */
   gatewayEngine(): CondenseEngine {
-    return newEngine(this.core, this.log);
+    const instance = this.core.current();
+    return guardEngine(newEngine(this.core, this.log), instance, (e, what) => this.crashed(e, what, instance.generation));
   }
 
   /** The settings as read (with the engine's metadata: the first use builds the engine). */
@@ -263,6 +270,7 @@ export class EngineHolder implements vscode.Disposable {
     } catch (again) {
       this.log.error(`the fresh engine could not be built: ${asFailure(again).message}`);
     }
+    this.crashedEmitter.fire();
     return error;
   }
 }

@@ -8,12 +8,18 @@
 //
 // No header is logged. The client's credentials reach the upstream through the core's header
 // filter and nowhere else.
+//
+// A trap of the engine (a panic in Rust) does not stop the gateway: the request that met it goes
+// out as the client sent it, and a fresh engine takes over on the same port from the state saved
+// last (`revive`), as the chat's engine is replaced after one.
 
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { GatewayForward, GatewayRouted, GatewayStartInput } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
+import { isTrap } from "./engine";
+import { asFailure } from "./errors";
 
 /** Upstream deadlines, as the LLM layer's: to connect, without a byte, and for a whole request. */
 export const CONNECT_TIMEOUT_MS = 30_000;
@@ -68,20 +74,77 @@ const UNFORWARDED = [
   "transfer-encoding", "upgrade", "content-length", "expect", SESSION_HEADER, TOKEN_HEADER,
 ];
 
+/** Whether a thrown value says the engine itself failed (a trap, or the guard's `engine_crashed`),
+ *  not that it refused the input. */
+function engineFailed(e: unknown): boolean {
+  return isTrap(e) || asFailure(e).kind === "engine_crashed";
+}
+
 export class GatewayServer {
   private server: http.Server | undefined;
   private readonly sockets = new Set<import("node:net").Socket>();
   private saveTimer: NodeJS.Timeout | undefined;
   private boundPort = 0;
+  private current: CondenseEngine;
+  /** The options started with, and the state as last saved: what a fresh engine starts from. */
+  private options: GatewayOptions | undefined;
+  private lastState: string | undefined;
 
+  /** `newEngine` gives the engine to start with, and a fresh one after a trap. */
   constructor(
-    private readonly engine: CondenseEngine,
+    private readonly newEngine: () => CondenseEngine,
     private readonly hooks: GatewayHooks,
-  ) {}
+  ) {
+    this.current = newEngine();
+  }
+
+  /** The engine holding the gateway's sessions now (another one after a trap). */
+  get engine(): CondenseEngine {
+    return this.current;
+  }
 
   /** The port listened on, or 0 when stopped. */
   get port(): number {
     return this.server ? this.boundPort : 0;
+  }
+
+  /**
+   * After a trap of `failed` (the engine in use, else nothing is done): a fresh engine takes its
+   * place and, while the port is open, starts the gateway from the state saved last, so the
+   * sessions, their condensations and their figures go on (what changed since that save, at most
+   * `SAVE_DELAY_MS` of it, is lost). Requests in flight finish with the bytes they had.
+   */
+  revive(failed: CondenseEngine, why: string): void {
+    if (failed !== this.current) return;
+    let engine: CondenseEngine;
+    try {
+      engine = this.newEngine();
+    } catch (e) {
+      this.hooks.log(`gateway: the engine stopped (${why}) and a fresh one could not be made: ${(e as Error).message}`);
+      return;
+    }
+    this.current = engine;
+    try {
+      failed.free();
+    } catch {
+      // A trapped instance may refuse even this; it is dropped either way.
+    }
+    if (!this.server || !this.options) return;
+    try {
+      const started = engine.gatewayStart({ ...this.options, port: this.boundPort, state: this.lastState });
+      engine.gatewayBound(this.boundPort);
+      const from = started.state_refused ? `afresh (the saved state was refused: ${started.state_refused})` : this.lastState ? "from the state saved last" : "afresh (nothing was saved yet)";
+      this.hooks.log(`gateway: the engine stopped on an internal error (${why}); a fresh engine goes on ${from}`);
+    } catch (e) {
+      this.hooks.log(`gateway: the engine stopped on an internal error (${why}) and the fresh one did not start: ${(e as Error).message}`);
+    }
+  }
+
+  /** Whether `e`, thrown by `engine`, was the engine failing: then the gateway is revived. */
+  private failed(engine: CondenseEngine, e: unknown): boolean {
+    if (!engineFailed(e)) return false;
+    this.revive(engine, (e as Error).message ?? String(e));
+    return true;
   }
 
   /** Starts the core's gateway (restoring `state` when it can) and listens on 127.0.0.1.
@@ -89,7 +152,9 @@ export class GatewayServer {
    *  otherwise. Returns why the saved state was not used, if it was not. */
   async start(options: GatewayOptions, state?: string): Promise<{ port: number; stateRefused?: string }> {
     await this.stop();
-    const started = this.engine.gatewayStart({ ...options, port: options.port, state });
+    const started = this.current.gatewayStart({ ...options, port: options.port, state });
+    this.options = options;
+    this.lastState = state;
     const server = http.createServer((req, res) => this.handle(req, res));
     // Slow clients: headers within 30 s, as condense gateway.
     server.headersTimeout = 30_000;
@@ -107,13 +172,13 @@ export class GatewayServer {
         });
       });
     } catch (e) {
-      this.engine.gatewayStop();
+      this.current.gatewayStop();
       if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") throw new PortInUse(options.port);
       throw e;
     }
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
-    this.engine.gatewayBound(this.boundPort);
+    this.current.gatewayBound(this.boundPort);
     return { port: this.boundPort, stateRefused: started.state_refused ?? undefined };
   }
 
@@ -128,15 +193,29 @@ export class GatewayServer {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     await closed;
-    this.engine.gatewayStop();
+    try {
+      this.current.gatewayStop();
+    } catch (e) {
+      this.failed(this.current, e);
+    }
+  }
+
+  /** Frees the engine (after `stop`: the server is done with). */
+  free(): void {
+    this.current.free();
   }
 
   private saveNow(): void {
+    const engine = this.current;
+    let state: string;
     try {
-      this.hooks.save(this.engine.gatewaySave());
+      state = engine.gatewaySave();
     } catch (e) {
-      this.hooks.log(`gateway: cannot save its state: ${(e as Error).message}`);
+      if (!this.failed(engine, e)) this.hooks.log(`gateway: cannot save its state: ${(e as Error).message}`);
+      return;
     }
+    this.lastState = state;
+    this.hooks.save(state);
   }
 
   private changed(): void {
@@ -164,9 +243,11 @@ export class GatewayServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const method = req.method ?? "GET";
     const url = req.url ?? "/";
+    // A request is served by the engine it met first: its answer's reader belongs to it.
+    const engine = this.current;
     let routed: GatewayRouted;
     try {
-      routed = this.engine.gatewayRoute({
+      routed = engine.gatewayRoute({
         method,
         path: url,
         host: single(req.headers.host),
@@ -174,6 +255,7 @@ export class GatewayServer {
         token: single(req.headers[TOKEN_HEADER]),
       });
     } catch (e) {
+      this.failed(engine, e);
       this.answer(res, 500, JSON.stringify({ error: { message: (e as Error).message } }));
       return;
     }
@@ -182,7 +264,7 @@ export class GatewayServer {
       return;
     }
     this.readBody(req, res, routed).then(
-      (body) => body && this.forward(req, res, routed as Upstream, body),
+      (body) => body && this.forward(engine, req, res, routed as Upstream, body),
       () => res.destroy(),
     );
   }
@@ -213,12 +295,12 @@ export class GatewayServer {
     });
   }
 
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, routed: Upstream, body: Buffer): void {
+  private forward(engine: CondenseEngine, req: http.IncomingMessage, res: http.ServerResponse, routed: Upstream, body: Buffer): void {
     const method = req.method ?? "GET";
     const url = req.url ?? "/";
     let forward: GatewayForward;
     try {
-      forward = this.engine.gatewayRequest(
+      forward = engine.gatewayRequest(
         {
           method,
           path: routed.path,
@@ -232,6 +314,7 @@ export class GatewayServer {
     } catch (e) {
       // The core failed: the client's request goes out as it came (fail open).
       this.hooks.log(`gateway: the core failed on a request: ${(e as Error).message}`);
+      this.failed(engine, e);
       const kept = pairs(req.headers).filter(([name]) => !UNFORWARDED.includes(name));
       forward = { headers: kept, log: "forwarded untouched: the core failed" };
     }
@@ -257,7 +340,14 @@ export class GatewayServer {
         const why = timeout ? "the upstream did not answer in time" : "the upstream cannot be reached";
         this.log(method, url, status, session, forward.log);
         const message = `${why} (${routed.url.split("?")[0]}): ${e.message}`;
-        this.answer(res, status, this.engine.gatewayErrorBody(routed.wire, status, message));
+        let error: string;
+        try {
+          error = this.current.gatewayErrorBody(routed.wire, status, message);
+        } catch (failure) {
+          this.failed(this.current, failure);
+          error = JSON.stringify({ error: { message } });
+        }
+        this.answer(res, status, error);
       });
       upstream.on("response", (answer) => {
         const status = answer.statusCode ?? 502;
@@ -267,7 +357,17 @@ export class GatewayServer {
           answer.on("data", (c: Buffer) => chunks.push(c));
           answer.on("end", () => {
             const whole = Buffer.concat(chunks);
-            const retry = this.engine.gatewayTooLong(session, status, whole, body);
+            let retry: string | undefined;
+            let head: [string, string][];
+            try {
+              retry = engine.gatewayTooLong(session, status, whole, body);
+              head = retry === undefined ? engine.gatewayAnswer({ session: undefined, headers: pairs(answer.headers) }).headers : [];
+            } catch (e) {
+              // The engine failed: the upstream's answer goes back as it came.
+              this.failed(engine, e);
+              retry = undefined;
+              head = pairs(answer.headers).filter(([name]) => !UNFORWARDED.includes(name));
+            }
             if (retry !== undefined) {
               this.log(method, url, status, session, "prompt too long: condensed further, retrying once");
               forward = { ...forward, log: "condensed after the upstream's prompt too long" };
@@ -276,14 +376,13 @@ export class GatewayServer {
               return;
             }
             this.log(method, url, status, session, forward.log);
-            const head = this.engine.gatewayAnswer({ session: undefined, headers: pairs(answer.headers) });
-            res.writeHead(status, Object.fromEntries(groupHeaders(head.headers)));
+            res.writeHead(status, Object.fromEntries(groupHeaders(head)));
             res.end(whole);
           });
           return;
         }
         this.log(method, url, status, session, forward.log);
-        this.streamBack(answer, res, session);
+        this.streamBack(engine, answer, res, session);
       });
     };
     send(sent, false);
@@ -320,25 +419,48 @@ export class GatewayServer {
   }
 
   /** The answer, streamed to the client as it comes, its usage read on the way. */
-  private streamBack(answer: http.IncomingMessage, res: http.ServerResponse, session: string | undefined): void {
-    const head = this.engine.gatewayAnswer({ session, headers: pairs(answer.headers) });
-    res.writeHead(answer.statusCode ?? 502, Object.fromEntries(groupHeaders(head.headers)));
-    const reader = head.reader ?? undefined;
+  private streamBack(engine: CondenseEngine, answer: http.IncomingMessage, res: http.ServerResponse, session: string | undefined): void {
+    let headers: [string, string][];
+    let reader: number | undefined;
+    try {
+      const head = engine.gatewayAnswer({ session, headers: pairs(answer.headers) });
+      headers = head.headers;
+      reader = head.reader ?? undefined;
+    } catch (e) {
+      // The engine failed: the answer streams back as it came, its usage not read.
+      this.failed(engine, e);
+      headers = pairs(answer.headers).filter(([name]) => !UNFORWARDED.includes(name));
+    }
+    res.writeHead(answer.statusCode ?? 502, Object.fromEntries(groupHeaders(headers)));
+    /** Reads the usage on the way while the engine that made the reader is the one in use. */
+    const read = (call: (reader: number) => void) => {
+      if (reader === undefined) return;
+      if (engine !== this.current) {
+        reader = undefined;
+        return;
+      }
+      try {
+        call(reader);
+      } catch (e) {
+        reader = undefined;
+        if (!this.failed(engine, e)) this.hooks.log(`gateway: the answer's usage could not be read: ${(e as Error).message}`);
+      }
+    };
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
-      if (reader !== undefined) {
-        this.engine.gatewayAnswerEnd(reader);
+      read((r) => {
+        engine.gatewayAnswerEnd(r);
         this.changed();
-      }
+      });
     };
     answer.on("data", (chunk: Buffer) => {
       if (!res.write(chunk)) {
         answer.pause();
         res.once("drain", () => answer.resume());
       }
-      if (reader !== undefined) this.engine.gatewayAnswerChunk(reader, chunk);
+      read((r) => engine.gatewayAnswerChunk(r, chunk));
     });
     answer.on("end", () => {
       res.end();

@@ -51,21 +51,30 @@ export function summaryLine(report: GatewayReport): string {
 
 export class GatewayController implements vscode.Disposable {
   private server: GatewayServer | undefined;
-  private engine: CondenseEngine | undefined;
   private readonly status: vscode.StatusBarItem;
+  private readonly crashes: vscode.Disposable;
   private timer: NodeJS.Timeout | undefined;
   private readonly changedEmitter = new vscode.EventEmitter<void>();
   /** Fired when the gateway starts, stops, or its figures may have changed. */
   readonly onDidChange = this.changedEmitter.event;
 
+  /** `onCrash` fires when the core's instance trapped (whichever engine met it): the gateway's
+   *  engine, on the same instance, is then replaced as well. */
   constructor(
     private readonly newEngine: () => CondenseEngine,
+    onCrash: vscode.Event<void>,
     private readonly storageDir: string,
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.status = vscode.window.createStatusBarItem("contextCondenser.gateway", vscode.StatusBarAlignment.Right, 99);
     this.status.name = "Context Condenser Gateway";
     this.status.command = "contextCondenser.copyGatewaySetup";
+    this.crashes = onCrash(() => {
+      const server = this.server;
+      if (!server) return;
+      server.revive(server.engine, "the core's instance trapped");
+      this.refresh();
+    });
   }
 
   private get stateFile(): string {
@@ -74,7 +83,7 @@ export class GatewayController implements vscode.Disposable {
 
   /** The running gateway's engine (the view reads and controls sessions through it). */
   get running(): { engine: CondenseEngine; port: number } | undefined {
-    return this.server && this.engine ? { engine: this.engine, port: this.server.port } : undefined;
+    return this.server ? { engine: this.server.engine, port: this.server.port } : undefined;
   }
 
   /** Starts the gateway with the settings (on `port` when given). A port in use says so and
@@ -89,8 +98,7 @@ export class GatewayController implements vscode.Disposable {
     } catch {
       state = undefined;
     }
-    const engine = this.newEngine();
-    const server = new GatewayServer(engine, {
+    const server = new GatewayServer(this.newEngine, {
       log: (line) => this.log.info(line),
       save: (text) => {
         try {
@@ -105,14 +113,13 @@ export class GatewayController implements vscode.Disposable {
       const started = await server.start(options, state);
       if (started.stateRefused) this.log.warn(`gateway: starting afresh; the saved state was ignored: ${started.stateRefused}`);
       this.server = server;
-      this.engine = engine;
       this.log.info(`gateway: listening on http://127.0.0.1:${started.port} (${options.observe ? "observe mode" : options.provider})`);
       this.timer = setInterval(() => this.refresh(), STATUS_EVERY_MS);
       this.refresh();
       this.changedEmitter.fire();
       return true;
     } catch (e) {
-      engine.free();
+      server.free();
       if (e instanceof PortInUse) {
         this.log.warn(`gateway: ${e.message}`);
         const other = "Use a Free Port";
@@ -134,10 +141,9 @@ export class GatewayController implements vscode.Disposable {
     this.server = undefined;
     if (server) {
       await server.stop();
+      server.free();
       this.log.info("gateway: stopped");
     }
-    this.engine?.free();
-    this.engine = undefined;
     this.status.hide();
     this.changedEmitter.fire();
   }
@@ -149,7 +155,13 @@ export class GatewayController implements vscode.Disposable {
       this.status.hide();
       return;
     }
-    const report = running.engine.gatewayReport();
+    let report: GatewayReport;
+    try {
+      report = running.engine.gatewayReport();
+    } catch (e) {
+      this.log.warn(`gateway: its figures cannot be read: ${(e as Error).message}`);
+      return;
+    }
     const sessions = Object.keys(report.sessions).length;
     const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
     const compact = saved >= 1_000_000 ? `${(saved / 1_000_000).toFixed(1)}M` : saved >= 1000 ? `${Math.round(saved / 1000)}k` : String(saved);
@@ -200,6 +212,7 @@ export class GatewayController implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    this.crashes.dispose();
     this.status.dispose();
     this.changedEmitter.dispose();
   }

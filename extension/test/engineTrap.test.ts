@@ -4,7 +4,7 @@
 // call and for a chat turn whose promise would otherwise never settle; a fresh instance must then
 // work, and the chat as saved must be exactly what it was before the trap.
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -14,8 +14,11 @@ import type { CondenseEngine } from "../wasm/condense_wasm";
 import { repoRoot, startFixtureLlm } from "../../tests/js/servers.mjs";
 import { ChatStore } from "../src/chatStore";
 import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine";
+import { EngineHolder } from "../src/engineHolder";
 import { asFailure } from "../src/errors";
+import { GatewayController } from "../src/gatewayCommands";
 import { HeldChat } from "../src/heldTasks";
+import * as fake from "./fakeVscode";
 
 const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");
 const MARKER = "__context_condenser_test_panic__";
@@ -129,5 +132,60 @@ describe("a trapped engine", () => {
     expect(next.task.conversation.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     await store.save(next.task, saved.revision);
     expect(traps).toHaveLength(1);
+  });
+
+  it("the chat's engine and the gateway's, on one instance, are both replaced after a trap in either", async () => {
+    fake.reset();
+    fake.config.user["gateway.anthropicUpstream"] = llm.origin;
+    fake.config.user["gateway.provider"] = "smart";
+    // The engine holder loads `<extension>/wasm`: here, the test build.
+    const extension = path.join(dir, "extension");
+    await mkdir(extension);
+    await symlink(PACKAGE, path.join(extension, "wasm"));
+    const lines: string[] = [];
+    const at = (level: string) => (message: string) => void lines.push(`${level}: ${message}`);
+    const log = { info: at("info"), warn: at("warn"), error: at("error"), debug() {}, trace() {}, show() {} };
+    const holder = new EngineHolder(extension, log as never, () => {});
+    const gateway = new GatewayController(() => holder.gatewayEngine(), holder.onDidCrash, path.join(dir, "storage"), log as never);
+    const crashes = () => lines.filter((l) => l.startsWith("error: engine_crashed")).length;
+    try {
+      expect(await gateway.start(0)).toBe(true);
+      const { port } = gateway.running!;
+      const works = () => {
+        expect(holder.engine.parseConversation('{"messages":[]}').messages).toEqual([]);
+        expect(gateway.running!.engine.gatewayReport().config.provider).toBe("smart");
+      };
+      works();
+
+      // A trap in the chat's engine: the gateway's engine (same instance) is replaced too.
+      let [chat, gw] = [holder.engine, gateway.running!.engine];
+      expect(() => holder.engine.parseConversation(MARKER)).toThrow(/engine stopped on an internal error/);
+      expect(holder.engine).not.toBe(chat);
+      expect(gateway.running!.engine).not.toBe(gw);
+      expect(gateway.running!.port).toBe(port);
+      works();
+      expect(crashes()).toBe(1);
+
+      // A trap in the gateway's engine (a request's body): the request goes out as sent, and the
+      // chat's engine is replaced too.
+      [chat, gw] = [holder.engine, gateway.running!.engine];
+      const answer = await fetch(`http://127.0.0.1:${port}/anthropic/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" },
+        body: MARKER,
+      });
+      await answer.text();
+      const index = (await (await fetch(`${llm.origin}/requests`)).json()).length - 1;
+      expect(await (await fetch(`${llm.origin}/requests/${index}/raw`)).text()).toBe(MARKER);
+      expect(holder.engine).not.toBe(chat);
+      expect(gateway.running!.engine).not.toBe(gw);
+      works();
+      expect(crashes()).toBe(2);
+      expect(lines.filter((l) => l.includes("a fresh engine goes on"))).toHaveLength(2);
+    } finally {
+      await gateway.stop();
+      gateway.dispose();
+      holder.dispose();
+    }
   });
 });

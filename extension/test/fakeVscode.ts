@@ -123,6 +123,9 @@ export const window: {
     shown.errors.push(message);
     return undefined;
   },
+  createStatusBarItem() {
+    return { text: "", tooltip: "", name: "", command: "", show() {}, hide() {}, dispose() {} };
+  },
   async withProgress<T>(options: { title?: string }, task: (progress: unknown, token: unknown) => Promise<T>): Promise<T> {
     shown.progress.push(options.title ?? "");
     return task({ report() {} }, { onCancellationRequested() {} });
@@ -244,6 +247,11 @@ export const env = {
     return true;
   },
 };
+
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
 
 export enum ProgressLocation {
   Notification = 15,

@@ -2,15 +2,20 @@
 // Node's `http` server of gateway.ts in front of the fixture LLM server, and `condense gateway`
 // (the CLI host) beside it for the golden test: the same recorded request sequences, sent through
 // each host, reach the upstream as the same bytes.
+import { existsSync } from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { GatewayServer, PortInUse } from "../src/gateway";
+import { Core, guardEngine, newEngine } from "../src/engine";
+import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway";
 import { newTestEngine } from "./core";
 // @ts-expect-error: plain JavaScript test helpers, shared with the Node suites.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
 // @ts-expect-error: as above.
 import { condenseBin, startGateway } from "../../tests/agents/clients.mjs";
+// @ts-expect-error: as above.
+import { repoRoot } from "../../tests/js/servers.mjs";
 
 const KEY = "sk-ant-gateway-vitest-NEVER-STORED";
 const TASK = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
@@ -114,7 +119,7 @@ const logs: string[] = [];
 const saved: string[] = [];
 
 function nodeGateway() {
-  return new GatewayServer(newTestEngine(), { log: (l) => logs.push(l), save: (s) => saved.push(s) });
+  return new GatewayServer(newTestEngine, { log: (l) => logs.push(l), save: (s) => saved.push(s) });
 }
 
 function options(llm: Fixture, window = 6000) {
@@ -208,7 +213,7 @@ describe("the extension's gateway", () => {
   test("pause forwards the client's bytes; undo forwards the next request uncondensed", async () => {
     await llm.clearRequests();
     const engine = newTestEngine();
-    const gw = new GatewayServer(engine, { log: () => {}, save: () => {} });
+    const gw = new GatewayServer(() => engine, { log: () => {}, save: () => {} });
     const { port } = await gw.start(options(llm));
     const origin = `http://127.0.0.1:${port}`;
     const seq = SEQUENCES[0];
@@ -228,6 +233,75 @@ describe("the extension's gateway", () => {
       expect(engine.gatewayReport().sessions[name].paused).toBe(true);
     } finally {
       await gw.stop();
+    }
+  });
+
+  test("a trap of the engine: the request goes out as sent, and a fresh engine goes on from the saved state", async () => {
+    // The test build of the wasm package panics on a gateway request whose body is its marker
+    // (scripts/build-wasm --test-panic), with the gateway's state borrowed, as a real bug would.
+    const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");
+    const MARKER = "__context_condenser_test_panic__";
+    if (!existsSync(path.join(PACKAGE, "condense_wasm.js"))) {
+      throw new Error(`${PACKAGE} is missing: build it with \`bash scripts/build-wasm --test-panic\``);
+    }
+    const core = new Core(PACKAGE);
+    const traps: string[] = [];
+    // As the engine holder guards the gateway's engine: a trap drops the instance.
+    const fresh = () => {
+      const instance = core.current();
+      const engine = newEngine(core, { info: () => {}, warn: () => {}, error: () => {} });
+      return guardEngine(engine, instance, (_e, what) => {
+        traps.push(what);
+        core.discard(instance.generation);
+        return Object.assign(new Error(`the engine stopped during ${what}`), { kind: "engine_crashed" });
+      });
+    };
+    const lines: string[] = [];
+    const states: string[] = [];
+    const uncaught: unknown[] = [];
+    const collect = (e: unknown) => void uncaught.push(e);
+    process.on("uncaughtException", collect);
+    await llm.clearRequests();
+    const gw = new GatewayServer(fresh, { log: (l) => lines.push(l), save: (s) => states.push(s) });
+    const { port } = await gw.start(options(llm));
+    const origin = `http://127.0.0.1:${port}`;
+    const seq = SEQUENCES[0];
+    try {
+      for (const body of seq.bodies.slice(0, 14)) expect((await post(origin, seq.path, seq.headers, body)).status).toBe(200);
+      const before = gw.engine;
+      const name = Object.keys(before.gatewayReport().sessions)[0];
+      const condensations = before.gatewaySession(name).condensations.length;
+      expect(condensations).toBeGreaterThan(0);
+      // The state is saved a moment after the last answer.
+      await new Promise((r) => setTimeout(r, SAVE_DELAY_MS + 300));
+      expect(states.length).toBeGreaterThan(0);
+
+      const trapped = await post(origin, seq.path, seq.headers, MARKER);
+      expect(traps).toEqual(["gatewayRequest"]);
+      let raw = await rawRequests(llm);
+      expect(raw.at(-1), "the request met by the trap went out as the client sent it").toBe(MARKER);
+      expect(trapped.status).toBe(400);
+      expect(gw.engine).not.toBe(before);
+      expect(lines.some((l) => l.includes("a fresh engine goes on from the state saved last"))).toBe(true);
+
+      // The next request of the session: the same condensation, replayed by the fresh engine.
+      const next = await post(origin, seq.path, seq.headers, seq.bodies[14]);
+      expect(next.status, next.text).toBe(200);
+      expect(next.text).toContain("event: message_stop");
+      raw = await rawRequests(llm);
+      const marker = (r: string) => JSON.parse(r).messages.filter((m: unknown) => JSON.stringify(m).includes("[Context Condenser")).map((m: unknown) => JSON.stringify(m));
+      expect(marker(raw.at(-1)!).length).toBeGreaterThan(0);
+      expect(marker(raw.at(-1)!)).toEqual(marker(raw[13]));
+      const session = gw.engine.gatewaySession(name);
+      expect(session.condensations.length).toBe(condensations);
+      expect(gw.engine.gatewayReport().sessions[name].requests).toBe(15);
+      expect(traps).toEqual(["gatewayRequest"]);
+      // Whatever reached Node from the trap was the trap itself, not a failure of this host.
+      for (const e of uncaught) expect(String(e)).toMatch(/unreachable|panic/i);
+    } finally {
+      await gw.stop();
+      gw.free();
+      process.off("uncaughtException", collect);
     }
   });
 

@@ -210,6 +210,8 @@ fn gateway_request(
 ) -> Result<GatewayForward, JsValue> {
     let wire = wire_of(&request.wire)?;
     with(inner, |g| {
+        // With the gateway borrowed: a test build's panic leaves the instance as a real bug would.
+        crate::test_panic(std::str::from_utf8(&body.0).unwrap_or_default());
         let session = request.session.as_deref();
         if let Some(answer) = g.host.count_tokens(wire, &request.method, &request.path, session, &body.0) {
             let log = "counted as it will be forwarded".to_owned();

@@ -93,8 +93,8 @@ mod boundary {
     }
 }
 
-/// The input that makes a test build of the engine panic (feature `test-panic`): a chat message or
-/// a conversation text equal to it. The shipped package has no such trigger.
+/// The input that makes a test build of the engine panic (feature `test-panic`): a chat message, a
+/// conversation text or a gateway request's body equal to it. The shipped package has no such trigger.
 #[cfg(feature = "test-panic")]
 pub const TEST_PANIC_MARKER: &str = "__context_condenser_test_panic__";
 
