@@ -50,6 +50,8 @@ pub struct SummaryJob {
 pub struct SummaryDone {
     /// The model's text.
     pub text: String,
+    /// The model that wrote it (its heading names it); empty: the session's own model.
+    pub model: String,
     /// What the calls cost, in US dollars.
     pub cost_usd: f64,
     /// Tokens the calls sent and received.
@@ -74,12 +76,14 @@ pub const MAX_PENDING_SUMMARIES: usize = 16;
 /// summarized, as the native provider writes (its requests, chunking and checks). The error is
 /// the provider's, in one line.
 pub async fn summarize(job: &SummaryJob, services: Services<'_>) -> Result<SummaryDone, String> {
+    let model = services.llm.map(|llm| llm.profile().model.clone()).unwrap_or_default();
     let written = summarize_span(&job.conversation.messages, services).await.map_err(|e| e.to_string())?;
     if written.text.trim().is_empty() {
         return Err("the model wrote no summary".into());
     }
     Ok(SummaryDone {
         text: written.text,
+        model,
         cost_usd: written.cost,
         input_tokens: written.usage.input_tokens,
         output_tokens: written.usage.output_tokens,
@@ -225,7 +229,8 @@ impl Gateway {
             .filter(|f| *f.replacement == *replacement(dialect, &pending.ledger))
             .ok_or("its condensation is gone (the client rewound, or a retry condensed further)")?;
         let model = state.stats.model.clone();
-        let text = with_summary(&done.text, &model, &pending.ledger);
+        let writer = if done.model.is_empty() { &model } else { &done.model };
+        let text = with_summary(&done.text, writer, &pending.ledger);
         let counter = self.counters.for_model(&model);
         let before = state.counts.tokens_of(dialect, &old.replacement, counter);
         let after = state.counts.tokens_of(dialect, &replacement(dialect, &text), counter);

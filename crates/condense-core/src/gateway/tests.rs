@@ -492,7 +492,13 @@ fn until_condensed(gw: &mut Gateway, requests: &[(String, String)]) -> usize {
 fn written(job: &SummaryJob, answer: &str) -> Result<SummaryDone, String> {
     let held = serde_json::to_string(&job.conversation).unwrap();
     assert!(held.contains("/repo/src/module_1.rs"), "the job holds the condensed range");
-    Ok(SummaryDone { text: answer.into(), cost_usd: 0.033, input_tokens: 9_000, output_tokens: 400 })
+    Ok(SummaryDone {
+        text: answer.into(),
+        model: job.model.clone(),
+        cost_usd: 0.033,
+        input_tokens: 9_000,
+        output_tokens: 400,
+    })
 }
 
 const SUMMARY: &str = "1. Primary request and intent: fix the failing parse test.\n\
