@@ -72,6 +72,20 @@ export async function condensingLlm(holder: EngineHolder, secrets: Secrets): Pro
   return { profile, apiKey: await secrets.key(profile) };
 }
 
+/** The model that writes the gateway's `native` summaries: the condensing profile (else the chat
+ *  profile), with its key. Rejects with why there is none, or why it cannot write in the
+ *  background (a manual profile waits for the user). */
+export async function gatewaySummaryModel(holder: EngineHolder, secrets: Secrets): Promise<LlmTarget> {
+  const profile = condensingProfile(holder.settings);
+  if (!profile) {
+    throw new Error("no condensing model: choose one in the settings panel (Condensing model), or set contextCondenser.condensingProfile");
+  }
+  if (profile.kind === "manual") {
+    throw new Error(`the condensing profile "${profile.id}" is manual, and a summary in the background cannot wait for a paste: choose an API or CLI profile`);
+  }
+  return { profile, apiKey: await secrets.key(profile) };
+}
+
 /** A profile's key for a turn (secrets.ts checks where it goes); a key not sent is reported,
  *  then thrown. */
 async function reportedKey(secrets: Secrets, profile: LlmProfile, report: Report): Promise<string | undefined> {

@@ -7,7 +7,7 @@
 import * as vscode from "vscode";
 import { pickProvider } from "./condenseWith";
 import { type ContextCondenserApi, createApi } from "./api";
-import { chatOptions, chatProfileProblem, measureOptions, profileOptions } from "./chatOptions";
+import { chatOptions, chatProfileProblem, gatewaySummaryModel, measureOptions, profileOptions } from "./chatOptions";
 import { ChatStore } from "./chatStore";
 import { ChatView } from "./chatView";
 import { EngineHolder } from "./engineHolder";
@@ -50,7 +50,13 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     log,
   });
   // The gateway (issue 28): its own engine on the same core, its view, its state file.
-  const gateway = new GatewayController(() => holder.gatewayEngine(), holder.onDidCrash, context.globalStorageUri.fsPath, log);
+  const gateway = new GatewayController(
+    () => holder.gatewayEngine(),
+    holder.onDidCrash,
+    () => gatewaySummaryModel(holder, secrets),
+    context.globalStorageUri.fsPath,
+    log,
+  );
   const gatewayView = new GatewayView(context.extensionUri, gateway, log);
   const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
   const chat = new ChatView(context.extensionUri, store, context.globalState, {

@@ -9,6 +9,11 @@
 // No header is logged. The client's credentials reach the upstream through the core's header
 // filter and nowhere else.
 //
+// With `native`, a request that crosses the threshold goes out with the ledger at once and hands
+// out summary jobs: they are written here in the background, at most `SUMMARY_SLOTS` at a time,
+// by the model `summaryModel` gives (the user's condensing profile, its key from SecretStorage),
+// and the session's next request carries the summary.
+//
 // A trap of the engine (a panic in Rust) does not stop the gateway: the request that met it goes
 // out as the client sent it, and a fresh engine takes over on the same port from the state saved
 // last (`revive`), as the chat's engine is replaced after one.
@@ -16,7 +21,7 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
-import type { GatewayForward, GatewayRouted, GatewayStartInput } from "@context-condenser/protocol";
+import type { GatewayForward, GatewayRouted, GatewayStartInput, GatewaySummary, LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { isTrap } from "./engine";
 import { asFailure } from "./errors";
@@ -27,6 +32,9 @@ export const IDLE_TIMEOUT_MS = 60_000;
 export const DEADLINE_MS = 600_000;
 /** How long after a change the state is saved: a burst of requests is one write. */
 export const SAVE_DELAY_MS = 500;
+/** Summaries written at once (`native`), as in `condense gateway`; more wait their turn, their
+ *  sessions keeping the ledger meanwhile. */
+export const SUMMARY_SLOTS = 2;
 
 const SESSION_HEADER = "x-context-condenser-session";
 const TOKEN_HEADER = "x-context-condenser-token";
@@ -49,6 +57,8 @@ export interface GatewayHooks {
   log(line: string): void;
   /** The state to keep (JSON), a moment after each change. */
   save(state: string): void;
+  /** The model that writes `native`'s summaries, with its key; rejects with why there is none. */
+  summaryModel?(): Promise<LlmTarget>;
 }
 
 /** The client's headers as name/value pairs, names lower-case (Node joins repeated ones). */
@@ -89,6 +99,9 @@ export class GatewayServer {
   /** The options started with, and the state as last saved: what a fresh engine starts from. */
   private options: GatewayOptions | undefined;
   private lastState: string | undefined;
+  /** Summary jobs waiting for a slot, each with the engine that handed it out. */
+  private readonly waiting: Array<{ engine: CondenseEngine; job: number }> = [];
+  private writing = 0;
 
   /** `newEngine` gives the engine to start with, and a fresh one after a trap. */
   constructor(
@@ -187,6 +200,7 @@ export class GatewayServer {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    this.waiting.length = 0;
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
     this.saveNow();
@@ -263,10 +277,17 @@ export class GatewayServer {
       this.answer(res, routed.status, routed.body);
       return;
     }
-    this.readBody(req, res, routed).then(
-      (body) => body && this.forward(engine, req, res, routed as Upstream, body),
-      () => res.destroy(),
-    );
+    this.readBody(req, res, routed)
+      .then(
+        (body) => body && this.forward(engine, req, res, routed as Upstream, body),
+        () => res.destroy(),
+      )
+      .catch((e: unknown) => {
+        // A failure of this host's own code: said, and the client is not left waiting.
+        const message = `the gateway failed on this request: ${(e as Error).message}`;
+        this.hooks.log(`gateway: ${message}`);
+        this.answer(res, 500, JSON.stringify({ error: { message } }));
+      });
   }
 
   /** The request's body within the core's limit; undefined after answering 413. */
@@ -316,9 +337,10 @@ export class GatewayServer {
       this.hooks.log(`gateway: the core failed on a request: ${(e as Error).message}`);
       this.failed(engine, e);
       const kept = pairs(req.headers).filter(([name]) => !UNFORWARDED.includes(name));
-      forward = { headers: kept, log: "forwarded untouched: the core failed" };
+      forward = { headers: kept, log: "forwarded untouched: the core failed", jobs: [] };
     }
     if (method === "POST") this.changed();
+    if (forward.jobs.length > 0) this.summarize(engine, forward.jobs);
     if (forward.answer) {
       this.log(method, url, 200, undefined, forward.log);
       this.answer(res, 200, forward.answer);
@@ -386,6 +408,47 @@ export class GatewayServer {
       });
     };
     send(sent, false);
+  }
+
+  /** Queues the summary jobs a request handed out (`native`) and starts what the slots allow. */
+  private summarize(engine: CondenseEngine, jobs: number[]): void {
+    for (const job of jobs) this.waiting.push({ engine, job });
+    while (this.writing < SUMMARY_SLOTS && this.waiting.length > 0) {
+      const next = this.waiting.shift()!;
+      // A job goes with its engine: one replaced after a trap took its jobs along.
+      if (next.engine !== this.current || !this.server) continue;
+      this.writing++;
+      void this.writeSummary(next.engine, next.job).finally(() => {
+        this.writing--;
+        this.summarize(next.engine, []);
+      });
+    }
+  }
+
+  /** Writes one summary with the summary model and says how it went; a job without a model is
+   *  given up (the ledger stays), and the figures count it as failed. */
+  private async writeSummary(engine: CondenseEngine, job: number): Promise<void> {
+    let outcome: GatewaySummary;
+    try {
+      let llm: LlmTarget | undefined;
+      let missing = "no model is set to write the summaries";
+      try {
+        llm = await this.hooks.summaryModel?.();
+      } catch (e) {
+        missing = asFailure(e).message;
+      }
+      outcome = llm ? await engine.gatewaySummarize(job, llm) : engine.gatewayDropJob(job, missing);
+    } catch (e) {
+      // Stopped meanwhile (its work cancelled), or the engine failed.
+      if (!this.failed(engine, e) && this.server) this.hooks.log(`gateway: a summary was not written: ${asFailure(e).message}`);
+      return;
+    }
+    const what =
+      outcome.error == null
+        ? `summary written (${outcome.output_tokens ?? 0} tokens out, $${(outcome.cost_usd ?? 0).toFixed(4)})`
+        : `summary failed: ${outcome.error}`;
+    this.hooks.log(`gateway: [${outcome.session}] ${what}${outcome.used ? "; the next request carries it" : "; the ledger stays"}`);
+    this.changed();
   }
 
   /** The upstream request: connect, idle and whole-request deadlines; never follows redirects. */

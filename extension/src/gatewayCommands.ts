@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { GatewayReport } from "@context-condenser/protocol";
+import type { GatewayReport, LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { configuration } from "./config";
 import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
@@ -59,10 +59,12 @@ export class GatewayController implements vscode.Disposable {
   readonly onDidChange = this.changedEmitter.event;
 
   /** `onCrash` fires when the core's instance trapped (whichever engine met it): the gateway's
-   *  engine, on the same instance, is then replaced as well. */
+   *  engine, on the same instance, is then replaced as well. `summaryModel` gives the model that
+   *  writes `native`'s summaries, or rejects with why there is none. */
   constructor(
     private readonly newEngine: () => CondenseEngine,
     onCrash: vscode.Event<void>,
+    private readonly summaryModel: () => Promise<LlmTarget>,
     private readonly storageDir: string,
     private readonly log: vscode.LogOutputChannel,
   ) {
@@ -92,6 +94,18 @@ export class GatewayController implements vscode.Disposable {
     await this.stop();
     const { enabled: _enabled, ...settings } = gatewayOptions();
     const options = { ...settings, ...(port === undefined ? {} : { port }) };
+    if (options.provider === "native" && !options.observe) {
+      // Asked now, so that a missing model says so at the start, not at the first condensation.
+      try {
+        const writer = await this.summaryModel();
+        this.log.info(`gateway: summaries written by ${writer.profile.model} (profile "${writer.profile.id}")`);
+      } catch (e) {
+        const why = (e as Error).message;
+        this.log.error(`gateway: did not start: the native provider needs a model to write its summaries: ${why}`);
+        void notify.error(`Context Condenser Gateway did not start: the native provider needs a model to write its summaries: ${why}`);
+        return false;
+      }
+    }
     let state: string | undefined;
     try {
       state = fs.readFileSync(this.stateFile, "utf8");
@@ -108,6 +122,7 @@ export class GatewayController implements vscode.Disposable {
         }
         this.changedEmitter.fire();
       },
+      summaryModel: this.summaryModel,
     });
     try {
       const started = await server.start(options, state);

@@ -146,7 +146,7 @@ describe("a trapped engine", () => {
     const at = (level: string) => (message: string) => void lines.push(`${level}: ${message}`);
     const log = { info: at("info"), warn: at("warn"), error: at("error"), debug() {}, trace() {}, show() {} };
     const holder = new EngineHolder(extension, log as never, () => {});
-    const gateway = new GatewayController(() => holder.gatewayEngine(), holder.onDidCrash, path.join(dir, "storage"), log as never);
+    const gateway = new GatewayController(() => holder.gatewayEngine(), holder.onDidCrash, () => Promise.reject(new Error("no model in this test")), path.join(dir, "storage"), log as never);
     const crashes = () => lines.filter((l) => l.startsWith("error: engine_crashed")).length;
     try {
       expect(await gateway.start(0)).toBe(true);

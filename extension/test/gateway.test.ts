@@ -7,6 +7,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { LlmTarget } from "@context-condenser/protocol";
 import { Core, guardEngine, newEngine } from "../src/engine";
 import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway";
 import { newTestEngine } from "./core";
@@ -113,6 +114,12 @@ function connects(port: number): Promise<boolean> {
     });
     socket.once("error", () => resolve(false));
   });
+}
+
+/** Polls `ok` until it holds (a hang guard of 60 s, not a claim about speed). */
+async function until(ok: () => boolean, ms = 60_000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (ok()) return true;
+  return ok();
 }
 
 const logs: string[] = [];
@@ -302,6 +309,83 @@ describe("the extension's gateway", () => {
       await gw.stop();
       gw.free();
       process.off("uncaughtException", collect);
+    }
+  });
+
+  test("native: the ledger at once, the summary written in the background by the summary model, carried by the next request", async () => {
+    await llm.clearRequests();
+    // The shipped package with the host's real fetch, as the extension builds the gateway's engine.
+    const core = new Core(path.join(__dirname, "..", "wasm"));
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    const writer = LlmTarget.parse({ profile: { id: "writer", kind: "anthropic", base_url: llm.origin, model: "claude-haiku-writer", context_window: 200000, max_output: 2000 }, apiKey: KEY });
+    const lines: string[] = [];
+    let asked = 0;
+    const gw = new GatewayServer(() => newEngine(core, quiet), {
+      log: (l) => lines.push(l),
+      save: () => {},
+      summaryModel: async () => {
+        asked++;
+        return writer;
+      },
+    });
+    const { port } = await gw.start({ ...options(llm), provider: "native" });
+    const origin = `http://127.0.0.1:${port}`;
+    const seq = SEQUENCES[0];
+    const isSummaryCall = (r: string) => r.includes('"model":"claude-haiku-writer"');
+    try {
+      let at = 0;
+      while (!lines.some((l) => l.includes("condensed now")) && at < 16) {
+        const r = await post(origin, seq.path, seq.headers, seq.bodies[at++]);
+        expect(r.status, r.text).toBe(200);
+      }
+      const crossed = (await rawRequests(llm)).filter((r) => !isSummaryCall(r)).at(-1)!;
+      expect(crossed).toContain("[Context Condenser: the earlier conversation, condensed]");
+      expect(crossed, "the request that crossed the threshold waited for no summary").not.toContain("Summary of the earlier conversation");
+      expect(await until(() => lines.some((l) => l.includes("summary written")))).toBe(true);
+      expect(asked).toBe(1);
+      const calls = (await llm.requests()).filter((r) => (r.body as { model?: string })?.model === "claude-haiku-writer");
+      expect(calls.length).toBeGreaterThan(0);
+      expect(calls.every((c) => c.headers["x-api-key"] === KEY), "with the summary model's key").toBe(true);
+      expect(lines.find((l) => l.includes("summary written"))).toMatch(/; the next request carries it$/);
+
+      const next = await post(origin, seq.path, seq.headers, seq.bodies[at]);
+      expect(next.status, next.text).toBe(200);
+      const carried = (await rawRequests(llm)).filter((r) => !isSummaryCall(r)).at(-1)!;
+      expect(carried).toContain("Summary of the earlier conversation (written by claude-haiku-writer)");
+      expect(carried).toContain(TASK);
+      const name = Object.keys(gw.engine.gatewayReport().sessions)[0];
+      const session = gw.engine.gatewayReport().sessions[name];
+      expect(session.summaries).toBe(1);
+      expect(gw.engine.gatewayReport().summaries_pending).toBe(0);
+    } finally {
+      await gw.stop();
+      gw.free();
+    }
+    expect(lines.some((l) => l.includes(KEY))).toBe(false);
+  });
+
+  test("native without a model to write: the job is given up, the ledger stays, and the log says why", async () => {
+    await llm.clearRequests();
+    const lines: string[] = [];
+    const gw = new GatewayServer(newTestEngine, {
+      log: (l) => lines.push(l),
+      save: () => {},
+      summaryModel: () => Promise.reject(new Error("no condensing model: choose one in the settings panel")),
+    });
+    const { port } = await gw.start({ ...options(llm), provider: "native" });
+    const seq = SEQUENCES[0];
+    try {
+      let at = 0;
+      while (!lines.some((l) => l.includes("condensed now")) && at < 16) await post(`http://127.0.0.1:${port}`, seq.path, seq.headers, seq.bodies[at++]);
+      expect(await until(() => lines.some((l) => l.includes("summary failed")))).toBe(true);
+      expect(lines.find((l) => l.includes("summary failed"))).toMatch(/no condensing model: choose one in the settings panel; the ledger stays$/);
+      const report = gw.engine.gatewayReport();
+      const session = Object.values(report.sessions)[0];
+      expect(session.summaries).toBe(0);
+      expect(session.summary_note).toContain("no condensing model");
+      expect(report.summaries_pending).toBe(0);
+    } finally {
+      await gw.stop();
     }
   });
 

@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { LlmProfile, SettingsToWebview } from "@context-condenser/protocol";
-import { chatOptions } from "../src/chatOptions";
+import { chatOptions, gatewaySummaryModel } from "../src/chatOptions";
 import type { EngineHolder } from "../src/engineHolder";
 import type { Failure } from "../src/errors";
 import { profileFor } from "../src/firstRun";
@@ -201,6 +201,23 @@ describe("a chat turn", () => {
     const options = await chatOptions(holder, secrets, () => {});
     expect(options.llm.apiKey).toBe(KEY);
     expect(options.llm.profile.base_url).toBe(evil.base_url);
+  });
+});
+
+describe("the gateway's summary model", () => {
+  it("is the condensing (else the chat) profile with its stored key; none, or a manual one, says why", async () => {
+    const { secrets, state, holder } = setup();
+    await secrets.setApiKey("gpt", KEY);
+    const writer = await gatewaySummaryModel(holder, secrets);
+    expect(writer.profile.id).toBe("gpt");
+    expect(writer.apiKey).toBe(KEY);
+    // A profile that moved carries no key without the user's yes, as a chat turn's.
+    state.profiles = [evil];
+    expect(await refused(gatewaySummaryModel(holder, secrets))).toEqual({ kind: "llm_config", message: REFUSAL });
+    state.profiles = [{ id: "gpt", kind: "manual", model: "paste", context_window: 128000 } as LlmProfile];
+    expect(((await refused(gatewaySummaryModel(holder, secrets))) as unknown as Error).message).toMatch(/"gpt" is manual/);
+    state.profiles = [];
+    expect(((await refused(gatewaySummaryModel(holder, secrets))) as unknown as Error).message).toMatch(/^no condensing model: choose one in the settings panel/);
   });
 });
 

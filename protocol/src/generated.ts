@@ -991,6 +991,8 @@ export const GatewayForward = z.deferred(() => z.object({
   body: z.string().nullable().optional(),
   /** The headers to send upstream. */
   headers: z.array(z.tuple([z.string(), z.string()])),
+  /** The summaries this request queued (`native`): each job's id, for `gatewaySummarize`. */
+  jobs: z.array(z.number().int().gte(0)).default(() => ([])),
   /** What the log says went out. */
   log: z.string(),
   /** The session, when the request was one. */
@@ -1214,7 +1216,7 @@ export const GatewayStart = z.deferred(() => z.strictObject({
   openaiUpstream: z.string(),
   /** The port it listens on, on 127.0.0.1 (0 until bound: `gatewayBound` gives it). */
   port: z.number().int().gte(0),
-  /** The condensation provider (`smart`). */
+  /** The condensation provider: `smart`, or `native` (the ledger at once, an LLM summary written in the background: the host runs each job `gatewayRequest` hands out with `gatewaySummarize`). */
   provider: z.string(),
   /** The state it saved last time, if any. */
   state: z.string().nullable().optional(),
@@ -1236,6 +1238,21 @@ export const GatewayStarted = z.deferred(() => z.object({
 }));
 export type GatewayStarted = z.output<typeof GatewayStarted>;
 export type GatewayStartedInput = z.input<typeof GatewayStarted>;
+
+/** A background summary's outcome (`gatewaySummarize`). */
+export const GatewaySummary = z.deferred(() => z.object({
+  cost_usd: z.number().nullable().optional(),
+  /** Why there is no summary, when there is none (the ledger stays). */
+  error: z.string().nullable().optional(),
+  /** What the model wrote it with, when it did: its output tokens and its cost. */
+  output_tokens: z.number().int().gte(0).nullable().optional(),
+  /** The session it was written for. */
+  session: z.string(),
+  /** Whether the session's next request carries it (false when the session moved past it). */
+  used: z.boolean(),
+}));
+export type GatewaySummary = z.output<typeof GatewaySummary>;
+export type GatewaySummaryInput = z.input<typeof GatewaySummary>;
 
 /** Gateway view → extension. */
 export const GatewayToHost = z.deferred(() => z.discriminatedUnion("type", [

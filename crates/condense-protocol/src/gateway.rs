@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 pub struct GatewayStart {
     /// The port it listens on, on 127.0.0.1 (0 until bound: `gatewayBound` gives it).
     pub port: u16,
-    /// The condensation provider (`smart`).
+    /// The condensation provider: `smart`, or `native` (the ledger at once, an LLM summary written
+    /// in the background: the host runs each job `gatewayRequest` hands out with
+    /// `gatewaySummarize`).
     pub provider: String,
     /// The threshold, in percent of the model's window.
     pub threshold_percent: u8,
@@ -112,6 +114,23 @@ pub struct GatewayForward {
     pub session: Option<String>,
     /// What the log says went out.
     pub log: String,
+    /// The summaries this request queued (`native`): each job's id, for `gatewaySummarize`.
+    #[serde(default)]
+    pub jobs: Vec<u64>,
+}
+
+/// A background summary's outcome (`gatewaySummarize`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewaySummary {
+    /// The session it was written for.
+    pub session: String,
+    /// What the model wrote it with, when it did: its output tokens and its cost.
+    pub output_tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
+    /// Why there is no summary, when there is none (the ledger stays).
+    pub error: Option<String>,
+    /// Whether the session's next request carries it (false when the session moved past it).
+    pub used: bool,
 }
 
 /// An upstream's answer as received, before its body.

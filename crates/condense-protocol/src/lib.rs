@@ -110,6 +110,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         gateway::GatewayAnswerHead,
         gateway::GatewaySetup,
         gateway::GatewayUndone,
+        gateway::GatewaySummary,
         // The webviews' messages.
         ipc::ToWebview,
         ipc::ToHost,

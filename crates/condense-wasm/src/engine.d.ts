@@ -28,6 +28,7 @@ import type {
   GatewaySetup,
   GatewayStartInput,
   GatewayStarted,
+  GatewaySummary,
   GatewayUndone,
   HeldCondensation,
   HeldCount,
@@ -242,6 +243,15 @@ export interface CondenseEngine {
    * the body when rewritten, or an answer at once (a token count).
    */
   gatewayRequest(request: GatewayRequestInput, body: Uint8Array): GatewayForward;
+  /**
+   * Writes the summary of job `job` with `llm` (`native`), off the request path, and gives it
+   * to the session: its next request carries it. A failure keeps the ledger and says why.
+   */
+  gatewaySummarize(job: number, llm: LlmTargetInput): Promise<GatewaySummary>;
+  /**
+   * Gives up job `job` (no model to write it): the ledger stays, and the figures say why.
+   */
+  gatewayDropJob(job: number, reason: string): GatewaySummary;
   /**
    * The upstream answered `status` with `answer` before any byte reached the client: the
    * body to retry with once when it says the prompt is too long.

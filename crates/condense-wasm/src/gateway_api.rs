@@ -3,9 +3,11 @@
 //! (`gatewayRoute`), reads its body, asks what to send (`gatewayRequest`), sends it with its own
 //! fetch, feeds the answer's bytes to a usage reader as they pass (`gatewayAnswer`,
 //! `gatewayAnswerChunk`, `gatewayAnswerEnd`), and retries once after "prompt too long"
-//! (`gatewayTooLong`). The rest is the Gateway view's: the report, a session's condensations, and
-//! the per-session controls. Nothing here sees the client's credentials but as headers passed
-//! through the core's filter.
+//! (`gatewayTooLong`). With `native`, a request that crossed the threshold also hands out summary
+//! jobs, which the host runs in the background with the model it picks (`gatewaySummarize`) or
+//! gives up (`gatewayDropJob`). The rest is the Gateway view's: the report, a session's
+//! condensations, and the per-session controls. Nothing here sees the client's credentials but
+//! as headers passed through the core's filter.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -14,12 +16,14 @@ use std::rc::Rc;
 use condense_core::ErrorKind;
 use condense_core::gateway::{
     CONVERSATION_ACCEPT_ENCODING, GatewayConfig, GatewayPreview, GatewayReport, GatewaySessionView, Guard,
-    HostGateway, MAX_BODY_BYTES, Outgoing, Routed, SetupClient, UsageReader, Wire, connection_named,
-    error_body, forwards_answer, forwards_upstream, upstream_origin,
+    HostGateway, MAX_BODY_BYTES, Outgoing, Routed, SetupClient, SummaryJob, UsageReader, Wire,
+    connection_named, error_body, forwards_answer, forwards_upstream, summarize, upstream_origin,
 };
+use condense_core::provider::Services;
+use condense_protocol::calls::LlmTarget;
 use condense_protocol::gateway::{
     GatewayAnswer, GatewayAnswerHead, GatewayForward, GatewayHead, GatewayRequest, GatewayRouted,
-    GatewaySetup, GatewayStart, GatewayStarted, GatewayUndone,
+    GatewaySetup, GatewayStart, GatewayStarted, GatewaySummary, GatewayUndone,
 };
 use wasm_bindgen::prelude::*;
 
@@ -38,17 +42,23 @@ crate::surface::data!(
     GatewayAnswerHead,
     GatewaySetup,
     GatewayUndone,
+    GatewaySummary,
     GatewayReport,
     GatewaySessionView,
     GatewayPreview
 );
 
-/// The running gateway and the usage readers of the answers passing through it.
+/// The running gateway, the usage readers of the answers passing through it, and the summary
+/// jobs handed out and not yet taken.
 pub(crate) struct RunningGateway {
     host: HostGateway,
     readers: HashMap<u32, (String, UsageReader)>,
     next_reader: u32,
+    jobs: HashMap<u64, SummaryJob>,
 }
+
+/// The scope of the gateway's background work, which stopping it cancels.
+const SCOPE: &str = "gateway";
 
 engine_api! {
     /// Starts the gateway (a running one is replaced), restoring `options.state` when it is a
@@ -68,6 +78,13 @@ engine_api! {
     /// What to send upstream for a request routed there, given its whole body: the headers,
     /// the body when rewritten, or an answer at once (a token count).
     sync fn gatewayRequest = gateway_request(request: GatewayRequest, body: Bytes) -> GatewayForward;
+
+    /// Writes the summary of job `job` with `llm` (`native`), off the request path, and gives it
+    /// to the session: its next request carries it. A failure keeps the ledger and says why.
+    async fn gatewaySummarize = gateway_summarize(job: f64, llm: LlmTarget) -> GatewaySummary;
+
+    /// Gives up job `job` (no model to write it): the ledger stays, and the figures say why.
+    sync fn gatewayDropJob = gateway_drop_job(job: f64, reason: String) -> GatewaySummary;
 
     /// The upstream answered `status` with `answer` before any byte reached the client: the
     /// body to retry with once when it says the prompt is too long.
@@ -126,10 +143,9 @@ fn with<R>(
 }
 
 fn gateway_start(inner: &Rc<Inner>, options: GatewayStart) -> Result<GatewayStarted, JsValue> {
-    if options.provider != "smart" {
-        // The background summary needs a job runner with a model; this host has none yet.
+    if !matches!(options.provider.as_str(), "smart" | "native") {
         return Err(invalid(format!(
-            "the extension's gateway condenses with smart; provider {:?} runs in `condense gateway`",
+            "the extension's gateway condenses with smart or native, not {:?}",
             options.provider
         )));
     }
@@ -147,13 +163,65 @@ fn gateway_start(inner: &Rc<Inner>, options: GatewayStart) -> Result<GatewayStar
     let guard = Guard { bound: SocketAddr::from(([127, 0, 0, 1], options.port)), token: None };
     let mut host = HostGateway::new(config, anthropic.clone(), openai.clone(), guard).map_err(invalid)?;
     let state_refused = options.state.and_then(|state| host.load(state.as_bytes()).err());
-    *inner.gateway.borrow_mut() = Some(RunningGateway { host, readers: HashMap::new(), next_reader: 0 });
+    inner.cancel(Some(SCOPE.to_owned()));
+    *inner.gateway.borrow_mut() =
+        Some(RunningGateway { host, readers: HashMap::new(), next_reader: 0, jobs: HashMap::new() });
     Ok(GatewayStarted { anthropic, openai, state_refused })
 }
 
 fn gateway_stop(inner: &Rc<Inner>) -> Result<(), JsValue> {
+    inner.cancel(Some(SCOPE.to_owned()));
     inner.gateway.borrow_mut().take();
     Ok(())
+}
+
+/// The outcome of job `id` given to the core, and what it says of it.
+fn summary_done(
+    inner: &Rc<Inner>,
+    id: u64,
+    session: String,
+    outcome: Result<condense_core::gateway::SummaryDone, String>,
+) -> Result<GatewaySummary, JsValue> {
+    let (output_tokens, cost_usd) = match &outcome {
+        Ok(done) => (Some(done.output_tokens), Some(done.cost_usd)),
+        Err(_) => (None, None),
+    };
+    let error = outcome.as_ref().err().cloned();
+    let used = with(inner, |g| Ok(g.host.gateway().summary_done(id, outcome)))?;
+    Ok(GatewaySummary { session, output_tokens, cost_usd, error, used })
+}
+
+fn take_job(inner: &Rc<Inner>, job: f64) -> Result<SummaryJob, JsValue> {
+    with(inner, |g| g.jobs.remove(&(job as u64)).ok_or_else(|| invalid(format!("no summary job {job}"))))
+}
+
+async fn gateway_summarize(inner: Rc<Inner>, job: f64, llm: LlmTarget) -> Result<GatewaySummary, JsValue> {
+    let job = take_job(&inner, job)?;
+    let client = match inner.client(llm) {
+        Ok(client) => client,
+        Err(e) => {
+            let why = e.dyn_ref::<js_sys::Error>().map_or_else(
+                || "the summary's model cannot be used".to_owned(),
+                |e| String::from(e.message()),
+            );
+            return summary_done(&inner, job.id, job.session, Err(why));
+        }
+    };
+    let counter = inner.counter(&client.profile().model);
+    let abort = inner.begin(Some(SCOPE));
+    let services = Services::new(counter.as_ref(), inner.host.as_ref())
+        .with_abort(&abort)
+        .with_timer(&crate::host::JsTimer)
+        .with_llm(client.as_ref());
+    // No borrow of the gateway is held meanwhile: requests go on while the model writes.
+    let outcome = summarize(&job, services).await;
+    inner.end(&abort);
+    summary_done(&inner, job.id, job.session, outcome)
+}
+
+fn gateway_drop_job(inner: &Rc<Inner>, job: f64, reason: String) -> Result<GatewaySummary, JsValue> {
+    let job = take_job(inner, job)?;
+    summary_done(inner, job.id, job.session, Err(reason))
 }
 
 fn gateway_bound(inner: &Rc<Inner>, port: f64) -> Result<(), JsValue> {
@@ -221,10 +289,13 @@ fn gateway_request(
                 body: None,
                 session: None,
                 log,
+                jobs: Vec::new(),
             });
         }
-        let (outgoing, _jobs) =
+        let (outgoing, queued) =
             g.host.decide(&request.method, &request.path, session, request.user_agent.as_deref(), &body.0);
+        let jobs = queued.iter().map(|job| job.id).collect();
+        g.jobs.extend(queued.into_iter().map(|job| (job.id, job)));
         let conversation = !matches!(
             outgoing,
             Outgoing::Client { reason: condense_core::gateway::Untouched::NotAConversation, .. }
@@ -247,7 +318,7 @@ fn gateway_request(
             Outgoing::Rewritten { body, .. } => Some(body),
             Outgoing::Client { .. } => None,
         };
-        Ok(GatewayForward { answer: None, headers, body, session, log })
+        Ok(GatewayForward { answer: None, headers, body, session, log, jobs })
     })
 }
 

@@ -79,6 +79,11 @@ function SessionRow({
         </span>
         <span data-testid="gateway-saved">{tokens(saved)} tokens not sent ({money(stats.cost_saved_usd)})</span>
         <span>{tokens(stats.usage.cache_read)} cache reads</span>
+        {stats.summaries > 0 && (
+          <span data-testid="gateway-summaries" title={`Written in the background by the condensing model, for ${money(stats.summary_cost_usd)}`}>
+            {stats.summaries} {stats.summaries === 1 ? "summary" : "summaries"}
+          </span>
+        )}
         {stats.cost_usd > 0 && (
           <span data-testid="gateway-billed" title="What the upstream's reported usage cost at the model's prices: uncached input, cache writes and reads, output">
             {money(stats.cost_usd)} billed
@@ -88,6 +93,11 @@ function SessionRow({
       {stats.note && (
         <p className="gw-session__note">
           <Visible text={stats.note} />
+        </p>
+      )}
+      {stats.summary_note && (
+        <p className="gw-session__note" data-testid="gateway-summary-note">
+          <Visible text={`${stats.summary_note} (the ledger stands in)`} />
         </p>
       )}
       {open && (

@@ -11,30 +11,40 @@ import { openPage, shots, useHarness } from "./harness.mjs";
 
 const require = createRequire(import.meta.url);
 const { CondenseEngine } = require("../../../extension/wasm/condense_wasm.js");
-const engine = new CondenseEngine({
-  fetch: async () => {
-    throw new Error("the page tests make no request");
-  },
-  now: () => 0,
-  log() {},
-});
+const newEngine = () =>
+  new CondenseEngine({
+    fetch: async () => {
+      throw new Error("the page tests make no request");
+    },
+    now: () => 0,
+    log() {},
+  });
+const engine = newEngine();
 
 // ---- A real gateway's state --------------------------------------------------------------------
 
 const TASK = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
 const LATER = "Also: never call unwrap in library code.";
 const file = (k) => Array.from({ length: 30 }, (_, i) => `${i}\tlet value_${k}_${i} = compute(&input, ${i}); // module ${k}\n`).join("");
-engine.gatewayStart({ port: 4141, provider: "smart", thresholdPercent: 80, windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
-const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
-for (let k = 0; k < 14; k++) {
-  const id = `toolu_${k}`;
-  messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/module_${k}.rs` } }] });
-  const result = [{ type: "tool_result", tool_use_id: id, content: file(k) }];
-  if (k === 2) result.push({ type: "text", text: LATER });
-  messages.push({ role: "user", content: result });
-  const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 64, messages, metadata: { user_id: "user_a_account__session_0a1b2c3d-0000-4000-8000-000000000001" } });
-  engine.gatewayRequest({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
+/** Starts `engine`'s gateway with `provider` and sends it a Claude Code session that crosses the
+ *  threshold; the summary jobs it hands out (`native`). */
+function crossThreshold(engine, provider) {
+  engine.gatewayStart({ port: 4141, provider, thresholdPercent: 80, windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+  const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
+  const jobs = [];
+  for (let k = 0; k < 14; k++) {
+    const id = `toolu_${k}`;
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/module_${k}.rs` } }] });
+    const result = [{ type: "tool_result", tool_use_id: id, content: file(k) }];
+    if (k === 2) result.push({ type: "text", text: LATER });
+    messages.push({ role: "user", content: result });
+    const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 64, messages, metadata: { user_id: "user_a_account__session_0a1b2c3d-0000-4000-8000-000000000001" } });
+    const forward = engine.gatewayRequest({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
+    jobs.push(...forward.jobs);
+  }
+  return jobs;
 }
+crossThreshold(engine, "smart");
 const NAME = Object.keys(engine.gatewayReport().sessions)[0];
 // The upstream's answer reports its usage, cache writes and reads included: the view prices it.
 const head = engine.gatewayAnswer({ session: NAME, headers: [["content-type", "text/event-stream"]] });
@@ -106,6 +116,24 @@ describe("the Gateway view", () => {
       const sent = await page.evaluate(() => window.__sent.map((m) => m.type));
       assert.deepEqual(sent, ["ready", "preview", "pause", "undo", "condenseNext"]);
     }
+  });
+
+  it("says why a session has no summary (native, no model to write it), the ledger standing in", async (t) => {
+    const native = newEngine();
+    const jobs = crossThreshold(native, "native");
+    assert.ok(jobs.length >= 1, "the crossing handed out a summary job");
+    for (const job of jobs) assert.equal(native.gatewayDropJob(job, "no condensing model: choose one in the settings panel").used, false);
+    const name = Object.keys(native.gatewayReport().sessions)[0];
+    const state = { type: "state", port: 4141, report: native.gatewayReport(), sessions: [native.gatewaySession(name)] };
+    const page = await openGateway(t, "dark", { state, preview: PREVIEW });
+    await page.getByTestId("gateway-session").waitFor();
+    assert.match(
+      await page.getByTestId("gateway-summary-note").innerText(),
+      /^the summary of messages \d+\.\.\d+ was not used: no condensing model: choose one in the settings panel \(the ledger stands in\)$/,
+    );
+    await page.screenshot({ path: `${shots}gateway-summary-note.png`, fullPage: true });
+    assert.equal(await page.getByTestId("gateway-summaries").count(), 0);
+    assert.match(await page.getByTestId("gateway-condensations").innerText(), /^[1-9]\d* condensations?$/);
   });
 
   it("offers to start a stopped gateway, and refuses a message that breaks the contract", async (t) => {
