@@ -137,7 +137,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     vscode.commands.registerCommand("contextCondenser.stopGateway", () => gateway.stop()),
     vscode.commands.registerCommand("contextCondenser.copyGatewaySetup", () => gateway.copySetup()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(`${SECTION}.gateway`)) void gateway.settingsChanged();
+      if (e.affectsConfiguration(`${SECTION}.gateway`)) void gateway.settingsChanged(e.affectsConfiguration(`${SECTION}.gateway.enabled`));
       if (e.affectsConfiguration(SECTION)) {
         log.info("settings changed: applied to a fresh engine");
         if (e.affectsConfiguration(`${SECTION}.toolsFile`)) holder.rereadTools("the toolsFile setting changed");

@@ -218,11 +218,15 @@ export class GatewayController implements vscode.Disposable {
     void notify.info(`Copied the setup for ${pick.setup.name}.${note}`);
   }
 
-  /** Follows the settings: starts or stops with `gateway.enabled`, restarts on another change. */
-  async settingsChanged(): Promise<void> {
-    const enabled = gatewayOptions().enabled;
-    if (enabled) await this.start();
-    else if (this.running) await this.stop();
+  /** Follows the settings: starts or stops when `gateway.enabled` changed; a running gateway
+   *  restarts with another changed setting (a stopped one stays stopped). */
+  async settingsChanged(enabledChanged: boolean): Promise<void> {
+    if (enabledChanged) {
+      if (gatewayOptions().enabled) await this.start();
+      else if (this.running) await this.stop();
+      return;
+    }
+    if (this.running) await this.start();
   }
 
   dispose(): void {

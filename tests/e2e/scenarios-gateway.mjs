@@ -2,7 +2,9 @@
 // the Gateway view, the real Claude Code (`claude -p`, pinned by scripts/setup-agents) run by the
 // test through it against the fixture server's scripted agent, and the view showing the session,
 // its condensation row and the saving. Then Undo (the next request goes out uncondensed, checked at
-// the fixture server), Pause (requests go out untouched), screenshots in light and dark themes,
+// the fixture server), Pause (requests go out untouched), `native` (the condensing profile, its
+// key set with Set API Key…, writes the summary the session's next request carries), screenshots
+// in light and dark themes,
 // and the port closed by Stop Gateway, by a reload of the window and by disabling the extension
 // (a connect that fails).
 // Screenshots go to test-output/e2e/gateway-*.png.
@@ -67,7 +69,7 @@ export async function gatewayScenario(ctx) {
     (await llm.requests()).filter((r) => r.path === "/v1/messages" && r.body?.model === MODEL && r.body?.tools);
   try {
     await w.run("Context Condenser: Show Gateway");
-    const view = await frameWith(page, "gateway", 60_000);
+    let view = await frameWith(page, "gateway", 60_000);
     check(Boolean(view), step("the Gateway view opens"));
     if (!view) return;
     await view.locator("[data-testid=gateway-start]").click();
@@ -128,6 +130,36 @@ export async function gatewayScenario(ctx) {
     check(await until(async () => fs.existsSync(state), 10_000) && (fs.statSync(state).mode & 0o077) === 0, step("the gateway's state is saved, readable by the user alone"));
     check(!fs.readFileSync(state, "utf8").includes(ctx.RIGHT_KEY), step("the state holds no key"));
 
+    // native: the summary written in the background by the user's condensing profile (its key
+    // set with Set API Key…), carried by the session's next request. The settings file is
+    // written, and read at the window's reload.
+    const WRITER = "fixture-writer";
+    const writer = { id: "writer", kind: "anthropic", base_url: llm.origin, model: WRITER, context_window: 200000, max_output: 2000 };
+    fs.writeFileSync(
+      w.userSettings,
+      JSON.stringify({ ...w.settingsNow(), "contextCondenser.profiles": [writer], "contextCondenser.condensingProfile": "writer", "contextCondenser.gateway.provider": "native" }, null, 2),
+    );
+    await w.run("Developer: Reload Window");
+    await page.locator(".monaco-workbench .statusbar").first().waitFor({ timeout: 120_000 });
+    await w.setKey("writer", ctx.RIGHT_KEY);
+    await w.run("Context Condenser: Start Gateway");
+    check(await until(() => connects(port), 30_000), step("Start Gateway starts it with the native provider"));
+    await w.run("Context Condenser: Show Gateway");
+    view = await frameWith(page, "gateway", 60_000);
+    await llm.clearRequests();
+    const summarized = await claude(`Read the file ${ws.file} and tell me its marker.`);
+    check(summarized.code === 0, step(`claude -p through the native gateway exits 0 (${explain(summarized).split("\n")[0]})`));
+    const writerCalls = () => llm.requests().then((all) => all.filter((r) => r.body?.model === WRITER));
+    check(await until(async () => (await writerCalls()).length > 0, 30_000), step("the condensing model was asked for the summary"));
+    check((await writerCalls()).every((r) => r.headers["x-api-key"] === ctx.RIGHT_KEY), step("with the key stored for it"));
+    check(await until(async () => (await view.locator("[data-testid=gateway-summaries]").count()) === 1, 30_000), step("the view counts the summary"));
+    const beforeNext = (await sessionRequests()).length;
+    const next = await claude("Say done.", ["--continue"]);
+    const carried = (await sessionRequests()).slice(beforeNext);
+    check(next.code === 0 && carried.length >= 1 && JSON.stringify(carried[0].body.messages).includes(`Summary of the earlier conversation (written by ${WRITER})`),
+      step("the session's next request carries the summary"));
+    await shot("view-native");
+
     // Stop closes the port; started again, a reload of the window closes it too.
     await view.locator("[data-testid=gateway-stop]").click();
     check(await until(async () => !(await connects(port)), 15_000), step("Stop Gateway closes the port"));
@@ -150,6 +182,9 @@ export async function gatewayScenario(ctx) {
     await page.locator(".monaco-workbench .statusbar").first().waitFor({ timeout: 120_000 });
     await page.waitForTimeout(5000);
     check(!(await connects(port)), step("disabling the extension closes the port for good"));
+  } catch (e) {
+    check(false, step(e.message.split("\n")[0]));
+    await shot("failure").catch(() => {});
   } finally {
     await w.stop();
     for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });

@@ -86,14 +86,18 @@ export async function startWorkbench(ctx, { name, settings, workspace, trust = f
     },
     toast: (re) => page.locator(".notifications-toasts .notification-toast", { hasText: re }).first(),
     clearToasts: () => w.run("Notifications: Clear All Notifications"),
-    /** Set API Key…: the profile picked, the key typed in the password box. */
+    /** Set API Key…: the profile picked (there is no pick when it is the only profile), the key
+     *  typed in the password box. */
     setKey: async (profile, key) => {
       await w.run("Context Condenser: Set API Key…");
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: profile }).first().waitFor();
-      await quickInput.fill(profile);
-      await page.waitForTimeout(300);
-      await page.keyboard.press("Enter");
+      const row = page.locator(".quick-input-list .monaco-list-row", { hasText: profile }).first();
       const box = page.locator(".quick-input-widget input[type=password]");
+      await row.or(box).first().waitFor();
+      if (!(await box.isVisible())) {
+        await quickInput.fill(profile);
+        await page.waitForTimeout(300);
+        await page.keyboard.press("Enter");
+      }
       await box.waitFor();
       await box.fill(key);
       await page.keyboard.press("Enter");
