@@ -12,6 +12,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { agentsBin, closedPort, explain, offlineEnv, run, workspace } from "../agents/clients.mjs";
+import { startFixtureLlm } from "../js/servers.mjs";
 import { QUIET } from "./scenarios-ux.mjs";
 
 const MODEL = "script-agent-6";
@@ -36,25 +37,37 @@ export async function gatewayScenario(ctx) {
   const bin = agentsBin();
   const deadProxy = `http://127.0.0.1:${await closedPort()}`;
   const scratch = [];
+  let llm2;
   // big.txt as tests/agents/gateway.test.mjs has it: a heavy first slice, then ten light lines.
   const ws = workspace(scratch, "e2e-gateway", { lines: 510, lineWords: (i) => (i <= 500 ? 16 : 0) });
   const port = await ctx.freePort();
   const WORKSPACE = path.join(OUT, "gateway-workspace");
   fs.mkdirSync(WORKSPACE, { recursive: true });
   fs.writeFileSync(path.join(WORKSPACE, "NOTES.md"), "Agents here go through the Context Condenser gateway.\n");
+  // The model that writes `native`'s summaries, at a fixture server of its own (its scripted agent
+  // counts its rounds by task, and Claude Code's tasks begin alike): a profile from the start, its
+  // key set while the palette is fresh.
+  llm2 = await startFixtureLlm({ apiKey: ctx.RIGHT_KEY });
+  const WRITER = "fixture-writer";
+  const writer = { id: "writer", kind: "anthropic", base_url: llm2.origin, model: WRITER, context_window: 200000, max_output: 2000 };
   const settings = {
     ...QUIET,
+    "contextCondenser.profiles": [writer],
+    "contextCondenser.condensingProfile": "writer",
     "workbench.colorTheme": "Default Light Modern",
     "contextCondenser.gateway.port": port,
     "contextCondenser.gateway.anthropicUpstream": llm.origin,
     "contextCondenser.gateway.openaiUpstream": llm.origin,
     "contextCondenser.gateway.windows": { [MODEL]: 30000 },
   };
-  const w = await ctx.startWorkbench(ctx, { name: "gateway", settings, workspace: WORKSPACE });
+  const w = await ctx.startWorkbench(ctx, { name: "gateway", settings, workspace: WORKSPACE }).catch(async (e) => {
+    await llm2.stop();
+    throw e;
+  });
   const { page, shot } = w;
-  const claude = (prompt, more = []) =>
+  const claude = (prompt, more = [], where = ws) =>
     run(path.join(bin, "claude"), ["-p", prompt, "--model", MODEL, "--allowedTools", "Read", "Bash", ...more], {
-      env: offlineEnv(deadProxy, ws.home, {
+      env: offlineEnv(deadProxy, where.home, {
         ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}/anthropic`,
         ANTHROPIC_API_KEY: ctx.RIGHT_KEY,
         DISABLE_AUTOUPDATER: "1",
@@ -62,12 +75,13 @@ export async function gatewayScenario(ctx) {
         DISABLE_TELEMETRY: "1",
         DISABLE_ERROR_REPORTING: "1",
       }),
-      cwd: ws.ws,
+      cwd: where.ws,
     });
   /** The requests of the Claude Code session the fixture received (its own model only). */
-  const sessionRequests = async () =>
-    (await llm.requests()).filter((r) => r.path === "/v1/messages" && r.body?.model === MODEL && r.body?.tools);
+  const sessionRequests = async (server = llm) =>
+    (await server.requests()).filter((r) => r.path === "/v1/messages" && r.body?.model === MODEL && r.body?.tools);
   try {
+    await w.setKey("writer", ctx.RIGHT_KEY);
     await w.run("Context Condenser: Show Gateway");
     let view = await frameWith(page, "gateway", 60_000);
     check(Boolean(view), step("the Gateway view opens"));
@@ -133,29 +147,33 @@ export async function gatewayScenario(ctx) {
     // native: the summary written in the background by the user's condensing profile (its key
     // set with Set API Key…), carried by the session's next request. The settings file is
     // written, and read at the window's reload.
-    const WRITER = "fixture-writer";
-    const writer = { id: "writer", kind: "anthropic", base_url: llm.origin, model: WRITER, context_window: 200000, max_output: 2000 };
     fs.writeFileSync(
       w.userSettings,
-      JSON.stringify({ ...w.settingsNow(), "contextCondenser.profiles": [writer], "contextCondenser.condensingProfile": "writer", "contextCondenser.gateway.provider": "native" }, null, 2),
+      JSON.stringify(
+        {
+          ...w.settingsNow(),
+          "contextCondenser.gateway.provider": "native",
+          "contextCondenser.gateway.anthropicUpstream": llm2.origin,
+        },
+        null,
+        2,
+      ),
     );
     await w.run("Developer: Reload Window");
     await page.locator(".monaco-workbench .statusbar").first().waitFor({ timeout: 120_000 });
-    await w.setKey("writer", ctx.RIGHT_KEY);
-    await w.run("Context Condenser: Start Gateway");
-    check(await until(() => connects(port), 30_000), step("Start Gateway starts it with the native provider"));
-    await w.run("Context Condenser: Show Gateway");
-    view = await frameWith(page, "gateway", 60_000);
-    await llm.clearRequests();
-    const summarized = await claude(`Read the file ${ws.file} and tell me its marker.`);
+    view = await frameWith(page, "gateway-start", 60_000);
+    await view.locator("[data-testid=gateway-start]").click();
+    check(await until(() => connects(port), 30_000), step("Start Gateway in the view starts it with the native provider"));
+    const ws2 = workspace(scratch, "e2e-gateway-native", { lines: 510, lineWords: (i) => (i <= 500 ? 16 : 0) });
+    const summarized = await claude(`Read the file ${ws2.file} and tell me its marker.`, [], ws2);
     check(summarized.code === 0, step(`claude -p through the native gateway exits 0 (${explain(summarized).split("\n")[0]})`));
-    const writerCalls = () => llm.requests().then((all) => all.filter((r) => r.body?.model === WRITER));
+    const writerCalls = () => llm2.requests().then((all) => all.filter((r) => r.body?.model === WRITER));
     check(await until(async () => (await writerCalls()).length > 0, 30_000), step("the condensing model was asked for the summary"));
     check((await writerCalls()).every((r) => r.headers["x-api-key"] === ctx.RIGHT_KEY), step("with the key stored for it"));
     check(await until(async () => (await view.locator("[data-testid=gateway-summaries]").count()) === 1, 30_000), step("the view counts the summary"));
-    const beforeNext = (await sessionRequests()).length;
-    const next = await claude("Say done.", ["--continue"]);
-    const carried = (await sessionRequests()).slice(beforeNext);
+    const beforeNext = (await sessionRequests(llm2)).length;
+    const next = await claude("Say done.", ["--continue"], ws2);
+    const carried = (await sessionRequests(llm2)).slice(beforeNext);
     check(next.code === 0 && carried.length >= 1 && JSON.stringify(carried[0].body.messages).includes(`Summary of the earlier conversation (written by ${WRITER})`),
       step("the session's next request carries the summary"));
     await shot("view-native");
@@ -186,6 +204,7 @@ export async function gatewayScenario(ctx) {
     check(false, step(e.message.split("\n")[0]));
     await shot("failure").catch(() => {});
   } finally {
+    await llm2?.stop();
     await w.stop();
     for (const dir of scratch) fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -54,6 +54,12 @@ export async function startWorkbench(ctx, { name, settings, workspace, trust = f
       for (let attempt = 0; ; attempt++) {
         await page.keyboard.press("F1");
         try {
+          // Just after a reload the keyboard may be in a webview that is not ready yet: F1 goes
+          // nowhere. Then the editor area takes the focus, and F1 is pressed again.
+          for (let press = 0; press < 3 && !(await quickInput.waitFor({ timeout: 5_000 }).then(() => true, () => false)); press++) {
+            await page.locator(".monaco-workbench .part.editor").first().click({ position: { x: 20, y: 20 } }).catch(() => {});
+            await page.keyboard.press("F1");
+          }
           await quickInput.waitFor();
           await quickInput.fill(`>${title}`);
         } catch (e) {
@@ -106,13 +112,20 @@ export async function startWorkbench(ctx, { name, settings, workspace, trust = f
     /** Open Session File… on `file`, typed into the simple file dialog. */
     openSession: async (file) => {
       await w.run("Context Condenser: Open Session File…");
-      // The dialog fills in its folder first: type the path only after that.
-      await page.locator(".quick-input-widget", { hasText: "Open Session File" }).waitFor();
+      // The dialog fills in its folder first: type the path only after that. It may still write
+      // its folder over a path typed (its listing arrives late): then Enter opens the folder and
+      // the dialog stays, and the path is typed again.
+      const dialog = page.locator(".quick-input-widget", { hasText: "Open Session File" });
+      await dialog.waitFor();
       await until(async () => (await quickInput.inputValue()).endsWith("/"), 10_000);
-      await quickInput.fill(file);
-      await until(async () => (await quickInput.inputValue()) === file, 5_000);
-      await page.waitForTimeout(500);
-      await page.keyboard.press("Enter");
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await quickInput.fill(file);
+        await until(async () => (await quickInput.inputValue()) === file, 5_000);
+        await page.waitForTimeout(500);
+        if ((await quickInput.inputValue()) !== file) continue;
+        await page.keyboard.press("Enter");
+        if (await dialog.waitFor({ state: "hidden", timeout: 5_000 }).then(() => true, () => false)) return;
+      }
     },
     /** The chat view's frame. */
     chat: () => page.frameLocator("iframe.webview").frameLocator("#active-frame"),
