@@ -51,24 +51,23 @@ export async function startWorkbench(ctx, { name, settings, workspace, trust = f
     shot: (file) => page.screenshot({ path: path.join(OUT, `${name}-${file}.png`) }),
     /** Runs a palette command; a freshly installed extension's command may not be listed at first. */
     run: async (title) => {
-      for (let attempt = 0; ; attempt++) {
+      /** F1, then the title typed; false when the palette closed or never opened meanwhile. Just
+       *  after a reload the keyboard may be in a webview that is not ready (F1 goes nowhere: the
+       *  editor area takes the focus and F1 is pressed again), and a view that opens (a preview
+       *  made ready) may take the focus and close the palette while the title is typed. */
+      const typed = async () => {
         await page.keyboard.press("F1");
-        try {
-          // Just after a reload the keyboard may be in a webview that is not ready yet: F1 goes
-          // nowhere. Then the editor area takes the focus, and F1 is pressed again.
-          for (let press = 0; press < 3 && !(await quickInput.waitFor({ timeout: 5_000 }).then(() => true, () => false)); press++) {
-            await page.locator(".monaco-workbench .part.editor").first().click({ position: { x: 20, y: 20 } }).catch(() => {});
-            await page.keyboard.press("F1");
-          }
-          await quickInput.waitFor();
-          await quickInput.fill(`>${title}`);
-        } catch (e) {
-          throw new Error(`${e.message.split("\n")[0]} (running "${title}"; ${await w.blocking()})`);
+        for (let press = 0; press < 3 && !(await quickInput.waitFor({ timeout: 5_000 }).then(() => true, () => false)); press++) {
+          await page.locator(".monaco-workbench .part.editor").first().click({ position: { x: 20, y: 20 } }).catch(() => {});
+          await page.keyboard.press("F1");
         }
+        return quickInput.fill(`>${title}`, { timeout: 5_000 }).then(() => true, () => false);
+      };
+      for (let attempt = 0; ; attempt++) {
         const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
-        if (await item.waitFor({ timeout: 5_000 }).then(() => true, () => false)) break;
+        if ((await typed()) && (await item.waitFor({ timeout: 5_000 }).then(() => true, () => false))) break;
         await page.keyboard.press("Escape");
-        if (attempt === 10) throw new Error(`the palette does not list "${title}"`);
+        if (attempt === 10) throw new Error(`the palette does not list "${title}" (${await w.blocking()})`);
       }
       await page.keyboard.press("Enter");
     },
