@@ -84,6 +84,11 @@ const UNFORWARDED = [
   "transfer-encoding", "upgrade", "content-length", "expect", SESSION_HEADER, TOKEN_HEADER,
 ];
 
+/** Headers as they came, less those never passed on when the core cannot be asked. */
+function untouched(headers: http.IncomingHttpHeaders): [string, string][] {
+  return pairs(headers).filter(([name]) => !UNFORWARDED.includes(name));
+}
+
 /** Whether a thrown value says the engine itself failed (a trap, or the guard's `engine_crashed`),
  *  not that it refused the input. */
 function engineFailed(e: unknown): boolean {
@@ -336,8 +341,7 @@ export class GatewayServer {
       // The core failed: the client's request goes out as it came (fail open).
       this.hooks.log(`gateway: the core failed on a request: ${(e as Error).message}`);
       this.failed(engine, e);
-      const kept = pairs(req.headers).filter(([name]) => !UNFORWARDED.includes(name));
-      forward = { headers: kept, log: "forwarded untouched: the core failed", jobs: [] };
+      forward = { headers: untouched(req.headers), log: "forwarded untouched: the core failed", jobs: [] };
     }
     if (method === "POST") this.changed();
     if (forward.jobs.length > 0) this.summarize(engine, forward.jobs);
@@ -388,7 +392,7 @@ export class GatewayServer {
               // The engine failed: the upstream's answer goes back as it came.
               this.failed(engine, e);
               retry = undefined;
-              head = pairs(answer.headers).filter(([name]) => !UNFORWARDED.includes(name));
+              head = untouched(answer.headers);
             }
             if (retry !== undefined) {
               this.log(method, url, status, session, "prompt too long: condensed further, retrying once");
@@ -492,7 +496,7 @@ export class GatewayServer {
     } catch (e) {
       // The engine failed: the answer streams back as it came, its usage not read.
       this.failed(engine, e);
-      headers = pairs(answer.headers).filter(([name]) => !UNFORWARDED.includes(name));
+      headers = untouched(answer.headers);
     }
     res.writeHead(answer.statusCode ?? 502, Object.fromEntries(groupHeaders(headers)));
     /** Reads the usage on the way while the engine that made the reader is the one in use. */

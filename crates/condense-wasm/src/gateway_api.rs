@@ -182,11 +182,10 @@ fn summary_done(
     session: String,
     outcome: Result<condense_core::gateway::SummaryDone, String>,
 ) -> Result<GatewaySummary, JsValue> {
-    let (output_tokens, cost_usd) = match &outcome {
-        Ok(done) => (Some(done.output_tokens), Some(done.cost_usd)),
-        Err(_) => (None, None),
+    let (output_tokens, cost_usd, error) = match &outcome {
+        Ok(done) => (Some(done.output_tokens), Some(done.cost_usd), None),
+        Err(why) => (None, None, Some(why.clone())),
     };
-    let error = outcome.as_ref().err().cloned();
     let used = with(inner, |g| Ok(g.host.gateway().summary_done(id, outcome)))?;
     Ok(GatewaySummary { session, output_tokens, cost_usd, error, used })
 }
