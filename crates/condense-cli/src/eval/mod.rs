@@ -3,6 +3,7 @@
 //! tokens before → after, reduction, retention of probes, cost and time. One row per file ×
 //! provider; a failed or skipped run is a row too, never the end of the command.
 
+mod future;
 mod probes;
 mod render;
 
@@ -45,6 +46,18 @@ pub(crate) struct EvalArgs {
     /// The same as `--format json`: the rows as one JSON document.
     #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// Measure future-reference recall instead of retention: cut each session (`--cut`), condense
+    /// the past alone to `--target-percent` of its tokens (30 by default), and count how many of the
+    /// things the agent named after the cut that the past held are still in the condensed past.
+    #[arg(long)]
+    references: bool,
+    /// Where `--references` cuts each session, in percent of its messages; comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "60", value_parser = clap::value_parser!(u8).range(1..=99), requires = "references")]
+    cut: Vec<u8>,
+    /// With `--references`: write each condensed past to this folder as a conversation file
+    /// (`<file>-cut<N>-<provider>.json`), to read what was kept.
+    #[arg(long, requires = "references")]
+    save: Option<String>,
     /// The LLM for providers that call one (native); its model also picks the tokenizer.
     #[command(flatten)]
     llm: llm::LlmArgs,
@@ -190,6 +203,10 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
         };
         inputs.push((file, conversation, probes));
     }
+    if args.references {
+        let run = Run { manager: &manager, counter: &counter, llm: client.as_deref(), target: None };
+        return references(&args, &run, &providers, &inputs);
+    }
     let mut rows = Vec::new();
     for (file, conversation, file_probes) in &inputs {
         for id in &providers {
@@ -206,6 +223,36 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
     match format {
         OutputFormat::Table => crate::out::stdout(&render::table(&rows))?,
         OutputFormat::Markdown => crate::out::stdout(&render::markdown(&rows))?,
+        OutputFormat::Json => crate::out::Sink::Stdout.json(&serde_json::json!({ "rows": rows }))?,
+    }
+    Ok(0)
+}
+
+/// `--references`: every file × cut, the baselines and each provider.
+fn references(
+    args: &EvalArgs,
+    run: &Run<'_>,
+    providers: &[String],
+    inputs: &[(&String, Conversation, Vec<Probe>)],
+) -> Result<u8, Failure> {
+    if args.target_tokens.is_some() {
+        return Err(usage("--references condenses each past to a share of its tokens: use --target-percent"));
+    }
+    let target_percent = args.target_percent.unwrap_or(30);
+    let mut rows = Vec::new();
+    for (file, conversation, _) in inputs {
+        for &cut_percent in &args.cut {
+            let session = future::Session { file, conversation, cut_percent, target_percent, save: args.save.as_deref() };
+            let condense = |c: &Conversation, id: &str, options: CondensationOptions| run.condense(c, id, options);
+            if let Some(more) = future::rows(&session, providers, run.counter, &condense) {
+                rows.extend(more);
+            }
+        }
+    }
+    let format = if args.json { OutputFormat::Json } else { args.format };
+    match format {
+        OutputFormat::Table => crate::out::stdout(&render::recall_table(&rows, false))?,
+        OutputFormat::Markdown => crate::out::stdout(&render::recall_table(&rows, true))?,
         OutputFormat::Json => crate::out::Sink::Stdout.json(&serde_json::json!({ "rows": rows }))?,
     }
     Ok(0)
@@ -236,6 +283,24 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// One run of a provider on a conversation, through the manager: its result, or why it could
+    /// not run; and the time it took, in milliseconds.
+    fn condense(
+        &self,
+        conversation: &Conversation,
+        id: &str,
+        options: CondensationOptions,
+    ) -> (Result<condense_core::CondensationResult, ErrorInfo>, f64) {
+        let clock = NativeClock::start();
+        let mut services = Services::new(self.counter, &clock);
+        if let Some(llm) = self.llm {
+            services = services.with_llm(llm);
+        }
+        let start = clock.now_ms();
+        let outcome = futures::executor::block_on(self.manager.condense(conversation, Some(id), options, services));
+        (outcome.map_err(|e| e.to_info()), clock.now_ms() - start)
+    }
+
     fn row(&self, file: &str, conversation: &Conversation, id: &str, file_probes: &[Probe]) -> Row {
         let before = view_tokens(self.counter, conversation);
         let mut row = Row {

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::future::RecallRow;
 use super::{Row, Status};
 
 const HEADERS: [&str; 8] =
@@ -105,6 +106,70 @@ pub(super) fn markdown(rows: &[Row]) -> String {
             Path::new(&row.file).file_name().map_or(row.file.clone(), |n| n.to_string_lossy().into_owned());
         let cells = cells(row, format!("`{name}`")).map(|c| c.replace('|', "\\|"));
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+/// The rows of `--references`: aligned columns, or a Markdown table (files by name).
+pub(super) fn recall_table(rows: &[RecallRow], markdown: bool) -> String {
+    let headers = ["file", "cut", "provider", "tokens", "of the past", "references kept", "time", "note"];
+    let body: Vec<[String; 8]> = rows
+        .iter()
+        .map(|r| {
+            let file = match markdown {
+                true => format!(
+                    "`{}`",
+                    Path::new(&r.file).file_name().map_or(r.file.clone(), |n| n.to_string_lossy().into_owned())
+                ),
+                false => r.file.clone(),
+            };
+            let note = match (&r.error, r.missing.is_empty()) {
+                (Some(e), _) => format!("{}: {}", e.kind, e.message),
+                (None, false) => {
+                    let shown: Vec<&str> = r.missing.iter().take(4).map(|m| m.text.as_str()).collect();
+                    let more = r.missing.len().saturating_sub(shown.len());
+                    let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+                    format!("lost: {}{tail}", shown.join(", "))
+                }
+                (None, true) => String::new(),
+            };
+            [
+                file,
+                format!("{}% ({} | {})", r.cut_percent, r.past_messages, r.future_messages),
+                r.provider.clone(),
+                format!("{} → {}", r.past_tokens, r.tokens_after),
+                format!("{:.0}%", r.tokens_after as f64 * 100.0 / r.past_tokens.max(1) as f64),
+                format!("{}/{} ({:.0}%)", r.kept, r.references, r.kept_pct()),
+                format!("{:.0} ms", r.time_ms),
+                note,
+            ]
+        })
+        .collect();
+    if markdown {
+        let mut out = format!("| {} |\n|{}\n", headers.join(" | "), " --- |".repeat(headers.len()));
+        for cells in &body {
+            let cells = cells.clone().map(|c| c.replace('|', "\\|"));
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        return out;
+    }
+    let mut widths = headers.map(|h| h.chars().count());
+    for cells in &body {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (c, w) in cells.iter().zip(widths) {
+            out.push_str(c);
+            out.push_str(&" ".repeat(w.saturating_sub(c.chars().count()) + 2));
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&headers.map(str::to_uppercase));
+    for cells in &body {
+        out.push_str(&line(cells));
     }
     out
 }
