@@ -152,11 +152,51 @@ pub(crate) fn file_action(lower: &str) -> Option<FileAction> {
     }
 }
 
+/// What a tool call is about, for a person: its path, command or query argument (a command
+/// given as a list of words joined, `bash -lc` dropped).
+pub(crate) fn main_argument(input: &serde_json::Value) -> Option<String> {
+    let keys = [
+        "file_path",
+        "path",
+        "filePath",
+        "absolute_path",
+        "target_file",
+        "notebook_path",
+        "command",
+        "cmd",
+        "pattern",
+        "query",
+        "url",
+    ];
+    keys.iter().find_map(|k| match input.get(*k)? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(parts) => {
+            let parts: Vec<&str> = parts.iter().filter_map(serde_json::Value::as_str).collect();
+            Some(match parts.as_slice() {
+                [shell, flag, script] if shell.ends_with("sh") && flag.starts_with('-') => {
+                    (*script).to_owned()
+                }
+                _ => parts.join(" "),
+            })
+        }
+        _ => None,
+    })
+}
+
 /// Whether a tool runs shell commands.
 pub(crate) fn is_shell(lower: &str) -> bool {
-    ["bash", "shell", "execute_command", "run_command", "run_terminal_cmd", "exec_command", "terminal"]
-        .iter()
-        .any(|n| lower == *n || lower.ends_with(n))
+    [
+        "bash",
+        "shell",
+        "execute_command",
+        "run_command",
+        "run_terminal_cmd",
+        "exec_command",
+        "terminal",
+        "shell_command",
+    ]
+    .iter()
+    .any(|n| lower == *n || lower.ends_with(n))
 }
 
 /// A command's outcome as its result shows it: the exit code, else the first error line.
@@ -192,7 +232,9 @@ fn looks_failed(line: &str) -> bool {
         return false;
     }
     let none = ["0 failed", "0 errors", "0 error", "no errors", "test result: ok", "0 failures"];
-    !none.iter().any(|n| lower.contains(n))
+    // A passing test whose name has the word (`test parse_error ... ok`).
+    let passing = lower.ends_with(" ok") || lower.ends_with(" passed") || lower.ends_with("✓");
+    !passing && !none.iter().any(|n| lower.contains(n))
 }
 
 /// One pass over a command's output for what [`outcome`] reads: the exit code it shows (`Exit

@@ -220,7 +220,7 @@ pub fn constraints(text: &str) -> Vec<&str> {
 
 /// The sentences of `text` a person may have typed: its lines outside fenced and indented code
 /// and outside this project's own notes, split at sentence ends.
-fn sentences(text: &str) -> Vec<Range<usize>> {
+pub(super) fn sentences(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let fenced = super::pasted::fences(text);
     for (start, line) in super::pasted::outside(text, &fenced) {

@@ -11,19 +11,35 @@ use super::calls::{
     XML_CALLS, XML_TAGS, checklist, encoded_tool_results, file_action, is_shell, json_todo, outcome,
     patch_files, strings, user_todos, xml_tags,
 };
+use super::errors::{passed, problems, summary_line};
+use super::findings::findings;
+use super::outline::outline;
 use super::probes::{normalize, words_key};
+use super::shell;
 use super::words::{condenser_stub, strip_ledger, tag_bodies, user_words};
-use super::{COMMAND_CHARS, CommandRun, FileAction, FileTouch, Ledger, Todo, UserWords, one_line};
+use super::{
+    COMMAND_CHARS, CommandRun, ErrorSeen, FileAction, FileTouch, Finding, Ledger, Todo, UserWords, one_line,
+};
 
 impl Ledger {
     /// The ledger of messages in order: what their tool calls, results and user texts show, with
     /// any ledger block found in them parsed and merged (not duplicated).
     pub fn of(messages: &[&Message]) -> Ledger {
+        Ledger::gather(messages.iter().map(|m| (None, *m)))
+    }
+
+    /// [`Ledger::of`] with each message's number, which the working state names (`#12`): the
+    /// message's place among the conversation's own messages, counted from 1.
+    pub fn of_numbered(messages: &[(usize, &Message)]) -> Ledger {
+        Ledger::gather(messages.iter().map(|(n, m)| (Some(*n), *m)))
+    }
+
+    fn gather<'a>(messages: impl Iterator<Item = (Option<usize>, &'a Message)>) -> Ledger {
         let mut ledger = Ledger::default();
-        let mut pending: HashMap<String, String> = HashMap::new();
+        let mut pending: HashMap<String, Pending> = HashMap::new();
         let mut keys = WordKeys::default();
-        for m in messages {
-            ledger.absorb(m, &mut pending, &mut keys);
+        for (at, m) in messages {
+            ledger.absorb(m, at, &mut pending, &mut keys);
         }
         ledger
     }
@@ -45,10 +61,47 @@ impl Ledger {
         }
         self.earlier_unquoted += later.earlier_unquoted;
         for f in later.files {
-            self.touch(&f.path, f.action);
+            let FileTouch { path, action, at, outline, changes } = f;
+            let file = self.touch(&path, action, at);
+            if let Some(file) = file {
+                if !outline.is_empty() {
+                    file.outline = outline;
+                }
+                for c in changes {
+                    add_change(&mut file.changes, c);
+                }
+            }
         }
         for c in later.commands {
-            self.ran(c.command, c.outcome);
+            // The later run's state, with what an earlier one showed that it does not.
+            let earlier =
+                self.commands.iter().position(|e| e.command == c.command).map(|i| self.commands.remove(i));
+            let merged = match earlier {
+                Some(e) => CommandRun {
+                    outcome: c.outcome.or(e.outcome),
+                    at: c.at.or(e.at),
+                    summary: c.summary.or(e.summary),
+                    listed: if c.listed.is_empty() { e.listed } else { c.listed },
+                    matches: if c.matches.is_empty() { e.matches } else { c.matches },
+                    command: c.command,
+                },
+                None => c,
+            };
+            self.commands.push(merged);
+        }
+        for e in later.errors {
+            self.errors.retain(|x| x.key != e.key);
+            self.errors.push(e);
+        }
+        for f in later.findings {
+            if !self.findings.iter().any(|x| x.text == f.text) {
+                self.findings.push(f);
+            }
+        }
+        for n in later.names {
+            if !self.names.iter().any(|x| x.name == n.name) {
+                self.names.push(n);
+            }
         }
         if !later.todos.is_empty() {
             self.todos = later.todos;
@@ -68,13 +121,14 @@ impl Ledger {
         }
     }
 
-    fn touch(&mut self, path: &str, action: FileAction) {
+    /// Records what was done to a file, moving it last; its outline and changes stay. Returns it.
+    fn touch(&mut self, path: &str, action: FileAction, at: Option<usize>) -> Option<&mut FileTouch> {
         let path = path.trim();
         if path.is_empty() {
-            return;
+            return None;
         }
         let previous = self.files.iter().position(|f| f.path == path).map(|i| self.files.remove(i));
-        let action = match (previous.map(|p| p.action), action) {
+        let action = match (previous.as_ref().map(|p| p.action), action) {
             // A read changes nothing; an edit of a new file leaves it new.
             (Some(p), FileAction::Read) => p,
             (Some(FileAction::Created), FileAction::Edited) => FileAction::Created,
@@ -82,16 +136,28 @@ impl Ledger {
             (Some(FileAction::Read | FileAction::Edited), FileAction::Created) => FileAction::Edited,
             (_, a) => a,
         };
-        self.files.push(FileTouch { path: path.to_owned(), action });
+        let mut file = previous.unwrap_or_else(|| FileTouch::new(path, action));
+        file.action = action;
+        file.at = at.or(file.at);
+        if action == FileAction::Deleted {
+            file.outline.clear();
+        }
+        self.files.push(file);
+        self.files.last_mut()
     }
 
-    fn ran(&mut self, command: String, outcome: Option<String>) {
+    fn file_mut(&mut self, path: &str) -> Option<&mut FileTouch> {
+        let path = path.trim();
+        self.files.iter_mut().rev().find(|f| f.path == path)
+    }
+
+    fn ran(&mut self, command: String, at: Option<usize>) {
         let command = one_line(&command, COMMAND_CHARS);
         if command.is_empty() {
             return;
         }
         self.commands.retain(|c| c.command != command);
-        self.commands.push(CommandRun { command, outcome });
+        self.commands.push(CommandRun { at, ..CommandRun::new(command, None) });
     }
 
     fn set_outcome(&mut self, command: &str, outcome: Option<String>) {
@@ -104,7 +170,13 @@ impl Ledger {
         }
     }
 
-    fn absorb(&mut self, m: &Message, pending: &mut HashMap<String, String>, keys: &mut WordKeys) {
+    fn absorb(
+        &mut self,
+        m: &Message,
+        at: Option<usize>,
+        pending: &mut HashMap<String, Pending>,
+        keys: &mut WordKeys,
+    ) {
         // A user message's text blocks are read as one text: Cline and Roo put a tool result's
         // header in one block and its body in the next ones.
         let mut user_text = String::new();
@@ -129,16 +201,21 @@ impl Ledger {
                             }
                             user_text.push_str(&text);
                         }
-                        Role::Assistant => self.xml_calls(&text),
+                        Role::Assistant => {
+                            self.xml_calls(&text, at);
+                            if !m.is_summary {
+                                self.found(&text, at);
+                            }
+                        }
                     }
                 }
                 ContentBlock::ToolUse { id, name, input } => {
-                    if let Some(command) = self.tool_call(name, input) {
-                        pending.insert(id.clone(), command);
+                    if let Some(call) = self.tool_call(name, input, at) {
+                        pending.insert(id.clone(), call);
                     }
                 }
                 ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                    if let Some(command) = pending.remove(tool_use_id) {
+                    if let Some(call) = pending.remove(tool_use_id) {
                         let text: Vec<&str> = content
                             .iter()
                             .filter_map(|p| match p {
@@ -146,7 +223,10 @@ impl Ledger {
                                 ToolResultPart::Image { .. } => None,
                             })
                             .collect();
-                        self.set_outcome(&command, outcome(&text.join("\n"), *is_error));
+                        let text = text.join("\n");
+                        if !condenser_stub(&text) {
+                            self.result(&call, &text, *is_error, at);
+                        }
                     }
                 }
                 // Images and blocks kept as read (thinking, …) say nothing the ledger keeps.
@@ -154,7 +234,7 @@ impl Ledger {
             }
         }
         if !user_text.is_empty() {
-            self.encoded_results(&user_text);
+            self.encoded_results(&user_text, at);
             let words = user_words(&user_text);
             if let Some(list) = user_todos(&words) {
                 self.todos = list;
@@ -165,15 +245,102 @@ impl Ledger {
         }
     }
 
-    /// One structured tool call: files, commands and todos. Returns the command it ran, so its
-    /// result can give the outcome.
-    fn tool_call(&mut self, name: &str, input: &serde_json::Value) -> Option<String> {
+    /// The assistant's findings in a text.
+    fn found(&mut self, text: &str, at: Option<usize>) {
+        for sentence in findings(text) {
+            let sentence = one_line(sentence, FINDING_CHARS);
+            if !self.findings.iter().any(|f| f.text == sentence) {
+                self.findings.push(Finding { text: sentence, at });
+            }
+        }
+    }
+
+    /// What a tool's result shows: the outline of a file read, a command's outcome, the errors
+    /// it reported and whether it fixed earlier ones.
+    fn result(&mut self, call: &Pending, text: &str, is_error: bool, at: Option<usize>) {
+        let body = command_output(text);
+        if let [(path, first)] = call.reads.as_slice() {
+            let symbols = outline(path, &body, *first, MAX_OUTLINE);
+            if let (false, Some(file)) = (symbols.is_empty(), self.file_mut(path)) {
+                file.outline = symbols.iter().map(|s| s.render()).collect();
+            }
+        }
+        if let Some(command) = &call.command {
+            // A report is words, not output: no exit code or error lines are read in it.
+            if call.kind != ResultKind::Report {
+                self.ran_result(command, text, &body, is_error, at);
+            }
+            let key = one_line(command, COMMAND_CHARS);
+            let entry = self.commands.iter_mut().rev().find(|c| c.command == key);
+            match (call.kind, entry) {
+                (ResultKind::Listing | ResultKind::Report, Some(c)) => c.listed = listed(paths_in(&body)),
+                (ResultKind::Search, Some(c)) => c.matches = found_lines(&body),
+                _ => {}
+            }
+            if call.kind == ResultKind::Report {
+                for sentence in findings(&body).into_iter().take(MAX_REPORT_FINDINGS) {
+                    let sentence = one_line(sentence, FINDING_CHARS);
+                    if !self.findings.iter().any(|f| f.text == sentence) {
+                        self.findings.push(Finding { text: sentence, at });
+                    }
+                }
+            }
+        }
+    }
+
+    /// A command's result: its outcome and summary, the errors it reported, the ones it fixed.
+    fn ran_result(&mut self, command: &str, text: &str, body: &str, is_error: bool, at: Option<usize>) {
+        let outcome = outcome(text, is_error);
+        let passed_run = outcome.as_deref() == Some("exit 0") || (outcome.is_none() && !is_error);
+        self.set_outcome(command, outcome);
+        let summary = summary_line(body);
+        let key = one_line(command, COMMAND_CHARS);
+        if let Some(c) = self.commands.iter_mut().rev().find(|c| c.command == key) {
+            c.summary = summary.clone();
+            c.at = at.or(c.at);
+        }
+        let found = problems(body);
+        let failing_summary = summary.as_deref().is_some_and(|s| {
+            let l = s.to_ascii_lowercase();
+            l.contains("fail") && !l.contains(" 0 failed") && !l.contains("0 failed") || l.contains("error")
+        });
+        if passed_run && found.is_empty() && !failing_summary {
+            let how = format!("`{}` passed at {}", one_line(command, 80), number(at));
+            for e in self
+                .errors
+                .iter_mut()
+                .filter(|e| e.command.as_deref() == Some(key.as_str()) && e.fixed.is_none())
+            {
+                e.fixed = Some(how.clone());
+            }
+        }
+        for name in passed(body) {
+            let how = format!("passed at {}", number(at));
+            for e in self.errors.iter_mut().filter(|e| e.key == name && e.fixed.is_none()) {
+                e.fixed = Some(how.clone());
+            }
+        }
+        for p in found {
+            self.errors.retain(|e| e.key != p.key);
+            self.errors.push(ErrorSeen {
+                key: p.key,
+                text: p.text,
+                at,
+                command: Some(key.clone()),
+                fixed: None,
+            });
+        }
+    }
+
+    /// One structured tool call: files, commands and todos. Returns what its result will say
+    /// more of: the files it reads, the command it runs.
+    fn tool_call(&mut self, name: &str, input: &serde_json::Value, at: Option<usize>) -> Option<Pending> {
         let lower = name.to_ascii_lowercase();
         // Patches (Codex `apply_patch`, anywhere in the arguments) name their files.
         let mut patched = false;
         for s in strings(input) {
-            for (path, action) in patch_files(s) {
-                self.touch(&path, action);
+            for hunk in patch_hunks(s) {
+                self.patched(hunk, at);
                 patched = true;
             }
         }
@@ -210,16 +377,45 @@ impl Ledger {
             }
             _ => file_action(&lower),
         };
+        let mut reads = Vec::new();
         if let Some(action) = action {
-            for key in ["path", "file_path", "filePath", "target_file", "notebook_path", "file"] {
-                if let Some(path) = input.get(key).and_then(|v| v.as_str()) {
-                    self.touch(path, action);
+            for path in paths_of(input) {
+                self.touch(path, action, at);
+                match action {
+                    FileAction::Read => {
+                        let first = ["offset", "start_line", "line"]
+                            .iter()
+                            .find_map(|k| input.get(*k).and_then(serde_json::Value::as_u64))
+                            .map_or(1, |n| n.max(1) as usize);
+                        reads.push((path.to_owned(), first));
+                    }
+                    FileAction::Created | FileAction::Edited => self.edited(path, input),
+                    FileAction::Deleted => {}
                 }
             }
         }
+        // A sub-agent's report, a search or a listing: a command of its own, its result read for
+        // the paths it names.
+        if action.is_none()
+            && !is_shell(&lower)
+            && (is_agent(&lower) || is_listing(&lower) || is_search(&lower))
+        {
+            let about = ["description", "pattern", "query", "path", "regex"]
+                .iter()
+                .find_map(|k| input.get(*k).and_then(serde_json::Value::as_str))
+                .map_or(String::new(), |a| one_line(a, 100));
+            let shown = if about.is_empty() { name.to_owned() } else { format!("{name} {about}") };
+            self.ran(shown.clone(), at);
+            let kind = match () {
+                _ if is_agent(&lower) => ResultKind::Report,
+                _ if is_search(&lower) => ResultKind::Search,
+                _ => ResultKind::Listing,
+            };
+            return Some(Pending { command: Some(shown), reads, kind });
+        }
         // Commands.
         if !is_shell(&lower) || patched {
-            return None;
+            return (!reads.is_empty()).then_some(Pending { command: None, reads, kind: ResultKind::Output });
         }
         let command = match input.get("command").or_else(|| input.get("cmd")) {
             Some(serde_json::Value::String(s)) => s.clone(),
@@ -237,12 +433,70 @@ impl Ledger {
         if command.trim_start().starts_with("apply_patch") {
             return None;
         }
-        self.ran(command.clone(), None);
-        Some(command)
+        let effects = shell::effects(&command);
+        for (path, action) in &effects.files {
+            self.touch(path, *action, at);
+        }
+        let shown = shell::display(&command);
+        self.ran(shown.clone(), at);
+        let kind = match (effects.searching, effects.listing) {
+            (true, _) => ResultKind::Search,
+            (false, true) => ResultKind::Listing,
+            _ => ResultKind::Output,
+        };
+        Some(Pending { command: Some(shown), reads: effects.reads, kind })
+    }
+
+    /// What a write or an edit call changed in a file: a whole new text's outline, an edit's
+    /// symbols and first changed line.
+    fn edited(&mut self, path: &str, input: &serde_json::Value) {
+        let text =
+            |keys: &[&str]| keys.iter().find_map(|k| input.get(*k).and_then(serde_json::Value::as_str));
+        let mut changes = Vec::new();
+        let mut whole = None;
+        if let Some(content) = text(&["content", "file_text", "contents"]) {
+            whole = Some(content.to_owned());
+            changes.push(format!("written whole, {} lines", content.lines().count()));
+        }
+        if let Some(new) = text(&["new_string", "new_str", "newString", "replacement"]) {
+            let old = text(&["old_string", "old_str", "oldString"]).unwrap_or("");
+            changes.extend(edit_change(path, old, new));
+        }
+        if let Some(serde_json::Value::Array(edits)) = input.get("edits") {
+            for e in edits {
+                let get = |k: &str| e.get(k).and_then(serde_json::Value::as_str).unwrap_or("");
+                changes.extend(edit_change(path, get("old_string"), get("new_string")));
+            }
+        }
+        if let Some(diff) = text(&["diff"]) {
+            for (old, new) in search_replace_blocks(diff) {
+                changes.extend(edit_change(path, &old, &new));
+            }
+        }
+        self.change(path, whole.as_deref(), changes);
+    }
+
+    /// Records a file's new whole text (its outline) and changes.
+    fn change(&mut self, path: &str, whole: Option<&str>, changes: Vec<String>) {
+        let symbols = whole.map(|w| outline(path, w, 1, MAX_OUTLINE));
+        let Some(file) = self.file_mut(path) else { return };
+        if let Some(symbols) = symbols {
+            file.outline = symbols.iter().map(|s| s.render()).collect();
+        }
+        for c in changes {
+            add_change(&mut file.changes, c);
+        }
+    }
+
+    /// One file of an `apply_patch` patch.
+    fn patched(&mut self, hunk: PatchFile, at: Option<usize>) {
+        self.touch(&hunk.path, hunk.action, at);
+        let whole = (hunk.action == FileAction::Created).then_some(hunk.added.as_str());
+        self.change(&hunk.path, whole, hunk.changes);
     }
 
     /// Cline's and Roo's tool calls written as XML in the assistant's text.
-    fn xml_calls(&mut self, text: &str) {
+    fn xml_calls(&mut self, text: &str, at: Option<usize>) {
         // Every call below is a tag: which of them open in the text, in one pass.
         if !text.contains('<') {
             return;
@@ -261,12 +515,30 @@ impl Ledger {
             for body in tag_bodies(text, tag) {
                 if let Some(action) = action {
                     for path in tag_bodies(body, "path") {
-                        self.touch(path.trim(), action);
+                        let path = path.trim();
+                        self.touch(path, action, at);
+                        let whole = tag_bodies(body, "content").into_iter().next().map(str::to_owned);
+                        let mut changes = Vec::new();
+                        if let Some(w) = &whole {
+                            changes.push(format!("written whole, {} lines", w.lines().count()));
+                        }
+                        for diff in tag_bodies(body, "diff") {
+                            for (old, new) in search_replace_blocks(diff) {
+                                changes.extend(edit_change(path, &old, &new));
+                            }
+                        }
+                        if action != FileAction::Read {
+                            self.change(path, whole.as_deref(), changes);
+                        }
                     }
                 }
                 if tag == "execute_command" {
                     for command in tag_bodies(body, "command") {
-                        self.ran(command.trim().to_owned(), None);
+                        let command = command.trim();
+                        for (path, action) in shell::effects(command).files {
+                            self.touch(&path, action, at);
+                        }
+                        self.ran(shell::display(command), at);
                     }
                 }
                 if tag == "update_todo_list" {
@@ -291,18 +563,331 @@ impl Ledger {
     }
 
     /// Tool results Cline and Roo send back as user text: `[tool for 'arg'] Result:` and the body.
-    fn encoded_results(&mut self, text: &str) {
+    fn encoded_results(&mut self, text: &str, at: Option<usize>) {
         for r in encoded_tool_results(text) {
             let lower = r.tool.to_ascii_lowercase();
             let Some(arg) = r.arg else { continue };
             if is_shell(&lower) {
-                self.ran(arg.clone(), None);
-                self.set_outcome(&arg, outcome(r.body, false));
+                let shown = shell::display(&arg);
+                self.ran(shown.clone(), at);
+                let body = r.body.split("<environment_details>").next().unwrap_or(r.body);
+                self.ran_result(&shown, body, body, false, at);
             } else if let Some(action) = file_action(&lower) {
-                self.touch(&arg, action);
+                self.touch(&arg, action, at);
+                if action == FileAction::Read {
+                    let body = r.body.split("<environment_details>").next().unwrap_or(r.body);
+                    let body = tag_bodies(body, "content").into_iter().next().unwrap_or(body);
+                    let symbols = outline(&arg, body, 1, MAX_OUTLINE);
+                    if let (false, Some(file)) = (symbols.is_empty(), self.file_mut(&arg)) {
+                        file.outline = symbols.iter().map(|s| s.render()).collect();
+                    }
+                }
             }
         }
     }
+}
+
+/// What a tool call's result will tell more of.
+#[derive(Debug)]
+struct Pending {
+    /// The command it runs, as the ledger shows it.
+    command: Option<String>,
+    /// The files it prints, each with its first line printed.
+    reads: Vec<(String, usize)>,
+    /// What its result is: output, a listing of paths, or a sub-agent's report.
+    kind: ResultKind,
+}
+
+/// What a tool's result holds, for what the ledger reads of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ResultKind {
+    /// A command's output, or a file's text.
+    Output,
+    /// Paths: a listing.
+    Listing,
+    /// Lines found by a search.
+    Search,
+    /// A sub-agent's report: findings and the paths it names.
+    Report,
+}
+
+/// The most paths a listing keeps.
+const MAX_LISTED: usize = 16;
+
+/// The paths a text names, in order, without repeats: words with a `/` and a named segment, or
+/// a file name with an extension; a `path:12:` location gives its path.
+fn paths_in(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for word in text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(c, ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | '\'' | '`' | '<' | '>' | '|')
+    }) {
+        let word = word.split(':').next().unwrap_or(word).trim_end_matches(['.', ':']);
+        if word.len() < 3 || word.contains("://") || word.starts_with("//") {
+            continue;
+        }
+        let name = word.rsplit('/').next().unwrap_or(word);
+        let file = name.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty()
+                && (1..=6).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+        });
+        let dir = word.matches('/').count() >= 1 && word.split('/').filter(|s| !s.is_empty()).count() >= 2;
+        let valid =
+            word.chars().all(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '~' | '@' | '+'));
+        if valid && (file || dir) && name.chars().any(|c| c.is_alphabetic()) && !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// The most lines of a search kept.
+const MAX_MATCHES: usize = 10;
+
+/// The lines a search printed, the first [`MAX_MATCHES`], each on one line and cut; then how
+/// many more.
+fn found_lines(output: &str) -> Vec<String> {
+    let lines: Vec<&str> = output.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let more = lines.len().saturating_sub(MAX_MATCHES);
+    let mut out: Vec<String> = lines.into_iter().take(MAX_MATCHES).map(|l| one_line(l, 120)).collect();
+    if more > 0 {
+        out.push(format!("(+{more} more lines)"));
+    }
+    out
+}
+
+/// The first [`MAX_LISTED`] of some paths, then how many more: the paths with a folder first,
+/// then the bare names no such path ends with.
+fn listed(paths: Vec<&str>) -> Vec<String> {
+    let (full, bare): (Vec<&str>, Vec<&str>) = paths.into_iter().partition(|p| p.contains('/'));
+    let bare: Vec<&str> =
+        bare.into_iter().filter(|b| !full.iter().any(|f| f.ends_with(&format!("/{b}")))).collect();
+    let paths: Vec<&str> = full.into_iter().chain(bare).collect();
+    let more = paths.len().saturating_sub(MAX_LISTED);
+    let mut out: Vec<String> = paths.into_iter().take(MAX_LISTED).map(str::to_owned).collect();
+    if more > 0 {
+        out.push(format!("+{more} more"));
+    }
+    out
+}
+
+/// Whether a tool runs a sub-agent (Claude Code's `Task`, later `Agent`).
+fn is_agent(lower: &str) -> bool {
+    matches!(lower, "task" | "agent" | "subagent" | "dispatch_agent")
+}
+
+/// Whether a tool lists files (its result names paths).
+fn is_listing(lower: &str) -> bool {
+    ["glob", "list", "find", "ls"].iter().any(|w| lower == *w || lower.contains(w))
+        && !lower.contains("replace")
+}
+
+/// Whether a tool searches files' text (its result is the lines found).
+fn is_search(lower: &str) -> bool {
+    ["grep", "search"].iter().any(|w| lower.contains(w))
+        && !lower.contains("replace")
+        && !lower.contains("web")
+}
+
+/// The most symbols a file's outline keeps.
+const MAX_OUTLINE: usize = 40;
+/// The most changes a file keeps (the latest).
+const MAX_CHANGES: usize = 4;
+/// Characters of a finding.
+const FINDING_CHARS: usize = 300;
+/// The most findings kept of one sub-agent's report.
+const MAX_REPORT_FINDINGS: usize = 6;
+
+/// `#12`, or `a hidden message` when the number is not known.
+pub(super) fn number(at: Option<usize>) -> String {
+    at.map_or_else(|| "a later message".to_owned(), |n| format!("#{n}"))
+}
+
+/// Adds a change, the latest last, without repeats, at most [`MAX_CHANGES`].
+fn add_change(changes: &mut Vec<String>, change: String) {
+    changes.retain(|c| *c != change);
+    changes.push(change);
+    if changes.len() > MAX_CHANGES {
+        changes.remove(0);
+    }
+}
+
+/// The paths a tool call names: in the usual argument keys, as a string or a list of strings.
+fn paths_of(input: &serde_json::Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    for key in [
+        "path",
+        "file_path",
+        "filePath",
+        "target_file",
+        "notebook_path",
+        "file",
+        "absolute_path",
+        "paths",
+        "file_paths",
+    ] {
+        match input.get(key) {
+            Some(serde_json::Value::String(p)) => out.push(p.as_str()),
+            Some(serde_json::Value::Array(items)) => {
+                out.extend(items.iter().filter_map(serde_json::Value::as_str))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// An edit as the ledger writes it: the symbols it touches and its first changed line.
+fn edit_change(path: &str, old: &str, new: &str) -> Option<String> {
+    let old_lines: std::collections::HashSet<&str> = old.lines().map(str::trim).collect();
+    let first = new.lines().map(str::trim).find(|l| !l.is_empty() && !old_lines.contains(l));
+    let names = |text: &str| -> Vec<String> {
+        outline(path, text, 1, 4).into_iter().map(|s| format!("{} {}", s.kind, s.name)).collect()
+    };
+    let mut symbols = names(new);
+    if symbols.is_empty() {
+        symbols = names(old);
+    }
+    let quote = |l: &str| {
+        let l = one_line(l, 100);
+        if l.contains('`') { format!("\"{l}\"") } else { format!("`{l}`") }
+    };
+    match (symbols.is_empty(), first) {
+        (_, None) if new.trim().is_empty() && !old.trim().is_empty() => {
+            Some(format!("removed {}", quote(old.lines().map(str::trim).find(|l| !l.is_empty())?)))
+        }
+        (true, Some(l)) => Some(quote(l)),
+        (false, Some(l)) => Some(format!("{}: {}", symbols.join(", "), quote(l))),
+        (false, None) => Some(symbols.join(", ")),
+        (true, None) => None,
+    }
+}
+
+/// The `(search, replace)` pairs of a Cline `replace_in_file` or Roo `apply_diff` diff
+/// (`------- SEARCH` / `=======` / `+++++++ REPLACE`, or `<<<<<<< SEARCH` / `>>>>>>> REPLACE`).
+fn search_replace_blocks(diff: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut old = String::new();
+    let mut new = String::new();
+    let mut state = 0; // 0 outside, 1 in search, 2 in replace
+    for line in diff.lines() {
+        let t = line.trim();
+        if t.ends_with("SEARCH") && (t.starts_with("-------") || t.starts_with("<<<<<<<")) {
+            state = 1;
+            old.clear();
+            new.clear();
+        } else if t == "=======" && state == 1 {
+            state = 2;
+        } else if t.ends_with("REPLACE")
+            && (t.starts_with("+++++++") || t.starts_with(">>>>>>>"))
+            && state == 2
+        {
+            out.push((std::mem::take(&mut old), std::mem::take(&mut new)));
+            state = 0;
+        } else if state == 1 {
+            // Roo's `:start_line:` and its separator are not the file's text.
+            if !(t.starts_with(":start_line:") || t.starts_with(":end_line:") || t == "-------") {
+                old.push_str(line);
+                old.push('\n');
+            }
+        } else if state == 2 {
+            new.push_str(line);
+            new.push('\n');
+        }
+    }
+    out
+}
+
+/// One file of an `apply_patch` patch: what is done to it, what its hunks change, and for a
+/// new file its text.
+struct PatchFile {
+    path: String,
+    action: FileAction,
+    changes: Vec<String>,
+    added: String,
+}
+
+/// The files of an `apply_patch` patch with their hunks: `@@ context` names the symbol a hunk is
+/// in; its first `+` line is what changed.
+fn patch_hunks(text: &str) -> Vec<PatchFile> {
+    if !text.contains("*** ") {
+        return Vec::new();
+    }
+    let mut out: Vec<PatchFile> = Vec::new();
+    let files = patch_files(text);
+    if files.is_empty() {
+        return out;
+    }
+    let mut current: Option<PatchFile> = None;
+    let mut context = String::new();
+    let mut first_added: Option<String> = None;
+    let flush_hunk = |file: &mut PatchFile, context: &mut String, first: &mut Option<String>| {
+        if let Some(line) = first.take() {
+            let line = one_line(&line, 100);
+            let quoted = if line.contains('`') { format!("\"{line}\"") } else { format!("`{line}`") };
+            let change =
+                if context.is_empty() { quoted } else { format!("{}: {quoted}", one_line(context, 80)) };
+            add_change(&mut file.changes, change);
+        }
+        context.clear();
+    };
+    for line in text.lines() {
+        let header = [
+            ("*** Add File: ", FileAction::Created),
+            ("*** Update File: ", FileAction::Edited),
+            ("*** Delete File: ", FileAction::Deleted),
+            ("*** Move to: ", FileAction::Created),
+        ]
+        .into_iter()
+        .find_map(|(p, a)| line.trim().strip_prefix(p).map(|path| (path.trim().to_owned(), a)));
+        if let Some((path, action)) = header {
+            if let Some(mut f) = current.take() {
+                flush_hunk(&mut f, &mut context, &mut first_added);
+                out.push(f);
+            }
+            current = Some(PatchFile { path, action, changes: Vec::new(), added: String::new() });
+            continue;
+        }
+        let Some(file) = current.as_mut() else { continue };
+        if let Some(ctx) = line.strip_prefix("@@") {
+            flush_hunk(file, &mut context, &mut first_added);
+            context = ctx.trim().to_owned();
+        } else if let Some(added) = line.strip_prefix('+') {
+            if file.action == FileAction::Created {
+                file.added.push_str(added);
+                file.added.push('\n');
+            } else if first_added.is_none() && !added.trim().is_empty() {
+                first_added = Some(added.trim().to_owned());
+            }
+        } else if line.starts_with("*** End Patch") {
+            flush_hunk(file, &mut context, &mut first_added);
+        }
+    }
+    if let Some(mut f) = current.take() {
+        flush_hunk(&mut f, &mut context, &mut first_added);
+        out.push(f);
+    }
+    out
+}
+
+/// A command's output without its tool's wrapper: Codex's `{"output": …, "metadata": …}` and
+/// `Exit code: 0 / Wall time / Output:` header.
+fn command_output(text: &str) -> std::borrow::Cow<'_, str> {
+    let t = text.trim_start();
+    if t.starts_with("{\"output\"")
+        && let Ok(value) = serde_json::from_str::<serde_json::Value>(t)
+        && let Some(output) = value.get("output").and_then(serde_json::Value::as_str)
+    {
+        return output.to_owned().into();
+    }
+    if let Some(at) = text.find("\nOutput:\n")
+        && text[..at].lines().any(|l| l.starts_with("Exit code:") || l.starts_with("Wall time:"))
+    {
+        return text[at + "\nOutput:\n".len()..].into();
+    }
+    text.into()
 }
 
 /// What tells the user messages of a ledger apart: their whole [`normalize`]d text, and for a

@@ -27,18 +27,25 @@ use crate::model::ContentBlock;
 
 mod calls;
 mod constraints;
+mod errors;
+mod findings;
 mod gather;
+mod names;
+mod outline;
 mod pasted;
 mod probes;
 mod render;
+mod shell;
 mod words;
 
 #[cfg(test)]
 pub(crate) use calls::parse_header;
 pub(crate) use calls::{encoded_headers, file_action, is_shell, patch_files, strings};
 pub use constraints::{constraints, is_constraint};
+pub use names::names_in;
 pub use pasted::{cut_pasted, own_words, pasted_ranges};
 pub use probes::{Haystack, Later, check_probes, check_probes_in, normalize, piece, view_text};
+pub use render::Live;
 pub use words::user_words;
 
 /// The first line of a rendered ledger.
@@ -47,6 +54,9 @@ pub const OPEN_TAG: &str = "<context_condenser_ledger>";
 pub const CLOSE_TAG: &str = "</context_condenser_ledger>";
 /// The share of a target, in percent, the user's words may take in the ledger.
 pub const BUDGET_PERCENT: usize = 15;
+/// The share of a target, in percent, the working state may take in the ledger (beside the
+/// user's words' [`BUDGET_PERCENT`]).
+pub const WORK_PERCENT: usize = 30;
 /// Characters of a user message's start that make its probe.
 pub const PROBE_CHARS: usize = 80;
 /// A user message this short is put back whole when the probes miss it; a longer one by its start.
@@ -59,10 +69,18 @@ const HEAD_CHARS: usize = 600;
 
 const INTRO: &str = "Kept by Context Condenser, by code, from the messages it hid.";
 const USER_HEADER: &str = "## The user's own words";
-const FILES_HEADER: &str = "## Files touched (latest state)";
-const COMMANDS_HEADER: &str = "## Commands run";
+/// The headers of the files and commands of ledgers written before the working state had a
+/// section of its own; they still read back.
+const OLD_FILES_HEADER: &str = "## Files touched (latest state)";
+const OLD_COMMANDS_HEADER: &str = "## Commands run";
 const TODOS_HEADER: &str = "## Todo list (latest version)";
 const NOTES_HEADER: &str = "## Also not to lose";
+const WORK_HEADER: &str = "## Working state (#N: the message it was last seen in)";
+const FILES_HEADER: &str = "### Files";
+const ERRORS_HEADER: &str = "### Errors and test results";
+const COMMANDS_HEADER: &str = "### Commands run";
+const FINDINGS_HEADER: &str = "### Findings and decisions";
+const NAMES_HEADER: &str = "### Names still in play";
 const MESSAGE_PREFIX: &str = "### User message";
 
 /// One user message's own words, client wrappers removed.
@@ -115,16 +133,97 @@ pub struct FileTouch {
     pub path: String,
     /// The latest state: a read does not undo an edit; an edit of a created file keeps it created.
     pub action: FileAction,
+    /// The message of its latest touch (see [`Ledger::of_numbered`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<usize>,
+    /// The symbols the text the agent saw of it defines, with their lines: `fn parse l.10`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outline: Vec<String>,
+    /// What its latest edits changed: the symbols and each hunk's first changed line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+}
+
+impl FileTouch {
+    /// A file with what was done to it and nothing else known.
+    pub fn new(path: impl Into<String>, action: FileAction) -> Self {
+        FileTouch { path: path.into(), action, at: None, outline: Vec::new(), changes: Vec::new() }
+    }
 }
 
 /// A command and, when its result showed it, its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CommandRun {
-    /// The command, on one line.
+    /// The command, on one line (a heredoc by its target and size).
     pub command: String,
     /// `exit N`, or the first error line; absent when the result did not show it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// The message of its latest run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<usize>,
+    /// The result line that sums it up (a test run's or a build's), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The paths its result listed (a search, a listing, a sub-agent's report), the first few,
+    /// then `+N more`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed: Vec<String>,
+    /// The lines a search found, the first few.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<String>,
+}
+
+impl CommandRun {
+    /// A command with its outcome and nothing else known.
+    pub fn new(command: impl Into<String>, outcome: Option<String>) -> Self {
+        CommandRun {
+            command: command.into(),
+            outcome,
+            at: None,
+            summary: None,
+            listed: Vec::new(),
+            matches: Vec::new(),
+        }
+    }
+}
+
+/// An error or a failing test a result reported, and whether a later run passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorSeen {
+    /// What identifies it across runs (`E0308 src/lib.rs:40:5`, `test retry::backoff`); a
+    /// ledger read back keys it by its text.
+    pub key: String,
+    /// What it says, on one line, with where it is.
+    pub text: String,
+    /// The message of its latest report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<usize>,
+    /// The command that reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// How it was resolved: `` `cargo test` passed at #30 ``; absent while it stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<String>,
+}
+
+/// A sentence of the assistant's stating a cause, a conclusion, a change, a plan or a dead end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Finding {
+    /// The sentence, verbatim.
+    pub text: String,
+    /// Its message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<usize>,
+}
+
+/// A name the kept messages still use whose context the condensation hid, and what it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NameSeen {
+    /// The symbol, path or error name, as written.
+    pub name: String,
+    /// Where it was defined or last seen, and the line that shows it.
+    pub what: String,
 }
 
 /// One item of the todo list.
@@ -147,6 +246,15 @@ pub struct Ledger {
     pub commands: Vec<CommandRun>,
     /// The latest version of the todo list.
     pub todos: Vec<Todo>,
+    /// Errors and failing tests, in the order of their latest report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorSeen>,
+    /// The assistant's findings and decisions, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Names still in play (set by the condensation that knows what it kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<NameSeen>,
     /// User messages an earlier rendering named by count instead of quoting.
     #[serde(default)]
     pub earlier_unquoted: usize,
@@ -174,6 +282,9 @@ impl Ledger {
             && self.files.is_empty()
             && self.commands.is_empty()
             && self.todos.is_empty()
+            && self.errors.is_empty()
+            && self.findings.is_empty()
+            && self.names.is_empty()
             && self.earlier_unquoted == 0
             && self.notes.is_empty()
     }
@@ -188,6 +299,27 @@ pub fn is_ledger_block(block: &ContentBlock) -> bool {
 /// current context size).
 pub fn budget_for(target_tokens: Option<usize>, context_tokens: usize) -> usize {
     target_tokens.unwrap_or(context_tokens) * BUDGET_PERCENT / 100
+}
+
+/// What a rendering of a ledger may take, in tokens: the user's words' share and the working
+/// state's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// The user's words (instructions are kept past it).
+    pub words: usize,
+    /// The working state (files changed are named past it).
+    pub work: usize,
+}
+
+impl Budget {
+    /// The budget under a target: [`BUDGET_PERCENT`] of it for the words and [`WORK_PERCENT`]
+    /// for the working state. Without a target (a summary that sets its own size, a run with
+    /// none), the words' share of the context for each.
+    pub fn for_target(target_tokens: Option<usize>, context_tokens: usize) -> Budget {
+        let words = budget_for(target_tokens, context_tokens);
+        let work = target_tokens.map_or(words, |t| t * WORK_PERCENT / 100);
+        Budget { words, work }
+    }
 }
 
 /// The text on one line, at most `max` characters (cut with `…`).
@@ -267,13 +399,18 @@ mod tests {
             ),
         ];
         let l = of(&messages);
+        let files: Vec<(&str, FileAction)> = l.files.iter().map(|f| (f.path.as_str(), f.action)).collect();
         assert_eq!(
-            l.files,
-            [
-                FileTouch { path: "/repo/src/retry.rs".into(), action: FileAction::Edited },
-                FileTouch { path: "/repo/tests/retry_flaky.rs".into(), action: FileAction::Created },
-            ]
+            files,
+            [("/repo/src/retry.rs", FileAction::Edited), ("/repo/tests/retry_flaky.rs", FileAction::Created)]
         );
+        // What the read showed and what the edit changed; the new file's outline.
+        assert_eq!(l.files[0].outline, ["fn retry l.1"]);
+        assert_eq!(l.files[0].changes, ["`b`"]);
+        assert_eq!(l.files[1].changes, ["written whole, 1 lines"]);
+        assert_eq!(l.errors.len(), 1);
+        assert_eq!(l.errors[0].text, "test retry::backoff failed");
+        assert_eq!(l.commands[0].command, "cargo test -p retry");
         assert_eq!(l.commands.len(), 1);
         assert_eq!(l.commands[0].command, "cargo test -p retry");
         assert_eq!(l.commands[0].outcome.as_deref(), Some("error: test retry::backoff ... FAILED"));
@@ -337,6 +474,10 @@ mod tests {
         );
         // apply_patch is a file edit, not a command.
         assert_eq!(l.commands, [CommandRun {
+            at: None,
+            summary: None,
+            listed: Vec::new(),
+            matches: Vec::new(),
             command: "npm test".into(),
             outcome: Some("exit 1: {\"output\":\"FAIL src/a.test.ts\\nTypeError: x is not a function\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":2.1}}".into())
         }]);
@@ -374,10 +515,14 @@ mod tests {
             ),
         ];
         let l = of(&messages);
-        assert_eq!(l.files, [FileTouch { path: "src/settings.css".into(), action: FileAction::Edited }]);
+        assert_eq!(l.files, [FileTouch::new("src/settings.css", FileAction::Edited)]);
         assert_eq!(
             l.commands,
             [CommandRun {
+                at: None,
+                summary: None,
+                listed: Vec::new(),
+                matches: Vec::new(),
                 command: "npm run lint".into(),
                 outcome: Some("error: error 'x' is defined but never used no-unused-vars".into())
             }]
@@ -444,12 +589,12 @@ mod tests {
                 UserWords { text: "Use tabs.".into() },
             ],
             files: vec![
-                FileTouch { path: "src/main.rs".into(), action: FileAction::Edited },
-                FileTouch { path: "docs/a b.md".into(), action: FileAction::Read },
+                FileTouch::new("src/main.rs", FileAction::Edited),
+                FileTouch::new("docs/a b.md", FileAction::Read),
             ],
             commands: vec![
-                CommandRun { command: "cargo build".into(), outcome: Some("exit 0".into()) },
-                CommandRun { command: "ls".into(), outcome: None },
+                CommandRun::new("cargo build", Some("exit 0".into())),
+                CommandRun::new("ls", None),
             ],
             todos: vec![
                 Todo { text: "write docs".into(), done: false },
@@ -457,6 +602,7 @@ mod tests {
             ],
             earlier_unquoted: 0,
             notes: vec!["open todo: ship it".into()],
+            ..Ledger::default()
         }
     }
 
@@ -490,8 +636,8 @@ mod tests {
         let merged = of(&[summary, user("u", "Use tabs."), later]);
         assert_eq!(merged.user_messages.len(), 2);
         assert_eq!(
-            merged.files.last(),
-            Some(&FileTouch { path: "docs/a b.md".into(), action: FileAction::Edited })
+            merged.files.last().map(|f| (f.path.as_str(), f.action)),
+            Some(("docs/a b.md", FileAction::Edited))
         );
     }
 
@@ -571,10 +717,8 @@ mod tests {
         assert!(probe.needle.chars().count() >= PROBE_CHARS - 1);
         assert!(normalize(&probe.restore).contains(&probe.needle) && probe.restore.len() < 100);
         let mut pruned = sample();
-        let later = Ledger {
-            files: vec![FileTouch { path: "src/main.rs".into(), action: FileAction::Read }],
-            ..Ledger::default()
-        };
+        let later =
+            Ledger { files: vec![FileTouch::new("src/main.rs", FileAction::Read)], ..Ledger::default() };
         pruned.prune(&later, "Use tabs.");
         assert_eq!(pruned.user_messages.len(), 1);
         assert_eq!(pruned.files.len(), 1);

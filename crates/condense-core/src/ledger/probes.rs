@@ -27,8 +27,18 @@ impl Ledger {
         self.user_messages.retain(|_| !seen.next().copied().unwrap_or(false));
         let mut seen = notes_found.iter();
         self.notes.retain(|_| !seen.next().copied().unwrap_or(false));
-        self.files.retain(|f| !later.files.contains(&f.path));
+        // A file touched later stays when the ledger knows more of it than a later call shows
+        // (what a hidden read showed of it, what hidden edits changed).
+        self.files
+            .retain(|f| !later.files.contains(&f.path) || !f.outline.is_empty() || !f.changes.is_empty());
         self.commands.retain(|c| !later.commands.contains(&c.command));
+        // A later run of the command that reported an error shows where it stands now.
+        self.errors.retain(|e| e.command.as_ref().is_none_or(|c| !later.commands.contains(c)));
+        if !self.findings.is_empty() {
+            let texts: Vec<String> = self.findings.iter().map(|f| normalize(&f.text)).collect();
+            let mut found = visible.find(texts.iter().map(String::as_str)).into_iter();
+            self.findings.retain(|_| !found.next().unwrap_or(false));
+        }
         if later.todos {
             self.todos.clear();
         }

@@ -6,34 +6,30 @@ use crate::tokens::TokenCounter;
 
 use super::calls::checkbox;
 use super::{
-    CLOSE_TAG, COMMANDS_HEADER, CommandRun, FILES_HEADER, FileAction, FileTouch, HEAD_CHARS, INTRO, Ledger,
-    MESSAGE_PREFIX, NOTES_HEADER, OPEN_TAG, TODOS_HEADER, USER_HEADER, UserWords, constraints,
+    BUDGET_PERCENT, Budget, CLOSE_TAG, COMMANDS_HEADER, CommandRun, ERRORS_HEADER, ErrorSeen, FILES_HEADER,
+    FINDINGS_HEADER, FileAction, FileTouch, Finding, HEAD_CHARS, INTRO, Ledger, MESSAGE_PREFIX, NAMES_HEADER,
+    NOTES_HEADER, NameSeen, OLD_COMMANDS_HEADER, OLD_FILES_HEADER, OPEN_TAG, TODOS_HEADER, USER_HEADER,
+    UserWords, WORK_HEADER, WORK_PERCENT, constraints,
 };
 
 impl Ledger {
     /// The ledger as one block between [`OPEN_TAG`] and [`CLOSE_TAG`]. The user's words take at
     /// most `budget_tokens`: past it, the longest messages are cut to head and tail first; only
-    /// then the oldest are named by count; the first always stays.
+    /// then the oldest are named by count; the first always stays. The working state takes at
+    /// most its own share ([`WORK_PERCENT`] beside the words' [`BUDGET_PERCENT`]), its items
+    /// ranked by [`Live`] (none here; see [`Ledger::render_within`]).
     pub fn render(&self, budget_tokens: usize, tokens: &dyn TokenCounter) -> String {
+        let budget = Budget { words: budget_tokens, work: budget_tokens * WORK_PERCENT / BUDGET_PERCENT };
+        self.render_within(budget, tokens, &Live::default())
+    }
+
+    /// [`Ledger::render`] within a [`Budget`], the working state's items ranked by what is still
+    /// live.
+    pub fn render_within(&self, budget: Budget, tokens: &dyn TokenCounter, live: &Live) -> String {
         let mut out = format!("{OPEN_TAG}\n{INTRO}\n");
         if !self.user_messages.is_empty() || self.earlier_unquoted > 0 {
             out.push_str(&format!("\n{USER_HEADER}\n"));
-            out.push_str(&self.render_words(budget_tokens, tokens));
-        }
-        if !self.files.is_empty() {
-            out.push_str(&format!("\n{FILES_HEADER}\n"));
-            for f in &self.files {
-                out.push_str(&format!("- {} {}\n", f.action.as_str(), f.path));
-            }
-        }
-        if !self.commands.is_empty() {
-            out.push_str(&format!("\n{COMMANDS_HEADER}\n"));
-            for c in &self.commands {
-                out.push_str(&format!("- $ {}\n", c.command));
-                if let Some(o) = &c.outcome {
-                    out.push_str(&format!("  → {o}\n"));
-                }
-            }
+            out.push_str(&self.render_words(budget.words, tokens));
         }
         if !self.todos.is_empty() {
             out.push_str(&format!("\n{TODOS_HEADER}\n"));
@@ -41,6 +37,7 @@ impl Ledger {
                 out.push_str(&format!("- [{}] {}\n", if t.done { "x" } else { " " }, t.text));
             }
         }
+        out.push_str(&self.render_work(budget.work, tokens, live));
         if !self.notes.is_empty() {
             out.push_str(&format!("\n{NOTES_HEADER}\n"));
             for n in &self.notes {
@@ -51,6 +48,165 @@ impl Ledger {
         out
     }
 
+    /// The working state within `budget` tokens: every item scored (still live first, then an
+    /// open error, a file changed, …, then the latest), taken whole while it fits, else by its
+    /// first line, else left out and counted; each section then lists its items latest first.
+    fn render_work(&self, budget: usize, tokens: &dyn TokenCounter, live: &Live) -> String {
+        let mut items: Vec<Item> = Vec::new();
+        for (i, f) in self.files.iter().enumerate() {
+            let mut head = format!("- {} {}", f.action.as_str(), f.path);
+            if let Some(at) = f.at {
+                head.push_str(&format!(" (#{at})"));
+            }
+            let mut detail = Vec::new();
+            if !f.outline.is_empty() {
+                detail.push(format!("  defines: {}", f.outline.join(", ")));
+            }
+            for c in &f.changes {
+                detail.push(format!("  changed: {c}"));
+            }
+            let base = match (f.action, f.outline.is_empty()) {
+                (FileAction::Read, true) => 1,
+                (FileAction::Read, false) => 2,
+                _ => 3,
+            };
+            let mut item = Item::new(
+                Section::Files,
+                i,
+                f.at,
+                base + 10 * u32::from(live.files.contains(&i)),
+                head,
+                detail,
+            );
+            item.required = f.action != FileAction::Read;
+            items.push(item);
+        }
+        for (i, e) in self.errors.iter().enumerate() {
+            let head = format!(
+                "- {}{}{}",
+                e.at.map(|n| format!("#{n} ")).unwrap_or_default(),
+                e.text,
+                match &e.fixed {
+                    Some(how) => format!(" → fixed: {how}"),
+                    None => " → not fixed in what was hidden".to_owned(),
+                }
+            );
+            let base = if e.fixed.is_none() { 6 } else { 2 };
+            items.push(Item::new(
+                Section::Errors,
+                i,
+                e.at,
+                base + 10 * u32::from(live.errors.contains(&i)),
+                head,
+                Vec::new(),
+            ));
+        }
+        for (i, c) in self.commands.iter().enumerate() {
+            let mut head = format!("- $ {}", c.command);
+            if let Some(at) = c.at {
+                head.push_str(&format!(" (#{at})"));
+            }
+            let mut detail = Vec::new();
+            if let Some(o) = &c.outcome {
+                detail.push(format!("  → {o}"));
+            }
+            if let Some(s) = &c.summary
+                && c.outcome.as_deref().is_none_or(|o| !o.contains(s.as_str()))
+            {
+                detail.push(format!("  ⇒ {s}"));
+            }
+            if !c.listed.is_empty() {
+                detail.push(format!("  lists: {}", c.listed.join(", ")));
+            }
+            for m in &c.matches {
+                detail.push(format!("  | {m}"));
+            }
+            let failed = c.outcome.as_deref().is_some_and(|o| o != "exit 0");
+            let base = 1 + u32::from(failed) + u32::from(c.summary.is_some());
+            items.push(Item::new(
+                Section::Commands,
+                i,
+                c.at,
+                base + 10 * u32::from(live.commands.contains(&i)),
+                head,
+                detail,
+            ));
+        }
+        for (i, f) in self.findings.iter().enumerate() {
+            let head = format!("- {}{}", f.at.map(|n| format!("#{n} ")).unwrap_or_default(), f.text);
+            items.push(Item::new(
+                Section::Findings,
+                i,
+                f.at,
+                2 + 10 * u32::from(live.findings.contains(&i)),
+                head,
+                Vec::new(),
+            ));
+        }
+        for (i, n) in self.names.iter().enumerate() {
+            let head = format!("- `{}` — {}", n.name, n.what);
+            items.push(Item::new(Section::Names, i, None, 12, head, Vec::new()));
+        }
+        if items.is_empty() {
+            return String::new();
+        }
+        // Highest score first; among equals, the latest.
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| {
+            (items[b].score, items[b].at.unwrap_or(0), items[b].index).cmp(&(
+                items[a].score,
+                items[a].at.unwrap_or(0),
+                items[a].index,
+            ))
+        });
+        // The section's header is paid by its first item.
+        let mut used = tokens.count_text_cached(WORK_HEADER) + 2;
+        let mut opened = [false; Section::ALL.len()];
+        for &k in &order {
+            let item = &mut items[k];
+            let header = match opened[item.section as usize] {
+                true => 0,
+                false => tokens.count_text_cached(item.section.header()) + 1,
+            };
+            let whole = tokens.count_text_cached(&item.text(true)) + 1;
+            if used + header + whole <= budget {
+                used += header + whole;
+                item.shown = Some(true);
+                opened[item.section as usize] = true;
+                continue;
+            }
+            let head = tokens.count_text_cached(&item.head) + 1;
+            // A file changed is a fact the condensation is checked against: always named.
+            if !item.detail.is_empty() && used + header + head <= budget || item.required {
+                used += header + head;
+                item.shown = Some(false);
+                opened[item.section as usize] = true;
+            }
+        }
+        if items.iter().all(|i| i.shown.is_none()) {
+            return String::new();
+        }
+        let mut out = format!("\n{WORK_HEADER}\n");
+        for section in Section::ALL {
+            let mut chosen: Vec<&Item> =
+                items.iter().filter(|i| i.section == section && i.shown.is_some()).collect();
+            if chosen.is_empty() {
+                continue;
+            }
+            // Latest first (a section's own order is oldest first).
+            chosen.sort_by_key(|i| std::cmp::Reverse((i.at.unwrap_or(0), i.index)));
+            out.push_str(&format!("{}\n", section.header()));
+            for item in chosen {
+                out.push_str(&item.text(item.shown == Some(true)));
+                out.push('\n');
+            }
+        }
+        let left = items.iter().filter(|i| i.shown.is_none()).count();
+        if left > 0 {
+            out.push_str(&format!("(+{left} older items)\n"));
+        }
+        out
+    }
     /// The user's words within `budget` tokens. Past it, the longest messages are cut to head
     /// and tail, keeping every instruction of the cut middle ([`constraints`]) word for word;
     /// then the oldest (never the first) are cut to their instructions alone, or named by count
@@ -110,6 +266,7 @@ impl Ledger {
         let body = &text[start..end];
         let mut ledger = Ledger::default();
         let mut section = "";
+        let mut in_work = false;
         let mut current: Option<Vec<&str>> = None;
         let flush = |ledger: &mut Ledger, current: &mut Option<Vec<&str>>| {
             if let Some(lines) = current.take() {
@@ -120,9 +277,17 @@ impl Ledger {
             }
         };
         for line in body.lines() {
-            if [USER_HEADER, FILES_HEADER, COMMANDS_HEADER, TODOS_HEADER, NOTES_HEADER].contains(&line) {
+            let top =
+                [USER_HEADER, OLD_FILES_HEADER, OLD_COMMANDS_HEADER, TODOS_HEADER, NOTES_HEADER, WORK_HEADER];
+            let sub = [FILES_HEADER, ERRORS_HEADER, COMMANDS_HEADER, FINDINGS_HEADER, NAMES_HEADER];
+            if top.contains(&line) || in_work && sub.contains(&line) {
                 flush(&mut ledger, &mut current);
-                section = line;
+                in_work = line == WORK_HEADER || in_work && sub.contains(&line);
+                section = match line {
+                    OLD_FILES_HEADER => FILES_HEADER,
+                    OLD_COMMANDS_HEADER => COMMANDS_HEADER,
+                    l => l,
+                };
                 continue;
             }
             match section {
@@ -142,20 +307,76 @@ impl Ledger {
                     }
                 }
                 FILES_HEADER => {
+                    if let Some(outline) = line.strip_prefix("  defines: ") {
+                        if let Some(f) = ledger.files.last_mut() {
+                            f.outline = outline.split(", ").map(str::to_owned).collect();
+                        }
+                        continue;
+                    }
+                    if let Some(change) = line.strip_prefix("  changed: ") {
+                        if let Some(f) = ledger.files.last_mut() {
+                            f.changes.push(change.to_owned());
+                        }
+                        continue;
+                    }
                     let touch = line.strip_prefix("- ").and_then(|l| l.split_once(' '));
-                    if let Some((action, path)) = touch
+                    if let Some((action, rest)) = touch
                         && let Some(action) = FileAction::parse(action)
                     {
-                        ledger.files.push(FileTouch { path: path.to_owned(), action });
+                        let (path, at) = split_number(rest);
+                        ledger.files.push(FileTouch { at, ..FileTouch::new(path, action) });
                     }
                 }
                 COMMANDS_HEADER => {
                     if let Some(command) = line.strip_prefix("- $ ") {
-                        ledger.commands.push(CommandRun { command: command.to_owned(), outcome: None });
+                        let (command, at) = split_number(command);
+                        ledger.commands.push(CommandRun { at, ..CommandRun::new(command, None) });
                     } else if let Some(outcome) = line.strip_prefix("  → ")
                         && let Some(last) = ledger.commands.last_mut()
                     {
                         last.outcome = Some(outcome.to_owned());
+                    } else if let Some(summary) = line.strip_prefix("  ⇒ ")
+                        && let Some(last) = ledger.commands.last_mut()
+                    {
+                        last.summary = Some(summary.to_owned());
+                    } else if let Some(listed) = line.strip_prefix("  lists: ")
+                        && let Some(last) = ledger.commands.last_mut()
+                    {
+                        last.listed = listed.split(", ").map(str::to_owned).collect();
+                    } else if let Some(found) = line.strip_prefix("  | ")
+                        && let Some(last) = ledger.commands.last_mut()
+                    {
+                        last.matches.push(found.to_owned());
+                    }
+                }
+                ERRORS_HEADER => {
+                    if let Some(item) = line.strip_prefix("- ") {
+                        let (at, rest) = leading_number(item);
+                        let (text, fixed) = match rest.split_once(" → fixed: ") {
+                            Some((t, f)) => (t, Some(f.to_owned())),
+                            None => {
+                                (rest.strip_suffix(" → not fixed in what was hidden").unwrap_or(rest), None)
+                            }
+                        };
+                        ledger.errors.push(ErrorSeen {
+                            key: text.to_owned(),
+                            text: text.to_owned(),
+                            at,
+                            command: None,
+                            fixed,
+                        });
+                    }
+                }
+                FINDINGS_HEADER => {
+                    if let Some(item) = line.strip_prefix("- ") {
+                        let (at, text) = leading_number(item);
+                        ledger.findings.push(Finding { text: text.to_owned(), at });
+                    }
+                }
+                NAMES_HEADER => {
+                    if let Some((name, what)) = line.strip_prefix("- `").and_then(|l| l.split_once("` — "))
+                    {
+                        ledger.names.push(NameSeen { name: name.to_owned(), what: what.to_owned() });
                     }
                 }
                 TODOS_HEADER => {
@@ -172,8 +393,106 @@ impl Ledger {
             }
         }
         flush(&mut ledger, &mut current);
+        // The working state is written latest first; a ledger keeps its items oldest first.
+        ledger.files.reverse();
+        ledger.commands.reverse();
+        ledger.errors.reverse();
+        ledger.findings.reverse();
+        ledger.names.reverse();
         Some(ledger)
     }
+}
+
+/// What of a ledger's working state the kept messages still name, by item position: the items
+/// [`Ledger::render_within`] ranks first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Live {
+    pub(crate) files: std::collections::HashSet<usize>,
+    pub(crate) errors: std::collections::HashSet<usize>,
+    pub(crate) commands: std::collections::HashSet<usize>,
+    pub(crate) findings: std::collections::HashSet<usize>,
+}
+
+/// The sections of the working state, in the order they are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+enum Section {
+    Files,
+    Errors,
+    Commands,
+    Findings,
+    Names,
+}
+
+impl Section {
+    const ALL: [Section; 5] =
+        [Section::Files, Section::Errors, Section::Commands, Section::Findings, Section::Names];
+
+    fn header(self) -> &'static str {
+        match self {
+            Section::Files => FILES_HEADER,
+            Section::Errors => ERRORS_HEADER,
+            Section::Commands => COMMANDS_HEADER,
+            Section::Findings => FINDINGS_HEADER,
+            Section::Names => NAMES_HEADER,
+        }
+    }
+}
+
+/// One item of the working state as rendered: its first line, the lines that detail it, and
+/// whether it is shown (whole, or by its first line).
+struct Item {
+    section: Section,
+    index: usize,
+    at: Option<usize>,
+    score: u32,
+    head: String,
+    detail: Vec<String>,
+    shown: Option<bool>,
+    /// Named whatever the budget (a file created, edited or deleted).
+    required: bool,
+}
+
+impl Item {
+    fn new(
+        section: Section,
+        index: usize,
+        at: Option<usize>,
+        score: u32,
+        head: String,
+        detail: Vec<String>,
+    ) -> Self {
+        Item { section, index, at, score, head, detail, shown: None, required: false }
+    }
+
+    fn text(&self, whole: bool) -> String {
+        if whole && !self.detail.is_empty() {
+            format!("{}\n{}", self.head, self.detail.join("\n"))
+        } else {
+            self.head.clone()
+        }
+    }
+}
+
+/// `text (#12)` → (`text`, 12).
+fn split_number(text: &str) -> (&str, Option<usize>) {
+    if let Some(open) = text.rfind(" (#")
+        && let Some(n) = text[open + 3..].strip_suffix(')').and_then(|n| n.parse().ok())
+    {
+        return (&text[..open], Some(n));
+    }
+    (text, None)
+}
+
+/// `#12 text` → (12, `text`).
+fn leading_number(text: &str) -> (Option<usize>, &str) {
+    if let Some(rest) = text.strip_prefix('#')
+        && let Some((n, text)) = rest.split_once(' ')
+        && let Ok(n) = n.parse()
+    {
+        return (Some(n), text);
+    }
+    (None, text)
 }
 
 /// Head and tail of a long text, the middle replaced by a note of its size and the

@@ -19,8 +19,8 @@ pub(super) fn ledger_on(options: &CondensationOptions) -> bool {
 }
 
 /// The tokens to keep free for the ledger under a target: the ledger of the whole view (an upper
-/// bound of what the hidden part will need, its user words within their budget), at most a third
-/// of the target.
+/// bound of what the hidden part will need, its user words and working state within their
+/// budgets), at most [`LEDGER_MAX_PERCENT`] of the target.
 pub(super) fn ledger_reserve(
     ctx: &CondensationContext<'_>,
     options: &CondensationOptions,
@@ -32,8 +32,15 @@ pub(super) fn ledger_reserve(
     if estimate.is_empty() {
         return 0;
     }
-    tokens.count_text_cached(&estimate.render(budget, tokens)).min(target / 3)
+    tokens.count_text_cached(&estimate.render(budget, tokens)).min(target * LEDGER_MAX_PERCENT / 100)
 }
+
+/// With a summary, the working state takes at most this part of the words' budget.
+const SUMMARY_WORK_DIVISOR: usize = 8;
+
+/// The most of a target, in percent, the room kept for the ledger takes: the user's words'
+/// share and the working state's, and the block's own lines.
+const LEDGER_MAX_PERCENT: usize = ledger::BUDGET_PERCENT + ledger::WORK_PERCENT;
 
 /// A message without its ledger blocks.
 fn without_ledger(m: &Message) -> Message {
@@ -77,7 +84,19 @@ pub(super) fn keep_what_matters(
         })
         .collect();
     let Some(&first_hidden) = hidden_at.first() else { return (c, origin.to_vec()) };
-    let hidden: Vec<&Message> = hidden_at.iter().map(|&i| &c.messages[i]).collect();
+    // Each hidden message with its number among the conversation's own messages (what the
+    // working state names as `#N`).
+    let numbers: std::collections::HashMap<&str, usize> = ctx
+        .messages
+        .iter()
+        .filter(|m| m.condense_id.is_none() && !m.is_summary)
+        .enumerate()
+        .map(|(n, m)| (m.id.as_str(), n + 1))
+        .collect();
+    let hidden: Vec<(Option<usize>, &Message)> = hidden_at
+        .iter()
+        .map(|&i| (numbers.get(c.messages[i].id.as_str()).copied(), &c.messages[i]))
+        .collect();
     // The ledger the view carries now, from an earlier run: it moves into this run's.
     // A pinned message is never edited: a ledger it carries stays there, and none is added to it.
     let host = c
@@ -92,7 +111,8 @@ pub(super) fn keep_what_matters(
             })
         })
         .unwrap_or_default();
-    full.merge(Ledger::of(&hidden));
+    let numbered: Vec<(usize, &Message)> = hidden.iter().map(|(n, m)| (n.unwrap_or(0), *m)).collect();
+    full.merge(Ledger::of_numbered(&numbered));
     let probes = full.probes();
     let summary_at = c
         .messages
@@ -130,36 +150,70 @@ pub(super) fn keep_what_matters(
     } else {
         output.later_than(first_hidden)
     };
-    let visible = if pruned.user_messages.is_empty() && pruned.notes.is_empty() {
-        Haystack::default()
-    } else {
-        output.bare_haystack()
-    };
+    let visible = output.bare_haystack();
     pruned.prune_in(&later, &visible);
-    drop(visible);
+    // The names the kept messages still use whose context went with the hidden ones.
+    let kept_messages: Vec<&Message> = c.messages.iter().filter(|m| m.is_visible()).collect();
+    // Names explain the rest of a ledger; alone they are not worth one.
+    if !pruned.is_empty() {
+        pruned.names = pruned.names_in_play(&kept_messages, &hidden, &visible);
+    }
 
-    let budget = ledger::budget_for(options.target_tokens, ctx.prev_context_tokens);
+    let mut budget = ledger::Budget::for_target(options.target_tokens, ctx.prev_context_tokens);
+    // A summary of the hidden turns tells their working state already, in its own sections: the
+    // ledger's is then the short list a summary may miss.
+    if summary_at.is_some() {
+        budget.work = budget.work.min(budget.words / SUMMARY_WORK_DIVISOR);
+    }
     let place = summary_at.or_else(|| c.messages.iter().position(|m| m.is_visible() && !m.pinned));
     // The ledger, with what the probes still miss put back as notes; and whether the probes were
     // all found in that very list.
+    // The working state fills the room the target leaves, up to its share: over the target, it
+    // is rendered again with its budget lowered by the overshoot (the words and the files changed
+    // stay whatever their size).
+    let fit = |kept: &Ledger, live: &ledger::Live| {
+        let mut budget = budget;
+        let mut out = insert_ledger(&c.messages, &cid, host, place, kept, budget, tokens, live);
+        if let Some(target) = options.target_tokens {
+            for _ in 0..4 {
+                let size = output.tokens_of(&out, tokens);
+                if size <= target || budget.work == 0 {
+                    break;
+                }
+                // At least an eighth less each time: items leave whole, not token by token.
+                budget.work = budget.work.saturating_sub((size - target).max(budget.work / 8));
+                out = insert_ledger(&c.messages, &cid, host, place, kept, budget, tokens, live);
+            }
+        }
+        (out, budget)
+    };
     let build = |mut kept: Ledger| {
-        let out = insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens);
+        let live = kept.live_in(&visible);
+        let (out, used) = fit(&kept, &live);
         let (_, missing) = output.check(&probes, &out);
         if missing.is_empty() {
-            return (out, kept, 0, true);
+            return (out, kept, 0, true, used);
         }
         kept.notes.extend(missing.iter().map(|p| p.restore.clone()));
-        (insert_ledger(&c.messages, &cid, host, place, &kept, budget, tokens), kept, missing.len(), false)
+        let (out, used) = fit(&kept, &live);
+        (out, kept, missing.len(), false, used)
     };
-    let (mut out, mut kept, mut repaired, mut all_found) = build(pruned.clone());
+    let (mut out, mut kept, mut repaired, mut all_found, mut used) = build(pruned.clone());
     if output.tokens_of(&out, tokens) > ctx.prev_context_tokens {
         // No room for all of it: keep what the probes check (the user's words, the files changed,
         // the open todos); files only read and commands go.
         let mut lean = pruned;
         lean.files.retain(|f| f.action != ledger::FileAction::Read);
+        for f in &mut lean.files {
+            f.outline.clear();
+            f.changes.clear();
+        }
         lean.commands.clear();
+        lean.errors.clear();
+        lean.findings.clear();
+        lean.names.clear();
         lean.todos.retain(|t| !t.done);
-        (out, kept, repaired, all_found) = build(lean);
+        (out, kept, repaired, all_found, used) = build(lean);
     }
     let (found, missing) = if all_found {
         (probes.len(), Vec::new())
@@ -168,8 +222,11 @@ pub(super) fn keep_what_matters(
         (found.len(), missing.iter().map(|p| p.label.clone()).collect())
     };
     let retention = Retention { kept: found, probes: probes.len(), repaired, missing };
-    let block_tokens =
-        if kept.is_empty() { 0 } else { tokens.count_text_cached(&kept.render(budget, tokens)) };
+    let block_tokens = if kept.is_empty() {
+        0
+    } else {
+        tokens.count_text_cached(&kept.render_within(used, tokens, &kept.live_in(&visible)))
+    };
     c.metrics.insert(
         "ledger".into(),
         serde_json::json!({
@@ -177,11 +234,16 @@ pub(super) fn keep_what_matters(
             "files": kept.files.len(),
             "commands": kept.commands.len(),
             "todos": kept.todos.len(),
+            "errors": kept.errors.len(),
+            "findings": kept.findings.len(),
+            "names": kept.names.len(),
             "tokens": block_tokens,
+            "working_state_budget": used.work,
         }),
     );
     c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));
     drop(output);
+    drop(visible);
     let (messages, kept) = materialize(out, std::mem::take(&mut c.messages), origin);
     c.messages = messages;
     (c, kept)
@@ -191,16 +253,18 @@ pub(super) fn keep_what_matters(
 /// empty) added as a text block to the message at `place`, as entries over `messages`. A message
 /// this run added is edited in place; any other is hidden under `cid` and followed by its edited
 /// copy, so undo removes the ledger with the condensation.
+#[allow(clippy::too_many_arguments)]
 fn insert_ledger(
     messages: &[Message],
     cid: &str,
     host: Option<usize>,
     place: Option<usize>,
     ledger: &Ledger,
-    budget: usize,
+    budget: ledger::Budget,
     tokens: &dyn TokenCounter,
+    live: &ledger::Live,
 ) -> Vec<Entry> {
-    let block = (!ledger.is_empty()).then(|| ContentBlock::text(ledger.render(budget, tokens)));
+    let block = (!ledger.is_empty()).then(|| ContentBlock::text(ledger.render_within(budget, tokens, live)));
     let mut out = Vec::with_capacity(messages.len() + 2);
     for (i, m) in messages.iter().enumerate() {
         let mut content = None;

@@ -244,6 +244,8 @@ pub struct Metrics {
 
 /// The metric key of a multi-pass run's passes: a list of [`PassMetric`].
 pub const METRIC_PASSES: &str = "passes";
+/// The metric key of what a reader must know of a run that succeeded: why it is over its target.
+pub const METRIC_NOTE: &str = "note";
 /// The metric key of the probes' verdict: a [`Retention`].
 pub const METRIC_RETENTION: &str = "retention";
 /// The metric key of the flag set when a summary was cut by its output limit: a boolean.

@@ -12,9 +12,15 @@ use crate::tokens::{PositionCounter, PositionCounts, TokenCounter};
 
 use super::checks::{check_result, keep_what_matters, ledger_on, ledger_reserve};
 use super::{
-    CondensationContext, CondensationOptions, CondensationProvider, CondensationResult, Condensed, Metrics,
-    Services, SpendMeter, TemplateToken,
+    CondensationContext, CondensationOptions, CondensationProvider, CondensationResult, Condensed,
+    METRIC_NOTE, Metrics, Services, SpendMeter, TemplateToken,
 };
+
+/// How many more runs a provider without an LLM gets to land its context, ledger included,
+/// within the target.
+const ROOM_TRIES: usize = 4;
+/// A run within its target lands at this share of it or more, in percent, when it can.
+const LAND_PERCENT: usize = 80;
 
 /// Runs a provider the one way providers run.
 pub async fn run_provider(
@@ -93,28 +99,57 @@ pub async fn run_provider(
         Err(e) => return failed(e, (services.clock.now_ms() - start).max(0.0)),
     };
     // A provider that calls no LLM (no summary, no cost) and whose ledger took another room than
-    // the one kept for it runs once more with the room the ledger took: with part of the room
-    // unused, the context lands nearer the target; over the target because the ledger took
-    // more, it lands within. The better run is kept.
+    // the one kept for it runs again with the room the ledger took: with part of the room unused,
+    // the context lands nearer the target; over the target because the ledger took more (it
+    // grows with what is hidden), it runs with its target lowered by the overshoot, up to
+    // [`ROOM_TRIES`] times. The best run is kept: within the target and the largest, else the
+    // smallest.
     let llm_free = condensed.summary.is_none() && condensed.cost == 0.0;
     if let (Some(target), true) = (options.target_tokens, reserved > 0 && llm_free) {
-        let used = condensed.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
-        let first = after;
-        let unused = used < reserved && first < target;
-        let over = used > reserved && first > target;
-        if unused || over {
-            let again =
-                CondensationOptions { target_tokens: Some(target.saturating_sub(used)), ..options.clone() };
-            if let Ok((c, origin)) = attempt(provider, &input, &ctx, &again, options, services, keep).await {
-                let second = input.tokens_of(&c.messages, &origin, services.tokens);
-                let better = match unused {
-                    true => second <= target && second > first,
-                    false => second < first,
-                };
-                if better {
-                    condensed = c;
-                    after = second;
-                }
+        // Rooms known to land over the target (`over`) and within it (`within`): the next room
+        // tried lies between them, or past the one known by the overshoot, or at the size the
+        // ledger took.
+        let ledger_of =
+            |c: &Condensed| c.metrics.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0) as usize;
+        let (mut over, mut within) =
+            if after > target { (Some(reserved), None) } else { (None, Some(reserved)) };
+        let (mut room, mut last, mut used) = (reserved, after, ledger_of(&condensed));
+        for _ in 0..ROOM_TRIES {
+            if after <= target && after >= target * LAND_PERCENT / 100 {
+                break;
+            }
+            let next = match (over, within) {
+                (Some(o), Some(w)) => (o + w) / 2,
+                (Some(o), None) => o + last.saturating_sub(target).max(1),
+                (None, _) if used < room => used,
+                (None, _) => room / 2,
+            };
+            if next == room || next >= target {
+                break;
+            }
+            room = next;
+            let again = CondensationOptions { target_tokens: Some(target - room), ..options.clone() };
+            let Ok((c, origin)) = attempt(provider, &input, &ctx, &again, options, services, keep).await
+            else {
+                break;
+            };
+            let second = input.tokens_of(&c.messages, &origin, services.tokens);
+            last = second;
+            used = ledger_of(&c);
+            if second > target {
+                over = Some(room);
+            } else {
+                within = Some(room);
+            }
+            let better = match (second <= target, after <= target) {
+                (true, true) => second > after,
+                (true, false) => true,
+                (false, true) => false,
+                (false, false) => second < after,
+            };
+            if better {
+                condensed = c;
+                after = second;
             }
         }
     }
@@ -124,6 +159,21 @@ pub async fn run_provider(
     }
     let tokens_saved = i64::try_from(before).unwrap_or(i64::MAX) - i64::try_from(after).unwrap_or(0);
     let mut extra = condensed.metrics;
+    // A run of passes reports what each saved; the ledger the template added is a row of its
+    // own, so the rows add up to the run's saving.
+    if let Some(serde_json::Value::Array(rows)) = extra.get_mut(super::METRIC_PASSES) {
+        let counted: i64 = rows.iter().filter_map(|r| r["tokens_saved"].as_i64()).sum();
+        if counted != tokens_saved {
+            let row = super::PassMetric {
+                pass: "ledger".into(),
+                tokens_saved: tokens_saved - counted,
+                time_ms: 0.0,
+                cost: 0.0,
+                skipped: None,
+            };
+            rows.push(serde_json::to_value(row).expect("a pass metric serializes"));
+        }
+    }
     // A provider that worked to the lowered target is judged against the caller's.
     if let (Some(target), true) = (options.target_tokens, reserved > 0) {
         if extra.contains_key("target_tokens") {
@@ -136,6 +186,25 @@ pub async fn run_provider(
     extra.insert("tokens_after".into(), after.into());
     if let Some(f) = floor {
         extra.insert("floor_tokens".into(), f.floor.into());
+    }
+    // Over the target: never in silence. The run kept what must stay (the floor) and the ledger
+    // of what it hid, and says so.
+    if let Some(target) = options.target_tokens
+        && after > target
+    {
+        let ledger = extra.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0);
+        let floor = floor.map_or_else(String::new, |f| format!("the floor of {} tokens (the system prompt, the first message's own words, the last {} messages, the pinned ones)", f.floor, f.keep_last));
+        let what = match (floor.is_empty(), ledger) {
+            (true, 0) => "what it could not shorten".to_owned(),
+            (true, l) => format!("the ledger of what it hid ({l} tokens)"),
+            (false, 0) => floor,
+            (false, l) => format!("{floor} and the ledger of what it hid ({l} tokens)"),
+        };
+        extra.insert("target_met".into(), false.into());
+        extra.insert(
+            METRIC_NOTE.into(),
+            format!("the target of {target} tokens was not met: {after} tokens are left, for {what}").into(),
+        );
     }
     CondensationResult {
         messages: condensed.messages,
