@@ -599,7 +599,12 @@ fn smart_runs_the_free_passes_offline_and_one_undo_restores_everything() {
     let metrics = result.metrics.as_ref().unwrap();
     let passes = metrics.passes();
     let names: Vec<&str> = passes.iter().map(|p| p.pass.as_str()).collect();
-    assert_eq!(names, ["lossless", "superseded", "mask", "trim_parameters", "native", "truncation"]);
+    // The ledger the template added is a row of its own, so that the rows add up.
+    assert_eq!(
+        names,
+        ["lossless", "superseded", "mask", "trim_parameters", "native", "handover", "truncation", "ledger"]
+    );
+    assert!(passes[7].tokens_saved < 0, "the ledger costs tokens: {:?}", passes[7]);
     assert_eq!(passes[4].skipped.as_deref(), Some("no LLM profile"));
     assert!(passes[1].tokens_saved > 0 && passes[1].skipped.is_none(), "{:?}", passes[1]);
     let saved: i64 = passes.iter().map(|p| p.tokens_saved).sum();
@@ -698,14 +703,14 @@ fn smart_stops_once_the_target_is_met() {
         CondensationOptions { target_tokens: Some(before / 10), ..config(json!({"preset": "conservative"})) },
     );
     let names: Vec<String> = conservative.metrics.unwrap().passes().into_iter().map(|p| p.pass).collect();
-    assert_eq!(names, ["lossless", "superseded", "mask", "trim_parameters"]);
+    assert_eq!(names, ["lossless", "superseded", "mask", "trim_parameters", "ledger"]);
     let custom = run(
         &c,
         "smart",
         CondensationOptions { target_tokens: Some(before / 10), ..config(json!({"passes": "truncation"})) },
     );
     let names: Vec<String> = custom.metrics.unwrap().passes().into_iter().map(|p| p.pass).collect();
-    assert_eq!(names, ["truncation"]);
+    assert_eq!(names, ["truncation", "ledger"]);
 }
 
 /// Issue 25: the model answers "too long" right after a threshold run left the chat at its first
@@ -770,7 +775,7 @@ fn smart_validates_its_pass_list() {
     );
     assert_eq!(
         smart.validate_config(&json!({"passes": "lossless, shrink"})).unwrap_err(),
-        "passes: unknown pass \"shrink\"; the passes are lossless, superseded, mask, trim_parameters, native, truncation"
+        "passes: unknown pass \"shrink\"; the passes are lossless, superseded, mask, trim_parameters, native, handover, truncation"
     );
     assert_eq!(
         smart.validate_config(&json!({"passes": "mask,mask"})).unwrap_err(),

@@ -263,6 +263,15 @@ pub(crate) fn find_client_context(ctx: &CondensationContext<'_>, tokens: &dyn To
     out
 }
 
+/// Whether a client context block lists the workspace's files (Cline's and Roo's first
+/// environment details: `# Current Working Directory (…) Files`): later ones of its kind do not
+/// repeat the list, so only another that lists them replaces it.
+pub(crate) fn lists_files(messages: &[Message], found: &Found) -> bool {
+    let Location::Client(bi, _) = found.location else { return false };
+    matches!(&messages[found.message].content[bi], ContentBlock::Text { text, .. }
+        if text.contains("# Current Working Directory") || text.contains("# Current Workspace Directory"))
+}
+
 /// Every tool result of the view not masked already, oldest first.
 pub(crate) fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCounter) -> Vec<Found> {
     let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
@@ -458,14 +467,16 @@ impl CondensationProvider for MaskProvider {
                 };
         }
 
-        // Client context: the latest of each kind stays, as do the protected messages'.
-        let mut latest: Vec<ClientContext> = Vec::new();
+        // Client context: the latest of each kind stays (one that lists the workspace's files
+        // is a kind of its own), as do the protected messages'.
+        let mut latest: Vec<(ClientContext, bool)> = Vec::new();
         let mut client_kept = vec![false; client.len()];
         for (i, found) in client.iter().enumerate().rev() {
             let Location::Client(_, kind) = found.location else { continue };
-            let is_latest = !latest.contains(&kind);
+            let key = (kind, lists_files(ctx.messages, found));
+            let is_latest = !latest.contains(&key);
             if is_latest {
-                latest.push(kind);
+                latest.push(key);
             }
             client_kept[i] = is_latest || protected.contains(&found.message);
         }

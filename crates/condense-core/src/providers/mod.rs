@@ -3,10 +3,12 @@
 pub mod degenerate;
 mod encoded;
 pub mod floor;
+mod handover;
 mod lossless;
 pub mod manual;
 mod mask;
 pub mod native;
+mod relevance;
 mod smart;
 pub mod summary;
 mod superseded;
@@ -14,6 +16,7 @@ mod trim_parameters;
 mod truncation;
 
 pub use encoded::thousands;
+pub use handover::{HandoverConfig, HandoverProvider};
 pub use lossless::{LosslessConfig, LosslessProvider};
 pub use manual::{ManualConfig, ManualProvider};
 pub use mask::{MaskConfig, MaskProvider};

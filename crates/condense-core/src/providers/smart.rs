@@ -1,5 +1,6 @@
 //! The `smart` provider (SPEC §4): a pipeline of passes toward a target, stopping as soon as it is
 //! met — `lossless` → `superseded` → `mask` → `trim_parameters` → `native` (only with an LLM) →
+//! `handover` (whole older turns hidden by relevance, their working state in the ledger) →
 //! `truncation` as the last resort. Each pass is a provider run through the template on the previous pass's
 //! output, so every pass is checked; their condensations are then squashed into one condense id
 //! ([`crate::model::squash_condensations`]), so one undo restores everything. The result's
@@ -23,8 +24,8 @@ use crate::tokens::TokenCounter;
 use super::floor::floor_tokens;
 use super::mask::{MaskConfig, MaskProvider};
 use super::{
-    LosslessProvider, NativeProvider, SupersededProvider, TrimConfig, TrimParametersProvider,
-    TruncationProvider,
+    HandoverProvider, LosslessProvider, NativeProvider, SupersededProvider, TrimConfig,
+    TrimParametersProvider, TruncationProvider,
 };
 
 /// A pass of the pipeline.
@@ -40,14 +41,24 @@ pub enum Pass {
     TrimParameters,
     /// An LLM summary of the middle (only with an LLM profile).
     Native,
+    /// Whole older turns hidden, those the tail no longer refers to first, their working state
+    /// handed to the ledger.
+    Handover,
     /// The oldest middle trimmed to the target.
     Truncation,
 }
 
 impl Pass {
     /// Every pass, in the pipeline's order.
-    pub const ALL: [Pass; 6] =
-        [Pass::Lossless, Pass::Superseded, Pass::Mask, Pass::TrimParameters, Pass::Native, Pass::Truncation];
+    pub const ALL: [Pass; 7] = [
+        Pass::Lossless,
+        Pass::Superseded,
+        Pass::Mask,
+        Pass::TrimParameters,
+        Pass::Native,
+        Pass::Handover,
+        Pass::Truncation,
+    ];
 
     /// The pass's name in configurations and metrics.
     pub fn name(self) -> &'static str {
@@ -57,6 +68,7 @@ impl Pass {
             Pass::Mask => "mask",
             Pass::TrimParameters => "trim_parameters",
             Pass::Native => "native",
+            Pass::Handover => "handover",
             Pass::Truncation => "truncation",
         }
     }
@@ -74,7 +86,8 @@ pub enum Preset {
     /// results kept), and tool arguments of 2,000 characters or more trimmed.
     Conservative,
     /// The whole pipeline: lossless, superseded content, mask (last 6 kept), arguments of 800
-    /// characters or more trimmed, an LLM summary when a profile is set, truncation as the last
+    /// characters or more trimmed, an LLM summary when a profile is set, older turns handed over to
+    /// the ledger by relevance, truncation as the last
     /// resort.
     #[default]
     Balanced,
@@ -173,13 +186,13 @@ impl ConfigForm for SmartConfig {
             ConfigField::choice(
                 "preset",
                 "Preset",
-                "Conservative never cuts the conversation's own words (lossless, superseded content, masking, trimmed tool arguments); balanced adds an LLM summary when a profile is set and truncation as the last resort; aggressive keeps fewer results and messages.",
+                "Conservative never cuts the conversation's own words (lossless, superseded content, masking, trimmed tool arguments); balanced adds an LLM summary when a profile is set, hands older turns over to the ledger's working state (the least relevant first) and truncates as the last resort; aggressive keeps fewer results and messages.",
                 &Preset::NAMES,
             ),
             ConfigField::text(
                 "passes",
                 "Custom passes",
-                "A pass list replacing the preset's, comma-separated, from: lossless, superseded, mask, trim_parameters, native, truncation. Empty: the preset's.",
+                "A pass list replacing the preset's, comma-separated, from: lossless, superseded, mask, trim_parameters, native, handover, truncation. Empty: the preset's.",
             ),
             ConfigField::integer(
                 "target_percent",
@@ -231,6 +244,7 @@ impl SmartProvider {
             Pass::Mask => &MaskProvider,
             Pass::TrimParameters => &TrimParametersProvider,
             Pass::Native => &NativeProvider,
+            Pass::Handover => &HandoverProvider,
             Pass::Truncation => &TruncationProvider,
         }
     }
@@ -288,7 +302,7 @@ impl SmartProvider {
 const META: ProviderMeta = ProviderMeta {
     id: "smart",
     name: "Smart pipeline",
-    description: "Passes toward a target, stopping once it is met: lossless de-duplication, superseded reads and command output hidden, observation masking, trimmed tool arguments, an LLM summary when a profile is set, truncation as the last resort. One undo restores everything.",
+    description: "Passes toward a target, stopping once it is met: lossless de-duplication, superseded reads and command output hidden, observation masking, trimmed tool arguments, an LLM summary when a profile is set, older turns handed over to the ledger's working state by relevance, truncation as the last resort. One undo restores everything.",
     needs: Needs::Nothing,
 };
 

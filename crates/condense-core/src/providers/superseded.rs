@@ -34,7 +34,9 @@ use crate::provider::{
 };
 
 use super::encoded::encoded_results;
-use super::mask::{Found, Location, find_client_context, find_results, hidden, hidden_note, saving};
+use super::mask::{
+    Found, Location, find_client_context, find_results, hidden, hidden_note, lists_files, saving,
+};
 use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `superseded` provider.
@@ -432,8 +434,11 @@ impl CondensationProvider for SupersededProvider {
         let client = if config.client_context { find_client_context(ctx, tokens) } else { Vec::new() };
         for (i, found) in client.iter().enumerate().filter(|(_, f)| open(f)) {
             let Location::Client(_, kind) = found.location else { continue };
+            let listing = lists_files(ctx.messages, found);
             let later = client[i + 1..].iter().rev().find(|l| {
-                l.message > found.message && matches!(l.location, Location::Client(_, k) if k == kind)
+                l.message > found.message
+                    && matches!(l.location, Location::Client(_, k) if k == kind)
+                    && (!listing || lists_files(ctx.messages, l))
             });
             let Some(later) = later else { continue };
             let what = format!("the client's {}", kind.label());
