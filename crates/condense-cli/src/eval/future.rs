@@ -127,8 +127,22 @@ fn token_char(c: char) -> bool {
 /// separators; or a bare file name with a known extension. URLs and `and/or` are not paths.
 fn as_path(token: &str) -> Option<&str> {
     let t = token.trim_end_matches([':', '.', '-']);
+    // `path:12` and `path:12:5` name the path at a line.
+    let t = match t.split_once(':') {
+        Some((p, at))
+            if !at.is_empty() && at.chars().all(|c| c.is_ascii_digit() || matches!(c, ':' | '-')) =>
+        {
+            p
+        }
+        _ => t,
+    };
     let t = t.strip_prefix("./").unwrap_or(t);
-    if t.len() < 4 || t.contains("://") || t.contains("::") || t.starts_with("//") {
+    if t.len() < 4
+        || t.contains("://")
+        || t.contains("::")
+        || t.starts_with("//")
+        || t.contains(char::is_whitespace)
+    {
         return None;
     }
     let last = t.rsplit('/').next().unwrap_or(t);
@@ -182,7 +196,7 @@ fn symbol_of(span: &str) -> &str {
     let name = &span[..name_end];
     let closed = span.ends_with(')') || span.ends_with('>');
     let is_name = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '.'))
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':'))
         && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
     if name_end < span.len() && closed && is_name { name } else { span }
 }
@@ -202,13 +216,13 @@ pub(crate) fn references_in(text: &str, out: &mut BTreeSet<Reference>) {
             let Some(close) = after.find('`') else { break };
             let span = symbol_of(after[..close].trim());
             if (3..=80).contains(&span.chars().count()) {
-                let kind = match () {
-                    _ if as_path(span) == Some(span) => Kind::Path,
-                    _ if is_identifier(span) => Kind::Identifier,
-                    _ if is_error_code(span) => Kind::Error,
-                    _ => Kind::Code,
+                let (kind, text) = match as_path(span) {
+                    Some(path) => (Kind::Path, path),
+                    None if is_identifier(span) => (Kind::Identifier, span),
+                    None if is_error_code(span) => (Kind::Error, span),
+                    None => (Kind::Code, span),
                 };
-                out.insert(Reference { kind, text: span.to_owned() });
+                out.insert(Reference { kind, text: text.to_owned() });
             }
             rest = &after[close + 1..];
         }
@@ -459,6 +473,9 @@ mod tests {
             "{spans:?}"
         );
         assert!(spans.iter().any(|(_, t)| t == "a + b"));
+        let placed = refs("See src/lib.rs:40:5 and `tests/test_<name>.py`.");
+        assert!(placed.iter().any(|(k, t)| *k == Kind::Path && t == "src/lib.rs"), "{placed:?}");
+        assert!(placed.iter().any(|(_, t)| t == "tests/test_<name>.py"), "{placed:?}");
         assert!(
             !found.iter().any(|(_, t)| t == "and/or" || t.contains("1.2.3") || t.contains("x.io")),
             "{found:?}"

@@ -61,11 +61,14 @@ impl Ledger {
         }
         self.earlier_unquoted += later.earlier_unquoted;
         for f in later.files {
-            let FileTouch { path, action, at, outline, changes } = f;
+            let FileTouch { path, action, at, outline, changes, mentions } = f;
             let file = self.touch(&path, action, at);
             if let Some(file) = file {
                 if !outline.is_empty() {
                     file.outline = outline;
+                }
+                if !mentions.is_empty() {
+                    file.mentions = mentions;
                 }
                 for c in changes {
                     add_change(&mut file.changes, c);
@@ -260,10 +263,7 @@ impl Ledger {
     fn result(&mut self, call: &Pending, text: &str, is_error: bool, at: Option<usize>) {
         let body = command_output(text);
         if let [(path, first)] = call.reads.as_slice() {
-            let symbols = outline(path, &body, *first, MAX_OUTLINE);
-            if let (false, Some(file)) = (symbols.is_empty(), self.file_mut(path)) {
-                file.outline = symbols.iter().map(|s| s.render()).collect();
-            }
+            self.saw(path, &body, *first);
         }
         if let Some(command) = &call.command {
             // A report is words, not output: no exit code or error lines are read in it.
@@ -271,6 +271,15 @@ impl Ledger {
                 self.ran_result(command, text, &body, is_error, at);
             }
             let key = one_line(command, COMMAND_CHARS);
+            if call.kind == ResultKind::Read {
+                let ok = self.commands.iter().rev().find(|c| c.command == key).is_some_and(|c| {
+                    c.outcome.as_deref().is_none_or(|o| o == "exit 0")
+                        && !self.errors.iter().any(|e| e.command.as_deref() == Some(key.as_str()))
+                });
+                if ok {
+                    self.commands.retain(|c| c.command != key);
+                }
+            }
             let entry = self.commands.iter_mut().rev().find(|c| c.command == key);
             match (call.kind, entry) {
                 (ResultKind::Listing | ResultKind::Report, Some(c)) => c.listed = listed(paths_in(&body)),
@@ -284,6 +293,20 @@ impl Ledger {
                         self.findings.push(Finding { text: sentence, at });
                     }
                 }
+            }
+        }
+    }
+
+    /// What a read showed of a file: its outline, and for a document what it mentions.
+    fn saw(&mut self, path: &str, text: &str, first: usize) {
+        let symbols = outline(path, text, first, MAX_OUTLINE);
+        let named = mentions(path, text);
+        if let Some(file) = self.file_mut(path) {
+            if !symbols.is_empty() {
+                file.outline = symbols.iter().map(|s| s.render()).collect();
+            }
+            if !named.is_empty() {
+                file.mentions = named;
             }
         }
     }
@@ -437,11 +460,17 @@ impl Ledger {
         for (path, action) in &effects.files {
             self.touch(path, *action, at);
         }
+        for (path, text) in &effects.written {
+            self.change(path, Some(text), vec![format!("written whole, {} lines", text.lines().count())]);
+        }
         let shown = shell::display(&command);
         self.ran(shown.clone(), at);
         let kind = match (effects.searching, effects.listing) {
             (true, _) => ResultKind::Search,
             (false, true) => ResultKind::Listing,
+            _ if !effects.reads.is_empty() && effects.files.iter().all(|(_, a)| *a == FileAction::Read) => {
+                ResultKind::Read
+            }
             _ => ResultKind::Output,
         };
         Some(Pending { command: Some(shown), reads: effects.reads, kind })
@@ -476,23 +505,39 @@ impl Ledger {
         self.change(path, whole.as_deref(), changes);
     }
 
-    /// Records a file's new whole text (its outline) and changes.
+    /// Records a file's new whole text (its outline, and for a document what it mentions) and
+    /// changes.
     fn change(&mut self, path: &str, whole: Option<&str>, changes: Vec<String>) {
         let symbols = whole.map(|w| outline(path, w, 1, MAX_OUTLINE));
+        let named = whole.map(|w| mentions(path, w));
         let Some(file) = self.file_mut(path) else { return };
         if let Some(symbols) = symbols {
             file.outline = symbols.iter().map(|s| s.render()).collect();
+        }
+        if let Some(named) = named {
+            file.mentions = named;
         }
         for c in changes {
             add_change(&mut file.changes, c);
         }
     }
 
-    /// One file of an `apply_patch` patch.
+    /// One file of an `apply_patch` patch. What its added lines refer to joins what the file
+    /// referred to.
     fn patched(&mut self, hunk: PatchFile, at: Option<usize>) {
         self.touch(&hunk.path, hunk.action, at);
         let whole = (hunk.action == FileAction::Created).then_some(hunk.added.as_str());
         self.change(&hunk.path, whole, hunk.changes);
+        if hunk.action != FileAction::Created {
+            let added = mentions(&hunk.path, &hunk.added);
+            if let Some(file) = self.file_mut(&hunk.path) {
+                for name in added {
+                    if !file.mentions.contains(&name) && file.mentions.len() < MAX_MENTIONS {
+                        file.mentions.push(name);
+                    }
+                }
+            }
+        }
     }
 
     /// Cline's and Roo's tool calls written as XML in the assistant's text.
@@ -577,10 +622,7 @@ impl Ledger {
                 if action == FileAction::Read {
                     let body = r.body.split("<environment_details>").next().unwrap_or(r.body);
                     let body = tag_bodies(body, "content").into_iter().next().unwrap_or(body);
-                    let symbols = outline(&arg, body, 1, MAX_OUTLINE);
-                    if let (false, Some(file)) = (symbols.is_empty(), self.file_mut(&arg)) {
-                        file.outline = symbols.iter().map(|s| s.render()).collect();
-                    }
+                    self.saw(&arg, body, 1);
                 }
             }
         }
@@ -609,10 +651,13 @@ enum ResultKind {
     Search,
     /// A sub-agent's report: findings and the paths it names.
     Report,
+    /// A command that only printed files (`cat`, `sed -n`): the files it read say it; the
+    /// command itself is kept only when it failed.
+    Read,
 }
 
 /// The most paths a listing keeps.
-const MAX_LISTED: usize = 16;
+const MAX_LISTED: usize = 300;
 
 /// The paths a text names, in order, without repeats: words with a `/` and a named segment, or
 /// a file name with an extension; a `path:12:` location gives its path.
@@ -643,8 +688,31 @@ fn paths_in(text: &str) -> Vec<&str> {
     out
 }
 
+/// What a file's text refers to: for a document (Markdown, text) the paths and code names it
+/// mentions, for a source file what it imports; the first [`MAX_MENTIONS`], without repeats.
+fn mentions(path: &str, text: &str) -> Vec<String> {
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    if !matches!(ext.as_str(), "md" | "mdx" | "markdown" | "txt" | "rst" | "adoc") {
+        // A source file refers to what it imports.
+        return super::outline::imports(path, text, MAX_MENTIONS);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for name in super::names::names_in(text) {
+        if name.len() >= 4 && !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+            if out.len() >= MAX_MENTIONS {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The most names a document's mentions keep.
+const MAX_MENTIONS: usize = 40;
+
 /// The most lines of a search kept.
-const MAX_MATCHES: usize = 10;
+const MAX_MATCHES: usize = 30;
 
 /// The lines a search printed, the first [`MAX_MATCHES`], each on one line and cut; then how
 /// many more.
@@ -855,10 +923,9 @@ fn patch_hunks(text: &str) -> Vec<PatchFile> {
             flush_hunk(file, &mut context, &mut first_added);
             context = ctx.trim().to_owned();
         } else if let Some(added) = line.strip_prefix('+') {
-            if file.action == FileAction::Created {
-                file.added.push_str(added);
-                file.added.push('\n');
-            } else if first_added.is_none() && !added.trim().is_empty() {
+            file.added.push_str(added);
+            file.added.push('\n');
+            if file.action != FileAction::Created && first_added.is_none() && !added.trim().is_empty() {
                 first_added = Some(added.trim().to_owned());
             }
         } else if line.starts_with("*** End Patch") {

@@ -142,12 +142,22 @@ pub struct FileTouch {
     /// What its latest edits changed: the symbols and each hunk's first changed line.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<String>,
+    /// For a document (Markdown, text), the paths and code names its text mentions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<String>,
 }
 
 impl FileTouch {
     /// A file with what was done to it and nothing else known.
     pub fn new(path: impl Into<String>, action: FileAction) -> Self {
-        FileTouch { path: path.into(), action, at: None, outline: Vec::new(), changes: Vec::new() }
+        FileTouch {
+            path: path.into(),
+            action,
+            at: None,
+            outline: Vec::new(),
+            changes: Vec::new(),
+            mentions: Vec::new(),
+        }
     }
 }
 

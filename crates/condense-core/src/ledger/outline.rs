@@ -443,14 +443,19 @@ fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
             (indent == 0 && !name.is_empty()).then(|| ("[section]", name.to_owned()))
         }
         Lang::Yaml => {
-            let name = t.split(':').next()?;
-            (indent == 0
+            // The top-level keys and the ones under them: a compose file's services, an OpenAPI
+            // document's paths, a workflow's jobs.
+            let name = t.split(':').next()?.trim_matches(['"', '\'']);
+            let key = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.' | '{' | '}'));
+            ((indent == 0 || indent == 2)
                 && !t.starts_with('#')
                 && !t.starts_with('-')
                 && t.contains(':')
-                && ident(name) == name
-                && !name.is_empty())
-            .then(|| ("key", name.to_owned()))
+                && key)
+                .then(|| (if indent == 0 { "key" } else { "  key" }, name.to_owned()))
         }
         Lang::Sql => {
             let upper = t.to_ascii_uppercase();
@@ -480,6 +485,77 @@ fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
             None
         }
     }
+}
+
+/// What a source file imports, by language: `moonmind.workflows (retry_spec_workflow_run,
+/// trigger_spec_workflow_run)` for Python's `from … import …`, the module of a JavaScript or
+/// TypeScript `import … from '…'` with the names it takes, a Rust `use` path, a Go import. At
+/// most `max`; nothing for other files.
+pub(crate) fn imports(path: &str, text: &str, max: usize) -> Vec<String> {
+    let Some(lang) = lang_of(path) else { return Vec::new() };
+    let lines: Vec<&str> = lines_of(text, 1).into_iter().map(|(_, l)| l).collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() && out.len() < max {
+        let t = lines[i].trim();
+        i += 1;
+        let starts = match lang {
+            Lang::Python => t.starts_with("from ") || t.starts_with("import "),
+            Lang::Script => t.starts_with("import ") || t.contains("require("),
+            Lang::Rust => t.starts_with("use ") || t.starts_with("pub use "),
+            Lang::Go => t.starts_with("import "),
+            _ => false,
+        };
+        if !starts {
+            continue;
+        }
+        // A statement that opens a parenthesis or brace runs on to where it closes.
+        let (open, close) = match lang {
+            Lang::Python | Lang::Go => ('(', ')'),
+            _ => ('{', '}'),
+        };
+        let mut whole = t.to_owned();
+        while whole.contains(open) && !whole.contains(close) && i < lines.len() {
+            whole.push(' ');
+            whole.push_str(lines[i].trim());
+            i += 1;
+        }
+        let flat = whole.split_whitespace().collect::<Vec<_>>().join(" ");
+        let entry = match lang {
+            Lang::Python => match flat.strip_prefix("from ").and_then(|r| r.split_once(" import ")) {
+                Some((module, names)) => {
+                    let names =
+                        names.trim_matches(|c| c == '(' || c == ')' || c == ' ').trim_end_matches(',');
+                    format!("{module} ({names})")
+                }
+                None => flat.trim_start_matches("import ").to_owned(),
+            },
+            Lang::Script => {
+                let module = flat.rsplit(['\'', '"']).nth(1).unwrap_or("");
+                let names = flat
+                    .strip_prefix("import ")
+                    .and_then(|r| r.split(" from ").next())
+                    .map(|n| n.trim_matches(|c| c == '{' || c == '}' || c == ' ').to_owned())
+                    .unwrap_or_default();
+                match names.is_empty() || names.starts_with(['\'', '"']) {
+                    true => module.to_owned(),
+                    false => format!("{module} ({names})"),
+                }
+            }
+            Lang::Rust => {
+                flat.trim_start_matches("pub ").trim_start_matches("use ").trim_end_matches(';').to_owned()
+            }
+            _ => flat
+                .trim_start_matches("import ")
+                .trim_matches(|c| c == '(' || c == ')' || c == ' ')
+                .to_owned(),
+        };
+        let entry = entry.trim().to_owned();
+        if !entry.is_empty() && !out.contains(&entry) {
+            out.push(entry);
+        }
+    }
+    out
 }
 
 /// `s` past its leading `<…>` (nested).
@@ -567,5 +643,35 @@ mod tests {
             ["[section] package l.1", "[section] dependencies l.3"]
         );
         assert!(rendered("data.bin", "fn x()", 1).is_empty());
+        let yaml = "openapi: 3.0.0\npaths:\n  /api/workflows/speckit/runs:\n    post:\nservices:\n  celery-codex-0:\n    image: x";
+        assert_eq!(
+            rendered("api.yaml", yaml, 1),
+            [
+                "key openapi l.1",
+                "key paths l.2",
+                "  key /api/workflows/speckit/runs l.3",
+                "key services l.5",
+                "  key celery-codex-0 l.6"
+            ]
+        );
+    }
+
+    #[test]
+    fn imports_by_language() {
+        let py = "from moonmind.workflows import (\n    SpecWorkflowRepository,\n    retry_spec_workflow_run,\n)\nimport os\nx = 1";
+        assert_eq!(
+            imports("api/routers/workflows.py", py, 10),
+            ["moonmind.workflows (SpecWorkflowRepository, retry_spec_workflow_run)", "os"]
+        );
+        let ts =
+            "import { createIntent, confirmIntent } from '../payments/client';\nimport fs from 'node:fs';";
+        assert_eq!(
+            imports("a.ts", ts, 10),
+            ["../payments/client (createIntent, confirmIntent)", "node:fs (fs)"]
+        );
+        assert_eq!(
+            imports("lib.rs", "use crate::model::{Message, Role};\npub use x::y;", 10),
+            ["crate::model::{Message, Role}", "x::y"]
+        );
     }
 }

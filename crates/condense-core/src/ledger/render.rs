@@ -53,31 +53,33 @@ impl Ledger {
     /// first line, else left out and counted; each section then lists its items latest first.
     fn render_work(&self, budget: usize, tokens: &dyn TokenCounter, live: &Live) -> String {
         let mut items: Vec<Item> = Vec::new();
+        let live_score = |set: &std::collections::HashSet<usize>, i: usize| 10 * u32::from(set.contains(&i));
         for (i, f) in self.files.iter().enumerate() {
             let mut head = format!("- {} {}", f.action.as_str(), f.path);
             if let Some(at) = f.at {
                 head.push_str(&format!(" (#{at})"));
             }
-            let mut detail = Vec::new();
-            if !f.outline.is_empty() {
-                detail.push(format!("  defines: {}", f.outline.join(", ")));
-            }
-            for c in &f.changes {
-                detail.push(format!("  changed: {c}"));
-            }
+            let detail = |outline: usize, changes: usize, mentions: usize| {
+                let mut lines = Vec::new();
+                if !f.outline.is_empty() {
+                    lines.push(format!("  defines: {}", capped(&f.outline, outline)));
+                }
+                let skip = f.changes.len().saturating_sub(changes);
+                for c in &f.changes[skip..] {
+                    lines.push(format!("  changed: {c}"));
+                }
+                if !f.mentions.is_empty() && mentions > 0 {
+                    lines.push(format!("  refers to: {}", capped(&f.mentions, mentions)));
+                }
+                lines
+            };
             let base = match (f.action, f.outline.is_empty()) {
                 (FileAction::Read, true) => 1,
                 (FileAction::Read, false) => 2,
                 _ => 3,
             };
-            let mut item = Item::new(
-                Section::Files,
-                i,
-                f.at,
-                base + 10 * u32::from(live.files.contains(&i)),
-                head,
-                detail,
-            );
+            let mut item = Item::new(Section::Files, i, f.at, base + live_score(&live.files, i), head);
+            item.levels = vec![detail(COMPACT, 1, 0), detail(usize::MAX, usize::MAX, usize::MAX)];
             item.required = f.action != FileAction::Read;
             items.push(item);
         }
@@ -92,74 +94,59 @@ impl Ledger {
                 }
             );
             let base = if e.fixed.is_none() { 6 } else { 2 };
-            items.push(Item::new(
-                Section::Errors,
-                i,
-                e.at,
-                base + 10 * u32::from(live.errors.contains(&i)),
-                head,
-                Vec::new(),
-            ));
+            items.push(Item::new(Section::Errors, i, e.at, base + live_score(&live.errors, i), head));
         }
         for (i, c) in self.commands.iter().enumerate() {
             let mut head = format!("- $ {}", c.command);
             if let Some(at) = c.at {
                 head.push_str(&format!(" (#{at})"));
             }
-            let mut detail = Vec::new();
-            if let Some(o) = &c.outcome {
-                detail.push(format!("  → {o}"));
-            }
-            if let Some(s) = &c.summary
-                && c.outcome.as_deref().is_none_or(|o| !o.contains(s.as_str()))
-            {
-                detail.push(format!("  ⇒ {s}"));
-            }
-            if !c.listed.is_empty() {
-                detail.push(format!("  lists: {}", c.listed.join(", ")));
-            }
-            for m in &c.matches {
-                detail.push(format!("  | {m}"));
-            }
+            let detail = |listed: usize, matches: usize| {
+                let mut lines = Vec::new();
+                if let Some(o) = &c.outcome {
+                    lines.push(format!("  → {o}"));
+                }
+                if let Some(s) = &c.summary
+                    && c.outcome.as_deref().is_none_or(|o| !o.contains(s.as_str()))
+                {
+                    lines.push(format!("  ⇒ {s}"));
+                }
+                if !c.listed.is_empty() && listed > 0 {
+                    lines.push(format!("  lists: {}", capped(&c.listed, listed)));
+                }
+                let (found, more) = split_more(&c.matches);
+                let shown = found.len().min(matches);
+                for m in &found[..shown] {
+                    lines.push(format!("  | {m}"));
+                }
+                if shown < found.len() || more > 0 {
+                    lines.push(format!("  | (+{} more lines)", found.len() - shown + more));
+                }
+                lines
+            };
             let failed = c.outcome.as_deref().is_some_and(|o| o != "exit 0");
             let base = 1 + u32::from(failed) + u32::from(c.summary.is_some());
-            items.push(Item::new(
-                Section::Commands,
-                i,
-                c.at,
-                base + 10 * u32::from(live.commands.contains(&i)),
-                head,
-                detail,
-            ));
+            let mut item = Item::new(Section::Commands, i, c.at, base + live_score(&live.commands, i), head);
+            item.levels = vec![detail(COMPACT, COMPACT / 2), detail(usize::MAX, usize::MAX)];
+            items.push(item);
         }
         for (i, f) in self.findings.iter().enumerate() {
             let head = format!("- {}{}", f.at.map(|n| format!("#{n} ")).unwrap_or_default(), f.text);
-            items.push(Item::new(
-                Section::Findings,
-                i,
-                f.at,
-                2 + 10 * u32::from(live.findings.contains(&i)),
-                head,
-                Vec::new(),
-            ));
+            items.push(Item::new(Section::Findings, i, f.at, 2 + live_score(&live.findings, i), head));
         }
         for (i, n) in self.names.iter().enumerate() {
             let head = format!("- `{}` — {}", n.name, n.what);
-            items.push(Item::new(Section::Names, i, None, 12, head, Vec::new()));
+            items.push(Item::new(Section::Names, i, None, 12, head));
         }
         if items.is_empty() {
             return String::new();
         }
         // Highest score first; among equals, the latest.
         let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by(|&a, &b| {
-            (items[b].score, items[b].at.unwrap_or(0), items[b].index).cmp(&(
-                items[a].score,
-                items[a].at.unwrap_or(0),
-                items[a].index,
-            ))
-        });
-        // The section's header is paid by its first item.
+        order.sort_by_key(|&k| std::cmp::Reverse((items[k].score, items[k].at.unwrap_or(0), items[k].index)));
+        // First every item by its first line, as far as the budget goes (a file changed always);
+        // then the room left details them, the highest first, level by level. The section's
+        // header is paid by its first item.
         let mut used = tokens.count_text_cached(WORK_HEADER) + 2;
         let mut opened = [false; Section::ALL.len()];
         for &k in &order {
@@ -168,19 +155,27 @@ impl Ledger {
                 true => 0,
                 false => tokens.count_text_cached(item.section.header()) + 1,
             };
-            let whole = tokens.count_text_cached(&item.text(true)) + 1;
-            if used + header + whole <= budget {
-                used += header + whole;
-                item.shown = Some(true);
-                opened[item.section as usize] = true;
-                continue;
-            }
             let head = tokens.count_text_cached(&item.head) + 1;
-            // A file changed is a fact the condensation is checked against: always named.
-            if !item.detail.is_empty() && used + header + head <= budget || item.required {
+            if used + header + head <= budget || item.required {
                 used += header + head;
-                item.shown = Some(false);
+                item.shown = Some(0);
                 opened[item.section as usize] = true;
+            }
+        }
+        for level in 1..=2 {
+            for &k in &order {
+                let item = &mut items[k];
+                let (Some(now), Some(next)) = (item.shown, item.levels.get(level - 1)) else { continue };
+                if now + 1 != level || next.is_empty() {
+                    continue;
+                }
+                let before =
+                    if now == 0 { 0 } else { tokens.count_text_cached(&item.levels[now - 1].join("\n")) + 1 };
+                let after = tokens.count_text_cached(&next.join("\n")) + 1;
+                if used + after.saturating_sub(before) <= budget {
+                    used += after.saturating_sub(before);
+                    item.shown = Some(level);
+                }
             }
         }
         if items.iter().all(|i| i.shown.is_none()) {
@@ -197,7 +192,7 @@ impl Ledger {
             chosen.sort_by_key(|i| std::cmp::Reverse((i.at.unwrap_or(0), i.index)));
             out.push_str(&format!("{}\n", section.header()));
             for item in chosen {
-                out.push_str(&item.text(item.shown == Some(true)));
+                out.push_str(&item.text());
                 out.push('\n');
             }
         }
@@ -207,6 +202,7 @@ impl Ledger {
         }
         out
     }
+
     /// The user's words within `budget` tokens. Past it, the longest messages are cut to head
     /// and tail, keeping every instruction of the cut middle ([`constraints`]) word for word;
     /// then the oldest (never the first) are cut to their instructions alone, or named by count
@@ -309,7 +305,13 @@ impl Ledger {
                 FILES_HEADER => {
                     if let Some(outline) = line.strip_prefix("  defines: ") {
                         if let Some(f) = ledger.files.last_mut() {
-                            f.outline = outline.split(", ").map(str::to_owned).collect();
+                            f.outline = listed_items(outline);
+                        }
+                        continue;
+                    }
+                    if let Some(mentions) = line.strip_prefix("  refers to: ") {
+                        if let Some(f) = ledger.files.last_mut() {
+                            f.mentions = listed_items(mentions);
                         }
                         continue;
                     }
@@ -342,7 +344,7 @@ impl Ledger {
                     } else if let Some(listed) = line.strip_prefix("  lists: ")
                         && let Some(last) = ledger.commands.last_mut()
                     {
-                        last.listed = listed.split(", ").map(str::to_owned).collect();
+                        last.listed = listed_items(listed);
                     } else if let Some(found) = line.strip_prefix("  | ")
                         && let Some(last) = ledger.commands.last_mut()
                     {
@@ -439,39 +441,71 @@ impl Section {
     }
 }
 
-/// One item of the working state as rendered: its first line, the lines that detail it, and
-/// whether it is shown (whole, or by its first line).
+/// One item of the working state as rendered: its first line, its details at each level (more
+/// at each), and the level it is shown at (`0`: its first line only).
 struct Item {
     section: Section,
     index: usize,
     at: Option<usize>,
     score: u32,
     head: String,
-    detail: Vec<String>,
-    shown: Option<bool>,
+    levels: Vec<Vec<String>>,
+    shown: Option<usize>,
     /// Named whatever the budget (a file created, edited or deleted).
     required: bool,
 }
 
 impl Item {
-    fn new(
-        section: Section,
-        index: usize,
-        at: Option<usize>,
-        score: u32,
-        head: String,
-        detail: Vec<String>,
-    ) -> Self {
-        Item { section, index, at, score, head, detail, shown: None, required: false }
+    fn new(section: Section, index: usize, at: Option<usize>, score: u32, head: String) -> Self {
+        Item { section, index, at, score, head, levels: Vec::new(), shown: None, required: false }
     }
 
-    fn text(&self, whole: bool) -> String {
-        if whole && !self.detail.is_empty() {
-            format!("{}\n{}", self.head, self.detail.join("\n"))
-        } else {
-            self.head.clone()
+    fn text(&self) -> String {
+        match self.shown {
+            Some(level) if level > 0 && !self.levels[level - 1].is_empty() => {
+                format!("{}\n{}", self.head, self.levels[level - 1].join("\n"))
+            }
+            _ => self.head.clone(),
         }
     }
+}
+
+/// Items of a list in a line, at most `max`, then how many more (a list that ends in its own
+/// `+N more` counts those too).
+fn capped(items: &[String], max: usize) -> String {
+    let (items, more) = split_more(items);
+    if items.len() <= max {
+        return match more {
+            0 => items.join(", "),
+            n => format!("{}, +{n} more", items.join(", ")),
+        };
+    }
+    format!("{}, +{} more", items[..max].join(", "), items.len() - max + more)
+}
+
+/// A list without the `+N more` (or `(+N more lines)`) it may end with, and that N.
+pub(super) fn split_more(items: &[String]) -> (&[String], usize) {
+    let n = items.last().and_then(|l| {
+        l.trim_start_matches('(')
+            .strip_prefix('+')?
+            .split(' ')
+            .next()?
+            .parse::<usize>()
+            .ok()
+            .filter(|_| l.ends_with(" more") || l.ends_with(" more lines)"))
+    });
+    match n {
+        Some(n) => (&items[..items.len() - 1], n),
+        None => (items, 0),
+    }
+}
+
+/// How many items of a list a compact detail shows.
+const COMPACT: usize = 12;
+
+/// The items of a line [`capped`] wrote (its `+N more` left out).
+fn listed_items(line: &str) -> Vec<String> {
+    line.split(", ").map(str::to_owned).collect()
 }
 
 /// `text (#12)` → (`text`, 12).

@@ -20,6 +20,8 @@ pub(crate) struct ShellEffects {
     pub(crate) listing: bool,
     /// Whether it searches files' text (`rg`, `grep`): its output is the lines found.
     pub(crate) searching: bool,
+    /// The files a heredoc wrote whole, with the text it wrote.
+    pub(crate) written: Vec<(String, String)>,
 }
 
 /// Programs that print a file's text.
@@ -33,10 +35,12 @@ pub(crate) fn effects(command: &str) -> ShellEffects {
         let words = words(&simple);
         simple_effects(&words, &mut out);
     }
-    for target in heredocs.into_iter().filter_map(|h| h.target) {
+    for heredoc in heredocs {
+        let Some(target) = heredoc.target else { continue };
         if !out.files.iter().any(|(p, _)| *p == target) {
-            out.files.push((target, FileAction::Created));
+            out.files.push((target.clone(), FileAction::Created));
         }
+        out.written.push((target, heredoc.body));
     }
     out
 }
@@ -62,6 +66,7 @@ pub(crate) fn display(command: &str) -> String {
 struct Heredoc {
     lines: usize,
     target: Option<String>,
+    body: String,
 }
 
 /// The script with every heredoc body removed (the `<<WORD` lines kept), and the heredocs.
@@ -77,14 +82,17 @@ fn split_heredocs(command: &str) -> (String, Vec<Heredoc>) {
         script.push('\n');
         let Some(word) = heredoc_word(line) else { continue };
         let mut count = 0;
+        let mut text = String::new();
         for body in lines.by_ref() {
             if body.trim() == word {
                 break;
             }
             count += 1;
+            text.push_str(body);
+            text.push('\n');
         }
         let target = line_target(line);
-        heredocs.push(Heredoc { lines: count, target });
+        heredocs.push(Heredoc { lines: count, target, body: text });
     }
     (script, heredocs)
 }
