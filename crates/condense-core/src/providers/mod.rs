@@ -7,6 +7,7 @@ mod lossless;
 pub mod manual;
 mod mask;
 pub mod native;
+pub mod recall;
 mod smart;
 pub mod summary;
 mod superseded;
