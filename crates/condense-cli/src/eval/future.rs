@@ -20,7 +20,8 @@ use std::collections::BTreeSet;
 use condense_core::ledger::{user_words, view_text};
 use condense_core::model::api_view;
 use condense_core::{
-    CondensationOptions, CondensationResult, ContentBlock, Conversation, ErrorInfo, Message, Role, TokenCounter,
+    CondensationOptions, CondensationResult, ContentBlock, Conversation, ErrorInfo, Message, Role,
+    TokenCounter,
 };
 use serde::Serialize;
 
@@ -47,11 +48,70 @@ pub(crate) struct Reference {
 
 /// Extensions that make a bare name a file name (`tasks.py`), not a sentence's last word.
 const EXTENSIONS: &[&str] = &[
-    "py", "rs", "ts", "tsx", "js", "jsx", "mjs", "cjs", "json", "jsonl", "toml", "yaml", "yml", "md", "go",
-    "java", "kt", "c", "h", "cc", "cpp", "hpp", "cs", "rb", "php", "sh", "bash", "sql", "html", "css", "scss",
-    "txt", "lock", "cfg", "ini", "xml", "proto", "swift", "vue", "svelte", "conf", "env", "ipynb", "csv",
-    "lua", "zig", "ex", "exs", "scala", "gradle", "dart", "r", "pl", "ps1", "bat", "dockerfile", "tf", "mdx",
-    "rst", "pyi", "cfg", "log", "patch", "diff",
+    "py",
+    "rs",
+    "ts",
+    "tsx",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "json",
+    "jsonl",
+    "toml",
+    "yaml",
+    "yml",
+    "md",
+    "go",
+    "java",
+    "kt",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cs",
+    "rb",
+    "php",
+    "sh",
+    "bash",
+    "sql",
+    "html",
+    "css",
+    "scss",
+    "txt",
+    "lock",
+    "cfg",
+    "ini",
+    "xml",
+    "proto",
+    "swift",
+    "vue",
+    "svelte",
+    "conf",
+    "env",
+    "ipynb",
+    "csv",
+    "lua",
+    "zig",
+    "ex",
+    "exs",
+    "scala",
+    "gradle",
+    "dart",
+    "r",
+    "pl",
+    "ps1",
+    "bat",
+    "dockerfile",
+    "tf",
+    "mdx",
+    "rst",
+    "pyi",
+    "cfg",
+    "log",
+    "patch",
+    "diff",
 ];
 
 fn is_extension(ext: &str) -> bool {
@@ -72,12 +132,13 @@ fn as_path(token: &str) -> Option<&str> {
         return None;
     }
     let last = t.rsplit('/').next().unwrap_or(t);
-    let ext = last.rsplit_once('.').map(|(stem, ext)| (stem, ext));
+    let ext = last.rsplit_once('.');
     let named_ext = ext.is_some_and(|(stem, ext)| {
         !stem.is_empty() && stem.chars().any(|c| c.is_ascii_alphabetic()) && is_extension(ext)
     });
     let slashes = t.matches('/').count();
-    let segments_named = t.split('/').filter(|s| !s.is_empty()).all(|s| s.chars().any(|c| c.is_ascii_alphabetic()));
+    let segments_named =
+        t.split('/').filter(|s| !s.is_empty()).all(|s| s.chars().any(|c| c.is_ascii_alphabetic()));
     if slashes >= 1 && segments_named && (named_ext || slashes >= 2) {
         return Some(t.trim_end_matches('/'));
     }
@@ -99,7 +160,9 @@ fn is_identifier(word: &str) -> bool {
     // A lower-case letter followed by an upper-case one: a hump.
     let humps = chars.windows(2).filter(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase()).count();
     let camel = chars[0].is_ascii_lowercase() && humps >= 1;
-    let pascal = chars[0].is_ascii_uppercase() && humps >= 1 && core.chars().filter(|c| c.is_ascii_uppercase()).count() >= 2;
+    let pascal = chars[0].is_ascii_uppercase()
+        && humps >= 1
+        && core.chars().filter(|c| c.is_ascii_uppercase()).count() >= 2;
     inner_underscore || camel || pascal
 }
 
@@ -188,7 +251,11 @@ pub(crate) fn cut_index(messages: &[&Message], percent: u8) -> Option<usize> {
 }
 
 /// The references of the messages after the cut that the past holds.
-pub(crate) fn future_references(past: &[&Message], future: &[&Message], system: Option<&str>) -> Vec<Reference> {
+pub(crate) fn future_references(
+    past: &[&Message],
+    future: &[&Message],
+    system: Option<&str>,
+) -> Vec<Reference> {
     let mut named = BTreeSet::new();
     for m in future.iter().filter(|m| m.role == Role::Assistant) {
         for text in agent_texts(m) {
@@ -301,7 +368,8 @@ pub(crate) fn rows(
                 })
                 .collect();
             let words = user_words(&text.join("\n"));
-            (!words.trim().is_empty()).then(|| Message::new(&m.id, Role::User, vec![ContentBlock::text(words)]))
+            (!words.trim().is_empty())
+                .then(|| Message::new(&m.id, Role::User, vec![ContentBlock::text(words)]))
         })
         .collect();
     let words_view: Vec<&Message> = words.iter().collect();
@@ -338,13 +406,15 @@ pub(crate) fn rows(
 /// Writes a condensed past as a conversation file in `dir` (best effort: a failure is reported on
 /// stderr, the measure goes on).
 fn save(dir: &str, session: &Session<'_>, provider: &str, past: &Conversation, messages: Vec<Message>) {
-    let stem = std::path::Path::new(session.file).file_stem().map_or("session".into(), |s| s.to_string_lossy());
+    let stem =
+        std::path::Path::new(session.file).file_stem().map_or("session".into(), |s| s.to_string_lossy());
     let path = std::path::Path::new(dir).join(format!("{stem}-cut{}-{provider}.json", session.cut_percent));
     let conversation = Conversation { messages, ..past.clone() };
-    let written = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&path, serde_json::to_string_pretty(&conversation).unwrap_or_default()));
+    let written = std::fs::create_dir_all(dir).and_then(|()| {
+        std::fs::write(&path, serde_json::to_string_pretty(&conversation).unwrap_or_default())
+    });
     if let Err(e) = written {
-        eprintln!("condense eval: cannot write {}: {e}", path.display());
+        crate::out::note(&format!("condense eval: cannot write {}: {e}", path.display()));
     }
 }
 
@@ -371,7 +441,10 @@ mod tests {
         assert!(has(Kind::Identifier, "SpecWorkflowRun"));
         assert!(has(Kind::Error, "E0308"));
         assert!(has(Kind::Code, "--dry-run"));
-        assert!(!found.iter().any(|(_, t)| t == "and/or" || t.contains("1.2.3") || t.contains("x.io")), "{found:?}");
+        assert!(
+            !found.iter().any(|(_, t)| t == "and/or" || t.contains("1.2.3") || t.contains("x.io")),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -398,7 +471,8 @@ mod tests {
         )];
         let past: Vec<&Message> = past.iter().collect();
         let future: Vec<&Message> = future.iter().collect();
-        let found: Vec<String> = future_references(&past, &future, None).into_iter().map(|r| r.text).collect();
+        let found: Vec<String> =
+            future_references(&past, &future, None).into_iter().map(|r| r.text).collect();
         assert_eq!(found, ["src/config.rs", "parse_config"]);
     }
 }

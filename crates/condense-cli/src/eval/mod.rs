@@ -242,8 +242,15 @@ fn references(
     let mut rows = Vec::new();
     for (file, conversation, _) in inputs {
         for &cut_percent in &args.cut {
-            let session = future::Session { file, conversation, cut_percent, target_percent, save: args.save.as_deref() };
-            let condense = |c: &Conversation, id: &str, options: CondensationOptions| run.condense(c, id, options);
+            let session = future::Session {
+                file,
+                conversation,
+                cut_percent,
+                target_percent,
+                save: args.save.as_deref(),
+            };
+            let condense =
+                |c: &Conversation, id: &str, options: CondensationOptions| run.condense(c, id, options);
             if let Some(more) = future::rows(&session, providers, run.counter, &condense) {
                 rows.extend(more);
             }
@@ -297,7 +304,8 @@ impl Run<'_> {
             services = services.with_llm(llm);
         }
         let start = clock.now_ms();
-        let outcome = futures::executor::block_on(self.manager.condense(conversation, Some(id), options, services));
+        let outcome =
+            futures::executor::block_on(self.manager.condense(conversation, Some(id), options, services));
         (outcome.map_err(|e| e.to_info()), clock.now_ms() - start)
     }
 

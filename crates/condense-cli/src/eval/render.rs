@@ -119,7 +119,9 @@ pub(super) fn recall_table(rows: &[RecallRow], markdown: bool) -> String {
             let file = match markdown {
                 true => format!(
                     "`{}`",
-                    Path::new(&r.file).file_name().map_or(r.file.clone(), |n| n.to_string_lossy().into_owned())
+                    Path::new(&r.file)
+                        .file_name()
+                        .map_or(r.file.clone(), |n| n.to_string_lossy().into_owned())
                 ),
                 false => r.file.clone(),
             };
