@@ -1180,6 +1180,16 @@ export const GatewayRequest = z.deferred(() => z.strictObject({
 export type GatewayRequest = z.output<typeof GatewayRequest>;
 export type GatewayRequestInput = z.input<typeof GatewayRequest>;
 
+/** The body to retry with after "prompt too long", and the recall files to write before. */
+export const GatewayRetry = z.deferred(() => z.object({
+  /** The body (UTF-8 JSON). */
+  body: z.string(),
+  /** See [`GatewayForward::recall`]. */
+  recall: z.array(GatewayRecallOp),
+}));
+export type GatewayRetry = z.output<typeof GatewayRetry>;
+export type GatewayRetryInput = z.input<typeof GatewayRetry>;
+
 /** Where a request goes. */
 export const GatewayRouted = z.deferred(() => z.discriminatedUnion("kind", [
   /** Answer at once with this status and JSON body. */
