@@ -19,6 +19,10 @@
 //! conversation even when `smart` drops its passes' intermediate copies; so is the body of a
 //! result a client sent as user text. Another part of a block (a section, an argument) is named
 //! by its own text, or by the id of the placeholder it already is.
+//!
+//! `lossless`'s reference carries no id: it names the byte-identical copy still in the context,
+//! and a later pass that hides it names the original by the rule above. Nor does the cut of the
+//! first message's pasted content (the ledger's `cut_pasted`, which keeps the user's words).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
