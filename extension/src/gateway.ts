@@ -14,14 +14,20 @@
 // by the model `summaryModel` gives (the user's condensing profile, its key from SecretStorage),
 // and the session's next request carries the summary.
 //
+// A condensation's hidden messages go to a recall file the core names in the condensation (under
+// the `recallDir` it is started with): this host writes each file (0600, its folders 0700) before
+// the request naming it is sent, and removes those the core evicts.
+//
 // A trap of the engine (a panic in Rust) does not stop the gateway: the request that met it goes
 // out as the client sent it, and a fresh engine takes over on the same port from the state saved
 // last (`revive`), as the chat's engine is replaced after one.
 
+import { promises as fs } from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
-import type { GatewayForward, GatewayRouted, GatewayStartInput, GatewaySummary, LlmTarget } from "@context-condenser/protocol";
+import * as path from "node:path";
+import type { GatewayForward, GatewayRecallOp, GatewayRetry, GatewayRouted, GatewayStartInput, GatewaySummary, LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { isTrap } from "./engine";
 import { asFailure } from "./errors";
@@ -341,7 +347,7 @@ export class GatewayServer {
       // The core failed: the client's request goes out as it came (fail open).
       this.hooks.log(`gateway: the core failed on a request: ${(e as Error).message}`);
       this.failed(engine, e);
-      forward = { headers: untouched(req.headers), log: "forwarded untouched: the core failed", jobs: [] };
+      forward = { headers: untouched(req.headers), log: "forwarded untouched: the core failed", jobs: [], recall: [] };
     }
     if (method === "POST") this.changed();
     if (forward.jobs.length > 0) this.summarize(engine, forward.jobs);
@@ -383,7 +389,7 @@ export class GatewayServer {
           answer.on("data", (c: Buffer) => chunks.push(c));
           answer.on("end", () => {
             const whole = Buffer.concat(chunks);
-            let retry: string | undefined;
+            let retry: GatewayRetry | undefined;
             let head: [string, string][];
             try {
               retry = engine.gatewayTooLong(session, status, whole, body);
@@ -398,7 +404,8 @@ export class GatewayServer {
               this.log(method, url, status, session, "prompt too long: condensed further, retrying once");
               forward = { ...forward, log: "condensed after the upstream's prompt too long" };
               this.changed();
-              send(Buffer.from(retry, "utf8"), true);
+              const again = Buffer.from(retry.body, "utf8");
+              void this.writeRecall(engine, session, retry.recall).then(() => send(again, true));
               return;
             }
             this.log(method, url, status, session, forward.log);
@@ -411,7 +418,35 @@ export class GatewayServer {
         this.streamBack(engine, answer, res, session);
       });
     };
-    send(sent, false);
+    // The files a condensation names are on disk before the request naming them leaves.
+    void this.writeRecall(engine, session, forward.recall).then(() => send(sent, false));
+  }
+
+  /** Does what the engine decided on disk for the recall files, in order: each written whole,
+   *  readable by the user alone (its folders 0700), each removed one's folder removed once empty.
+   *  A file not written is told to the engine (its figures say why) and logged. Never rejects. */
+  private async writeRecall(engine: CondenseEngine, session: string | undefined, ops: GatewayRecallOp[]): Promise<void> {
+    for (const op of ops) {
+      if (op.kind === "remove") {
+        await fs.rm(op.path, { force: true }).catch(() => {});
+        // Fails while the folder holds other files, as it should.
+        await fs.rmdir(path.dirname(op.path)).catch(() => {});
+        continue;
+      }
+      try {
+        await fs.mkdir(path.dirname(op.path), { recursive: true, mode: 0o700 });
+        await fs.writeFile(op.path, op.text, { mode: 0o600 });
+        await fs.chmod(op.path, 0o600);
+      } catch (e) {
+        const why = (e as Error).message;
+        this.hooks.log(`gateway: cannot write the recall file ${op.path}: ${why}`);
+        try {
+          if (session) engine.gatewayRecallFailed(session, op.path, why);
+        } catch (failure) {
+          this.failed(engine, failure);
+        }
+      }
+    }
   }
 
   /** Queues the summary jobs a request handed out (`native`) and starts what the slots allow. */

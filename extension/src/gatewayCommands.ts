@@ -93,7 +93,9 @@ export class GatewayController implements vscode.Disposable {
   async start(port?: number): Promise<boolean> {
     await this.stop();
     const { enabled: _enabled, ...settings } = gatewayOptions();
-    const options = { ...settings, ...(port === undefined ? {} : { port }) };
+    // Each condensation's hidden messages go beside the state, for the agent to read (0600).
+    const recallDir = path.join(this.storageDir, "gateway", "recall");
+    const options = { ...settings, recallDir, ...(port === undefined ? {} : { port }) };
     if (options.provider === "native" && !options.observe) {
       // Asked now, so that a missing model says so at the start, not at the first condensation.
       try {

@@ -2,9 +2,10 @@
 // Node's `http` server of gateway.ts in front of the fixture LLM server, and `condense gateway`
 // (the CLI host) beside it for the golden test: the same recorded request sequences, sent through
 // each host, reach the upstream as the same bytes.
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import * as http from "node:http";
 import * as net from "node:net";
+import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LlmTarget } from "@context-condenser/protocol";
@@ -389,6 +390,53 @@ describe("the extension's gateway", () => {
     }
   });
 
+  test("a condensation names a recall file of what it hid, written 0600 before the request naming it is sent", async () => {
+    // An upstream that looks for the named file the moment a request arrives.
+    const seen: { path: string; text?: string; mode?: number }[] = [];
+    const upstream = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8");
+        const named = /The hidden messages are in (.+?); read that file/.exec(body);
+        if (named) {
+          const at = JSON.parse(`"${named[1]}"`) as string;
+          seen.push(existsSync(at) ? { path: at, text: readFileSync(at, "utf8"), mode: statSync(at).mode & 0o777 } : { path: at });
+        }
+        const answer = JSON.stringify({ id: "msg", type: "message", role: "assistant", content: [{ type: "text", text: "ok" }], usage: { input_tokens: 7, output_tokens: 2 } });
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) });
+        res.end(answer);
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", () => r()));
+    const origin = `http://127.0.0.1:${(upstream.address() as net.AddressInfo).port}`;
+    const dir = mkdtempSync(path.join(os.tmpdir(), "gw-recall-"));
+    const recallDir = path.join(dir, "recall");
+    const gw = nodeGateway();
+    const { port } = await gw.start({ ...options(llm), anthropicUpstream: origin, recallDir });
+    const seq = SEQUENCES[0];
+    try {
+      for (const body of seq.bodies.slice(0, 16)) expect((await post(`http://127.0.0.1:${port}`, seq.path, seq.headers, body)).status).toBe(200);
+      expect(seen.length).toBeGreaterThan(0);
+      const first = seen[0];
+      expect(first.path.startsWith(recallDir + path.sep)).toBe(true);
+      expect(first.text, "on disk when the request naming it arrived").toBeDefined();
+      if (process.platform !== "win32") expect(first.mode).toBe(0o600);
+      expect(first.text).toContain("let value_0_5 = compute(&input, 5);");
+      expect(first.text).toContain("Tool call Read (toolu_0000):");
+      expect(first.text).not.toContain(KEY);
+      const session = Object.values(gw.engine.gatewayReport().sessions)[0];
+      expect(session.recall_files).toBeGreaterThanOrEqual(1);
+      expect(session.recall_bytes).toBeGreaterThanOrEqual(Buffer.byteLength(first.text!));
+      const claude = gw.engine.gatewaySetup(`http://127.0.0.1:${port}`).find((c) => c.id === "claude-code")!;
+      expect(claude.lines).toContain(`--allowedTools "Read(/${recallDir}/**)"`);
+    } finally {
+      await gw.stop();
+      upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("prompt too long: condensed further and retried once", async () => {
     await llm.clearRequests();
     const gw = nodeGateway();
@@ -448,16 +496,17 @@ describe("the extension's gateway", () => {
     const bin = condenseBin();
     for (const seq of SEQUENCES) {
       const forwarded: string[][] = [];
+      // One state folder for both hosts: their condensations name the same recall files.
+      const dir = mkdtempSync(path.join(os.tmpdir(), "gw-golden-"));
       for (const host of ["node", "cli"]) {
         await llm.clearRequests();
         let origin: string;
         let stop: () => Promise<unknown>;
         if (host === "node") {
           const gw = nodeGateway();
-          origin = `http://127.0.0.1:${(await gw.start(options(llm))).port}`;
+          origin = `http://127.0.0.1:${(await gw.start({ ...options(llm), recallDir: path.join(dir, "recall") })).port}`;
           stop = () => gw.stop();
         } else {
-          const dir = (await import("node:fs")).mkdtempSync(`${(await import("node:os")).tmpdir()}/gw-golden-`);
           const gw = await startGateway(bin, ["--anthropic-upstream", llm.origin, "--openai-upstream", llm.origin, "--window", `${SMALL}=6000`, "--state-dir", dir]);
           origin = gw.origin;
           stop = () => gw.stop();
@@ -475,7 +524,9 @@ describe("the extension's gateway", () => {
       const [node, cli] = forwarded;
       expect(node.length, seq.name).toBe(seq.bodies.length);
       expect(node.some((r) => r.includes("[Context Condenser")), `${seq.name} condensed`).toBe(true);
+      expect(node.some((r) => r.includes(`The hidden messages are in ${path.join(dir, "recall")}`)), `${seq.name} names a recall file`).toBe(true);
       expect(node, seq.name).toEqual(cli);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -983,6 +983,23 @@ export const GatewayCondensation = z.deferred(() => z.object({
 export type GatewayCondensation = z.output<typeof GatewayCondensation>;
 export type GatewayCondensationInput = z.input<typeof GatewayCondensation>;
 
+/** What the host does on disk for a recall file, as the core decided. */
+export const GatewayRecallOp = z.deferred(() => z.discriminatedUnion("kind", [
+  /** Write `text` to `path` (its folders created), readable by the user alone (0600). */
+  z.object({
+    kind: z.literal("write"),
+    path: z.string(),
+    text: z.string(),
+  }),
+  /** Remove the file at `path` (gone already is fine), and its folder once empty. */
+  z.object({
+    kind: z.literal("remove"),
+    path: z.string(),
+  }),
+]));
+export type GatewayRecallOp = z.output<typeof GatewayRecallOp>;
+export type GatewayRecallOpInput = z.input<typeof GatewayRecallOp>;
+
 /** What to send upstream, or to answer at once. */
 export const GatewayForward = z.deferred(() => z.object({
   /** Answer with this JSON body (status 200) instead of forwarding: a token count. */
@@ -995,6 +1012,8 @@ export const GatewayForward = z.deferred(() => z.object({
   jobs: z.array(z.number().int().gte(0)).default(() => ([])),
   /** What the log says went out. */
   log: z.string(),
+  /** What to write and remove for the recall files, done before the request is sent. */
+  recall: z.array(GatewayRecallOp).default(() => ([])),
   /** The session, when the request was one. */
   session: z.string().nullable().optional(),
 }));
@@ -1079,6 +1098,15 @@ export const SessionStats = z.deferred(() => z.object({
   note: z.string().nullable().optional(),
   /** Paused by the user: requests go out as the client sent them. */
   paused: z.boolean().default(false),
+  recall_bytes: z.number().int().gte(0).default(0),
+  /** Recall files removed to keep a session within its bytes, oldest first. */
+  recall_evicted: z.number().int().gte(0).default(0),
+  /** Condensations made without a recall file (too large, or the host could not write it). */
+  recall_failures: z.number().int().gte(0).default(0),
+  /** Recall files the session keeps (the hidden messages of its condensations, for the agent to read), and their bytes; in the totals, those of every session held. */
+  recall_files: z.number().int().gte(0).default(0),
+  /** Why the latest recall file is missing. */
+  recall_note: z.string().nullable().optional(),
   /** Requests decided. */
   requests: z.number().int().gte(0).default(0),
   /** LLM summaries written in the background and spliced in (provider `native`). */
@@ -1152,6 +1180,16 @@ export const GatewayRequest = z.deferred(() => z.strictObject({
 export type GatewayRequest = z.output<typeof GatewayRequest>;
 export type GatewayRequestInput = z.input<typeof GatewayRequest>;
 
+/** The body to retry with after "prompt too long", and the recall files to write before. */
+export const GatewayRetry = z.deferred(() => z.object({
+  /** The body (UTF-8 JSON). */
+  body: z.string(),
+  /** See [`GatewayForward::recall`]. */
+  recall: z.array(GatewayRecallOp),
+}));
+export type GatewayRetry = z.output<typeof GatewayRetry>;
+export type GatewayRetryInput = z.input<typeof GatewayRetry>;
+
 /** Where a request goes. */
 export const GatewayRouted = z.deferred(() => z.discriminatedUnion("kind", [
   /** Answer at once with this status and JSON body. */
@@ -1218,6 +1256,10 @@ export const GatewayStart = z.deferred(() => z.strictObject({
   port: z.number().int().gte(0),
   /** The condensation provider: `smart`, or `native` (the ledger at once, an LLM summary written in the background: the host runs each job `gatewayRequest` hands out with `gatewaySummarize`). */
   provider: z.string(),
+  /** The absolute folder where each condensation's hidden messages are written for the agent to read (the gateway's state folder's `recall`); absent: no recall files. */
+  recallDir: z.string().nullable().optional(),
+  /** The most bytes of recall files one session keeps (the core's default when absent). */
+  recallMaxBytes: z.number().int().gte(0).nullable().optional(),
   /** The state it saved last time, if any. */
   state: z.string().nullable().optional(),
   /** The threshold, in percent of the model's window. */

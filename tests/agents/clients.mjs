@@ -128,8 +128,9 @@ export function explain(result) {
 }
 
 /** Claude Code (`claude -p`, Anthropic Messages) at `baseUrl` (ANTHROPIC_BASE_URL). Resolves with
- *  the run and the final answer's text (its stdout). */
-export async function runClaude({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+ *  the run and the final answer's text (its stdout). `allowedTools`: the `--allowedTools` rules
+ *  (Read and Bash by default; an empty list runs it in its default permission mode). */
+export async function runClaude({ bin, deadProxy, w, baseUrl, key, model, prompt, allowedTools = ["Read", "Bash"] }) {
   const env = offlineEnv(deadProxy, w.home, {
     ANTHROPIC_BASE_URL: baseUrl,
     ANTHROPIC_API_KEY: key,
@@ -139,13 +140,15 @@ export async function runClaude({ bin, deadProxy, w, baseUrl, key, model, prompt
     DISABLE_ERROR_REPORTING: "1",
   });
   // --dangerously-skip-permissions is refused as root; --allowedTools lets Read and Bash run.
-  const result = await run(path.join(bin, "claude"), ["-p", prompt, "--model", model, "--allowedTools", "Read", "Bash"], { env, cwd: w.ws });
+  const allowed = allowedTools.length ? ["--allowedTools", ...allowedTools] : [];
+  const result = await run(path.join(bin, "claude"), ["-p", prompt, "--model", model, ...allowed], { env, cwd: w.ws });
   return { result, answer: result.stdout };
 }
 
 /** Codex (`codex exec`, OpenAI Responses) with a custom provider whose base_url is `baseUrl`
- *  (ending in /v1). */
-export async function runCodex({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+ *  (ending in /v1). `defaults`: Codex's own approval policy and sandbox (read-only) rather than
+ *  no approvals and full access. */
+export async function runCodex({ bin, deadProxy, w, baseUrl, key, model, prompt, defaults = false }) {
   const codexHome = path.join(w.root, "codex-home");
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(
@@ -153,8 +156,7 @@ export async function runCodex({ bin, deadProxy, w, baseUrl, key, model, prompt 
     [
       `model = "${model}"`,
       `model_provider = "fixture"`,
-      `approval_policy = "never"`,
-      `sandbox_mode = "danger-full-access"`,
+      ...(defaults ? [] : [`approval_policy = "never"`, `sandbox_mode = "danger-full-access"`]),
       `check_for_update_on_startup = false`,
       ``,
       `[analytics]`,

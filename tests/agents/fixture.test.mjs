@@ -73,6 +73,27 @@ test("scripted agent: a function call in the Responses shape, then the final ans
   assert.match((await nofile.json()).error.message, /no absolute path of an existing file/);
 });
 
+test("scripted agent, recall variant: once a request names a recall file, one read of it, then the rounds go on", async () => {
+  const file = path.join(dir, "task.txt");
+  writeFileSync(file, "MARKER: m-456\n");
+  const recall = path.join(dir, "recall", "r1.md");
+  const tools = [{ name: "Read", input_schema: { type: "object", properties: { file_path: { type: "string" }, offset: { type: "number" }, limit: { type: "number" } }, required: ["file_path"] } }, { name: "Bash", input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } }];
+  const headers = { "x-api-key": "k", "anthropic-version": "2023-06-01" };
+  const ask = async (messages) => (await post("/v1/messages", { model: "script-agent-2-recall", max_tokens: 100, tools, messages }, headers)).json();
+  const task = { role: "user", content: `Read ${file}.` };
+  const first = (await ask([task])).content.find((b) => b.type === "tool_use");
+  assert.equal(first.input.file_path, file, "no recall line yet: round 0");
+  const result = (id) => ({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "MARKER: m-456" }] });
+  const condensed = { role: "user", content: [{ type: "text", text: `[Context Condenser: the earlier conversation, condensed]\nThe hidden messages are in ${recall}; read that file with your file tool if you need them.` }] };
+  const history = [task, condensed, { role: "assistant", content: [first] }, result(first.id)];
+  const second = (await ask(history)).content.find((b) => b.type === "tool_use");
+  assert.deepEqual(second.input, { file_path: recall, offset: 1, limit: 40 });
+  assert.notEqual(second.id, first.id);
+  const third = (await ask([...history, { role: "assistant", content: [second] }, result(second.id)])).content.find((b) => b.type === "tool_use");
+  assert.match(third.input.command, /^grep -n MARKER /, "read once; round 1 (the grep) next");
+  assert.notEqual(third.id, second.id);
+});
+
 test("every request's exact bytes are kept", async () => {
   await llm.clearRequests();
   const raw = '{"model":"fixture",  "input":"x\\u00e9"}';

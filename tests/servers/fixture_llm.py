@@ -59,6 +59,11 @@ can count attempts (retries included).
 Scripted agent mode, selected by the model name, in all three wire formats:
     script-agent        2 tool rounds, then a final answer
     script-agent-N      N tool rounds, then a final answer
+    script-agent-N-recall
+                        the same, and once a request carries a gateway's recall
+                        line ("The hidden messages are in PATH; read that file
+                        ..."), one read of PATH with the client's own tool
+                        before the next round (not counted as a round)
 On each request the server reads the conversation: while fewer than N tool
 results have arrived (and the request declares tools) it answers with one tool
 call, chosen by name from the request's own ``tools`` and shaped by their
@@ -405,11 +410,20 @@ SHELL_TOOLS = ("Bash", "shell", "shell_command", "exec_command", "run_commands",
 
 
 def script_rounds(model):
-    """N for a scripted-agent model (`script-agent` = 2, `script-agent-N`), else None."""
+    """N for a scripted-agent model (`script-agent` = 2, `script-agent-N`, `-recall` after
+    either), else None."""
+    model = (model or "").removesuffix(RECALL_SUFFIX)
     if model == SCRIPT_AGENT:
         return SCRIPT_AGENT_ROUNDS
-    m = re.fullmatch(re.escape(SCRIPT_AGENT) + r"-(\d+)", model or "")
+    m = re.fullmatch(re.escape(SCRIPT_AGENT) + r"-(\d+)", model)
     return int(m.group(1)) if m else None
+
+
+# The recall variant (`script-agent-N-recall`): a gateway that condensed names the file of what it
+# hid in this line of the message replacing it; the agent reads the file's first lines once.
+RECALL_SUFFIX = "-recall"
+RECALL_RE = re.compile(r"The hidden messages are in (.+?); read that file with your file tool")
+RECALL_READ_LINES = 40
 
 
 def text_of(content):
@@ -569,6 +583,8 @@ def pick_tool(tools, names):
 # between the client and this server may condense old tool results away, and an agent that
 # counted only the results it still sees would repeat its rounds (and their ids) for ever.
 SCRIPT_ROUNDS = {}
+# The recall file each task's agent read (the recall variant), by task.
+SCRIPT_RECALLED = {}
 SCRIPT_LOCK = threading.Lock()
 
 
@@ -652,20 +668,44 @@ def anthropic_blocks(body):
     return blocks
 
 
-def script_step(view, rounds):
+def script_step(view, rounds, model=""):
     """The scripted agent's next move: ("tool", name, args, note), ("final", text) or
     ("error", message). Sets ``view.round``: the round this move is (its ids' number)."""
     if not view.tools and any(SUMMARY_ASK in t for t in view.user_texts):
         view.round = 0
         return ("final", script_summary(view))
     task = view.user_texts[0] if view.user_texts else ""
+    recall = (model or "").endswith(RECALL_SUFFIX)
     with SCRIPT_LOCK:
-        k = max(len(view.results), SCRIPT_ROUNDS.get(task, 0))
+        recalled = task in SCRIPT_RECALLED
+        k = max(len(view.results) - int(recalled), SCRIPT_ROUNDS.get(task, 0))
+        named = next((m.group(1) for t in view.user_texts for m in RECALL_RE.finditer(t)), None)
+        if recall and not recalled and named and view.tools and k < rounds:
+            step = recall_move(view, named)
+            if step[0] == "tool":
+                SCRIPT_RECALLED[task] = named
+                # Ids of their own: the rounds' ids go on from k.
+                view.round = 1000 + k
+                return step
         step = script_move(view, rounds, k)
         if step[0] == "tool":
             SCRIPT_ROUNDS[task] = k + 1
     view.round = k
     return step
+
+
+def recall_move(view, path):
+    """A read of the first RECALL_READ_LINES lines of `path` with the client's read tool, else
+    with its shell."""
+    read = pick_tool(view.tools, READ_TOOLS)
+    note = "Reading what the gateway hid, in %s." % path
+    if read:
+        return ("tool", read, read_args(view.tools[read], path, 1, RECALL_READ_LINES), note)
+    shell = pick_tool(view.tools, SHELL_TOOLS)
+    if shell is None:
+        return ("error", "script-agent: no read or shell tool to read the recall file with")
+    command = "sed -n '1,%dp' %s" % (RECALL_READ_LINES, shell_quote(path))
+    return ("tool", shell, shell_args(shell, view.tools[shell], command), note)
 
 
 def script_move(view, rounds, k):
@@ -1244,7 +1284,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def script_anthropic(self, body, model, rounds, stream, headers):
         view = anthropic_view(body)
-        step = script_step(view, rounds)
+        step = script_step(view, rounds, model)
         if step[0] == "error":
             self.send_json(400, anthropic_error("invalid_request_error", step[1]), headers)
             return
@@ -1303,7 +1343,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def script_chat(self, body, model, rounds, stream, headers):
         view = chat_view(body)
-        step = script_step(view, rounds)
+        step = script_step(view, rounds, model)
         if step[0] == "error":
             self.send_json(400, openai_error(step[1], "invalid_request_error"), headers)
             return
@@ -1396,7 +1436,7 @@ class Handler(BaseHTTPRequestHandler):
             items = [self.responses_message("msg_fixture", text)]
         else:
             view = responses_view(body)
-            step = script_step(view, rounds)
+            step = script_step(view, rounds, model)
             if step[0] == "error":
                 self.send_json(400, openai_error(step[1], "invalid_request_error"), headers)
                 return

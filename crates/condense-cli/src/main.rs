@@ -124,6 +124,15 @@ enum Command {
         /// Conversation file, or `-` for stdin.
         file: String,
     },
+    /// Print the original content a placeholder's id stands for (`…; id r3f9a21c0]`): a tool
+    /// result, a tool call's arguments, a message's text. The condensation hid it and kept it, so
+    /// the conversation (or the CondensationResult `condense run` printed) still holds it.
+    Recall {
+        /// The id the placeholder names, e.g. r3f9a21c0.
+        id: String,
+        /// Conversation or CondensationResult file, or `-` for stdin.
+        file: String,
+    },
     /// Print the API view in a provider's wire format.
     View {
         /// Wire format.
@@ -462,6 +471,23 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 }
                 None => Err(Failure(1, "nothing to undo: the conversation has no condensation".into())),
             }
+        }
+        Command::Recall { id, file } => {
+            if !condense_core::providers::recall::is_recall_id(&id) {
+                return Err(usage(format!(
+                    "{id:?} is not a recall id: a placeholder names one as `id r` and 8 hex digits, e.g. r3f9a21c0"
+                )));
+            }
+            let conversation = read_conversation(&file)?.conversation;
+            let Some(found) = condense_core::providers::recall::recall(&conversation.messages, &id) else {
+                return Err(usage(format!("{file}: no content has the id {id}")));
+            };
+            let mut text = found.text;
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            out::stdout(&text)?;
+            Ok(0)
         }
         Command::View { format, output, file } => {
             let sink = output.sink(&file)?;

@@ -404,3 +404,121 @@ fn oversized_invalid_and_deeply_nested_inputs_exit_2_with_one_line() {
     assert!(err.contains("stdin holds more than 256 MB"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every recall id (`; id r3f9a21c0`) the visible messages of a result name, with the text it
+/// stands in for.
+fn named_ids(result: &Value) -> Vec<String> {
+    let text = serde_json::to_string(&visible(result)).unwrap();
+    let mut ids: Vec<String> = text
+        .match_indices("; id r")
+        .map(|(at, _)| text[at + "; id ".len()..][..9].to_owned())
+        .filter(|id| id[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        .collect();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn recall_prints_what_a_placeholder_hid_from_a_result_or_a_conversation_file() {
+    // A real Claude Code transcript, masked: each placeholder's id gives back the tool result it
+    // hid, from the CondensationResult and from the transcript itself.
+    let session = root("tests/fixtures/real/claude-code-python-to-rust-port.jsonl");
+    let out = condense(&["run", "--provider", "mask", &session, "--no-summary"]);
+    let out = out.success();
+    let result = json_of(&out);
+    assert!(result["error"].is_null(), "{}", result["error"]);
+    let dir = std::env::temp_dir().join(format!("condense-cli-recall-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let saved = dir.join("result.json");
+    std::fs::write(&saved, &out.get_output().stdout).unwrap();
+    let saved = saved.to_str().unwrap();
+
+    let hidden: Vec<&Value> = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m.get("condense_parent").is_some_and(|p| !p.is_null()))
+        .collect();
+    let results_hidden: Vec<String> = hidden
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| match &b["content"] {
+            Value::String(s) => s.clone(),
+            parts => parts
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        })
+        .collect();
+    let ids = named_ids(&result);
+    assert!(!ids.is_empty(), "mask wrote no placeholder with an id");
+    for id in &ids {
+        let from_result = condense(&["recall", id, saved]).success();
+        let text = String::from_utf8(from_result.get_output().stdout.clone()).unwrap();
+        assert!(
+            results_hidden.iter().any(|r| text == *r || text == format!("{r}\n")),
+            "{id} printed something no hidden result holds: {}",
+            &text[..text.len().min(200)]
+        );
+        // The transcript before the condensation holds it too, in Claude Code's own format.
+        let from_transcript = condense(&["recall", id, &session]).success();
+        assert_eq!(from_transcript.get_output().stdout, from_result.get_output().stdout);
+    }
+
+    // An id nothing has, and a word that is no id: exit 2, saying which.
+    let unknown = condense(&["recall", "r00000000", saved]).code(2);
+    assert!(stderr_of(&unknown).contains("no content has the id r00000000"), "{}", stderr_of(&unknown));
+    let malformed = condense(&["recall", "3f9a21c0", saved]).code(2);
+    assert!(stderr_of(&malformed).contains("is not a recall id"), "{}", stderr_of(&malformed));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn recall_reads_a_truncated_argument_and_a_stub_from_stdin() {
+    let file = root(EXAMPLE);
+    let condensed =
+        condense(&["run", "--provider", "truncation", "--target-tokens", "5000", &file, "--no-summary"]);
+    let stdout = condensed.success().get_output().stdout.clone();
+    let result: Value = serde_json::from_slice(&stdout).unwrap();
+    let ids = named_ids(&result);
+    assert!(!ids.is_empty(), "truncation wrote no stub with an id");
+    // Every string and every object of the input file: what an id may give back.
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let (mut strings, mut objects) = (Vec::new(), Vec::new());
+    let mut stack = vec![&input];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => strings.push(s.as_str()),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => {
+                objects.push(v);
+                stack.extend(map.values());
+            }
+            _ => {}
+        }
+    }
+    for id in ids {
+        let recalled = Command::cargo_bin("condense")
+            .unwrap()
+            .args(["recall", &id, "-"])
+            .write_stdin(stdout.clone())
+            .assert()
+            .success();
+        // The original, and a line end if it had none.
+        let printed = String::from_utf8(recalled.get_output().stdout.clone()).unwrap();
+        let text = printed.strip_suffix('\n').unwrap_or(&printed);
+        assert!(!text.contains("by Context Condenser"), "{id} printed a placeholder: {text}");
+        // Whatever it was (a result, arguments, a message's text), the input file holds it.
+        let arguments: Option<Value> = serde_json::from_str(text).ok().filter(Value::is_object);
+        assert!(
+            strings.contains(&text)
+                || strings.contains(&printed.as_str())
+                || arguments.is_some_and(|a| objects.contains(&&a)),
+            "{id}: {text}"
+        );
+    }
+}

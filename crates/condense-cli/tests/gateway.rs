@@ -390,9 +390,9 @@ fn through_the_fixture_server_answers_usage_and_passthrough_and_no_key_is_kept()
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
     }
-    for entry in std::fs::read_dir(&state.0).unwrap() {
-        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET), "a key in the state dir");
+    for file in files_under(&state.0) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET), "a key in {}", file.display());
     }
     let output = gateway.output();
     assert!(output.contains("gateway: POST /anthropic/v1/messages → 200"), "{output}");
@@ -888,7 +888,7 @@ fn a_gateway_killed_mid_write_restarts_reads_nothing_half_written_and_replays_it
     drop(gateway);
     for entry in std::fs::read_dir(&state.0).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(name == "state.json" || name.starts_with(".state.json."), "{name}");
+        assert!(name == "state.json" || name.starts_with(".state.json.") || name == "recall", "{name}");
     }
 
     // What a kill in the middle of writing the file in place would leave: half a state.json,
@@ -1055,9 +1055,113 @@ fn native_summaries_are_written_in_the_background_with_the_requests_own_model_an
     assert!(session["summary_tokens"].as_u64().unwrap() > 0, "{stats}");
     assert_eq!(stats["summaries_pending"], 0, "{stats}");
     state_holding(&state, "Summary of the earlier conversation");
-    for entry in std::fs::read_dir(&state.0).unwrap() {
-        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET), "a key in the state dir");
+    let files = files_under(&state.0);
+    assert!(files.iter().any(|f| f.extension().is_some_and(|e| e == "md")), "a recall file: {files:?}");
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET), "a key in {}", file.display());
     }
     assert!(!gateway.output().contains(SECRET), "a key in the gateway's output");
+}
+
+/// Every file under `dir`, at any depth.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The path a forwarded body's recall line names, if it has one.
+fn recall_path(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let at = text.find("The hidden messages are in ")? + "The hidden messages are in ".len();
+    Some(text[at..].split("; read that file").next()?.to_owned())
+}
+
+/// A recall file as the upstream found it when the request naming it arrived.
+#[derive(Debug, Clone)]
+struct Named {
+    path: String,
+    /// Its text, if it was there.
+    text: Option<String>,
+    /// Its permission bits (unix).
+    mode: Option<u32>,
+}
+
+#[cfg(unix)]
+fn mode_of(path: &str) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o777)
+}
+
+#[cfg(not(unix))]
+fn mode_of(_: &str) -> Option<u32> {
+    Some(0o600)
+}
+
+#[test]
+fn a_condensation_names_a_recall_file_written_0600_before_the_request_leaves() {
+    // The upstream reads the named file the moment the request arrives: it is there already.
+    let seen: Arc<Mutex<Vec<Named>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let upstream = Upstream::start(move |request, stream| {
+        if let Some(path) = recall_path(&request.body) {
+            let text = std::fs::read_to_string(&path).ok();
+            record.lock().unwrap().push(Named { mode: mode_of(&path), path, text });
+        }
+        respond(stream, "200 OK", "", OK)
+    });
+    let state = Scratch::new("gw-recall");
+    let args = ["--anthropic-upstream", &upstream.url() as &str, "--window", SMALL_WINDOW];
+    let gateway = Gateway::start(&state, &args);
+    let headers = [&format!("x-api-key: {SECRET}") as &str, "x-context-condenser-session: recall"];
+    for rounds in 1..=10 {
+        let reply = gateway.post("/anthropic/v1/messages", &headers, &tool_session(rounds, false));
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let bodies: Vec<Received> = (0..10).map(|_| upstream.next()).collect();
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "a forwarded request names a recall file");
+    let Named { path, text, mode } = &seen[0];
+    let text = text.as_deref().expect("the file was on disk when the request carrying its name arrived");
+    assert_eq!(*mode, Some(0o600), "readable by the user alone");
+    let recall_dir = std::path::absolute(&state.0).unwrap().join("recall");
+    assert!(path.starts_with(recall_dir.to_str().unwrap()), "{path} is under the state directory");
+    // It holds what the request no longer does.
+    let first = bodies.iter().find(|b| recall_path(&b.body).is_some()).unwrap();
+    let forwarded = String::from_utf8_lossy(&first.body);
+    assert!(!forwarded.contains("let value_0_5 ") && text.contains("let value_0_5 = compute(&input, 5);"));
+    assert!(text.contains("Tool call Read (toolu_0000):") && !text.contains(SECRET));
+    let stats = gateway.stats();
+    let session = &stats["sessions"]["header:recall"];
+    assert!(session["recall_files"].as_u64().unwrap() >= 1, "{stats}");
+    assert!(session["recall_bytes"].as_u64().unwrap() >= text.len() as u64, "{stats}");
+    assert!(gateway.output().contains(&format!("recall files: {}", recall_dir.display())));
+    assert!(gateway.output().contains("--allowedTools \"Read(/"), "Claude Code's setup lets it read them");
+
+    // After a restart the condensations replayed name the same files, byte for byte.
+    let last = recall_path(&bodies[9].body).expect("the last request replays a condensation");
+    state_holding(&state, "/repo/src/module_9.rs");
+    drop(gateway);
+    let gateway = Gateway::start(&state, &args);
+    gateway.post("/anthropic/v1/messages", &headers, &tool_session(11, false));
+    let after = upstream.next();
+    assert!(String::from_utf8_lossy(&after.body).contains(&format!("The hidden messages are in {last};")));
+    assert!(std::path::Path::new(&last).is_file());
+
+    // With --recall-max-mb 0, no file and no line.
+    let state = Scratch::new("gw-recall-off");
+    let gateway = Gateway::start(&state, &[&args[..], &["--recall-max-mb", "0"]].concat());
+    for rounds in 1..=10 {
+        gateway.post("/anthropic/v1/messages", &headers, &tool_session(rounds, false));
+        assert!(recall_path(&upstream.next().body).is_none());
+    }
+    assert!(!state.0.join("recall").exists());
 }

@@ -382,6 +382,11 @@ fn plausible(command: &str, output: &str, ran: &Ran) -> Result<(), String> {
         "view" | "undo" => {
             json()?["messages"].as_array().ok_or("no messages")?;
         }
+        "recall" => {
+            if output.trim().is_empty() || output.contains("by Context Condenser") {
+                return Err("not an original the condensation hid".into());
+            }
+        }
         "providers" => {
             json()?.as_array().filter(|a| !a.is_empty()).ok_or("no providers")?;
         }

@@ -6,7 +6,8 @@
 //! With the state ledger on (every provider): (f) the instructions, files changed and open todos
 //! of what a run hid are still in the API view, (g) which both APIs accept, (h) a second run moves
 //! the ledger instead of adding one, (i) undo takes it away with its run. Pins: (l) whatever the
-//! provider, every visible pinned message is in the API view after the run, unchanged.
+//! provider, every visible pinned message is in the API view after the run, unchanged. Recall:
+//! (m) every id a placeholder in the view names gives back the content it hid, not a placeholder.
 
 mod common;
 
@@ -14,6 +15,7 @@ use common::{StepClock, block_on, counter};
 use condense_core::model::{
     ClientContext, ContentBlock, Message, Role, ToolResultPart, api_view, check_tool_pairs, undo_last,
 };
+use condense_core::providers::recall::{is_recall_id, recall};
 use condense_core::{CondensationManager, CondensationOptions, Conversation, Services, TokenCounter};
 use proptest::prelude::*;
 
@@ -165,10 +167,43 @@ fn common_invariants(
     for block in opaque_blocks(view.iter().copied()) {
         prop_assert!(originals.contains(&block), "an opaque block was edited: {}", block);
     }
+    // (m) every id a placeholder names recalls what it hid, from the result alone.
+    for id in named_ids(&view) {
+        let recalled = recall(&result.messages, &id);
+        prop_assert!(recalled.is_some(), "id {} names nothing in the result", id);
+        let text = recalled.unwrap().text;
+        prop_assert!(!text.contains("by Context Condenser"), "id {} gives back a placeholder: {}", id, text);
+    }
     // (b) undo restores the exact previous conversation, hence its API view.
     let (_, undone) = undo_last(&result.messages).expect("a condensation to undo");
     prop_assert_eq!(&undone, &before.messages);
     Ok(())
+}
+
+/// Every recall id the view's texts, tool results and tool arguments name (`; id r3f9a21c0`).
+fn named_ids(view: &[&Message]) -> Vec<String> {
+    let mut texts: Vec<String> = Vec::new();
+    for block in view.iter().flat_map(|m| &m.content) {
+        match block {
+            ContentBlock::Text { text, .. } => texts.push(text.clone()),
+            ContentBlock::ToolResult { content, .. } => {
+                texts.push(condense_core::model::tool_result_text(content))
+            }
+            ContentBlock::ToolUse { input, .. } => texts.push(input.to_string()),
+            _ => {}
+        }
+    }
+    let mut ids = Vec::new();
+    for text in &texts {
+        for (at, _) in text.match_indices("; id r") {
+            let id = &text[at + "; id ".len()..];
+            let id = &id[..id.len().min(9)];
+            if is_recall_id(id) {
+                ids.push(id.to_owned());
+            }
+        }
+    }
+    ids
 }
 
 proptest! {

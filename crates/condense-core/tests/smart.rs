@@ -12,6 +12,7 @@ use condense_core::model::{
     ClientContext, ContentBlock, Message, Role, ToolResultPart, api_view, check_tool_pairs, undo_last,
 };
 use condense_core::profile::{LlmKind, LlmProfile};
+use condense_core::providers::recall::{recall, recall_id};
 use condense_core::testing::ScriptedLlm;
 use condense_core::{
     CondensationManager, CondensationOptions, CondensationResult, Conversation, Services, TokenCounter,
@@ -406,13 +407,17 @@ fn mask_hides_old_results_behind_a_placeholder_naming_tool_argument_and_size() {
             .unwrap(),
     );
     assert!(size > 1000);
+    let ContentBlock::ToolResult { content, .. } = &c.messages[2].content[0] else { panic!("a result") };
+    let original = condense_core::model::tool_result_text(content);
+    let id = recall_id(&original);
     assert_eq!(
         r[0].1,
         format!(
-            "[read_file src/a.rs: {} tokens hidden by Context Condenser; read it again if needed]",
+            "[read_file src/a.rs: {} tokens hidden by Context Condenser; read it again if needed; id {id}]",
             thousands(size)
         )
     );
+    assert_eq!(recall(&result.messages, &id).map(|r| r.text), Some(original), "the id recalls the result");
     assert!(r[2].1.starts_with("[Bash cargo build: "), "{}", r[2].1);
     assert!(r[3].1.starts_with("c: line of output"), "the last result stays");
     assert_eq!(result.metrics.as_ref().unwrap().extra["results_masked"], 3);
@@ -542,9 +547,10 @@ fn mask_hides_older_client_context_and_keeps_the_latest_of_each_kind() {
             assert_eq!(
                 text,
                 &format!(
-                    "[the client's {}: {} tokens hidden by Context Condenser; a later one is current]",
+                    "[the client's {}: {} tokens hidden by Context Condenser; a later one is current; id {}]",
                     kind.label(),
-                    thousands(tokens)
+                    thousands(tokens),
+                    recall_id(text_before)
                 ),
                 "{id}"
             );
@@ -646,7 +652,8 @@ fn superseded_reads_and_runs_are_hidden_alone_and_by_smart_before_mask() {
     let run_hidden = texts.iter().find(|t| t.starts_with("[output of `cargo test`: ")).expect("a run hidden");
     assert!(run_hidden.contains("superseded by its later run in message "), "{run_hidden}");
     // The message named holds the later run, whole.
-    let n: usize = run_hidden.rsplit("message ").next().unwrap().trim_end_matches(']').parse().unwrap();
+    let n = run_hidden.rsplit("message ").next().unwrap().split(';').next().unwrap();
+    let n: usize = n.parse().unwrap();
     assert!(view[n - 1].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { content, .. }
         if condense_core::model::tool_result_text(content).starts_with("running 48 tests"))));
     // The last run of cargo test stays whole.

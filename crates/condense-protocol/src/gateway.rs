@@ -32,6 +32,13 @@ pub struct GatewayStart {
     /// The state it saved last time, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// The absolute folder where each condensation's hidden messages are written for the agent
+    /// to read (the gateway's state folder's `recall`); absent: no recall files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall_dir: Option<String>,
+    /// The most bytes of recall files one session keeps (the core's default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall_max_bytes: Option<u64>,
 }
 
 /// What starting said.
@@ -117,6 +124,28 @@ pub struct GatewayForward {
     /// The summaries this request queued (`native`): each job's id, for `gatewaySummarize`.
     #[serde(default)]
     pub jobs: Vec<u64>,
+    /// What to write and remove for the recall files, done before the request is sent.
+    #[serde(default)]
+    pub recall: Vec<GatewayRecallOp>,
+}
+
+/// What the host does on disk for a recall file, as the core decided.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GatewayRecallOp {
+    /// Write `text` to `path` (its folders created), readable by the user alone (0600).
+    Write { path: String, text: String },
+    /// Remove the file at `path` (gone already is fine), and its folder once empty.
+    Remove { path: String },
+}
+
+/// The body to retry with after "prompt too long", and the recall files to write before.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayRetry {
+    /// The body (UTF-8 JSON).
+    pub body: String,
+    /// See [`GatewayForward::recall`].
+    pub recall: Vec<GatewayRecallOp>,
 }
 
 /// A background summary's outcome (`gatewaySummarize`).

@@ -111,6 +111,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         gateway::GatewaySetup,
         gateway::GatewayUndone,
         gateway::GatewaySummary,
+        gateway::GatewayRetry,
         // The webviews' messages.
         ipc::ToWebview,
         ipc::ToHost,

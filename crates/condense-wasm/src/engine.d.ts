@@ -23,6 +23,7 @@ import type {
   GatewayPreview,
   GatewayReport,
   GatewayRequestInput,
+  GatewayRetry,
   GatewayRouted,
   GatewaySessionView,
   GatewaySetup,
@@ -254,9 +255,14 @@ export interface CondenseEngine {
   gatewayDropJob(job: number, reason: string): GatewaySummary;
   /**
    * The upstream answered `status` with `answer` before any byte reached the client: the
-   * body to retry with once when it says the prompt is too long.
+   * body to retry with once when it says the prompt is too long, and the recall files to
+   * write before.
    */
-  gatewayTooLong(session: string, status: number, answer: Uint8Array, clientBody: Uint8Array): string | undefined;
+  gatewayTooLong(session: string, status: number, answer: Uint8Array, clientBody: Uint8Array): GatewayRetry | undefined;
+  /**
+   * The host could not write the recall file at `path` of `session`: the figures say why.
+   */
+  gatewayRecallFailed(session: string, path: string, why: string): void;
   /**
    * An upstream's answer arrived: the headers to pass on, and a usage reader for its body.
    */

@@ -3,7 +3,8 @@
 //! (`gatewayRoute`), reads its body, asks what to send (`gatewayRequest`), sends it with its own
 //! fetch, feeds the answer's bytes to a usage reader as they pass (`gatewayAnswer`,
 //! `gatewayAnswerChunk`, `gatewayAnswerEnd`), and retries once after "prompt too long"
-//! (`gatewayTooLong`). With `native`, a request that crossed the threshold also hands out summary
+//! (`gatewayTooLong`), writing first the recall files each answer names (each condensation's
+//! hidden messages, for the agent to read; `gatewayRecallFailed` when it cannot). With `native`, a request that crossed the threshold also hands out summary
 //! jobs, which the host runs in the background with the model it picks (`gatewaySummarize`) or
 //! gives up (`gatewayDropJob`). The rest is the Gateway view's: the report, a session's
 //! condensations, and the per-session controls. Nothing here sees the client's credentials but
@@ -16,14 +17,15 @@ use std::rc::Rc;
 use condense_core::ErrorKind;
 use condense_core::gateway::{
     CONVERSATION_ACCEPT_ENCODING, GatewayConfig, GatewayPreview, GatewayReport, GatewaySessionView, Guard,
-    HostGateway, MAX_BODY_BYTES, Outgoing, Routed, SetupClient, SummaryJob, UsageReader, Wire,
-    connection_named, error_body, forwards_answer, forwards_upstream, summarize, upstream_origin,
+    HostGateway, MAX_BODY_BYTES, Outgoing, RECALL_SESSION_BYTES, RecallConfig, RecallOp, Routed, SetupClient,
+    SummaryJob, UsageReader, Wire, connection_named, error_body, forwards_answer, forwards_upstream,
+    summarize, upstream_origin,
 };
 use condense_core::provider::Services;
 use condense_protocol::calls::LlmTarget;
 use condense_protocol::gateway::{
-    GatewayAnswer, GatewayAnswerHead, GatewayForward, GatewayHead, GatewayRequest, GatewayRouted,
-    GatewaySetup, GatewayStart, GatewayStarted, GatewaySummary, GatewayUndone,
+    GatewayAnswer, GatewayAnswerHead, GatewayForward, GatewayHead, GatewayRecallOp, GatewayRequest,
+    GatewayRetry, GatewayRouted, GatewaySetup, GatewayStart, GatewayStarted, GatewaySummary, GatewayUndone,
 };
 use wasm_bindgen::prelude::*;
 
@@ -43,6 +45,7 @@ crate::surface::data!(
     GatewaySetup,
     GatewayUndone,
     GatewaySummary,
+    GatewayRetry,
     GatewayReport,
     GatewaySessionView,
     GatewayPreview
@@ -87,8 +90,12 @@ engine_api! {
     sync fn gatewayDropJob = gateway_drop_job(job: f64, reason: String) -> GatewaySummary;
 
     /// The upstream answered `status` with `answer` before any byte reached the client: the
-    /// body to retry with once when it says the prompt is too long.
-    sync fn gatewayTooLong = gateway_too_long(session: String, status: f64, answer: Bytes, client_body: Bytes) -> Option<String>;
+    /// body to retry with once when it says the prompt is too long, and the recall files to
+    /// write before.
+    sync fn gatewayTooLong = gateway_too_long(session: String, status: f64, answer: Bytes, client_body: Bytes) -> Option<GatewayRetry>;
+
+    /// The host could not write the recall file at `path` of `session`: the figures say why.
+    sync fn gatewayRecallFailed = gateway_recall_failed(session: String, path: String, why: String) -> ();
 
     /// An upstream's answer arrived: the headers to pass on, and a usage reader for its body.
     sync fn gatewayAnswer = gateway_answer(answer: GatewayAnswer) -> GatewayAnswerHead;
@@ -153,11 +160,16 @@ fn gateway_start(inner: &Rc<Inner>, options: GatewayStart) -> Result<GatewayStar
         .map_err(|e| invalid(format!("anthropicUpstream: {e}")))?;
     let openai =
         upstream_origin(&options.openai_upstream).map_err(|e| invalid(format!("openaiUpstream: {e}")))?;
+    let recall = options.recall_dir.map(|dir| RecallConfig {
+        dir,
+        max_session_bytes: options.recall_max_bytes.map_or(RECALL_SESSION_BYTES, |b| b as usize),
+    });
     let config = GatewayConfig {
         provider: options.provider,
         threshold: f64::from(options.threshold_percent) / 100.0,
         windows: options.windows,
         observe: options.observe,
+        recall,
         ..GatewayConfig::default()
     };
     let guard = Guard { bound: SocketAddr::from(([127, 0, 0, 1], options.port)), token: None };
@@ -289,10 +301,13 @@ fn gateway_request(
                 session: None,
                 log,
                 jobs: Vec::new(),
+                recall: Vec::new(),
             });
         }
-        let (outgoing, queued) =
+        let decided =
             g.host.decide(&request.method, &request.path, session, request.user_agent.as_deref(), &body.0);
+        let (outgoing, queued) = (decided.outgoing, decided.jobs);
+        let recall = recall_ops(decided.recall);
         let jobs = queued.iter().map(|job| job.id).collect();
         g.jobs.extend(queued.into_iter().map(|job| (job.id, job)));
         let conversation = !matches!(
@@ -317,7 +332,7 @@ fn gateway_request(
             Outgoing::Rewritten { body, .. } => Some(body),
             Outgoing::Client { .. } => None,
         };
-        Ok(GatewayForward { answer: None, headers, body, session, log, jobs })
+        Ok(GatewayForward { answer: None, headers, body, session, log, jobs, recall })
     })
 }
 
@@ -327,8 +342,33 @@ fn gateway_too_long(
     status: f64,
     answer: Bytes,
     client_body: Bytes,
-) -> Result<Option<String>, JsValue> {
-    with(inner, |g| Ok(g.host.too_long(&session, status as u16, &answer.0, &client_body.0)))
+) -> Result<Option<GatewayRetry>, JsValue> {
+    with(inner, |g| {
+        let retry = g.host.too_long(&session, status as u16, &answer.0, &client_body.0);
+        Ok(retry.map(|r| GatewayRetry { body: r.body, recall: recall_ops(r.recall) }))
+    })
+}
+
+fn gateway_recall_failed(
+    inner: &Rc<Inner>,
+    session: String,
+    path: String,
+    why: String,
+) -> Result<(), JsValue> {
+    with(inner, |g| {
+        g.host.recall_failed(&session, &path, &why);
+        Ok(())
+    })
+}
+
+/// The core's recall operations as the host reads them.
+fn recall_ops(ops: Vec<RecallOp>) -> Vec<GatewayRecallOp> {
+    ops.into_iter()
+        .map(|op| match op {
+            RecallOp::Write { path, text } => GatewayRecallOp::Write { path, text },
+            RecallOp::Remove { path } => GatewayRecallOp::Remove { path },
+        })
+        .collect()
 }
 
 fn gateway_answer(inner: &Rc<Inner>, answer: GatewayAnswer) -> Result<GatewayAnswerHead, JsValue> {
@@ -407,14 +447,19 @@ fn gateway_save(inner: &Rc<Inner>) -> Result<String, JsValue> {
     })
 }
 
-fn gateway_setup(_: &Rc<Inner>, base: String) -> Result<Vec<GatewaySetup>, JsValue> {
+fn gateway_setup(inner: &Rc<Inner>, base: String) -> Result<Vec<GatewaySetup>, JsValue> {
+    // The running gateway's recall folder, which Claude Code is told it may read.
+    let recall = inner.gateway.borrow().as_ref().and_then(|g| {
+        let config = g.host.gateway_config();
+        config.recall.as_ref().filter(|_| !config.observe).map(|r| r.dir.clone())
+    });
     Ok(SetupClient::ALL
         .into_iter()
         .map(|c| GatewaySetup {
             id: c.id().into(),
             name: c.name().into(),
             place: c.place().into(),
-            lines: c.lines(&base, false),
+            lines: c.lines(&base, false, recall.as_deref()),
         })
         .collect())
 }

@@ -12,8 +12,8 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use condense_core::gateway::{
-    GatewayConfig, GatewayUsage, Guard, HostGateway, Outgoing, Routed, SummaryDone, SummaryJob, Untouched,
-    Wire,
+    Decided, GatewayConfig, GatewayUsage, Guard, HostGateway, Outgoing, Retry, Routed, SummaryDone,
+    SummaryJob, Untouched, Wire,
 };
 use condense_core::llm::LlmProfile;
 
@@ -64,7 +64,8 @@ pub(crate) fn route(
 }
 
 /// Decides what to forward for a request to `path` (the upstream path, query included), and
-/// hands over the summaries it queued. Never fails: what the core cannot do, it does not do.
+/// hands over the summaries it queued and the recall files to write before sending. Never
+/// fails: what the core cannot do, it does not do.
 pub(crate) fn decide(
     state: &mut GatewayState,
     method: &str,
@@ -72,10 +73,14 @@ pub(crate) fn decide(
     header_session: Option<&str>,
     user_agent: Option<&str>,
     body: &[u8],
-) -> (Outgoing, Vec<SummaryJob>) {
+) -> Decided {
     state.core(|h| h.decide(method, path, header_session, user_agent, body)).unwrap_or_else(|| {
         let why = state.host.last_failed_open().unwrap_or_default().to_owned();
-        (Outgoing::Client { session: None, reason: Untouched::Failed(why) }, Vec::new())
+        Decided {
+            outgoing: Outgoing::Client { session: None, reason: Untouched::Failed(why) },
+            jobs: Vec::new(),
+            recall: Vec::new(),
+        }
     })
 }
 
@@ -92,16 +97,22 @@ pub(crate) fn count_tokens(
     state.core(|h| h.count_tokens(wire, method, path, header_session, body)).flatten()
 }
 
-/// The body to retry with once, after the upstream answered `status` with `answer` saying that
-/// the prompt is too long; `None` to pass the answer through.
+/// The body to retry with once (and the recall files to write first), after the upstream
+/// answered `status` with `answer` saying that the prompt is too long; `None` to pass the answer
+/// through.
 pub(crate) fn too_long(
     state: &mut GatewayState,
     session: &str,
     status: u16,
     answer: &[u8],
     client_body: &[u8],
-) -> Option<String> {
+) -> Option<Retry> {
     state.core(|h| h.too_long(session, status, answer, client_body)).flatten()
+}
+
+/// The recall file at `path` of `session` could not be written, for `why`.
+pub(crate) fn recall_failed(state: &mut GatewayState, session: &str, path: &str, why: &str) {
+    state.core(|h| h.recall_failed(session, path, why));
 }
 
 /// Adds what an answer of `session` reported to its statistics.
@@ -156,7 +167,7 @@ mod tests {
     }
 
     fn post(state: &mut GatewayState, path: &str, session: Option<&str>, body: &[u8]) -> Outgoing {
-        decide(state, "POST", path, session, Some("claude-cli/2.1.332"), body).0
+        decide(state, "POST", path, session, Some("claude-cli/2.1.332"), body).outgoing
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod proxy;
 mod store;
 mod summarize;
 
-use condense_core::gateway::GatewayConfig;
+use condense_core::gateway::{GatewayConfig, RecallConfig};
 use condense_core::gateway::{Guard, check_listen, setup_text, upstream_origin};
 use decide::GatewayState;
 use proxy::Shared;
@@ -78,6 +78,11 @@ pub(crate) struct GatewayArgs {
     /// listen on an address other than loopback.
     #[arg(long, value_name = "T")]
     token: Option<String>,
+    /// The most megabytes of recall files (each condensation's hidden messages, in
+    /// STATE_DIR/recall, named in the condensation for the agent to read) one session keeps,
+    /// the oldest removed first; 0 writes none.
+    #[arg(long, default_value_t = (condense_core::gateway::RECALL_SESSION_BYTES >> 20) as u32, value_name = "MB")]
+    recall_max_mb: u32,
 }
 
 fn parse_window(text: &str) -> Result<(String, usize), String> {
@@ -117,11 +122,19 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
         usage("no data directory known for this user (HOME is not set): pass --state-dir DIR")
     })?;
     let store = Store::open(&dir).map_err(|e| usage(format!("--state-dir {}: {e}", dir.display())))?;
+    let recall = match args.recall_max_mb {
+        0 => None,
+        mb => Some(RecallConfig {
+            dir: store.recall_dir().map_err(|e| usage(format!("--state-dir {}: {e}", dir.display())))?,
+            max_session_bytes: (mb as usize) << 20,
+        }),
+    };
     let config = GatewayConfig {
         provider: args.provider.clone(),
         threshold: f64::from(args.threshold) / 100.0,
         windows: args.windows.iter().cloned().collect::<BTreeMap<_, _>>(),
         observe: args.observe,
+        recall: recall.clone(),
         ..GatewayConfig::default()
     };
     let guard = Guard { bound: args.listen, token: args.token.clone() };
@@ -160,7 +173,15 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
         let shared =
             Arc::new(Shared { state: Mutex::new(state), client, changed: Notify::new(), summarizer });
         let writer = shared.summarizer.as_ref().map(Summarizer::describe);
-        crate::out::stdout(&banner(bound, args.token.is_some(), args.observe, writer.as_deref(), &store))?;
+        let recall = recall.as_ref().filter(|_| !args.observe);
+        crate::out::stdout(&banner(
+            bound,
+            args.token.is_some(),
+            args.observe,
+            writer.as_deref(),
+            &store,
+            recall,
+        ))?;
         let saver = tokio::spawn(save_on_change(Arc::clone(&shared), store.clone()));
         tokio::select! {
             () = serve(listener, Arc::clone(&shared)) => {}
@@ -239,12 +260,23 @@ fn save(shared: &Shared, store: &Store) {
 
 /// What the gateway prints at start: the address bound (first, alone on its line, for scripts),
 /// then the exact settings that point each agent at it.
-fn banner(bound: SocketAddr, token: bool, observe: bool, writer: Option<&str>, store: &Store) -> String {
+fn banner(
+    bound: SocketAddr,
+    token: bool,
+    observe: bool,
+    writer: Option<&str>,
+    store: &Store,
+    recall: Option<&RecallConfig>,
+) -> String {
     let host =
         if bound.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], bound.port())) } else { bound };
     let base = format!("http://{host}");
     let mut text = format!("listening on http://{bound}\n");
     text.push_str(&format!("state: {}\n", store.path().display()));
+    if let Some(recall) = recall {
+        let mb = recall.max_session_bytes >> 20;
+        text.push_str(&format!("recall files: {} (at most {mb} MB a session)\n", recall.dir));
+    }
     if let Some(writer) = writer {
         text.push_str(&format!("summaries: written in the background by {writer}\n"));
     }
@@ -254,7 +286,7 @@ fn banner(bound: SocketAddr, token: bool, observe: bool, writer: Option<&str>, s
         );
     }
     text.push('\n');
-    text.push_str(&setup_text(&base, token));
+    text.push_str(&setup_text(&base, token, recall.map(|r| r.dir.as_str())));
     text.push_str(&format!("\nStatistics: {base}/stats   Health: {base}/healthz\n"));
     text
 }

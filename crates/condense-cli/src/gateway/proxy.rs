@@ -28,11 +28,13 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use tokio::sync::Notify;
 
 use condense_core::gateway::{
-    CONVERSATION_ACCEPT_ENCODING, MAX_BODY_BYTES, Outgoing, Routed, SESSION_HEADER, TOKEN_HEADER, Untouched,
-    UsageReader, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,
+    CONVERSATION_ACCEPT_ENCODING, MAX_BODY_BYTES, Outgoing, RecallOp, Retry, Routed, SESSION_HEADER,
+    TOKEN_HEADER, Untouched, UsageReader, Wire, connection_named, error_body, forwards_answer,
+    forwards_upstream, may_be_too_long,
 };
 
 use super::decide::{self, GatewayState};
+use super::store::apply_recall;
 use super::summarize::Summarizer;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -114,10 +116,13 @@ async fn forward(
         return json_response(StatusCode::OK, answer);
     }
     let agent = parts.headers.get(USER_AGENT).map(|v| String::from_utf8_lossy(v.as_bytes()));
-    let (outgoing, jobs) =
+    let decided =
         decide::decide(&mut shared.state(), method_name, path, header_session, agent.as_deref(), &body);
+    let outgoing = decided.outgoing;
+    // The files a condensation names are on disk before the request naming them leaves.
+    write_recall(shared, outgoing.session(), decided.recall).await;
     if let Some(summarizer) = &shared.summarizer {
-        summarizer.start(shared, jobs, &parts.headers);
+        summarizer.start(shared, decided.jobs, &parts.headers);
     }
     if parts.method == Method::POST {
         shared.changed.notify_one();
@@ -153,7 +158,7 @@ async fn forward(
             let answer = r.bytes().await.unwrap_or_default();
             let retry =
                 decide::too_long(&mut shared.state(), session, status.as_u16(), &answer, &client_body);
-            let Some(body) = retry else {
+            let Some(Retry { body, recall }) = retry else {
                 log(&method, &shown, status, Some(session), &what);
                 let mut out =
                     Response::new(UnsyncBoxBody::new(Full::new(answer).map_err(|never| match never {})));
@@ -162,6 +167,7 @@ async fn forward(
                 return out;
             };
             log(&method, &shown, status, Some(session), "prompt too long: condensed further, retrying once");
+            write_recall(shared, Some(session), recall).await;
             what = "condensed after the upstream's prompt too long".to_owned();
             send(Bytes::from(body)).await
         }
@@ -184,6 +190,23 @@ async fn forward(
     };
     log(&method, &shown, response.status(), session.as_deref(), &what);
     stream_back(shared, response, session)
+}
+
+/// Writes and removes the recall files the core decided on (on a blocking thread: a file may
+/// be megabytes), and tells the core which could not be written.
+async fn write_recall(shared: &Arc<Shared>, session: Option<&str>, ops: Vec<RecallOp>) {
+    if ops.is_empty() {
+        return;
+    }
+    let failed = tokio::task::spawn_blocking(move || apply_recall(ops))
+        .await
+        .unwrap_or_else(|e| vec![(String::new(), format!("the writer failed: {e}"))]);
+    for (path, why) in failed {
+        crate::out::note(&format!("gateway: cannot write the recall file {path}: {why}"));
+        if let Some(session) = session {
+            decide::recall_failed(&mut shared.state(), session, &path, &why);
+        }
+    }
 }
 
 /// One line per request on stderr: method, the client's path without its query, status,

@@ -4,16 +4,21 @@
 //! user's business), synced, then renamed over `state.json`; so a gateway killed mid-write leaves
 //! the previous file or the new one, never half of one, and a temporary file is never read back.
 //! A file larger than [`MAX_STATE_BYTES`] is neither written nor read. The directory is created
-//! 0700.
+//! 0700. The recall files the core decides on go in its `recall` folder, each 0600
+//! ([`apply_recall`]).
 
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+
+use condense_core::gateway::RecallOp;
 
 /// The largest state file written or read: the core bounds what it holds (its sessions' bytes);
 /// this is the backstop against a file that is not ours.
 pub(crate) const MAX_STATE_BYTES: u64 = 512 << 20;
 
 const FILE: &str = "state.json";
+/// The folder of the recall files, in the state directory.
+const RECALL: &str = "recall";
 /// How temporary files begin; any left by a killed gateway are removed at start.
 const TEMP_PREFIX: &str = ".state.json.";
 
@@ -53,6 +58,13 @@ impl Store {
     /// The state file's path.
     pub(crate) fn path(&self) -> PathBuf {
         self.dir.join(FILE)
+    }
+
+    /// The folder of the recall files, absolute (the condensations name files in it for the
+    /// agent to open, from its own working directory): `recall` in the state directory.
+    pub(crate) fn recall_dir(&self) -> std::io::Result<String> {
+        let dir = std::path::absolute(&self.dir)?.join(RECALL);
+        dir.into_os_string().into_string().map_err(|_| std::io::Error::other("the path is not UTF-8"))
     }
 
     /// The saved state, `Ok(None)` when there is none yet; an error says why it cannot be used.
@@ -100,6 +112,40 @@ impl Store {
         }
         result
     }
+}
+
+/// Does what the core says on disk for the recall files, in order: each file written whole,
+/// readable by its owner alone (its folders created 0700), each removed file's folder removed
+/// once empty. Returns the files that could not be written, with why.
+pub(crate) fn apply_recall(ops: Vec<RecallOp>) -> Vec<(String, String)> {
+    let mut failed = Vec::new();
+    for op in ops {
+        match op {
+            RecallOp::Write { path, text } => {
+                let written = (|| {
+                    let path = Path::new(&path);
+                    if let Some(parent) = path.parent() {
+                        create_private_dir(parent)?;
+                    }
+                    let mut file = private_file(path)?;
+                    file.write_all(text.as_bytes())?;
+                    file.sync_all()
+                })();
+                if let Err(e) = written {
+                    failed.push((path, e.to_string()));
+                }
+            }
+            RecallOp::Remove { path } => {
+                let path = Path::new(&path);
+                let _ = std::fs::remove_file(path);
+                if let Some(parent) = path.parent() {
+                    // Fails while the folder holds other files, as it should.
+                    let _ = std::fs::remove_dir(parent);
+                }
+            }
+        }
+    }
+    failed
 }
 
 #[cfg(unix)]

@@ -18,6 +18,7 @@ use crate::tokens::TokenCounter;
 use super::count::{CountCache, Counters, fixed_tokens};
 use super::dialect::{ArrayKind, Dialect, Request};
 use super::plan::{Ask, Plan, plan};
+use super::recall::{Kept, RecallConfig, RecallFile, RecallOp, attach, keep};
 use super::session_key::{SessionKey, fnv1a, session_key};
 use super::sessions::{Frozen, Limits, Session, Sessions, common_prefix, splice};
 use super::stats::{GatewayStats, GatewayUsage, SessionStats};
@@ -41,6 +42,9 @@ pub struct GatewayConfig {
     pub provider: String,
     /// The bounds of the sessions held.
     pub limits: Limits,
+    /// Where each condensation's hidden messages are written for the agent to read, and how
+    /// much a session keeps; `None`: no recall files, and no line naming one.
+    pub recall: Option<RecallConfig>,
 }
 
 impl Default for GatewayConfig {
@@ -53,6 +57,7 @@ impl Default for GatewayConfig {
             observe: false,
             provider: "smart".into(),
             limits: Limits::default(),
+            recall: None,
         }
     }
 }
@@ -80,7 +85,7 @@ impl GatewayConfig {
         if self.limits.max_sessions == 0 || self.limits.max_bytes == 0 {
             return Err("the session limits must hold at least one session".into());
         }
-        Ok(())
+        self.recall.as_ref().map_or(Ok(()), RecallConfig::check)
     }
 }
 
@@ -127,6 +132,8 @@ pub(super) struct SessionState {
     pub(super) condense_next: bool,
     /// The user undid a condensation: the next request is not condensed again.
     pub(super) hold_next: bool,
+    /// The recall files the session keeps, oldest first.
+    pub(super) recall: Vec<Kept>,
 }
 
 impl SessionState {
@@ -139,6 +146,7 @@ impl SessionState {
             reshaped: false,
             condense_next: false,
             hold_next: false,
+            recall: Vec::new(),
         }
     }
 }
@@ -158,6 +166,8 @@ pub struct Gateway {
     /// Summaries queued for the host to take.
     pub(super) jobs: Vec<SummaryJob>,
     pub(super) next_job: u64,
+    /// What the host does on disk for the recall files, before it sends the request decided.
+    pub(super) recall_ops: Vec<RecallOp>,
 }
 
 /// A request measured against its session: each original message's tokens, each frozen
@@ -211,6 +221,7 @@ impl Gateway {
             pending: HashMap::new(),
             jobs: Vec::new(),
             next_job: 0,
+            recall_ops: Vec::new(),
         })
     }
 
@@ -273,9 +284,18 @@ impl Gateway {
                 Err(why) => note = Some(format!("{} of {limit} tokens, not condensed: {why}", m.forwarded)),
             }
         }
+        let mut recall = None;
+        if let (Some(p), Some(config), false) = (made.as_mut(), &self.config.recall, self.config.observe) {
+            recall = Some(attach(config, &name, session, p, &mut state.counts, counter));
+        }
         if let Some(p) = made.take() {
             match self.sessions.freeze(&key, p.range.clone(), &p.text) {
-                Ok(()) => made = Some(p),
+                Ok(()) => {
+                    made = Some(p);
+                    if let Some(file) = recall {
+                        self.book_recall(&name, file);
+                    }
+                }
                 Err(e) => note = Some(format!("{} of {limit} tokens, not condensed: {e}", m.forwarded)),
             }
         }
@@ -311,8 +331,7 @@ impl Gateway {
             }
             stats.note.clone_from(&note);
         }
-        let sessions = &self.sessions;
-        self.states.retain(|_, s| sessions.messages(&s.key).is_some());
+        self.forget_states();
         if observe {
             let what = match &made {
                 Some(p) => format!(" (condensing messages {}..{} now)", p.range.start, p.range.end),
@@ -442,11 +461,16 @@ impl Gateway {
         let window = window_for(&model, &self.config.windows);
         let limit = (window as f64 * self.config.threshold) as usize;
         let ask = Ask { forwarded: m.forwarded, target: target(window, limit), whole: true };
-        let p = plan(held, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter).ok()?;
+        let mut p = plan(held, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter).ok()?;
         if held.frozen.iter().any(|f| f.range == p.range) {
             return None;
         }
+        let recall =
+            self.config.recall.as_ref().map(|c| attach(c, session, held, &mut p, &mut state.counts, counter));
         self.sessions.freeze(&key, p.range.clone(), &p.text).ok()?;
+        if let Some(file) = recall {
+            self.book_recall(session, file);
+        }
         if self.config.provider == "native" {
             // Without a summary the ledger stays: the retry has it either way.
             self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
@@ -474,13 +498,71 @@ impl Gateway {
         self.totals.add_usage(usage, &prices);
     }
 
-    /// The figures, per session held and in total.
+    /// The figures, per session held and in total (the recall files: those the sessions held
+    /// keep).
     pub fn stats(&self) -> GatewayStats {
+        let mut totals = self.totals.clone();
+        totals.recall_files = self.states.values().map(|s| s.stats.recall_files).sum();
+        totals.recall_bytes = self.states.values().map(|s| s.stats.recall_bytes).sum();
         GatewayStats {
             observe: self.config.observe,
-            totals: self.totals.clone(),
+            totals,
             sessions: self.states.iter().map(|(name, s)| (name.clone(), s.stats.clone())).collect(),
         }
+    }
+
+    /// What the host does on disk for the recall files (write the new ones, remove those evicted
+    /// or of sessions forgotten) before it sends the request just decided; handed over once.
+    pub fn take_recall_ops(&mut self) -> Vec<RecallOp> {
+        std::mem::take(&mut self.recall_ops)
+    }
+
+    /// The host could not write a recall file of `session`: it is not counted as kept, and the
+    /// session's figures say why (the condensation names it still; the agent finds no file).
+    pub fn recall_failed(&mut self, session: &str, path: &str, why: &str) {
+        let Some(state) = self.states.get_mut(session) else { return };
+        state.recall.retain(|k| k.path != path);
+        let note = format!("the recall file {path} was not written: {why}");
+        sync_recall_stats(state);
+        for stats in [&mut state.stats, &mut self.totals] {
+            stats.recall_failures += 1;
+            stats.recall_note = Some(note.clone());
+        }
+    }
+
+    /// Books a recall file just decided for `session` (`Err`: why there is none), and queues
+    /// what the host writes and removes.
+    fn book_recall(&mut self, session: &str, file: Result<RecallFile, String>) {
+        let Some(state) = self.states.get_mut(session) else { return };
+        match file {
+            Ok(file) => {
+                let max = self.config.recall.as_ref().map_or(usize::MAX, |c| c.max_session_bytes);
+                let (ops, evicted) = keep(&mut state.recall, file, max);
+                self.recall_ops.extend(ops);
+                sync_recall_stats(state);
+                state.stats.recall_evicted += evicted as u64;
+                self.totals.recall_evicted += evicted as u64;
+            }
+            Err(why) => {
+                for stats in [&mut state.stats, &mut self.totals] {
+                    stats.recall_failures += 1;
+                    stats.recall_note = Some(format!("no recall file: {why}"));
+                }
+            }
+        }
+    }
+
+    /// Drops the states of the sessions the store forgot; their recall files go too.
+    pub(super) fn forget_states(&mut self) {
+        let sessions = &self.sessions;
+        let ops = &mut self.recall_ops;
+        self.states.retain(|_, s| {
+            let held = sessions.messages(&s.key).is_some();
+            if !held {
+                ops.extend(s.recall.drain(..).map(|k| RecallOp::Remove { path: k.path }));
+            }
+            held
+        });
     }
 }
 
@@ -490,4 +572,10 @@ impl Gateway {
 fn saved_price(model: &str, caching: bool) -> f64 {
     let p = model_prices(model);
     (if caching { p.cache_read } else { p.input }) / 1_000_000.0
+}
+
+/// A session's recall figures, from the files it keeps.
+fn sync_recall_stats(state: &mut SessionState) {
+    state.stats.recall_files = state.recall.len() as u64;
+    state.stats.recall_bytes = state.recall.iter().map(|k| k.bytes as u64).sum();
 }

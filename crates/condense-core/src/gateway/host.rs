@@ -12,6 +12,7 @@ use super::decide::{Decision, Gateway, GatewayConfig};
 use super::dialect::Dialect;
 use super::guard::Guard;
 use super::http::{COUNT_TOKENS, NOT_FOUND, Route, Wire, error_body, may_be_too_long, route, says_too_long};
+use super::recall::RecallOp;
 use super::stats::{GatewayReport, GatewayUsage, ReportConfig};
 use super::summaries::SummaryJob;
 
@@ -77,6 +78,29 @@ impl Outgoing {
     }
 }
 
+/// What the host does with a request the core decided.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// The body to send upstream.
+    pub outgoing: Outgoing,
+    /// The summaries to write in the background (provider `native`).
+    pub jobs: Vec<SummaryJob>,
+    /// What to write and remove on disk for the recall files, done before the request is sent:
+    /// a condensation made now names its file, which must be there when the model reads the
+    /// request.
+    pub recall: Vec<RecallOp>,
+}
+
+/// The body to retry with after the upstream said "prompt too long", and the recall files to
+/// write before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retry {
+    /// The body (UTF-8 JSON).
+    pub body: String,
+    /// See [`Decided::recall`].
+    pub recall: Vec<RecallOp>,
+}
+
 /// Where a request goes, after the guard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Routed {
@@ -136,6 +160,11 @@ impl HostGateway {
     /// The address the host listens on, once bound (port 0 picks one): the guard's own.
     pub fn bound(&mut self, address: std::net::SocketAddr) {
         self.guard.bound = address;
+    }
+
+    /// The configuration the core runs with.
+    pub fn gateway_config(&self) -> &GatewayConfig {
+        self.gateway.config()
     }
 
     /// The core's gateway, for the session controls and the summaries.
@@ -221,7 +250,8 @@ impl HostGateway {
 
     /// Decides what to forward for a request to `path` (the upstream path, query included) with
     /// the client's `body`, session header and user agent, and hands over the summaries it
-    /// queued (provider `native`). Never fails: what the core cannot do, it does not do.
+    /// queued (provider `native`) and the recall files to write first. Never fails: what the
+    /// core cannot do, it does not do.
     pub fn decide(
         &mut self,
         method: &str,
@@ -229,8 +259,12 @@ impl HostGateway {
         session_header: Option<&str>,
         user_agent: Option<&str>,
         body: &[u8],
-    ) -> (Outgoing, Vec<SummaryJob>) {
-        let other = (Outgoing::Client { session: None, reason: Untouched::NotAConversation }, Vec::new());
+    ) -> Decided {
+        let other = Decided {
+            outgoing: Outgoing::Client { session: None, reason: Untouched::NotAConversation },
+            jobs: Vec::new(),
+            recall: Vec::new(),
+        };
         if method != "POST" {
             return other;
         }
@@ -270,23 +304,32 @@ impl HostGateway {
         if let (Some(session), Some(agent)) = (outgoing.session(), user_agent) {
             self.gateway.seen_from(session, agent);
         }
-        (outgoing, self.gateway.take_jobs())
+        Decided { outgoing, jobs: self.gateway.take_jobs(), recall: self.gateway.take_recall_ops() }
     }
 
     /// The upstream answered `status` with `answer` before any byte reached the client: when it
-    /// says the prompt is too long, the body to retry with once (condensed harder).
+    /// says the prompt is too long, the body to retry with once (condensed harder), and the
+    /// recall files to write before.
     pub fn too_long(
         &mut self,
         session: &str,
         status: u16,
         answer: &[u8],
         client_body: &[u8],
-    ) -> Option<String> {
+    ) -> Option<Retry> {
         if !may_be_too_long(status) || !says_too_long(answer) {
             return None;
         }
-        let body = self.gateway.too_long(session, client_body)?;
-        Some(String::from_utf8(body).expect("the core writes UTF-8 JSON"))
+        let body = self.gateway.too_long(session, client_body);
+        let recall = self.gateway.take_recall_ops();
+        let body = String::from_utf8(body?).expect("the core writes UTF-8 JSON");
+        Some(Retry { body, recall })
+    }
+
+    /// The host could not write the recall file at `path` for `session` (see
+    /// [`Gateway::recall_failed`]).
+    pub fn recall_failed(&mut self, session: &str, path: &str, why: &str) {
+        self.gateway.recall_failed(session, path, why);
     }
 
     /// Adds what an answer of `session` reported to its statistics.

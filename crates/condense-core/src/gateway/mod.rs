@@ -28,6 +28,7 @@ mod guard;
 mod host;
 mod http;
 mod plan;
+mod recall;
 mod session_key;
 mod sessions;
 mod setup;
@@ -44,15 +45,16 @@ pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig};
 pub use dialect::{ArrayKind, Dialect, Request};
 pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
-pub use host::{HostGateway, Outgoing, Routed, Untouched};
+pub use host::{Decided, HostGateway, Outgoing, Retry, Routed, Untouched};
 pub use http::{
     CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NOT_FOUND, Route, SESSION_HEADER,
     TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,
     route, says_too_long, upstream_origin,
 };
+pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
-pub use setup::{SetupClient, setup_text};
+pub use setup::{SetupClient, claude_read_rule, setup_text};
 pub use state::STATE_VERSION;
 pub use stats::{GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats};
 pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};

@@ -2,12 +2,15 @@
 //! for the others, a hash of what stays fixed over a session: its system prompt and first user
 //! message.
 //!
-//! The hash is FNV-1a (64 bits), written out: the key is persisted by the host and must be the
-//! same across runs, builds and platforms, which std's and foldhash's hashers do not promise.
+//! The hash is FNV-1a ([`crate::model::hash`]): the key is persisted by the host and must be the
+//! same across runs, builds and platforms.
 
 use std::fmt;
 
 use serde_json::Value;
+
+pub use crate::model::hash::fnv1a;
+use crate::model::hash::fnv1a_from;
 
 use super::dialect::Request;
 
@@ -37,23 +40,6 @@ impl fmt::Display for SessionKey {
             SessionKey::Hash(h) => write!(f, "hash:{h:016x}"),
         }
     }
-}
-
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// FNV-1a, 64 bits, continuing from `state` (start with [`fnv1a`]).
-fn fnv1a_from(mut state: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        state ^= u64::from(b);
-        state = state.wrapping_mul(FNV_PRIME);
-    }
-    state
-}
-
-/// FNV-1a, 64 bits: stable across runs and platforms.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    fnv1a_from(FNV_OFFSET, bytes)
 }
 
 /// The `session_<uuid>` part of a Claude Code user id, if it has one.
@@ -137,13 +123,6 @@ mod tests {
 
     fn parse(dialect: Dialect, body: &str) -> Request<'_> {
         Request::parse(dialect, body.as_bytes()).unwrap()
-    }
-
-    #[test]
-    fn fnv1a_is_the_published_function() {
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! How to point each agent at the gateway: the exact lines a user copies, for `condense
 //! gateway`'s start banner and the extension's **Copy Gateway Setup…**, written once so both say
-//! the same. `base` is the gateway's origin (`http://127.0.0.1:4141`).
+//! the same. `base` is the gateway's origin (`http://127.0.0.1:4141`). With recall files
+//! (`recall`, the folder they go under), Claude Code is started with the one permission it needs
+//! to read them in its default mode — `claude -p` refuses a read outside the working directory
+//! ("Claude requested permissions to read from …, but you haven't granted it yet") — an allow
+//! rule for that folder alone. Codex reads anywhere in its default sandbox (read-only).
 
 use super::http::TOKEN_HEADER;
 
@@ -78,16 +82,23 @@ impl SetupClient {
     }
 
     /// The lines to copy for a gateway at `base`; with `token`, where the token goes (the
-    /// token itself is written `<token>`: it is the user's to paste).
-    pub fn lines(self, base: &str, token: bool) -> String {
+    /// token itself is written `<token>`: it is the user's to paste); with `recall`, the
+    /// permission a client needs to read the recall files in that folder.
+    pub fn lines(self, base: &str, token: bool, recall: Option<&str>) -> String {
         let header = format!("{TOKEN_HEADER}: <token>");
         match self {
-            SetupClient::ClaudeCode => match token {
-                false => format!("ANTHROPIC_BASE_URL={base}/anthropic claude"),
-                true => format!(
-                    "ANTHROPIC_BASE_URL={base}/anthropic ANTHROPIC_CUSTOM_HEADERS=\"{header}\" claude"
-                ),
-            },
+            SetupClient::ClaudeCode => {
+                let start = match token {
+                    false => format!("ANTHROPIC_BASE_URL={base}/anthropic claude"),
+                    true => format!(
+                        "ANTHROPIC_BASE_URL={base}/anthropic ANTHROPIC_CUSTOM_HEADERS=\"{header}\" claude"
+                    ),
+                };
+                match recall.and_then(claude_read_rule) {
+                    Some(rule) => format!("{start} --allowedTools \"{rule}\""),
+                    None => start,
+                }
+            }
             SetupClient::Codex => {
                 let mut text = format!(
                     "model_provider = \"condense\"\n\n[model_providers.condense]\nname = \"Context Condenser\"\n\
@@ -128,6 +139,13 @@ impl SetupClient {
     }
 }
 
+/// Claude Code's permission rule that lets its `Read` tool open the files under `dir` (an
+/// absolute unix path: `//` starts a rule's absolute path).
+pub fn claude_read_rule(dir: &str) -> Option<String> {
+    let dir = dir.trim_end_matches('/');
+    (dir.starts_with('/') && !dir.contains('"')).then(|| format!("Read(/{dir}/**)"))
+}
+
 fn with_header(text: String, token: bool, header: &str) -> String {
     match token {
         true => format!("{text}\n(and the header `{header}` on every request)"),
@@ -135,13 +153,13 @@ fn with_header(text: String, token: bool, header: &str) -> String {
     }
 }
 
-/// Every client's setup, as the start banner prints it.
-pub fn setup_text(base: &str, token: bool) -> String {
+/// Every client's setup, as the start banner prints it (`recall`: see [`SetupClient::lines`]).
+pub fn setup_text(base: &str, token: bool, recall: Option<&str>) -> String {
     let mut text = String::from(
         "Point your agent at it (its API key passes through to the upstream and is never stored):\n",
     );
     for client in SetupClient::ALL {
-        let lines = client.lines(base, token).replace('\n', "\n  ");
+        let lines = client.lines(base, token, recall).replace('\n', "\n  ");
         text.push_str(&format!("\n{} ({}):\n  {lines}\n", client.name(), client.place()));
     }
     text
@@ -155,22 +173,35 @@ mod tests {
     fn each_client_gets_its_route_and_the_token_only_when_set() {
         let base = "http://127.0.0.1:4141";
         assert_eq!(
-            SetupClient::ClaudeCode.lines(base, false),
+            SetupClient::ClaudeCode.lines(base, false, None),
             "ANTHROPIC_BASE_URL=http://127.0.0.1:4141/anthropic claude"
         );
-        assert!(
-            SetupClient::Codex.lines(base, false).contains("base_url = \"http://127.0.0.1:4141/openai/v1\"")
+        assert_eq!(
+            SetupClient::ClaudeCode.lines(base, false, Some("/home/me/state/recall")),
+            "ANTHROPIC_BASE_URL=http://127.0.0.1:4141/anthropic claude --allowedTools \"Read(//home/me/state/recall/**)\""
         );
-        assert!(SetupClient::Codex.lines(base, false).contains("wire_api = \"responses\""));
+        assert_eq!(claude_read_rule(r"C:\state\recall"), None);
+        assert_eq!(
+            SetupClient::Codex.lines(base, false, None),
+            SetupClient::Codex.lines(base, false, Some("/r"))
+        );
         assert!(
-            SetupClient::Continue.lines(base, false).contains("apiBase: http://127.0.0.1:4141/openai/v1")
+            SetupClient::Codex
+                .lines(base, false, None)
+                .contains("base_url = \"http://127.0.0.1:4141/openai/v1\"")
+        );
+        assert!(SetupClient::Codex.lines(base, false, None).contains("wire_api = \"responses\""));
+        assert!(
+            SetupClient::Continue
+                .lines(base, false, None)
+                .contains("apiBase: http://127.0.0.1:4141/openai/v1")
         );
         for client in SetupClient::ALL {
             assert_eq!(SetupClient::from_id(client.id()), Some(client));
-            assert!(!client.lines(base, false).contains(TOKEN_HEADER), "{client:?}");
-            assert!(client.lines(base, true).contains(TOKEN_HEADER), "{client:?}");
+            assert!(!client.lines(base, false, None).contains(TOKEN_HEADER), "{client:?}");
+            assert!(client.lines(base, true, None).contains(TOKEN_HEADER), "{client:?}");
         }
-        let all = setup_text(base, false);
+        let all = setup_text(base, false, None);
         assert!(all.contains("Claude Code (the shell that starts claude):\n  ANTHROPIC_BASE_URL="));
     }
 }

@@ -1,7 +1,7 @@
 //! The gateway's state as bytes, for the host's state directory: every session held (its
-//! original messages and frozen condensations, byte for byte, and its figures) and the totals,
-//! as versioned JSON. A restarted gateway replays the same condensations, so the upstream's
-//! cache survives the restart too.
+//! original messages and frozen condensations, byte for byte, its figures and the recall files it
+//! keeps) and the totals, as versioned JSON. A restarted gateway replays the same condensations,
+//! so the upstream's cache survives the restart too.
 //!
 //! Messages are stored as raw JSON ([`RawValue`]), not as strings: their bytes come back exactly,
 //! which the replay depends on. Loading checks everything the store relies on (the version, each
@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 
 use super::decide::{Gateway, GatewayConfig, SessionState};
 use super::dialect::{ArrayKind, Dialect};
+use super::recall::Kept;
 use super::session_key::SessionKey;
 use super::sessions::Frozen;
 use super::stats::SessionStats;
@@ -38,6 +39,9 @@ struct SavedSession<R> {
     originals: Vec<R>,
     frozen: Vec<SavedFrozen<R>>,
     stats: SessionStats,
+    /// The recall files it keeps, oldest first (absent in a file written before them).
+    #[serde(default)]
+    recall: Vec<Kept>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -90,7 +94,9 @@ impl Gateway {
                         Some(SavedFrozen { start: f.range.start, end: f.range.end, replacement })
                     })
                     .collect::<Option<Vec<_>>>()?;
-                let stats = self.states.get(&key.to_string()).map(|st| st.stats.clone()).unwrap_or_default();
+                let state = self.states.get(&key.to_string());
+                let stats = state.map(|st| st.stats.clone()).unwrap_or_default();
+                let recall = state.map(|st| st.recall.clone()).unwrap_or_default();
                 Some(SavedSession {
                     key: key.clone(),
                     dialect: s.dialect,
@@ -98,6 +104,7 @@ impl Gateway {
                     originals,
                     frozen,
                     stats,
+                    recall,
                 })
             })
             .collect();
@@ -135,7 +142,9 @@ impl Gateway {
                 .map(|f| Frozen { range: f.start..f.end, replacement: f.replacement.get().into() })
                 .collect();
             gateway.sessions.restore(s.key.clone(), s.dialect, s.kind, originals, frozen);
-            gateway.states.insert(s.key.to_string(), SessionState::new(s.key, s.stats));
+            let mut state = SessionState::new(s.key, s.stats);
+            state.recall = s.recall;
+            gateway.states.insert(state.key.to_string(), state);
         }
         let sessions = &gateway.sessions;
         gateway.states.retain(|_, s| sessions.messages(&s.key).is_some());

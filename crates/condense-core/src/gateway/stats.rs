@@ -72,6 +72,17 @@ pub struct SessionStats {
     /// Why the latest summary was not written or not used (the ledger stayed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary_note: Option<String>,
+    /// Recall files the session keeps (the hidden messages of its condensations, for the agent to
+    /// read), and their bytes; in the totals, those of every session held.
+    pub recall_files: u64,
+    pub recall_bytes: u64,
+    /// Recall files removed to keep a session within its bytes, oldest first.
+    pub recall_evicted: u64,
+    /// Condensations made without a recall file (too large, or the host could not write it).
+    pub recall_failures: u64,
+    /// Why the latest recall file is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall_note: Option<String>,
     /// Why the latest request was not condensed although over its threshold, or was untouched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

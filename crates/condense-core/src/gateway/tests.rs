@@ -672,3 +672,159 @@ fn the_client_is_named_by_its_user_agent() {
     assert_eq!(client_of(""), "unknown client");
     assert_eq!(client_of(&format!("{}\u{202e}x", "a".repeat(80))).len(), 40);
 }
+
+/// A gateway that writes recall files under `/state/recall`, each session keeping `max` bytes.
+fn recall_gateway(window: usize, max: usize) -> Gateway {
+    let windows: BTreeMap<String, usize> = [("claude-".to_owned(), window)].into_iter().collect();
+    let recall = Some(RecallConfig { dir: "/state/recall".into(), max_session_bytes: max });
+    Gateway::new(GatewayConfig { windows, recall, ..GatewayConfig::default() }).unwrap()
+}
+
+/// The recall files a set of operations writes, by path.
+fn files_written(ops: &[RecallOp]) -> BTreeMap<String, String> {
+    ops.iter()
+        .filter_map(|op| match op {
+            RecallOp::Write { path, text } => Some((path.clone(), text.clone())),
+            RecallOp::Remove { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_condensation_names_a_recall_file_of_what_it_hid_and_replays_the_same_line() {
+    let mut gw = recall_gateway(30_000, RECALL_SESSION_BYTES);
+    let requests = claude_requests(20);
+    let mut files = BTreeMap::new();
+    let mut sent_all = Vec::new();
+    for (body, _) in &requests {
+        let s = sent(gw.request("/v1/messages", None, body.as_bytes()));
+        let ops = gw.take_recall_ops();
+        assert_eq!(ops.is_empty(), !s.condensed_now, "a file with each condensation, none without");
+        files.extend(files_written(&ops));
+        sent_all.push(s);
+    }
+    assert_eq!(files.len(), 1);
+    let (path, text) = files.into_iter().next().unwrap();
+    let first = sent_all.iter().find(|s| s.condensed_now).unwrap();
+    let line =
+        format!("The hidden messages are in {path}; read that file with your file tool if you need them.");
+    assert!(first.body.contains(&line), "the replacement names the file");
+    assert!(
+        path.starts_with("/state/recall/claude-code-session_3f2a9c1e-") && path.ends_with(".md"),
+        "{path}"
+    );
+    // The file holds what the forwarded request no longer does: a hidden round's file content,
+    // the tool calls, and the thinking named.
+    assert!(!first.body.contains("value_1_30") && text.contains("let value_1_30 = compute(&input, 30);"));
+    assert!(text.contains("Tool call Read (toolu_0001):\n{\n  \"file_path\": \"/repo/src/module_1.rs\"\n}"));
+    assert!(text.contains("Tool result (toolu_0001):\n     0\tlet value_1_0"), "{}", &text[..600]);
+    assert!(text.contains("[thinking block]"));
+    // Every later request names the same file, byte for byte; so does the restored state.
+    let replacement = |body: &str| {
+        let v: Value = serde_json::from_str(body).unwrap();
+        v["messages"][1].to_string()
+    };
+    let at = sent_all.iter().position(|s| s.condensed_now).unwrap();
+    assert!(sent_all[at..].iter().all(|s| replacement(&s.body) == replacement(&first.body)));
+    let stats = gw.stats();
+    let session = &stats.sessions[&first.session];
+    assert_eq!((session.recall_files, session.recall_bytes), (1, text.len() as u64));
+    assert_eq!((stats.totals.recall_files, stats.totals.recall_bytes), (1, text.len() as u64));
+    let mut restored = Gateway::load(gw.config().clone(), &gw.save()).unwrap();
+    let next = claude_requests(21).pop().unwrap().0;
+    let again = sent(restored.request("/v1/messages", None, next.as_bytes()));
+    assert_eq!(replacement(&again.body), replacement(&first.body));
+    assert_eq!(restored.stats().sessions[&first.session].recall_files, 1, "the files kept are restored");
+    assert!(restored.take_recall_ops().is_empty());
+}
+
+#[test]
+fn a_session_keeps_its_newest_recall_files_and_forgets_them_with_the_session() {
+    // Small files' cap: each condensation's file pushes the one before out.
+    let requests = claude_requests(60);
+    let mut probe = recall_gateway(30_000, RECALL_SESSION_BYTES);
+    let mut sizes = Vec::new();
+    for (body, _) in &requests {
+        probe.request("/v1/messages", None, body.as_bytes());
+        sizes.extend(files_written(&probe.take_recall_ops()).values().map(String::len));
+    }
+    assert!(sizes.len() >= 2, "{sizes:?}");
+    let cap = sizes.iter().max().unwrap() + 10;
+    let mut gw = recall_gateway(30_000, cap);
+    let mut ops = Vec::new();
+    for (body, _) in &requests {
+        gw.request("/v1/messages", None, body.as_bytes());
+        ops.extend(gw.take_recall_ops());
+    }
+    let writes: Vec<&String> = ops
+        .iter()
+        .filter_map(|op| match op {
+            RecallOp::Write { path, .. } => Some(path),
+            _ => None,
+        })
+        .collect();
+    let removes: Vec<&String> = ops
+        .iter()
+        .filter_map(|op| match op {
+            RecallOp::Remove { path } => Some(path),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(removes, writes[..writes.len() - 1], "the oldest go first, the newest stays");
+    let stats = gw.stats();
+    let session = stats.sessions.values().next().unwrap();
+    assert_eq!(session.recall_files, 1);
+    assert!(session.recall_bytes as usize <= cap);
+    assert_eq!(session.recall_evicted as usize, writes.len() - 1);
+
+    // A file larger than the session may keep is not made: no line, and the figures say why.
+    let mut tiny = recall_gateway(30_000, 2048);
+    for (body, _) in &requests[..20] {
+        let s = sent(tiny.request("/v1/messages", None, body.as_bytes()));
+        assert!(!s.body.contains("The hidden messages are in"));
+    }
+    assert!(tiny.take_recall_ops().is_empty());
+    let totals = tiny.stats().totals;
+    assert!(totals.condensations >= 1 && totals.recall_failures >= 1);
+    assert!(totals.recall_note.unwrap().contains("more than a session's recall files may"));
+
+    // A session the store forgets takes its files along.
+    let windows: BTreeMap<String, usize> = [("claude-".to_owned(), 30_000)].into_iter().collect();
+    let recall = Some(RecallConfig { dir: "/state/recall".into(), max_session_bytes: RECALL_SESSION_BYTES });
+    let limits = Limits { max_sessions: 1, ..Limits::default() };
+    let mut one =
+        Gateway::new(GatewayConfig { windows, recall, limits, ..GatewayConfig::default() }).unwrap();
+    let mut kept = BTreeMap::new();
+    for (body, _) in &requests[..20] {
+        one.request("/v1/messages", Some("first"), body.as_bytes());
+        kept.extend(files_written(&one.take_recall_ops()));
+    }
+    assert_eq!(kept.len(), 1);
+    one.request("/v1/messages", Some("second"), requests[0].0.as_bytes());
+    let path = kept.into_keys().next().unwrap();
+    assert_eq!(one.take_recall_ops(), [RecallOp::Remove { path }]);
+}
+
+#[test]
+fn observe_mode_writes_no_recall_file_and_too_long_writes_one_for_its_retry() {
+    let requests = claude_requests(36);
+    let windows: BTreeMap<String, usize> = [("claude-".to_owned(), 30_000)].into_iter().collect();
+    let recall = Some(RecallConfig { dir: "/state/recall".into(), max_session_bytes: RECALL_SESSION_BYTES });
+    let mut observe =
+        Gateway::new(GatewayConfig { windows, recall, observe: true, ..GatewayConfig::default() }).unwrap();
+    for (body, _) in &requests {
+        observe.request("/v1/messages", None, body.as_bytes());
+    }
+    assert!(observe.stats().totals.condensations > 0 && observe.take_recall_ops().is_empty());
+
+    let mut gw = recall_gateway(30_000, RECALL_SESSION_BYTES);
+    let sent_all = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests);
+    gw.take_recall_ops();
+    let retry = gw.too_long(&sent_all.last().unwrap().session, requests.last().unwrap().0.as_bytes());
+    let retry = String::from_utf8(retry.expect("condensed harder")).unwrap();
+    let files = files_written(&gw.take_recall_ops());
+    assert_eq!(files.len(), 1);
+    let (path, text) = files.into_iter().next().unwrap();
+    assert!(retry.contains(&format!("The hidden messages are in {path};")));
+    assert!(text.contains("let value_1_30") && text.contains("let value_30_30"), "the whole span");
+}

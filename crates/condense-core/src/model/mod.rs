@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 mod block_serde;
+pub mod hash;
 mod history;
 
 pub use block_serde::{AnyBlock, OpaqueBlock};

@@ -1,8 +1,9 @@
 //! The `mask` provider (SPEC §4, observation masking): no LLM, zero cost, undoable. The content of
 //! tool results older than the last K is hidden behind a one-line placeholder naming the tool, its
-//! main argument and the size hidden, e.g. `[read_file src/x.py: 3,412 tokens hidden by Context
-//! Condenser; read it again if needed]`. Tool results that clients such as Cline and Roo send as
-//! user text (`[read_file for 'x'] Result:`) are masked too, their header kept.
+//! main argument, the size hidden and the id it can be recalled by ([`super::recall`]), e.g.
+//! `[read_file src/x.py: 3,412 tokens hidden by Context Condenser; read it again if needed; id
+//! r3f9a21c0]`. Tool results that clients such as Cline and Roo send as user text (`[read_file
+//! for 'x'] Result:`) are masked too, their header kept.
 //!
 //! Per-tool rules: `never_mask` names tools whose results always stay; `keep_per_tool` gives a tool
 //! its own count of recent results to keep, in place of K. Given a target, masking stops once it
@@ -29,6 +30,7 @@ use crate::provider::{
 use crate::tokens::TokenCounter;
 
 use super::encoded::{encoded_results, encoded_results_in, replace_ranges, thousands};
+use super::recall::{Roots, id_note};
 use crate::provider::{Needs, ProviderMeta};
 
 /// The words every mask placeholder carries, so a later run knows a result is masked already.
@@ -218,27 +220,36 @@ pub(crate) fn main_argument(input: &serde_json::Value) -> Option<String> {
     Some(out)
 }
 
-/// The placeholder for a result of `tool` with `arg`, `tokens` of text and `images` images.
-pub(crate) fn placeholder(tool: &str, arg: Option<&str>, tokens: usize, images: usize) -> String {
+/// The placeholder for a result of `tool` with `arg`, `tokens` of text and `images` images,
+/// recalled by `id`.
+pub(crate) fn placeholder(tool: &str, arg: Option<&str>, tokens: usize, images: usize, id: &str) -> String {
     let what = match arg {
         Some(arg) if !arg.is_empty() => format!("{tool} {arg}"),
         _ => tool.to_owned(),
     };
-    hidden_note(&what, tokens, images, "read it again if needed")
+    hidden_note(&what, tokens, images, "read it again if needed", id)
 }
 
-/// A placeholder's text: `[what: size hidden by Context Condenser; why]`.
-pub(crate) fn hidden_note(what: &str, tokens: usize, images: usize, why: &str) -> String {
+/// A placeholder's text: `[what: size hidden by Context Condenser; why; id r3f9a21c0]`.
+pub(crate) fn hidden_note(what: &str, tokens: usize, images: usize, why: &str, id: &str) -> String {
     let size = match images {
         0 => format!("{} tokens", thousands(tokens)),
         n => format!("{} tokens and {n} image(s)", thousands(tokens)),
     };
-    format!("[{what}: {size} {MASK_MARK}; {why}]")
+    format!("[{what}: {size} {MASK_MARK}; {why}{}]", id_note(id))
 }
 
-/// The placeholder for a client context block of `kind` and `tokens`.
-fn client_placeholder(kind: ClientContext, tokens: usize) -> String {
-    hidden_note(&format!("the client's {}", kind.label()), tokens, 0, "a later one is current")
+/// The placeholder for a client context block of `kind` and `tokens`, recalled by `id`.
+fn client_placeholder(kind: ClientContext, tokens: usize, id: &str) -> String {
+    hidden_note(&format!("the client's {}", kind.label()), tokens, 0, "a later one is current", id)
+}
+
+/// The id that recalls what `found` (of `message`, a message of the run) holds.
+pub(crate) fn found_id<'a>(roots: &Roots<'a>, message: &'a Message, found: &Found) -> String {
+    match found.location {
+        Location::Block(bi) | Location::Client(bi, _) => roots.block_id(message, bi),
+        Location::Encoded(n) => roots.encoded_id(message, n),
+    }
 }
 
 /// Every client context block of the view not masked already, oldest first.
@@ -334,11 +345,11 @@ pub(crate) fn find_results(ctx: &CondensationContext<'_>, tokens: &dyn TokenCoun
     out
 }
 
-/// `content` (the current content of `message`) with `found` masked.
-fn masked(message: &Message, content: &[ContentBlock], found: &Found) -> Vec<ContentBlock> {
+/// `content` (the current content of `message`) with `found` masked, recalled by `id`.
+fn masked(message: &Message, content: &[ContentBlock], found: &Found, id: &str) -> Vec<ContentBlock> {
     let text = match found.location {
-        Location::Client(_, kind) => client_placeholder(kind, found.tokens),
-        _ => placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images),
+        Location::Client(_, kind) => client_placeholder(kind, found.tokens, id),
+        _ => placeholder(&found.tool, found.arg.as_deref(), found.tokens, found.images, id),
     };
     hidden(message, content, found, text)
 }
@@ -498,13 +509,15 @@ impl CondensationProvider for MaskProvider {
             .collect();
         candidates.sort_by_key(|f| f.message);
         let mut deferred = Vec::new();
+        let roots = Roots::new(ctx.messages);
         let mut apply = |found: &Found,
                          total: &mut usize,
                          replaced: &mut BTreeMap<usize, Vec<ContentBlock>>,
                          check_floor: bool|
          -> bool {
+            let id = found_id(&roots, &ctx.messages[found.message], found);
             let Some((next, saved)) =
-                saving(tokens, ctx.messages, replaced, found, |m, content| masked(m, content, found))
+                saving(tokens, ctx.messages, replaced, found, |m, content| masked(m, content, found, &id))
             else {
                 return true;
             };

@@ -8,6 +8,7 @@ mod lossless;
 pub mod manual;
 mod mask;
 pub mod native;
+pub mod recall;
 mod relevance;
 mod smart;
 pub mod summary;

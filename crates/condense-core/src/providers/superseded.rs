@@ -12,7 +12,7 @@
 //!   resumption notices) when a later one of its kind follows.
 //!
 //! e.g. `[read of src/app.rs: 1,234 tokens hidden by Context Condenser; superseded by the edit of
-//! it in message 57]`. Message numbers count the messages the model sees from 1, as they stood
+//! it in message 57; id r3f9a21c0]` (the id recalls it: [`super::recall`]). Message numbers count the messages the model sees from 1, as they stood
 //! when the run began. Results sent as user text (`[read_file for 'x'] Result:`) keep their
 //! header. Only a result's content is replaced, so every tool call keeps its result.
 //!
@@ -35,8 +35,9 @@ use crate::provider::{
 
 use super::encoded::encoded_results;
 use super::mask::{
-    Found, Location, find_client_context, find_results, hidden, hidden_note, lists_files, saving,
+    Found, Location, find_client_context, find_results, found_id, hidden, hidden_note, lists_files, saving,
 };
+use super::recall::Roots;
 use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `superseded` provider.
@@ -414,6 +415,8 @@ impl CondensationProvider for SupersededProvider {
         let results = find_results(ctx, tokens);
         let by_site: HashMap<Site, &Found> = results.iter().filter_map(|f| Some((Site::of(f)?, f))).collect();
         let events = events(ctx);
+        let roots = Roots::new(ctx.messages);
+        let id = |found: &Found| found_id(&roots, &ctx.messages[found.message], found);
         let mut plans: Vec<Plan<'_>> = Vec::new();
         for (i, e) in events.iter().enumerate() {
             let wanted = if e.act.is_command() { config.commands } else { config.files };
@@ -428,7 +431,7 @@ impl CondensationProvider for SupersededProvider {
                 continue;
             };
             let why = format!("superseded by {} in message {}", by.act.by(), number[&by.message]);
-            let text = hidden_note(&e.act.what(), found.tokens, found.images, &why);
+            let text = hidden_note(&e.act.what(), found.tokens, found.images, &why, &id(found));
             plans.push(Plan { found, text, command: e.act.is_command() });
         }
         let client = if config.client_context { find_client_context(ctx, tokens) } else { Vec::new() };
@@ -443,7 +446,8 @@ impl CondensationProvider for SupersededProvider {
             let Some(later) = later else { continue };
             let what = format!("the client's {}", kind.label());
             let why = format!("superseded by the one in message {}", number[&later.message]);
-            plans.push(Plan { found, text: hidden_note(&what, found.tokens, 0, &why), command: false });
+            let text = hidden_note(&what, found.tokens, 0, &why, &id(found));
+            plans.push(Plan { found, text, command: false });
         }
         // Oldest first (a result shows one act, so none is planned twice).
         plans.sort_by_key(|p| p.found.message);
@@ -505,6 +509,7 @@ mod tests {
     use super::*;
     use crate::model::{ClientContext, Message, Role, undo_last};
     use crate::provider::{CondensationResult, run_provider};
+    use crate::providers::recall::{recall, recall_id};
     use crate::tokens::{Encoding, TiktokenCounter};
 
     struct Still;
@@ -575,6 +580,14 @@ mod tests {
         result.messages.iter().filter(|m| m.is_visible()).map(text).collect()
     }
 
+    /// How a placeholder ends: `why` and the id that recalls `hidden`, which the result holds.
+    fn ending(result: &CondensationResult, why: &str, hidden: &str) -> String {
+        let id = recall_id(hidden);
+        let recalled = recall(&result.messages, &id).expect("the hidden original is recalled by its id");
+        assert_eq!(recalled.text, hidden);
+        format!("{why}; id {id}]")
+    }
+
     /// A closing exchange, so the messages before it are outside the default kept tail.
     fn closing() -> [Message; 2] {
         [Message::new("done", Role::Assistant, vec![ContentBlock::text("Done.")]), user("thanks", "Thanks.")]
@@ -593,14 +606,12 @@ mod tests {
         let result = run(&messages, json!({}));
         assert!(result.is_ok(), "{:?}", result.error);
         let view = view(&result);
-        assert!(
-            view[2].starts_with("[read of src/app.rs: ")
-                && view[2].ends_with(
-                    " tokens hidden by Context Condenser; superseded by the edit of it in message 4]"
-                ),
-            "{}",
-            view[2]
+        let end = ending(
+            &result,
+            "hidden by Context Condenser; superseded by the edit of it in message 4",
+            &body("app"),
         );
+        assert!(view[2].starts_with("[read of src/app.rs: ") && view[2].ends_with(&end), "{}", view[2]);
         // The call and the pairing stay; only the result's text changed.
         assert_eq!(view.len(), messages.len());
         assert!(crate::model::check_tool_pairs(&crate::model::api_view(&result.messages)).is_ok());
@@ -619,8 +630,9 @@ mod tests {
         ];
         messages.extend(closing());
         let result = run(&messages, json!({}));
+        let end = ending(&result, "superseded by the read of it in message 5", &body("first"));
         let view = view(&result);
-        assert!(view[2].ends_with("superseded by the read of it in message 5]"), "{}", view[2]);
+        assert!(view[2].ends_with(&end), "{}", view[2]);
         assert_eq!(view[4], body("second").trim());
         // A partial later read replaces no whole earlier one.
         messages[3] = call("t2", "Read", json!({"file_path": "src/app.rs", "offset": 10, "limit": 5}));
@@ -639,9 +651,11 @@ mod tests {
             result("c2", "Success. Updated the following files:\nM src/lib.rs"),
         ];
         messages.extend(closing());
-        let view = view(&run(&messages, json!({})));
+        let result = run(&messages, json!({}));
+        let end = ending(&result, "superseded by the edit of it in message 4", &body("lib"));
+        let view = view(&result);
         assert!(view[2].starts_with("[read of src/lib.rs: "), "{}", view[2]);
-        assert!(view[2].ends_with("superseded by the edit of it in message 4]"), "{}", view[2]);
+        assert!(view[2].ends_with(&end), "{}", view[2]);
     }
 
     #[test]
@@ -658,13 +672,16 @@ mod tests {
         let mut messages = vec![user("task", "<task>Read a.py</task>"), assistant("a1"), read("r1", "one")];
         messages.extend([assistant("a2"), read("r2", "two")]);
         messages.extend(closing());
-        let view = view(&run(&messages, json!({})));
+        let result = run(&messages, json!({}));
+        // The body, as the encoded result holds it: without its trailing newline.
+        let end = ending(&result, "superseded by the read of it in message 5", body("one").trim_end());
+        let view = view(&result);
         assert!(
             view[2].starts_with("[read_file for 'src/a.py'] Result:\n[read of src/a.py: "),
             "{}",
             view[2]
         );
-        assert!(view[2].ends_with("superseded by the read of it in message 5]"), "{}", view[2]);
+        assert!(view[2].ends_with(&end), "{}", view[2]);
         assert!(view[4].contains("two line 59"));
     }
 
@@ -681,9 +698,10 @@ mod tests {
         ];
         messages.extend(closing());
         let result = run(&messages, json!({}));
+        let end = ending(&result, "superseded by its later run in message 7", &body("fail"));
         let view = view(&result);
         assert!(view[2].starts_with("[output of `cargo test`: "), "{}", view[2]);
-        assert!(view[2].ends_with("superseded by its later run in message 7]"), "{}", view[2]);
+        assert!(view[2].ends_with(&end), "{}", view[2]);
         // A different command is no later run of it; the newer run stays.
         assert_eq!(view[4], body("lint").trim());
         assert_eq!(view[6], body("pass").trim());
@@ -730,7 +748,8 @@ mod tests {
         let ContentBlock::Text { text, client } = &copy.content[1] else { panic!("{copy:?}") };
         assert_eq!(*client, Some(ClientContext::EnvironmentDetails), "the mark stays");
         assert!(text.starts_with("[the client's environment details: "), "{text}");
-        assert!(text.ends_with("superseded by the one in message 3]"), "{text}");
+        let env1 = format!("<environment_details>\n{}</environment_details>", body("env1"));
+        assert!(text.ends_with(&ending(&result, "superseded by the one in message 3", &env1)), "{text}");
         assert_eq!(result.metrics.unwrap().extra["client_context_hidden"], 1);
     }
 

@@ -1,6 +1,7 @@
 //! The `trim_parameters` pass: it cuts bulky tool-call arguments (file contents in write and
 //! edit calls, and their Cline/Roo XML forms in assistant text) in older messages to a head,
-//! keeping path-like arguments whole. It is a provider so the template checks it, but it is not
+//! keeping path-like arguments whole; the note after each head names the id that recalls the
+//! whole argument ([`super::recall`]). It is a provider so the template checks it, but it is not
 //! registered on its own: only `smart` runs it, as one of its passes.
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,7 @@ use crate::provider::{
 
 use super::encoded::{floor_boundary, replace_ranges, thousands};
 use super::mask::MAIN_ARGUMENTS;
+use super::recall::{id_note, recall_id};
 use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `trim_parameters` pass.
@@ -62,13 +64,18 @@ impl ConfigForm for TrimConfig {
 
 /// The tags whose bodies hold file contents or edits in Cline and Roo tool calls written as XML
 /// in assistant text.
-const XML_BULK_TAGS: &[&str] =
+pub(crate) const XML_BULK_TAGS: &[&str] =
     &["content", "diff", "new_str", "old_str", "search", "replace", "new_string", "old_string"];
 
-/// `text` cut to `head` characters and a note of what went.
+/// `text` cut to `head` characters and a note of what went, with the id that recalls `text`.
 fn trimmed(text: &str, head: usize) -> String {
     let at = floor_boundary(text, head);
-    format!("{}\n[{} characters trimmed by Context Condenser]", &text[..at], thousands(text.len() - at))
+    format!(
+        "{}\n[{} characters trimmed by Context Condenser{}]",
+        &text[..at],
+        thousands(text.len() - at),
+        id_note(&recall_id(text))
+    )
 }
 
 /// Trims the long, not path-like strings of a tool call's arguments, in place; true when any was.

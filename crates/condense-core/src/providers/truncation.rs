@@ -10,7 +10,7 @@
 //! the tool-results pass, their headers kept, with the `<environment_details>` sections those
 //! clients add to each turn. The cut that would cross the target is made part way (the longest
 //! head that meets it), so a run lands just under its target rather than far below; summaries
-//! are left alone.
+//! are left alone. Every stub and cut names the id that recalls what went ([`super::recall`]).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,6 +29,7 @@ use crate::config::{ConfigField, ConfigForm, Form};
 
 use super::encoded::{encoded_results_in, environment_sections_in, floor_boundary, replace_ranges};
 use super::floor::floor_tokens;
+use super::recall::{Roots, id_note, text_id};
 use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `truncation` provider.
@@ -98,8 +99,10 @@ impl Pass {
         }
     }
 
-    /// The stub for a block this pass removes, or `None` when the pass leaves the block alone.
-    fn stub(self, role: Role, block: &ContentBlock) -> Option<ContentBlock> {
+    /// The stub for a block this pass removes, naming the id that recalls it (`id` is asked only
+    /// then), or `None` when the pass leaves the block alone.
+    fn stub(self, role: Role, block: &ContentBlock, id: impl FnOnce() -> String) -> Option<ContentBlock> {
+        let note = || id_note(&id());
         match (self, block) {
             (Pass::ToolResults, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
                 let size: usize = content
@@ -118,7 +121,10 @@ impl Pass {
                 Some(ContentBlock::ToolResult {
                     tool_use_id: tool_use_id.clone(),
                     content: vec![ToolResultPart::Text {
-                        text: format!("[tool result truncated by Context Condenser: {what} removed]"),
+                        text: format!(
+                            "[tool result truncated by Context Condenser: {what} removed{}]",
+                            note()
+                        ),
                     }],
                     is_error: *is_error,
                 })
@@ -128,9 +134,10 @@ impl Pass {
             (Pass::ToolResults, ContentBlock::Text { text, client: Some(kind) }) => {
                 Some(ContentBlock::Text {
                     text: format!(
-                        "[the client's {} removed by Context Condenser: {} characters]",
+                        "[the client's {} removed by Context Condenser: {} characters{}]",
                         kind.label(),
-                        text.len()
+                        text.len(),
+                        note()
                     ),
                     client: Some(*kind),
                 })
@@ -141,24 +148,26 @@ impl Pass {
                     id: id.clone(),
                     name: name.clone(),
                     input: serde_json::json!({
-                        "truncated_by_context_condenser": format!("{size} characters of arguments removed")
+                        "truncated_by_context_condenser": format!("{size} characters of arguments removed{}", note())
                     }),
                 })
             }
             (Pass::AssistantText, ContentBlock::Text { text, .. }) if role == Role::Assistant => {
                 Some(ContentBlock::text(format!(
-                    "[assistant text truncated by Context Condenser: {} characters removed]",
-                    text.len()
+                    "[assistant text truncated by Context Condenser: {} characters removed{}]",
+                    text.len(),
+                    note()
                 )))
             }
             (Pass::UserText, ContentBlock::Text { text, client: None }) if role == Role::User => {
                 Some(ContentBlock::text(format!(
-                    "[user text truncated by Context Condenser: {} characters removed]",
-                    text.len()
+                    "[user text truncated by Context Condenser: {} characters removed{}]",
+                    text.len(),
+                    note()
                 )))
             }
             (Pass::UserText, ContentBlock::Image { .. }) => {
-                Some(ContentBlock::text("[image removed by Context Condenser]"))
+                Some(ContentBlock::text(format!("[image removed by Context Condenser{}]", note())))
             }
             _ => None,
         }
@@ -188,28 +197,32 @@ impl Pass {
         out
     }
 
-    /// `content` with `site` stubbed (`keep: None`) or cut to its first `keep` bytes; `None` when
-    /// this pass leaves the site alone, or the site cannot be cut part way.
+    /// `content` (the current content of the run's message `original`) with `site` stubbed
+    /// (`keep: None`) or cut to its first `keep` bytes, naming the id that recalls what went;
+    /// `None` when this pass leaves the site alone, or the site cannot be cut part way.
     fn edit(
         self,
-        role: Role,
+        original: &Message,
+        roots: &Roots<'_>,
         content: &[ContentBlock],
         site: Site,
         keep: Option<usize>,
     ) -> Option<Vec<ContentBlock>> {
+        let role = original.role;
         match site {
             Site::Block(bi) => {
+                let id = || roots.block_id(original, bi);
                 let new = match keep {
-                    None => self.stub(role, &content[bi])?,
+                    None => self.stub(role, &content[bi], id)?,
                     Some(keep) => {
-                        self.stub(role, &content[bi])?;
+                        self.stub(role, &content[bi], String::new)?;
                         match &content[bi] {
                             ContentBlock::ToolResult { tool_use_id, content: parts, is_error } => {
                                 let [ToolResultPart::Text { text }] = parts.as_slice() else { return None };
                                 ContentBlock::ToolResult {
                                     tool_use_id: tool_use_id.clone(),
                                     content: vec![ToolResultPart::Text {
-                                        text: cut("tool result", text, keep),
+                                        text: cut("tool result", text, keep, &id()),
                                     }],
                                     is_error: *is_error,
                                 }
@@ -219,7 +232,7 @@ impl Pass {
                                     Some(kind) => format!("the client's {}", kind.label()),
                                     None => format!("{} text", role.as_str()),
                                 };
-                                ContentBlock::Text { text: cut(&what, text, keep), client: *client }
+                                ContentBlock::Text { text: cut(&what, text, keep, &id()), client: *client }
                             }
                             _ => return None,
                         }
@@ -240,12 +253,14 @@ impl Pass {
                 if body.starts_with("[tool result truncated by Context Condenser") {
                     return None;
                 }
+                let id = roots.encoded_id(original, n);
                 let new = match keep {
                     None => format!(
-                        "[tool result truncated by Context Condenser: {} characters removed]",
-                        body.len()
+                        "[tool result truncated by Context Condenser: {} characters removed{}]",
+                        body.len(),
+                        id_note(&id)
                     ),
-                    Some(keep) => cut("tool result", body, keep),
+                    Some(keep) => cut("tool result", body, keep, &id),
                 };
                 let mut out = content.to_vec();
                 replace_ranges(&mut out, vec![(found.block, found.body, new)]);
@@ -256,8 +271,15 @@ impl Pass {
                     return None;
                 }
                 let (block, range) = environment_sections_in(Role::User, content).into_iter().nth(n)?;
-                let new =
-                    format!("[environment details removed by Context Condenser: {} characters]", range.len());
+                let section = content.get(block).and_then(|b| match b {
+                    ContentBlock::Text { text, .. } => text.get(range.clone()),
+                    _ => None,
+                });
+                let new = format!(
+                    "[environment details removed by Context Condenser: {} characters{}]",
+                    range.len(),
+                    id_note(&text_id(section.unwrap_or_default()))
+                );
                 let mut out = content.to_vec();
                 replace_ranges(&mut out, vec![(block, range, new)]);
                 Some(out)
@@ -269,7 +291,7 @@ impl Pass {
     fn cuttable_len(self, role: Role, content: &[ContentBlock], site: Site) -> Option<usize> {
         match site {
             Site::Block(bi) => {
-                self.stub(role, &content[bi])?;
+                self.stub(role, &content[bi], String::new)?;
                 match &content[bi] {
                     ContentBlock::ToolResult { content: parts, .. } => match parts.as_slice() {
                         [ToolResultPart::Text { text }] => Some(text.len()),
@@ -287,13 +309,15 @@ impl Pass {
     }
 }
 
-/// `text` cut to its first `keep` bytes (at a character boundary), with a note of what went.
-fn cut(what: &str, text: &str, keep: usize) -> String {
+/// `text` cut to its first `keep` bytes (at a character boundary), with a note of what went and
+/// the `id` that recalls it whole.
+fn cut(what: &str, text: &str, keep: usize, id: &str) -> String {
     let at = floor_boundary(text, keep);
     format!(
-        "{}\n[{what} truncated by Context Condenser: {} characters removed]",
+        "{}\n[{what} truncated by Context Condenser: {} characters removed{}]",
         &text[..at],
-        text.len() - at
+        text.len() - at,
+        id_note(id)
     )
 }
 
@@ -302,6 +326,7 @@ fn cut(what: &str, text: &str, keep: usize) -> String {
 fn land_on_target(
     tokens: &dyn crate::tokens::TokenCounter,
     pass: Pass,
+    roots: &Roots<'_>,
     message: &Message,
     content: &[ContentBlock],
     site: Site,
@@ -309,7 +334,7 @@ fn land_on_target(
 ) -> Option<(Vec<ContentBlock>, usize)> {
     let len = pass.cuttable_len(message.role, content, site)?;
     let try_keep = |keep: usize| {
-        let edited = pass.edit(message.role, content, site, Some(keep))?;
+        let edited = pass.edit(message, roots, content, site, Some(keep))?;
         let (t, edited) = count_with_content(tokens, message, edited);
         Some((edited, t))
     };
@@ -440,6 +465,7 @@ impl CondensationProvider for TruncationProvider {
         // Pinned messages (and their tool-pair partners) are neither trimmed nor hidden.
         let pinned = ctx.pinned();
         let tokens = services.tokens;
+        let roots = Roots::new(ctx.messages);
         let mut total = before;
         let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
         // (message, pass) of every block stubbed, so the metrics count only what the result keeps.
@@ -466,7 +492,7 @@ impl CondensationProvider for TruncationProvider {
                     if total <= target {
                         break;
                     }
-                    let Some(stubbed_content) = pass.edit(original.role, &current, site, None) else {
+                    let Some(stubbed_content) = pass.edit(original, &roots, &current, site, None) else {
                         continue;
                     };
                     let old_tokens = match &mut current {
@@ -489,6 +515,7 @@ impl CondensationProvider for TruncationProvider {
                         if let Some((content, t)) = land_on_target(
                             tokens,
                             pass,
+                            &roots,
                             original,
                             &current,
                             site,
