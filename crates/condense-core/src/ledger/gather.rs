@@ -895,8 +895,9 @@ fn patch_hunks(text: &str) -> Vec<PatchFile> {
         if let Some(line) = first.take() {
             let line = one_line(&line, 100);
             let quoted = if line.contains('`') { format!("\"{line}\"") } else { format!("`{line}`") };
-            let change =
-                if context.is_empty() { quoted } else { format!("{}: {quoted}", one_line(context, 80)) };
+            let place = one_line(context, 80);
+            let place = place.trim_end_matches([':', '{', ' ']);
+            let change = if place.is_empty() { quoted } else { format!("{place}: {quoted}") };
             add_change(&mut file.changes, change);
         }
         context.clear();

@@ -228,8 +228,15 @@ fn message_texts(m: &Message) -> Vec<&str> {
 /// The names a text uses: `code spans` that are one word, identifiers (`snake_case`,
 /// `camelCase`, `PascalCase` of two humps, `a::b`) and paths with a file name.
 pub fn names_in(text: &str) -> Vec<&str> {
-    let mut out: Vec<&str> =
-        code_spans(text).into_iter().filter(|s| !s.contains(char::is_whitespace)).collect();
+    // A code span that is one word and reads as a name (not a plain word such as `pending`).
+    let mut out: Vec<&str> = code_spans(text)
+        .into_iter()
+        .filter(|s| {
+            !s.contains(char::is_whitespace)
+                && (identifier(s) || s.contains(['/', '.', '_', '-', ':']))
+                && s.chars().any(|c| c.is_alphabetic())
+        })
+        .collect();
     for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | ':' | '-')))
     {
         let word = word.trim_matches(|c: char| matches!(c, '.' | ':' | '-'));
@@ -295,7 +302,7 @@ mod tests {
     fn names_of_a_text() {
         assert_eq!(
             names_in(
-                "Set `wan_drop_leaked_dns` in etc/config/firewall.cfg, then call parseArgs and Config::load; not Main or the."
+                "Set `wan_drop_leaked_dns` in etc/config/firewall.cfg, then call parseArgs and Config::load; not Main, `pending` or the."
             ),
             [
                 "wan_drop_leaked_dns",

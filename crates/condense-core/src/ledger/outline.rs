@@ -21,7 +21,8 @@ impl Symbol {
     pub(crate) fn render(&self) -> String {
         match self.kind {
             TESTS => format!("{} tests from l.{}", self.name, self.line),
-            _ => format!("{} {} l.{}", self.kind, self.name, self.line),
+            // An item of the ledger's lists holds no `, ` (`impl From<A, B>`): it separates them.
+            _ => format!("{} {} l.{}", self.kind, self.name.replace(", ", ","), self.line),
         }
     }
 }
@@ -550,7 +551,8 @@ pub(crate) fn imports(path: &str, text: &str, max: usize) -> Vec<String> {
                 .trim_matches(|c| c == '(' || c == ')' || c == ' ')
                 .to_owned(),
         };
-        let entry = entry.trim().to_owned();
+        // An item of the ledger's lists holds no `, `: it separates them.
+        let entry = entry.trim().replace(", ", ",");
         if !entry.is_empty() && !out.contains(&entry) {
             out.push(entry);
         }
@@ -661,17 +663,17 @@ mod tests {
         let py = "from moonmind.workflows import (\n    SpecWorkflowRepository,\n    retry_spec_workflow_run,\n)\nimport os\nx = 1";
         assert_eq!(
             imports("api/routers/workflows.py", py, 10),
-            ["moonmind.workflows (SpecWorkflowRepository, retry_spec_workflow_run)", "os"]
+            ["moonmind.workflows (SpecWorkflowRepository,retry_spec_workflow_run)", "os"]
         );
         let ts =
             "import { createIntent, confirmIntent } from '../payments/client';\nimport fs from 'node:fs';";
         assert_eq!(
             imports("a.ts", ts, 10),
-            ["../payments/client (createIntent, confirmIntent)", "node:fs (fs)"]
+            ["../payments/client (createIntent,confirmIntent)", "node:fs (fs)"]
         );
         assert_eq!(
             imports("lib.rs", "use crate::model::{Message, Role};\npub use x::y;", 10),
-            ["crate::model::{Message, Role}", "x::y"]
+            ["crate::model::{Message,Role}", "x::y"]
         );
     }
 }

@@ -166,11 +166,19 @@ impl Ledger {
             for &k in &order {
                 let item = &mut items[k];
                 let (Some(now), Some(next)) = (item.shown, item.levels.get(level - 1)) else { continue };
-                if now + 1 != level || next.is_empty() {
+                if now + 1 != level {
                     continue;
                 }
-                let before =
-                    if now == 0 { 0 } else { tokens.count_text_cached(&item.levels[now - 1].join("\n")) + 1 };
+                // A level that adds nothing is passed through at no cost.
+                if next.is_empty() {
+                    item.shown = Some(level);
+                    continue;
+                }
+                let before = match now {
+                    0 => 0,
+                    n if item.levels[n - 1].is_empty() => 0,
+                    n => tokens.count_text_cached(&item.levels[n - 1].join("\n")) + 1,
+                };
                 let after = tokens.count_text_cached(&next.join("\n")) + 1;
                 if used + after.saturating_sub(before) <= budget {
                     used += after.saturating_sub(before);
@@ -188,8 +196,8 @@ impl Ledger {
             if chosen.is_empty() {
                 continue;
             }
-            // Latest first (a section's own order is oldest first).
-            chosen.sort_by_key(|i| std::cmp::Reverse((i.at.unwrap_or(0), i.index)));
+            // Latest first: a section's own order is that of the latest touch, oldest first.
+            chosen.sort_by_key(|i| std::cmp::Reverse(i.index));
             out.push_str(&format!("{}\n", section.header()));
             for item in chosen {
                 out.push_str(&item.text());

@@ -1,6 +1,8 @@
 //! The `truncation` provider (SPEC §4): no LLM. Keeps the first message and the last N as they
-//! are, and removes content from the oldest messages in between, in the order tool results → tool
-//! parameters → assistant text → user text (images with user text), until the target is met. If
+//! are, and removes content from the messages in between, in the order tool results → tool
+//! parameters → assistant text → user text (images with user text), until the target is met;
+//! within each, the messages the kept tail no longer refers to (none of its paths, identifiers,
+//! `code spans`) first, oldest first, then the least referred to. If
 //! stubbing every block is not enough, whole messages go from the oldest end of the middle, cut
 //! only where the conversation stays valid. Blocks are replaced by short stubs rather than
 //! removed, so every `tool_use` keeps its `tool_result` and the roles keep alternating: the result
@@ -30,6 +32,7 @@ use crate::config::{ConfigField, ConfigForm, Form};
 use super::encoded::{encoded_results_in, environment_sections_in, floor_boundary, replace_ranges};
 use super::floor::floor_tokens;
 use super::recall::{Roots, id_note, text_id};
+use super::relevance::Relevance;
 use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `truncation` provider.
@@ -470,8 +473,17 @@ impl CondensationProvider for TruncationProvider {
         let mut replaced: BTreeMap<usize, Vec<ContentBlock>> = BTreeMap::new();
         // (message, pass) of every block stubbed, so the metrics count only what the result keeps.
         let mut stubbed: Vec<(usize, Pass)> = Vec::new();
+        // Within each pass, what the kept tail does not refer to goes first, oldest first; then
+        // the least referred to.
+        let tail: Vec<&Message> =
+            visible[middle_end.min(visible.len())..].iter().map(|&i| &ctx.messages[i]).collect();
+        let relevance = Relevance::of_tail(&tail);
+        let scores: BTreeMap<usize, usize> =
+            middle.iter().map(|&mi| (mi, relevance.score(&ctx.messages[mi]))).collect();
+        let mut by_relevance = middle.clone();
+        by_relevance.sort_by_key(|mi| (scores[mi], *mi));
         'passes: for pass in Pass::ALL {
-            for &mi in &middle {
+            for &mi in &by_relevance {
                 if total <= target {
                     break;
                 }
@@ -597,6 +609,14 @@ impl CondensationProvider for TruncationProvider {
                 "no content in the middle of the conversation could be shortened".into(),
             ));
         }
+        // The messages the tail refers to that stayed whole while a later one it does not refer
+        // to was cut or hidden.
+        let touched = |mi: &usize| replaced.contains_key(mi) || removed.contains(mi);
+        let latest_cut = middle.iter().filter(|mi| scores[mi] == 0 && touched(mi)).max();
+        let kept_for_relevance = middle
+            .iter()
+            .filter(|mi| scores[mi] > 0 && !touched(mi) && latest_cut.is_some_and(|l| *mi < l))
+            .count();
         let mut per_pass = serde_json::Map::new();
         for pass in Pass::ALL {
             let count = stubbed.iter().filter(|(mi, p)| *p == pass && replaced.contains_key(mi)).count();
@@ -612,6 +632,7 @@ impl CondensationProvider for TruncationProvider {
         metrics.insert("blocks_truncated".into(), per_pass.into());
         metrics.insert("messages_edited".into(), replaced.len().into());
         metrics.insert("messages_removed".into(), removed.len().into());
+        metrics.insert("kept_for_relevance".into(), kept_for_relevance.into());
         Ok(Condensed { messages, summary: None, cost: 0.0, metrics })
     }
 }
