@@ -96,6 +96,22 @@ fn claude_code_follows_the_live_chain() {
     assert!(c.system.is_none());
 }
 
+/// A line missing from the chain (a sanitizer or a cut removed it): the chain goes on with the
+/// message before it in the file, instead of ending at the gap.
+#[test]
+fn claude_code_reads_on_past_a_missing_line() {
+    let text = fixture("claude-code.jsonl");
+    let gone = "\"uuid\":\"u0000000-0000-4000-8000-000000000002\"";
+    let kept: Vec<&str> = text.lines().filter(|l| !l.replace(' ', "").contains(gone)).collect();
+    assert_eq!(kept.len() + 1, text.lines().count(), "one line removed");
+    let c = parse_conversation(&kept.join("\n")).unwrap().conversation;
+    let ids: Vec<&str> = c.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids.first(), Some(&"u0000000-0000-4000-8000-000000000001"), "{ids:?}");
+    assert!(!ids.contains(&"u0000000-0000-4000-8000-000000000002"));
+    assert_eq!(ids.last(), Some(&"a0000000-0000-4000-8000-000000000008"));
+    assert!(ids.len() >= 6, "{ids:?}");
+}
+
 #[test]
 fn codex_reads_what_the_model_saw() {
     let c = parse_conversation(&fixture("codex-rollout.jsonl")).unwrap().conversation;

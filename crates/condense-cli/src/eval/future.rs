@@ -312,6 +312,13 @@ pub(crate) struct RecallRow {
     pub(crate) missing: Vec<Reference>,
     pub(crate) time_ms: f64,
     pub(crate) error: Option<ErrorInfo>,
+    /// The user's instructions and facts the core's ledger checks (issue 25's probes): kept of
+    /// all, when the provider ran.
+    pub(crate) instructions: Option<(usize, usize)>,
+    /// Whether every tool call of the condensed past still has its result.
+    pub(crate) pairs_valid: bool,
+    /// The note of a run that could not meet its target.
+    pub(crate) note: Option<String>,
 }
 
 impl RecallRow {
@@ -378,8 +385,12 @@ pub(crate) fn rows(
         missing: Vec::new(),
         time_ms: 0.0,
         error: None,
+        instructions: None,
+        pairs_valid: true,
+        note: None,
     };
-    let mut out = vec![row("none")];
+    let mut out =
+        vec![RecallRow { pairs_valid: condense_core::model::check_tool_pairs(past).is_ok(), ..row("none") }];
     // The user's own words alone.
     let words: Vec<Message> = past
         .iter()
@@ -420,6 +431,11 @@ pub(crate) fn rows(
                 }
                 r.kept = k;
                 r.missing = missing;
+                r.pairs_valid = condense_core::model::check_tool_pairs(&after).is_ok();
+                if let Some(metrics) = &result.metrics {
+                    r.instructions = metrics.retention().map(|ret| (ret.kept, ret.probes));
+                    r.note = metrics.extra.get("note").and_then(|n| n.as_str()).map(str::to_owned);
+                }
             }
             Ok(result) => r.error = result.error,
             Err(e) => r.error = Some(e),

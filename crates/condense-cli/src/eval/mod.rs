@@ -259,7 +259,7 @@ fn references(
     let format = if args.json { OutputFormat::Json } else { args.format };
     match format {
         OutputFormat::Table => crate::out::stdout(&render::recall_table(&rows, false))?,
-        OutputFormat::Markdown => crate::out::stdout(&render::recall_table(&rows, true))?,
+        OutputFormat::Markdown => crate::out::stdout(&render::recall_summary(&rows))?,
         OutputFormat::Json => crate::out::Sink::Stdout.json(&serde_json::json!({ "rows": rows }))?,
     }
     Ok(0)

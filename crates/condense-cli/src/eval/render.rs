@@ -175,3 +175,66 @@ pub(super) fn recall_table(rows: &[RecallRow], markdown: bool) -> String {
     }
     out
 }
+
+/// The rows of `--references` as EVAL.md shows them: one line per session and provider, each
+/// cut's figures side by side.
+pub(super) fn recall_summary(rows: &[RecallRow]) -> String {
+    let headers = [
+        "session",
+        "provider",
+        "references kept, by cut",
+        "tokens (of the past)",
+        "instructions kept",
+        "tool pairs",
+        "note",
+    ];
+    let mut groups: Vec<(&str, &str, Vec<&RecallRow>)> = Vec::new();
+    for r in rows {
+        match groups.iter_mut().find(|(f, p, _)| *f == r.file && *p == r.provider) {
+            Some((_, _, list)) => list.push(r),
+            None => groups.push((&r.file, &r.provider, vec![r])),
+        }
+    }
+    let mut out = format!("| {} |\n|{}\n", headers.join(" | "), " --- |".repeat(headers.len()));
+    for (file, provider, list) in groups {
+        let name = Path::new(file).file_name().map_or(file.to_owned(), |n| n.to_string_lossy().into_owned());
+        let kept: Vec<String> = list
+            .iter()
+            .map(|r| match &r.error {
+                Some(_) => format!("{}%: —", r.cut_percent),
+                None => format!("{}%: {}/{} ({:.0}%)", r.cut_percent, r.kept, r.references, r.kept_pct()),
+            })
+            .collect();
+        let tokens: Vec<String> = list
+            .iter()
+            .map(|r| format!("{:.0}%", r.tokens_after as f64 * 100.0 / r.past_tokens.max(1) as f64))
+            .collect();
+        let instructions: Vec<String> = list
+            .iter()
+            .map(|r| r.instructions.map_or_else(|| "—".to_owned(), |(k, n)| format!("{k}/{n}")))
+            .collect();
+        let pairs = if list.iter().all(|r| r.pairs_valid) { "valid" } else { "broken" };
+        let mut notes: Vec<String> = list
+            .iter()
+            .filter_map(|r| {
+                r.error
+                    .as_ref()
+                    .map(|e| format!("{}% cut: {}: {}", r.cut_percent, e.kind, e.message))
+                    .or_else(|| r.note.as_ref().map(|n| format!("{}% cut: {n}", r.cut_percent)))
+            })
+            .collect();
+        notes.dedup();
+        let cells = [
+            format!("`{name}`"),
+            provider.to_owned(),
+            kept.join(" · "),
+            tokens.join(" · "),
+            instructions.join(" · "),
+            pairs.to_owned(),
+            notes.join("; "),
+        ]
+        .map(|c| c.replace('|', "\\|"));
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}

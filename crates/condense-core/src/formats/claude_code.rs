@@ -120,7 +120,12 @@ fn live_chain(lines: &[Value]) -> Vec<usize> {
         if main(&lines[i]) {
             chain.push(i);
         }
-        at = lines[i].get("parentUuid").and_then(Value::as_str).and_then(|p| by_uuid.get(p).copied());
+        // A parent that is not in the file (a line a sanitizer or a cut removed) is the message
+        // before it: the chain goes on in the file's order rather than ending there.
+        at = match lines[i].get("parentUuid").and_then(Value::as_str) {
+            None => None,
+            Some(p) => by_uuid.get(p).copied().or_else(|| (0..i).rev().find(|&j| main(&lines[j]))),
+        };
     }
     chain.reverse();
     chain

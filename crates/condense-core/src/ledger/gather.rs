@@ -760,7 +760,7 @@ fn is_search(lower: &str) -> bool {
 }
 
 /// The most symbols a file's outline keeps.
-const MAX_OUTLINE: usize = 40;
+const MAX_OUTLINE: usize = 120;
 /// The most changes a file keeps (the latest).
 const MAX_CHANGES: usize = 4;
 /// Characters of a finding.

@@ -55,6 +55,8 @@ enum Lang {
     Toml,
     Yaml,
     Sql,
+    /// A unified diff: the files it changes, the places of its hunks, what its added lines define.
+    Diff,
 }
 
 fn lang_of(path: &str) -> Option<Lang> {
@@ -76,6 +78,7 @@ fn lang_of(path: &str) -> Option<Lang> {
         "toml" | "ini" | "cfg" => Lang::Toml,
         "yaml" | "yml" => Lang::Yaml,
         "sql" => Lang::Sql,
+        "diff" | "patch" => Lang::Diff,
         _ => return None,
     })
 }
@@ -112,6 +115,9 @@ fn lines_of(text: &str, first: usize) -> Vec<(usize, &str)> {
 /// `max`; an empty list when the language is not known.
 pub(crate) fn outline(path: &str, text: &str, first: usize, max: usize) -> Vec<Symbol> {
     let Some(lang) = lang_of(path) else { return Vec::new() };
+    if lang == Lang::Diff {
+        return diff_outline(text, first, max);
+    }
     let mut out: Vec<Symbol> = Vec::new();
     let mut in_fence = false;
     for (n, line) in lines_of(text, first) {
@@ -458,6 +464,7 @@ fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
                 && key)
                 .then(|| (if indent == 0 { "key" } else { "  key" }, name.to_owned()))
         }
+        Lang::Diff => None,
         Lang::Sql => {
             let upper = t.to_ascii_uppercase();
             for kw in ["CREATE TABLE ", "CREATE VIEW ", "CREATE INDEX ", "CREATE FUNCTION ", "ALTER TABLE "] {
@@ -486,6 +493,53 @@ fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
             None
         }
     }
+}
+
+/// The outline of a unified diff: each file it changes (`+++ b/path`), the place of each hunk
+/// (the function or section Git names after `@@ … @@`), and what its added lines define, read in
+/// the language of the file they are in.
+fn diff_outline(text: &str, first: usize, max: usize) -> Vec<Symbol> {
+    let mut out: Vec<Symbol> = Vec::new();
+    let mut lang = None;
+    for (n, line) in lines_of(text, first) {
+        if out.len() >= max {
+            break;
+        }
+        if let Some(path) = line.strip_prefix("+++ ") {
+            let path = path.trim().trim_start_matches("b/");
+            if path != "/dev/null" {
+                lang = lang_of(path);
+                out.push(Symbol { kind: "file", name: path.to_owned(), line: n });
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("@@") {
+            let place = rest.split_once("@@").map_or("", |(_, p)| p).trim();
+            if !place.is_empty() {
+                let name: String = place.chars().take(60).collect();
+                if !out.iter().any(|s| s.kind == "hunk in" && s.name == name) {
+                    out.push(Symbol { kind: "hunk in", name, line: n });
+                }
+            }
+            continue;
+        }
+        if let (Some(added), Some(lang)) = (line.strip_prefix('+'), lang)
+            && let Some((kind, name)) = symbol(lang, added)
+            && !name.is_empty()
+        {
+            let kind = match kind {
+                "fn" => "+fn",
+                "def" => "+def",
+                "class" => "+class",
+                "struct" => "+struct",
+                "function" => "+function",
+                "method" => "+method",
+                _ => "+",
+            };
+            out.push(Symbol { kind, name: name.replace(", ", ","), line: n });
+        }
+    }
+    out
 }
 
 /// What a source file imports, by language: `moonmind.workflows (retry_spec_workflow_run,
@@ -654,6 +708,21 @@ mod tests {
                 "  key /api/workflows/speckit/runs l.3",
                 "key services l.5",
                 "  key celery-codex-0 l.6"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_diff_outlines_its_files_hunks_and_what_it_adds() {
+        let diff = "diff --git a/src/agentfluent/core/paths.py b/src/agentfluent/core/paths.py\n--- a/src/agentfluent/core/paths.py\n+++ b/src/agentfluent/core/paths.py\n@@ -60,6 +60,20 @@ def project_dir(slug: str) -> Path:\n+def settings_path_for(project: Path | None) -> Path:\n+    return Path.home()\n--- /dev/null\n+++ b/tests/unit/test_retention.py\n@@ -0,0 +1,9 @@\n+def test_retention():\n+    pass";
+        assert_eq!(
+            rendered("/tmp/simplify_481.diff", diff, 1),
+            [
+                "file src/agentfluent/core/paths.py l.3",
+                "hunk in def project_dir(slug: str) -> Path: l.4",
+                "+def settings_path_for l.5",
+                "file tests/unit/test_retention.py l.8",
+                "+def test_retention l.10"
             ]
         );
     }

@@ -27,10 +27,14 @@ impl Ledger {
         self.user_messages.retain(|_| !seen.next().copied().unwrap_or(false));
         let mut seen = notes_found.iter();
         self.notes.retain(|_| !seen.next().copied().unwrap_or(false));
-        // A file touched later stays when the ledger knows more of it than a later call shows
-        // (what a hidden read showed of it, what hidden edits changed).
-        self.files
-            .retain(|f| !later.files.contains(&f.path) || !f.outline.is_empty() || !f.changes.is_empty());
+        // A file touched later stays when the ledger knows more of it than the later messages
+        // show: what a hidden read showed of it (unless a later one shows its text again), what
+        // hidden edits changed.
+        self.files.retain(|f| {
+            let knows_more = !f.changes.is_empty()
+                || (!f.outline.is_empty() || !f.mentions.is_empty()) && !later.shown.contains(&f.path);
+            !later.files.contains(&f.path) || knows_more
+        });
         self.commands.retain(|c| !later.commands.contains(&c.command));
         // A later run of the command that reported an error shows where it stands now.
         self.errors.retain(|e| e.command.as_ref().is_none_or(|c| !later.commands.contains(c)));
@@ -112,6 +116,8 @@ pub fn check_probes_in<'a>(probes: &'a [Probe], visible: &Haystack) -> (Vec<&'a 
 pub struct Later {
     /// The paths of the files they touch.
     pub files: std::collections::HashSet<String>,
+    /// The paths of the files whose text they show (a read, a whole write).
+    pub shown: std::collections::HashSet<String>,
     /// The commands they run.
     pub commands: std::collections::HashSet<String>,
     /// Whether they carry a todo list.
@@ -123,6 +129,12 @@ impl Later {
     pub fn of_ledger(ledger: &Ledger) -> Later {
         Later {
             files: ledger.files.iter().map(|f| f.path.clone()).collect(),
+            shown: ledger
+                .files
+                .iter()
+                .filter(|f| !f.outline.is_empty() || !f.mentions.is_empty())
+                .map(|f| f.path.clone())
+                .collect(),
             commands: ledger.commands.iter().map(|c| c.command.clone()).collect(),
             todos: !ledger.todos.is_empty(),
         }
@@ -137,6 +149,7 @@ impl Later {
     /// Adds what another part of the list shows.
     pub fn add(&mut self, other: &Later) {
         self.files.extend(other.files.iter().cloned());
+        self.shown.extend(other.shown.iter().cloned());
         self.commands.extend(other.commands.iter().cloned());
         self.todos |= other.todos;
     }

@@ -79,7 +79,11 @@ impl Ledger {
                 _ => 3,
             };
             let mut item = Item::new(Section::Files, i, f.at, base + live_score(&live.files, i), head);
-            item.levels = vec![detail(COMPACT, 1, 0), detail(usize::MAX, usize::MAX, usize::MAX)];
+            item.levels = vec![
+                detail(COMPACT, 1, 0),
+                detail(MEDIUM, 2, COMPACT),
+                detail(usize::MAX, usize::MAX, usize::MAX),
+            ];
             item.required = f.action != FileAction::Read;
             items.push(item);
         }
@@ -127,7 +131,8 @@ impl Ledger {
             let failed = c.outcome.as_deref().is_some_and(|o| o != "exit 0");
             let base = 1 + u32::from(failed) + u32::from(c.summary.is_some());
             let mut item = Item::new(Section::Commands, i, c.at, base + live_score(&live.commands, i), head);
-            item.levels = vec![detail(COMPACT, COMPACT / 2), detail(usize::MAX, usize::MAX)];
+            item.levels =
+                vec![detail(COMPACT, COMPACT / 2), detail(MEDIUM, COMPACT), detail(usize::MAX, usize::MAX)];
             items.push(item);
         }
         for (i, f) in self.findings.iter().enumerate() {
@@ -162,7 +167,7 @@ impl Ledger {
                 opened[item.section as usize] = true;
             }
         }
-        for level in 1..=2 {
+        for level in 1..=3 {
             for &k in &order {
                 let item = &mut items[k];
                 let (Some(now), Some(next)) = (item.shown, item.levels.get(level - 1)) else { continue };
@@ -488,7 +493,17 @@ fn capped(items: &[String], max: usize) -> String {
             n => format!("{}, +{n} more", items.join(", ")),
         };
     }
-    format!("{}, +{} more", items[..max].join(", "), items.len() - max + more)
+    // Cut, the telling items stay first choice (a diff's files and what it adds before the
+    // places of its hunks), in their order.
+    let mut chosen: Vec<usize> =
+        (0..items.len()).filter(|&i| !items[i].starts_with("hunk in ")).take(max).collect();
+    if chosen.len() < max {
+        chosen
+            .extend((0..items.len()).filter(|&i| items[i].starts_with("hunk in ")).take(max - chosen.len()));
+        chosen.sort_unstable();
+    }
+    let shown: Vec<&str> = chosen.iter().map(|&i| items[i].as_str()).collect();
+    format!("{}, +{} more", shown.join(", "), items.len() - shown.len() + more)
 }
 
 /// A list without the `+N more` (or `(+N more lines)`) it may end with, and that N.
@@ -510,6 +525,8 @@ pub(super) fn split_more(items: &[String]) -> (&[String], usize) {
 
 /// How many items of a list a compact detail shows.
 const COMPACT: usize = 12;
+/// How many items of a list a medium detail shows.
+const MEDIUM: usize = 40;
 
 /// The items of a line [`capped`] wrote (its `+N more` left out).
 fn listed_items(line: &str) -> Vec<String> {

@@ -42,6 +42,47 @@ const SUMMARY_WORK_DIVISOR: usize = 8;
 /// share and the working state's, and the block's own lines.
 const LEDGER_MAX_PERCENT: usize = ledger::BUDGET_PERCENT + ledger::WORK_PERCENT;
 
+/// The hidden messages to gather a ledger from, numbered, each hidden tool result preceded by
+/// the visible message that made its call (a provider that hides results alone, as `mask` does,
+/// leaves the calls in view): a result is read by what its call asked for.
+fn with_calls<'a>(
+    messages: &'a [Message],
+    hidden: &[(Option<usize>, &'a Message)],
+) -> Vec<(usize, &'a Message)> {
+    let hidden_calls: std::collections::HashSet<&str> = hidden
+        .iter()
+        .flat_map(|(_, m)| m.content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<(usize, &Message)> = Vec::with_capacity(hidden.len());
+    let mut added: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for &(n, m) in hidden {
+        for block in &m.content {
+            let ContentBlock::ToolResult { tool_use_id, .. } = block else { continue };
+            if hidden_calls.contains(tool_use_id.as_str()) {
+                continue;
+            }
+            let caller = messages.iter().find(|c| {
+                c.is_visible()
+                    && c.content
+                        .iter()
+                        .any(|b| matches!(b, ContentBlock::ToolUse { id, .. } if id == tool_use_id))
+            });
+            if let Some(caller) = caller
+                && added.insert(caller.id.as_str())
+            {
+                // A call message kept in view carries no ledger of what it did: only its calls.
+                out.push((n.unwrap_or(0).saturating_sub(1), caller));
+            }
+        }
+        out.push((n.unwrap_or(0), m));
+    }
+    out
+}
+
 /// A message without its ledger blocks.
 fn without_ledger(m: &Message) -> Message {
     let mut m = m.clone();
@@ -111,8 +152,8 @@ pub(super) fn keep_what_matters(
             })
         })
         .unwrap_or_default();
-    let numbered: Vec<(usize, &Message)> = hidden.iter().map(|(n, m)| (n.unwrap_or(0), *m)).collect();
-    full.merge(Ledger::of_numbered(&numbered));
+    let gathered = with_calls(&c.messages, &hidden);
+    full.merge(Ledger::of_numbered(&gathered));
     let probes = full.probes();
     let summary_at = c
         .messages
@@ -156,7 +197,8 @@ pub(super) fn keep_what_matters(
     let kept_messages: Vec<&Message> = c.messages.iter().filter(|m| m.is_visible()).collect();
     // Names explain the rest of a ledger; alone they are not worth one.
     if !pruned.is_empty() {
-        pruned.names = pruned.names_in_play(&kept_messages, &hidden, &visible);
+        let read: Vec<(Option<usize>, &Message)> = gathered.iter().map(|(n, m)| (Some(*n), *m)).collect();
+        pruned.names = pruned.names_in_play(&kept_messages, &read, &visible);
     }
 
     let mut budget = ledger::Budget::for_target(options.target_tokens, ctx.prev_context_tokens);
@@ -425,7 +467,17 @@ impl<'a> Output<'a> {
                 _ => later.add(&Later::of_message(&bare(m))),
             }
         }
+        // A file's text shown by a call in one message and its result in the next (Claude
+        // Code's, OpenAI's): read over the visible messages as one list.
+        let visible: Vec<&Message> =
+            self.messages.iter().skip(first + 1).filter(|m| m.is_visible() && self.is_plain(m)).collect();
+        later.add(&Later { shown: Later::of_ledger(&Ledger::of(&visible)).shown, ..Later::default() });
         later
+    }
+
+    /// Whether a message carries no ledger (the one to read past).
+    fn is_plain(&self, m: &Message) -> bool {
+        m.pinned || !m.content.iter().any(ledger::is_ledger_block)
     }
 
     /// The normalized text of the API view of `entries`.

@@ -193,17 +193,23 @@ pub async fn run_provider(
         && after > target
     {
         let ledger = extra.get("ledger").and_then(|l| l["tokens"].as_u64()).unwrap_or(0);
-        let floor = floor.map_or_else(String::new, |f| format!("the floor of {} tokens (the system prompt, the first message's own words, the last {} messages, the pinned ones)", f.floor, f.keep_last));
-        let what = match (floor.is_empty(), ledger) {
-            (true, 0) => "what it could not shorten".to_owned(),
-            (true, l) => format!("the ledger of what it hid ({l} tokens)"),
-            (false, 0) => floor,
-            (false, l) => format!("{floor} and the ledger of what it hid ({l} tokens)"),
+        let what = match (floor, ledger) {
+            // A provider without a floor condenses only some kinds of content (masking tool
+            // results): it stopped when it had none left.
+            (None, _) => format!("as {} condenses no further", provider.id()),
+            (Some(f), 0) => format!(
+                "for the floor of {} tokens (the system prompt, the first message's own words, the last {} messages, the pinned ones)",
+                f.floor, f.keep_last
+            ),
+            (Some(f), l) => format!(
+                "for the floor of {} tokens (the system prompt, the first message's own words, the last {} messages, the pinned ones) and the ledger of what it hid ({l} tokens)",
+                f.floor, f.keep_last
+            ),
         };
         extra.insert("target_met".into(), false.into());
         extra.insert(
             METRIC_NOTE.into(),
-            format!("the target of {target} tokens was not met: {after} tokens are left, for {what}").into(),
+            format!("the target of {target} tokens was not met: {after} tokens are left, {what}").into(),
         );
     }
     CondensationResult {
