@@ -493,15 +493,17 @@ fn capped(items: &[String], max: usize) -> String {
             n => format!("{}, +{n} more", items.join(", ")),
         };
     }
-    // Cut, the telling items stay first choice (a diff's files and what it adds before the
-    // places of its hunks), in their order.
-    let mut chosen: Vec<usize> =
-        (0..items.len()).filter(|&i| !items[i].starts_with("hunk in ")).take(max).collect();
-    if chosen.len() < max {
-        chosen
-            .extend((0..items.len()).filter(|&i| items[i].starts_with("hunk in ")).take(max - chosen.len()));
-        chosen.sort_unstable();
-    }
+    // Cut, the telling items are chosen first (a diff's files, then what it adds, then the
+    // places of its hunks), shown in their order.
+    let rank = |item: &str| match item.split(' ').next().unwrap_or("") {
+        "file" => 0,
+        "hunk" => 2,
+        _ => 1,
+    };
+    let mut chosen: Vec<usize> = (0..items.len()).collect();
+    chosen.sort_by_key(|&i| (rank(&items[i]), i));
+    chosen.truncate(max);
+    chosen.sort_unstable();
     let shown: Vec<&str> = chosen.iter().map(|&i| items[i].as_str()).collect();
     format!("{}, +{} more", shown.join(", "), items.len() - shown.len() + more)
 }

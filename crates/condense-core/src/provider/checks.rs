@@ -281,6 +281,8 @@ pub(super) fn keep_what_matters(
             "names": kept.names.len(),
             "tokens": block_tokens,
             "working_state_budget": used.work,
+            // The working state got less than its share because the run kept too much else.
+            "squeezed": used.work < budget.work,
         }),
     );
     c.metrics.insert(METRIC_RETENTION.into(), serde_json::to_value(retention).expect("serializes"));

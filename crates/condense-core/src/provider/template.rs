@@ -141,8 +141,11 @@ pub async fn run_provider(
             } else {
                 within = Some(room);
             }
+            // Within the target, a run whose working state got its share is better than one
+            // that kept more of the rest by squeezing it; then the one nearer the target.
+            let squeezed = |c: &Condensed| c.metrics.get("ledger").is_some_and(|l| l["squeezed"] == true);
             let better = match (second <= target, after <= target) {
-                (true, true) => second > after,
+                (true, true) => (!squeezed(&c), second) > (!squeezed(&condensed), after),
                 (true, false) => true,
                 (false, true) => false,
                 (false, false) => second < after,
