@@ -115,7 +115,8 @@ pub async fn run_provider(
             if after > target { (Some(reserved), None) } else { (None, Some(reserved)) };
         let (mut room, mut last, mut used) = (reserved, after, ledger_of(&condensed));
         for _ in 0..ROOM_TRIES {
-            if after <= target && after >= target * LAND_PERCENT / 100 {
+            let whole = condensed.metrics.get("ledger").is_none_or(|l| l["squeezed"] != true);
+            if after <= target && after >= target * LAND_PERCENT / 100 && whole {
                 break;
             }
             let next = match (over, within) {
@@ -141,11 +142,15 @@ pub async fn run_provider(
             } else {
                 within = Some(room);
             }
-            // Within the target, a run whose working state got its share is better than one
-            // that kept more of the rest by squeezing it; then the one nearer the target.
+            // Within the target, a run that lands in its band (80–100% of it) is better; then one
+            // whose working state got its share rather than one that kept more of the rest by
+            // squeezing it; then the one nearer the target.
             let squeezed = |c: &Condensed| c.metrics.get("ledger").is_some_and(|l| l["squeezed"] == true);
+            let band = |t: usize| t >= target * LAND_PERCENT / 100;
             let better = match (second <= target, after <= target) {
-                (true, true) => (!squeezed(&c), second) > (!squeezed(&condensed), after),
+                (true, true) => {
+                    (band(second), !squeezed(&c), second) > (band(after), !squeezed(&condensed), after)
+                }
                 (true, false) => true,
                 (false, true) => false,
                 (false, false) => second < after,
