@@ -639,3 +639,40 @@ fn blocks_are_extracted_with_continuations_joined() {
     assert_eq!(subcommand(r#"echo "q" | condense chat --llm openai"#), "chat");
     assert_eq!(shape("a: 8,861 → 1,970 tokens (−78%) · 26.1 ms"), "a: N → N tokens (−N%) · N ms");
 }
+
+/// The ledger README.md shows for its first command is the one that command writes today:
+/// every line of the excerpt (its `…` elisions aside) is a line of the ledger, in order.
+#[test]
+fn the_readmes_ledger_is_the_first_commands() {
+    let readme = std::fs::read_to_string(root("README.md")).unwrap();
+    let marker = "This is the ledger of the\nREADME's first command";
+    let at = readme.find(marker).expect("the README shows a ledger");
+    let block = &readme[at..];
+    let start = block.find("```text\n").expect("in a text block") + "```text\n".len();
+    let end = start + block[start..].find("\n```").unwrap();
+    let shown: Vec<&str> = block[start..end].lines().filter(|l| *l != "…").collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_condense"))
+        .args(["run", "--provider", "truncation", "--target-tokens", "2000"])
+        .arg(root("examples/coding-session.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ledger = result["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m.get("condense_parent").is_none())
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .find_map(|b| b["text"].as_str().filter(|t| t.starts_with("<context_condenser_ledger>")))
+        .expect("the run writes a ledger");
+    let lines: Vec<&str> = ledger.lines().collect();
+    let mut from = 0;
+    for line in shown {
+        let found = lines[from..].iter().position(|l| *l == line);
+        let Some(k) = found else {
+            panic!("README's ledger line {line:?} is not the command's, in order:\n{ledger}")
+        };
+        from += k + 1;
+    }
+}

@@ -14,6 +14,8 @@ use super::constraints::sentences;
 /// Characters a finding may have; longer is a paragraph, not a statement.
 const MAX_CHARS: usize = 360;
 const MIN_CHARS: usize = 16;
+/// Bytes a change or a plan must have to be a finding.
+const CONCRETE_MIN: usize = 30;
 
 /// What a cue says, weakest last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -222,7 +224,8 @@ pub(crate) fn findings(text: &str) -> Vec<&str> {
             }
             match cue(s) {
                 Some(Cue::Strong) => true,
-                Some(Cue::Concrete) => concrete(s),
+                // A change or a plan says what and where: a few words naming a thing are not one.
+                Some(Cue::Concrete) => s.len() >= CONCRETE_MIN && concrete(s),
                 None => false,
             }
         })
