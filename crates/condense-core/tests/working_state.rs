@@ -79,6 +79,11 @@ fn codex_shell_work_reaches_the_working_state() {
         ),
         shell("c7", "pytest -q tests/unit"),
         result("c7", &codex_output("4 passed in 0.2s", 0)),
+        shell("c8", "./deploy.sh staging"),
+        result(
+            "c8",
+            &codex_output("connecting to staging\nuploading build\nPermission denied (publickey).", 255),
+        ),
     ];
     let l = numbered(&messages);
     let file =
@@ -113,6 +118,13 @@ fn codex_shell_work_reaches_the_working_state() {
     assert!(l.errors[0].text.starts_with("FAILED tests/unit/test_tasks.py::test_discover"), "{:?}", l.errors);
     assert_eq!(l.errors[0].at, Some(12));
     assert_eq!(l.errors[0].fixed.as_deref(), Some("`pytest -q tests/unit` passed at #14"));
+    // A failure no format names keeps the last lines it printed.
+    let deploy = l.commands.iter().find(|c| c.command == "./deploy.sh staging").unwrap();
+    assert_eq!(deploy.outcome.as_deref(), Some("exit 255"));
+    assert_eq!(
+        deploy.matches,
+        ["connecting to staging", "uploading build", "Permission denied (publickey)."]
+    );
 }
 
 /// Claude Code: a numbered Read, an Edit, a failing then passing `cargo test`, and the

@@ -323,6 +323,26 @@ impl Ledger {
             c.at = at.or(c.at);
         }
         let found = problems(body);
+        // A failure no tool format names: its last lines say what went wrong.
+        if !passed_run
+            && found.is_empty()
+            && summary.is_none()
+            && let Some(c) = self.commands.iter_mut().rev().find(|c| c.command == key)
+        {
+            // Cline's own lines around the output, and the line the outcome quotes already, aside.
+            let said = c.outcome.clone().unwrap_or_default();
+            let tail: Vec<String> = body
+                .lines()
+                .map(|l| one_line(l, 160))
+                .filter(|l| {
+                    !l.is_empty()
+                        && !matches!(l.as_str(), "Command executed." | "Output:")
+                        && !said.contains(l.as_str())
+                })
+                .collect();
+            let skip = tail.len().saturating_sub(FAILURE_TAIL);
+            c.matches = tail[skip..].to_vec();
+        }
         let failing_summary = summary.as_deref().is_some_and(|s| {
             let l = s.to_ascii_lowercase();
             l.contains("fail") && !l.contains(" 0 failed") && !l.contains("0 failed") || l.contains("error")
@@ -615,18 +635,29 @@ impl Ledger {
             if is_shell(&lower) {
                 let shown = shell::display(&arg);
                 self.ran(shown.clone(), at);
-                let body = r.body.split("<environment_details>").next().unwrap_or(r.body);
+                let body = tool_part(r.body);
                 self.ran_result(&shown, body, body, false, at);
             } else if let Some(action) = file_action(&lower) {
                 self.touch(&arg, action, at);
                 if action == FileAction::Read {
-                    let body = r.body.split("<environment_details>").next().unwrap_or(r.body);
+                    let body = tool_part(r.body);
                     let body = tag_bodies(body, "content").into_iter().next().unwrap_or(body);
                     self.saw(&arg, body, 1);
                 }
             }
         }
     }
+}
+
+/// The tool's own part of a result Cline or Roo sent as text: up to the client's context or the
+/// user's words that follow it (`<feedback>`, `<answer>`, `<user_message>`).
+fn tool_part(body: &str) -> &str {
+    let end = ["<environment_details>", "<feedback>", "<answer>", "<user_message>"]
+        .iter()
+        .filter_map(|tag| body.find(tag))
+        .min()
+        .unwrap_or(body.len());
+    &body[..end]
 }
 
 /// What a tool call's result will tell more of.
@@ -765,6 +796,8 @@ const MAX_OUTLINE: usize = 120;
 const MAX_CHANGES: usize = 4;
 /// Characters of a finding.
 const FINDING_CHARS: usize = 300;
+/// The last lines of a failed command's output kept when no error format names the failure.
+const FAILURE_TAIL: usize = 3;
 /// The most findings kept of one sub-agent's report.
 const MAX_REPORT_FINDINGS: usize = 6;
 

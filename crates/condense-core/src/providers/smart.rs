@@ -375,6 +375,8 @@ impl CondensationProvider for SmartProvider {
         let mut metrics: Vec<PassMetric> = Vec::new();
         let mut cost = 0.0;
         let mut summary = None;
+        // What the passes that hide by relevance kept for it (handover, truncation).
+        let mut kept_for_relevance = 0u64;
         // Each pass with the tail it keeps. A run under a ceiling must fit (past the request
         // limit, or after the model answered "too long", which may follow a threshold run that left
         // little but the kept tail): when the passes left the context above the ceiling, truncation
@@ -438,6 +440,12 @@ impl CondensationProvider for SmartProvider {
                             skipped: None,
                         });
                         current = after;
+                        kept_for_relevance += result
+                            .metrics
+                            .as_ref()
+                            .and_then(|m| m.extra.get("kept_for_relevance"))
+                            .and_then(serde_json::Value::as_u64)
+                            .unwrap_or(0);
                         if result.summary.is_some() {
                             summary = result.summary.clone();
                         }
@@ -489,6 +497,7 @@ impl CondensationProvider for SmartProvider {
         extra.insert("target_tokens".into(), target.into());
         extra.insert("target_met".into(), (current <= target).into());
         extra.insert("keep_last".into(), keep_last.into());
+        extra.insert("kept_for_relevance".into(), kept_for_relevance.into());
         Ok(Condensed { messages, summary, cost, metrics: extra })
     }
 }
