@@ -101,12 +101,9 @@ fn codex_shell_work_reaches_the_working_state() {
     assert!(plan.mentions.contains(&"api_service/db/models.py".to_owned()), "{:?}", plan.mentions);
     assert!(plan.mentions.contains(&"SpecWorkflowRun".to_owned()), "{:?}", plan.mentions);
     let commands: Vec<&str> = l.commands.iter().map(|c| c.command.as_str()).collect();
-    assert!(
-        commands.contains(&"cat <<'EOF' > specs/plan.md [a heredoc of 5 lines written to specs/plan.md]"),
-        "{commands:?}"
-    );
-    // A successful pure read is the file's entry, not a command.
-    assert!(!commands.iter().any(|c| c.starts_with("sed -n")), "{commands:?}");
+    // A successful pure read, or a heredoc that wrote a file whole, is the file's entry, not a
+    // command.
+    assert!(!commands.iter().any(|c| c.starts_with("sed -n") || c.starts_with("cat <<")), "{commands:?}");
     // A search keeps the lines it found; a listing the paths.
     let rg = l.commands.iter().find(|c| c.command.starts_with("rg")).unwrap();
     assert_eq!(rg.matches.len(), 2);
@@ -345,7 +342,11 @@ mod round_trip {
                         l.files.push(f);
                     }
                 }
-                for c in commands {
+                for mut c in commands {
+                    // A summary the outcome quotes already is written once: in the outcome.
+                    if c.outcome.as_deref().zip(c.summary.as_deref()).is_some_and(|(o, s)| o.contains(s)) {
+                        c.summary = None;
+                    }
                     if !l.commands.iter().any(|x| x.command == c.command) {
                         l.commands.push(c);
                     }

@@ -199,12 +199,15 @@ pub(crate) fn is_shell(lower: &str) -> bool {
     .any(|n| lower == *n || lower.ends_with(n))
 }
 
-/// A command's outcome as its result shows it: the exit code, else the first error line.
-pub(super) fn outcome(text: &str, is_error: bool) -> Option<String> {
-    let (code, failure) = scan_outcome(text);
+/// A command's outcome as its result shows it: the exit code (read in the whole result, a
+/// tool's wrapper included), else the first error line (of its output, `body`).
+pub(super) fn outcome(text: &str, body: &str, is_error: bool) -> Option<String> {
+    let (code, in_text) = scan_outcome(text);
+    // The output is most often the result itself: read once.
+    let failure = if body.len() == text.len() { in_text } else { scan_outcome(body).1 };
     // No line can look failed when the text holds none of the words.
     let error_line = match failure {
-        true => text.lines().map(str::trim).find(|l| looks_failed(l)).map(|l| one_line(l, 160)),
+        true => body.lines().map(str::trim).find(|l| looks_failed(l)).map(|l| one_line(l, 160)),
         false => None,
     };
     if let Some(code) = code {
@@ -218,7 +221,7 @@ pub(super) fn outcome(text: &str, is_error: bool) -> Option<String> {
         Some(line) => Some(format!("error: {line}")),
         None if is_error => Some(format!(
             "failed: {}",
-            one_line(text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), 160)
+            one_line(body.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), 160)
         )),
         None => None,
     }
@@ -316,6 +319,24 @@ fn outcome_words() -> &'static aho_corasick::AhoCorasick {
             .build(EXIT_MARKERS.iter().chain(&FAILURE_WORDS))
             .expect("twelve words build an automaton")
     })
+}
+
+/// A command's output without its tool's wrapper: Codex's `{"output": …, "metadata": …}` and
+/// `Exit code: 0 / Wall time / Output:` header.
+pub(super) fn command_output(text: &str) -> std::borrow::Cow<'_, str> {
+    let t = text.trim_start();
+    if t.starts_with("{\"output\"")
+        && let Ok(value) = serde_json::from_str::<serde_json::Value>(t)
+        && let Some(output) = value.get("output").and_then(serde_json::Value::as_str)
+    {
+        return output.to_owned().into();
+    }
+    if let Some(at) = text.find("\nOutput:\n")
+        && text[..at].lines().any(|l| l.starts_with("Exit code:") || l.starts_with("Wall time:"))
+    {
+        return text[at + "\nOutput:\n".len()..].into();
+    }
+    text.into()
 }
 
 /// A todo from a JSON item: `{content|step|text, status}` or `{…, completed: bool}`.

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use crate::model::{ContentBlock, Message, Role, ToolResultPart};
 
 use super::calls::{
-    XML_CALLS, XML_TAGS, checklist, encoded_tool_results, file_action, is_shell, json_todo, outcome,
-    patch_files, strings, user_todos, xml_tags,
+    XML_CALLS, XML_TAGS, checklist, command_output, encoded_tool_results, file_action, is_shell, json_todo,
+    outcome, patch_files, strings, user_todos, xml_tags,
 };
 use super::errors::{passed, problems, summary_line};
 use super::findings::findings;
@@ -313,7 +313,7 @@ impl Ledger {
 
     /// A command's result: its outcome and summary, the errors it reported, the ones it fixed.
     fn ran_result(&mut self, command: &str, text: &str, body: &str, is_error: bool, at: Option<usize>) {
-        let outcome = outcome(text, is_error);
+        let outcome = outcome(text, body, is_error);
         let passed_run = outcome.as_deref() == Some("exit 0") || (outcome.is_none() && !is_error);
         self.set_outcome(command, outcome);
         let summary = summary_line(body);
@@ -488,7 +488,14 @@ impl Ledger {
         let kind = match (effects.searching, effects.listing) {
             (true, _) => ResultKind::Search,
             (false, true) => ResultKind::Listing,
-            _ if !effects.reads.is_empty() && effects.files.iter().all(|(_, a)| *a == FileAction::Read) => {
+            // A command that only read files or wrote them whole (`cat`, `sed -n`, a heredoc):
+            // the files' entries say it.
+            _ if !(effects.reads.is_empty() && effects.written.is_empty())
+                && effects
+                    .files
+                    .iter()
+                    .all(|(p, a)| *a == FileAction::Read || effects.written.iter().any(|(w, _)| w == p)) =>
+            {
                 ResultKind::Read
             }
             _ => ResultKind::Output,
@@ -971,24 +978,6 @@ fn patch_hunks(text: &str) -> Vec<PatchFile> {
         out.push(f);
     }
     out
-}
-
-/// A command's output without its tool's wrapper: Codex's `{"output": …, "metadata": …}` and
-/// `Exit code: 0 / Wall time / Output:` header.
-fn command_output(text: &str) -> std::borrow::Cow<'_, str> {
-    let t = text.trim_start();
-    if t.starts_with("{\"output\"")
-        && let Ok(value) = serde_json::from_str::<serde_json::Value>(t)
-        && let Some(output) = value.get("output").and_then(serde_json::Value::as_str)
-    {
-        return output.to_owned().into();
-    }
-    if let Some(at) = text.find("\nOutput:\n")
-        && text[..at].lines().any(|l| l.starts_with("Exit code:") || l.starts_with("Wall time:"))
-    {
-        return text[at + "\nOutput:\n".len()..].into();
-    }
-    text.into()
 }
 
 /// What tells the user messages of a ledger apart: their whole [`normalize`]d text, and for a

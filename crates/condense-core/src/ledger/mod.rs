@@ -483,14 +483,17 @@ mod tests {
             ]
         );
         // apply_patch is a file edit, not a command.
-        assert_eq!(l.commands, [CommandRun {
-            at: None,
-            summary: None,
-            listed: Vec::new(),
-            matches: Vec::new(),
-            command: "npm test".into(),
-            outcome: Some("exit 1: {\"output\":\"FAIL src/a.test.ts\\nTypeError: x is not a function\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":2.1}}".into())
-        }]);
+        assert_eq!(
+            l.commands,
+            [CommandRun {
+                at: None,
+                summary: None,
+                listed: Vec::new(),
+                matches: Vec::new(),
+                command: "npm test".into(),
+                outcome: Some("exit 1: TypeError: x is not a function".into())
+            }]
+        );
         assert_eq!(l.todos[1], Todo { text: "Run the tests".into(), done: false });
     }
 

@@ -4,13 +4,14 @@
 //! hid, and that the working state does not already show, is listed with where it was last seen
 //! and the line that shows it ([`Ledger::names_in_play`]).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use aho_corasick::AhoCorasick;
 
 use crate::model::{ContentBlock, Message, Role, ToolResultPart};
 
-use super::calls::strings;
+use super::calls::{command_output, strings};
 use super::probes::{Haystack, normalize};
 use super::render::Live;
 use super::words::condenser_stub;
@@ -108,27 +109,33 @@ impl Ledger {
         let mut calls: HashMap<&str, String> = HashMap::new();
         for (at, m) in hidden {
             for block in &m.content {
-                let (what, texts): (String, Vec<&str>) = match block {
+                let (what, texts): (String, Vec<Cow<'_, str>>) = match block {
                     ContentBlock::Text { text, client: None } if !condenser_stub(text) => (
                         match m.role {
                             Role::User => "the user's message".to_owned(),
                             Role::Assistant => "the assistant's message".to_owned(),
                         },
-                        vec![text.as_str()],
+                        vec![Cow::Borrowed(text.as_str())],
                     ),
                     ContentBlock::ToolUse { id, name, input } => {
                         let about = super::calls::main_argument(input)
                             .map_or_else(|| name.clone(), |a| format!("{name} {}", one_line(&a, 60)));
                         calls.insert(id.as_str(), about.clone());
-                        (format!("a call to {about}"), strings(input))
+                        (
+                            format!("a call to {about}"),
+                            strings(input).into_iter().map(Cow::Borrowed).collect(),
+                        )
                     }
                     ContentBlock::ToolResult { tool_use_id, content, .. } => {
                         let about =
                             calls.get(tool_use_id.as_str()).cloned().unwrap_or_else(|| "a tool".to_owned());
+                        // A command's output without its tool's wrapper (Codex's JSON), read in lines.
                         let texts = content
                             .iter()
                             .filter_map(|p| match p {
-                                ToolResultPart::Text { text } if !condenser_stub(text) => Some(text.as_str()),
+                                ToolResultPart::Text { text } if !condenser_stub(text) => {
+                                    Some(command_output(text))
+                                }
                                 _ => None,
                             })
                             .collect();
@@ -136,7 +143,8 @@ impl Ledger {
                     }
                     _ => continue,
                 };
-                for text in texts {
+                for text in &texts {
+                    let text: &str = text;
                     for hit in searcher.find_iter(text) {
                         let k = hit.pattern().as_usize();
                         if !whole_word(text, hit.start(), hit.end()) {
@@ -239,7 +247,8 @@ pub fn names_in(text: &str) -> Vec<&str> {
         .collect();
     for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | ':' | '-')))
     {
-        let word = word.trim_matches(|c: char| matches!(c, '.' | ':' | '-'));
+        // A path's leading `.` (`.specify/…`) is its own; a sentence's last one is not.
+        let word = word.trim_end_matches(['.', ':', '-']).trim_start_matches([':', '-']);
         if word.len() < 4 {
             continue;
         }

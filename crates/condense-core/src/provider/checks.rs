@@ -35,6 +35,9 @@ pub(super) fn ledger_reserve(
     tokens.count_text_cached(&estimate.render(budget, tokens)).min(target * LEDGER_MAX_PERCENT / 100)
 }
 
+/// A run within its target lands at this share of it or more, in percent, when it can.
+const LAND_PERCENT: usize = 80;
+
 /// With a summary, the working state takes at most this part of the words' budget.
 const SUMMARY_WORK_DIVISOR: usize = 8;
 
@@ -225,6 +228,16 @@ pub(super) fn keep_what_matters(
                 // At least an eighth less each time: items leave whole, not token by token.
                 budget.work = budget.work.saturating_sub((size - target).max(budget.work / 8));
                 out = insert_ledger(&c.messages, &cid, host, place, kept, budget, tokens, live);
+            }
+            // Under the target's band, the working state takes the room left beyond its share
+            // (more of its items detailed), as long as the run stays within the target.
+            let size = output.tokens_of(&out, tokens);
+            if size < target * LAND_PERCENT / 100 && budget.work > 0 {
+                let wider = ledger::Budget { work: budget.work + (target - size), ..budget };
+                let more = insert_ledger(&c.messages, &cid, host, place, kept, wider, tokens, live);
+                if output.tokens_of(&more, tokens) <= target {
+                    return (more, budget);
+                }
             }
         }
         (out, budget)
