@@ -81,3 +81,56 @@ mod tests {
         assert!(floor_tokens(&ctx, 5, &tokens) > floor);
     }
 }
+
+/// What a provider that works to a target and keeps the last messages (`truncation`,
+/// `handover`) reads of its options: the messages kept at the end (the caller's, else its
+/// configuration's) and the target (the caller's, else its share of the context).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reach {
+    pub(crate) keep_last: usize,
+    pub(crate) target: usize,
+}
+
+impl Reach {
+    pub(crate) fn of(
+        ctx: &CondensationContext<'_>,
+        options: &crate::provider::CondensationOptions,
+        keep_last: usize,
+        target_percent: u8,
+    ) -> Reach {
+        Reach {
+            keep_last: options.keep_last.unwrap_or(keep_last),
+            target: options.target_or(ctx.prev_context_tokens * usize::from(target_percent) / 100),
+        }
+    }
+
+    /// The target and the floor under it.
+    pub(crate) fn target_floor(
+        &self,
+        ctx: &CondensationContext<'_>,
+        tokens: &dyn TokenCounter,
+    ) -> crate::provider::TargetFloor {
+        crate::provider::TargetFloor {
+            target: self.target,
+            floor: floor_tokens(ctx, self.keep_last, tokens),
+            keep_last: self.keep_last,
+        }
+    }
+
+    /// `nothing_to_condense` when the context is within the target already.
+    pub(crate) fn needed(&self, before: usize) -> Result<(), crate::error::CondenseError> {
+        if before <= self.target {
+            return Err(crate::error::CondenseError::NothingToCondense(format!(
+                "the context has {before} tokens, already within the target of {}",
+                self.target
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where the middle of the visible messages ends: before the last `keep_last`, after the
+    /// first.
+    pub(crate) fn middle_end(&self, visible: &[usize]) -> usize {
+        visible.len().saturating_sub(self.keep_last).max(1)
+    }
+}

@@ -24,7 +24,7 @@ use crate::provider::{
 };
 use crate::tokens::TokenCounter;
 
-use super::floor::floor_tokens;
+use super::floor::Reach;
 use super::relevance::Relevance;
 
 /// Configuration of the `handover` pass.
@@ -147,9 +147,7 @@ impl CondensationProvider for HandoverProvider {
         tokens: &dyn TokenCounter,
     ) -> Result<Option<TargetFloor>, CondenseError> {
         let config: HandoverConfig = options.typed_config(self.id())?;
-        let keep_last = options.keep_last.unwrap_or(config.keep_last);
-        let target = options.target_or(ctx.prev_context_tokens * usize::from(config.target_percent) / 100);
-        Ok(Some(TargetFloor { target, floor: floor_tokens(ctx, keep_last, tokens), keep_last }))
+        Ok(Some(Reach::of(ctx, options, config.keep_last, config.target_percent).target_floor(ctx, tokens)))
     }
 
     async fn condense_internal(
@@ -160,16 +158,12 @@ impl CondensationProvider for HandoverProvider {
         _token: TemplateToken,
     ) -> Result<Condensed, CondenseError> {
         let config: HandoverConfig = options.typed_config(self.id())?;
-        let keep_last = options.keep_last.unwrap_or(config.keep_last);
+        let reach = Reach::of(ctx, options, config.keep_last, config.target_percent);
+        let Reach { keep_last, target } = reach;
         let before = ctx.prev_context_tokens;
-        let target = options.target_or(before * usize::from(config.target_percent) / 100);
-        if before <= target {
-            return Err(CondenseError::NothingToCondense(format!(
-                "the context has {before} tokens, already within the target of {target}"
-            )));
-        }
+        reach.needed(before)?;
         let visible = ctx.visible();
-        let middle_end = visible.len().saturating_sub(keep_last).max(1);
+        let middle_end = reach.middle_end(&visible);
         let middle: &[usize] = visible.get(1..middle_end).unwrap_or_default();
         let all = turns(ctx.messages, middle, &ctx.pinned());
         let tail: Vec<&Message> =

@@ -30,7 +30,7 @@ use crate::tokens::TokenCounter;
 use crate::config::{ConfigField, ConfigForm, Form};
 
 use super::encoded::{encoded_results_in, environment_sections_in, floor_boundary, replace_ranges};
-use super::floor::floor_tokens;
+use super::floor::Reach;
 use super::recall::{Roots, id_note, text_id};
 use super::relevance::Relevance;
 use crate::provider::{Needs, ProviderMeta};
@@ -433,9 +433,7 @@ impl CondensationProvider for TruncationProvider {
         tokens: &dyn TokenCounter,
     ) -> Result<Option<TargetFloor>, CondenseError> {
         let config: TruncationConfig = options.typed_config(self.id())?;
-        let keep_last = options.keep_last.unwrap_or(config.keep_last);
-        let target = options.target_or(ctx.prev_context_tokens * usize::from(config.target_percent) / 100);
-        Ok(Some(TargetFloor { target, floor: floor_tokens(ctx, keep_last, tokens), keep_last }))
+        Ok(Some(Reach::of(ctx, options, config.keep_last, config.target_percent).target_floor(ctx, tokens)))
     }
 
     async fn condense_internal(
@@ -446,17 +444,13 @@ impl CondensationProvider for TruncationProvider {
         _token: TemplateToken,
     ) -> Result<Condensed, CondenseError> {
         let config: TruncationConfig = options.typed_config(self.id())?;
-        let keep_last = options.keep_last.unwrap_or(config.keep_last);
+        let reach = Reach::of(ctx, options, config.keep_last, config.target_percent);
+        let Reach { keep_last, target } = reach;
         let before = ctx.prev_context_tokens;
-        let target = options.target_or(before * usize::from(config.target_percent) / 100);
-        if before <= target {
-            return Err(CondenseError::NothingToCondense(format!(
-                "the context has {before} tokens, already within the target of {target}"
-            )));
-        }
+        reach.needed(before)?;
         let visible = ctx.visible();
         // The middle: after the first visible message, before the last `keep_last`.
-        let middle_end = visible.len().saturating_sub(keep_last).max(1);
+        let middle_end = reach.middle_end(&visible);
         let middle: Vec<usize> = visible.get(1..middle_end).map(<[usize]>::to_vec).unwrap_or_default();
         if middle.is_empty() {
             return Err(CondenseError::NothingToCondense(format!(
