@@ -26,6 +26,7 @@ mod gateway;
 mod llm;
 mod out;
 mod replay;
+mod report;
 mod summary;
 
 /// Condense LLM conversations: count tokens, de-duplicate, truncate, undo.
@@ -43,6 +44,10 @@ enum Command {
         /// Model whose tokenizer to use.
         #[arg(long, default_value = "gpt-4o")]
         model: String,
+        /// Print the JSON report (each message's count) even at a terminal, where a short report
+        /// for people is the default.
+        #[arg(long)]
+        json: bool,
         /// Conversation file (own, OpenAI or Anthropic format), or `-` for stdin.
         file: String,
     },
@@ -77,6 +82,11 @@ enum Command {
         /// Never print that line.
         #[arg(long, overrides_with = "summary")]
         no_summary: bool,
+        /// Print the CondensationResult as JSON even at a terminal, where a short report for
+        /// people is the default (the JSON goes to stdout whenever stdout is not a terminal, and
+        /// to FILE with `-o FILE`).
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         output: OutputArgs,
         /// Conversation file, or `-` for stdin.
@@ -345,9 +355,14 @@ fn chat(
 
 fn run(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
-        Command::Count { model, file } => {
+        Command::Count { model, json, file } => {
             let conversation = read_conversation(&file)?.conversation;
-            Sink::Stdout.json(&condense_core::tokens::TokenReport::of(&conversation, &model))?;
+            let report = condense_core::tokens::TokenReport::of(&conversation, &model);
+            if json || !std::io::stdout().is_terminal() {
+                Sink::Stdout.json(&report)?;
+            } else {
+                out::stdout(&report::count(&file, &conversation, &report))?;
+            }
             Ok(0)
         }
         Command::Run {
@@ -360,10 +375,14 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             llm,
             summary,
             no_summary,
+            json,
             output,
             file,
         } => {
             let sink = output.sink(&file)?;
+            // At a terminal, with neither `--json` nor `-o FILE`, a person reads a report.
+            let terminal = std::io::stdout().is_terminal();
+            let for_people = terminal && !json && output.output.is_none();
             let conversation = read_conversation(&file)?.conversation;
             let manager = CondensationManager::with_builtin_providers();
             let profile = if llm.given() { Some(llm.profile()?) } else { None };
@@ -416,17 +435,25 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 services,
             ))
             .map_err(|e| usage(e.to_string()))?;
+            let cx = summary::Context {
+                provider: provider.as_deref().unwrap_or("default provider"),
+                input: &conversation.messages,
+                tokens_before,
+                llm: client.is_some(),
+            };
+            if for_people {
+                out::stdout(&report::run(&cx, &result, None))?;
+                return Ok(if result.is_ok() { 0 } else { 1 });
+            }
             // The result carries the system prompt too, so that it is a complete conversation
             // file for `count`, `view`, `undo` and a further `run`.
             sink.json(&result.to_document(&conversation))?;
+            if let (true, false, false, Some(path)) = (terminal, json, no_summary, output.output.as_deref()) {
+                out::stdout(&report::run(&cx, &result, Some(path)))?;
+                return Ok(if result.is_ok() { 0 } else { 1 });
+            }
             let show_summary = !no_summary && (summary || std::io::stderr().is_terminal());
             if show_summary {
-                let cx = summary::Context {
-                    provider: provider.as_deref().unwrap_or("default provider"),
-                    input: &conversation.messages,
-                    tokens_before,
-                    llm: client.is_some(),
-                };
                 note(&summary::line(&cx, &result));
             } else if let Some(error) = result.error.as_ref().filter(|_| result.cost > 0.0) {
                 // A run that failed after the model answered still cost money: say so in the log.

@@ -24,6 +24,21 @@ pub(crate) fn stdout(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// Progress of a long command on stderr, for a person: the line rewritten in place, only when
+/// stderr is a terminal (a log or a pipe gets nothing). `None` clears it.
+pub(crate) fn progress(line: Option<&str>) {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = match line {
+        Some(line) => write!(err, "\r{line}\x1b[K"),
+        None => write!(err, "\r\x1b[K"),
+    };
+    let _ = err.flush();
+}
+
 /// One line on stderr; a failure to write it is ignored.
 pub(crate) fn note(line: &str) {
     let mut err = std::io::stderr().lock();

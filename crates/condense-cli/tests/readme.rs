@@ -676,3 +676,60 @@ fn the_readmes_ledger_is_the_first_commands() {
         from += k + 1;
     }
 }
+
+/// The README's first command, run at a terminal (a pseudo-terminal from util-linux's `script`),
+/// tells a person what happened; with `--json` it prints the CondensationResult as before, and
+/// so it does whenever stdout is not a terminal (scripts keep working).
+#[test]
+fn the_first_command_talks_to_people_at_a_terminal() {
+    let binary = env!("CARGO_BIN_EXE_condense");
+    let example = root("examples/coding-session.json");
+    let at_terminal = |extra: &str| {
+        let line = format!("{binary} run --provider truncation --target-tokens 2000 {example}{extra}");
+        let out =
+            Command::new("script").args(["-qec", &line, "/dev/null"]).output().expect("util-linux's script");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n")
+    };
+    let report = at_terminal("");
+    let first = report.lines().next().unwrap();
+    assert!(first.starts_with("truncation: 8,861 → ") && first.contains(" tokens (−"), "{report}");
+    assert!(report.contains("  target 2,000 tokens: met"), "{report}");
+    assert!(report.contains("  the ledger of what it hid ("), "{report}");
+    assert!(report.contains("  nothing written: `-o FILE` saves the condensed conversation"), "{report}");
+    assert!(!report.contains("\"messages\""), "no JSON for a person: {report}");
+    // The report README.md shows is this one (the time aside).
+    let readme = std::fs::read_to_string(root("README.md")).unwrap();
+    let at = readme.find("The first command's report, at a terminal:").expect("the README shows the report");
+    let block = &readme[at..];
+    let start = block.find("```text\n").unwrap() + "```text\n".len();
+    let shown = &block[start..start + block[start..].find("\n```").unwrap()];
+    let untimed = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| {
+                l.rsplit_once(" · ")
+                    .filter(|(_, t)| t.ends_with(" ms"))
+                    .map_or(l, |(head, _)| head)
+                    .to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(untimed(shown), untimed(&report), "README.md's report is not the command's");
+    // (The one summary line that follows it is stderr's, which the terminal shows too.)
+    let printed = at_terminal(" --json");
+    let json: Value = serde_json::Deserializer::from_str(&printed)
+        .into_iter()
+        .next()
+        .expect("a document")
+        .expect("--json prints the result");
+    assert!(printed.trim_end().ends_with("ms"), "the summary line last: {printed}");
+    assert!(json["new_context_tokens"].as_u64().unwrap() <= 2000);
+    // Not a terminal: the JSON, as before.
+    let piped = Command::new(binary)
+        .args(["run", "--provider", "truncation", "--target-tokens", "2000"])
+        .arg(&example)
+        .output()
+        .unwrap();
+    let piped: Value = serde_json::from_slice(&piped.stdout).expect("JSON when piped");
+    assert_eq!(piped["new_context_tokens"], json["new_context_tokens"]);
+}

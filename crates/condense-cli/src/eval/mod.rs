@@ -216,9 +216,15 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
                 (None, None) => None,
             };
             let run = Run { manager: &manager, counter: &counter, llm: client.as_deref(), target };
+            crate::out::progress(Some(&format!(
+                "condense eval: {} of {} — {id} on {file}",
+                rows.len() + 1,
+                inputs.len() * providers.len()
+            )));
             rows.push(run.row(file, conversation, id, file_probes));
         }
     }
+    crate::out::progress(None);
     let format = if args.json { OutputFormat::Json } else { args.format };
     match format {
         OutputFormat::Table => crate::out::stdout(&render::table(&rows))?,
@@ -251,14 +257,16 @@ fn references(
             };
             let condense =
                 |c: &Conversation, id: &str, options: CondensationOptions| run.condense(c, id, options);
+            crate::out::progress(Some(&format!("condense eval: {file}, cut at {cut_percent}%")));
             if let Some(more) = future::rows(&session, providers, run.counter, &condense) {
                 rows.extend(more);
             }
         }
     }
+    crate::out::progress(None);
     let format = if args.json { OutputFormat::Json } else { args.format };
     match format {
-        OutputFormat::Table => crate::out::stdout(&render::recall_table(&rows, false))?,
+        OutputFormat::Table => crate::out::stdout(&render::recall_table(&rows))?,
         OutputFormat::Markdown => crate::out::stdout(&render::recall_summary(&rows))?,
         OutputFormat::Json => crate::out::Sink::Stdout.json(&serde_json::json!({ "rows": rows }))?,
     }

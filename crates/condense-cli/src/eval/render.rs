@@ -110,21 +110,12 @@ pub(super) fn markdown(rows: &[Row]) -> String {
     out
 }
 
-/// The rows of `--references`: aligned columns, or a Markdown table (files by name).
-pub(super) fn recall_table(rows: &[RecallRow], markdown: bool) -> String {
+/// The rows of `--references` in aligned columns, one row per session, cut and provider.
+pub(super) fn recall_table(rows: &[RecallRow]) -> String {
     let headers = ["file", "cut", "provider", "tokens", "of the past", "references kept", "time", "note"];
     let body: Vec<[String; 8]> = rows
         .iter()
         .map(|r| {
-            let file = match markdown {
-                true => format!(
-                    "`{}`",
-                    Path::new(&r.file)
-                        .file_name()
-                        .map_or(r.file.clone(), |n| n.to_string_lossy().into_owned())
-                ),
-                false => r.file.clone(),
-            };
             let note = match (&r.error, r.missing.is_empty()) {
                 (Some(e), _) => format!("{}: {}", e.kind, e.message),
                 (None, false) => {
@@ -136,7 +127,7 @@ pub(super) fn recall_table(rows: &[RecallRow], markdown: bool) -> String {
                 (None, true) => String::new(),
             };
             [
-                file,
+                r.file.clone(),
                 format!("{}% ({} | {})", r.cut_percent, r.past_messages, r.future_messages),
                 r.provider.clone(),
                 format!("{} → {}", r.past_tokens, r.tokens_after),
@@ -147,14 +138,6 @@ pub(super) fn recall_table(rows: &[RecallRow], markdown: bool) -> String {
             ]
         })
         .collect();
-    if markdown {
-        let mut out = format!("| {} |\n|{}\n", headers.join(" | "), " --- |".repeat(headers.len()));
-        for cells in &body {
-            let cells = cells.clone().map(|c| c.replace('|', "\\|"));
-            out.push_str(&format!("| {} |\n", cells.join(" | ")));
-        }
-        return out;
-    }
     let mut widths = headers.map(|h| h.chars().count());
     for cells in &body {
         for (w, c) in widths.iter_mut().zip(cells) {
