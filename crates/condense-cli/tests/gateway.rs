@@ -330,7 +330,10 @@ fn an_answer_streams_through_before_the_upstream_has_finished_it() {
     assert!(reply.head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{}", reply.head);
     assert!(reply.text().ends_with("data: {\"type\":\"message_stop\"}\n\n"), "{}", reply.text());
     let usage = &gateway.stats()["totals"]["usage"];
-    assert_eq!(usage, &json!({"input": 11, "output": 9, "cache_read": 900, "cache_write": 0}));
+    assert_eq!(
+        usage,
+        &json!({"input": 11, "output": 9, "cache_read": 900, "cache_write": 0, "cache_write_1h": 0})
+    );
 }
 
 #[test]
@@ -1005,7 +1008,18 @@ fn native_summaries_are_written_in_the_background_with_the_requests_own_model_an
     let server = Server::fixture();
     let upstream = format!("http://127.0.0.1:{}", server.port);
     let state = Scratch::new("gw-native");
-    let args = ["--anthropic-upstream", &upstream, "--window", "tiny-model=6000", "--provider", "native"];
+    // At the threshold: the summary goes in at the next request (under `cache-aware` it waits
+    // for a moment when that costs nothing: `gateway::tests::money`).
+    let args = [
+        "--anthropic-upstream",
+        &upstream,
+        "--window",
+        "tiny-model=6000",
+        "--provider",
+        "native",
+        "--policy",
+        "threshold",
+    ];
     let refused = Command::new(env!("CARGO_BIN_EXE_condense")).args(["gateway"]).args(args).output().unwrap();
     assert_eq!(refused.status.code(), Some(2), "native without a writer is refused");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--summarize-with-upstream"));

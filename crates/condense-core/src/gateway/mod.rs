@@ -17,6 +17,7 @@
 //! LLM in the background (`summaries`): the host runs the job, and the summary replaces the
 //! ledger-only condensation from the next request on.
 
+mod books;
 mod controls;
 mod count;
 mod decide;
@@ -56,10 +57,12 @@ pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use setup::{SetupClient, claude_read_rule, setup_text};
 pub use state::STATE_VERSION;
-pub use stats::{GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats};
+pub use stats::{
+    CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,
+};
 pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
 pub use usage::{MAX_JSON_COPY, UsageReader};
-pub use windows::{DEFAULT_WINDOW, model_prices, window_for};
+pub use windows::{DEFAULT_WINDOW, window_for};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

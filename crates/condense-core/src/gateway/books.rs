@@ -1,0 +1,492 @@
+//! The gateway's books (issue 40): what each answer's request was billed, and what it would have
+//! been billed had the gateway sent the client's bytes, so that the money shown is the money
+//! saved — net of the prompt cache a condensation (or a summary's splice) makes the upstream
+//! write again, negative until the condensations have paid for it.
+//!
+//! Each session keeps two models of its provider's prompt cache ([`PromptCache`], by the model's
+//! rules): one fed the requests as forwarded, one fed the client's own requests, both in the order
+//! and at the times they were sent. For an answer, both requests are billed by their own model;
+//! the difference is what condensing saved on that request. What the upstream does that the
+//! model does not (a cache evicted early, a cold start) happens to both requests alike, so it
+//! stays out of the difference; the bill the report shows is the upstream's own (its usage).
+//!
+//! The tokens are the upstream's, not an estimate of ours: a request's pieces (the tool
+//! definitions, the system prompt, each message) are counted by the core, and every reported
+//! usage tells the upstream's total for the forwarded request. Pieces the upstream has counted
+//! before keep that count; those new to it (the messages appended since, a condensation's
+//! replacement) share what the total leaves, in proportion to the core's counts. Since the
+//! client's request differs from the forwarded one only in messages the upstream counted before
+//! they were condensed, the bill without condensing is in the upstream's tokens too. A piece's
+//! tokens are spread over its cache blocks by their bytes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::billing::{Billed, Block, CacheRules, PromptCache, Ttl};
+use crate::model::hash::{fnv1a, fnv1a_from};
+use crate::tokens::{MESSAGE_OVERHEAD, TokenCounter};
+
+use super::dialect::{Dialect, Request};
+
+/// One cache block of a piece: its content's hash (role included, breakpoint left out, since
+/// moving a breakpoint does not change what is cached), its weight (its bytes), its breakpoint.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Cell {
+    hash: u64,
+    weight: f64,
+    breakpoint: Option<Ttl>,
+}
+
+/// A part of a request the books count by the upstream's tokens.
+#[derive(Debug, Clone)]
+pub(super) struct Piece {
+    /// The hash of its exact text.
+    key: u64,
+    /// The core's count of it.
+    ours: f64,
+    cells: Arc<[Cell]>,
+    kind: Kind,
+}
+
+/// What a piece is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The tool definitions or the system prompt.
+    Fixed,
+    /// One of the client's messages.
+    Message,
+    /// A condensation's replacing message (the gateway's text, not the client's).
+    Replacement,
+}
+
+/// A request as the books see it: its pieces, in the order the provider caches them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Prompt {
+    pieces: Vec<Piece>,
+}
+
+impl Prompt {
+    /// The core's count of the whole request.
+    pub(super) fn ours(&self) -> f64 {
+        self.pieces.iter().map(|p| p.ours).sum()
+    }
+
+    /// Whether it carries any cache breakpoint.
+    fn has_breakpoints(&self) -> bool {
+        self.pieces.iter().any(|p| p.cells.iter().any(|c| c.breakpoint.is_some()))
+    }
+}
+
+fn cell(role: &str, block: &Value) -> Cell {
+    let (bytes, breakpoint) = match block.get("cache_control") {
+        Some(control) => {
+            let mut bare = block.clone();
+            if let Some(map) = bare.as_object_mut() {
+                map.remove("cache_control");
+            }
+            (serde_json::to_vec(&bare).unwrap_or_default(), Some(Ttl::of_cache_control(control)))
+        }
+        None => (serde_json::to_vec(block).unwrap_or_default(), None),
+    };
+    Cell { hash: fnv1a_from(fnv1a(role.as_bytes()), &bytes), weight: bytes.len().max(1) as f64, breakpoint }
+}
+
+/// One cell for a whole text: a message of a dialect whose cache has no breakpoints.
+fn whole(role: &str, text: &str) -> Cell {
+    Cell {
+        hash: fnv1a_from(fnv1a(role.as_bytes()), text.as_bytes()),
+        weight: text.len().max(1) as f64,
+        breakpoint: None,
+    }
+}
+
+/// The cells of blocks given as a string or an array of blocks (Anthropic's `content`, `system`).
+fn blocks_cells(role: &str, content: &Value, text: &str) -> Vec<Cell> {
+    match content {
+        Value::String(s) => vec![cell(role, &json!({"type": "text", "text": s}))],
+        Value::Array(blocks) if !blocks.is_empty() => blocks.iter().map(|b| cell(role, b)).collect(),
+        _ => vec![whole(role, text)],
+    }
+}
+
+/// A message's cells: in Anthropic's dialect one per content block (a string is one text block,
+/// as the API reads it); in OpenAI's, whose cache has no breakpoints, the message whole.
+fn message_cells(dialect: Dialect, text: &str) -> Vec<Cell> {
+    if dialect != Dialect::AnthropicMessages {
+        return vec![whole("message", text)];
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => {
+            let role = value.get("role").and_then(Value::as_str).unwrap_or_default().to_owned();
+            blocks_cells(&role, value.get("content").unwrap_or(&Value::Null), text)
+        }
+        Err(_) => vec![whole("message", text)],
+    }
+}
+
+/// Cells by the hash of the text they were read from: a message is read once per session.
+#[derive(Debug, Default)]
+pub(super) struct CellCache {
+    cells: HashMap<u64, Arc<[Cell]>>,
+}
+
+/// Texts whose cells the cache holds before it starts again.
+const MAX_CELLS: usize = 1 << 16;
+
+impl CellCache {
+    fn get(&mut self, key: u64, read: impl FnOnce() -> Vec<Cell>) -> Arc<[Cell]> {
+        if let Some(cells) = self.cells.get(&key) {
+            return Arc::clone(cells);
+        }
+        if self.cells.len() >= MAX_CELLS {
+            self.cells.clear();
+        }
+        let cells: Arc<[Cell]> = read().into();
+        self.cells.insert(key, Arc::clone(&cells));
+        cells
+    }
+
+    /// The piece of one message whose text hashes to `key`, counted `ours` by the core.
+    pub(super) fn message(&mut self, dialect: Dialect, key: u64, text: &str, ours: usize) -> Piece {
+        let cells = self.get(key, || message_cells(dialect, text));
+        Piece { key, ours: ours as f64, cells, kind: Kind::Message }
+    }
+
+    /// The pieces before the messages, in the provider's order: the tool definitions (each one a
+    /// block in Anthropic's dialect), then the system prompt where it is its own key.
+    pub(super) fn fixed(&mut self, request: &Request<'_>, counter: &dyn TokenCounter) -> Vec<Piece> {
+        let dialect = request.dialect;
+        let mut pieces = Vec::new();
+        if let Some(tools) = request.tools {
+            let text = tools.get();
+            let key = fnv1a_from(fnv1a(b"tools"), text.as_bytes());
+            let cells = self.get(key, || match serde_json::from_str::<Value>(text) {
+                Ok(value) if dialect == Dialect::AnthropicMessages => blocks_cells("tools", &value, text),
+                _ => vec![whole("tools", text)],
+            });
+            pieces.push(Piece {
+                key,
+                ours: counter.count_text_cached(text) as f64,
+                cells,
+                kind: Kind::Fixed,
+            });
+        }
+        if let Some(system) = request.system_raw {
+            let text = system.get();
+            let key = fnv1a_from(fnv1a(b"system"), text.as_bytes());
+            let cells = self.get(key, || match serde_json::from_str::<Value>(text) {
+                Ok(value) if dialect == Dialect::AnthropicMessages => blocks_cells("system", &value, text),
+                _ => vec![whole("system", text)],
+            });
+            let ours = counter.count_text_cached(&request.system) + MESSAGE_OVERHEAD;
+            pieces.push(Piece { key, ours: ours as f64, cells, kind: Kind::Message });
+        }
+        pieces
+    }
+}
+
+/// A message of a prompt: its text's hash, the text, the core's count, and whether it is a
+/// condensation's replacing message.
+pub(super) type Message<'t> = (u64, &'t str, usize, bool);
+
+/// A prompt from its fixed pieces and its messages.
+pub(super) fn prompt<'t>(
+    fixed: &[Piece],
+    messages: impl IntoIterator<Item = Message<'t>>,
+    dialect: Dialect,
+    cells: &mut CellCache,
+) -> Prompt {
+    let mut pieces = fixed.to_vec();
+    pieces.extend(messages.into_iter().map(|(key, text, ours, replacement)| Piece {
+        kind: if replacement { Kind::Replacement } else { Kind::Message },
+        ..cells.message(dialect, key, text, ours)
+    }));
+    Prompt { pieces }
+}
+
+/// The raw text of a request's messages with their hashes, for [`prompt`].
+pub(super) fn texts<'a>(messages: &'a [&'a RawValue]) -> impl Iterator<Item = (u64, &'a str)> + 'a {
+    messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get()))
+}
+
+/// A request decided and not yet answered: what the books bill once its usage comes.
+#[derive(Debug, Clone)]
+pub(super) struct PendingBill {
+    /// The model asked for.
+    pub(super) model: String,
+    /// When it was decided.
+    pub(super) now_ms: i64,
+    /// The request as the client sent it, and as forwarded.
+    pub(super) client: Prompt,
+    pub(super) forwarded: Prompt,
+    /// OpenAI's `prompt_cache_retention`.
+    pub(super) retention: Ttl,
+}
+
+/// How many requests may await their usage at once; beyond, the oldest are dropped (their
+/// answers are counted, not booked).
+pub(super) const MAX_PENDING_BILLS: usize = 256;
+
+/// One session's books: the upstream's counts of its pieces, and the two cache models.
+#[derive(Debug, Clone)]
+pub(super) struct Book {
+    /// The upstream's tokens of each piece it has counted, by the piece's key.
+    upstream: HashMap<u64, f64>,
+    /// The upstream's tokens over the core's, over every reported request: the ratio that
+    /// prices a piece the upstream has not counted yet.
+    reported: f64,
+    counted: f64,
+    /// The same over the client's messages learned alone (no replacement among them): the ratio
+    /// that prices the client's messages arriving together with a replacement, which takes the
+    /// rest (the gateway's text counts apart from the client's).
+    messages_reported: f64,
+    messages_counted: f64,
+    /// The cache as the forwarded requests left it, and as the client's would have.
+    paid: PromptCache,
+    unpaid: PromptCache,
+    /// The model the caches are for (a cache is the model's own).
+    model: String,
+}
+
+/// Pieces the books remember the upstream's count of before they start again.
+const MAX_PIECES: usize = 1 << 16;
+
+impl Book {
+    /// Empty books for a session of `model` whose cache follows `rules`.
+    pub(super) fn new(model: &str, rules: CacheRules) -> Book {
+        Book {
+            upstream: HashMap::new(),
+            reported: 0.0,
+            counted: 0.0,
+            messages_reported: 0.0,
+            messages_counted: 0.0,
+            paid: PromptCache::new(rules),
+            unpaid: PromptCache::new(rules),
+            model: model.to_owned(),
+        }
+    }
+
+    /// The model the books are kept for.
+    pub(super) fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The upstream's tokens per token of the core's, so far (1 before any usage).
+    pub(super) fn ratio(&self) -> f64 {
+        if self.counted > 0.0 { self.reported / self.counted } else { 1.0 }
+    }
+
+    /// A piece's tokens in the upstream's count: known, else estimated.
+    fn tokens(&self, piece: &Piece) -> f64 {
+        self.upstream.get(&piece.key).copied().unwrap_or(piece.ours * self.ratio())
+    }
+
+    /// Learns the upstream's counts from a forwarded request it reported `total` prompt tokens
+    /// for (see the module's documentation). The pieces new to the upstream share what the total
+    /// leaves, in proportion to the core's counts; when a condensation's replacing message is
+    /// among them, the client's messages beside it are priced at the ratio their kind has shown
+    /// and the replacement takes the rest, since the client's request differs from the forwarded
+    /// one by exactly the replacement.
+    pub(super) fn learn(&mut self, prompt: &Prompt, total: f64) {
+        let known: f64 = prompt.pieces.iter().filter_map(|p| self.upstream.get(&p.key)).sum();
+        let new: Vec<&Piece> = prompt.pieces.iter().filter(|p| !self.upstream.contains_key(&p.key)).collect();
+        let left = (total - known).max(0.0);
+        if self.upstream.len() + new.len() > MAX_PIECES {
+            self.upstream.clear();
+        }
+        let ours = |pieces: &[&Piece]| pieces.iter().map(|p| p.ours).sum::<f64>();
+        let (replacements, client): (Vec<&Piece>, Vec<&Piece>) =
+            new.iter().partition(|p| p.kind == Kind::Replacement);
+        let messages_ratio =
+            (self.messages_counted > 0.0).then(|| self.messages_reported / self.messages_counted);
+        let mut shares: Vec<(u64, f64)> = Vec::new();
+        match messages_ratio {
+            Some(ratio) if !replacements.is_empty() && ratio * ours(&client) <= left => {
+                let rest = left - ratio * ours(&client);
+                shares.extend(client.iter().map(|p| (p.key, p.ours * ratio)));
+                let of = ours(&replacements);
+                shares.extend(replacements.iter().map(|p| {
+                    (p.key, if of > 0.0 { rest * p.ours / of } else { rest / replacements.len() as f64 })
+                }));
+            }
+            _ => {
+                let of = ours(&new);
+                shares.extend(
+                    new.iter().map(|p| {
+                        (p.key, if of > 0.0 { left * p.ours / of } else { left / new.len() as f64 })
+                    }),
+                );
+                if !new.is_empty() && new.iter().all(|p| p.kind == Kind::Message) {
+                    self.messages_reported += left;
+                    self.messages_counted += of;
+                }
+            }
+        }
+        self.upstream.extend(shares);
+        self.reported += total;
+        self.counted += prompt.ours();
+    }
+
+    /// The cache blocks of a prompt, in the upstream's tokens.
+    pub(super) fn blocks(&self, prompt: &Prompt) -> Vec<Block> {
+        let mut out = Vec::with_capacity(prompt.pieces.iter().map(|p| p.cells.len()).sum());
+        let mut key = fnv1a(b"prompt");
+        for piece in &prompt.pieces {
+            let tokens = self.tokens(piece);
+            let weight: f64 = piece.cells.iter().map(|c| c.weight).sum();
+            for c in piece.cells.iter() {
+                key = fnv1a_from(key, &c.hash.to_le_bytes());
+                out.push(Block { key, tokens: tokens * c.weight / weight, breakpoint: c.breakpoint });
+            }
+        }
+        out
+    }
+
+    /// The upstream's tokens of a prompt, estimated.
+    pub(super) fn total(&self, prompt: &Prompt) -> f64 {
+        self.pieces_total(&prompt.pieces)
+    }
+
+    /// The upstream's tokens of some pieces, estimated.
+    pub(super) fn pieces_total(&self, pieces: &[Piece]) -> f64 {
+        pieces.iter().map(|p| self.tokens(p)).sum()
+    }
+
+    /// Bills an answered request in both caches: (as the client sent it, as forwarded).
+    pub(super) fn bill(&mut self, pending: &PendingBill) -> (Billed, Billed) {
+        self.paid.set_retention(pending.retention);
+        self.unpaid.set_retention(pending.retention);
+        let client = self.blocks(&pending.client);
+        let forwarded = self.blocks(&pending.forwarded);
+        (self.unpaid.bill(&client, pending.now_ms), self.paid.bill(&forwarded, pending.now_ms))
+    }
+
+    /// What the forwarded requests' cache would bill `prompt` now, without keeping anything:
+    /// for weighing a condensation before it is made.
+    pub(super) fn try_paid(&self, prompt: &Prompt, now_ms: i64) -> Billed {
+        self.paid.clone().bill(&self.blocks(prompt), now_ms)
+    }
+
+    /// Whether the forwarded requests' cache holds anything alive at `now_ms`.
+    pub(super) fn warm(&self, now_ms: i64) -> bool {
+        self.paid.is_warm(now_ms)
+    }
+
+    /// Whether a prompt would be cached at all by its breakpoints (Anthropic) or automatically.
+    pub(super) fn caches(&self, prompt: &Prompt) -> bool {
+        match self.paid.rules() {
+            CacheRules::Breakpoints { .. } => prompt.has_breakpoints(),
+            CacheRules::Automatic { .. } => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::billing::LOOKBACK_BLOCKS;
+
+    fn piece(key: u64, ours: f64, cells: usize, mark_last: bool) -> Piece {
+        let cells: Vec<Cell> = (0..cells)
+            .map(|i| Cell {
+                hash: key * 100 + i as u64,
+                weight: 10.0,
+                breakpoint: (mark_last && i + 1 == cells).then_some(Ttl::FiveMinutes),
+            })
+            .collect();
+        Piece {
+            key,
+            ours,
+            cells: cells.into(),
+            kind: if key == 99 { Kind::Replacement } else { Kind::Message },
+        }
+    }
+
+    #[test]
+    fn the_upstreams_counts_are_learned_piece_by_piece() {
+        let mut book = Book::new("m", CacheRules::Breakpoints { min_tokens: 0 });
+        let first = Prompt { pieces: vec![piece(1, 100.0, 1, true), piece(2, 50.0, 1, false)] };
+        book.learn(&first, 300.0);
+        assert_eq!(book.total(&first), 300.0);
+        assert_eq!(book.upstream[&1], 200.0);
+        // A second request adds a piece: it gets what the total leaves.
+        let second = Prompt {
+            pieces: vec![piece(1, 100.0, 1, true), piece(2, 50.0, 1, false), piece(3, 10.0, 1, false)],
+        };
+        book.learn(&second, 345.0);
+        assert_eq!(book.upstream[&3], 45.0);
+        assert_eq!(book.upstream[&1], 200.0, "known counts stay");
+        // A piece never reported is estimated at the ratio so far: 645 / 310.
+        let other = Prompt { pieces: vec![piece(9, 31.0, 1, false)] };
+        assert!((book.total(&other) - 31.0 * 645.0 / 310.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_same_requests_bill_the_same_in_both_caches_and_a_rewrite_shows() {
+        let mut book = Book::new("m", CacheRules::Breakpoints { min_tokens: 0 });
+        let history: Vec<Piece> = (0..6).map(|k| piece(k, 1_000.0, 2, false)).collect();
+        let mut sent = Vec::new();
+        for (t, p) in history.iter().enumerate() {
+            sent.push(p.clone());
+            let mut pieces = sent.clone();
+            let last = pieces.len() - 1;
+            pieces[last] = piece(p.key, p.ours, 2, true);
+            let prompt = Prompt { pieces };
+            book.learn(&prompt, 1_000.0 * (t + 1) as f64);
+            let pending = PendingBill {
+                model: "m".into(),
+                now_ms: t as i64,
+                client: prompt.clone(),
+                forwarded: prompt,
+                retention: Ttl::FiveMinutes,
+            };
+            let (unpaid, paid) = book.bill(&pending);
+            assert_eq!(unpaid, paid, "request {t}");
+        }
+        // The forwarded request drops pieces 1..4 for a small replacement: everything after the
+        // first piece is written again, while the client's request reads all it sent before.
+        let replacement = piece(99, 100.0, 1, false);
+        let client = Prompt { pieces: (0..7).map(|k| piece(k, 1_000.0, 2, k == 6)).collect() };
+        let forwarded = Prompt {
+            pieces: vec![
+                piece(0, 1_000.0, 2, false),
+                replacement,
+                piece(4, 1_000.0, 2, false),
+                piece(5, 1_000.0, 2, false),
+                piece(6, 1_000.0, 2, true),
+            ],
+        };
+        book.learn(&forwarded, 4_100.0);
+        let pending =
+            PendingBill { model: "m".into(), now_ms: 10, client, forwarded, retention: Ttl::FiveMinutes };
+        let (unpaid, paid) = book.bill(&pending);
+        assert_eq!(unpaid.read, 6_000.0);
+        assert_eq!(unpaid.write_5m, 1_000.0);
+        assert!(LOOKBACK_BLOCKS >= 2);
+        // The forwarded request reads only the first request's prefix (written at its breakpoint
+        // then) and writes the rest anew.
+        assert_eq!(paid.read, 1_000.0);
+        assert_eq!(paid.write_5m, 3_100.0);
+    }
+
+    #[test]
+    fn anthropic_blocks_are_keyed_without_their_breakpoints_and_strings_read_as_text_blocks() {
+        let marked = r#"{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral","ttl":"1h"}}]}"#;
+        let plain = r#"{"role":"user","content":"hi"}"#;
+        let a = message_cells(Dialect::AnthropicMessages, marked);
+        let b = message_cells(Dialect::AnthropicMessages, plain);
+        assert_eq!(a[0].hash, b[0].hash);
+        assert_eq!(a[0].breakpoint, Some(Ttl::OneHour));
+        assert_eq!(b[0].breakpoint, None);
+        let assistant = r#"{"role":"assistant","content":"hi"}"#;
+        assert_ne!(
+            message_cells(Dialect::AnthropicMessages, assistant)[0].hash,
+            b[0].hash,
+            "the role counts"
+        );
+        assert_eq!(message_cells(Dialect::ChatCompletions, plain).len(), 1);
+    }
+}
