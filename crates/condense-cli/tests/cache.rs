@@ -15,7 +15,37 @@ use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, RetryPolicy, Usage};
 use condense_core::testing::TurnBench;
 use serde_json::Value;
 
-const SYSTEM: &str = "You are a careful Rust reviewer. Always answer in English.";
+/// A system prompt of a realistic length: past the 1,024 tokens below which Anthropic (and the
+/// fixture server) cache nothing.
+const SYSTEM: &str = concat!(
+    "You are a careful Rust reviewer. Always answer in English.\n",
+    "Review for correctness first: ownership and borrowing, lifetimes that outlive their data, ",
+    "integer overflow, panics on user input, unwrap and expect outside tests, blocking calls in ",
+    "async code, locks held across await points, unbounded allocation from input sizes, and ",
+    "error types that lose their cause. Then review for clarity: names that say what a value is, ",
+    "functions that do one thing, comments that say why rather than what, tests that fail when ",
+    "the behaviour they name breaks and pass otherwise. Then review for the project's own rules: ",
+    "the core does no IO and reads no clock; every value crossing a boundary is typed once; no ",
+    "global state; errors carry a kind and a message for people that names what to do next. ",
+    "When you quote code, quote the smallest span that shows the problem, with its path and line. ",
+    "When you suggest a change, show it as a diff against the code as it is, and say what test ",
+    "would have caught the problem. Never suggest a dependency without saying why the standard ",
+    "library or an existing dependency will not do. Keep the answer short: the three most ",
+    "important findings first, each in one paragraph, then a list of smaller ones.\n",
+    "Review for correctness first: ownership and borrowing, lifetimes that outlive their data, ",
+    "integer overflow, panics on user input, unwrap and expect outside tests, blocking calls in ",
+    "async code, locks held across await points, unbounded allocation from input sizes, and ",
+    "error types that lose their cause. Then review for clarity: names that say what a value is, ",
+    "functions that do one thing, comments that say why rather than what, tests that fail when ",
+    "the behaviour they name breaks and pass otherwise. Then review for the project's own rules: ",
+    "the core does no IO and reads no clock; every value crossing a boundary is typed once; no ",
+    "global state; errors carry a kind and a message for people that names what to do next. ",
+    "When you quote code, quote the smallest span that shows the problem, with its path and line. ",
+    "When you suggest a change, show it as a diff against the code as it is, and say what test ",
+    "would have caught the problem. Never suggest a dependency without saying why the standard ",
+    "library or an existing dependency will not do. Keep the answer short: the three most ",
+    "important findings first, each in one paragraph, then a list of smaller ones.\n",
+);
 
 /// Claude Sonnet's prices: $3 in, $15 out, cache writes $3.75, reads $0.30.
 fn profile(server: &Server, kind: LlmKind, window: usize) -> LlmProfile {

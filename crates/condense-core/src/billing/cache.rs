@@ -171,6 +171,22 @@ impl PromptCache {
         }
     }
 
+    /// Under breakpoint rules, how many blocks of `blocks` a request at `now_ms` would read
+    /// (the read ends after them), without touching the cache; 0 under automatic rules, whose
+    /// reads end in steps of tokens rather than at a block.
+    pub fn read_end(&self, blocks: &[Block], now_ms: i64) -> usize {
+        let CacheRules::Breakpoints { .. } = self.rules else { return 0 };
+        let mut read_end = 0;
+        for b in (0..blocks.len()).filter(|&i| blocks[i].breakpoint.is_some()) {
+            let found =
+                (b.saturating_sub(LOOKBACK_BLOCKS)..=b).rev().find(|&p| self.alive(blocks[p].key, now_ms));
+            if let Some(p) = found {
+                read_end = read_end.max(p + 1);
+            }
+        }
+        read_end
+    }
+
     /// Bills a prompt of `blocks` sent at `now_ms`, and keeps what it writes.
     pub fn bill(&mut self, blocks: &[Block], now_ms: i64) -> Billed {
         self.prune(now_ms);
@@ -186,15 +202,7 @@ impl PromptCache {
                 let breakpoints: Vec<usize> =
                     (0..blocks.len()).filter(|&i| blocks[i].breakpoint.is_some()).collect();
                 // The longest prefix alive that a breakpoint reaches back to.
-                let mut read_end = 0;
-                for &b in &breakpoints {
-                    let found = (b.saturating_sub(LOOKBACK_BLOCKS)..=b)
-                        .rev()
-                        .find(|&p| self.alive(blocks[p].key, now_ms));
-                    if let Some(p) = found {
-                        read_end = read_end.max(p + 1);
-                    }
-                }
+                let read_end = self.read_end(blocks, now_ms);
                 if read_end > 0 {
                     let key = blocks[read_end - 1].key;
                     let ttl = self.entries[&key].ttl;

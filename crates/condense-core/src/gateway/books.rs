@@ -127,31 +127,36 @@ fn message_cells(dialect: Dialect, text: &str) -> Vec<Cell> {
     }
 }
 
-/// Cells by the hash of the text they were read from: a message is read once per session.
+/// Cells by the hash of the text they were read from (a message is read once per session), with
+/// the key of the piece they make.
 #[derive(Debug, Default)]
 pub(super) struct CellCache {
-    cells: HashMap<u64, Arc<[Cell]>>,
+    cells: HashMap<u64, (Arc<[Cell]>, u64)>,
 }
 
 /// Texts whose cells the cache holds before it starts again.
 const MAX_CELLS: usize = 1 << 16;
 
 impl CellCache {
-    fn get(&mut self, key: u64, read: impl FnOnce() -> Vec<Cell>) -> Arc<[Cell]> {
-        if let Some(cells) = self.cells.get(&key) {
-            return Arc::clone(cells);
+    /// The cells of the text hashing to `text_key`, and the piece's key: a hash of the cells,
+    /// so that a message with its breakpoint and the same message without it (Claude Code moves
+    /// its breakpoint on to the newest message) are one piece, as they are one prefix upstream.
+    fn get(&mut self, text_key: u64, read: impl FnOnce() -> Vec<Cell>) -> (Arc<[Cell]>, u64) {
+        if let Some((cells, key)) = self.cells.get(&text_key) {
+            return (Arc::clone(cells), *key);
         }
         if self.cells.len() >= MAX_CELLS {
             self.cells.clear();
         }
         let cells: Arc<[Cell]> = read().into();
-        self.cells.insert(key, Arc::clone(&cells));
-        cells
+        let key = cells.iter().fold(fnv1a(b"piece"), |h, c| fnv1a_from(h, &c.hash.to_le_bytes()));
+        self.cells.insert(text_key, (Arc::clone(&cells), key));
+        (cells, key)
     }
 
-    /// The piece of one message whose text hashes to `key`, counted `ours` by the core.
-    pub(super) fn message(&mut self, dialect: Dialect, key: u64, text: &str, ours: usize) -> Piece {
-        let cells = self.get(key, || message_cells(dialect, text));
+    /// The piece of one message whose text hashes to `text_key`, counted `ours` by the core.
+    pub(super) fn message(&mut self, dialect: Dialect, text_key: u64, text: &str, ours: usize) -> Piece {
+        let (cells, key) = self.get(text_key, || message_cells(dialect, text));
         Piece { key, ours: ours as f64, cells, kind: Kind::Message }
     }
 
@@ -162,27 +167,27 @@ impl CellCache {
         let mut pieces = Vec::new();
         if let Some(tools) = request.tools {
             let text = tools.get();
-            let key = fnv1a_from(fnv1a(b"tools"), text.as_bytes());
-            let cells = self.get(key, || match serde_json::from_str::<Value>(text) {
-                Ok(value) if dialect == Dialect::AnthropicMessages => blocks_cells("tools", &value, text),
-                _ => vec![whole("tools", text)],
+            let (cells, key) = self.get(fnv1a_from(fnv1a(b"tools"), text.as_bytes()), || {
+                match serde_json::from_str::<Value>(text) {
+                    Ok(value) if dialect == Dialect::AnthropicMessages => blocks_cells("tools", &value, text),
+                    _ => vec![whole("tools", text)],
+                }
             });
-            pieces.push(Piece {
-                key,
-                ours: counter.count_text_cached(text) as f64,
-                cells,
-                kind: Kind::Fixed,
-            });
+            let ours = counter.count_text_cached(text) as f64;
+            pieces.push(Piece { key, ours, cells, kind: Kind::Fixed });
         }
         if let Some(system) = request.system_raw {
             let text = system.get();
-            let key = fnv1a_from(fnv1a(b"system"), text.as_bytes());
-            let cells = self.get(key, || match serde_json::from_str::<Value>(text) {
-                Ok(value) if dialect == Dialect::AnthropicMessages => blocks_cells("system", &value, text),
-                _ => vec![whole("system", text)],
+            let (cells, key) = self.get(fnv1a_from(fnv1a(b"system"), text.as_bytes()), || {
+                match serde_json::from_str::<Value>(text) {
+                    Ok(value) if dialect == Dialect::AnthropicMessages => {
+                        blocks_cells("system", &value, text)
+                    }
+                    _ => vec![whole("system", text)],
+                }
             });
-            let ours = counter.count_text_cached(&request.system) + MESSAGE_OVERHEAD;
-            pieces.push(Piece { key, ours: ours as f64, cells, kind: Kind::Message });
+            let ours = (counter.count_text_cached(&request.system) + MESSAGE_OVERHEAD) as f64;
+            pieces.push(Piece { key, ours, cells, kind: Kind::Fixed });
         }
         pieces
     }
@@ -244,11 +249,21 @@ pub(super) struct Book {
     /// rest (the gateway's text counts apart from the client's).
     messages_reported: f64,
     messages_counted: f64,
+    /// The pieces learned from one reported total together, by piece: a read reported to end
+    /// between two pieces of a group tells how the group's total divides.
+    groups: HashMap<u64, u64>,
+    /// Each group's pieces: their keys and the core's counts.
+    members: HashMap<u64, Vec<(u64, f64)>>,
+    next_group: u64,
     /// The cache as the forwarded requests left it, and as the client's would have.
     paid: PromptCache,
     unpaid: PromptCache,
     /// The model the caches are for (a cache is the model's own).
     model: String,
+}
+
+fn group_of_key(groups: &HashMap<u64, u64>, key: u64) -> Option<u64> {
+    groups.get(&key).copied()
 }
 
 /// Pieces the books remember the upstream's count of before they start again.
@@ -263,6 +278,9 @@ impl Book {
             counted: 0.0,
             messages_reported: 0.0,
             messages_counted: 0.0,
+            groups: HashMap::new(),
+            members: HashMap::new(),
+            next_group: 0,
             paid: PromptCache::new(rules),
             unpaid: PromptCache::new(rules),
             model: model.to_owned(),
@@ -325,9 +343,98 @@ impl Book {
                 }
             }
         }
+        let group = self.next_group;
+        self.next_group += 1;
+        if self.groups.len() + shares.len() > MAX_PIECES {
+            self.groups.clear();
+            self.members.clear();
+        }
+        self.groups.extend(shares.iter().map(|(key, _)| (*key, group)));
+        self.members.insert(group, new.iter().map(|p| (p.key, p.ours)).collect());
         self.upstream.extend(shares);
         self.reported += total;
         self.counted += prompt.ours();
+    }
+
+    /// Learns from where a forwarded request's reported read ended (`read` tokens, at `now_ms`):
+    /// when the cache model has it end between two pieces learned from one total, the pieces
+    /// before the end must add up to `read`, and the group's total is divided again so that
+    /// they do. (The first request's tool definitions and system prompt are learned together
+    /// with its first message; a request that reads only up to the system prompt's breakpoint
+    /// tells them apart.)
+    pub(super) fn pin(&mut self, prompt: &Prompt, read: f64, total: f64, now_ms: i64) {
+        let blocks = self.blocks(prompt);
+        let end = self.paid.read_end(&blocks, now_ms);
+        if end == 0 || read <= 0.0 {
+            return;
+        }
+        // The piece the read ends with, if it ends at a piece's end.
+        let mut cells = 0;
+        let Some(last) = prompt.pieces.iter().position(|p| {
+            cells += p.cells.len();
+            cells >= end
+        }) else {
+            return;
+        };
+        if cells != end {
+            return;
+        }
+        let before: f64 = prompt.pieces[..=last].iter().map(|p| self.tokens(p)).sum();
+        let delta = read - before;
+        if delta.abs() < 0.5 {
+            return;
+        }
+        let group_of = |p: &Piece| self.groups.get(&p.key).copied();
+        let Some(group) = prompt.pieces[..=last]
+            .iter()
+            .filter_map(group_of)
+            .find(|g| prompt.pieces[last + 1..].iter().any(|p| group_of(p) == Some(*g)))
+        else {
+            return;
+        };
+        // The group's pieces before the end, and all its others (in the request after the end,
+        // or condensed away since).
+        let ahead: Vec<(u64, f64)> = prompt.pieces[..=last]
+            .iter()
+            .filter(|p| group_of(p) == Some(group))
+            .map(|p| (p.key, p.ours))
+            .collect();
+        let behind: Vec<(u64, f64)> = self.members[&group]
+            .iter()
+            .filter(|(key, _)| !ahead.iter().any(|(k, _)| k == key))
+            .copied()
+            .collect();
+        let behind_total: f64 =
+            behind.iter().map(|(k, _)| self.upstream.get(k).copied().unwrap_or(0.0)).sum();
+        // No more can move than the pieces after the end hold.
+        let delta = delta.min(behind_total);
+        let spread = |pieces: &[(u64, f64)], amount: f64, upstream: &mut HashMap<u64, f64>| {
+            let ours: f64 = pieces.iter().map(|(_, o)| o).sum();
+            for (key, o) in pieces {
+                let share = if ours > 0.0 { o / ours } else { 1.0 / pieces.len() as f64 };
+                if let Some(v) = upstream.get_mut(key) {
+                    *v = (*v + amount * share).max(0.0);
+                }
+            }
+        };
+        spread(&ahead, delta, &mut self.upstream);
+        spread(&behind, -delta, &mut self.upstream);
+        // The request's own total stays what the upstream reported: the pieces it brought take
+        // the difference (its replacing message first, the gateway's text being the estimate).
+        let now: f64 = prompt.pieces.iter().map(|p| self.tokens(p)).sum();
+        let latest = self.next_group.checked_sub(1);
+        let own: Vec<&Piece> =
+            prompt.pieces.iter().filter(|p| group_of_key(&self.groups, p.key) == latest).collect();
+        let replacements: Vec<(u64, f64)> =
+            own.iter().filter(|p| p.kind == Kind::Replacement).map(|p| (p.key, p.ours)).collect();
+        let takers = if replacements.is_empty() {
+            own.iter().map(|p| (p.key, p.ours)).collect()
+        } else {
+            replacements
+        };
+        if group != latest.unwrap_or(u64::MAX) && !takers.is_empty() {
+            spread(&takers, total - now, &mut self.upstream);
+        }
     }
 
     /// The cache blocks of a prompt, in the upstream's tokens.

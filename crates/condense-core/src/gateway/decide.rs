@@ -712,6 +712,7 @@ impl Gateway {
             return;
         }
         book.learn(&pending.forwarded, usage.prompt() as f64);
+        book.pin(&pending.forwarded, usage.cache_read as f64, usage.prompt() as f64, pending.now_ms);
         let (unpaid, paid) = book.bill(&pending);
         let saved = prices.cost(&unpaid, 0.0) - prices.cost(&paid, 0.0);
         state.stats.add_saving(saved);
