@@ -803,8 +803,8 @@ export type CondensationDocumentInput = z.input<typeof CondensationDocument>;
 /** Why one condensation of a session ran, as `/stats` lists it. */
 export const CondensationNote = z.deferred(() => z.object({
   end: z.number().int().gte(0),
-  /** The policy's figures when it weighed: "costs $X now · saves ≈$Y over the next N turns". */
-  estimate: z.string().nullable().optional(),
+  /** The `cache-aware` policy's figures when it weighed: what condensing cost now (the cache written again, the summary), what it was expected to save over how many requests. */
+  estimate: CostEstimate.nullable().optional(),
   /** Why: `threshold` (the request crossed the threshold of the model's window: always), `cache` (the `cache-aware` policy found that it pays for the cache it writes again), `manual` (the user asked), `overflow` (the upstream said the prompt was too long). */
   reason: CondenseReason,
   /** The session's request it was made for (its first request is 1). */

@@ -443,7 +443,7 @@ impl Gateway {
                 reason: *reason,
                 tokens_before: m.forwarded as u64,
                 tokens_after: forwarded as u64,
-                estimate: estimate.map(|e| e.describe()),
+                estimate: *estimate,
             });
         }
         for stats in [&mut state.stats, &mut self.totals] {

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::CondenseReason;
+use crate::agent::cache::CostEstimate;
 use crate::billing::{Billed, ModelPrices};
 
 /// Usage the host read from the upstream's answer.
@@ -61,9 +62,10 @@ pub struct CondensationNote {
     /// Tokens of the request as it would have been forwarded, and as it was.
     pub tokens_before: u64,
     pub tokens_after: u64,
-    /// The policy's figures when it weighed: "costs $X now · saves ≈$Y over the next N turns".
+    /// The `cache-aware` policy's figures when it weighed: what condensing cost now (the
+    /// cache written again, the summary), what it was expected to save over how many requests.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<String>,
+    pub estimate: Option<CostEstimate>,
 }
 
 /// The most notes a session keeps, the oldest dropped first.

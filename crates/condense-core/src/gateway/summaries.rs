@@ -16,7 +16,8 @@
 //!
 //! Splicing a summary in makes the upstream write its cache again from the condensation on, and
 //! the summary sits above the ledger, so it never makes a request smaller. Under the `threshold`
-//! policy it goes in at the next request; under `cache-aware` it waits ([`Ready`]) for a moment
+//! policy (and for a model whose price is unknown) it goes in at the next request; under
+//! `cache-aware` it waits ([`Ready`]) for a moment
 //! when that costs nothing more: the session's next condensation (which writes the cache again
 //! from there anyway), or its cache having gone cold.
 
@@ -217,7 +218,10 @@ impl Gateway {
         let cost = outcome.as_ref().map_or(0.0, |d| d.cost_usd);
         let (tokens_in, tokens_out) = outcome.as_ref().map_or((0, 0), |d| (d.input_tokens, d.output_tokens));
         let checked = outcome.and_then(|done| self.check_summary(&pending, &done).map(|(text, _)| text));
-        let wait = self.config.policy == GatewayPolicy::CacheAware;
+        // A model whose price is unknown cannot be weighed: its summary goes in at once, as
+        // under the `threshold` policy.
+        let priced = self.states.get(&name).is_some_and(|s| model_prices(&s.stats.model).is_some());
+        let wait = self.config.policy == GatewayPolicy::CacheAware && priced;
         let used = match checked {
             Ok(text) if wait => {
                 let note = "the summary is written; it goes in at the session's next condensation, or \

@@ -171,7 +171,9 @@ fn the_cache_aware_policy_condenses_before_the_threshold_when_it_pays_and_bills_
     assert!(aware.stats.condensations >= 1);
     let note = &aware.stats.condensation_notes[0];
     assert_eq!(note.reason, CondenseReason::Cache);
-    assert!(note.estimate.as_deref().is_some_and(|e| e.starts_with("costs $")), "{note:?}");
+    let estimate = note.estimate.expect("the policy's figures");
+    assert!(estimate.condense && estimate.saving >= estimate.cost_now, "{estimate:?}");
+    assert!(estimate.describe().starts_with("costs $"), "{}", estimate.describe());
     assert!(aware.through < threshold.through, "{} vs {}", aware.through, threshold.through);
     let real = aware.direct - aware.through;
     assert!(
