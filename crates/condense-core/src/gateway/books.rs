@@ -266,6 +266,10 @@ fn group_of_key(groups: &HashMap<u64, u64>, key: u64) -> Option<u64> {
     groups.get(&key).copied()
 }
 
+/// How much the client's messages learned before the latest weigh in the ratio that prices the
+/// next ones, per group learned since.
+const RATIO_DECAY: f64 = 0.5;
+
 /// Pieces the books remember the upstream's count of before they start again.
 const MAX_PIECES: usize = 1 << 16;
 
@@ -338,8 +342,9 @@ impl Book {
                     }),
                 );
                 if !new.is_empty() && new.iter().all(|p| p.kind == Kind::Message) {
-                    self.messages_reported += left;
-                    self.messages_counted += of;
+                    // The latest messages weigh most: the next ones are most like them.
+                    self.messages_reported = self.messages_reported * RATIO_DECAY + left;
+                    self.messages_counted = self.messages_counted * RATIO_DECAY + of;
                 }
             }
         }

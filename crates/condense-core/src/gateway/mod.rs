@@ -30,6 +30,7 @@ mod host;
 mod http;
 mod plan;
 mod recall;
+mod replay;
 mod session_key;
 mod sessions;
 mod setup;
@@ -53,6 +54,7 @@ pub use http::{
     route, says_too_long, upstream_origin,
 };
 pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
+pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use setup::{SetupClient, claude_read_rule, setup_text};
