@@ -67,7 +67,9 @@ conversation.
 LLM requests are recorded before auth checks and fault handling, so tests
 can count attempts (retries included).
 
-Scripted agent mode, selected by the model name, in all three wire formats:
+Scripted agent mode, selected by the model name, in all three wire formats (for Anthropic also
+by an ``x-fixture-script: script-agent-N`` header, the model then any name, e.g. a real one a
+gateway has a price for):
     script-agent        2 tool rounds, then a final answer
     script-agent-N      N tool rounds, then a final answer
     script-agent-N-recall
@@ -1264,9 +1266,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, anthropic_error(
                 "invalid_request_error", "max_tokens: Field required"), headers)
             return
-        rounds = script_rounds(model)
+        # The scripted agent under a real model's name: the `x-fixture-script` header names the
+        # script (`script-agent-N`), the model stays the one asked for (priced by a gateway).
+        script = self.headers.get("x-fixture-script", "").strip() or model
+        rounds = script_rounds(script)
         if rounds is not None:
-            self.script_anthropic(body, model, rounds, stream, headers)
+            self.script_anthropic(body, model, rounds, stream, headers, script)
             return
         answer = (Handler.summaries and summary_answer(anthropic_view(body))) or STATE.answer
         cache = anthropic_usage(self, body, model)
@@ -1342,9 +1347,9 @@ class Handler(BaseHTTPRequestHandler):
         cached = min(STATE.cached_prefix((wire, key), prompt) // 4, total)
         return total, cached
 
-    def script_anthropic(self, body, model, rounds, stream, headers):
+    def script_anthropic(self, body, model, rounds, stream, headers, script=None):
         view = anthropic_view(body)
-        step = script_step(view, rounds, model)
+        step = script_step(view, rounds, script or model)
         if step[0] == "error":
             self.send_json(400, anthropic_error("invalid_request_error", step[1]), headers)
             return

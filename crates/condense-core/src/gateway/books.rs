@@ -13,11 +13,20 @@
 //! The tokens are the upstream's, not an estimate of ours: a request's pieces (the tool
 //! definitions, the system prompt, each message) are counted by the core, and every reported
 //! usage tells the upstream's total for the forwarded request. Pieces the upstream has counted
-//! before keep that count; those new to it (the messages appended since, a condensation's
-//! replacement) share what the total leaves, in proportion to the core's counts. Since the
-//! client's request differs from the forwarded one only in messages the upstream counted before
-//! they were condensed, the bill without condensing is in the upstream's tokens too. A piece's
-//! tokens are spread over its cache blocks by their bytes.
+//! before keep that count; those new to it (the messages appended since) share what the total
+//! leaves, in proportion to the core's counts. A piece is keyed by its content without cache
+//! breakpoints, so a message Claude Code marked in one request and not in the next is one piece.
+//! A condensation's replacing message arrives together with the client's newest messages; those
+//! are priced at the ratio the client's recent messages have shown, and the replacement takes the
+//! rest. Where a reported read ends between pieces learned together (the first request's tools,
+//! system prompt and first messages; a request that reads only up to the system prompt's
+//! breakpoint), it tells how their total divides. Since the client's request differs from the
+//! forwarded one only in messages the upstream counted before they were condensed, the bill
+//! without condensing is in the upstream's tokens too. A piece's tokens are spread over its cache
+//! blocks by their bytes.
+//!
+//! The books are not saved with the state: after a restart both caches start cold (the first
+//! request is written whole in both) and the messages condensed before are priced at the ratio.
 
 use std::collections::HashMap;
 use std::sync::Arc;
