@@ -1298,9 +1298,10 @@ fn against_anthropics_cache_rules_a_condensation_the_session_ends_soon_after_is_
     assert!((shown - real).abs() <= 0.01 * real.abs(), "shown {shown}, really {real}");
     assert!(session["payback_requests"].as_u64().is_some_and(|n| n > 0), "{session}");
     assert_eq!(session["condensation_notes"][0]["reason"], "threshold", "{session}");
-    eprintln!(
-        "money: ends 3 requests after its condensation: {direct:.6} direct, {through:.6} through; shown {shown:.6}, really {real:.6}"
+    let line = format!(
+        "money: ends 3 requests after its condensation: {direct:.6} direct, {through:.6} through; shown {shown:.6}, really {real:.6}\n"
     );
+    std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
 }
 
 #[test]
@@ -1311,7 +1312,8 @@ fn against_anthropics_cache_rules_a_long_session_after_its_condensation_saves_an
     assert!(real > 0.0, "it cost less through the gateway: {direct} direct, {through} through");
     assert!((shown - real).abs() <= 0.01 * real, "shown {shown}, really {real}");
     assert!(session["payback_requests"].is_null(), "{session}");
-    eprintln!(
-        "money: ends 40 requests after its condensation: {direct:.6} direct, {through:.6} through; shown {shown:.6}, really {real:.6}"
+    let line = format!(
+        "money: ends 40 requests after its condensation: {direct:.6} direct, {through:.6} through; shown {shown:.6}, really {real:.6}\n"
     );
+    std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
 }

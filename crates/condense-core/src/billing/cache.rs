@@ -292,7 +292,7 @@ mod tests {
         // The same first three blocks, then others: the prefix at block 2 was never written, so
         // only the system's is read.
         let mut other = blocks(7, &[1_500.0, 100.0, 100.0], &[]);
-        other.extend(blocks(8, &[100.0, 100.0], &[(1, M5)]).into_iter());
+        other.extend(blocks(8, &[100.0, 100.0], &[(1, M5)]));
         let billed = cache.bill(&other, 10);
         assert_eq!(billed.read, 1_500.0);
         // A request growing 25 blocks past the last breakpoint reads nothing of it: the

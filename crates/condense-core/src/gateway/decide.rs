@@ -393,7 +393,7 @@ impl Gateway {
             let fixed = state.cells.fixed(request, counter);
             let min_gain = min_gain_tokens(window, AutoCondense::default().min_gain_percent);
             let native = self.config.provider == "native";
-            let early = Early { request, fixed: &fixed, model: &model, limit, native, now, min_gain };
+            let early = Early { fixed: &fixed, model: &model, limit, native, now, min_gain };
             made = weigh_early(session, state, &m, &early, counter)
                 .map(|(p, e)| (p, CondenseReason::Cache, Some(e)));
         }
@@ -828,8 +828,7 @@ fn forwarded_prompt(
 }
 
 /// What weighing an early condensation needs beside the session.
-struct Early<'r, 'a> {
-    request: &'r Request<'a>,
+struct Early<'r> {
     fixed: &'r [Piece],
     model: &'r str,
     /// The threshold, in tokens: condensing is forced beyond it.
@@ -853,14 +852,13 @@ fn weigh_early(
     session: &Session,
     state: &mut SessionState,
     m: &Measure,
-    early: &Early<'_, '_>,
+    early: &Early<'_>,
     counter: &dyn TokenCounter,
 ) -> Option<(Plan, CostEstimate)> {
     let prices = model_prices(early.model)?;
     state.book_for(early.model, session.dialect)?;
     let SessionState { book, counts, cells, stats, grown_from, weigh_from, .. } = state;
     let book = book.as_ref()?;
-    let _ = early.request;
     let now_prompt = forwarded_prompt(session, early.fixed, None, counts, cells, counter);
     let ratio = book.ratio();
     let context = book.total(&now_prompt);
