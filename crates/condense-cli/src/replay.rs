@@ -218,13 +218,14 @@ fn through_gateway(
 /// One line for people.
 fn describe_gateway(r: &GatewayReplayReport) -> String {
     format!(
-        "{:<11} input ${:.4} · cache read {} · written {} · uncached {} · peak {} tokens · {} at the threshold, {} early · the gateway's books: saved ${:.4} · {} requests",
+        "{:<11} input ${:.4} · cache read {} · written {} · uncached {} · peak {} tokens · {} condensations ({} at the threshold, {} early) · the gateway's books: saved ${:.4} · {} requests",
         r.policy,
         r.input_cost,
         r.cache_read_tokens,
         r.cache_write_tokens,
         r.uncached_tokens,
         r.peak_tokens,
+        r.forced + r.early,
         r.forced,
         r.early,
         r.books_saved_usd,
