@@ -189,6 +189,15 @@ impl PromptCache {
 
     /// Bills a prompt of `blocks` sent at `now_ms`, and keeps what it writes.
     pub fn bill(&mut self, blocks: &[Block], now_ms: i64) -> Billed {
+        let tokens: Vec<f64> = blocks.iter().map(|b| b.tokens).collect();
+        self.send(blocks, now_ms).billed(&tokens)
+    }
+
+    /// Sends a prompt of `blocks` at `now_ms`: keeps what it writes, and says where its bill
+    /// falls by block ([`Spans`]), so that it can be priced later in other tokens (the
+    /// upstream's, once its usage is known). Whether a prefix is long enough to be written is
+    /// decided with the blocks' tokens as given.
+    pub fn send(&mut self, blocks: &[Block], now_ms: i64) -> Spans {
         self.prune(now_ms);
         let mut prefix = Vec::with_capacity(blocks.len());
         let mut sum = 0.0;
@@ -196,52 +205,110 @@ impl PromptCache {
             sum += b.tokens;
             prefix.push(sum);
         }
-        let upto = |n: usize| if n == 0 { 0.0 } else { prefix[n - 1] };
         match self.rules {
             CacheRules::Breakpoints { min_tokens } => {
-                let breakpoints: Vec<usize> =
-                    (0..blocks.len()).filter(|&i| blocks[i].breakpoint.is_some()).collect();
                 // The longest prefix alive that a breakpoint reaches back to.
-                let read_end = self.read_end(blocks, now_ms);
-                if read_end > 0 {
-                    let key = blocks[read_end - 1].key;
+                let read = self.read_end(blocks, now_ms);
+                if read > 0 {
+                    let key = blocks[read - 1].key;
                     let ttl = self.entries[&key].ttl;
                     self.keep(key, ttl, now_ms);
                 }
-                let mut billed = Billed { read: upto(read_end), ..Billed::default() };
-                let mut written = read_end;
-                for &b in &breakpoints {
+                let mut writes = Vec::new();
+                let mut written = read;
+                for b in (0..blocks.len()).filter(|&i| blocks[i].breakpoint.is_some()) {
                     let ttl = blocks[b].breakpoint.unwrap_or_default();
                     if prefix[b] < min_tokens as f64 {
                         continue;
                     }
                     if b + 1 > written {
-                        let segment = prefix[b] - upto(written);
-                        match ttl {
-                            Ttl::OneHour | Ttl::Day => billed.write_1h += segment,
-                            Ttl::FiveMinutes => billed.write_5m += segment,
-                        }
+                        writes.push((b + 1, ttl));
                         written = b + 1;
                     }
                     self.keep(blocks[b].key, ttl, now_ms);
                 }
-                billed.uncached = sum - upto(written);
-                billed
+                Spans::Breakpoints { read, writes }
             }
             CacheRules::Automatic { min_tokens, step } => {
                 if sum < min_tokens as f64 {
-                    return Billed { uncached: sum, ..Billed::default() };
+                    return Spans::Automatic { shared: 0, kept: false, min_tokens, step };
                 }
                 let shared =
                     (0..blocks.len()).rev().find(|&p| self.alive(blocks[p].key, now_ms)).map_or(0, |p| p + 1);
-                let step = step.max(1) as f64;
-                let mut read = (upto(shared) / step).floor() * step;
-                if read < min_tokens as f64 {
-                    read = 0.0;
-                }
                 let retention = self.retention;
                 for b in blocks {
                     self.keep(b.key, retention, now_ms);
+                }
+                Spans::Automatic { shared, kept: true, min_tokens, step }
+            }
+        }
+    }
+}
+
+/// Where one prompt's bill falls, by block, as [`PromptCache::send`] found it: priced with
+/// [`Spans::billed`] in whatever tokens the blocks are counted in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spans {
+    /// Breakpoint rules: the first `read` blocks read; then each write, up to the end block it
+    /// names (exclusive), with its lifetime; what follows the last one neither.
+    Breakpoints {
+        /// Blocks read.
+        read: usize,
+        /// Each write's end block and lifetime, in order.
+        writes: Vec<(usize, Ttl)>,
+    },
+    /// Automatic rules: the first `shared` blocks were kept before (read, rounded down to
+    /// `step` tokens, when at least `min_tokens`); the rest written when the prompt was `kept`.
+    Automatic {
+        /// Blocks shared with a kept prompt.
+        shared: usize,
+        /// Whether the prompt was long enough to keep.
+        kept: bool,
+        /// The provider's minimum and step.
+        min_tokens: usize,
+        step: usize,
+    },
+}
+
+impl Spans {
+    /// The blocks read (under breakpoint rules; 0 otherwise).
+    pub fn read_blocks(&self) -> usize {
+        match self {
+            Spans::Breakpoints { read, .. } => *read,
+            Spans::Automatic { .. } => 0,
+        }
+    }
+
+    /// The bill in `tokens` (each block's, in the prompt's order).
+    pub fn billed(&self, tokens: &[f64]) -> Billed {
+        let mut prefix = Vec::with_capacity(tokens.len());
+        let mut sum = 0.0;
+        for t in tokens {
+            sum += t;
+            prefix.push(sum);
+        }
+        let upto = |n: usize| if n == 0 { 0.0 } else { prefix[n.min(prefix.len()) - 1] };
+        match self {
+            Spans::Breakpoints { read, writes } => {
+                let mut billed = Billed { read: upto(*read), ..Billed::default() };
+                let mut at = *read;
+                for &(end, ttl) in writes {
+                    let segment = upto(end) - upto(at);
+                    match ttl {
+                        Ttl::OneHour | Ttl::Day => billed.write_1h += segment,
+                        Ttl::FiveMinutes => billed.write_5m += segment,
+                    }
+                    at = end;
+                }
+                billed.uncached = sum - upto(at);
+                billed
+            }
+            Spans::Automatic { kept: false, .. } => Billed { uncached: sum, ..Billed::default() },
+            Spans::Automatic { shared, min_tokens, step, .. } => {
+                let step = (*step).max(1) as f64;
+                let mut read = (upto(*shared) / step).floor() * step;
+                if read < *min_tokens as f64 {
+                    read = 0.0;
                 }
                 Billed { read, write_5m: sum - read, ..Billed::default() }
             }

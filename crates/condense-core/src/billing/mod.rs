@@ -9,5 +9,5 @@
 pub mod cache;
 pub mod prices;
 
-pub use cache::{Billed, Block, LOOKBACK_BLOCKS, PromptCache, Ttl};
+pub use cache::{Billed, Block, LOOKBACK_BLOCKS, PromptCache, Spans, Ttl};
 pub use prices::{CacheRules, ModelPrices, Rates, model_prices};

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::billing::{Billed, Block, CacheRules, PromptCache, Ttl};
+use crate::billing::{Billed, Block, CacheRules, PromptCache, Spans, Ttl};
 use crate::model::hash::{fnv1a, fnv1a_from};
 use crate::tokens::{MESSAGE_OVERHEAD, TokenCounter};
 
@@ -236,8 +236,9 @@ pub(super) struct PendingBill {
     /// The request as the client sent it, and as forwarded.
     pub(super) client: Prompt,
     pub(super) forwarded: Prompt,
-    /// OpenAI's `prompt_cache_retention`.
-    pub(super) retention: Ttl,
+    /// Where its bill falls in each cache, found when it was sent (see [`Book::send`]).
+    pub(super) client_spans: Spans,
+    pub(super) forwarded_spans: Spans,
 }
 
 /// How many requests may await their usage at once; beyond, the oldest are dropped (their
@@ -370,15 +371,14 @@ impl Book {
         self.counted += prompt.ours();
     }
 
-    /// Learns from where a forwarded request's reported read ended (`read` tokens, at `now_ms`):
+    /// Learns from where a forwarded request's reported read ended (`read` tokens, after the
+    /// first `end` blocks, as the cache model found it when the request was sent):
     /// when the cache model has it end between two pieces learned from one total, the pieces
     /// before the end must add up to `read`, and the group's total is divided again so that
     /// they do. (The first request's tool definitions and system prompt are learned together
     /// with its first message; a request that reads only up to the system prompt's breakpoint
     /// tells them apart.)
-    pub(super) fn pin(&mut self, prompt: &Prompt, read: f64, total: f64, now_ms: i64) {
-        let blocks = self.blocks(prompt);
-        let end = self.paid.read_end(&blocks, now_ms);
+    pub(super) fn pin(&mut self, prompt: &Prompt, read: f64, total: f64, end: usize) {
         if end == 0 || read <= 0.0 {
             return;
         }
@@ -476,13 +476,31 @@ impl Book {
         pieces.iter().map(|p| self.tokens(p)).sum()
     }
 
-    /// Bills an answered request in both caches: (as the client sent it, as forwarded).
-    pub(super) fn bill(&mut self, pending: &PendingBill) -> (Billed, Billed) {
-        self.paid.set_retention(pending.retention);
-        self.unpaid.set_retention(pending.retention);
-        let client = self.blocks(&pending.client);
-        let forwarded = self.blocks(&pending.forwarded);
-        (self.unpaid.bill(&client, pending.now_ms), self.paid.bill(&forwarded, pending.now_ms))
+    /// Sends a request to both caches as it is decided (as the client sent it, as forwarded),
+    /// in the order requests go out, whether or not its usage ever comes: the caches are what
+    /// the policy weighs against. Says where each bill falls, to be priced once the usage tells
+    /// the upstream's counts ([`Book::bill`]).
+    pub(super) fn send(
+        &mut self,
+        client: &Prompt,
+        forwarded: &Prompt,
+        now_ms: i64,
+        retention: Ttl,
+    ) -> (Spans, Spans) {
+        self.paid.set_retention(retention);
+        self.unpaid.set_retention(retention);
+        let (c, f) = (self.blocks(client), self.blocks(forwarded));
+        (self.unpaid.send(&c, now_ms), self.paid.send(&f, now_ms))
+    }
+
+    /// Prices an answered request in both caches, in the upstream's counts as learned so far:
+    /// (as the client sent it, as forwarded).
+    pub(super) fn bill(&self, pending: &PendingBill) -> (Billed, Billed) {
+        let tokens = |prompt: &Prompt| self.blocks(prompt).iter().map(|b| b.tokens).collect::<Vec<f64>>();
+        (
+            pending.client_spans.billed(&tokens(&pending.client)),
+            pending.forwarded_spans.billed(&tokens(&pending.forwarded)),
+        )
     }
 
     /// What the forwarded requests' cache would bill `prompt` now, without keeping anything:
@@ -556,12 +574,14 @@ mod tests {
             pieces[last] = piece(p.key, p.ours, 2, true);
             let prompt = Prompt { pieces };
             book.learn(&prompt, 1_000.0 * (t + 1) as f64);
+            let (client_spans, forwarded_spans) = book.send(&prompt, &prompt, t as i64, Ttl::FiveMinutes);
             let pending = PendingBill {
                 model: "m".into(),
                 now_ms: t as i64,
                 client: prompt.clone(),
                 forwarded: prompt,
-                retention: Ttl::FiveMinutes,
+                client_spans,
+                forwarded_spans,
             };
             let (unpaid, paid) = book.bill(&pending);
             assert_eq!(unpaid, paid, "request {t}");
@@ -579,9 +599,10 @@ mod tests {
                 piece(6, 1_000.0, 2, true),
             ],
         };
+        let (client_spans, forwarded_spans) = book.send(&client, &forwarded, 10, Ttl::FiveMinutes);
         book.learn(&forwarded, 4_100.0);
         let pending =
-            PendingBill { model: "m".into(), now_ms: 10, client, forwarded, retention: Ttl::FiveMinutes };
+            PendingBill { model: "m".into(), now_ms: 10, client, forwarded, client_spans, forwarded_spans };
         let (unpaid, paid) = book.bill(&pending);
         assert_eq!(unpaid.read, 6_000.0);
         assert_eq!(unpaid.write_5m, 1_000.0);

@@ -477,7 +477,7 @@ impl Gateway {
             let reason = format!("observe: would forward {forwarded} of {} tokens{what}", m.client);
             return Decision::Untouched { session: Some(name), reason };
         }
-        let bill = self.open_bill(&name, &model, request, &key);
+        let bill = self.open_bill(&name, &model, request, &key, false);
         self.forget_states();
         Decision::Forward {
             session: name,
@@ -489,9 +489,17 @@ impl Gateway {
         }
     }
 
-    /// Opens the bill of a request of session `name` about to be forwarded: the request as the
-    /// client sent it and as the session's condensations make it now.
-    fn open_bill(&mut self, name: &str, model: &str, request: &Request<'_>, key: &SessionKey) -> u64 {
+    /// Opens the bill of a request of session `name` about to be forwarded, and sends it to the
+    /// books' caches: the request as the client sent it, and as the session's condensations make
+    /// it now (or, `untouched`, as the client sent it: a paused session's).
+    fn open_bill(
+        &mut self,
+        name: &str,
+        model: &str,
+        request: &Request<'_>,
+        key: &SessionKey,
+        untouched: bool,
+    ) -> u64 {
         let id = self.next_bill;
         self.next_bill += 1;
         let counter = self.counters.for_model(model);
@@ -509,7 +517,10 @@ impl Gateway {
             .map(|(hash, text)| (hash, text, state.counts.tokens(dialect, hash, text, counter), false))
             .collect();
         let client = prompt(&fixed, client, dialect, &mut state.cells);
-        let forwarded = forwarded_prompt(session, &fixed, None, &mut state.counts, &mut state.cells, counter);
+        let forwarded = match untouched {
+            true => client.clone(),
+            false => forwarded_prompt(session, &fixed, None, &mut state.counts, &mut state.cells, counter),
+        };
         let retention = match request.cache_retention.as_deref() {
             Some("24h") => Ttl::Day,
             _ => Ttl::FiveMinutes,
@@ -519,8 +530,16 @@ impl Gateway {
         {
             self.bills.remove(&oldest);
         }
-        let pending =
-            PendingBill { model: model.to_owned(), now_ms: self.now_ms, client, forwarded, retention };
+        let Some(book) = state.book.as_mut() else { return id };
+        let (client_spans, forwarded_spans) = book.send(&client, &forwarded, self.now_ms, retention);
+        let pending = PendingBill {
+            model: model.to_owned(),
+            now_ms: self.now_ms,
+            client,
+            forwarded,
+            client_spans,
+            forwarded_spans,
+        };
         self.bills.insert(id, pending);
         id
     }
@@ -549,10 +568,7 @@ impl Gateway {
         }
         // Billed as the client's request in both caches: what pausing costs (the cache written
         // again after condensations) shows.
-        let bill = self.open_bill(name, model, request, &key);
-        if let Some(pending) = self.bills.get_mut(&bill) {
-            pending.forwarded = pending.client.clone();
-        }
+        let bill = self.open_bill(name, model, request, &key, true);
         Decision::Forward {
             session: name.to_owned(),
             body: request.body.as_bytes().to_vec(),
@@ -680,7 +696,7 @@ impl Gateway {
             stats.tokens_forwarded = stats.tokens_forwarded.saturating_sub(p.saved as u64);
         }
         // The first attempt was refused, unbilled: the retry is the request billed.
-        let bill = self.open_bill(session, &model, &request, &key);
+        let bill = self.open_bill(session, &model, &request, &key, false);
         let frozen = self.sessions.frozen(&key)?;
         Some((splice(&request, frozen).0.into_owned().into_bytes(), bill))
     }
@@ -712,7 +728,8 @@ impl Gateway {
             return;
         }
         book.learn(&pending.forwarded, usage.prompt() as f64);
-        book.pin(&pending.forwarded, usage.cache_read as f64, usage.prompt() as f64, pending.now_ms);
+        let end = pending.forwarded_spans.read_blocks();
+        book.pin(&pending.forwarded, usage.cache_read as f64, usage.prompt() as f64, end);
         let (unpaid, paid) = book.bill(&pending);
         let saved = prices.cost(&unpaid, 0.0) - prices.cost(&paid, 0.0);
         state.stats.add_saving(saved);
