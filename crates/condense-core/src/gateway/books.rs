@@ -231,8 +231,6 @@ pub(super) fn texts<'a>(messages: &'a [&'a RawValue]) -> impl Iterator<Item = (u
 pub(super) struct PendingBill {
     /// The model asked for.
     pub(super) model: String,
-    /// When it was decided.
-    pub(super) now_ms: i64,
     /// The request as the client sent it, and as forwarded.
     pub(super) client: Prompt,
     pub(super) forwarded: Prompt,
@@ -577,7 +575,6 @@ mod tests {
             let (client_spans, forwarded_spans) = book.send(&prompt, &prompt, t as i64, Ttl::FiveMinutes);
             let pending = PendingBill {
                 model: "m".into(),
-                now_ms: t as i64,
                 client: prompt.clone(),
                 forwarded: prompt,
                 client_spans,
@@ -601,8 +598,7 @@ mod tests {
         };
         let (client_spans, forwarded_spans) = book.send(&client, &forwarded, 10, Ttl::FiveMinutes);
         book.learn(&forwarded, 4_100.0);
-        let pending =
-            PendingBill { model: "m".into(), now_ms: 10, client, forwarded, client_spans, forwarded_spans };
+        let pending = PendingBill { model: "m".into(), client, forwarded, client_spans, forwarded_spans };
         let (unpaid, paid) = book.bill(&pending);
         assert_eq!(unpaid.read, 6_000.0);
         assert_eq!(unpaid.write_5m, 1_000.0);

@@ -532,14 +532,8 @@ impl Gateway {
         }
         let Some(book) = state.book.as_mut() else { return id };
         let (client_spans, forwarded_spans) = book.send(&client, &forwarded, self.now_ms, retention);
-        let pending = PendingBill {
-            model: model.to_owned(),
-            now_ms: self.now_ms,
-            client,
-            forwarded,
-            client_spans,
-            forwarded_spans,
-        };
+        let pending =
+            PendingBill { model: model.to_owned(), client, forwarded, client_spans, forwarded_spans };
         self.bills.insert(id, pending);
         id
     }
