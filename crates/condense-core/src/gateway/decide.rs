@@ -10,9 +10,10 @@
 //! "prompt too long" answer). Each forwarded request gets a bill the host hands back with its
 //! usage, which the books (`books`) price against what the client's own bytes would have cost.
 //!
-//! Observe mode decides the same way and keeps the same books — the sessions learn the messages
+//! Observe mode decides the same way and keeps the same figures — the sessions learn the messages
 //! and freeze the condensations they would have made, so the figures say what the gateway would
-//! have forwarded — but every request goes out as the client sent it.
+//! have forwarded — but every request goes out as the client sent it, and no money is booked as
+//! saved.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;

@@ -10,12 +10,16 @@
 //! upstream's prompt cache holds. [`Sessions::freeze`] records a condensation.
 //!
 //! [`Gateway`] decides each request over that store: it counts the request as it would be
-//! forwarded (`count`), and when that crosses the threshold of the model's window (`windows`)
+//! forwarded (`count`), and when that crosses the threshold of the model's window (`windows`) —
+//! or, under the `cache-aware` policy, earlier when it pays for the prompt cache it rewrites —
 //! condenses the oldest stretch of the conversation into the state ledger (`plan`) and freezes
-//! it; it answers token counts and "too long" retries, keeps the figures (`stats`), and saves and
-//! loads its state (`state`). With the `native` provider the same range is also summarized by an
+//! it; it answers token counts and "too long" retries, keeps the figures (`stats`) and the books
+//! of what condensing saved, net of the cache re-written (`books`, priced by
+//! [`crate::billing`]), and saves and loads its state (`state`). A session can be replayed
+//! through it (`replay`). With the `native` provider the same range is also summarized by an
 //! LLM in the background (`summaries`): the host runs the job, and the summary replaces the
-//! ledger-only condensation from the next request on.
+//! ledger-only condensation from the next request on (under `cache-aware`, from the first request
+//! where that costs nothing more).
 
 mod books;
 mod controls;

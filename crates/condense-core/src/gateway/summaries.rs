@@ -15,11 +15,11 @@
 //! recorded. Jobs are not persisted: a restart keeps the ledger.
 //!
 //! Splicing a summary in makes the upstream write its cache again from the condensation on, and
-//! the summary sits above the ledger, so it never makes a request smaller. Under the `threshold`
-//! policy (and for a model whose price is unknown) it goes in at the next request; under
-//! `cache-aware` it waits ([`Ready`]) for a moment
-//! when that costs nothing more: the session's next condensation (which writes the cache again
-//! from there anyway), or its cache having gone cold.
+//! the summary sits above the ledger, so it never makes a request smaller (the window never needs
+//! it). Under the `threshold` policy (and for a model whose price is unknown) it goes in at the
+//! next request; under `cache-aware` it waits ([`Ready`]) for a moment when that costs nothing
+//! more: the session's next condensation (which writes the cache again from there anyway), or its
+//! cache having gone cold.
 
 use std::ops::Range;
 
