@@ -240,8 +240,10 @@ pub(super) struct PendingBill {
 }
 
 /// How many requests may await their usage at once; beyond, the oldest are dropped (their
-/// answers are counted, not booked).
-pub(super) const MAX_PENDING_BILLS: usize = 256;
+/// answers are counted, not booked). A bill holds two lists of its request's pieces (some tens
+/// of KB for a long session), and a request whose answer reports no usage leaves its bill behind:
+/// far more than a few agents keep in flight, and a bounded few MB.
+pub(super) const MAX_PENDING_BILLS: usize = 64;
 
 /// One session's books: the upstream's counts of its pieces, and the two cache models.
 #[derive(Debug, Clone)]
