@@ -1,7 +1,7 @@
 // The gateway in the extension host (issue 28): Node's own `http` server on 127.0.0.1, with every
 // decision the core's (`HostGateway` in wasm, as `condense gateway` runs it): who may ask, where a
 // request goes, the bytes to forward, the retry after "prompt too long", the usage an answer
-// reports. This file only moves bytes and keeps time: it reads a request's body within the core's
+// reports (handed back with the request's bill, which the core's books price). This file only moves bytes and keeps time: it reads a request's body within the core's
 // limit, sends what the core says to the upstream with Node's `http`/`https`, streams the answer
 // back with back-pressure (the upstream is paused while the client's socket is full), and aborts
 // the upstream request when the client goes away.
@@ -357,6 +357,8 @@ export class GatewayServer {
       return;
     }
     const session = forward.session ?? undefined;
+    // The request's bill goes back with its answer's usage: the core's books price it.
+    let bill = forward.bill ?? undefined;
     const sent = forward.body != null ? Buffer.from(forward.body, "utf8") : body;
     const aborter = new AbortController();
     // The client went away before the answer ended: the upstream request is aborted.
@@ -403,6 +405,7 @@ export class GatewayServer {
             if (retry !== undefined) {
               this.log(method, url, status, session, "prompt too long: condensed further, retrying once");
               forward = { ...forward, log: "condensed after the upstream's prompt too long" };
+              bill = retry.bill;
               this.changed();
               const again = Buffer.from(retry.body, "utf8");
               void this.writeRecall(engine, session, retry.recall).then(() => send(again, true));
@@ -415,7 +418,7 @@ export class GatewayServer {
           return;
         }
         this.log(method, url, status, session, forward.log);
-        this.streamBack(engine, answer, res, session);
+        this.streamBack(engine, answer, res, session, bill);
       });
     };
     // The files a condensation names are on disk before the request naming them leaves.
@@ -521,11 +524,11 @@ export class GatewayServer {
   }
 
   /** The answer, streamed to the client as it comes, its usage read on the way. */
-  private streamBack(engine: CondenseEngine, answer: http.IncomingMessage, res: http.ServerResponse, session: string | undefined): void {
+  private streamBack(engine: CondenseEngine, answer: http.IncomingMessage, res: http.ServerResponse, session: string | undefined, bill: number | undefined): void {
     let headers: [string, string][];
     let reader: number | undefined;
     try {
-      const head = engine.gatewayAnswer({ session, headers: pairs(answer.headers) });
+      const head = engine.gatewayAnswer({ session, bill, headers: pairs(answer.headers) });
       headers = head.headers;
       reader = head.reader ?? undefined;
     } catch (e) {

@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { GatewayReport, LlmTarget } from "@context-condenser/protocol";
+import { moneySaved, usd, type GatewayReport, type LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { configuration } from "./config";
 import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
@@ -26,6 +26,7 @@ export function gatewayOptions(): GatewayOptions & { enabled: boolean } {
     port: Number(get("gateway.port") ?? DEFAULT_PORT),
     provider: String(get("gateway.provider") ?? "smart"),
     thresholdPercent: Number(get("gateway.threshold") ?? 80),
+    policy: get("gateway.policy") === "threshold" ? "threshold" : "cache-aware",
     windows: windows && typeof windows === "object" ? (windows as Record<string, number>) : {},
     observe: get("gateway.observe") === true,
     anthropicUpstream: String(get("gateway.anthropicUpstream") ?? "https://api.anthropic.com"),
@@ -41,12 +42,24 @@ function writePrivate(file: string, text: string): void {
   fs.renameSync(temporary, file);
 }
 
-/** One line of figures for the status bar's tooltip and the view. */
+/** One line of figures for the status bar's tooltip: the money condensing saved, negative (with
+ *  when it pays back) while it has cost more. */
 export function summaryLine(report: GatewayReport): string {
   const sessions = Object.keys(report.sessions).length;
   const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
-  const money = report.totals.cost_saved_usd > 0 ? ` (≈$${report.totals.cost_saved_usd.toFixed(2)})` : "";
-  return `${sessions} session${sessions === 1 ? "" : "s"}, ${report.totals.condensations} condensation${report.totals.condensations === 1 ? "" : "s"}, ${saved.toLocaleString("en-US")} tokens not sent${money}`;
+  const money = moneySaved(report.totals);
+  return `${sessions} session${sessions === 1 ? "" : "s"}, ${report.totals.condensations} condensation${report.totals.condensations === 1 ? "" : "s"}, ${saved.toLocaleString("en-US")} tokens not sent${money ? `; ${money}` : ""}`;
+}
+
+/** The status bar's text: the port, the sessions, the tokens not sent and the money saved (with
+ *  its sign: a loss shows as one). */
+export function statusText(port: number, report: GatewayReport): string {
+  const sessions = Object.keys(report.sessions).length;
+  if (!sessions) return `$(radio-tower) Gateway :${port}`;
+  const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
+  const compact = saved >= 1_000_000 ? `${(saved / 1_000_000).toFixed(1)}M` : saved >= 1000 ? `${Math.round(saved / 1000)}k` : String(saved);
+  const money = report.totals.cost_saved_usd !== 0 ? ` · ${usd(report.totals.cost_saved_usd)}` : "";
+  return `$(radio-tower) Gateway :${port} · ${sessions} · ${compact} not sent${money}`;
 }
 
 export class GatewayController implements vscode.Disposable {
@@ -179,10 +192,7 @@ export class GatewayController implements vscode.Disposable {
       this.log.warn(`gateway: its figures cannot be read: ${(e as Error).message}`);
       return;
     }
-    const sessions = Object.keys(report.sessions).length;
-    const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
-    const compact = saved >= 1_000_000 ? `${(saved / 1_000_000).toFixed(1)}M` : saved >= 1000 ? `${Math.round(saved / 1000)}k` : String(saved);
-    this.status.text = `$(radio-tower) Gateway :${running.port}${sessions ? ` · ${sessions} · −${compact}` : ""}`;
+    this.status.text = statusText(running.port, report);
     this.status.tooltip = `Context Condenser Gateway on 127.0.0.1:${running.port}${report.config.observe ? " (observe mode)" : ""}: ${summaryLine(report)}. Click to copy the setup for an agent.`;
     this.status.show();
     this.changedEmitter.fire();

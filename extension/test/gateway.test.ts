@@ -195,6 +195,47 @@ describe("the extension's gateway", () => {
     expect(logs.some((l) => l.includes("condensed now"))).toBe(true);
   });
 
+  test("the books: each answer's bill goes back to the core, and /stats says what condensing really saved or lost", async () => {
+    // A Sonnet session (a published price) with breakpoints where Claude Code puts them, through
+    // this host to the shared fixture and directly to a fixture of its own: both bill by
+    // Anthropic's cache rules. It condenses at the threshold and ends three requests later.
+    const direct: Fixture = await startFixtureLlm({ apiKey: KEY });
+    const gw = nodeGateway();
+    const { port } = await gw.start({ ...options(llm), policy: "threshold", windows: { "claude-sonnet-4-5": 12000 } });
+    const origin = `http://127.0.0.1:${port}`;
+    const rules = "Rule: read before editing, keep changes small, run the tests after each. ".repeat(80);
+    const price = (u: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number }) =>
+      (u.input_tokens * 3 + u.cache_creation_input_tokens * 3.75 + u.cache_read_input_tokens * 0.3) / 1e6;
+    const usageOf = (sse: string) => JSON.parse(/event: message_start\ndata: (.*)/.exec(sse)![1]).message.usage;
+    let [paidDirect, paidThrough, left] = [0, 0, -1];
+    try {
+      const messages: { role: string; content: { type: string; [k: string]: unknown }[] }[] = [{ role: "user", content: [{ type: "text", text: TASK }] }];
+      for (let k = 0; left !== 0 && k < 60; k++) {
+        const id = `toolu_m${k}`;
+        messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/module_${k}.rs` } }] });
+        messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: file(k) + file(k + 100) }] });
+        const marked = structuredClone(messages);
+        marked.at(-1)!.content.at(-1)!.cache_control = { type: "ephemeral" };
+        const body = JSON.stringify({ model: "claude-sonnet-4-5-20250929", max_tokens: 64, stream: true, system: [{ type: "text", text: rules, cache_control: { type: "ephemeral" } }], messages: marked, metadata: { user_id: "user_x_account__session_5e551011-aaaa-bbbb-cccc-00000000b00c" } });
+        const headers = { "x-api-key": KEY, "anthropic-version": "2023-06-01" };
+        paidDirect += price(usageOf((await post(direct.origin, "/v1/messages", headers, body)).text));
+        paidThrough += price(usageOf((await post(origin, "/anthropic/v1/messages", headers, body)).text));
+        const report = await (await fetch(`${origin}/stats`)).json();
+        if (left < 0 && report.totals.condensations > 0) left = 3;
+        else if (left > 0) left--;
+      }
+      expect(left, "the session condensed").toBe(0);
+      const session = Object.values((await (await fetch(`${origin}/stats`)).json()).sessions)[0] as { cost_saved_usd: number; payback_requests?: number };
+      const real = paidDirect - paidThrough;
+      expect(real, `${paidDirect} direct, ${paidThrough} through`).toBeLessThan(0);
+      expect(Math.abs(session.cost_saved_usd - real), `shown ${session.cost_saved_usd}, really ${real}`).toBeLessThanOrEqual(0.01 * Math.abs(real));
+      expect(session.payback_requests).toBeGreaterThan(0);
+    } finally {
+      await gw.stop();
+      await direct.stop();
+    }
+  });
+
   test("a saved state comes back: the restarted gateway replays the same condensation", async () => {
     await llm.clearRequests();
     const seq = SEQUENCES[0];

@@ -800,6 +800,24 @@ export const CondensationDocument = z.deferred(() => z.object({
 export type CondensationDocument = z.output<typeof CondensationDocument>;
 export type CondensationDocumentInput = z.input<typeof CondensationDocument>;
 
+/** Why one condensation of a session ran, as `/stats` lists it. */
+export const CondensationNote = z.deferred(() => z.object({
+  end: z.number().int().gte(0),
+  /** The `cache-aware` policy's figures when it weighed: what condensing cost now (the cache written again, the summary), what it was expected to save over how many requests. */
+  estimate: CostEstimate.nullable().optional(),
+  /** Why: `threshold` (the request crossed the threshold of the model's window: always), `cache` (the `cache-aware` policy found that it pays for the cache it writes again), `manual` (the user asked), `overflow` (the upstream said the prompt was too long). */
+  reason: CondenseReason,
+  /** The session's request it was made for (its first request is 1). */
+  request: z.number().int().gte(0),
+  /** The original messages it replaces: first, and one past the last. */
+  start: z.number().int().gte(0),
+  tokens_after: z.number().int().gte(0),
+  /** Tokens of the request as it would have been forwarded, and as it was. */
+  tokens_before: z.number().int().gte(0),
+}));
+export type CondensationNote = z.output<typeof CondensationNote>;
+export type CondensationNoteInput = z.input<typeof CondensationNote>;
+
 /** One message as a preview lists it. */
 export const PreviewMessage = z.deferred(() => z.object({
   /** The message's id. */
@@ -945,6 +963,8 @@ export type FetchRequestInput = z.input<typeof FetchRequest>;
 
 /** An upstream's answer as received, before its body. */
 export const GatewayAnswer = z.deferred(() => z.strictObject({
+  /** The request's bill (`GatewayForward.bill`, `GatewayRetry.bill`), if it had one. */
+  bill: z.number().int().gte(0).nullable().optional(),
   /** Its headers (names lower-case). */
   headers: z.array(z.tuple([z.string(), z.string()])),
   /** The session of the request it answers, if it was one. */
@@ -1004,6 +1024,8 @@ export type GatewayRecallOpInput = z.input<typeof GatewayRecallOp>;
 export const GatewayForward = z.deferred(() => z.object({
   /** Answer with this JSON body (status 200) instead of forwarding: a token count. */
   answer: z.string().nullable().optional(),
+  /** The request's bill, to pass back with its answer (`GatewayAnswer.bill`): the books price the answer's usage against what the client's own request would have cost. */
+  bill: z.number().int().gte(0).nullable().optional(),
   /** The body to send when the gateway rewrote it (UTF-8 JSON); absent: the client's bytes. */
   body: z.string().nullable().optional(),
   /** The headers to send upstream. */
@@ -1034,6 +1056,11 @@ export const GatewayHead = z.deferred(() => z.strictObject({
 export type GatewayHead = z.output<typeof GatewayHead>;
 export type GatewayHeadInput = z.input<typeof GatewayHead>;
 
+/** When the gateway condenses a session's requests. */
+export const GatewayPolicy = z.deferred(() => z.enum(["threshold", "cache-aware"]));
+export type GatewayPolicy = z.output<typeof GatewayPolicy>;
+export type GatewayPolicyInput = z.input<typeof GatewayPolicy>;
+
 /** What the next condensation of a session would be, were it made now. */
 export const GatewayPreview = z.deferred(() => z.object({
   /** One past the last. */
@@ -1055,6 +1082,8 @@ export type GatewayPreviewInput = z.input<typeof GatewayPreview>;
 export const ReportConfig = z.deferred(() => z.object({
   /** Whether the gateway only observes. */
   observe: z.boolean(),
+  /** When it condenses: `threshold`, or `cache-aware` (also earlier, when it pays). */
+  policy: GatewayPolicy,
   /** The condensation provider. */
   provider: z.string(),
   /** The threshold, a share of the window (0.1 to 0.99). */
@@ -1068,13 +1097,15 @@ export type ReportConfigInput = z.input<typeof ReportConfig>;
 /** Usage the host read from the upstream's answer. */
 export const GatewayUsage = z.deferred(() => z.object({
   /** Input tokens read from the prompt cache. */
-  cache_read: z.number().int().gte(0),
+  cache_read: z.number().int().gte(0).default(0),
   /** Input tokens written to the prompt cache. */
-  cache_write: z.number().int().gte(0),
+  cache_write: z.number().int().gte(0).default(0),
+  /** Of `cache_write`, those written with a 1-hour lifetime (Anthropic's `cache_creation.ephemeral_1h_input_tokens`), billed at twice the input price. */
+  cache_write_1h: z.number().int().gte(0).default(0),
   /** Input tokens billed at the full price. */
-  input: z.number().int().gte(0),
+  input: z.number().int().gte(0).default(0),
   /** Output tokens. */
-  output: z.number().int().gte(0),
+  output: z.number().int().gte(0).default(0),
 }));
 export type GatewayUsage = z.output<typeof GatewayUsage>;
 export type GatewayUsageInput = z.input<typeof GatewayUsage>;
@@ -1083,11 +1114,13 @@ export type GatewayUsageInput = z.input<typeof GatewayUsage>;
 export const SessionStats = z.deferred(() => z.object({
   /** The client, by its user agent (`Claude Code`, `Codex`, …), when the host said. */
   client: z.string().default(""),
+  /** Why each condensation ran, the latest [`MAX_NOTES`] (sessions only). */
+  condensation_notes: z.array(CondensationNote).optional(),
   /** Condensations frozen (observe mode's included: it condenses in its books only). */
   condensations: z.number().int().gte(0).default(0),
-  /** Tokens removed from forwarded requests, priced at what each would have cost (the model's cache-read price once the session reads from the cache, else its input price; US dollars, 0 for models without a known price), less what the summaries cost. */
+  /** What condensing saved, in US dollars: for each answer, what its request would have been billed sent as the client sent it (the same cache rules over the client's own bytes and the session's requests before it) less what it was billed, less what the summaries cost. The cache written again after a condensation or a summary's splice is counted where it happens, so this is negative until the condensations have paid for it. */
   cost_saved_usd: z.number().default(0.0),
-  /** What that usage cost at each model's prices: uncached input, cache writes and reads, output (US dollars; 0 for models without a known price). */
+  /** What that usage cost at each model's published prices: uncached input, cache writes (a 1-hour write at its own price) and reads, output (US dollars). */
   cost_usd: z.number().default(0.0),
   /** Tokens of the latest request as the client sent it, and as forwarded. */
   last_tokens_client: z.number().int().gte(0).default(0),
@@ -1098,6 +1131,8 @@ export const SessionStats = z.deferred(() => z.object({
   note: z.string().nullable().optional(),
   /** Paused by the user: requests go out as the client sent them. */
   paused: z.boolean().default(false),
+  /** While `cost_saved_usd` is negative and requests save money again: how many more requests at the latest one's saving pay the loss back. */
+  payback_requests: z.number().int().gte(0).nullable().optional(),
   recall_bytes: z.number().int().gte(0).default(0),
   /** Recall files removed to keep a session within its bytes, oldest first. */
   recall_evicted: z.number().int().gte(0).default(0),
@@ -1109,6 +1144,8 @@ export const SessionStats = z.deferred(() => z.object({
   recall_note: z.string().nullable().optional(),
   /** Requests decided. */
   requests: z.number().int().gte(0).default(0),
+  /** The latest answer's part of `cost_saved_usd`. */
+  saved_last_usd: z.number().default(0.0),
   /** LLM summaries written in the background and spliced in (provider `native`). */
   summaries: z.number().int().gte(0).default(0),
   /** What the summary calls cost (US dollars, by the condensing profile's prices). */
@@ -1129,10 +1166,12 @@ export const SessionStats = z.deferred(() => z.object({
   too_long_retries: z.number().int().gte(0).default(0),
   /** Condensations the user undid. */
   undone: z.number().int().gte(0).default(0),
+  /** Answers of a model whose price is unknown: their usage is counted in tokens, not in dollars, and saves nothing in dollars. */
+  unpriced_requests: z.number().int().gte(0).default(0),
   /** Requests forwarded untouched because the gateway could not read them (fail open). */
   untouched: z.number().int().gte(0).default(0),
   /** Usage the upstream reported, summed. */
-  usage: GatewayUsage.default(() => ({"input":0,"output":0,"cache_read":0,"cache_write":0})),
+  usage: GatewayUsage.default(() => ({"input":0,"output":0,"cache_read":0,"cache_write":0,"cache_write_1h":0})),
   /** The model's window, as the gateway reads it. */
   window: z.number().int().gte(0).default(0),
   /** Observe mode: requests that would have been forwarded condensed. */
@@ -1182,6 +1221,8 @@ export type GatewayRequestInput = z.input<typeof GatewayRequest>;
 
 /** The body to retry with after "prompt too long", and the recall files to write before. */
 export const GatewayRetry = z.deferred(() => z.object({
+  /** The retry's bill (see [`GatewayForward::bill`]). */
+  bill: z.number().int().gte(0),
   /** The body (UTF-8 JSON). */
   body: z.string(),
   /** See [`GatewayForward::recall`]. */
@@ -1252,6 +1293,8 @@ export const GatewayStart = z.deferred(() => z.strictObject({
   observe: z.boolean().default(false),
   /** The OpenAI API's URL. */
   openaiUpstream: z.string(),
+  /** When it condenses: `threshold` (at the threshold only) or `cache-aware` (also earlier, when it pays for the prompt cache it rewrites); `cache-aware` when absent. */
+  policy: GatewayPolicy.default("cache-aware"),
   /** The port it listens on, on 127.0.0.1 (0 until bound: `gatewayBound` gives it). */
   port: z.number().int().gte(0),
   /** The condensation provider: `smart`, or `native` (the ledger at once, an LLM summary written in the background: the host runs each job `gatewayRequest` hands out with `gatewaySummarize`). */

@@ -12,7 +12,7 @@ import { ChatViewToHost } from "./links";
 export * from "./generated";
 export * from "./links";
 export * from "./bidi";
-export { compact } from "./format";
+export { compact, moneySaved, usd } from "./format";
 export * from "./generation";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };

@@ -105,3 +105,39 @@ test("every request's exact bytes are kept", async () => {
   assert.equal(back.toString("utf8"), raw);
   assert.equal((await fetch(`${llm.origin}/requests/1/raw`)).status, 404);
 });
+
+// Anthropic's prompt cache as the fixture bills it (its module documentation): what the
+// gateway's books are checked against in `crates/condense-cli/tests/gateway.rs`.
+const anthropic = (body, now) =>
+  post("/v1/messages", { max_tokens: 16, ...body }, { "x-api-key": "k", "anthropic-version": "2023-06-01", ...(now === undefined ? {} : { "x-fixture-now-ms": String(now) }) }).then((r) => r.json()).then((m) => m.usage);
+const block = (text, ttl) => ({ type: "text", text, ...(ttl ? { cache_control: ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" } } : {}) });
+const words = (n, tag) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(" ");
+
+test("Anthropic cache: a breakpoint writes its prefix, the next request reads it, the 1-hour part at its own count", async () => {
+  const system = [block(words(1500, "s"), "1h")];
+  const first = await anthropic({ model: "claude-sonnet-4-5", system, messages: [{ role: "user", content: [block(words(400, "a"), "5m")] }] }, 1_000_000);
+  assert.equal(first.cache_read_input_tokens, 0);
+  assert.ok(first.cache_creation.ephemeral_1h_input_tokens > 1024, JSON.stringify(first));
+  assert.ok(first.cache_creation.ephemeral_5m_input_tokens > 0);
+  assert.equal(first.cache_creation_input_tokens, first.cache_creation.ephemeral_1h_input_tokens + first.cache_creation.ephemeral_5m_input_tokens);
+  const messages = [{ role: "user", content: [block(words(400, "a"))] }, { role: "assistant", content: "ok" }, { role: "user", content: [block("next", "5m")] }];
+  const second = await anthropic({ model: "claude-sonnet-4-5", system, messages }, 1_060_000);
+  assert.equal(second.cache_read_input_tokens, first.cache_creation_input_tokens, JSON.stringify(second));
+  // Ten minutes on, only the 1-hour prefix is alive.
+  const later = await anthropic({ model: "claude-sonnet-4-5", system, messages }, 1_660_000);
+  assert.equal(later.cache_read_input_tokens, first.cache_creation.ephemeral_1h_input_tokens, JSON.stringify(later));
+});
+
+test("Anthropic cache: no read beyond 20 blocks back from a breakpoint, nothing cached below the model's minimum", async () => {
+  const head = [{ role: "user", content: [block(words(1200, "h"), "5m")] }];
+  await anthropic({ model: "claude-sonnet-4-5", messages: head }, 2_000_000);
+  const many = Array.from({ length: 25 }, (_, i) => ({ role: i % 2 ? "user" : "assistant", content: [block(`turn ${i}`)] }));
+  many.at(-1).content[0].cache_control = { type: "ephemeral" };
+  const far = await anthropic({ model: "claude-sonnet-4-5", messages: [{ role: "user", content: [block(words(1200, "h"))] }, ...many] }, 2_001_000);
+  assert.equal(far.cache_read_input_tokens, 0, "the written prefix is 25 blocks before the only breakpoint");
+  const small = [{ role: "user", content: [block(words(300, "m"), "5m")] }];
+  const a = await anthropic({ model: "claude-opus-4-6", messages: small }, 3_000_000);
+  const b = await anthropic({ model: "claude-opus-4-6", messages: small }, 3_001_000);
+  assert.deepEqual([a.cache_creation_input_tokens, b.cache_read_input_tokens], [0, 0], "below Opus 4.6's 4,096 tokens");
+  assert.ok(b.input_tokens > 0);
+});

@@ -1,7 +1,10 @@
 // End-to-end scenario of issue 28, on a code-server start of its own: the gateway started from
 // the Gateway view, the real Claude Code (`claude -p`, pinned by scripts/setup-agents) run by the
-// test through it against the fixture server's scripted agent, and the view showing the session,
-// its condensation row and the saving. Then Undo (the next request goes out uncondensed, checked at
+// test through it against the fixture server's scripted agent (under a priced model's name,
+// the script named by a header, so the gateway prices its books; the fixture bills by Anthropic's
+// cache rules), and the view showing the session, its condensation row, the tokens not sent and
+// the money condensing saved or lost, with its sign (a session ending soon after its condensation
+// has not paid for the cache it rewrote). Then Undo (the next request goes out uncondensed, checked at
 // the fixture server), Pause (requests go out untouched), `native` (the condensing profile, its
 // key set with Set API Key…, writes the summary the session's next request carries), screenshots
 // in light and dark themes,
@@ -15,7 +18,10 @@ import { agentsBin, closedPort, explain, offlineEnv, run, workspace } from "../a
 import { startFixtureLlm } from "../js/servers.mjs";
 import { QUIET } from "./scenarios-ux.mjs";
 
-const MODEL = "script-agent-6";
+/** A model with a published price (the gateway's books price it), and the fixture's script it
+ *  plays, named by the `x-fixture-script` header Claude Code sends (`ANTHROPIC_CUSTOM_HEADERS`). */
+const MODEL = "claude-sonnet-4-5-20250929";
+const SCRIPT = "script-agent-6";
 const MARKER = "[Context Condenser";
 
 const connects = (port) =>
@@ -59,6 +65,9 @@ export async function gatewayScenario(ctx) {
     "contextCondenser.gateway.anthropicUpstream": llm.origin,
     "contextCondenser.gateway.openaiUpstream": llm.origin,
     "contextCondenser.gateway.windows": { [MODEL]: 30000 },
+    // At the threshold: the condensation comes late in the run, and the summary (native) goes in
+    // at the next request (under cache-aware it would wait for a free moment).
+    "contextCondenser.gateway.policy": "threshold",
   };
   const w = await ctx.startWorkbench(ctx, { name: "gateway", settings, workspace: WORKSPACE }).catch(async (e) => {
     await llm2.stop();
@@ -70,6 +79,7 @@ export async function gatewayScenario(ctx) {
       env: offlineEnv(deadProxy, where.home, {
         ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}/anthropic`,
         ANTHROPIC_API_KEY: ctx.RIGHT_KEY,
+        ANTHROPIC_CUSTOM_HEADERS: `x-fixture-script: ${SCRIPT}`,
         DISABLE_AUTOUPDATER: "1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
         DISABLE_TELEMETRY: "1",
@@ -101,7 +111,19 @@ export async function gatewayScenario(ctx) {
     check(await until(async () => (await session.count()) === 1 && /Claude Code/.test(await session.innerText()), 30_000), step("the view shows the Claude Code session"));
     check(await until(async () => /^[1-9]\d* condensations?$/.test(await session.locator("[data-testid=gateway-condensations]").innerText()), 15_000),
       step("the session's row counts its condensation"));
-    check(/[1-9][\d,]* tokens not sent/.test(await session.locator("[data-testid=gateway-saved]").innerText()), step("and its saving"));
+    check(/[1-9][\d,]* tokens not sent/.test(await session.locator("[data-testid=gateway-saved]").innerText()), step("and the tokens not sent"));
+    // The money: the gateway's books (its /stats), shown with their sign.
+    const stats = await fetch(`http://127.0.0.1:${port}/stats`).then((r) => r.json());
+    const booked = Object.values(stats.sessions)[0]?.cost_saved_usd ?? 0;
+    const money = session.locator("[data-testid=gateway-money]");
+    check(await until(async () => (await money.count()) === 1, 15_000), step(`the row shows the money condensing saved (the books: ${booked.toFixed(6)})`));
+    const moneyText = (await money.count()) ? await money.innerText() : "";
+    const amount = Math.abs(booked).toFixed(4);
+    check(
+      booked < 0 ? moneyText.startsWith(`\u2212\u2060$${amount} so far; `) : moneyText === `saved $${amount}`,
+      step(`with its sign: "${moneyText}"`),
+    );
+    await shot("view-money-light");
     await session.locator(".gw-session__head").click();
     check(await until(async () => (await view.locator("[data-testid=condensation-row]").count()) >= 1, 15_000), step("opened, it shows the condensation row"));
     await shot("view-light");

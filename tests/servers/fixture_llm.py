@@ -46,17 +46,30 @@ Endpoints:
                                  [{mode, wire, closed}], closed true once the
                                  server saw the client close the connection
 
-Prompt caching outside the scripted agent: an Anthropic request's ``cache_control``
-breakpoints write the prefix up to each (cache_creation_input_tokens) and a later request
-reads the longest prefix written before (cache_read_input_tokens), at block boundaries; a
-Chat Completions request with ``prompt_cache_key`` reads the prefix shared with that key's
-previous prompt (prompt_tokens_details.cached_tokens). With --summaries, a request asking for
-the core's summary is answered with an extractive summary of its own conversation.
+Prompt caching. An Anthropic request (the scripted agent's too) is billed by Anthropic's
+rules (its documentation, "Prompt caching"): the request is a list of blocks in cache order
+(each tool, each system block, each message's content blocks), a block's tokens its canonical
+JSON's characters (role included, ``cache_control`` left out) over four, counted over the
+prefix; a prefix is written only at a ``cache_control`` breakpoint, and only when it has at
+least the model's minimum (1,024 tokens for Claude models, 4,096 for Opus 4.5/4.6/4.7 and
+Haiku 4.5, 2,048 for Haiku 3/3.5, 512 for Opus 5, Fable 5, Mythos 5; none for the fixture's
+own model names); a request reads the longest prefix written before and still alive that ends
+at one of its breakpoints or within the 20 blocks before one; writes live 5 minutes, or an
+hour with ``"ttl": "1h"``, from their last use. Usage reports cache_read_input_tokens,
+cache_creation_input_tokens and cache_creation.ephemeral_5m/1h_input_tokens, input_tokens being
+the rest. The clock is the server's, or the request's ``x-fixture-now-ms`` header (for tests
+that let time pass). The same rules are the core's ``crates/condense-core/src/billing/cache.rs``,
+written apart. A Chat Completions request with ``prompt_cache_key`` reads the prefix shared
+with that key's previous prompt (prompt_tokens_details.cached_tokens). With --summaries, a
+request asking for the core's summary is answered with an extractive summary of its own
+conversation.
 
 LLM requests are recorded before auth checks and fault handling, so tests
 can count attempts (retries included).
 
-Scripted agent mode, selected by the model name, in all three wire formats:
+Scripted agent mode, selected by the model name, in all three wire formats (for Anthropic also
+by an ``x-fixture-script: script-agent-N`` header, the model then any name, e.g. a real one a
+gateway has a price for):
     script-agent        2 tool rounds, then a final answer
     script-agent-N      N tool rounds, then a final answer
     script-agent-N-recall
@@ -80,10 +93,11 @@ request without tools that asks for the core's summary ("Write a detailed
 summary of the conversation above") gets a sectioned summary naming the
 markers its conversation shows. A
 request whose tools offer no fitting tool, or with no file named, gets a 400
-that says why. Usage counts a prompt cache per session (Claude Code's session
-id, ``prompt_cache_key``): the prefix shared with the session's previous
-request is reported as cached (cache_read_input_tokens /
-prompt_tokens_details.cached_tokens / input_tokens_details.cached_tokens).
+that says why. Usage: Anthropic requests are billed by the prompt cache below
+(Claude Code's own breakpoints decide what is read and written); Chat and
+Responses count a prompt cache per session (``prompt_cache_key``): the prefix
+shared with the session's previous request is reported as cached
+(prompt_tokens_details.cached_tokens / input_tokens_details.cached_tokens).
 
 Fault modes are selected by the request's ``model`` field; every other model
 name gets a normal answer. Each wire format uses its own error bodies.
@@ -249,7 +263,7 @@ class State:
         self.requests = []
         self.raw = []  # the exact request bodies, in the order of self.requests
         self.prompts = {}  # prompt-cache key -> the previous prompt's text (cached_prefix)
-        self.breakpoints = {}  # Anthropic: hash of a cached prefix -> its tokens (breakpoint_cache)
+        self.breakpoints = {}  # Anthropic: hash of a prefix written -> [expires, ttl seconds]
         self.once_fired = set()  # (path, model) pairs whose one-shot fault fired
         self.hostile = []  # {mode, wire, closed} per hostile request
 
@@ -289,31 +303,53 @@ class State:
             self.prompts.clear()
             self.breakpoints.clear()
 
-    def breakpoint_cache(self, blocks):
-        """Anthropic's prompt cache for a request's content blocks, in order (tools, system,
-        messages), each (canonical text, characters of content, has cache_control): (read,
-        written) tokens. The longest prefix ending at a block boundary that an earlier request
-        wrote is read; the prefix up to the last breakpoint is written beyond it, and every
-        breakpoint's prefix is remembered. Tokens are content characters / 4, as for
-        input_tokens."""
-        read, written, last = 0, 0, -1
-        prefixes, text, chars = [], "", 0
-        for i, (canonical, size, marked) in enumerate(blocks):
-            text += canonical
+    def breakpoint_cache(self, blocks, minimum, now):
+        """Anthropic's prompt cache for a request's blocks, in cache order, each (canonical text,
+        characters, breakpoint lifetime in seconds or None), at time `now` (seconds): (read,
+        written for 5 minutes, written for an hour, neither) tokens, by the rules in the module's
+        documentation. Every prefix is keyed by a hash of the canonical blocks so far."""
+        prefixes = []  # (digest, tokens) of the prefix ending with each block
+        digest = hashlib.sha256()
+        chars = 0
+        for canonical, size, _ in blocks:
+            digest.update(canonical.encode())
+            digest.update(b"\x00")
             chars += size
-            prefixes.append((hashlib.sha256(text.encode()).hexdigest(), chars // 4))
-            if marked:
-                last = i
+            prefixes.append((digest.copy().hexdigest(), chars // 4))
+
+        def upto(n):
+            return prefixes[n - 1][1] if n else 0
+
+        marks = [i for i, block in enumerate(blocks) if block[2]]
         with self.lock:
-            for digest, tokens in prefixes:
-                if digest in self.breakpoints:
-                    read = tokens
-            if last >= 0:
-                written = max(0, prefixes[last][1] - read)
-                for i, (_, _, marked) in enumerate(blocks):
-                    if marked:
-                        self.breakpoints[prefixes[i][0]] = prefixes[i][1]
-        return read, written
+            live = {k: v for k, v in self.breakpoints.items() if v[0] >= now}
+            self.breakpoints = live
+            read_end = 0
+            for b in marks:
+                for p in range(b, max(0, b - LOOKBACK_BLOCKS) - 1, -1):
+                    if prefixes[p][0] in live:
+                        read_end = max(read_end, p + 1)
+                        break
+            if read_end:
+                entry = live[prefixes[read_end - 1][0]]
+                entry[0] = max(entry[0], now + entry[1])
+            written, w5, w1 = read_end, 0, 0
+            for b in marks:
+                ttl = blocks[b][2]
+                if prefixes[b][1] < minimum:
+                    continue
+                if b + 1 > written:
+                    segment = prefixes[b][1] - upto(written)
+                    if ttl > 300:
+                        w1 += segment
+                    else:
+                        w5 += segment
+                    written = b + 1
+                entry = live.setdefault(prefixes[b][0], [now + ttl, ttl])
+                entry[1] = max(entry[1], ttl)
+                entry[0] = max(entry[0], now + entry[1])
+            total = prefixes[-1][1] if prefixes else 0
+            return upto(read_end), w5, w1, total - upto(written)
 
     def cached_prefix(self, key, prompt):
         """Characters of `prompt` shared with the start of the previous prompt under `key`, as a
@@ -640,32 +676,62 @@ def summary_answer(view):
     return "\n".join(lines)
 
 
-def anthropic_blocks(body):
-    """A Messages request's content blocks in cache order (tools, system, messages), each as
-    (canonical text without cache_control, characters of its content as input_tokens counts
-    them, whether it carries cache_control)."""
-    def canonical(block):
-        if isinstance(block, dict):
-            marked = "cache_control" in block
-            block = {k: v for k, v in block.items() if k != "cache_control"}
-            return json.dumps(block, sort_keys=True), content_chars([block]), marked
-        return json.dumps(block), content_chars([block]), False
+# Blocks Anthropic looks back over from a breakpoint for a prefix written before.
+LOOKBACK_BLOCKS = 20
 
-    blocks = [(text, 0, marked) for text, _, marked in (canonical(t) for t in body.get("tools") or [])]
+
+def min_cacheable(model):
+    """The shortest prefix Anthropic writes to its cache for `model`, in tokens (0 for the
+    fixture's own model names)."""
+    m = (model or "").lower()
+    for prefix, tokens in (("claude-opus-4-5", 4096), ("claude-opus-4-6", 4096),
+                           ("claude-opus-4-7", 4096), ("claude-haiku-4-5", 4096),
+                           ("claude-haiku-5-5", 4096), ("claude-3-5-haiku", 2048),
+                           ("claude-3-haiku", 2048), ("claude-opus-5", 512),
+                           ("claude-fable-5", 512), ("claude-mythos-5", 512)):
+        if m.startswith(prefix):
+            return tokens
+    return 1024 if m.startswith("claude-") else 0
+
+
+def anthropic_blocks(body):
+    """A Messages request's blocks in cache order (tools, system, messages), each as (canonical
+    text: its role and its JSON without cache_control, its characters, the lifetime in seconds
+    its breakpoint asks for or None)."""
+    def canonical(role, block):
+        ttl = None
+        if isinstance(block, dict):
+            control = block.get("cache_control")
+            if control is not None:
+                ttl = 3600 if isinstance(control, dict) and control.get("ttl") == "1h" else 300
+            block = {k: v for k, v in block.items() if k != "cache_control"}
+        text = role + json.dumps(block, sort_keys=True, ensure_ascii=False)
+        return text, len(text), ttl
+
+    blocks = [canonical("tools", t) for t in body.get("tools") or []]
     system = body.get("system")
     if isinstance(system, str):
-        blocks.append(canonical({"type": "text", "text": system}))
+        blocks.append(canonical("system", {"type": "text", "text": system}))
     elif isinstance(system, list):
-        blocks += [canonical(b) for b in system]
+        blocks += [canonical("system", b) for b in system]
     for m in body.get("messages") or []:
         content = m.get("content") if isinstance(m, dict) else None
-        role = m.get("role") if isinstance(m, dict) else None
+        role = str(m.get("role")) if isinstance(m, dict) else ""
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         for b in content if isinstance(content, list) else []:
-            text, size, marked = canonical(b)
-            blocks.append((str(role) + text, size, marked))
+            blocks.append(canonical(role, b))
     return blocks
+
+
+def anthropic_usage(handler, body, model):
+    """The prompt's usage as Anthropic reports it, billed by the fixture's cache."""
+    now_header = handler.headers.get("x-fixture-now-ms", "").strip()
+    now = float(now_header) / 1000.0 if now_header else time.time()
+    read, w5, w1, rest = STATE.breakpoint_cache(anthropic_blocks(body), min_cacheable(model), now)
+    return {"input_tokens": rest, "cache_creation_input_tokens": w5 + w1,
+            "cache_read_input_tokens": read,
+            "cache_creation": {"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1}}
 
 
 def script_step(view, rounds, model=""):
@@ -1200,17 +1266,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, anthropic_error(
                 "invalid_request_error", "max_tokens: Field required"), headers)
             return
-        rounds = script_rounds(model)
+        # The scripted agent under a real model's name: the `x-fixture-script` header names the
+        # script (`script-agent-N`), the model stays the one asked for (priced by a gateway).
+        script = self.headers.get("x-fixture-script", "").strip() or model
+        rounds = script_rounds(script)
         if rounds is not None:
-            self.script_anthropic(body, model, rounds, stream, headers)
+            self.script_anthropic(body, model, rounds, stream, headers, script)
             return
         answer = (Handler.summaries and summary_answer(anthropic_view(body))) or STATE.answer
-        input_tokens = (content_chars(body.get("system"))
-                        + messages_chars(body.get("messages"))) // 4 + 1
-        read, written = STATE.breakpoint_cache(anthropic_blocks(body))
-        read, written = min(read, input_tokens), min(written, max(0, input_tokens - read))
-        cache = {"cache_creation_input_tokens": written, "cache_read_input_tokens": read}
-        input_tokens -= read + written
+        cache = anthropic_usage(self, body, model)
+        input_tokens = cache.pop("input_tokens")
         output_tokens = count_words(answer)
         if stream:
             self.anthropic_stream(model, answer, input_tokens, output_tokens, fault, headers, cache)
@@ -1282,17 +1347,13 @@ class Handler(BaseHTTPRequestHandler):
         cached = min(STATE.cached_prefix((wire, key), prompt) // 4, total)
         return total, cached
 
-    def script_anthropic(self, body, model, rounds, stream, headers):
+    def script_anthropic(self, body, model, rounds, stream, headers, script=None):
         view = anthropic_view(body)
-        step = script_step(view, rounds, model)
+        step = script_step(view, rounds, script or model)
         if step[0] == "error":
             self.send_json(400, anthropic_error("invalid_request_error", step[1]), headers)
             return
-        key = self.headers.get("x-claude-code-session-id") or \
-            str((body.get("metadata") or {}).get("user_id") or "")
-        total, cached = self.script_usage(
-            "anthropic", key, json.dumps([body.get("system"), body.get("tools"),
-                                          body.get("messages")]))
+        cache = anthropic_usage(self, body, model)
         k = view.round
         if step[0] == "final":
             blocks, stop = [{"type": "text", "text": step[1]}], "end_turn"
@@ -1303,8 +1364,7 @@ class Handler(BaseHTTPRequestHandler):
                        "input": args}]
             stop = "tool_use"
         output_tokens = sum(count_words(b.get("text", "")) for b in blocks) + 5
-        usage = {"input_tokens": total - cached, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": cached, "output_tokens": output_tokens}
+        usage = {**cache, "output_tokens": output_tokens}
         message = {"id": "msg_script_%d" % k, "type": "message", "role": "assistant",
                    "model": model, "content": blocks, "stop_reason": stop,
                    "stop_sequence": None, "usage": usage}

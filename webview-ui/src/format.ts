@@ -1,7 +1,7 @@
 // Number and time formats of the view. Pure.
 
 /** A token count in little room (the one `compact`, shared with the extension). */
-export { compact } from "@context-condenser/protocol";
+export { compact, moneySaved, usd } from "@context-condenser/protocol";
 
 const trimZero = (s: string) => s.replace(/\.0$/, "");
 

@@ -31,7 +31,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use condense_core::gateway::{Decision, Gateway, GatewayConfig};
+use condense_core::gateway::{Decision, Gateway, GatewayConfig, GatewayPolicy};
 use serde_json::{Value, json};
 
 /// The account part of Claude Code's user id.
@@ -336,8 +336,12 @@ impl Session {
     }
 }
 
+/// The gateway at the threshold: these measurements are of requests forwarded as they grow and
+/// of condensations where the threshold puts them (the `cache-aware` policy, the default, would
+/// condense this session early: it has 85 KB of system prompt and tools before what it
+/// condenses, so the cache it rewrites is small).
 fn gateway(window: Option<usize>) -> Gateway {
-    let mut config = GatewayConfig::default();
+    let mut config = GatewayConfig { policy: GatewayPolicy::Threshold, ..GatewayConfig::default() };
     if let Some(w) = window {
         config.windows.insert(MODEL.into(), w);
     }
@@ -523,7 +527,8 @@ impl Binary {
         command
             .args(["gateway", "--listen", "127.0.0.1:0", "--state-dir"])
             .arg(&state.0)
-            .args(["--anthropic-upstream", &format!("http://127.0.0.1:{upstream}")]);
+            .args(["--anthropic-upstream", &format!("http://127.0.0.1:{upstream}")])
+            .args(["--policy", "threshold"]);
         if let Some(w) = window {
             command.args(["--window", &format!("{MODEL}={w}")]);
         }

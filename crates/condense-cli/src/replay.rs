@@ -1,10 +1,14 @@
 //! `condense replay`: a recorded session replayed turn by turn under each condensation policy
-//! asked for, and what its input would be billed with a prompt cache (the core's
-//! `agent::replay`; the LLM, when the provider needs one, is the profile's, reached over HTTP).
+//! asked for, and what its input would be billed with the provider's prompt cache (the core's
+//! `agent::replay`; the LLM, when the provider needs one, is the profile's, reached over HTTP);
+//! with `--through-gateway`, its requests shaped as Claude Code sends them and decided by the
+//! core's gateway (`gateway::replay_through_gateway`).
 
 use clap::{Args, ValueEnum};
 use condense_cli::native::NativeClock;
-use condense_core::agent::replay::{ReplayOptions, ReplayPolicy, ReplayReport, replay};
+use condense_core::agent::replay::{ClientContext, ReplayOptions, ReplayPolicy, ReplayReport, replay};
+use condense_core::billing::Ttl;
+use condense_core::gateway::{GatewayPolicy, GatewayReplay, GatewayReplayReport, replay_through_gateway};
 use condense_core::provider::Needs;
 use condense_core::{CondensationManager, TiktokenCounter};
 
@@ -35,9 +39,19 @@ pub(crate) struct ReplayArgs {
     /// absent and present.
     #[arg(long)]
     probes: Option<String>,
-    /// Minutes the prompt cache keeps a prefix after its last use.
-    #[arg(long, default_value_t = 5)]
+    /// Minutes the prompt cache keeps a prefix after its last use: 5, or 60 (Anthropic's 1-hour
+    /// lifetime, its writes billed at twice the input price).
+    #[arg(long, default_value_t = 5, value_parser = cache_minutes)]
     cache_minutes: u32,
+    /// The client's system prompt and tool definitions (JSON: `{"client", "system", "tools"}`),
+    /// sent before the session's own: FILE's `.context.json` beside it when absent and present.
+    #[arg(long, value_name = "CONTEXT")]
+    context: Option<String>,
+    /// Replay the session's requests as Claude Code sends them through the gateway (smart),
+    /// under `none` (sent as they are), `threshold` and `cache-aware`, billed by Anthropic's
+    /// cache rules at the profile's model's published prices; `--policy` picks among them.
+    #[arg(long)]
+    through_gateway: bool,
     /// Print one JSON object per policy, one per line.
     #[arg(long)]
     json: bool,
@@ -49,9 +63,41 @@ pub(crate) struct ReplayArgs {
     file: String,
 }
 
+/// `--cache-minutes`: Anthropic keeps a prefix 5 minutes or an hour.
+fn cache_minutes(text: &str) -> Result<u32, String> {
+    match text.trim() {
+        "5" => Ok(5),
+        "60" => Ok(60),
+        other => Err(format!("{other:?}: a prompt cache keeps a prefix 5 or 60 minutes")),
+    }
+}
+
+/// The client context a replay sends: the one given, else FILE's `.context.json` beside it.
+fn context_of(args: &ReplayArgs) -> Result<Option<ClientContext>, Failure> {
+    let path = match &args.context {
+        Some(path) => path.clone(),
+        None => {
+            let beside = format!(
+                "{}.context.json",
+                args.file.rsplit_once('.').map_or(args.file.as_str(), |(stem, _)| stem)
+            );
+            if !std::path::Path::new(&beside).exists() {
+                return Ok(None);
+            }
+            beside
+        }
+    };
+    let text = read_text(&path)?;
+    serde_json::from_str(&text).map(Some).map_err(|e| usage(format!("{path}: not a client context: {e}")))
+}
+
 pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
     let session = read_conversation(&args.file)?.conversation;
     let profile = args.llm.profile()?;
+    let context = context_of(&args)?;
+    if args.through_gateway {
+        return through_gateway(&args, &session, &profile, context.as_ref());
+    }
     let manager = CondensationManager::with_builtin_providers();
     let provider = args.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
     let needs = manager
@@ -84,7 +130,8 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
             PolicyFlag::CacheAware => ReplayPolicy::CacheAware,
         };
         let options = ReplayOptions {
-            lifetime_ms: i64::from(args.cache_minutes) * 60_000,
+            ttl: if args.cache_minutes > 5 { Ttl::OneHour } else { Ttl::FiveMinutes },
+            context: context.clone(),
             probes: probes.clone(),
             ..ReplayOptions::new(policy, provider.clone())
         };
@@ -130,5 +177,58 @@ fn describe(r: &ReplayReport) -> String {
         r.probes,
         r.retention * 100.0,
         r.turns,
+    )
+}
+
+/// `--through-gateway`: the session's requests through the core's gateway under each policy.
+fn through_gateway(
+    args: &ReplayArgs,
+    session: &condense_core::Conversation,
+    profile: &condense_core::llm::LlmProfile,
+    context: Option<&ClientContext>,
+) -> Result<u8, Failure> {
+    let percent =
+        profile.threshold_percent.unwrap_or(i32::from(condense_core::limits::DEFAULT_THRESHOLD_PERCENT));
+    let threshold = f64::from(percent) / 100.0;
+    let replay =
+        GatewayReplay { session, context, model: &profile.model, window: profile.context_window, threshold };
+    let policies = if args.policy.is_empty() {
+        vec![PolicyFlag::None, PolicyFlag::Threshold, PolicyFlag::CacheAware]
+    } else {
+        args.policy.clone()
+    };
+    let counter = TiktokenCounter::for_model(&profile.model);
+    for flag in policies {
+        let policy = match flag {
+            PolicyFlag::None => None,
+            PolicyFlag::Threshold => Some(GatewayPolicy::Threshold),
+            PolicyFlag::CacheAware => Some(GatewayPolicy::CacheAware),
+        };
+        let report = replay_through_gateway(&replay, policy, &counter).map_err(|e| Failure(1, e))?;
+        if args.json {
+            Sink::Stdout
+                .write(&format!("{}\n", serde_json::to_string(&report).expect("a report serializes")))?;
+        } else {
+            Sink::Stdout.write(&format!("{}\n", describe_gateway(&report)))?;
+        }
+    }
+    Ok(0)
+}
+
+/// One line for people.
+fn describe_gateway(r: &GatewayReplayReport) -> String {
+    format!(
+        "{:<11} input ${:.4} · cache read {} · written {} · uncached {} · peak {} tokens · {} condensations ({} at the threshold, {} early) · the gateway's books: saved ${:.4} · {} requests",
+        r.policy,
+        r.input_cost,
+        r.cache_read_tokens,
+        r.cache_write_tokens,
+        r.uncached_tokens,
+        r.peak_tokens,
+        r.forced + r.early,
+        r.forced,
+        r.early,
+        r.books_saved_usd,
+        r.requests,
     )
 }

@@ -15,7 +15,37 @@ use condense_core::llm::{HttpLlm, LlmKind, LlmProfile, RetryPolicy, Usage};
 use condense_core::testing::TurnBench;
 use serde_json::Value;
 
-const SYSTEM: &str = "You are a careful Rust reviewer. Always answer in English.";
+/// A system prompt of a realistic length: past the 1,024 tokens below which Anthropic (and the
+/// fixture server) cache nothing.
+const SYSTEM: &str = concat!(
+    "You are a careful Rust reviewer. Always answer in English.\n",
+    "Review for correctness first: ownership and borrowing, lifetimes that outlive their data, ",
+    "integer overflow, panics on user input, unwrap and expect outside tests, blocking calls in ",
+    "async code, locks held across await points, unbounded allocation from input sizes, and ",
+    "error types that lose their cause. Then review for clarity: names that say what a value is, ",
+    "functions that do one thing, comments that say why rather than what, tests that fail when ",
+    "the behaviour they name breaks and pass otherwise. Then review for the project's own rules: ",
+    "the core does no IO and reads no clock; every value crossing a boundary is typed once; no ",
+    "global state; errors carry a kind and a message for people that names what to do next. ",
+    "When you quote code, quote the smallest span that shows the problem, with its path and line. ",
+    "When you suggest a change, show it as a diff against the code as it is, and say what test ",
+    "would have caught the problem. Never suggest a dependency without saying why the standard ",
+    "library or an existing dependency will not do. Keep the answer short: the three most ",
+    "important findings first, each in one paragraph, then a list of smaller ones.\n",
+    "Review for correctness first: ownership and borrowing, lifetimes that outlive their data, ",
+    "integer overflow, panics on user input, unwrap and expect outside tests, blocking calls in ",
+    "async code, locks held across await points, unbounded allocation from input sizes, and ",
+    "error types that lose their cause. Then review for clarity: names that say what a value is, ",
+    "functions that do one thing, comments that say why rather than what, tests that fail when ",
+    "the behaviour they name breaks and pass otherwise. Then review for the project's own rules: ",
+    "the core does no IO and reads no clock; every value crossing a boundary is typed once; no ",
+    "global state; errors carry a kind and a message for people that names what to do next. ",
+    "When you quote code, quote the smallest span that shows the problem, with its path and line. ",
+    "When you suggest a change, show it as a diff against the code as it is, and say what test ",
+    "would have caught the problem. Never suggest a dependency without saying why the standard ",
+    "library or an existing dependency will not do. Keep the answer short: the three most ",
+    "important findings first, each in one paragraph, then a list of smaller ones.\n",
+);
 
 /// Claude Sonnet's prices: $3 in, $15 out, cache writes $3.75, reads $0.30.
 fn profile(server: &Server, kind: LlmKind, window: usize) -> LlmProfile {
@@ -251,7 +281,9 @@ fn replay_bills_each_policy_and_cache_aware_is_cheapest_within_the_window() {
     let aware = &reports[2];
     assert!(aware["condensations"].as_u64().unwrap() > 0);
     assert!(aware["summary_cost"].as_f64().unwrap() > 0.0);
-    assert!(cost(aware) <= 0.85 * cost(&reports[1]), "{aware} vs {}", reports[1]);
+    // With the client's own system prompt and tools read on every turn (the file's
+    // `.context.json`), what condensing saves is a smaller share of the bill than without them.
+    assert!(cost(aware) < cost(&reports[1]), "{aware} vs {}", reports[1]);
     assert_eq!(aware["retention"], reports[1]["retention"]);
     assert!(aware["peak_context"].as_u64().unwrap() < none["peak_context"].as_u64().unwrap());
 }
@@ -306,4 +338,56 @@ fn the_cache_aware_policy_leaves_alone_a_chat_its_provider_would_refuse() {
         .collect();
     assert!(runs.is_empty(), "{runs:?}");
     assert_eq!(answers(&events).len(), 2);
+}
+
+/// On each real session (with its client's system prompt and tools), through the core's gateway:
+/// the cache-aware policy bills no more than threshold, and no more than sending every request as
+/// the client sent it unless the threshold forced a condensation; and the gateway's books say
+/// what it saved to within 5% (or $0.002) of what the replay billed (`scripts/replay-table`
+/// prints the same figures).
+#[test]
+fn through_the_gateway_on_the_real_sessions_cache_aware_bills_no_more_than_none_or_threshold() {
+    let sessions = [
+        "claude-code-python-to-rust-port.jsonl",
+        "claude-code-coverage-test-fix.jsonl",
+        "codex-shaped-cli-port.jsonl",
+        "cline-shaped-phased-refactor.json",
+    ];
+    for profile in ["sonnet.json", "sonnet-threshold-25.json"] {
+        for session in sessions {
+            let out = Command::new(env!("CARGO_BIN_EXE_condense"))
+                .args([
+                    "replay",
+                    "--profile",
+                    &root(&format!("tests/fixtures/replay/{profile}")),
+                    "--through-gateway",
+                    "--json",
+                ])
+                .arg(root(&format!("tests/fixtures/real/{session}")))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let reports: Vec<Value> = String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let by = |policy: &str| reports.iter().find(|r| r["policy"] == policy).unwrap().clone();
+            let (none, threshold, aware) = (by("none"), by("threshold"), by("cache-aware"));
+            let cost = |r: &Value| r["input_cost"].as_f64().unwrap();
+            assert!(none["requests"].as_u64().unwrap() > 10, "{session}: {none}");
+            assert!(cost(&aware) <= cost(&threshold) + 1e-9, "{profile} {session}: {aware} vs {threshold}");
+            if aware["forced"] == 0 {
+                assert!(cost(&aware) <= cost(&none) + 1e-9, "{profile} {session}: {aware} vs {none}");
+            }
+            for r in [&threshold, &aware] {
+                let real = cost(&none) - cost(r);
+                let books = r["books_saved_usd"].as_f64().unwrap();
+                assert!(
+                    (books - real).abs() <= (0.05 * real.abs()).max(0.002),
+                    "{profile} {session}: books {books}, really {real}: {r}"
+                );
+            }
+        }
+    }
 }

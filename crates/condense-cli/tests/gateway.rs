@@ -330,7 +330,10 @@ fn an_answer_streams_through_before_the_upstream_has_finished_it() {
     assert!(reply.head.to_ascii_lowercase().contains("content-type: text/event-stream"), "{}", reply.head);
     assert!(reply.text().ends_with("data: {\"type\":\"message_stop\"}\n\n"), "{}", reply.text());
     let usage = &gateway.stats()["totals"]["usage"];
-    assert_eq!(usage, &json!({"input": 11, "output": 9, "cache_read": 900, "cache_write": 0}));
+    assert_eq!(
+        usage,
+        &json!({"input": 11, "output": 9, "cache_read": 900, "cache_write": 0, "cache_write_1h": 0})
+    );
 }
 
 #[test]
@@ -1005,7 +1008,18 @@ fn native_summaries_are_written_in_the_background_with_the_requests_own_model_an
     let server = Server::fixture();
     let upstream = format!("http://127.0.0.1:{}", server.port);
     let state = Scratch::new("gw-native");
-    let args = ["--anthropic-upstream", &upstream, "--window", "tiny-model=6000", "--provider", "native"];
+    // At the threshold: the summary goes in at the next request (under `cache-aware` it waits
+    // for a moment when that costs nothing: `gateway::tests::money`).
+    let args = [
+        "--anthropic-upstream",
+        &upstream,
+        "--window",
+        "tiny-model=6000",
+        "--provider",
+        "native",
+        "--policy",
+        "threshold",
+    ];
     let refused = Command::new(env!("CARGO_BIN_EXE_condense")).args(["gateway"]).args(args).output().unwrap();
     assert_eq!(refused.status.code(), Some(2), "native without a writer is refused");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--summarize-with-upstream"));
@@ -1164,4 +1178,142 @@ fn a_condensation_names_a_recall_file_written_0600_before_the_request_leaves() {
         assert!(recall_path(&upstream.next().body).is_none());
     }
     assert!(!state.0.join("recall").exists());
+}
+
+/// Claude Sonnet 4.5's published prices, US dollars per million tokens: input, 5-minute cache
+/// writes, 1-hour writes, cache reads, output (typed here, apart from the core's table).
+const SONNET_PRICES: (f64, f64, f64, f64, f64) = (3.0, 3.75, 6.0, 0.3, 15.0);
+
+/// What an answer's usage cost at [`SONNET_PRICES`].
+fn sonnet_cost(usage: &Value) -> f64 {
+    let n = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let (input, w5, w1, read, output) = SONNET_PRICES;
+    let one_hour = n(&usage["cache_creation"]["ephemeral_1h_input_tokens"]);
+    let written = n(&usage["cache_creation_input_tokens"]);
+    (n(&usage["input_tokens"]) * input
+        + (written - one_hour) * w5
+        + one_hour * w1
+        + n(&usage["cache_read_input_tokens"]) * read
+        + n(&usage["output_tokens"]) * output)
+        / 1e6
+}
+
+/// A Claude Code–shaped request after `rounds` tool rounds: a system prompt of some thousands of
+/// tokens and tools, each round the model's note and a `Read`, and the file's text; breakpoints
+/// where Claude Code puts them (the system prompt, the last message).
+fn claude_code_request(rounds: usize) -> String {
+    let rules: String = (0..60)
+        .map(|i| format!("Rule {i}: read a file before editing it, keep each change small, and run the tests after it. "))
+        .collect();
+    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": TASK}]})];
+    for k in 0..rounds {
+        let id = format!("toolu_{k:04}");
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": format!("Reading module {k} to see how it parses its input.")},
+            {"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": format!("/repo/src/module_{k}.rs")}}]}));
+        let text: String = (0..3).map(|_| file(k)).collect();
+        messages.push(
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}),
+        );
+    }
+    let last = messages.last_mut().unwrap()["content"].as_array_mut().unwrap().last_mut().unwrap();
+    last["cache_control"] = json!({"type": "ephemeral"});
+    json!({
+        "model": "claude-sonnet-4-5-20250929",
+        "max_tokens": 256,
+        "system": [
+            {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."},
+            {"type": "text", "text": rules, "cache_control": {"type": "ephemeral"}}],
+        "tools": [
+            {"name": "Read", "description": "Reads a file from the local filesystem.",
+             "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}},
+            {"name": "Bash", "description": "Runs a shell command.",
+             "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}],
+        "messages": messages,
+    })
+    .to_string()
+}
+
+/// Sends one request to an upstream (the fixture server, `path` under it) and gives back the
+/// usage the answer reported.
+fn usage_of(port: u16, path: &str, extra: &[&str], body: &str) -> Value {
+    let host = format!("Host: 127.0.0.1:{port}");
+    let mut headers = vec![host.as_str(), "x-api-key: fixture-key", "anthropic-version: 2023-06-01"];
+    headers.extend_from_slice(extra);
+    let reply = exchange(port, "POST", path, &headers, body.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply.json()["usage"].clone()
+}
+
+/// One Claude Code session sent to one fixture server directly and to another through the
+/// gateway (threshold policy, Sonnet's window set to `window`), until the gateway has condensed
+/// once and `after` requests more: what it cost each way (priced here from the upstreams' own
+/// usage), and what the gateway says it saved.
+fn direct_and_through(window: usize, after: usize) -> (f64, f64, Value) {
+    let (direct, upstream) = (Server::fixture(), Server::fixture());
+    let state = Scratch::new("gw-money");
+    let origin = format!("http://127.0.0.1:{}", upstream.port);
+    let window = format!("claude-sonnet-4-5={window}");
+    let gateway = Gateway::start(
+        &state,
+        &["--anthropic-upstream", &origin, "--window", &window, "--policy", "threshold"],
+    );
+    let (mut paid_direct, mut paid_through) = (0.0, 0.0);
+    let (mut rounds, mut left) = (1, None);
+    while left != Some(0) {
+        let body = claude_code_request(rounds);
+        paid_direct += sonnet_cost(&usage_of(direct.port, "/v1/messages", &[], &body));
+        let session = "x-context-condenser-session: money";
+        let gateway_host = gateway.host();
+        let host = format!("Host: {gateway_host}");
+        let reply = exchange(
+            gateway.port,
+            "POST",
+            "/anthropic/v1/messages",
+            &[host.as_str(), "x-api-key: fixture-key", "anthropic-version: 2023-06-01", session],
+            body.as_bytes(),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        paid_through += sonnet_cost(&reply.json()["usage"]);
+        let st = gateway.stats();
+        let condensed = st["totals"]["condensations"].as_u64().unwrap();
+        left = match left {
+            None if condensed > 0 => Some(after),
+            None => None,
+            Some(n) => Some(n - 1),
+        };
+        rounds += 1;
+        assert!(rounds < 400, "the session never condensed");
+    }
+    (paid_direct, paid_through, gateway.stats()["sessions"]["header:money"].clone())
+}
+
+#[test]
+fn against_anthropics_cache_rules_a_condensation_the_session_ends_soon_after_is_a_loss_and_said_so() {
+    let (direct, through, session) = direct_and_through(60_000, 3);
+    let real = direct - through;
+    let shown = session["cost_saved_usd"].as_f64().unwrap();
+    assert!(real < 0.0, "it cost more through the gateway: {direct} direct, {through} through");
+    assert!(shown < 0.0, "and the gateway says so: {session}");
+    assert!((shown - real).abs() <= 0.01 * real.abs(), "shown {shown}, really {real}");
+    assert!(session["payback_requests"].as_u64().is_some_and(|n| n > 0), "{session}");
+    assert_eq!(session["condensation_notes"][0]["reason"], "threshold", "{session}");
+    let line = format!(
+        "money: ends 3 requests after its condensation: {direct:.6} direct, {through:.6} through; shown {shown:.6}, really {real:.6}\n"
+    );
+    std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
+}
+
+#[test]
+fn against_anthropics_cache_rules_a_long_session_after_its_condensation_saves_and_says_how_much() {
+    let (direct, through, session) = direct_and_through(60_000, 40);
+    let real = direct - through;
+    let shown = session["cost_saved_usd"].as_f64().unwrap();
+    assert!(real > 0.0, "it cost less through the gateway: {direct} direct, {through} through");
+    assert!((shown - real).abs() <= 0.01 * real, "shown {shown}, really {real}");
+    assert!(session["payback_requests"].is_null(), "{session}");
+    let line = format!(
+        "money: ends 40 requests after its condensation: {direct:.6} direct, {through:.6} through; shown {shown:.6}, really {real:.6}\n"
+    );
+    std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
 }

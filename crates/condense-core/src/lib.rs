@@ -12,9 +12,10 @@
 //!    forms; what the user's pins keep.
 //! 4. [`profile`], [`ledger`] — LLM profiles, generation parameters, capabilities, reported
 //!    usage; the state ledger a condensation keeps, and its probes.
-//! 5. [`formats`], [`tools`] — one module per wire dialect (own format, OpenAI, Anthropic):
-//!    conversation files in and out, the streaming request of each wire, its SSE events and error
-//!    bodies decoded; CLI agents described in YAML, their argv and their output.
+//! 5. [`formats`], [`tools`], [`billing`] — one module per wire dialect (own format, OpenAI,
+//!    Anthropic): conversation files in and out, the streaming request of each wire, its SSE
+//!    events and error bodies decoded; CLI agents described in YAML, their argv and their output;
+//!    the models' published prices and a model of each provider's prompt cache.
 //! 6. [`llm`] — prompts and their adapters, the HTTP client with retries, the CLI tool client, the
 //!    stream collector.
 //! 7. [`provider`] — the provider contract and the template that runs every provider.
@@ -26,6 +27,7 @@
 //! 12. `testing` (feature `testing`) — a scripted LLM, a step clock and the agent bench for tests.
 
 pub mod agent;
+pub mod billing;
 pub mod config;
 pub mod error;
 pub mod formats;

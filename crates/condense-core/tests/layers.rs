@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["tokens", "limits", "config", "pins"],
     &["profile", "ledger"],
-    &["formats", "tools"],
+    &["formats", "tools", "billing"],
     &["llm"],
     &["provider"],
     &["providers"],

@@ -19,6 +19,10 @@ pub struct GatewayStart {
     pub provider: String,
     /// The threshold, in percent of the model's window.
     pub threshold_percent: u8,
+    /// When it condenses: `threshold` (at the threshold only) or `cache-aware` (also earlier,
+    /// when it pays for the prompt cache it rewrites); `cache-aware` when absent.
+    #[serde(default)]
+    pub policy: condense_core::gateway::GatewayPolicy,
     /// Context windows by model id or prefix, over the core's table.
     #[serde(default)]
     pub windows: BTreeMap<String, usize>,
@@ -127,6 +131,10 @@ pub struct GatewayForward {
     /// What to write and remove for the recall files, done before the request is sent.
     #[serde(default)]
     pub recall: Vec<GatewayRecallOp>,
+    /// The request's bill, to pass back with its answer (`GatewayAnswer.bill`): the books price
+    /// the answer's usage against what the client's own request would have cost.
+    #[serde(default)]
+    pub bill: Option<u64>,
 }
 
 /// What the host does on disk for a recall file, as the core decided.
@@ -146,6 +154,8 @@ pub struct GatewayRetry {
     pub body: String,
     /// See [`GatewayForward::recall`].
     pub recall: Vec<GatewayRecallOp>,
+    /// The retry's bill (see [`GatewayForward::bill`]).
+    pub bill: u64,
 }
 
 /// A background summary's outcome (`gatewaySummarize`).
@@ -169,6 +179,9 @@ pub struct GatewayAnswer {
     /// The session of the request it answers, if it was one.
     #[serde(default)]
     pub session: Option<String>,
+    /// The request's bill (`GatewayForward.bill`, `GatewayRetry.bill`), if it had one.
+    #[serde(default)]
+    pub bill: Option<u64>,
     /// Its headers (names lower-case).
     pub headers: Vec<(String, String)>,
 }

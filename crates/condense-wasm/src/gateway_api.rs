@@ -21,6 +21,7 @@ use condense_core::gateway::{
     SummaryJob, UsageReader, Wire, connection_named, error_body, forwards_answer, forwards_upstream,
     summarize, upstream_origin,
 };
+use condense_core::host::Clock;
 use condense_core::provider::Services;
 use condense_protocol::calls::LlmTarget;
 use condense_protocol::gateway::{
@@ -55,7 +56,7 @@ crate::surface::data!(
 /// jobs handed out and not yet taken.
 pub(crate) struct RunningGateway {
     host: HostGateway,
-    readers: HashMap<u32, (String, UsageReader)>,
+    readers: HashMap<u32, (String, Option<u64>, UsageReader)>,
     next_reader: u32,
     jobs: HashMap<u64, SummaryJob>,
 }
@@ -167,6 +168,7 @@ fn gateway_start(inner: &Rc<Inner>, options: GatewayStart) -> Result<GatewayStar
     let config = GatewayConfig {
         provider: options.provider,
         threshold: f64::from(options.threshold_percent) / 100.0,
+        policy: options.policy,
         windows: options.windows,
         observe: options.observe,
         recall,
@@ -302,10 +304,19 @@ fn gateway_request(
                 log,
                 jobs: Vec::new(),
                 recall: Vec::new(),
+                bill: None,
             });
         }
-        let decided =
-            g.host.decide(&request.method, &request.path, session, request.user_agent.as_deref(), &body.0);
+        let now = inner.host.now_ms() as i64;
+        let decided = g.host.decide(
+            &request.method,
+            &request.path,
+            session,
+            request.user_agent.as_deref(),
+            &body.0,
+            now,
+        );
+        let bill = decided.bill;
         let (outgoing, queued) = (decided.outgoing, decided.jobs);
         let recall = recall_ops(decided.recall);
         let jobs = queued.iter().map(|job| job.id).collect();
@@ -332,7 +343,7 @@ fn gateway_request(
             Outgoing::Rewritten { body, .. } => Some(body),
             Outgoing::Client { .. } => None,
         };
-        Ok(GatewayForward { answer: None, headers, body, session, log, jobs, recall })
+        Ok(GatewayForward { answer: None, headers, body, session, log, jobs, recall, bill })
     })
 }
 
@@ -345,7 +356,7 @@ fn gateway_too_long(
 ) -> Result<Option<GatewayRetry>, JsValue> {
     with(inner, |g| {
         let retry = g.host.too_long(&session, status as u16, &answer.0, &client_body.0);
-        Ok(retry.map(|r| GatewayRetry { body: r.body, recall: recall_ops(r.recall) }))
+        Ok(retry.map(|r| GatewayRetry { body: r.body, recall: recall_ops(r.recall), bill: r.bill }))
     })
 }
 
@@ -385,7 +396,8 @@ fn gateway_answer(inner: &Rc<Inner>, answer: GatewayAnswer) -> Result<GatewayAns
         let reader = answer.session.map(|session| {
             let id = g.next_reader;
             g.next_reader = g.next_reader.wrapping_add(1);
-            g.readers.insert(id, (session, UsageReader::new(content_type.as_deref().unwrap_or_default())));
+            let reader = UsageReader::new(content_type.as_deref().unwrap_or_default());
+            g.readers.insert(id, (session, answer.bill, reader));
             id
         });
         Ok(GatewayAnswerHead { headers, reader })
@@ -394,7 +406,7 @@ fn gateway_answer(inner: &Rc<Inner>, answer: GatewayAnswer) -> Result<GatewayAns
 
 fn gateway_answer_chunk(inner: &Rc<Inner>, reader: f64, chunk: Bytes) -> Result<(), JsValue> {
     with(inner, |g| {
-        if let Some((_, r)) = g.readers.get_mut(&(reader as u32)) {
+        if let Some((_, _, r)) = g.readers.get_mut(&(reader as u32)) {
             r.feed(&chunk.0);
         }
         Ok(())
@@ -403,10 +415,10 @@ fn gateway_answer_chunk(inner: &Rc<Inner>, reader: f64, chunk: Bytes) -> Result<
 
 fn gateway_answer_end(inner: &Rc<Inner>, reader: f64) -> Result<(), JsValue> {
     with(inner, |g| {
-        if let Some((session, r)) = g.readers.remove(&(reader as u32))
+        if let Some((session, bill, r)) = g.readers.remove(&(reader as u32))
             && let Some(usage) = r.finish()
         {
-            g.host.usage(&session, usage);
+            g.host.usage(&session, bill, usage);
         }
         Ok(())
     })

@@ -1,14 +1,16 @@
 // The Gateway view: the gateway's state (start, stop, copy an agent's setup), then one row per live
 // session — its client, model, a meter of the tokens forwarded against the model's window (and what
-// the client sent), its requests, condensations, tokens and money saved, cache reads — which opens
-// on the session's condensations (drawn by the chat's own row) and its controls. Every message
-// that arrives is checked against the contract first; every figure is the core's.
+// the client sent), its requests, condensations, tokens not sent, the money condensing saved (net
+// of the prompt cache written again, shown negative with when it pays back while it cost more),
+// cache reads — which opens on the session's condensations (drawn by the chat's own row, with why
+// each ran) and its controls. Every message that arrives is checked against the contract first;
+// every figure is the core's.
 
 import { useEffect, useState } from "react";
 import type { Host } from "../host";
 import { CondensationRow } from "../components/CondensationRow";
 import { Visible } from "../components/Visible";
-import { tokens } from "../format";
+import { moneySaved, tokens, usd } from "../format";
 import {
   parseGatewayToWebview,
   type GatewayPreview,
@@ -27,7 +29,20 @@ interface State {
 
 const clamp = (n: number) => Math.max(0, Math.min(100, n));
 
-const money = (usd: number) => (usd > 0 ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : "$0");
+/** The money line of a session's (or the totals') figures, and whether it is a loss. */
+function Money({ stats, testid }: { stats: SessionStats; testid: string }) {
+  const text = moneySaved(stats);
+  if (!text) return null;
+  return (
+    <span
+      data-testid={testid}
+      className={stats.cost_saved_usd < 0 ? "gw-loss" : undefined}
+      title="What condensing saved: each answered request billed as the client sent it (the same cache rules over its own bytes) less what it was billed, less the summaries. A condensation makes the upstream write its cache again from there, so this is negative until the condensations have paid for it."
+    >
+      {text}
+    </span>
+  );
+}
 
 /** One session's row: its figures, and opened, its condensations and controls. */
 function SessionRow({
@@ -77,16 +92,17 @@ function SessionRow({
         <span data-testid="gateway-condensations">
           {stats.condensations} condensation{stats.condensations === 1 ? "" : "s"}
         </span>
-        <span data-testid="gateway-saved">{tokens(saved)} tokens not sent ({money(stats.cost_saved_usd)})</span>
+        <span data-testid="gateway-saved">{tokens(saved)} tokens not sent</span>
+        <Money stats={stats} testid="gateway-money" />
         <span>{tokens(stats.usage.cache_read)} cache reads</span>
         {stats.summaries > 0 && (
-          <span data-testid="gateway-summaries" title={`Written in the background by the condensing model, for ${money(stats.summary_cost_usd)}`}>
+          <span data-testid="gateway-summaries" title={`Written in the background by the condensing model, for ${usd(stats.summary_cost_usd)}`}>
             {stats.summaries} {stats.summaries === 1 ? "summary" : "summaries"}
           </span>
         )}
         {stats.cost_usd > 0 && (
           <span data-testid="gateway-billed" title="What the upstream's reported usage cost at the model's prices: uncached input, cache writes and reads, output">
-            {money(stats.cost_usd)} billed
+            {usd(stats.cost_usd)} billed
           </span>
         )}
       </p>
@@ -181,6 +197,11 @@ export function GatewayApp({ host }: { host: Host<GatewayToHost> }) {
             <>
               Listening on <code>127.0.0.1:{port}</code>
               {report?.config.observe ? " (observe mode: nothing is changed)" : ""}
+              {report && !report.config.observe && (
+                <span data-testid="gateway-policy">
+                  {` · condenses at ${Math.round(report.config.threshold * 100)}% of a model's window${report.config.policy === "cache-aware" ? ", and earlier when it pays for the cache it rewrites" : ""}`}
+                </span>
+              )}
             </>
           ) : (
             "The gateway is stopped."
@@ -203,8 +224,9 @@ export function GatewayApp({ host }: { host: Host<GatewayToHost> }) {
         {report && (
           <p className="gateway__totals" data-testid="gateway-totals">
             {names.length} session{names.length === 1 ? "" : "s"} · {report.totals.condensations} condensation
-            {report.totals.condensations === 1 ? "" : "s"} · {tokens(Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded))} tokens not sent (
-            {money(report.totals.cost_saved_usd)})
+            {report.totals.condensations === 1 ? "" : "s"} · {tokens(Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded))} tokens not sent
+            {moneySaved(report.totals) && " · "}
+            <Money stats={report.totals} testid="gateway-total-money" />
           </p>
         )}
       </header>

@@ -29,7 +29,7 @@ const file = (k) => Array.from({ length: 30 }, (_, i) => `${i}\tlet value_${k}_$
 /** Starts `engine`'s gateway with `provider` and sends it a Claude Code session that crosses the
  *  threshold; the summary jobs it hands out (`native`). */
 function crossThreshold(engine, provider) {
-  engine.gatewayStart({ port: 4141, provider, thresholdPercent: 80, windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+  engine.gatewayStart({ port: 4141, provider, thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
   const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
   const jobs = [];
   for (let k = 0; k < 14; k++) {
@@ -54,6 +54,43 @@ engine.gatewayAnswerEnd(head.reader);
 const report = engine.gatewayReport();
 const STATE = { type: "state", port: 4141, report, sessions: [engine.gatewaySession(NAME)] };
 const PREVIEW = { type: "preview", preview: engine.gatewayPreview(NAME) };
+
+/** A real gateway's state after a Claude Code session (its breakpoint on the last message, as
+ *  Claude Code sends it) that condensed at its threshold and ended two requests later, each
+ *  answer's usage reported as Anthropic bills it — the request as forwarded written to the cache
+ *  after the prefix read (its tokens the gateway's own count): the condensation wrote the cache
+ *  again and the two requests after it have not paid that back. */
+function lossState() {
+  const engine = newEngine();
+  engine.gatewayStart({ port: 4141, provider: "smart", thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 16000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+  const system = [{ type: "text", text: "You are Claude Code. ".repeat(400), cache_control: { type: "ephemeral" } }];
+  const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
+  let name;
+  let previous = 0;
+  let left;
+  for (let k = 0; left !== 0; k++) {
+    const id = `toolu_${k}`;
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/module_${k}.rs` } }] });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: file(k) }] });
+    const marked = structuredClone(messages);
+    marked.at(-1).content.at(-1).cache_control = { type: "ephemeral" };
+    const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 64, system, messages: marked, metadata: { user_id: "user_a_account__session_0a1b2c3d-0000-4000-8000-000000000002" } });
+    const forward = engine.gatewayRequest({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
+    name = forward.session;
+    const stats = engine.gatewayReport().sessions[name];
+    const total = stats.last_tokens_forwarded;
+    const condensed = stats.condensations > 0;
+    // Before the condensation the previous request is read; at it, only the system prompt is.
+    const read = condensed && left === undefined ? 2_000 : Math.min(previous, total);
+    const usage = { input_tokens: 0, cache_read_input_tokens: read, cache_creation_input_tokens: total - read, output_tokens: 50 };
+    const head = engine.gatewayAnswer({ session: name, bill: forward.bill, headers: [["content-type", "text/event-stream"]] });
+    engine.gatewayAnswerChunk(head.reader, Buffer.from(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage } })}\n\n`));
+    engine.gatewayAnswerEnd(head.reader);
+    previous = total;
+    left = condensed ? (left === undefined ? 2 : left - 1) : undefined;
+  }
+  return { type: "state", port: 4141, report: engine.gatewayReport(), sessions: [engine.gatewaySession(name)] };
+}
 
 /** The fake extension: records what the page posts, answers `ready` with the state and
  *  `preview` with the preview, and a pause with the session paused. */
@@ -134,6 +171,27 @@ describe("the Gateway view", () => {
     await page.screenshot({ path: `${shots}gateway-summary-note.png`, fullPage: true });
     assert.equal(await page.getByTestId("gateway-summaries").count(), 0);
     assert.match(await page.getByTestId("gateway-condensations").innerText(), /^[1-9]\d* condensations?$/);
+  });
+
+  it("shows a session that condensing has cost money so far as the loss it is, and when it pays back", async (t) => {
+    const state = lossState();
+    const stats = state.report.sessions[Object.keys(state.report.sessions)[0]];
+    assert.ok(stats.cost_saved_usd < 0, `the real core booked a loss: ${stats.cost_saved_usd}`);
+    for (const theme of ["light", "dark"]) {
+      const page = await openGateway(t, theme, { state, preview: PREVIEW });
+      const money = page.getByTestId("gateway-money");
+      await money.waitFor();
+      const text = await money.innerText();
+      assert.match(text, /^\u2212\u2060\$0\.\d{4} so far; pays back after ~\d+ more requests$/, text);
+      assert.ok(text.startsWith(`\u2212\u2060$${Math.abs(stats.cost_saved_usd).toFixed(4)}`), `${text} shows ${stats.cost_saved_usd}`);
+      assert.equal(await money.getAttribute("class"), "gw-loss");
+      assert.match(await page.getByTestId("gateway-total-money").innerText(), /^\u2212\u2060\$0\.\d{4} so far/);
+      assert.match(await page.getByTestId("gateway-policy").innerText(), /^ · condenses at 80% of a model's window$/, "the threshold policy");
+      await page.locator(".gw-session__head").click();
+      await page.getByTestId("condensation-row").first().waitFor();
+      assert.match(await page.getByTestId("condensation-row").first().innerText(), /automatic: threshold reached/, "why it ran");
+      await page.screenshot({ path: `${shots}gateway-loss-${theme}.png`, fullPage: true });
+    }
   });
 
   it("offers to start a stopped gateway, and refuses a message that breaks the contract", async (t) => {

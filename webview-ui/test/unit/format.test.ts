@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ago, compact, dollars, duration, savedPercent, tokens } from "../../src/format";
+import { ago, compact, dollars, duration, moneySaved, savedPercent, tokens, usd } from "../../src/format";
 
 describe("formats", () => {
   it("writes token counts compactly", () => {
@@ -27,5 +27,30 @@ describe("formats", () => {
     expect(ago(now - 3 * 3600_000, now)).toBe("3 hours ago");
     expect(ago(now - 24 * 3600_000, now)).toBe("yesterday");
     expect(ago(now - 40 * 24 * 3600_000, now)).toBe("last month");
+  });
+});
+
+describe("the gateway's money", () => {
+  const figures = (cost_saved_usd: number, more: Partial<{ cost_usd: number; unpriced_requests: number; payback_requests: number | null }> = {}) => ({
+    cost_saved_usd,
+    cost_usd: 1,
+    unpriced_requests: 0,
+    payback_requests: null,
+    ...more,
+  });
+
+  it("keeps the sign of a loss, joined to its amount", () => {
+    expect(usd(0.01234)).toBe("$0.0123");
+    expect(usd(-0.24)).toBe("\u2212\u2060$0.2400");
+    expect(usd(-12.5)).toBe("\u2212\u2060$12.50");
+    expect(usd(0)).toBe("$0");
+  });
+
+  it("says a loss as one, with when it pays back; a saving; an unknown price", () => {
+    expect(moneySaved(figures(-0.24, { payback_requests: 30 }))).toBe("\u2212\u2060$0.2400 so far; pays back after ~30 more requests");
+    expect(moneySaved(figures(-0.24))).toBe("\u2212\u2060$0.2400 so far; not paying back at the latest request's rate");
+    expect(moneySaved(figures(0.37))).toBe("saved $0.3700");
+    expect(moneySaved(figures(0, { cost_usd: 0, unpriced_requests: 3 }))).toBe("price unknown");
+    expect(moneySaved(figures(0))).toBe("");
   });
 });

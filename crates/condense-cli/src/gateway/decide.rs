@@ -74,14 +74,24 @@ pub(crate) fn decide(
     user_agent: Option<&str>,
     body: &[u8],
 ) -> Decided {
-    state.core(|h| h.decide(method, path, header_session, user_agent, body)).unwrap_or_else(|| {
+    let now = now_ms();
+    state.core(|h| h.decide(method, path, header_session, user_agent, body, now)).unwrap_or_else(|| {
         let why = state.host.last_failed_open().unwrap_or_default().to_owned();
         Decided {
             outgoing: Outgoing::Client { session: None, reason: Untouched::Failed(why) },
             jobs: Vec::new(),
             recall: Vec::new(),
+            bill: None,
         }
     })
+}
+
+/// The wall clock in milliseconds since the Unix epoch: the time of a request, which the core's
+/// books price the prompt cache's lifetimes by.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Anthropic's `count_tokens` answered for the request as it will be forwarded (the JSON body),
@@ -115,9 +125,9 @@ pub(crate) fn recall_failed(state: &mut GatewayState, session: &str, path: &str,
     state.core(|h| h.recall_failed(session, path, why));
 }
 
-/// Adds what an answer of `session` reported to its statistics.
-pub(crate) fn usage(state: &mut GatewayState, session: &str, usage: GatewayUsage) {
-    state.core(|h| h.usage(session, usage));
+/// Adds what an answer of `session` reported to its statistics, with its request's bill.
+pub(crate) fn usage(state: &mut GatewayState, session: &str, bill: Option<u64>, usage: GatewayUsage) {
+    state.core(|h| h.usage(session, bill, usage));
 }
 
 /// A summary's outcome; whether the session's next request carries it.
@@ -176,7 +186,8 @@ mod tests {
         let out = post(&mut state, "/v1/chat/completions", Some("s1"), CHAT.as_bytes());
         assert!(matches!(&out, Outgoing::Client { reason: Untouched::Unchanged, .. }), "{out:?}");
         let session = out.session().unwrap().to_owned();
-        usage(&mut state, &session, GatewayUsage { input: 3, output: 2, cache_read: 1, cache_write: 0 });
+        let usage_seen = GatewayUsage { input: 3, output: 2, cache_read: 1, ..GatewayUsage::default() };
+        usage(&mut state, &session, None, usage_seen);
         let s = stats(&state);
         assert_eq!(s["sessions"][&session]["requests"], 1, "{s}");
         assert_eq!(s["sessions"][&session]["client"], "Claude Code", "{s}");

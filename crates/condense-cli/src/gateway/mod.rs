@@ -29,7 +29,7 @@ mod proxy;
 mod store;
 mod summarize;
 
-use condense_core::gateway::{GatewayConfig, RecallConfig};
+use condense_core::gateway::{GatewayConfig, GatewayPolicy, RecallConfig};
 use condense_core::gateway::{Guard, check_listen, setup_text, upstream_origin};
 use decide::GatewayState;
 use proxy::Shared;
@@ -64,6 +64,11 @@ pub(crate) struct GatewayArgs {
     /// Condense a session when it reaches this share of its model's window, in percent.
     #[arg(long, default_value_t = condense_core::limits::DEFAULT_THRESHOLD_PERCENT, value_name = "P")]
     threshold: u8,
+    /// When to condense: at the threshold only, or also earlier when what it saves over the
+    /// requests expected pays for the prompt cache it makes the upstream write again (a model
+    /// whose price is unknown is condensed at the threshold only).
+    #[arg(long, value_enum, default_value_t = PolicyFlag::CacheAware)]
+    policy: PolicyFlag,
     /// A model's context window in tokens, overriding the built-in table (repeatable).
     #[arg(long = "window", value_name = "MODEL=TOKENS", value_parser = parse_window)]
     windows: Vec<(String, usize)>,
@@ -83,6 +88,15 @@ pub(crate) struct GatewayArgs {
     /// the oldest removed first; 0 writes none.
     #[arg(long, default_value_t = (condense_core::gateway::RECALL_SESSION_BYTES >> 20) as u32, value_name = "MB")]
     recall_max_mb: u32,
+}
+
+/// The policies `--policy` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PolicyFlag {
+    /// When a request crosses the threshold.
+    Threshold,
+    /// At the threshold, and earlier when it pays.
+    CacheAware,
 }
 
 fn parse_window(text: &str) -> Result<(String, usize), String> {
@@ -132,6 +146,10 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
     let config = GatewayConfig {
         provider: args.provider.clone(),
         threshold: f64::from(args.threshold) / 100.0,
+        policy: match args.policy {
+            PolicyFlag::Threshold => GatewayPolicy::Threshold,
+            PolicyFlag::CacheAware => GatewayPolicy::CacheAware,
+        },
         windows: args.windows.iter().cloned().collect::<BTreeMap<_, _>>(),
         observe: args.observe,
         recall: recall.clone(),
@@ -174,6 +192,15 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
             Arc::new(Shared { state: Mutex::new(state), client, changed: Notify::new(), summarizer });
         let writer = shared.summarizer.as_ref().map(Summarizer::describe);
         let recall = recall.as_ref().filter(|_| !args.observe);
+        let policy = match args.policy {
+            PolicyFlag::Threshold => format!("at {}% of a model's window", args.threshold),
+            PolicyFlag::CacheAware => {
+                format!(
+                    "at {}% of a model's window, and earlier when it pays for the cache it rewrites",
+                    args.threshold
+                )
+            }
+        };
         crate::out::stdout(&banner(
             bound,
             args.token.is_some(),
@@ -181,6 +208,7 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
             writer.as_deref(),
             &store,
             recall,
+            &policy,
         ))?;
         let saver = tokio::spawn(save_on_change(Arc::clone(&shared), store.clone()));
         tokio::select! {
@@ -267,12 +295,14 @@ fn banner(
     writer: Option<&str>,
     store: &Store,
     recall: Option<&RecallConfig>,
+    policy: &str,
 ) -> String {
     let host =
         if bound.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], bound.port())) } else { bound };
     let base = format!("http://{host}");
     let mut text = format!("listening on http://{bound}\n");
     text.push_str(&format!("state: {}\n", store.path().display()));
+    text.push_str(&format!("condenses: {policy}\n"));
     if let Some(recall) = recall {
         let mb = recall.max_session_bytes >> 20;
         text.push_str(&format!("recall files: {} (at most {mb} MB a session)\n", recall.dir));

@@ -130,6 +130,7 @@ async fn forward(
     let conversation = !matches!(outgoing, Outgoing::Client { reason: Untouched::NotAConversation, .. });
     let headers = upstream_headers(&parts.headers, conversation);
     let session = outgoing.session().map(str::to_owned);
+    let mut bill = decided.bill;
     let what = outgoing.describe();
     let client_body = body.clone();
     let sent = match outgoing {
@@ -158,7 +159,7 @@ async fn forward(
             let answer = r.bytes().await.unwrap_or_default();
             let retry =
                 decide::too_long(&mut shared.state(), session, status.as_u16(), &answer, &client_body);
-            let Some(Retry { body, recall }) = retry else {
+            let Some(Retry { body, recall, bill: retried }) = retry else {
                 log(&method, &shown, status, Some(session), &what);
                 let mut out =
                     Response::new(UnsyncBoxBody::new(Full::new(answer).map_err(|never| match never {})));
@@ -169,6 +170,7 @@ async fn forward(
             log(&method, &shown, status, Some(session), "prompt too long: condensed further, retrying once");
             write_recall(shared, Some(session), recall).await;
             what = "condensed after the upstream's prompt too long".to_owned();
+            bill = Some(retried);
             send(Bytes::from(body)).await
         }
         (upstream, _) => upstream,
@@ -189,7 +191,7 @@ async fn forward(
         }
     };
     log(&method, &shown, response.status(), session.as_deref(), &what);
-    stream_back(shared, response, session)
+    stream_back(shared, response, session, bill)
 }
 
 /// Writes and removes the recall files the core decided on (on a blocking thread: a file may
@@ -246,14 +248,20 @@ fn answer_headers(upstream: &HeaderMap) -> HeaderMap {
 }
 
 /// The upstream's answer, streamed to the client, its usage read on the way.
-fn stream_back(shared: &Arc<Shared>, response: reqwest::Response, session: Option<String>) -> Response<Body> {
+fn stream_back(
+    shared: &Arc<Shared>,
+    response: reqwest::Response,
+    session: Option<String>,
+    bill: Option<u64>,
+) -> Response<Body> {
     let status = response.status();
     // The body is re-framed for the client's connection (hyper writes chunks or the length).
     let headers = answer_headers(response.headers());
     let reader = session.as_ref().map(|_| {
         UsageReader::new(headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default())
     });
-    let tap = Tap { inner: Box::pin(response.bytes_stream()), reader, session, shared: Arc::clone(shared) };
+    let tap =
+        Tap { inner: Box::pin(response.bytes_stream()), reader, session, bill, shared: Arc::clone(shared) };
     let body = StreamBody::new(futures::StreamExt::map(tap, |chunk| chunk.map(Frame::data)));
     let mut out = Response::new(UnsyncBoxBody::new(body));
     *out.status_mut() = status;
@@ -267,6 +275,8 @@ struct Tap {
     inner: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
     reader: Option<UsageReader>,
     session: Option<String>,
+    /// The request's bill, handed back with the usage.
+    bill: Option<u64>,
     shared: Arc<Shared>,
 }
 
@@ -291,7 +301,7 @@ impl Drop for Tap {
     fn drop(&mut self) {
         let (Some(reader), Some(session)) = (self.reader.take(), self.session.take()) else { return };
         if let Some(usage) = reader.finish() {
-            decide::usage(&mut self.shared.state(), &session, usage);
+            decide::usage(&mut self.shared.state(), &session, self.bill, usage);
             self.shared.changed.notify_one();
         }
     }

@@ -1,7 +1,8 @@
 //! The prompt cache in the decision to condense (issue 29): what a condensation costs now (the
 //! summary call, and the cache written again from the first message it changes) against what it
-//! saves (the tokens it removes are not read again on every later turn), and a model of a
-//! provider's prefix cache that bills a replayed session.
+//! saves (the tokens it removes are not read again on every later turn). The chat weighs with it,
+//! and so does the gateway (issue 40); the provider's cache itself is modelled in
+//! [`crate::billing`].
 //!
 //! The `cache-aware` policy ([`weigh`]) condenses when the estimated saving over the turns expected
 //! pays for the cost, and not before the context has grown by the economic step (the size at which
@@ -14,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::Message;
-use crate::profile::{Prices, Usage};
+use crate::profile::Prices;
 use crate::tokens::TokenCounter;
 
 /// How long a provider keeps a prompt prefix after its last use: Anthropic's default lifetime,
@@ -189,103 +190,6 @@ pub fn turns_left(turns_so_far: usize) -> usize {
     (turns_so_far / 2).clamp(MIN_TURNS_LEFT, MAX_TURNS_LEFT)
 }
 
-/// What one request was billed, in tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Billed {
-    /// Read from the cache.
-    pub read: usize,
-    /// Written to the cache.
-    pub write: usize,
-    /// Neither.
-    pub uncached: usize,
-}
-
-impl Billed {
-    /// Its cost under `prices`.
-    pub fn cost(&self, prices: &Prices) -> f64 {
-        prices.cost(&Usage {
-            input_tokens: (self.read + self.write + self.uncached) as u64,
-            output_tokens: 0,
-            cache_write_tokens: self.write as u64,
-            cache_read_tokens: self.read as u64,
-        })
-    }
-}
-
-/// One prefix the cache holds: its blocks' hashes, their running token totals, its last use.
-#[derive(Debug, Clone)]
-struct Entry {
-    hashes: Vec<u64>,
-    totals: Vec<usize>,
-    used_ms: i64,
-}
-
-/// A provider's prefix cache, as the replay bills it: a request's longest prefix sent before
-/// within the cache lifetime is read (and its lifetime renewed); the rest is written when the
-/// request closes a breakpoint at its end (a chat request), else billed uncached (a summary
-/// request built on the chat's conversation writes nothing new). Prefixes end at block
-/// boundaries (the system prompt, each turn).
-#[derive(Debug, Clone)]
-pub struct PrefixCache {
-    lifetime_ms: i64,
-    entries: Vec<Entry>,
-}
-
-/// The most prefixes held: older ones are dropped first.
-const MAX_ENTRIES: usize = 16;
-
-impl PrefixCache {
-    /// An empty cache whose prefixes live `lifetime_ms` after their last use.
-    pub fn new(lifetime_ms: i64) -> Self {
-        PrefixCache { lifetime_ms, entries: Vec::new() }
-    }
-
-    /// Whether any prefix is held and alive at `now_ms`.
-    pub fn is_warm(&self, now_ms: i64) -> bool {
-        self.entries.iter().any(|e| now_ms - e.used_ms <= self.lifetime_ms)
-    }
-
-    /// The tokens of the longest prefix of `hashes` held and alive at `now_ms`, renewing it.
-    fn longest(&mut self, hashes: &[u64], now_ms: i64) -> usize {
-        let lifetime = self.lifetime_ms;
-        self.entries.retain(|e| now_ms - e.used_ms <= lifetime);
-        let mut best: Option<(usize, usize)> = None; // (entry, blocks)
-        for (i, e) in self.entries.iter().enumerate() {
-            let n = e.hashes.iter().zip(hashes).take_while(|(a, b)| a == b).count();
-            if n > 0 && best.is_none_or(|(_, m)| n > m) {
-                best = Some((i, n));
-            }
-        }
-        let Some((i, n)) = best else { return 0 };
-        let e = &mut self.entries[i];
-        e.used_ms = now_ms;
-        e.totals[n - 1]
-    }
-
-    /// Bills a request of blocks `(hash, tokens)` at `now_ms`; `writes`: the request closes a
-    /// breakpoint at its end, so what was not read is written and held.
-    pub fn bill(&mut self, blocks: &[(u64, usize)], now_ms: i64, writes: bool) -> Billed {
-        let hashes: Vec<u64> = blocks.iter().map(|b| b.0).collect();
-        let totals: Vec<usize> = blocks
-            .iter()
-            .scan(0usize, |sum, b| {
-                *sum += b.1;
-                Some(*sum)
-            })
-            .collect();
-        let total = totals.last().copied().unwrap_or(0);
-        let read = self.longest(&hashes, now_ms);
-        if !writes {
-            return Billed { read, write: 0, uncached: total - read };
-        }
-        if self.entries.len() >= MAX_ENTRIES {
-            self.entries.remove(0);
-        }
-        self.entries.push(Entry { hashes, totals, used_ms: now_ms });
-        Billed { read, write: total - read, uncached: 0 }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,24 +252,5 @@ mod tests {
         let free = Weighing { prices: Prices::default(), ..weighing(60_000) };
         assert!(!weigh(&free).condense);
         assert!(weigh(&Weighing { context: 150_000, ..free }).condense);
-    }
-
-    #[test]
-    fn the_prefix_cache_reads_the_longest_prefix_alive_and_writes_the_rest() {
-        let mut cache = PrefixCache::new(CACHE_LIFETIME_MS);
-        let first = cache.bill(&[(1, 100), (2, 50)], 0, true);
-        assert_eq!(first, Billed { read: 0, write: 150, uncached: 0 });
-        let second = cache.bill(&[(1, 100), (2, 50), (3, 20)], 1_000, true);
-        assert_eq!(second, Billed { read: 150, write: 20, uncached: 0 });
-        // A summary on the chat's conversation reads it and writes nothing.
-        let summary = cache.bill(&[(1, 100), (2, 50), (3, 20), (9, 40)], 2_000, false);
-        assert_eq!(summary, Billed { read: 170, write: 0, uncached: 40 });
-        // A condensation changes the second block: only the first is read.
-        let condensed = cache.bill(&[(1, 100), (7, 30)], 3_000, true);
-        assert_eq!(condensed, Billed { read: 100, write: 30, uncached: 0 });
-        // Ten minutes later the cache is cold.
-        let cold = cache.bill(&[(1, 100), (7, 30)], 3_000 + 2 * CACHE_LIFETIME_MS, true);
-        assert_eq!(cold, Billed { read: 0, write: 130, uncached: 0 });
-        assert!((cold.cost(&SONNET) - usd(130, 3.75)).abs() < 1e-12);
     }
 }

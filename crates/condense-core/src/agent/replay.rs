@@ -1,13 +1,19 @@
 //! A recorded session replayed turn by turn under a condensation policy, and billed (issue 29,
 //! `condense replay`): each assistant answer is a turn. Before it, the request the chat would send
 //! (the conversation so far, condensed as the policy decided) is billed under the profile's prices
-//! by a [`PrefixCache`]: the longest prefix sent before within the cache lifetime is read, the rest
-//! written. The recorded answer is then appended as the model's, whatever the condensations did.
-//! A summary call is billed the same way (its prefix read when it is built on the chat's
-//! conversation, the rest uncached) plus its answer at the output price.
+//! by a model of the provider's prompt cache ([`PromptCache`], issue 40): for an Anthropic profile,
+//! a prefix is written only at the breakpoints the request carries (the system prompt's and the
+//! moving one on the last turn) and read only within the lookback of a later breakpoint, each
+//! model's minimum length observed, 5-minute or 1-hour lifetimes priced as written (1.25× and 2×
+//! the input price); for an OpenAI-compatible one, automatically in 128-token steps past 1,024.
+//! The recorded answer is then appended as the model's, whatever the condensations did. A summary
+//! call is billed the same way (its prefix read when it is built on the chat's conversation, the
+//! rest uncached) plus its answer at the output price.
 //!
 //! Requests are shaped as the chat shapes them ([`ApiAdapter`]: the system prompt, then the turns),
-//! so the blocks the cache keys on are the ones the LLM layer sends.
+//! so the blocks the cache keys on are the ones the LLM layer sends. A client's own system prompt
+//! and tool definitions ([`ClientContext`], which the files of the agents' sessions do not carry)
+//! go before them, in the system prompt, as a real client's requests carry them.
 
 use std::cell::RefCell;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -16,15 +22,18 @@ use futures::StreamExt;
 use futures::stream::LocalBoxStream;
 use serde::Serialize;
 
-use super::cache::{Billed, CACHE_LIFETIME_MS, PrefixCache, Session, weigh};
+use super::cache::{Session, weigh};
 use super::policy::min_gain_tokens;
 use super::turn::{chat_request, live_conversation};
+use crate::billing::{Billed, Block, CacheRules, PromptCache, Rates, Ttl, model_prices};
 use crate::error::CondenseError;
 use crate::host::{AbortSignal, Clock};
 use crate::ledger::{Haystack, Ledger, check_probes_in};
 use crate::limits::{AutoCondense, request_limit};
-use crate::llm::{ApiAdapter, LlmProfile, LlmProvider, PromptAdapter, PromptBundle, StreamEvent, Usage};
+use crate::llm::LlmKind;
+use crate::llm::{ApiAdapter, LlmProfile, LlmProvider, PromptAdapter, PromptBundle, StreamEvent};
 use crate::manager::CondensationManager;
+use crate::model::hash::{fnv1a, fnv1a_from};
 use crate::model::{Conversation, Message, Role};
 use crate::profile::Prices;
 use crate::provider::{CondensationOptions, Needs, Services};
@@ -67,8 +76,11 @@ pub struct ReplayOptions {
     pub provider: String,
     /// The threshold and minimum gain.
     pub auto: AutoCondense,
-    /// How long the cache keeps a prefix.
-    pub lifetime_ms: i64,
+    /// How long the cache keeps a prefix after its last use: Anthropic's 5 minutes (the default)
+    /// or 1 hour (its writes billed at 2× the input price).
+    pub ttl: Ttl,
+    /// The client's own system prompt and tool definitions, sent before the session's.
+    pub context: Option<ClientContext>,
     /// Phrases that must survive, besides those the state ledger derives from the session.
     pub probes: Vec<String>,
 }
@@ -80,9 +92,42 @@ impl ReplayOptions {
             policy,
             provider: provider.into(),
             auto: AutoCondense::default(),
-            lifetime_ms: CACHE_LIFETIME_MS,
+            ttl: Ttl::FiveMinutes,
+            context: None,
             probes: Vec::new(),
         }
+    }
+}
+
+/// What a client sends with every request besides the conversation: its system prompt and its
+/// tool definitions (Claude Code's, Codex's, Cline's: some thousands of tokens each), which the
+/// session files the replay reads do not carry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct ClientContext {
+    /// The client it is shaped after.
+    #[serde(default)]
+    pub client: String,
+    /// Its system prompt.
+    #[serde(default)]
+    pub system: String,
+    /// Its tool definitions, as its requests carry them.
+    #[serde(default)]
+    pub tools: Vec<serde_json::Value>,
+}
+
+impl ClientContext {
+    /// The system prompt a chat would send with it: the client's prompt, its tools written out
+    /// (where a client that describes its tools in its prompt puts them, and as many tokens as
+    /// an API's tool definitions), then the session's own system prompt.
+    pub fn system_with(&self, own: Option<&str>) -> String {
+        let mut parts = vec![self.system.clone()];
+        if !self.tools.is_empty() {
+            let tools: Vec<String> = self.tools.iter().map(|t| t.to_string()).collect();
+            parts.push(format!("# Tools\n\n{}", tools.join("\n")));
+        }
+        parts.extend(own.map(str::to_owned));
+        parts.retain(|p| !p.is_empty());
+        parts.join("\n\n")
     }
 }
 
@@ -125,11 +170,12 @@ pub struct ReplayReport {
 /// Where the replay's bill is kept while a summary call borrows the cache.
 #[derive(Debug)]
 struct Meter {
-    cache: PrefixCache,
+    cache: PromptCache,
     now_ms: i64,
     billed: Billed,
     summary_cost: f64,
-    prices: Prices,
+    rates: Rates,
+    ttl: Ttl,
 }
 
 /// The summary model, billed by the replay's cache: its request's blocks go through the cache
@@ -159,14 +205,13 @@ impl LlmProvider for Metered<'_> {
         bundle: &PromptBundle,
         abort: &AbortSignal,
     ) -> LocalBoxStream<'a, StreamEvent> {
-        let blocks = blocks_of(bundle, self.tokens);
         {
             let mut m = self.meter.borrow_mut();
+            let blocks = blocks_of(bundle, self.tokens, m.ttl);
             let now = m.now_ms;
-            let billed = m.cache.bill(&blocks, now, false);
-            let prices = m.prices;
-            m.summary_cost += billed.cost(&prices);
-            add(&mut m.billed, billed);
+            let billed = m.cache.bill(&blocks, now);
+            m.summary_cost += m.rates.cost(&billed, 0.0);
+            m.billed.add(&billed);
         }
         let text = RefCell::new(String::new());
         self.inner
@@ -177,7 +222,7 @@ impl LlmProvider for Metered<'_> {
                     StreamEvent::Done(_) | StreamEvent::Failed(_) => {
                         let output = self.tokens.count_text(&text.borrow()) as u64;
                         let mut m = self.meter.borrow_mut();
-                        m.summary_cost += m.prices.cost(&Usage::new(0, output));
+                        m.summary_cost += m.rates.cost(&Billed::default(), output as f64);
                     }
                     StreamEvent::Start { .. } => {}
                 }
@@ -187,24 +232,55 @@ impl LlmProvider for Metered<'_> {
     }
 }
 
-fn add(total: &mut Billed, b: Billed) {
-    total.read += b.read;
-    total.write += b.write;
-    total.uncached += b.uncached;
-}
-
 /// A request's blocks as the cache keys them: the system prompt, then each turn, as the API
-/// adapter shapes them.
-fn blocks_of(bundle: &PromptBundle, tokens: &dyn TokenCounter) -> Vec<(u64, usize)> {
+/// adapter shapes them, the breakpoints where it puts them (the system prompt's, and the turn
+/// that closes the prefix), of lifetime `ttl`.
+fn blocks_of(bundle: &PromptBundle, tokens: &dyn TokenCounter, ttl: Ttl) -> Vec<Block> {
     let api = ApiAdapter.to_api_request(bundle, &crate::profile::ProviderCapabilities::default());
+    let marked = api.cache.as_ref().map(|c| c.breakpoint);
+    let mut key = fnv1a(b"replay");
+    let mut block = |h: u64, n: usize, breakpoint: bool| {
+        key = fnv1a_from(key, &h.to_le_bytes());
+        Block { key, tokens: n as f64, breakpoint: breakpoint.then_some(ttl) }
+    };
     let mut out = Vec::with_capacity(api.messages.len() + 1);
     if let Some(system) = &api.system {
-        out.push((hash(&("system", system)), tokens.count_text(system) + TOKENS_PER_TURN));
+        out.push(block(
+            hash(&("system", system)),
+            tokens.count_text(system) + TOKENS_PER_TURN,
+            marked.is_some(),
+        ));
     }
-    for m in &api.messages {
-        out.push((hash(&(m.role.as_str(), &m.content)), tokens.count_text(&m.content) + TOKENS_PER_TURN));
+    for (i, m) in api.messages.iter().enumerate() {
+        let n = tokens.count_text(&m.content) + TOKENS_PER_TURN;
+        out.push(block(hash(&(m.role.as_str(), &m.content)), n, marked == Some(i)));
     }
     out
+}
+
+/// The cache rules of `profile`'s provider: Anthropic's breakpoints with the model's minimum
+/// (1,024 tokens for a model the price table does not know), else an automatic cache.
+fn cache_rules(profile: &LlmProfile) -> CacheRules {
+    match profile.kind {
+        LlmKind::Anthropic => match model_prices(&profile.model).map(|p| p.cache) {
+            Some(rules @ CacheRules::Breakpoints { .. }) => rules,
+            _ => CacheRules::Breakpoints { min_tokens: 1024 },
+        },
+        _ => CacheRules::Automatic { min_tokens: 1024, step: 128 },
+    }
+}
+
+/// The profile's prices as the cache bills them: a 1-hour write at 2× the input price where a
+/// write costs more than an uncached token (Anthropic), else at the write price.
+fn rates(prices: &Prices) -> Rates {
+    let surcharge = prices.cache_write > prices.input;
+    Rates {
+        input: prices.input,
+        output: prices.output,
+        cache_write_5m: prices.cache_write,
+        cache_write_1h: if surcharge { prices.input * 2.0 } else { prices.cache_write },
+        cache_read: prices.cache_read,
+    }
 }
 
 fn hash(value: &impl Hash) -> u64 {
@@ -244,17 +320,23 @@ pub async fn replay(
             message: "needs an LLM: pass --llm KIND --model M, or --profile FILE".into(),
         });
     }
-    let prices = profile.prices();
+    let mut prices = profile.prices();
+    let rates = rates(&prices);
+    if options.ttl != Ttl::FiveMinutes {
+        // The policy weighs a write at what it costs.
+        prices.cache_write = rates.cache_write_1h;
+    }
     let limit = request_limit(profile.context_window, profile.output_limit());
     let threshold = options.auto.threshold_for(profile.threshold_percent).unwrap_or(100);
     let cap = limit.min(profile.context_window * usize::from(threshold) / 100);
     let min_gain = min_gain_tokens(profile.context_window, options.auto.min_gain_percent);
     let meter = RefCell::new(Meter {
-        cache: PrefixCache::new(options.lifetime_ms),
+        cache: PromptCache::new(cache_rules(profile)),
         now_ms: 0,
         billed: Billed::default(),
         summary_cost: 0.0,
-        prices,
+        rates,
+        ttl: options.ttl,
     });
     let key = "replay";
     let mut report = ReplayReport {
@@ -274,11 +356,11 @@ pub async fn replay(
         turns: 0,
         notes: Vec::new(),
     };
-    let mut working = Conversation {
-        system: session.system.clone(),
-        tools: session.tools.clone(),
-        ..Conversation::default()
+    let system = match &options.context {
+        Some(context) => Some(context.system_with(session.system.as_deref())),
+        None => session.system.clone(),
     };
+    let mut working = Conversation { system, tools: session.tools.clone(), ..Conversation::default() };
     let mut now = 0i64;
     let mut sent: Option<usize> = None;
     let mut last: Option<LastCondensation> = None;
@@ -343,25 +425,25 @@ pub async fn replay(
             }
         }
         let bundle = chat_request(&working, key);
-        let blocks = blocks_of(&bundle, tokens);
+        let blocks = blocks_of(&bundle, tokens, options.ttl);
         // The request's size as the chat measures it against its limit.
         let size = tokens.count_request(working.system.as_deref(), &working.api_view());
         report.peak_context = report.peak_context.max(size);
         if size > limit {
             report.over_limit += 1;
         }
-        let billed = meter.borrow_mut().cache.bill(&blocks, now, true);
-        input_cost += billed.cost(&prices);
-        add(&mut meter.borrow_mut().billed, billed);
+        let billed = meter.borrow_mut().cache.bill(&blocks, now);
+        input_cost += rates.cost(&billed, 0.0);
+        meter.borrow_mut().billed.add(&billed);
         sent = Some(working.api_view().len());
         working.messages.push(message.clone());
     }
     let m = meter.into_inner();
     report.summary_cost = m.summary_cost;
     report.input_cost = input_cost + m.summary_cost;
-    report.cache_read_tokens = m.billed.read;
-    report.cache_write_tokens = m.billed.write;
-    report.uncached_tokens = m.billed.uncached;
+    report.cache_read_tokens = m.billed.read.round() as usize;
+    report.cache_write_tokens = (m.billed.write_5m + m.billed.write_1h).round() as usize;
+    report.uncached_tokens = m.billed.uncached.round() as usize;
     let originals: Vec<&Message> = session.messages.iter().filter(|m| m.is_visible()).collect();
     let mut probes = Ledger::of(&originals).probes();
     probes.extend(options.probes.iter().map(|p| crate::ledger::Probe {

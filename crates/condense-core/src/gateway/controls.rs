@@ -162,10 +162,12 @@ impl Gateway {
                 let text = replacement_text(&f.replacement);
                 let tokens_after = state.counts.tokens_of(dialect, &f.replacement, counter);
                 let summary = text.contains(super::summaries::SUMMARY_HEADING);
+                // Why it ran, as the session's notes say (the latest note of its range).
+                let note = state.stats.condensation_notes.iter().rev().find(|n| (n.start..n.end) == f.range);
                 let record = CondensationRecord {
                     condense_id: format!("g{}", i + 1),
                     provider_id: if summary { "native".into() } else { provider.clone() },
-                    reason: CondenseReason::Threshold,
+                    reason: note.map_or(CondenseReason::Threshold, |n| n.reason),
                     automatic: true,
                     tokens_before,
                     tokens_after,
@@ -176,7 +178,7 @@ impl Gateway {
                     passes: Vec::new(),
                     retention: None,
                     summary_truncated: false,
-                    estimate: None,
+                    estimate: note.and_then(|n| n.estimate).map(Box::new),
                     cached_share: None,
                 };
                 GatewayCondensation {

@@ -1,36 +1,53 @@
 //! The gateway's decisions, one request at a time: [`Gateway`] reads a request, brings its session
 //! up to date, counts the request as it would be forwarded, condenses when that crosses the
-//! threshold of the model's window, and hands the host the bytes to send — or, when anything goes
-//! wrong, tells it to send the client's own (fail open).
+//! threshold of the model's window — or, under the `cache-aware` policy, earlier when it pays for
+//! the prompt cache it makes the upstream write again — and hands the host the bytes to send, or,
+//! when anything goes wrong, tells it to send the client's own (fail open).
 //!
 //! Everything here is decided from the request and the state, with no IO and no clock: the host
-//! (`condense gateway`, the extension) owns the sockets, the streams and the state file, and lends
-//! the gateway what it reads from the upstream (usage, a "prompt too long" answer).
+//! (`condense gateway`, the extension) owns the sockets, the streams and the state file, gives
+//! the time of each request, and lends the gateway what it reads from the upstream (usage, a
+//! "prompt too long" answer). Each forwarded request gets a bill the host hands back with its
+//! usage, which the books (`books`) price against what the client's own bytes would have cost.
 //!
-//! Observe mode decides the same way and keeps the same books — the sessions learn the messages
+//! Observe mode decides the same way and keeps the same figures — the sessions learn the messages
 //! and freeze the condensations they would have made, so the figures say what the gateway would
-//! have forwarded — but every request goes out as the client sent it.
+//! have forwarded — but every request goes out as the client sent it, and no money is booked as
+//! saved.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ops::Range;
 
+use crate::agent::CondenseReason;
+use crate::agent::cache::{
+    CostEstimate, EXPECTED_AFTER_PERCENT, EXPECTED_SUMMARY_TOKENS, Weighing, turns_left, weigh,
+};
+use crate::agent::policy::min_gain_tokens;
+use crate::billing::{CacheRules, ModelPrices, Ttl, model_prices};
+use crate::limits::AutoCondense;
+use crate::profile::Prices;
 use crate::tokens::TokenCounter;
 
+use super::books::{Book, CellCache, MAX_PENDING_BILLS, Message, PendingBill, Piece, Prompt, prompt, texts};
 use super::count::{CountCache, Counters, fixed_tokens};
 use super::dialect::{ArrayKind, Dialect, Request};
+use super::freeze::replacement;
 use super::plan::{Ask, Plan, plan};
 use super::recall::{Kept, RecallConfig, RecallFile, RecallOp, attach, keep};
 use super::session_key::{SessionKey, fnv1a, session_key};
 use super::sessions::{Frozen, Limits, Session, Sessions, common_prefix, splice};
-use super::stats::{GatewayStats, GatewayUsage, SessionStats};
-use super::summaries::{Pending, SummaryJob};
-use super::windows::{model_prices, window_for};
+use super::stats::{CondensationNote, GatewayPolicy, GatewayStats, GatewayUsage, SessionStats};
+use super::summaries::{Pending, Ready, SummaryJob};
+use super::windows::window_for;
 
 /// How the gateway decides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatewayConfig {
     /// The share of the model's window a forwarded request may reach before the gateway
-    /// condenses it (0.1 to 0.99).
+    /// condenses it (0.1 to 0.99), whatever the policy.
     pub threshold: f64,
+    /// Whether it also condenses earlier, when that pays for the cache it writes again.
+    pub policy: GatewayPolicy,
     /// The operator's context windows, by model id or prefix (the longest matching prefix wins),
     /// over the core's table.
     pub windows: BTreeMap<String, usize>,
@@ -53,6 +70,7 @@ impl Default for GatewayConfig {
     fn default() -> Self {
         GatewayConfig {
             threshold: 0.8,
+            policy: GatewayPolicy::default(),
             windows: BTreeMap::new(),
             observe: false,
             provider: "smart".into(),
@@ -106,6 +124,8 @@ pub enum Decision {
         tokens_client: usize,
         /// Tokens of the request as forwarded.
         tokens_forwarded: usize,
+        /// The bill to hand back with the answer's usage ([`Gateway::usage`]).
+        bill: u64,
     },
     /// Send the client's bytes as they came: the request is not one the gateway reads, could not
     /// be read (fail open), or the gateway only observes.
@@ -134,6 +154,19 @@ pub(super) struct SessionState {
     pub(super) hold_next: bool,
     /// The recall files the session keeps, oldest first.
     pub(super) recall: Vec<Kept>,
+    /// The session's books (what its requests cost, and would have cost uncondensed), once it
+    /// has a model; the cache blocks of its messages.
+    pub(super) book: Option<Book>,
+    pub(super) cells: CellCache,
+    /// A summary written and waiting to be spliced in when that costs nothing more
+    /// (`cache-aware`): at the session's next condensation, or once its cache has gone cold.
+    pub(super) ready: Option<Ready>,
+    /// The request and the forwarded tokens the growth per request is measured from: the
+    /// session's first, then its latest condensation's.
+    pub(super) grown_from: Option<(u64, usize)>,
+    /// Under the `cache-aware` policy, the forwarded tokens below which a condensation was found
+    /// not to pay: it is weighed again only past them.
+    pub(super) weigh_from: usize,
 }
 
 impl SessionState {
@@ -147,7 +180,33 @@ impl SessionState {
             condense_next: false,
             hold_next: false,
             recall: Vec::new(),
+            book: None,
+            cells: CellCache::default(),
+            ready: None,
+            grown_from: None,
+            weigh_from: 0,
         }
+    }
+
+    /// The session's books for `model`, started afresh when the model changed (a cache is a
+    /// model's own); `None` for a model whose price is unknown.
+    fn book_for(&mut self, model: &str, dialect: Dialect) -> Option<&mut Book> {
+        let prices = model_prices(model)?;
+        if self.book.as_ref().is_none_or(|b| b.model() != model) {
+            self.book = Some(Book::new(model, cache_rules(&prices, dialect)));
+        }
+        self.book.as_mut()
+    }
+}
+
+/// The cache rules the books follow: the model's, in the dialect its requests come in (a model
+/// reached through another vendor's API is cached by that API).
+fn cache_rules(prices: &ModelPrices, dialect: Dialect) -> CacheRules {
+    match (prices.cache, dialect) {
+        (rules @ CacheRules::Breakpoints { .. }, Dialect::AnthropicMessages) => rules,
+        (rules @ CacheRules::Automatic { .. }, Dialect::ChatCompletions | Dialect::Responses) => rules,
+        (_, Dialect::AnthropicMessages) => CacheRules::Breakpoints { min_tokens: 1024 },
+        (_, _) => CacheRules::Automatic { min_tokens: 1024, step: 128 },
     }
 }
 
@@ -168,7 +227,17 @@ pub struct Gateway {
     pub(super) next_job: u64,
     /// What the host does on disk for the recall files, before it sends the request decided.
     pub(super) recall_ops: Vec<RecallOp>,
+    /// Requests decided whose usage has not come yet, by bill.
+    pub(super) bills: HashMap<u64, PendingBill>,
+    pub(super) next_bill: u64,
+    /// The time of the latest request, as the host gave it (milliseconds).
+    pub(super) now_ms: i64,
+    /// The models of the sessions forgotten lately, by name: their late answers are priced.
+    pub(super) forgotten: VecDeque<(String, String)>,
 }
+
+/// Sessions forgotten whose model is remembered for their late answers.
+const FORGOTTEN_MODELS: usize = 64;
 
 /// A request measured against its session: each original message's tokens, each frozen
 /// condensation's, and the request's as the client sent it and as it would be forwarded.
@@ -222,6 +291,10 @@ impl Gateway {
             jobs: Vec::new(),
             next_job: 0,
             recall_ops: Vec::new(),
+            bills: HashMap::new(),
+            next_bill: 0,
+            now_ms: 0,
+            forgotten: VecDeque::new(),
         })
     }
 
@@ -230,10 +303,24 @@ impl Gateway {
         &self.config
     }
 
-    /// Decides one request (the path as received after the host's routing prefix, e.g.
-    /// `/v1/messages?beta=true`; the `x-context-condenser-session` header, if sent). Never fails:
-    /// a request the gateway cannot read is [`Decision::Untouched`] with the reason.
+    /// [`Gateway::request_at`] at the time of the latest request.
     pub fn request(&mut self, path: &str, header_session: Option<&str>, body: &[u8]) -> Decision {
+        self.request_at(path, header_session, body, self.now_ms)
+    }
+
+    /// Decides one request (the path as received after the host's routing prefix, e.g.
+    /// `/v1/messages?beta=true`; the `x-context-condenser-session` header, if sent), sent at
+    /// `now_ms` (the host's clock, in milliseconds; a time before the latest is taken as the
+    /// latest). Never fails: a request the gateway cannot read is [`Decision::Untouched`] with
+    /// the reason.
+    pub fn request_at(
+        &mut self,
+        path: &str,
+        header_session: Option<&str>,
+        body: &[u8],
+        now_ms: i64,
+    ) -> Decision {
+        self.now_ms = self.now_ms.max(now_ms);
         let Some(dialect) = Dialect::from_path(path) else {
             let path: String = path.chars().take(200).collect();
             return Decision::Untouched { session: None, reason: format!("{path:?} is not a conversation") };
@@ -249,49 +336,76 @@ impl Gateway {
     }
 
     fn decide(&mut self, request: &Request<'_>, header: Option<&str>) -> Decision {
+        let now = self.now_ms;
         let forward = self.sessions.forward_request(request, header);
         let key = forward.session;
         let name = key.to_string();
         let model = request.model.clone().unwrap_or_default();
-        let counter = self.counters.for_model(&model);
-        let state = self
-            .states
+        let observe = self.config.observe;
+        self.states
             .entry(name.clone())
             .or_insert_with(|| SessionState::new(key.clone(), SessionStats::default()));
-        let Some(session) = self.sessions.map.get(&key) else {
+        if !self.sessions.map.contains_key(&key) {
             // The store keeps the session a request is using; this is only a guard.
             return Decision::Untouched { session: Some(name), reason: "the session was not kept".into() };
-        };
+        }
+        // A summary waiting for a free moment goes in once the session's cache has gone cold: the
+        // request is written to the cache whole either way.
+        let state = self.states.get_mut(&name).expect("made above");
+        let cold = state.book.as_ref().is_some_and(|b| !b.warm(now));
+        let mut rebuilt = false;
+        if cold && state.ready.is_some() && !observe {
+            self.splice_ready(&name, "the session's cache had gone cold");
+            rebuilt = true;
+        }
+        let counter = self.counters.for_model(&model);
+        let state = self.states.get_mut(&name).expect("made above");
+        let session = self.sessions.map.get(&key).expect("checked above");
         let m = measure(session, request, &mut state.counts, counter);
         let window = window_for(&model, &self.config.windows);
         let limit = (window as f64 * self.config.threshold) as usize;
-        let mut made: Option<Plan> = None;
+        let mut made: Option<(Plan, CondenseReason, Option<CostEstimate>)> = None;
         let mut note = None;
         let paused = state.stats.paused;
         let asked = std::mem::take(&mut state.condense_next);
         let held = std::mem::take(&mut state.hold_next);
+        if state.grown_from.is_none() {
+            state.grown_from = Some((state.stats.requests + 1, m.forwarded));
+        }
         if paused {
             return self.forward_paused(&name, &model, window, m.client, request);
         }
-        if (m.forwarded > limit || asked) && !held && request.kind == ArrayKind::Array {
+        let condensable = !held && request.kind == ArrayKind::Array;
+        if (m.forwarded > limit || asked) && condensable {
             let target = match asked && m.forwarded <= limit {
                 true => target(window, limit).min(m.forwarded / 2),
                 false => target(window, limit),
             };
             let ask = Ask { forwarded: m.forwarded, target, whole: false };
+            let reason = if m.forwarded > limit { CondenseReason::Threshold } else { CondenseReason::Manual };
             match plan(session, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter) {
-                Ok(p) => made = Some(p),
+                Ok(p) => made = Some((p, reason, None)),
                 Err(why) => note = Some(format!("{} of {limit} tokens, not condensed: {why}", m.forwarded)),
             }
+        } else if self.config.policy == GatewayPolicy::CacheAware
+            && condensable
+            && m.forwarded >= state.weigh_from
+        {
+            let fixed = state.cells.fixed(request, counter);
+            let min_gain = min_gain_tokens(window, AutoCondense::default().min_gain_percent);
+            let native = self.config.provider == "native";
+            let early = Early { fixed: &fixed, model: &model, limit, native, now, min_gain };
+            made = weigh_early(session, state, &m, &early, counter)
+                .map(|(p, e)| (p, CondenseReason::Cache, Some(e)));
         }
         let mut recall = None;
-        if let (Some(p), Some(config), false) = (made.as_mut(), &self.config.recall, self.config.observe) {
+        if let (Some((p, _, _)), Some(config), false) = (made.as_mut(), &self.config.recall, observe) {
             recall = Some(attach(config, &name, session, p, &mut state.counts, counter));
         }
-        if let Some(p) = made.take() {
+        if let Some((p, reason, estimate)) = made.take() {
             match self.sessions.freeze(&key, p.range.clone(), &p.text) {
                 Ok(()) => {
-                    made = Some(p);
+                    made = Some((p, reason, estimate));
                     if let Some(file) = recall {
                         self.book_recall(&name, file);
                     }
@@ -299,22 +413,40 @@ impl Gateway {
                 Err(e) => note = Some(format!("{} of {limit} tokens, not condensed: {e}", m.forwarded)),
             }
         }
-        if let Some(p) = made.as_ref().filter(|_| self.config.provider == "native" && !self.config.observe) {
+        if let Some((p, _, _)) = made.as_ref().filter(|_| self.config.provider == "native" && !observe) {
             self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
         }
+        // A summary waiting rides along with a condensation: the cache is written again from the
+        // condensation on anyway.
+        let mut grown = 0;
+        if made.is_some() && !observe && self.states.get(&name).is_some_and(|s| s.ready.is_some()) {
+            grown = self.splice_ready(&name, "it went in with the next condensation");
+        }
         let state = self.states.get_mut(&name).expect("the session's state was made above");
-        let forwarded = m.forwarded.saturating_sub(made.as_ref().map_or(0, |p| p.saved));
-        let body = match (&made, self.sessions.frozen(&key)) {
-            (Some(_), Some(frozen)) => splice(request, frozen).0.into_owned(),
-            _ => forward.body.into_owned(),
+        let forwarded = (m.forwarded + grown).saturating_sub(made.as_ref().map_or(0, |(p, _, _)| p.saved));
+        let body = match rebuilt || grown > 0 || made.is_some() {
+            true => splice(request, self.sessions.frozen(&key).unwrap_or_default()).0.into_owned(),
+            false => forward.body.into_owned(),
         };
-        let observe = self.config.observe;
-        let price = saved_price(&model, state.stats.usage.cache_read > 0);
         state.last_forwarded = forwarded;
         state.stats.last_tokens_client = m.client as u64;
         state.stats.last_tokens_forwarded = forwarded as u64;
         state.stats.window = window as u64;
         let spliced = std::mem::take(&mut state.reshaped);
+        let request_no = state.stats.requests + 1;
+        if let Some((p, reason, estimate)) = &made {
+            state.grown_from = Some((request_no, forwarded));
+            state.weigh_from = 0;
+            state.stats.note_condensation(CondensationNote {
+                request: request_no,
+                start: p.range.start,
+                end: p.range.end,
+                reason: *reason,
+                tokens_before: m.forwarded as u64,
+                tokens_after: forwarded as u64,
+                estimate: *estimate,
+            });
+        }
         for stats in [&mut state.stats, &mut self.totals] {
             stats.model.clone_from(&model);
             stats.requests += 1;
@@ -327,26 +459,84 @@ impl Gateway {
                 stats.tokens_would_save += saved;
             } else {
                 stats.tokens_forwarded += forwarded as u64;
-                stats.cost_saved_usd += saved as f64 * price;
             }
             stats.note.clone_from(&note);
         }
-        self.forget_states();
         if observe {
+            self.forget_states();
             let what = match &made {
-                Some(p) => format!(" (condensing messages {}..{} now)", p.range.start, p.range.end),
+                Some((p, reason, _)) => {
+                    format!(
+                        " (condensing messages {}..{} now: {})",
+                        p.range.start,
+                        p.range.end,
+                        reason.as_str()
+                    )
+                }
                 None => String::new(),
             };
             let reason = format!("observe: would forward {forwarded} of {} tokens{what}", m.client);
             return Decision::Untouched { session: Some(name), reason };
         }
+        let bill = self.open_bill(&name, &model, request, &key, false);
+        self.forget_states();
         Decision::Forward {
             session: name,
             body: body.into_bytes(),
-            condensed_now: made.is_some() || spliced,
+            condensed_now: made.is_some() || spliced || grown > 0,
             tokens_client: m.client,
             tokens_forwarded: forwarded,
+            bill,
         }
+    }
+
+    /// Opens the bill of a request of session `name` about to be forwarded, and sends it to the
+    /// books' caches: the request as the client sent it, and as the session's condensations make
+    /// it now (or, `untouched`, as the client sent it: a paused session's).
+    fn open_bill(
+        &mut self,
+        name: &str,
+        model: &str,
+        request: &Request<'_>,
+        key: &SessionKey,
+        untouched: bool,
+    ) -> u64 {
+        let id = self.next_bill;
+        self.next_bill += 1;
+        let counter = self.counters.for_model(model);
+        let (Some(state), Some(session)) = (self.states.get_mut(name), self.sessions.map.get(key)) else {
+            return id;
+        };
+        if model_prices(model).is_none() {
+            // No price, no books: the answer's usage is counted in tokens only.
+            return id;
+        }
+        let dialect = session.dialect;
+        state.book_for(model, dialect);
+        let fixed = state.cells.fixed(request, counter);
+        let client: Vec<Message<'_>> = texts(&request.messages)
+            .map(|(hash, text)| (hash, text, state.counts.tokens(dialect, hash, text, counter), false))
+            .collect();
+        let client = prompt(&fixed, client, dialect, &mut state.cells);
+        let forwarded = match untouched {
+            true => client.clone(),
+            false => forwarded_prompt(session, &fixed, None, &mut state.counts, &mut state.cells, counter),
+        };
+        let retention = match request.cache_retention.as_deref() {
+            Some("24h") => Ttl::Day,
+            _ => Ttl::FiveMinutes,
+        };
+        if self.bills.len() >= MAX_PENDING_BILLS
+            && let Some(oldest) = self.bills.keys().min().copied()
+        {
+            self.bills.remove(&oldest);
+        }
+        let Some(book) = state.book.as_mut() else { return id };
+        let (client_spans, forwarded_spans) = book.send(&client, &forwarded, self.now_ms, retention);
+        let pending =
+            PendingBill { model: model.to_owned(), client, forwarded, client_spans, forwarded_spans };
+        self.bills.insert(id, pending);
+        id
     }
 
     /// A paused session's request: counted, and forwarded as the client sent it.
@@ -359,6 +549,7 @@ impl Gateway {
         request: &Request<'_>,
     ) -> Decision {
         let state = self.states.get_mut(name).expect("the caller made the state");
+        let key = state.key.clone();
         state.last_forwarded = client;
         state.stats.last_tokens_client = client as u64;
         state.stats.last_tokens_forwarded = client as u64;
@@ -370,12 +561,16 @@ impl Gateway {
             stats.tokens_forwarded += client as u64;
             stats.note = Some("paused: forwarded as the client sent it".into());
         }
+        // Billed as the client's request in both caches: what pausing costs (the cache written
+        // again after condensations) shows.
+        let bill = self.open_bill(name, model, request, &key, true);
         Decision::Forward {
             session: name.to_owned(),
             body: request.body.as_bytes().to_vec(),
             condensed_now: false,
             tokens_client: client,
             tokens_forwarded: client,
+            bill,
         }
     }
 
@@ -435,8 +630,9 @@ impl Gateway {
     /// into one) and gives the body to retry once. `body` is the client's body, as given to
     /// [`Gateway::request`]. `None` when there is nothing more to condense, in observe mode, for
     /// a paused session (the user said hands off: its client gets the error as it came), or when
-    /// the body is not the session's latest: the host passes the error through.
-    pub fn too_long(&mut self, session: &str, body: &[u8]) -> Option<Vec<u8>> {
+    /// the body is not the session's latest: the host passes the error through. With the body,
+    /// the bill of the retry.
+    pub fn too_long(&mut self, session: &str, body: &[u8]) -> Option<(Vec<u8>, u64)> {
         if self.config.observe {
             return None;
         }
@@ -476,26 +672,63 @@ impl Gateway {
             self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
         }
         let state = self.states.get_mut(session)?;
-        let price = saved_price(&model, state.stats.usage.cache_read > 0);
+        let request_no = state.stats.requests;
+        let after = m.forwarded.saturating_sub(p.saved);
+        state.last_forwarded = after;
+        state.grown_from = Some((request_no, after));
+        state.stats.note_condensation(CondensationNote {
+            request: request_no,
+            start: p.range.start,
+            end: p.range.end,
+            reason: CondenseReason::Overflow,
+            tokens_before: m.forwarded as u64,
+            tokens_after: after as u64,
+            estimate: None,
+        });
         for stats in [&mut state.stats, &mut self.totals] {
             stats.too_long_retries += 1;
             stats.condensations += 1;
             stats.tokens_forwarded = stats.tokens_forwarded.saturating_sub(p.saved as u64);
-            stats.cost_saved_usd += p.saved as f64 * price;
         }
+        // The first attempt was refused, unbilled: the retry is the request billed.
+        let bill = self.open_bill(session, &model, &request, &key, false);
         let frozen = self.sessions.frozen(&key)?;
-        Some(splice(&request, frozen).0.into_owned().into_bytes())
+        Some((splice(&request, frozen).0.into_owned().into_bytes(), bill))
     }
 
-    /// Usage the host read from the upstream's answer to a request of `session`.
-    pub fn usage(&mut self, session: &str, usage: GatewayUsage) {
-        let Some(state) = self.states.get_mut(session) else {
-            self.totals.add_usage(usage, &crate::profile::Prices::default());
-            return;
+    /// Usage the host read from the upstream's answer to a request of `session`, with the bill
+    /// the decision gave it: the usage is priced at the model's published prices (a model whose
+    /// price is unknown is counted in tokens only), and the books weigh the request as forwarded
+    /// against the client's own (see `books`).
+    pub fn usage(&mut self, session: &str, bill: Option<u64>, usage: GatewayUsage) {
+        let pending = bill.and_then(|b| self.bills.remove(&b));
+        let state = self.states.get_mut(session);
+        let model = match (&pending, &state) {
+            (Some(p), _) => p.model.clone(),
+            (None, Some(s)) => s.stats.model.clone(),
+            (None, None) => self
+                .forgotten
+                .iter()
+                .find(|(name, _)| name == session)
+                .map(|(_, m)| m.clone())
+                .unwrap_or_default(),
         };
-        let prices = model_prices(&state.stats.model);
-        state.stats.add_usage(usage, &prices);
-        self.totals.add_usage(usage, &prices);
+        let prices = model_prices(&model);
+        self.totals.add_usage(usage, prices.as_ref());
+        let Some(state) = state else { return };
+        state.stats.add_usage(usage, prices.as_ref());
+        let (Some(pending), Some(prices)) = (pending, prices) else { return };
+        let Some(book) = state.book.as_mut().filter(|b| b.model() == pending.model) else { return };
+        if usage.prompt() == 0 || self.config.observe {
+            return;
+        }
+        book.learn(&pending.forwarded, usage.prompt() as f64);
+        let end = pending.forwarded_spans.read_blocks();
+        book.pin(&pending.forwarded, usage.cache_read as f64, usage.prompt() as f64, end);
+        let (unpaid, paid) = book.bill(&pending);
+        let saved = prices.cost(&unpaid, 0.0) - prices.cost(&paid, 0.0);
+        state.stats.add_saving(saved);
+        self.totals.add_saving(saved);
     }
 
     /// The figures, per session held and in total (the recall files: those the sessions held
@@ -552,26 +785,149 @@ impl Gateway {
         }
     }
 
-    /// Drops the states of the sessions the store forgot; their recall files go too.
+    /// Drops the states of the sessions the store forgot; their recall files go too, and their
+    /// model is remembered a while to price their late answers.
     pub(super) fn forget_states(&mut self) {
         let sessions = &self.sessions;
         let ops = &mut self.recall_ops;
-        self.states.retain(|_, s| {
+        let forgotten = &mut self.forgotten;
+        self.states.retain(|name, s| {
             let held = sessions.messages(&s.key).is_some();
             if !held {
                 ops.extend(s.recall.drain(..).map(|k| RecallOp::Remove { path: k.path }));
+                if forgotten.len() >= FORGOTTEN_MODELS {
+                    forgotten.pop_front();
+                }
+                forgotten.push_back((name.clone(), s.stats.model.clone()));
             }
             held
         });
     }
 }
 
-/// US dollars a token removed from a request of `model` would have cost: its cache-read price
-/// once the session reads from the cache (the removed tokens sat in the cached prefix), else its
-/// input price.
-fn saved_price(model: &str, caching: bool) -> f64 {
-    let p = model_prices(model);
-    (if caching { p.cache_read } else { p.input }) / 1_000_000.0
+/// The request as forwarded now, for the books: the fixed pieces, then the session's messages
+/// with its frozen condensations in place — and `extra` (a range and its replacing message)
+/// frozen too, for weighing a condensation not made yet.
+fn forwarded_prompt(
+    session: &Session,
+    fixed: &[Piece],
+    extra: Option<(&Range<usize>, &str)>,
+    counts: &mut CountCache,
+    cells: &mut CellCache,
+    counter: &dyn TokenCounter,
+) -> Prompt {
+    let dialect = session.dialect;
+    let mut messages: Vec<Message<'_>> = Vec::with_capacity(session.originals.len());
+    let mut frozen = session.frozen.iter().peekable();
+    let mut i = 0;
+    while i < session.originals.len() {
+        if let Some((range, text)) = extra.filter(|(r, _)| r.start == i) {
+            messages.push((fnv1a(text.as_bytes()), text, counts.tokens_of(dialect, text, counter), true));
+            i = range.end;
+        } else if let Some(f) = frozen.next_if(|f| f.range.start == i) {
+            let text = &*f.replacement;
+            messages.push((fnv1a(text.as_bytes()), text, counts.tokens_of(dialect, text, counter), true));
+            i = f.range.end;
+        } else {
+            let o = &session.originals[i];
+            messages.push((o.hash, &o.text, counts.tokens(dialect, o.hash, &o.text, counter), false));
+            i += 1;
+        }
+        // Condensations swallowed by `extra` are skipped.
+        while frozen.next_if(|f| f.range.start < i).is_some() {}
+    }
+    prompt(fixed, messages, dialect, cells)
+}
+
+/// What weighing an early condensation needs beside the session.
+struct Early<'r> {
+    fixed: &'r [Piece],
+    model: &'r str,
+    /// The threshold, in tokens: condensing is forced beyond it.
+    limit: usize,
+    /// Whether a summary call follows the condensation (provider `native`).
+    native: bool,
+    now: i64,
+    /// The fewest tokens an early condensation must remove.
+    min_gain: usize,
+}
+
+/// Under the `cache-aware` policy, below the threshold: the condensation to make now, when what
+/// it saves over the requests expected pays for what it costs now — the cache written again from
+/// its first changed message (against what the next request would read as it is) and the summary
+/// call — and the context has grown past the economic step ([`weigh`], the chat's policy). The
+/// figures are the books' (the upstream's tokens; the cache as the forwarded requests left it). A
+/// first look with the expected size after a condensation decides whether to plan one at all
+/// (planning renders a ledger); a condensation found not to pay is weighed again only once the
+/// request has grown past its trigger, or by a twentieth.
+fn weigh_early(
+    session: &Session,
+    state: &mut SessionState,
+    m: &Measure,
+    early: &Early<'_>,
+    counter: &dyn TokenCounter,
+) -> Option<(Plan, CostEstimate)> {
+    let prices = model_prices(early.model)?;
+    state.book_for(early.model, session.dialect)?;
+    let SessionState { book, counts, cells, stats, grown_from, weigh_from, .. } = state;
+    let book = book.as_ref()?;
+    let now_prompt = forwarded_prompt(session, early.fixed, None, counts, cells, counter);
+    let ratio = book.ratio();
+    let context = book.total(&now_prompt);
+    let as_is = book.try_paid(&now_prompt, early.now);
+    let mut rates: Prices = prices.prices(context);
+    if !book.caches(&now_prompt) {
+        // Nothing is cached: every token is billed as input either way.
+        rates.cache_write = rates.input;
+        rates.cache_read = rates.input;
+    }
+    let requests = stats.requests + 1;
+    let (from_request, from_tokens) = grown_from.unwrap_or((requests, m.forwarded));
+    let growth = m.forwarded.saturating_sub(from_tokens) as f64 * ratio
+        / requests.saturating_sub(from_request).max(1) as f64;
+    let fixed = book.pieces_total(early.fixed);
+    let weighing = |after: f64, kept: f64, summarized: f64| Weighing {
+        prices: rates,
+        context: context as usize,
+        cached: as_is.read as usize,
+        after: after as usize,
+        kept_prefix: kept as usize,
+        summary_input: if early.native { summarized as usize } else { 0 },
+        summary_cached: 0,
+        summary_output: if early.native { EXPECTED_SUMMARY_TOKENS } else { 0 },
+        growth: growth as usize,
+        turns_left: turns_left(requests as usize),
+        limit: (early.limit as f64 * ratio) as usize,
+    };
+    let expected = context * EXPECTED_AFTER_PERCENT as f64 / 100.0;
+    let first_look = weigh(&weighing(expected, as_is.read.min(fixed), context - expected));
+    if !first_look.condense {
+        return None;
+    }
+    let again = |trigger: f64| ((trigger / ratio) as usize).max(m.forwarded + m.forwarded / 20 + 1);
+    let ask =
+        Ask { forwarded: m.forwarded, target: m.forwarded * EXPECTED_AFTER_PERCENT / 100, whole: false };
+    let Ok(p) = plan(session, &m.counts, &m.frozen_tokens, ask, counts, counter) else {
+        *weigh_from = again(0.0);
+        return None;
+    };
+    // At least the chat's minimum gain (a share of the window) and a tenth of the request, or
+    // the condensation is not worth what it hides.
+    if p.saved < (m.forwarded / 10).max(early.min_gain) {
+        *weigh_from = again(0.0);
+        return None;
+    }
+    let text = replacement(session.dialect, &p.text);
+    let condensed = forwarded_prompt(session, early.fixed, Some((&p.range, &text)), counts, cells, counter);
+    let after = book.total(&condensed);
+    let kept = book.try_paid(&condensed, early.now).read;
+    let summarized = m.counts[p.range.clone()].iter().sum::<usize>() as f64 * ratio;
+    let estimate = weigh(&weighing(after, kept, summarized));
+    if !estimate.condense {
+        *weigh_from = again(estimate.trigger as f64);
+        return None;
+    }
+    Some((p, estimate))
 }
 
 /// A session's recall figures, from the files it keeps.

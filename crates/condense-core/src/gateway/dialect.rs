@@ -86,6 +86,11 @@ pub struct Request<'a> {
     /// The tool definitions' exact text, when the request has any: they go with every request
     /// and count toward its size.
     pub tools: Option<&'a RawValue>,
+    /// The system prompt's exact text where it is its own key: Anthropic's `system` (a string or
+    /// blocks, which may carry cache breakpoints), Responses' `instructions`.
+    pub system_raw: Option<&'a RawValue>,
+    /// OpenAI's `prompt_cache_retention` (`"24h"`: the prompt is kept a day).
+    pub cache_retention: Option<String>,
 }
 
 /// The top-level keys the gateway reads; serde skips every other key.
@@ -97,16 +102,18 @@ struct Top<'a> {
     input: Option<&'a RawValue>,
     #[serde(default)]
     model: Option<String>,
-    #[serde(default)]
-    system: Option<Value>,
-    #[serde(default)]
-    instructions: Option<String>,
+    #[serde(borrow, default)]
+    system: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    instructions: Option<&'a RawValue>,
     #[serde(default)]
     metadata: Option<Metadata>,
     #[serde(default)]
     prompt_cache_key: Option<String>,
     #[serde(borrow, default)]
     tools: Option<&'a RawValue>,
+    #[serde(default)]
+    prompt_cache_retention: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -175,10 +182,19 @@ impl<'a> Request<'a> {
             Some(b'"') if dialect == Dialect::Responses => (ArrayKind::String, vec![raw]),
             _ => return Err(GatewayError::NoConversation(dialect.messages_key())),
         };
+        let value = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok());
         let system = match dialect {
-            Dialect::AnthropicMessages => top.system.as_ref().map(system_text).unwrap_or_default(),
+            Dialect::AnthropicMessages => value(top.system).as_ref().map(system_text).unwrap_or_default(),
             Dialect::ChatCompletions => leading_system(&messages),
-            Dialect::Responses => top.instructions.unwrap_or_default(),
+            Dialect::Responses => match value(top.instructions) {
+                Some(Value::String(s)) => s,
+                _ => String::new(),
+            },
+        };
+        let system_raw = match dialect {
+            Dialect::AnthropicMessages => top.system,
+            Dialect::ChatCompletions => None,
+            Dialect::Responses => top.instructions,
         };
         Ok(Request {
             dialect,
@@ -191,6 +207,8 @@ impl<'a> Request<'a> {
             user_id: top.metadata.and_then(|m| m.user_id),
             prompt_cache_key: top.prompt_cache_key,
             tools: top.tools,
+            system_raw: system_raw.filter(|r| r.get() != "null"),
+            cache_retention: top.prompt_cache_retention,
         })
     }
 

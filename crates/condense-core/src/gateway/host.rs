@@ -89,6 +89,9 @@ pub struct Decided {
     /// a condensation made now names its file, which must be there when the model reads the
     /// request.
     pub recall: Vec<RecallOp>,
+    /// The bill to hand back with the answer's usage ([`HostGateway::usage`]), for a request the
+    /// gateway decided.
+    pub bill: Option<u64>,
 }
 
 /// The body to retry with after the upstream said "prompt too long", and the recall files to
@@ -99,6 +102,8 @@ pub struct Retry {
     pub body: String,
     /// See [`Decided::recall`].
     pub recall: Vec<RecallOp>,
+    /// The retry's bill (see [`Decided::bill`]).
+    pub bill: u64,
 }
 
 /// Where a request goes, after the guard.
@@ -249,9 +254,10 @@ impl HostGateway {
     }
 
     /// Decides what to forward for a request to `path` (the upstream path, query included) with
-    /// the client's `body`, session header and user agent, and hands over the summaries it
-    /// queued (provider `native`) and the recall files to write first. Never fails: what the
-    /// core cannot do, it does not do.
+    /// the client's `body`, session header and user agent, received at `now_ms` (the host's
+    /// clock, milliseconds since the Unix epoch), and hands over the summaries it queued
+    /// (provider `native`), the recall files to write first and the request's bill. Never fails:
+    /// what the core cannot do, it does not do.
     pub fn decide(
         &mut self,
         method: &str,
@@ -259,11 +265,13 @@ impl HostGateway {
         session_header: Option<&str>,
         user_agent: Option<&str>,
         body: &[u8],
+        now_ms: i64,
     ) -> Decided {
         let other = Decided {
             outgoing: Outgoing::Client { session: None, reason: Untouched::NotAConversation },
             jobs: Vec::new(),
             recall: Vec::new(),
+            bill: None,
         };
         if method != "POST" {
             return other;
@@ -274,14 +282,17 @@ impl HostGateway {
             return other;
         }
         let observe = self.gateway.config().observe;
-        let outgoing = match self.gateway.request(path, session_header, body) {
+        let mut bill = None;
+        let outgoing = match self.gateway.request_at(path, session_header, body, now_ms) {
             Decision::Forward {
                 session,
                 body: forwarded,
                 condensed_now,
                 tokens_client,
                 tokens_forwarded,
+                bill: id,
             } => {
+                bill = Some(id);
                 if forwarded == body {
                     Outgoing::Client { session: Some(session), reason: Untouched::Unchanged }
                 } else {
@@ -304,7 +315,7 @@ impl HostGateway {
         if let (Some(session), Some(agent)) = (outgoing.session(), user_agent) {
             self.gateway.seen_from(session, agent);
         }
-        Decided { outgoing, jobs: self.gateway.take_jobs(), recall: self.gateway.take_recall_ops() }
+        Decided { outgoing, jobs: self.gateway.take_jobs(), recall: self.gateway.take_recall_ops(), bill }
     }
 
     /// The upstream answered `status` with `answer` before any byte reached the client: when it
@@ -320,10 +331,11 @@ impl HostGateway {
         if !may_be_too_long(status) || !says_too_long(answer) {
             return None;
         }
-        let body = self.gateway.too_long(session, client_body);
+        let retry = self.gateway.too_long(session, client_body);
         let recall = self.gateway.take_recall_ops();
-        let body = String::from_utf8(body?).expect("the core writes UTF-8 JSON");
-        Some(Retry { body, recall })
+        let (body, bill) = retry?;
+        let body = String::from_utf8(body).expect("the core writes UTF-8 JSON");
+        Some(Retry { body, recall, bill })
     }
 
     /// The host could not write the recall file at `path` for `session` (see
@@ -332,9 +344,10 @@ impl HostGateway {
         self.gateway.recall_failed(session, path, why);
     }
 
-    /// Adds what an answer of `session` reported to its statistics.
-    pub fn usage(&mut self, session: &str, usage: GatewayUsage) {
-        self.gateway.usage(session, usage);
+    /// Adds what an answer of `session` reported to its statistics, with the bill its decision
+    /// gave (see [`Gateway::usage`]).
+    pub fn usage(&mut self, session: &str, bill: Option<u64>, usage: GatewayUsage) {
+        self.gateway.usage(session, bill, usage);
     }
 
     /// The statistics (`GET /stats`): the core's (the configuration, the totals, each session's
@@ -346,6 +359,7 @@ impl HostGateway {
             config: ReportConfig {
                 provider: config.provider.clone(),
                 threshold: config.threshold,
+                policy: config.policy,
                 windows: config.windows.clone(),
                 observe: config.observe,
             },

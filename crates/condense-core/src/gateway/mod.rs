@@ -10,13 +10,18 @@
 //! upstream's prompt cache holds. [`Sessions::freeze`] records a condensation.
 //!
 //! [`Gateway`] decides each request over that store: it counts the request as it would be
-//! forwarded (`count`), and when that crosses the threshold of the model's window (`windows`)
+//! forwarded (`count`), and when that crosses the threshold of the model's window (`windows`) —
+//! or, under the `cache-aware` policy, earlier when it pays for the prompt cache it rewrites —
 //! condenses the oldest stretch of the conversation into the state ledger (`plan`) and freezes
-//! it; it answers token counts and "too long" retries, keeps the figures (`stats`), and saves and
-//! loads its state (`state`). With the `native` provider the same range is also summarized by an
+//! it; it answers token counts and "too long" retries, keeps the figures (`stats`) and the books
+//! of what condensing saved, net of the cache re-written (`books`, priced by
+//! [`crate::billing`]), and saves and loads its state (`state`). A session can be replayed
+//! through it (`replay`). With the `native` provider the same range is also summarized by an
 //! LLM in the background (`summaries`): the host runs the job, and the summary replaces the
-//! ledger-only condensation from the next request on.
+//! ledger-only condensation from the next request on (under `cache-aware`, from the first request
+//! where that costs nothing more).
 
+mod books;
 mod controls;
 mod count;
 mod decide;
@@ -29,6 +34,7 @@ mod host;
 mod http;
 mod plan;
 mod recall;
+mod replay;
 mod session_key;
 mod sessions;
 mod setup;
@@ -52,14 +58,17 @@ pub use http::{
     route, says_too_long, upstream_origin,
 };
 pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
+pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use setup::{SetupClient, claude_read_rule, setup_text};
 pub use state::STATE_VERSION;
-pub use stats::{GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats};
+pub use stats::{
+    CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,
+};
 pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
 pub use usage::{MAX_JSON_COPY, UsageReader};
-pub use windows::{DEFAULT_WINDOW, model_prices, window_for};
+pub use windows::{DEFAULT_WINDOW, window_for};
 
 /// Why the gateway could not read a request. The host forwards such a request untouched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

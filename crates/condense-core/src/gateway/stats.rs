@@ -1,13 +1,20 @@
 //! What the gateway reports: per session and in total, the requests, the tokens the client sent
-//! against those forwarded, the condensations, what observe mode would have done, the usage the
-//! upstream reported, and what the condensations saved in money at the model's input price.
+//! against those forwarded, the condensations and why each ran, what observe mode would have
+//! done, the usage the upstream reported and what it cost, and what condensing saved in money —
+//! net of the cache written again and of the summaries, negative when it cost more (see
+//! `books`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::CondenseReason;
+use crate::agent::cache::CostEstimate;
+use crate::billing::{Billed, ModelPrices};
+
 /// Usage the host read from the upstream's answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct GatewayUsage {
     /// Input tokens billed at the full price.
     pub input: u64,
@@ -17,7 +24,52 @@ pub struct GatewayUsage {
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
     pub cache_write: u64,
+    /// Of `cache_write`, those written with a 1-hour lifetime (Anthropic's
+    /// `cache_creation.ephemeral_1h_input_tokens`), billed at twice the input price.
+    pub cache_write_1h: u64,
 }
+
+impl GatewayUsage {
+    /// Every prompt token: uncached, written and read.
+    pub fn prompt(&self) -> u64 {
+        self.input + self.cache_write + self.cache_read
+    }
+
+    /// The prompt as billed.
+    pub fn billed(&self) -> Billed {
+        let one_hour = self.cache_write_1h.min(self.cache_write);
+        Billed {
+            read: self.cache_read as f64,
+            write_5m: (self.cache_write - one_hour) as f64,
+            write_1h: one_hour as f64,
+            uncached: self.input as f64,
+        }
+    }
+}
+
+/// Why one condensation of a session ran, as `/stats` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CondensationNote {
+    /// The session's request it was made for (its first request is 1).
+    pub request: u64,
+    /// The original messages it replaces: first, and one past the last.
+    pub start: usize,
+    pub end: usize,
+    /// Why: `threshold` (the request crossed the threshold of the model's window: always),
+    /// `cache` (the `cache-aware` policy found that it pays for the cache it writes again),
+    /// `manual` (the user asked), `overflow` (the upstream said the prompt was too long).
+    pub reason: CondenseReason,
+    /// Tokens of the request as it would have been forwarded, and as it was.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// The `cache-aware` policy's figures when it weighed: what condensing cost now (the
+    /// cache written again, the summary), what it was expected to save over how many requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<CostEstimate>,
+}
+
+/// The most notes a session keeps, the oldest dropped first.
+pub(super) const MAX_NOTES: usize = 32;
 
 /// One session's figures (or the sum over every session, forgotten ones included).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -54,13 +106,27 @@ pub struct SessionStats {
     pub tokens_would_save: u64,
     /// Usage the upstream reported, summed.
     pub usage: GatewayUsage,
-    /// What that usage cost at each model's prices: uncached input, cache writes and reads,
-    /// output (US dollars; 0 for models without a known price).
+    /// What that usage cost at each model's published prices: uncached input, cache writes (a
+    /// 1-hour write at its own price) and reads, output (US dollars).
     pub cost_usd: f64,
-    /// Tokens removed from forwarded requests, priced at what each would have cost (the model's
-    /// cache-read price once the session reads from the cache, else its input price; US dollars,
-    /// 0 for models without a known price), less what the summaries cost.
+    /// Answers of a model whose price is unknown: their usage is counted in tokens, not in
+    /// dollars, and saves nothing in dollars.
+    pub unpriced_requests: u64,
+    /// What condensing saved, in US dollars: for each answer, what its request would have been
+    /// billed sent as the client sent it (the same cache rules over the client's own bytes and
+    /// the session's requests before it) less what it was billed, less what the summaries cost.
+    /// The cache written again after a condensation or a summary's splice is counted where it
+    /// happens, so this is negative until the condensations have paid for it.
     pub cost_saved_usd: f64,
+    /// The latest answer's part of `cost_saved_usd`.
+    pub saved_last_usd: f64,
+    /// While `cost_saved_usd` is negative and requests save money again: how many more
+    /// requests at the latest one's saving pay the loss back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payback_requests: Option<u64>,
+    /// Why each condensation ran, the latest [`MAX_NOTES`] (sessions only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub condensation_notes: Vec<CondensationNote>,
     /// LLM summaries written in the background and spliced in (provider `native`).
     pub summaries: u64,
     /// Summaries that failed or could not be used (the ledger stayed); the note says why.
@@ -89,19 +155,40 @@ pub struct SessionStats {
 }
 
 impl SessionStats {
-    /// Adds usage the upstream reported.
-    pub(super) fn add_usage(&mut self, u: GatewayUsage, prices: &crate::profile::Prices) {
-        // The upstream's `input` is the uncached part; the core's usage counts the whole prompt.
-        self.cost_usd += prices.cost(&crate::profile::Usage {
-            input_tokens: u.input + u.cache_write + u.cache_read,
-            output_tokens: u.output,
-            cache_write_tokens: u.cache_write,
-            cache_read_tokens: u.cache_read,
-        });
+    /// Adds usage the upstream reported, priced at `prices` (`None`: the model's price is
+    /// unknown).
+    pub(super) fn add_usage(&mut self, u: GatewayUsage, prices: Option<&ModelPrices>) {
+        match prices {
+            Some(p) => self.cost_usd += p.cost(&u.billed(), u.output as f64),
+            None => self.unpriced_requests += 1,
+        }
         self.usage.input += u.input;
         self.usage.output += u.output;
         self.usage.cache_read += u.cache_read;
         self.usage.cache_write += u.cache_write;
+        self.usage.cache_write_1h += u.cache_write_1h;
+    }
+
+    /// Books one answer's saving (negative: it cost more than sending the client's bytes would
+    /// have), and what paying back a loss takes at that rate.
+    pub(super) fn add_saving(&mut self, saved: f64) {
+        self.cost_saved_usd += saved;
+        self.saved_last_usd = saved;
+        self.update_payback();
+    }
+
+    /// `payback_requests` from the saving so far and the latest one.
+    pub(super) fn update_payback(&mut self) {
+        self.payback_requests = (self.cost_saved_usd < 0.0 && self.saved_last_usd > 0.0)
+            .then(|| (-self.cost_saved_usd / self.saved_last_usd).ceil() as u64);
+    }
+
+    /// Records why a condensation ran, keeping the latest [`MAX_NOTES`].
+    pub(super) fn note_condensation(&mut self, note: CondensationNote) {
+        if self.condensation_notes.len() >= MAX_NOTES {
+            self.condensation_notes.remove(0);
+        }
+        self.condensation_notes.push(note);
     }
 }
 
@@ -116,6 +203,30 @@ pub struct GatewayStats {
     pub sessions: BTreeMap<String, SessionStats>,
 }
 
+/// When the gateway condenses a session's requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum GatewayPolicy {
+    /// When a request crosses the threshold of its model's window.
+    Threshold,
+    /// At the threshold too, and earlier when what the condensation saves over the requests
+    /// expected pays for the cache it writes again (the chat's `cache-aware` policy); a summary
+    /// is spliced in only when that costs nothing more. A model without a known price is never
+    /// condensed early.
+    #[default]
+    CacheAware,
+}
+
+impl GatewayPolicy {
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GatewayPolicy::Threshold => "threshold",
+            GatewayPolicy::CacheAware => "cache-aware",
+        }
+    }
+}
+
 /// The configuration as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReportConfig {
@@ -123,6 +234,8 @@ pub struct ReportConfig {
     pub provider: String,
     /// The threshold, a share of the window (0.1 to 0.99).
     pub threshold: f64,
+    /// When it condenses: `threshold`, or `cache-aware` (also earlier, when it pays).
+    pub policy: GatewayPolicy,
     /// The operator's windows, by model prefix.
     pub windows: BTreeMap<String, usize>,
     /// Whether the gateway only observes.

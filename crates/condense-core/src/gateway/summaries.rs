@@ -13,6 +13,13 @@
 //! (the client may have rewound past it, or a "too long" retry swallowed it), and only when the
 //! request stays under its threshold with it; otherwise the ledger stays and the reason is
 //! recorded. Jobs are not persisted: a restart keeps the ledger.
+//!
+//! Splicing a summary in makes the upstream write its cache again from the condensation on, and
+//! the summary sits above the ledger, so it never makes a request smaller (the window never needs
+//! it). Under the `threshold` policy (and for a model whose price is unknown) it goes in at the
+//! next request; under `cache-aware` it waits ([`Ready`]) for a moment when that costs nothing
+//! more: the session's next condensation (which writes the cache again from there anyway), or its
+//! cache having gone cold.
 
 use std::ops::Range;
 
@@ -26,7 +33,9 @@ use super::decide::Gateway;
 use super::dialect::Dialect;
 use super::freeze::{Shape, replacement};
 use super::session_key::SessionKey;
-use super::windows::{model_prices, window_for};
+use super::stats::GatewayPolicy;
+use super::windows::window_for;
+use crate::billing::model_prices;
 
 /// A summary to write: the messages of one condensation, after the task they came under.
 #[derive(Debug, Clone)]
@@ -67,6 +76,14 @@ pub(super) struct Pending {
     /// The ledger frozen for the range: the summary goes above it, and the job is used only
     /// while the condensation still holds it.
     pub(super) ledger: String,
+}
+
+/// A summary written and checked, waiting to be spliced in (`cache-aware`).
+#[derive(Debug)]
+pub(super) struct Ready {
+    pub(super) pending: Pending,
+    /// The text that replaces the range: the summary above the ledger.
+    pub(super) text: String,
 }
 
 /// How many jobs may wait for the host at once: beyond, a condensation keeps its ledger.
@@ -171,7 +188,9 @@ impl Gateway {
             Dialect::ChatCompletions | Dialect::Responses => (LlmKind::Openai, format!("{openai}/v1")),
         };
         let window = window_for(&job.model, &self.config.windows);
-        let p = model_prices(&job.model);
+        // A model whose price is unknown writes for $0 as far as the books know: its cost is
+        // then not claimed either way.
+        let p = model_prices(&job.model).map(|p| p.prices(0.0)).unwrap_or_default();
         LlmProfile {
             base_url: Some(base),
             price_input_per_mtok: p.input,
@@ -187,28 +206,52 @@ impl Gateway {
         self.pending.len()
     }
 
-    /// A job's outcome, from the host. A summary is spliced in (and the session's next request
-    /// is forwarded with it) when its condensation is still there unchanged and the request
-    /// stays under its threshold with it; the answer says whether it was. The cost is counted
-    /// either way.
+    /// A job's outcome, from the host. A summary is used when its condensation is still there
+    /// unchanged and the request stays under its threshold with it: under the `threshold`
+    /// policy the session's next request carries it (the answer says so), under `cache-aware`
+    /// it waits for a moment when splicing it costs nothing more (see the module's
+    /// documentation). The cost is counted either way, against the saving.
     pub fn summary_done(&mut self, id: u64, outcome: Result<SummaryDone, String>) -> bool {
         let Some(pending) = self.pending.remove(&id) else { return false };
         let name = pending.key.to_string();
+        let range = pending.range.clone();
         let cost = outcome.as_ref().map_or(0.0, |d| d.cost_usd);
         let (tokens_in, tokens_out) = outcome.as_ref().map_or((0, 0), |d| (d.input_tokens, d.output_tokens));
-        let used = outcome.and_then(|done| self.splice_summary(&pending, &done));
+        let checked = outcome.and_then(|done| self.check_summary(&pending, &done).map(|(text, _)| text));
+        // A model whose price is unknown cannot be weighed: its summary goes in at once, as
+        // under the `threshold` policy.
+        let priced = self.states.get(&name).is_some_and(|s| model_prices(&s.stats.model).is_some());
+        let wait = self.config.policy == GatewayPolicy::CacheAware && priced;
+        let used = match checked {
+            Ok(text) if wait => {
+                let note = "the summary is written; it goes in at the session's next condensation, or \
+                            once its cache has gone cold, when that costs nothing more";
+                if let Some(state) = self.states.get_mut(&name) {
+                    state.ready = Some(Ready { pending, text });
+                    state.stats.summary_note = Some(note.into());
+                    self.totals.summary_note = Some(note.into());
+                }
+                Err(None)
+            }
+            Ok(text) => {
+                self.sessions.rewrite(&pending.key, &pending.range, &text).map_err(|e| Some(e.to_string()))
+            }
+            Err(why) => Err(Some(why)),
+        };
         let Some(state) = self.states.get_mut(&name) else { return false };
         for stats in [&mut state.stats, &mut self.totals] {
             stats.summary_cost_usd += cost;
             stats.summary_tokens += tokens_in + tokens_out;
             stats.cost_saved_usd -= cost;
+            stats.update_payback();
             match &used {
                 Ok(()) => stats.summaries += 1,
-                Err(why) => {
+                Err(None) => {}
+                Err(Some(why)) => {
                     stats.summary_failures += 1;
                     stats.summary_note = Some(format!(
                         "the summary of messages {}..{} was not used: {why}",
-                        pending.range.start, pending.range.end
+                        range.start, range.end
                     ));
                 }
             }
@@ -219,7 +262,57 @@ impl Gateway {
         used.is_ok()
     }
 
-    fn splice_summary(&mut self, pending: &Pending, done: &SummaryDone) -> Result<(), String> {
+    /// Splices in the summary waiting for session `name`, if it still fits (`why`: the moment
+    /// that made it free); the tokens it adds to the forwarded request.
+    pub(super) fn splice_ready(&mut self, name: &str, why: &str) -> usize {
+        let Some(ready) = self.states.get_mut(name).and_then(|s| s.ready.take()) else { return 0 };
+        let done = self.check_summary_text(&ready.pending, &ready.text);
+        let outcome = done.and_then(|grown| {
+            self.sessions
+                .rewrite(&ready.pending.key, &ready.pending.range, &ready.text)
+                .map_err(|e| e.to_string())?;
+            Ok(grown)
+        });
+        let Some(state) = self.states.get_mut(name) else { return 0 };
+        state.reshaped |= outcome.is_ok();
+        let range = &ready.pending.range;
+        for stats in [&mut state.stats, &mut self.totals] {
+            match &outcome {
+                Ok(_) => {
+                    stats.summaries += 1;
+                    stats.summary_note = Some(format!(
+                        "the summary of messages {}..{} went in: {why}",
+                        range.start, range.end
+                    ));
+                }
+                Err(e) => {
+                    stats.summary_failures += 1;
+                    stats.summary_note = Some(format!(
+                        "the summary of messages {}..{} was not used: {e}",
+                        range.start, range.end
+                    ));
+                }
+            }
+        }
+        outcome.unwrap_or(0)
+    }
+
+    /// The text that replaces `pending`'s range with `done`'s summary, and the tokens it adds,
+    /// when it can be used (see [`Gateway::check_summary_text`]).
+    fn check_summary(&mut self, pending: &Pending, done: &SummaryDone) -> Result<(String, usize), String> {
+        let name = pending.key.to_string();
+        let state = self.states.get(&name).ok_or("the session was forgotten")?;
+        let model = state.stats.model.clone();
+        let writer = if done.model.is_empty() { &model } else { &done.model };
+        let text = with_summary(&done.text, writer, &pending.ledger);
+        let grown = self.check_summary_text(pending, &text)?;
+        Ok((text, grown))
+    }
+
+    /// Whether `text` can replace `pending`'s range now: its condensation is still there with the
+    /// ledger it was written for, and the latest request stays under its threshold with it. The
+    /// tokens it adds.
+    fn check_summary_text(&mut self, pending: &Pending, text: &str) -> Result<usize, String> {
         let name = pending.key.to_string();
         let state = self.states.get_mut(&name).ok_or("the session was forgotten")?;
         let session = self.sessions.map.get(&pending.key).ok_or("the session was forgotten")?;
@@ -229,11 +322,9 @@ impl Gateway {
             .filter(|f| *f.replacement == *replacement(dialect, &pending.ledger))
             .ok_or("its condensation is gone (the client rewound, or a retry condensed further)")?;
         let model = state.stats.model.clone();
-        let writer = if done.model.is_empty() { &model } else { &done.model };
-        let text = with_summary(&done.text, writer, &pending.ledger);
         let counter = self.counters.for_model(&model);
         let before = state.counts.tokens_of(dialect, &old.replacement, counter);
-        let after = state.counts.tokens_of(dialect, &replacement(dialect, &text), counter);
+        let after = state.counts.tokens_of(dialect, &replacement(dialect, text), counter);
         let limit = (window_for(&model, &self.config.windows) as f64 * self.config.threshold) as usize;
         let forwarded = (state.last_forwarded + after).saturating_sub(before);
         if forwarded > limit {
@@ -241,6 +332,6 @@ impl Gateway {
                 "with it the request would be {forwarded} tokens, over its threshold of {limit}"
             ));
         }
-        self.sessions.rewrite(&pending.key, &pending.range, &text).map_err(|e| e.to_string())
+        Ok(after.saturating_sub(before))
     }
 }

@@ -129,11 +129,18 @@ fn chat_body(rounds: usize) -> String {
     )
 }
 
-/// A gateway whose models have a window of `window` tokens.
+/// A gateway whose models have a window of `window` tokens, condensing at the threshold only
+/// (the `cache-aware` policy has tests of its own).
 fn gateway(window: usize, observe: bool) -> Gateway {
     let windows: BTreeMap<String, usize> =
         ["claude-", "gpt-5", "gpt-4o"].iter().map(|m| (m.to_string(), window)).collect();
-    Gateway::new(GatewayConfig { windows, observe, ..GatewayConfig::default() }).unwrap()
+    Gateway::new(GatewayConfig {
+        windows,
+        policy: GatewayPolicy::Threshold,
+        observe,
+        ..GatewayConfig::default()
+    })
+    .unwrap()
 }
 
 /// A forwarded request's parts.
@@ -147,7 +154,7 @@ struct Sent {
 
 fn sent(decision: Decision) -> Sent {
     match decision {
-        Decision::Forward { session, body, condensed_now, tokens_client, tokens_forwarded } => Sent {
+        Decision::Forward { session, body, condensed_now, tokens_client, tokens_forwarded, .. } => Sent {
             session,
             body: String::from_utf8(body).unwrap(),
             condensed_now,
@@ -225,7 +232,10 @@ fn a_claude_code_session_condenses_once_then_replays_its_condensation_byte_for_b
     assert_eq!(stats.totals.requests, 20);
     let session = &stats.sessions[&first.session];
     assert!(session.tokens_forwarded < session.tokens_client);
-    assert!(session.cost_saved_usd > 0.0, "Sonnet has a price");
+    assert_eq!(session.cost_saved_usd, 0.0, "money is booked only from the upstream's usage");
+    let note = &session.condensation_notes[0];
+    assert_eq!((note.reason, note.request), (crate::agent::CondenseReason::Threshold, at[0] as u64 + 1));
+    assert_eq!((note.tokens_before, note.tokens_after), (first.client as u64, first.forwarded as u64));
 }
 
 #[test]
@@ -307,7 +317,7 @@ fn observe_mode_forwards_the_clients_bytes_and_says_what_it_would_do() {
         }
     }
     assert!(reasons.iter().all(|r| r.starts_with("observe: would forward")));
-    assert_eq!(reasons.iter().filter(|r| r.contains("now)")).count(), 1, "{reasons:?}");
+    assert_eq!(reasons.iter().filter(|r| r.contains("now: threshold)")).count(), 1, "{reasons:?}");
     let stats = gw.stats();
     assert!(stats.observe);
     assert_eq!(stats.totals.tokens_forwarded, stats.totals.tokens_client, "nothing was changed");
@@ -386,7 +396,7 @@ fn too_long_condenses_the_whole_span_once_and_returns_a_smaller_body() {
     let sent = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests);
     let (last, (client_body, current_turn)) = (sent.last().unwrap(), requests.last().unwrap());
     let retry =
-        String::from_utf8(gw.too_long(&last.session, client_body.as_bytes()).expect("condensed harder"))
+        String::from_utf8(gw.too_long(&last.session, client_body.as_bytes()).expect("condensed harder").0)
             .unwrap();
     assert!(retry.len() < last.body.len());
     serde_json::from_str::<Value>(&retry).unwrap();
@@ -437,10 +447,10 @@ fn a_warm_request_counts_only_its_new_messages() {
 fn usage_is_summed_per_session_and_in_total() {
     let mut gw = gateway(30_000, false);
     let s = sent(gw.request("/v1/messages", None, claude_requests(1)[0].0.as_bytes()));
-    let usage = GatewayUsage { input: 10, output: 5, cache_read: 2_000, cache_write: 300 };
-    gw.usage(&s.session, usage);
-    gw.usage(&s.session, usage);
-    gw.usage("unknown", usage);
+    let usage = GatewayUsage { input: 10, output: 5, cache_read: 2_000, cache_write: 300, cache_write_1h: 0 };
+    gw.usage(&s.session, None, usage);
+    gw.usage(&s.session, None, usage);
+    gw.usage("unknown", None, usage);
     let stats = gw.stats();
     assert_eq!(stats.sessions[&s.session].usage.cache_read, 4_000);
     assert_eq!(stats.totals.usage.input, 30);
@@ -474,7 +484,13 @@ fn a_configuration_out_of_bounds_is_refused_and_the_gateway_is_send() {
 /// A gateway with the `native` provider.
 fn native_gateway(window: usize) -> Gateway {
     let windows: BTreeMap<String, usize> = [("claude-".to_owned(), window)].into_iter().collect();
-    Gateway::new(GatewayConfig { windows, provider: "native".into(), ..GatewayConfig::default() }).unwrap()
+    Gateway::new(GatewayConfig {
+        windows,
+        policy: GatewayPolicy::Threshold,
+        provider: "native".into(),
+        ..GatewayConfig::default()
+    })
+    .unwrap()
 }
 
 /// Sends Claude Code's requests until the gateway condenses; the index of that request.
@@ -594,8 +610,13 @@ fn observe_mode_and_the_smart_provider_write_no_summary() {
     until_condensed(&mut smart, &requests);
     assert!(smart.take_jobs().is_empty());
     let windows: BTreeMap<String, usize> = [("claude-".to_owned(), 30_000)].into_iter().collect();
-    let config =
-        GatewayConfig { windows, provider: "native".into(), observe: true, ..GatewayConfig::default() };
+    let config = GatewayConfig {
+        windows,
+        policy: GatewayPolicy::Threshold,
+        provider: "native".into(),
+        observe: true,
+        ..GatewayConfig::default()
+    };
     let mut observe = Gateway::new(config).unwrap();
     for (body, _) in &requests {
         observe.request("/v1/messages", None, body.as_bytes());
@@ -677,7 +698,13 @@ fn the_client_is_named_by_its_user_agent() {
 fn recall_gateway(window: usize, max: usize) -> Gateway {
     let windows: BTreeMap<String, usize> = [("claude-".to_owned(), window)].into_iter().collect();
     let recall = Some(RecallConfig { dir: "/state/recall".into(), max_session_bytes: max });
-    Gateway::new(GatewayConfig { windows, recall, ..GatewayConfig::default() }).unwrap()
+    Gateway::new(GatewayConfig {
+        windows,
+        policy: GatewayPolicy::Threshold,
+        recall,
+        ..GatewayConfig::default()
+    })
+    .unwrap()
 }
 
 /// The recall files a set of operations writes, by path.
@@ -792,8 +819,14 @@ fn a_session_keeps_its_newest_recall_files_and_forgets_them_with_the_session() {
     let windows: BTreeMap<String, usize> = [("claude-".to_owned(), 30_000)].into_iter().collect();
     let recall = Some(RecallConfig { dir: "/state/recall".into(), max_session_bytes: RECALL_SESSION_BYTES });
     let limits = Limits { max_sessions: 1, ..Limits::default() };
-    let mut one =
-        Gateway::new(GatewayConfig { windows, recall, limits, ..GatewayConfig::default() }).unwrap();
+    let mut one = Gateway::new(GatewayConfig {
+        windows,
+        policy: GatewayPolicy::Threshold,
+        recall,
+        limits,
+        ..GatewayConfig::default()
+    })
+    .unwrap();
     let mut kept = BTreeMap::new();
     for (body, _) in &requests[..20] {
         one.request("/v1/messages", Some("first"), body.as_bytes());
@@ -810,8 +843,14 @@ fn observe_mode_writes_no_recall_file_and_too_long_writes_one_for_its_retry() {
     let requests = claude_requests(36);
     let windows: BTreeMap<String, usize> = [("claude-".to_owned(), 30_000)].into_iter().collect();
     let recall = Some(RecallConfig { dir: "/state/recall".into(), max_session_bytes: RECALL_SESSION_BYTES });
-    let mut observe =
-        Gateway::new(GatewayConfig { windows, recall, observe: true, ..GatewayConfig::default() }).unwrap();
+    let mut observe = Gateway::new(GatewayConfig {
+        windows,
+        policy: GatewayPolicy::Threshold,
+        recall,
+        observe: true,
+        ..GatewayConfig::default()
+    })
+    .unwrap();
     for (body, _) in &requests {
         observe.request("/v1/messages", None, body.as_bytes());
     }
@@ -821,10 +860,13 @@ fn observe_mode_writes_no_recall_file_and_too_long_writes_one_for_its_retry() {
     let sent_all = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests);
     gw.take_recall_ops();
     let retry = gw.too_long(&sent_all.last().unwrap().session, requests.last().unwrap().0.as_bytes());
-    let retry = String::from_utf8(retry.expect("condensed harder")).unwrap();
+    let retry = String::from_utf8(retry.expect("condensed harder").0).unwrap();
     let files = files_written(&gw.take_recall_ops());
     assert_eq!(files.len(), 1);
     let (path, text) = files.into_iter().next().unwrap();
     assert!(retry.contains(&format!("The hidden messages are in {path};")));
     assert!(text.contains("let value_1_30") && text.contains("let value_30_30"), "the whole span");
 }
+
+#[cfg(test)]
+mod money;

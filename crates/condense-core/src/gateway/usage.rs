@@ -121,6 +121,8 @@ impl UsageReader {
             set(&mut u.output, n(usage.get("output_tokens")));
             set(&mut u.cache_read, n(usage.get("cache_read_input_tokens")));
             set(&mut u.cache_write, n(usage.get("cache_creation_input_tokens")));
+            // Of the writes, those with a 1-hour lifetime (billed 2×, not 1.25×).
+            set(&mut u.cache_write_1h, n(usage.pointer("/cache_creation/ephemeral_1h_input_tokens")));
         }
     }
 }
@@ -148,7 +150,20 @@ mod tests {
         );
         let (a, b) = stream.split_at(57);
         let usage = read("text/event-stream; charset=utf-8", &[a, b]).unwrap();
-        assert_eq!(usage, Usage { input: 12, output: 42, cache_read: 4000, cache_write: 300 });
+        assert_eq!(
+            usage,
+            Usage { input: 12, output: 42, cache_read: 4000, cache_write: 300, cache_write_1h: 0 }
+        );
+    }
+
+    #[test]
+    fn anthropic_one_hour_writes_are_read_from_cache_creation() {
+        let json = r#"{"usage":{"input_tokens":3,"cache_creation_input_tokens":5000,"cache_read_input_tokens":0,
+            "cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":4000},"output_tokens":9}}"#;
+        let usage = read("application/json", &[json]).unwrap();
+        assert_eq!((usage.cache_write, usage.cache_write_1h), (5000, 4000));
+        let billed = usage.billed();
+        assert_eq!((billed.write_5m, billed.write_1h), (1000.0, 4000.0));
     }
 
     #[test]
@@ -157,14 +172,14 @@ mod tests {
                     \"prompt_tokens_details\":{\"cached_tokens\":64}}}\n\ndata: [DONE]\n\n";
         assert_eq!(
             read("text/event-stream", &[chat]).unwrap(),
-            Usage { input: 36, output: 7, cache_read: 64, cache_write: 0 }
+            Usage { input: 36, output: 7, cache_read: 64, cache_write: 0, cache_write_1h: 0 }
         );
         let responses = "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":\
                          {\"usage\":{\"input_tokens\":50,\"input_tokens_details\":{\"cached_tokens\":10},\
                          \"output_tokens\":5}}}\n\n";
         assert_eq!(
             read("text/event-stream", &[responses]).unwrap(),
-            Usage { input: 40, output: 5, cache_read: 10, cache_write: 0 }
+            Usage { input: 40, output: 5, cache_read: 10, cache_write: 0, cache_write_1h: 0 }
         );
     }
 

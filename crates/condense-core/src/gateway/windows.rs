@@ -1,14 +1,10 @@
-//! What the gateway knows of the models its clients ask for: each one's context window (the
-//! threshold is a share of it) and its price of an input token (what a condensation saves is
-//! priced by it). Both tables are matched by the longest prefix of the model id, lowercased and
-//! without a router's `vendor/` prefix, so a dated release (`claude-sonnet-4-5-20250929`) and a
-//! routed name (`anthropic/claude-opus-4-1`) find their family.
-//!
-//! The figures are the vendors' published ones; a model the table does not know gets
-//! [`DEFAULT_WINDOW`] and no price (nothing is claimed as saved in money). The operator's own
-//! figures (`--window MODEL=TOKENS`) win over the table.
-
-use crate::profile::Prices;
+//! The context window of the models the gateway's clients ask for (the threshold is a share of
+//! it), matched by the longest prefix of the model id, lowercased and without a router's
+//! `vendor/` prefix, so a dated release (`claude-sonnet-4-5-20250929`) and a routed name
+//! (`anthropic/claude-opus-4-1`) find their family. A model the table does not know gets
+//! [`DEFAULT_WINDOW`], and the operator's own figures (`--window MODEL=TOKENS`) win over the
+//! table. A window guessed from a family errs small, which condenses early rather than late;
+//! prices are never guessed (they are by exact id, in [`crate::billing`]).
 
 use std::collections::BTreeMap;
 
@@ -37,33 +33,6 @@ const WINDOWS: &[(&str, usize)] = &[
     ("o3", 200_000),
     ("o4", 200_000),
     ("gpt-oss", 131_072),
-];
-
-/// Input, output, cache write, cache read: US dollars per million tokens.
-type PriceRow = (f64, f64, f64, f64);
-
-/// US dollars per million tokens, by model-id prefix: uncached input, output, input written to
-/// the prompt cache, input read from it. Anthropic bills a write 1.25× and a read 0.1× the input
-/// price; OpenAI caches without a surcharge and bills a read at a quarter to a tenth.
-const PRICES: &[(&str, PriceRow)] = &[
-    ("claude-opus-4", (15.0, 75.0, 18.75, 1.5)),
-    ("claude-opus-4-5", (5.0, 25.0, 6.25, 0.5)),
-    ("claude-sonnet-4", (3.0, 15.0, 3.75, 0.3)),
-    ("claude-3-7-sonnet", (3.0, 15.0, 3.75, 0.3)),
-    ("claude-3-5-sonnet", (3.0, 15.0, 3.75, 0.3)),
-    ("claude-haiku-4", (1.0, 5.0, 1.25, 0.1)),
-    ("claude-3-5-haiku", (0.8, 4.0, 1.0, 0.08)),
-    ("gpt-4o", (2.5, 10.0, 2.5, 1.25)),
-    ("gpt-4o-mini", (0.15, 0.6, 0.15, 0.075)),
-    ("gpt-4.1", (2.0, 8.0, 2.0, 0.5)),
-    ("gpt-4.1-mini", (0.4, 1.6, 0.4, 0.1)),
-    ("gpt-4.1-nano", (0.1, 0.4, 0.1, 0.025)),
-    ("gpt-5", (1.25, 10.0, 1.25, 0.125)),
-    ("gpt-5-mini", (0.25, 2.0, 0.25, 0.025)),
-    ("gpt-5-nano", (0.05, 0.4, 0.05, 0.005)),
-    ("codex-mini", (1.5, 6.0, 1.5, 0.375)),
-    ("o3", (2.0, 8.0, 2.0, 0.5)),
-    ("o4-mini", (1.1, 4.4, 1.1, 0.275)),
 ];
 
 /// A model id as the tables match it: lowercased, without a `vendor/` prefix.
@@ -98,26 +67,9 @@ pub fn window_for(model: &str, overrides: &BTreeMap<String, usize>) -> usize {
     own.or_else(|| longest(WINDOWS.iter().copied(), &name)).unwrap_or(DEFAULT_WINDOW)
 }
 
-/// Every price of `model`, the cache's included; 0 for a model the table does not price.
-pub fn model_prices(model: &str) -> Prices {
-    longest(PRICES.iter().copied(), &bare(model)).map_or_else(
-        Prices::default,
-        |(input, output, cache_write, cache_read)| Prices { input, output, cache_write, cache_read },
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cache_prices_follow_each_vendor() {
-        let sonnet = model_prices("claude-sonnet-4-5-20250929");
-        assert_eq!((sonnet.cache_write, sonnet.cache_read), (3.75, 0.3));
-        let gpt = model_prices("openai/gpt-4.1");
-        assert_eq!((gpt.cache_write, gpt.cache_read), (2.0, 0.5));
-        assert_eq!(model_prices("llama3"), Prices::default());
-    }
 
     #[test]
     fn the_common_models_have_their_windows() {
@@ -155,17 +107,5 @@ mod tests {
         assert_eq!(window_for("claude-opus-4-1", &overrides), 50_000);
         assert_eq!(window_for("openrouter/my-model", &overrides), 8_000);
         assert_eq!(window_for("gpt-4o", &overrides), 128_000);
-    }
-
-    #[test]
-    fn prices_are_per_token_and_unknown_models_cost_nothing() {
-        let io = |m: &str| (model_prices(m).input, model_prices(m).output);
-        assert_eq!(io("claude-sonnet-4-5").0, 3.0);
-        assert_eq!(io("claude-opus-4-5-20251101").0, 5.0);
-        assert_eq!(io("claude-opus-4-1").0, 15.0);
-        assert_eq!(io("gpt-4o-mini").0, 0.15);
-        assert_eq!(io("gpt-5-codex"), (1.25, 10.0));
-        assert_eq!(io("claude-haiku-4-5"), (1.0, 5.0));
-        assert_eq!(io("llama3"), (0.0, 0.0));
     }
 }
