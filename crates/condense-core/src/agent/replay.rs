@@ -161,6 +161,9 @@ pub struct ReplayReport {
     pub probes_kept: usize,
     /// Probes looked for.
     pub probes: usize,
+    /// The probes not found, by label.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
     /// Turns (assistant answers) replayed.
     pub turns: usize,
     /// The policy's figures at each condensation ("costs $X now · saves ≈$Y over the next N turns").
@@ -352,6 +355,7 @@ pub async fn replay(
         not_applied: 0,
         retention: 1.0,
         probes_kept: 0,
+        missing: Vec::new(),
         probes: 0,
         turns: 0,
         notes: Vec::new(),
@@ -452,7 +456,8 @@ pub async fn replay(
         restore: String::new(),
     }));
     let view = working.api_view();
-    let (kept, _) = check_probes_in(&probes, &Haystack::of(&view));
+    let (kept, missing) = check_probes_in(&probes, &Haystack::of(&view));
+    report.missing = missing.iter().map(|p| p.label.clone()).collect();
     report.probes = probes.len();
     report.probes_kept = kept.len();
     report.retention = if probes.is_empty() { 1.0 } else { kept.len() as f64 / probes.len() as f64 };

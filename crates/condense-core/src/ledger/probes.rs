@@ -30,8 +30,11 @@ impl Ledger {
         // A file touched later stays when the ledger knows more of it than the later messages
         // show: what a hidden read showed of it (unless a later one shows its text again), what
         // hidden edits changed.
+        // A file created, edited or deleted stays named: a later condensation may hide the later
+        // message that touches it, and what was done to it would be lost.
         self.files.retain(|f| {
-            let knows_more = !f.changes.is_empty()
+            let knows_more = f.action != FileAction::Read
+                || !f.changes.is_empty()
                 || (!f.outline.is_empty() || !f.mentions.is_empty()) && !later.shown.contains(&f.path);
             !later.files.contains(&f.path) || knows_more
         });
