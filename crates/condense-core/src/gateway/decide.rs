@@ -448,7 +448,8 @@ impl Gateway {
             });
         }
         for stats in [&mut state.stats, &mut self.totals] {
-            stats.model.clone_from(&model);
+            // As `/stats` shows it: a client's model name cannot fill or forge it.
+            stats.model = super::http::shown(&model, super::http::SHOWN_CHARS);
             stats.requests += 1;
             stats.tokens_client += m.client as u64;
             stats.condensations += u64::from(made.is_some());
@@ -555,7 +556,7 @@ impl Gateway {
         state.stats.last_tokens_forwarded = client as u64;
         state.stats.window = window as u64;
         for stats in [&mut state.stats, &mut self.totals] {
-            stats.model = model.to_owned();
+            stats.model = super::http::shown(model, super::http::SHOWN_CHARS);
             stats.requests += 1;
             stats.tokens_client += client as u64;
             stats.tokens_forwarded += client as u64;
