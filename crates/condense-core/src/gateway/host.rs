@@ -157,8 +157,10 @@ impl HostGateway {
         openai: String,
         guard: Guard,
     ) -> Result<Self, String> {
+        let mut gateway = Gateway::new(config)?;
+        gateway.lean = true;
         Ok(HostGateway {
-            gateway: Gateway::new(config)?,
+            gateway,
             anthropic,
             openai,
             guard,
@@ -300,7 +302,8 @@ impl HostGateway {
                 bill: id,
             } => {
                 bill = Some(id);
-                if forwarded == body {
+                // An empty body is the client's own bytes (the gateway is lean here).
+                if forwarded.is_empty() || forwarded == body {
                     Outgoing::Client { session: Some(session), reason: Untouched::Unchanged }
                 } else {
                     let body = String::from_utf8(forwarded).expect("the core writes UTF-8 JSON");
@@ -385,7 +388,8 @@ impl HostGateway {
     /// Restores a saved state (see [`Gateway::load`]), returning the sessions set aside; the
     /// error says why it was refused, and the gateway is then left empty.
     pub fn load(&mut self, bytes: &[u8]) -> Result<Vec<SetAside>, StateError> {
-        let (gateway, set_aside) = Gateway::load(self.gateway.config().clone(), bytes)?;
+        let (mut gateway, set_aside) = Gateway::load(self.gateway.config().clone(), bytes)?;
+        gateway.lean = true;
         self.gateway = gateway;
         Ok(set_aside)
     }

@@ -334,10 +334,10 @@ impl MergeQueue {
 
 /// The longest piece counted whole. The heap's merge holds about 46 bytes for each byte of its
 /// piece: a 50 MB run of one letter (one piece; no text has such a piece, a hostile request can)
-/// would take 2.3 GB. A longer piece is counted in slices of this size, each exactly; its count
+/// would take 2.3 GB. A longer piece is counted in slices of this size (512 KiB), each exactly; its count
 /// may then differ from tiktoken's by a token or two a slice (one in a few hundred thousand), and
 /// counting it takes tens of megabytes whatever its length.
-pub(super) const EXACT_UP_TO: usize = 1 << 20;
+pub(super) const EXACT_UP_TO: usize = 1 << 19;
 
 /// `piece` in slices of about [`EXACT_UP_TO`] bytes, each cut before a UTF-8 lead byte (never
 /// inside a character).
@@ -526,7 +526,7 @@ mod tests {
         assert!(double.abs_diff(2 * tokens) <= 2, "{tokens} then {double}");
     }
 
-    /// A piece longer than [`EXACT_UP_TO`] is counted in slices: within a token a slice of the
+    /// A piece longer than [`EXACT_UP_TO`] (512 KiB) is counted in slices: within a token a slice of the
     /// whole (a run tokenizes periodically), and never cut inside a character.
     #[test]
     fn a_piece_over_the_exact_limit_is_counted_in_slices_near_the_whole() {
