@@ -159,6 +159,34 @@ describe("the extension's gateway", () => {
     }
   });
 
+  test("a path with dot segments is refused with 400 before routing, and a client's values cannot forge a log line", async () => {
+    await llm.clearRequests();
+    const gw = nodeGateway();
+    const { port } = await gw.start(options(llm));
+    const origin = `http://127.0.0.1:${port}`;
+    try {
+      // Node's `new URL()` would resolve these: `/anthropic/../../etc/passwd` reached the upstream
+      // as `GET /etc/passwd` with the client's key. http.request sends the path as it is.
+      for (const bad of ["/anthropic/../../etc/passwd", "/openai/v1/%2e%2e/%2E%2E/team-b", "/anthropic/v1/..%2f..%2fetc"]) {
+        expect(await getWithHost(port, bad, `127.0.0.1:${port}`), bad).toBe(400);
+      }
+      expect(await rawRequests(llm)).toHaveLength(0);
+      const before = logs.length;
+      const forged = "user_x_account_y_session_probe\r\ngateway: POST /forged → 200";
+      const body = JSON.stringify({ model: SMALL, max_tokens: 8, metadata: { user_id: forged + "z".repeat(100_000) }, messages: [{ role: "user", content: "hi" }] });
+      const r = await post(origin, "/anthropic/v1/messages", { "x-api-key": KEY, "anthropic-version": "2023-06-01" }, body);
+      expect(r.status, r.text).toBe(200);
+      const lines = logs.slice(before);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        expect(line).not.toMatch(/[\r\n]/);
+        expect(line.length).toBeLessThan(1_000);
+      }
+    } finally {
+      await gw.stop();
+    }
+  });
+
   test("forwards a session, streams its answers back, condenses it, counts its usage, and keeps no key", async () => {
     await llm.clearRequests();
     const gw = nodeGateway();

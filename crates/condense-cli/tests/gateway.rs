@@ -5,234 +5,19 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{HANG_GUARD, Scratch, Server, drain, hang_guard, server_saw_it_closed};
+use common::gateway::{
+    Gateway, OK, Received, SECRET, SMALL_MODEL, SMALL_WINDOW, TASK, Upstream, exchange, file, parse_reply,
+    request_bytes, respond, tool_session,
+};
+use common::{HANG_GUARD, Scratch, Server, hang_guard, server_saw_it_closed};
 use serde_json::{Value, json};
-
-/// A key no log or file may ever hold.
-const SECRET: &str = "sk-ant-test-NEVER-STORED-7f3a9c";
-
-/// The gateway as a child process; killed and reaped when dropped. Its stdout after the first
-/// line and its whole stderr are kept for the test to read.
-struct Gateway {
-    child: Child,
-    port: u16,
-    stdout: Arc<Mutex<String>>,
-    stderr: Arc<Mutex<String>>,
-}
-
-impl Gateway {
-    fn start(state: &Scratch, args: &[&str]) -> Gateway {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_condense"))
-            .args(["gateway", "--listen", "127.0.0.1:0", "--state-dir"])
-            .arg(&state.0)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let stderr = drain(child.stderr.take().unwrap());
-        let mut first = String::new();
-        stdout.read_line(&mut first).unwrap();
-        let port = first
-            .trim()
-            .strip_prefix("listening on http://127.0.0.1:")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the gateway did not start: {first:?} {}", stderr.lock().unwrap())
-            });
-        Gateway { child, port, stdout: drain(stdout), stderr }
-    }
-
-    fn host(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    /// One request with these extra header lines; the answer's status, headers and body.
-    fn send(&self, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
-        let host = format!("Host: {}", self.host());
-        let mut all = vec![host.as_str()];
-        all.extend_from_slice(headers);
-        exchange(self.port, method, path, &all, body)
-    }
-
-    fn post(&self, path: &str, headers: &[&str], body: &str) -> Reply {
-        self.send("POST", path, headers, body.as_bytes())
-    }
-
-    fn stats(&self) -> Value {
-        serde_json::from_slice(&self.send("GET", "/stats", &[], b"").body).unwrap()
-    }
-
-    /// Everything the gateway printed so far.
-    fn output(&self) -> String {
-        format!("{}{}", self.stdout.lock().unwrap(), self.stderr.lock().unwrap())
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// An HTTP answer, its body de-chunked.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    head: String,
-    body: Vec<u8>,
-}
-
-impl Reply {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.text()))
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-}
-
-fn request_bytes(method: &str, path: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
-    let mut out = format!("{method} {path} HTTP/1.1\r\n");
-    for h in headers {
-        out.push_str(h);
-        out.push_str("\r\n");
-    }
-    if !headers.iter().any(|h| h.to_ascii_lowercase().starts_with("content-length")) {
-        out.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    out.push_str("Connection: close\r\n\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(body);
-    bytes
-}
-
-fn exchange(port: u16, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(HANG_GUARD)).unwrap();
-    stream.write_all(&request_bytes(method, path, headers, body)).unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    parse_reply(&raw)
-}
-
-fn parse_reply(raw: &[u8]) -> Reply {
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap();
-    let mut body = raw[split + 4..].to_vec();
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        body = dechunk(&body);
-    }
-    Reply { status, head, body }
-}
-
-fn dechunk(mut raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = raw.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size = usize::from_str_radix(std::str::from_utf8(&raw[..line_end]).unwrap().trim(), 16).unwrap();
-        if size == 0 {
-            return out;
-        }
-        out.extend_from_slice(&raw[line_end + 2..line_end + 2 + size]);
-        raw = &raw[line_end + 2 + size + 2..];
-    }
-}
-
-/// One request as an upstream written here received it.
-#[derive(Debug, Clone)]
-struct Received {
-    head: String,
-    body: Vec<u8>,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-        })
-    }
-}
-
-/// An upstream on 127.0.0.1 that hands each request it reads to `answer` along with the
-/// connection, on a thread per connection, one request each (the connection is closed after
-/// it, and an answer says so: `connection: close`, or the gateway's next request may find the
-/// pooled connection closed under it); stopped when dropped.
-struct Upstream {
-    port: u16,
-    received: mpsc::Receiver<Received>,
-    _listener: Arc<TcpListener>,
-}
-
-impl Upstream {
-    fn start(answer: impl Fn(&Received, &mut TcpStream) + Send + Sync + 'static) -> Upstream {
-        let listener = Arc::new(TcpListener::bind("127.0.0.1:0").unwrap());
-        let port = listener.local_addr().unwrap().port();
-        let (record, received) = mpsc::channel();
-        let accepting = Arc::clone(&listener);
-        let answer = Arc::new(answer);
-        std::thread::spawn(move || {
-            for stream in accepting.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let (record, answer) = (record.clone(), Arc::clone(&answer));
-                std::thread::spawn(move || {
-                    let Some(request) = read_request(&mut stream) else { return };
-                    let _ = record.send(request.clone());
-                    answer(&request, &mut stream);
-                });
-            }
-        });
-        Upstream { port, received, _listener: listener }
-    }
-
-    /// An upstream that answers every request with this JSON.
-    fn json(answer: Value) -> Upstream {
-        let body = answer.to_string();
-        Upstream::start(move |_, stream| respond(stream, "200 OK", "", &body))
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn next(&self) -> Received {
-        self.received.recv_timeout(HANG_GUARD).expect("the upstream received a request")
-    }
-}
-
-fn read_request(stream: &mut TcpStream) -> Option<Received> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
-    let partial = Received { head, body: Vec::new() };
-    let length: usize = partial.header("content-length").and_then(|l| l.parse().ok()).unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Received { body, ..partial })
-}
 
 /// An Anthropic Messages body as Claude Code sends it, with spacing and escapes of its own.
 const ANTHROPIC_BODY: &str = "{\"model\": \"claude-sonnet-4-5\",  \"max_tokens\":64,\n \"metadata\":{\"user_id\":\
@@ -587,14 +372,6 @@ fn a_client_closing_before_the_upstream_answered_closes_the_upstream_request() {
 
 /// An HTTP answer an in-test upstream writes whole. It says it closes the connection, as it
 /// does: the gateway's retry must not be sent on it.
-fn respond(stream: &mut TcpStream, status: &str, extra: &str, body: &str) {
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n{extra}content-length: {}\r\n\r\n",
-        body.len()
-    );
-    let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
-}
-
 /// The marker every message of load session `s` carries, and no other session's does.
 fn load_marker(s: usize) -> String {
     format!("marker-s{s:02}-")
@@ -655,42 +432,8 @@ fn answer_load(request: &Received, stream: &mut TcpStream) {
     let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
 }
 
-/// A model the tests give a small window (`--window`), so that a few tool rounds cross it.
-const SMALL_MODEL: &str = "tiny-model";
-const SMALL_WINDOW: &str = "tiny-model=4000";
-/// The task statement, which every forwarded request keeps.
-const TASK: &str = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
-
-/// A file as a tool reads it: different in every round, a few hundred tokens.
-fn file(round: usize) -> String {
-    (0..20)
-        .map(|i| {
-            format!("{i:>6}\tlet value_{round}_{i} = compute(&input, {i}); // step {i} of module {round}\n")
-        })
-        .collect()
-}
-
-/// A Claude Code–shaped Anthropic session of `rounds` tool rounds (a `Read` and its result),
-/// for the small model, named by the session header the test sends.
-fn tool_session(rounds: usize, stream: bool) -> String {
-    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": TASK}]})];
-    for k in 0..rounds {
-        let id = format!("toolu_{k:04}");
-        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read",
-            "input": {"file_path": format!("/repo/src/module_{k}.rs")}}]}));
-        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
-            "content": file(k)}]}));
-    }
-    let mut body = json!({"model": SMALL_MODEL, "max_tokens": 256, "messages": messages});
-    if stream {
-        body["stream"] = json!(true);
-    }
-    body.to_string()
-}
-
 /// Anthropic's answer when the prompt does not fit the model's window.
 const TOO_LONG: &str = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
-const OK: &str = r#"{"id":"msg_ok","type":"message","role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":7,"output_tokens":2}}"#;
 
 #[test]
 fn a_5xx_from_the_upstream_reaches_the_client_unchanged_and_is_counted() {

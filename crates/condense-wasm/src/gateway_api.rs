@@ -176,7 +176,8 @@ fn gateway_start(inner: &Rc<Inner>, options: GatewayStart) -> Result<GatewayStar
     };
     let guard = Guard { bound: SocketAddr::from(([127, 0, 0, 1], options.port)), token: None };
     let mut host = HostGateway::new(config, anthropic.clone(), openai.clone(), guard).map_err(invalid)?;
-    let state_refused = options.state.and_then(|state| host.load(state.as_bytes()).err());
+    let state_refused =
+        options.state.and_then(|state| host.load(state.as_bytes()).err()).map(|e| e.to_string());
     inner.cancel(Some(SCOPE.to_owned()));
     *inner.gateway.borrow_mut() =
         Some(RunningGateway { host, readers: HashMap::new(), next_reader: 0, jobs: HashMap::new() });

@@ -150,7 +150,10 @@ pub(crate) fn save_to(state: &GatewayState, out: &mut dyn std::io::Write) -> std
 
 /// Restores what [`save_to`] wrote. A file of another version or shape, or a half-written one,
 /// is refused with the reason, and the gateway starts empty.
-pub(crate) fn load(state: &mut GatewayState, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn load(
+    state: &mut GatewayState,
+    bytes: &[u8],
+) -> Result<Vec<condense_core::gateway::SetAside>, condense_core::gateway::StateError> {
     state.host.load(bytes)
 }
 

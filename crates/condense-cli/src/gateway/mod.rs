@@ -29,7 +29,7 @@ mod proxy;
 mod store;
 mod summarize;
 
-use condense_core::gateway::{GatewayConfig, GatewayPolicy, RecallConfig};
+use condense_core::gateway::{GatewayConfig, GatewayPolicy, RecallConfig, STATE_VERSION, StateError};
 use condense_core::gateway::{Guard, check_listen, setup_text, upstream_origin};
 use decide::GatewayState;
 use proxy::Shared;
@@ -79,10 +79,27 @@ pub(crate) struct GatewayArgs {
     /// e.g. ~/.local/share/context-condenser/gateway).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
-    /// A token every request must carry in the `x-context-condenser-token` header; required to
-    /// listen on an address other than loopback.
+    /// A file whose first line is the token every request must carry in the
+    /// `x-context-condenser-token` header; required to listen on an address other than loopback.
+    /// Else the token is read from CONDENSE_GATEWAY_TOKEN.
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    token_file: Option<PathBuf>,
+    /// The token itself. Prefer --token-file or CONDENSE_GATEWAY_TOKEN: a command line is
+    /// readable by every user of this machine (the process list, /proc/PID/cmdline).
     #[arg(long, value_name = "T")]
     token: Option<String>,
+    /// Seconds an upstream may send nothing before its answer is given up (a 504 before the
+    /// answer began, the stream ended after). An answer that keeps moving is never cut.
+    #[arg(long, default_value_t = IDLE_TIMEOUT.as_secs(), value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    stream_idle_secs: u64,
+    /// Seconds a client may send nothing, in its request's headers or in its body (a
+    /// Content-Length longer than what it sends), before it is dropped.
+    #[arg(long, default_value_t = CLIENT_IDLE.as_secs(), value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    client_idle_secs: u64,
+    /// The most seconds one answer may take, from the request sent to the answer's last byte;
+    /// no limit unless given.
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    stream_max_secs: Option<u64>,
     /// The most megabytes of recall files (each condensation's hidden messages, in
     /// STATE_DIR/recall, named in the condensation for the agent to read) one session keeps,
     /// the oldest removed first; 0 writes none.
@@ -115,16 +132,22 @@ fn upstream(flag: &str, url: &str) -> Result<String, Failure> {
     upstream_origin(url).map_err(|e| usage(format!("{flag} {e}")))
 }
 
-/// Upstream deadlines, as the LLM layer's: 30 s to connect (`native.rs`), 60 s without a byte
-/// (`condense chat --timeout-secs`), and the whole request within the profile's default deadline.
+/// Upstream limits, as the LLM layer's: 30 s to connect (`native.rs`), 60 s without a byte
+/// (`condense chat --timeout-secs`; `--stream-idle-secs`). No limit on a whole answer unless
+/// `--stream-max-secs` sets one: a long generation that keeps streaming is never cut.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-const DEADLINE: Duration = Duration::from_secs(condense_core::profile::DEFAULT_DEADLINE_SECS);
+/// How long a client may send nothing, in its headers or its body, before it is dropped
+/// (`--client-idle-secs`).
+const CLIENT_IDLE: Duration = Duration::from_secs(30);
+/// Where the token comes from when neither flag gives it.
+const TOKEN_ENV: &str = "CONDENSE_GATEWAY_TOKEN";
 /// How long after a change the state is written: a burst of requests is one write.
 const SAVE_DELAY: Duration = Duration::from_millis(500);
 
 /// Runs the gateway until it is interrupted (Ctrl-C, SIGTERM); the state is written then too.
-pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
+pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
+    args.token = token(&args)?;
     check_listen(args.listen, args.token.as_deref()).map_err(usage)?;
     let range = condense_core::limits::THRESHOLD_MIN..=condense_core::limits::THRESHOLD_MAX;
     if !range.contains(&i32::from(args.threshold)) {
@@ -160,20 +183,43 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
     let summarizer = Summarizer::from_flags(&args.provider, &args.llm, args.summarize_with_upstream)?;
     match store.read() {
         Ok(None) => {}
-        Ok(Some(bytes)) => {
-            if let Err(why) = decide::load(&mut state, &bytes) {
-                crate::out::note(&format!(
-                    "gateway: starting afresh; {} ignored: {why}",
-                    store.path().display()
+        Ok(Some(bytes)) => match decide::load(&mut state, &bytes) {
+            Ok(set_aside) => {
+                for session in set_aside {
+                    let kept = store.set_aside(&session.raw);
+                    let kept = kept.map_or_else(
+                        |e| format!("could not be kept: {e}"),
+                        |p| format!("kept in {}", p.display()),
+                    );
+                    crate::out::note(&format!(
+                        "gateway: a saved session was set aside ({}); {kept}",
+                        session.why
+                    ));
+                }
+            }
+            Err(StateError::Newer { version }) => {
+                let path = store.path();
+                return Err(Failure(
+                    1,
+                    format!(
+                        "{} is version {version}, written by a newer gateway; this one reads {STATE_VERSION} and will not overwrite it. \
+                         Run the newer gateway, or move the file aside to start afresh here: mv {} {}.v{version}",
+                        path.display(),
+                        path.display(),
+                        path.display()
+                    ),
                 ));
             }
-        }
+            Err(why) => crate::out::note(&format!(
+                "gateway: starting afresh; {} ignored: {why}",
+                store.path().display()
+            )),
+        },
         Err(why) => crate::out::note(&format!("gateway: starting afresh; {why}")),
     }
     let client = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
-        .read_timeout(IDLE_TIMEOUT)
-        .timeout(DEADLINE)
+        .read_timeout(Duration::from_secs(args.stream_idle_secs))
         // Redirects are the client's to follow: a 3xx goes back as it came.
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -188,8 +234,15 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
             .map_err(|e| usage(format!("cannot listen on {}: {e}", args.listen)))?;
         let bound = listener.local_addr().map_err(|e| Failure(1, e.to_string()))?;
         decide::bound(&mut state, bound);
-        let shared =
-            Arc::new(Shared { state: Mutex::new(state), client, changed: Notify::new(), summarizer });
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            client,
+            changed: Notify::new(),
+            summarizer,
+            store: store.clone(),
+            stream_max: args.stream_max_secs.map(Duration::from_secs),
+            client_idle: Duration::from_secs(args.client_idle_secs),
+        });
         let writer = shared.summarizer.as_ref().map(Summarizer::describe);
         let recall = recall.as_ref().filter(|_| !args.observe);
         let policy = match args.policy {
@@ -221,6 +274,29 @@ pub(crate) fn run(args: GatewayArgs) -> Result<u8, Failure> {
     })
 }
 
+/// The token: from --token-file, --token, or the environment, in that order; `None` when none
+/// is given. A file or variable that gives an empty token is an error, not "no token".
+fn token(args: &GatewayArgs) -> Result<Option<String>, Failure> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("--token-file {}: {e}", path.display())))?;
+        let token = text.lines().next().unwrap_or_default().trim();
+        if token.is_empty() {
+            return Err(usage(format!("--token-file {}: its first line is empty", path.display())));
+        }
+        return Ok(Some(token.to_owned()));
+    }
+    if args.token.is_some() {
+        return Ok(args.token.clone());
+    }
+    match std::env::var(TOKEN_ENV) {
+        Ok(token) if token.trim().is_empty() => Err(usage(format!("{TOKEN_ENV} is set but empty"))),
+        Ok(token) => Ok(Some(token.trim().to_owned())),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(usage(format!("{TOKEN_ENV} is not UTF-8"))),
+    }
+}
+
 /// Accepts connections until the process ends, one task each.
 async fn serve(listener: TcpListener, shared: Arc<Shared>) {
     loop {
@@ -236,11 +312,12 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
+            let idle = shared.client_idle;
             let service = service_fn(move |request| proxy::handle(Arc::clone(&shared), request));
             // A client that sends no headers within the timeout is dropped (slowloris).
             let _ = http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(30))
+                .header_read_timeout(idle)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
@@ -279,7 +356,7 @@ async fn save_on_change(shared: Arc<Shared>, store: Store) {
     }
 }
 
-fn save(shared: &Shared, store: &Store) {
+pub(crate) fn save(shared: &Shared, store: &Store) {
     let state = shared.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Err(e) = store.write_with(|out| decide::save_to(&state, out)) {
         crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));

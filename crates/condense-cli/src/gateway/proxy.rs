@@ -15,8 +15,9 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures::Stream;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
@@ -30,11 +31,11 @@ use tokio::sync::Notify;
 use condense_core::gateway::{
     CONVERSATION_ACCEPT_ENCODING, MAX_BODY_BYTES, Outgoing, RecallOp, Retry, Routed, SESSION_HEADER,
     TOKEN_HEADER, Untouched, UsageReader, Wire, connection_named, error_body, forwards_answer,
-    forwards_upstream, may_be_too_long,
+    forwards_upstream, log_line, may_be_too_long,
 };
 
 use super::decide::{self, GatewayState};
-use super::store::apply_recall;
+use super::store::{Store, apply_recall};
 use super::summarize::Summarizer;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -49,6 +50,13 @@ pub(crate) struct Shared {
     pub(crate) changed: Notify,
     /// Writes the summaries of `--provider native`.
     pub(crate) summarizer: Option<Summarizer>,
+    /// Where the state is written: at once, before the request carrying a new condensation
+    /// leaves, so a gateway killed after that forward replays the same bytes.
+    pub(crate) store: Store,
+    /// The most an answer may take (`--stream-max-secs`), if any.
+    pub(crate) stream_max: Option<Duration>,
+    /// How long a client may send nothing (`--client-idle-secs`).
+    pub(crate) client_idle: Duration,
 }
 
 impl Shared {
@@ -98,10 +106,16 @@ async fn forward(
     if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
         return too_large();
     }
-    let body = match Limited::new(body, MAX_BODY_BYTES as usize).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return too_large(),
-        Err(e) => {
+    let body = match read_body(body, declared.unwrap_or(0) as usize, shared.client_idle).await {
+        Ok(body) => body,
+        Err(ReadError::TooLarge) => return too_large(),
+        Err(ReadError::Idle) => {
+            let why =
+                format!("the request body stopped arriving: nothing for {} s", shared.client_idle.as_secs());
+            log(&parts.method, parts.uri.path(), StatusCode::REQUEST_TIMEOUT, None, &why);
+            return error(Some(wire), StatusCode::REQUEST_TIMEOUT, &why);
+        }
+        Err(ReadError::Failed(e)) => {
             return error(Some(wire), StatusCode::BAD_REQUEST, &format!("cannot read the request body: {e}"));
         }
     };
@@ -121,6 +135,10 @@ async fn forward(
     let outgoing = decided.outgoing;
     // The files a condensation names are on disk before the request naming them leaves.
     write_recall(shared, outgoing.session(), decided.recall).await;
+    // So is the condensation itself: a gateway killed once this request left replays its bytes.
+    if matches!(outgoing, Outgoing::Rewritten { condensed_now: true, .. }) {
+        save_now(shared).await;
+    }
     if let Some(summarizer) = &shared.summarizer {
         summarizer.start(shared, decided.jobs, &parts.headers);
     }
@@ -139,7 +157,12 @@ async fn forward(
     };
     let (method, shown) = (parts.method.clone(), parts.uri.path().to_owned());
     let send = |body: Bytes| {
-        let request = shared.client.request(method.clone(), &url).headers(headers.clone());
+        let mut request = shared.client.request(method.clone(), &url).headers(headers.clone());
+        // `--stream-max-secs`: from the request sent to the answer's last byte (reqwest's
+        // per-request timeout covers the body too); an answer cut by it ends short.
+        if let Some(max) = shared.stream_max {
+            request = request.timeout(max);
+        }
         async move {
             match request.try_clone().expect("a body of bytes clones").body(body.clone()).send().await {
                 // A pooled connection the upstream closed just after its last answer fails
@@ -169,6 +192,7 @@ async fn forward(
             };
             log(&method, &shown, status, Some(session), "prompt too long: condensed further, retrying once");
             write_recall(shared, Some(session), recall).await;
+            save_now(shared).await;
             what = "condensed after the upstream's prompt too long".to_owned();
             bill = Some(retried);
             send(Bytes::from(body)).await
@@ -194,6 +218,45 @@ async fn forward(
     stream_back(shared, response, session, bill)
 }
 
+/// Why a request body could not be read.
+enum ReadError {
+    /// Above the core's limit.
+    TooLarge,
+    /// Nothing arrived for `--client-idle-secs`.
+    Idle,
+    /// The connection failed.
+    Failed(BoxError),
+}
+
+/// The request body, read frame by frame within the core's limit: a client that sends nothing
+/// for `idle` (a `Content-Length` longer than what it sends) is given up, as one that sends no
+/// headers is. `expected` (the declared length) sizes the buffer once.
+async fn read_body(body: Incoming, expected: usize, idle: Duration) -> Result<Bytes, ReadError> {
+    let mut body = Limited::new(body, MAX_BODY_BYTES as usize);
+    let mut out = BytesMut::with_capacity(expected.min(MAX_BODY_BYTES as usize));
+    loop {
+        match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => return Err(ReadError::Idle),
+            Ok(None) => return Ok(out.freeze()),
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    out.extend_from_slice(&data);
+                }
+            }
+            Ok(Some(Err(e))) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+                return Err(ReadError::TooLarge);
+            }
+            Ok(Some(Err(e))) => return Err(ReadError::Failed(e)),
+        }
+    }
+}
+
+/// Writes the state now (on a blocking thread), and returns once it is on disk.
+async fn save_now(shared: &Arc<Shared>) {
+    let shared = Arc::clone(shared);
+    let _ = tokio::task::spawn_blocking(move || super::save(&shared, &shared.store)).await;
+}
+
 /// Writes and removes the recall files the core decided on (on a blocking thread: a file may
 /// be megabytes), and tells the core which could not be written.
 async fn write_recall(shared: &Arc<Shared>, session: Option<&str>, ops: Vec<RecallOp>) {
@@ -214,8 +277,7 @@ async fn write_recall(shared: &Arc<Shared>, session: Option<&str>, ops: Vec<Reca
 /// One line per request on stderr: method, the client's path without its query, status,
 /// session, what went out. Never a header.
 fn log(method: &Method, path: &str, status: StatusCode, session: Option<&str>, what: &str) {
-    let session = session.map(|s| format!(" [{s}]")).unwrap_or_default();
-    crate::out::note(&format!("gateway: {method} {path} → {}{session}: {what}", status.as_u16()));
+    crate::out::note(&log_line(method.as_str(), path, status.as_u16(), session, what));
 }
 
 /// The names a message's `Connection` header lists.

@@ -85,6 +85,25 @@ impl Store {
         Ok(Some(bytes))
     }
 
+    /// Keeps a saved session the core set aside beside the state file, as
+    /// `state.set-aside.<n>.json` with the first `n` not taken (never over an earlier one), 0600:
+    /// its path.
+    pub(crate) fn set_aside(&self, raw: &str) -> std::io::Result<PathBuf> {
+        let mut n = 1;
+        loop {
+            let path = self.dir.join(format!("state.set-aside.{n}.json"));
+            match private_options(false).create_new(true).open(&path) {
+                Ok(mut file) => {
+                    file.write_all(raw.as_bytes())?;
+                    file.sync_all()?;
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Replaces the state file with what `write` writes, atomically: into a private temporary
     /// file, synced, then renamed over the state file. A failed or oversized write leaves the
     /// state file as it was.
@@ -105,7 +124,11 @@ impl Store {
                 ));
             }
             file.sync_all()?;
-            std::fs::rename(&temp, self.path())
+            std::fs::rename(&temp, self.path())?;
+            // The rename itself reaches the disk with the directory's entry.
+            #[cfg(unix)]
+            std::fs::File::open(&self.dir)?.sync_all()?;
+            Ok(())
         })();
         if result.is_err() {
             let _ = std::fs::remove_file(&temp);
@@ -162,14 +185,23 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 /// A new file readable and writable by its owner alone (on unix; elsewhere the directory's
 /// permissions apply). An old temporary file of the same name is replaced.
 fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    private_options(true).open(path)
+}
+
+/// Options that write a file readable and writable by its owner alone; `replace`: created or
+/// truncated.
+fn private_options(replace: bool) -> std::fs::OpenOptions {
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true);
+    if replace {
+        options.create(true).truncate(true);
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    options.open(path)
+    options
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+pub mod gateway;
+
 pub fn root(path: &str) -> String {
     format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
 }

@@ -15,6 +15,7 @@
 //! have forwarded — but every request goes out as the client sent it, and no money is booked as
 //! saved.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
 
@@ -234,6 +235,9 @@ pub struct Gateway {
     pub(super) now_ms: i64,
     /// The models of the sessions forgotten lately, by name: their late answers are priced.
     pub(super) forgotten: VecDeque<(String, String)>,
+    /// A decision to forward the client's own bytes carries an empty body (the host has them):
+    /// [`HostGateway`](super::HostGateway)'s, so that a 50 MB request is not copied once more.
+    pub(super) lean: bool,
 }
 
 /// Sessions forgotten whose model is remembered for their late answers.
@@ -295,6 +299,7 @@ impl Gateway {
             next_bill: 0,
             now_ms: 0,
             forgotten: VecDeque::new(),
+            lean: false,
         })
     }
 
@@ -426,6 +431,7 @@ impl Gateway {
         let forwarded = (m.forwarded + grown).saturating_sub(made.as_ref().map_or(0, |(p, _, _)| p.saved));
         let body = match rebuilt || grown > 0 || made.is_some() {
             true => splice(request, self.sessions.frozen(&key).unwrap_or_default()).0.into_owned(),
+            false if self.lean && matches!(forward.body, Cow::Borrowed(_)) => String::new(),
             false => forward.body.into_owned(),
         };
         state.last_forwarded = forwarded;
@@ -448,7 +454,8 @@ impl Gateway {
             });
         }
         for stats in [&mut state.stats, &mut self.totals] {
-            stats.model.clone_from(&model);
+            // As `/stats` shows it: a client's model name cannot fill or forge it.
+            stats.model = super::http::shown(&model, super::http::SHOWN_CHARS);
             stats.requests += 1;
             stats.tokens_client += m.client as u64;
             stats.condensations += u64::from(made.is_some());
@@ -555,7 +562,7 @@ impl Gateway {
         state.stats.last_tokens_forwarded = client as u64;
         state.stats.window = window as u64;
         for stats in [&mut state.stats, &mut self.totals] {
-            stats.model = model.to_owned();
+            stats.model = super::http::shown(model, super::http::SHOWN_CHARS);
             stats.requests += 1;
             stats.tokens_client += client as u64;
             stats.tokens_forwarded += client as u64;
@@ -566,7 +573,7 @@ impl Gateway {
         let bill = self.open_bill(name, model, request, &key, true);
         Decision::Forward {
             session: name.to_owned(),
-            body: request.body.as_bytes().to_vec(),
+            body: if self.lean { Vec::new() } else { request.body.as_bytes().to_vec() },
             condensed_now: false,
             tokens_client: client,
             tokens_forwarded: client,

@@ -276,6 +276,48 @@ pub(super) fn check_range(shapes: &[Shape], range: &Range<usize>) -> Result<(), 
     Ok(())
 }
 
+/// The ends `e` in `start + 1..=turn` for which `check_range(shapes, start..e)` holds, in order,
+/// found in one pass (checking each range apart is quadratic in the messages: 40k messages took
+/// seconds). `turn` is at most the current turn.
+pub(super) fn valid_ends(shapes: &[Shape], start: usize, turn: usize) -> Vec<usize> {
+    let current = shapes.iter().rposition(Shape::is_model).unwrap_or(0);
+    let turn = turn.min(current);
+    if start >= turn || (start > 0 && shapes[start - 1].kind == "reasoning") {
+        return Vec::new();
+    }
+    // No instructions inside: the range ends at the first one at or after `start`.
+    let stop = (start..turn).find(|&i| shapes[i].is_instructions()).unwrap_or(turn);
+    // A tool pair with one side before `start` and the other at or after it rules out every
+    // end; a pair at `lo < hi`, both from `start` on, rules out the ends in `lo + 1..=hi`.
+    let mut called: HashMap<&str, usize> = HashMap::new();
+    for (i, shape) in shapes.iter().enumerate() {
+        called.extend(shape.calls.iter().map(|id| (id.as_str(), i)));
+    }
+    let mut cover = vec![0i64; shapes.len() + 2];
+    for (j, shape) in shapes.iter().enumerate() {
+        for id in &shape.answers {
+            let Some(&i) = called.get(id.as_str()) else { continue };
+            let (lo, hi) = (i.min(j), i.max(j));
+            if lo < start && hi >= start {
+                return Vec::new();
+            }
+            if lo >= start && lo < hi {
+                cover[lo + 1] += 1;
+                cover[hi + 1] -= 1;
+            }
+        }
+    }
+    let mut ends = Vec::new();
+    let mut covered = cover[..=start].iter().sum::<i64>();
+    for e in start + 1..=stop {
+        covered += cover[e];
+        if covered == 0 && shapes[e - 1].kind != "reasoning" {
+            ends.push(e);
+        }
+    }
+    ends
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{self, ANTHROPIC_TURNS, CHAT_TURNS, RESPONSES_ITEMS};
@@ -419,5 +461,42 @@ mod tests {
 
     fn frozen_text(sessions: &Sessions, key: &SessionKey) -> String {
         sessions.frozen(key).unwrap()[0].replacement.to_string()
+    }
+
+    mod one_pass {
+        use proptest::prelude::*;
+
+        use super::super::{Shape, check_range, valid_ends};
+
+        /// A message: its role (0 user, 1 assistant, 2 system), whether it is a reasoning item,
+        /// the ids it calls and answers (from a few, so that pairs form, cross and repeat).
+        fn shape() -> impl Strategy<Value = Shape> {
+            (
+                0..3u8,
+                prop::bool::weighted(0.1),
+                prop::collection::vec(0..6u8, 0..2),
+                prop::collection::vec(0..6u8, 0..2),
+            )
+                .prop_map(|(role, reasoning, calls, answers)| Shape {
+                    role: ["user", "assistant", "system"][role as usize].into(),
+                    kind: if reasoning { "reasoning".into() } else { String::new() },
+                    calls: calls.iter().map(|c| format!("call_{c}")).collect(),
+                    answers: answers.iter().map(|a| format!("call_{a}")).collect(),
+                })
+        }
+
+        proptest! {
+            #[test]
+            fn the_ends_found_in_one_pass_are_the_ranges_check_range_allows(
+                shapes in prop::collection::vec(shape(), 1..40),
+                start in 0..40usize,
+            ) {
+                let turn = shapes.iter().rposition(Shape::is_model).unwrap_or(0);
+                let start = start % shapes.len();
+                let each: Vec<usize> =
+                    (start + 1..=turn).filter(|&e| check_range(&shapes, &(start..e)).is_ok()).collect();
+                prop_assert_eq!(valid_ends(&shapes, start, turn), each);
+            }
+        }
     }
 }

@@ -11,8 +11,12 @@ use serde_json::json;
 use super::decide::{Decision, Gateway, GatewayConfig};
 use super::dialect::Dialect;
 use super::guard::Guard;
-use super::http::{COUNT_TOKENS, NOT_FOUND, Route, Wire, error_body, may_be_too_long, route, says_too_long};
+use super::http::{
+    BAD_PATH, COUNT_TOKENS, NOT_FOUND, Route, SHOWN_CHARS, Wire, error_body, may_be_too_long, route,
+    says_too_long, shown,
+};
 use super::recall::RecallOp;
+use super::state::{SetAside, StateError};
 use super::stats::{GatewayReport, GatewayUsage, ReportConfig};
 use super::summaries::SummaryJob;
 
@@ -72,8 +76,10 @@ impl Outgoing {
             Outgoing::Rewritten { .. } => "condensations replayed".into(),
             Outgoing::Client { reason: Untouched::NotAConversation, .. } => "passed through".into(),
             Outgoing::Client { reason: Untouched::Unchanged, .. } => "the client's body".into(),
-            Outgoing::Client { reason: Untouched::Observed(what), .. } => what.clone(),
-            Outgoing::Client { reason: Untouched::Failed(why), .. } => format!("forwarded untouched: {why}"),
+            Outgoing::Client { reason: Untouched::Observed(what), .. } => shown(what, 2 * SHOWN_CHARS),
+            Outgoing::Client { reason: Untouched::Failed(why), .. } => {
+                format!("forwarded untouched: {}", shown(why, 2 * SHOWN_CHARS))
+            }
         }
     }
 }
@@ -151,8 +157,10 @@ impl HostGateway {
         openai: String,
         guard: Guard,
     ) -> Result<Self, String> {
+        let mut gateway = Gateway::new(config)?;
+        gateway.lean = true;
         Ok(HostGateway {
-            gateway: Gateway::new(config)?,
+            gateway,
             anthropic,
             openai,
             guard,
@@ -191,7 +199,7 @@ impl HostGateway {
 
     fn fail_open(&mut self, why: String) -> Untouched {
         self.failed_open += 1;
-        self.last_failed_open = Some(why.clone());
+        self.last_failed_open = Some(shown(&why, 2 * SHOWN_CHARS));
         Untouched::Failed(why)
     }
 
@@ -231,6 +239,7 @@ impl HostGateway {
             Route::Health | Route::Stats => {
                 Routed::Answer { status: 405, body: error_body(None, 405, "use GET") }
             }
+            Route::BadPath => Routed::Answer { status: 400, body: error_body(None, 400, BAD_PATH) },
             Route::NotFound => Routed::Answer { status: 404, body: error_body(None, 404, NOT_FOUND) },
             Route::Upstream { wire, url, path } => Routed::Upstream { wire, url, path },
         }
@@ -293,7 +302,8 @@ impl HostGateway {
                 bill: id,
             } => {
                 bill = Some(id);
-                if forwarded == body {
+                // An empty body is the client's own bytes (the gateway is lean here).
+                if forwarded.is_empty() || forwarded == body {
                     Outgoing::Client { session: Some(session), reason: Untouched::Unchanged }
                 } else {
                     let body = String::from_utf8(forwarded).expect("the core writes UTF-8 JSON");
@@ -375,10 +385,12 @@ impl HostGateway {
         self.gateway.save_to(out)
     }
 
-    /// Restores a saved state (see [`Gateway::load`]); the error says why it was refused, and the
-    /// gateway is then left empty.
-    pub fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.gateway = Gateway::load(self.gateway.config().clone(), bytes)?;
-        Ok(())
+    /// Restores a saved state (see [`Gateway::load`]), returning the sessions set aside; the
+    /// error says why it was refused, and the gateway is then left empty.
+    pub fn load(&mut self, bytes: &[u8]) -> Result<Vec<SetAside>, StateError> {
+        let (mut gateway, set_aside) = Gateway::load(self.gateway.config().clone(), bytes)?;
+        gateway.lean = true;
+        self.gateway = gateway;
+        Ok(set_aside)
     }
 }

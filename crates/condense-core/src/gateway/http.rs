@@ -44,15 +44,69 @@ pub enum Route {
         /// The path after the route's prefix, query included, e.g. `/v1/messages?beta=true`.
         path: String,
     },
+    /// A path with a dot segment or an encoded separator (see [`leaves_its_route`]): refused.
+    BadPath,
     /// Anything else.
     NotFound,
+}
+
+/// Whether a request path (its query excluded) could leave its route's prefix at the upstream: a
+/// `.` or `..` segment, raw or percent-encoded (`%2e`), or a separator a server may read as one
+/// (`\`, `%2f`, `%5c`). The hosts build the upstream URL by appending the path to the upstream's
+/// origin; a URL parser on the way (Node's `new URL`, the upstream's own router) resolves dot
+/// segments, so `/anthropic/../../etc/passwd` would reach the upstream as `/etc/passwd` with the
+/// client's credentials, and an upstream path prefix (`…/team-a/openai`) could be left for
+/// another. No API the gateway serves has such a path.
+pub fn leaves_its_route(path_and_query: &str) -> bool {
+    let path = path_and_query.split(['?', '#']).next().unwrap_or_default();
+    path.contains('\\')
+        || path.split('/').any(|segment| {
+            let decoded = percent_decoded(segment);
+            decoded == "." || decoded == ".." || decoded.contains(['/', '\\'])
+        })
+}
+
+/// `segment` with its `%XX` escapes decoded as bytes (read lossily), repeatedly, so that a double
+/// encoding (`%252e`) is seen through too.
+fn percent_decoded(segment: &str) -> String {
+    let mut text = segment.to_owned();
+    for _ in 0..4 {
+        if !text.contains('%') {
+            break;
+        }
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex))
+            {
+                (b'%', Some(hi), Some(lo)) => {
+                    out.push((hi * 16 + lo) as u8);
+                    i += 3;
+                }
+                (b, _, _) => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        let decoded = String::from_utf8_lossy(&out).into_owned();
+        if decoded == text {
+            break;
+        }
+        text = decoded;
+    }
+    text
 }
 
 /// The route of a request to the gateway (its path and query), given the upstreams' origins
 /// (without a trailing `/` or `/v1`).
 pub fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
     let path = path_and_query.split('?').next().unwrap_or_default();
-    if path == "/healthz" {
+    if leaves_its_route(path_and_query) {
+        Route::BadPath
+    } else if path == "/healthz" {
         Route::Health
     } else if path == "/stats" {
         Route::Stats
@@ -64,6 +118,9 @@ pub fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
         Route::NotFound
     }
 }
+
+/// What the gateway says for a path with a dot segment or an encoded separator.
+pub const BAD_PATH: &str = "the path has a `.` or `..` segment or an encoded `/` or `\\` (raw or percent-encoded); the gateway refuses it";
 
 /// What the gateway says for a path it does not serve.
 pub const NOT_FOUND: &str = "the gateway serves /anthropic/…, /openai/v1/…, /healthz and /stats";
@@ -146,6 +203,60 @@ pub fn error_body(wire: Option<Wire>, status: u16, message: &str) -> String {
     value.to_string()
 }
 
+/// The most characters of a client's value (a path, a model, a session id) a log line or
+/// `/stats` shows.
+pub const SHOWN_CHARS: usize = 200;
+
+/// A value from a client as a log line or `/stats` shows it: control characters, line and
+/// paragraph separators and the bidirectional overrides written as escapes (`\n`, `\u{202e}`),
+/// never as themselves, so no value can forge a log line or reorder one; cut at `max` characters,
+/// with `…` after.
+pub fn shown(value: &str, max: usize) -> String {
+    let mut out = String::with_capacity(value.len().min(max * 2));
+    let mut count = 0;
+    for c in value.chars() {
+        let piece = match c {
+            '\n' => "\\n".to_owned(),
+            '\r' => "\\r".to_owned(),
+            '\t' => "\\t".to_owned(),
+            c if needs_escape(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        };
+        let len = piece.chars().count();
+        if count + len > max {
+            out.push('…');
+            break;
+        }
+        out.push_str(&piece);
+        count += len;
+    }
+    out
+}
+
+/// Whether `c` would act on a log rather than be read in it.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Whether `value` is shown as it is (see [`shown`]).
+pub(super) fn shows_as_is(value: &str) -> bool {
+    value.chars().count() <= SHOWN_CHARS && !value.chars().any(needs_escape)
+}
+
+/// A host's log line for one request: its method, its path without the query, the status, the
+/// session and what went out, every value from the client shown by [`shown`]. Never a header.
+pub fn log_line(method: &str, path: &str, status: u16, session: Option<&str>, what: &str) -> String {
+    let path = path.split('?').next().unwrap_or_default();
+    let session = session.map(|s| format!(" [{}]", shown(s, SHOWN_CHARS))).unwrap_or_default();
+    format!(
+        "gateway: {} {} → {status}{session}: {}",
+        shown(method, 16),
+        shown(path, SHOWN_CHARS),
+        shown(what, 2 * SHOWN_CHARS)
+    )
+}
+
 /// Whether an upstream's answer of `status` may be a "prompt too long" worth one condensed retry.
 pub fn may_be_too_long(status: u16) -> bool {
     status == 400 || status == 413
@@ -188,6 +299,59 @@ mod tests {
         for other in ["/openai/chat/completions", "/anthropicx/v1/messages", "/v1/messages", "/"] {
             assert_eq!(r(other), Route::NotFound, "{other}");
         }
+    }
+
+    #[test]
+    fn a_path_that_could_leave_its_route_is_refused_before_routing() {
+        let r = |p| route("https://a.example/team-a", "https://o.example/team-a/openai", p);
+        for bad in [
+            "/anthropic/../../etc/passwd",
+            "/anthropic/v1/./messages",
+            "/openai/v1/../../../team-b/openai/v1/responses",
+            "/openai/v1/%2e%2e/%2E%2E/team-b",
+            "/openai/v1/.%2e/x",
+            "/openai/v1/%252e%252e/x",
+            "/anthropic/v1/..%2f..%2fetc",
+            "/anthropic/v1/%5c..%5cetc",
+            "/anthropic/v1\\..\\etc",
+            "/..",
+            "/healthz/..",
+        ] {
+            assert_eq!(r(bad), Route::BadPath, "{bad}");
+        }
+        // A dot inside a name, a query with dots, an encoded space: fine.
+        for good in [
+            "/anthropic/v1/messages?x=../..",
+            "/openai/v1/models/gpt-4.1",
+            "/openai/v1/files/a%20b",
+            "/anthropic/v1/.well",
+        ] {
+            assert!(matches!(r(good), Route::Upstream { .. }), "{good}");
+        }
+    }
+
+    #[test]
+    fn a_clients_values_cannot_forge_a_log_line_or_fill_it() {
+        let line = log_line(
+            "POST",
+            "/anthropic/v1/messages?key=secret",
+            200,
+            Some("header:a\r\nX-Injected: 1\u{0}\u{202e}"),
+            "observe: model probe\ngateway: POST /forged → 200",
+        );
+        assert!(!line.contains(['\r', '\n', '\u{0}', '\u{202e}']), "{line}");
+        assert!(line.contains("a\\r\\nX-Injected: 1\\u{0}\\u{202e}"), "{line}");
+        assert!(!line.contains("secret"), "the query is never logged");
+        let long = log_line(
+            "POST",
+            &format!("/anthropic/{}", "a".repeat(100_000)),
+            200,
+            Some(&"s".repeat(100_000)),
+            "x",
+        );
+        assert!(long.chars().count() < 3 * SHOWN_CHARS, "{}", long.len());
+        assert_eq!(shown("claude-sonnet-4-5", SHOWN_CHARS), "claude-sonnet-4-5");
+        assert!(shows_as_is("claude-sonnet-4-5") && !shows_as_is("a\nb") && !shows_as_is(&"a".repeat(201)));
     }
 
     #[test]

@@ -53,16 +53,17 @@ pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
 pub use host::{Decided, HostGateway, Outgoing, Retry, Routed, Untouched};
 pub use http::{
-    CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NOT_FOUND, Route, SESSION_HEADER,
-    TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,
-    route, says_too_long, upstream_origin,
+    BAD_PATH, CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NOT_FOUND, Route,
+    SESSION_HEADER, SHOWN_CHARS, TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer,
+    forwards_upstream, leaves_its_route, log_line, may_be_too_long, route, says_too_long, shown,
+    upstream_origin,
 };
 pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
 pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use setup::{SetupClient, claude_read_rule, setup_text};
-pub use state::STATE_VERSION;
+pub use state::{STATE_VERSION, SetAside, StateError};
 pub use stats::{
     CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,
 };

@@ -22,7 +22,7 @@ use crate::ledger::{self, Ledger};
 use crate::tokens::TokenCounter;
 
 use super::count::{CountCache, read_messages};
-use super::freeze::{Shape, check_range, replacement};
+use super::freeze::{Shape, replacement, valid_ends};
 use super::sessions::Session;
 
 /// A condensation chosen: the range, the text that replaces it, what the request saves.
@@ -91,9 +91,8 @@ pub(super) fn plan(
             };
     }
     let cuts_frozen = |e: usize| session.frozen.iter().any(|f| f.range.start < e && e < f.range.end);
-    let ends: Vec<usize> = (start + 1..=turn)
-        .filter(|&e| !cuts_frozen(e) && check_range(&shapes, &(start..e)).is_ok())
-        .collect();
+    let ends: Vec<usize> =
+        valid_ends(&shapes, start, turn).into_iter().filter(|&e| !cuts_frozen(e)).collect();
     let last = *ends.last().ok_or("no range there keeps tool calls with their results")?;
     let need = ask.forwarded.saturating_sub(ask.target);
     let end_for = |need: usize| match ask.whole {

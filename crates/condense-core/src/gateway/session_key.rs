@@ -13,6 +13,7 @@ pub use crate::model::hash::fnv1a;
 use crate::model::hash::fnv1a_from;
 
 use super::dialect::Request;
+use super::http::{SHOWN_CHARS, shown, shows_as_is};
 
 /// A session's identity, by where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -75,21 +76,33 @@ fn is_user(raw: &str) -> bool {
     serde_json::from_str::<Head<'_>>(raw).ok().and_then(|h| h.role) == Some("user")
 }
 
+/// A client's name for its session as the key holds it: itself when it shows as it is (see
+/// [`shows_as_is`]), else its first characters as shown, escaped, and a hash of the whole, so a
+/// long or hostile id can neither fill a log line, `/stats` or the state file, nor merge two
+/// sessions whose ids begin alike.
+fn bounded(id: &str) -> String {
+    if shows_as_is(id) {
+        id.to_owned()
+    } else {
+        format!("{}#{:016x}", shown(id, SHOWN_CHARS - 20), fnv1a(id.as_bytes()))
+    }
+}
+
 /// The session of `request`: the header, else Claude Code's session id, else Codex's
 /// `prompt_cache_key`, else the hash.
 pub fn session_key(request: &Request<'_>, header: Option<&str>) -> SessionKey {
     if let Some(h) = header.map(str::trim).filter(|h| !h.is_empty()) {
-        return SessionKey::Header(h.to_owned());
+        return SessionKey::Header(bounded(h));
     }
     if let Some(user_id) = request.user_id.as_deref().filter(|u| !u.is_empty()) {
         let id = claude_session(user_id).unwrap_or(user_id);
-        return SessionKey::ClaudeCode(match request.model.as_deref().filter(|m| !m.is_empty()) {
+        return SessionKey::ClaudeCode(bounded(&match request.model.as_deref().filter(|m| !m.is_empty()) {
             Some(model) => format!("{id}@{model}"),
             None => id.to_owned(),
-        });
+        }));
     }
     if let Some(key) = request.prompt_cache_key.as_deref().filter(|k| !k.is_empty()) {
-        return SessionKey::PromptCacheKey(key.to_owned());
+        return SessionKey::PromptCacheKey(bounded(key));
     }
     SessionKey::Hash(content_hash(request))
 }
@@ -156,6 +169,25 @@ mod tests {
         assert_eq!(
             session_key(&request, Some("")).to_string(),
             "prompt-cache-key:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+        );
+    }
+
+    #[test]
+    fn a_long_or_hostile_session_id_is_bounded_and_kept_apart() {
+        let body = fixtures::responses(&fixtures::RESPONSES_ITEMS[..2]);
+        let request = parse(Dialect::Responses, &body);
+        let long_a = format!("{}a", "x".repeat(100_000));
+        let long_b = format!("{}b", "x".repeat(100_000));
+        let a = session_key(&request, Some(&long_a)).to_string();
+        let b = session_key(&request, Some(&long_b)).to_string();
+        assert!(a.chars().count() <= SHOWN_CHARS + 10, "{}", a.len());
+        assert_ne!(a, b, "ids that begin alike stay two sessions");
+        let forged = session_key(&request, Some("probe\r\ngateway: forged")).to_string();
+        assert!(!forged.contains(['\r', '\n']) && forged.contains("probe\\r\\n"), "{forged}");
+        assert_eq!(
+            session_key(&request, Some("team-a")).to_string(),
+            "header:team-a",
+            "a plain id is itself"
         );
     }
 

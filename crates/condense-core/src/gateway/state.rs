@@ -6,7 +6,9 @@
 //! Messages are stored as raw JSON ([`RawValue`]), not as strings: their bytes come back exactly,
 //! which the replay depends on. Loading checks everything the store relies on (the version, each
 //! condensation's range within its session, in order, apart), so a file cut short by a crash or
-//! edited by hand is refused whole, never half read.
+//! edited by hand is refused whole, never half read; within a readable file, each session is checked
+//! alone, and one that fails is set aside (its JSON handed to the host to keep) while the others
+//! load. A file of a newer version is never read.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -21,14 +23,54 @@ use super::stats::SessionStats;
 /// The version of the state written; a file of another version is refused.
 pub const STATE_VERSION: u32 = 1;
 
-/// The file's layout. `R` holds a message's raw JSON: borrowed from the held texts when saving
-/// (nothing is copied on the way to the writer), owned when loading.
+/// Why a saved state cannot be used at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateError {
+    /// Written by a newer gateway: never read, and never to be overwritten (the host refuses to
+    /// start on it, or starts without a file, and says how to move it).
+    Newer {
+        /// The file's version.
+        version: u32,
+    },
+    /// Not a state file this gateway can read (cut short, an older version, not JSON); the
+    /// gateway starts afresh.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for StateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StateError::Newer { version } => write!(
+                f,
+                "the state file is version {version}, written by a newer gateway; this one reads {STATE_VERSION}"
+            ),
+            StateError::Unreadable(why) => f.write_str(why),
+        }
+    }
+}
+
+/// A saved session that could not be read back, set aside so that the others load: its raw
+/// JSON, for the host to keep beside the state file, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    /// Its position among the saved sessions.
+    pub index: usize,
+    /// Why it was set aside.
+    pub why: String,
+    /// Its JSON as saved.
+    pub raw: String,
+}
+
+/// The file's layout. `S` is a [`SavedSession`] when saving, a session's raw JSON when loading.
+/// A session's `R` holds a message's raw JSON: borrowed from the held texts when saving (nothing
+/// is copied on the way to the writer), owned when loading.
 #[derive(Serialize, Deserialize)]
-struct Saved<R> {
+struct Saved<S> {
     version: u32,
     totals: SessionStats,
-    /// Least recently used first, so loading restores the order of eviction.
-    sessions: Vec<SavedSession<R>>,
+    /// Least recently used first, so loading restores the order of eviction. Read back as raw
+    /// JSON, each session then on its own.
+    sessions: Vec<S>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -112,29 +154,49 @@ impl Gateway {
         serde_json::to_writer(out, &saved)
     }
 
-    /// A gateway with the state [`Gateway::save`] wrote. A file of another version, cut short or
-    /// inconsistent is an error; nothing of it is used.
-    pub fn load(config: GatewayConfig, bytes: &[u8]) -> Result<Gateway, String> {
-        let mut gateway = Gateway::new(config)?;
+    /// A gateway with the state [`Gateway::save`] wrote, and the sessions of it that could not be
+    /// read back (each checked alone: one bad session is set aside, the others load). A file of a
+    /// newer version, or one that is not a state file at all, is an error; nothing of it is used.
+    pub fn load(config: GatewayConfig, bytes: &[u8]) -> Result<(Gateway, Vec<SetAside>), StateError> {
+        let mut gateway = Gateway::new(config).map_err(StateError::Unreadable)?;
         #[derive(Deserialize)]
         struct Version {
             version: u32,
         }
-        let version: Version =
-            serde_json::from_slice(bytes).map_err(|e| format!("the state file is not readable: {e}"))?;
+        let unreadable =
+            |e: serde_json::Error| StateError::Unreadable(format!("the state file is not readable: {e}"));
+        let version: Version = serde_json::from_slice(bytes).map_err(unreadable)?;
+        if version.version > STATE_VERSION {
+            return Err(StateError::Newer { version: version.version });
+        }
         if version.version != STATE_VERSION {
-            return Err(format!(
+            return Err(StateError::Unreadable(format!(
                 "the state file is version {}; this gateway reads {STATE_VERSION}",
                 version.version
-            ));
+            )));
         }
-        let saved: Saved<Box<RawValue>> =
-            serde_json::from_slice(bytes).map_err(|e| format!("the state file is not readable: {e}"))?;
-        for s in &saved.sessions {
-            check(s)?;
-        }
+        let saved: Saved<Box<RawValue>> = serde_json::from_slice(bytes).map_err(unreadable)?;
+        let mut set_aside = Vec::new();
         gateway.totals = saved.totals;
-        for s in saved.sessions {
+        for (index, raw) in saved.sessions.into_iter().enumerate() {
+            let read = serde_json::from_str::<SavedSession<Box<RawValue>>>(raw.get())
+                .map_err(|e| format!("session {index} is not readable: {e}"))
+                .and_then(|s| check(&s).map(|()| s));
+            let s = match read {
+                Ok(s) if gateway.sessions.messages(&s.key).is_none() => s,
+                Ok(s) => {
+                    set_aside.push(SetAside {
+                        index,
+                        why: format!("session {} is saved twice", s.key),
+                        raw: raw.get().into(),
+                    });
+                    continue;
+                }
+                Err(why) => {
+                    set_aside.push(SetAside { index, why, raw: raw.get().into() });
+                    continue;
+                }
+            };
             let originals = s.originals.iter().map(|o| o.get().into()).collect();
             let frozen = s
                 .frozen
@@ -148,6 +210,6 @@ impl Gateway {
         }
         let sessions = &gateway.sessions;
         gateway.states.retain(|_, s| sessions.messages(&s.key).is_some());
-        Ok(gateway)
+        Ok((gateway, set_aside))
     }
 }

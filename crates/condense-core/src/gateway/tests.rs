@@ -356,7 +356,8 @@ fn save_then_load_forwards_the_same_bytes() {
     assert!(sent.iter().any(|s| s.condensed_now));
     let saved = gw.save();
     let config = gw.config().clone();
-    let mut loaded = Gateway::load(config, &saved).unwrap();
+    let (mut loaded, set_aside) = Gateway::load(config, &saved).unwrap();
+    assert!(set_aside.is_empty());
     assert_eq!(loaded.stats(), gw.stats());
     assert_eq!(loaded.save(), saved, "saving again writes the same bytes");
     for (body, _) in &requests[28..] {
@@ -371,7 +372,7 @@ fn sent_body(d: Decision) -> String {
 }
 
 #[test]
-fn a_truncated_or_foreign_state_file_is_refused() {
+fn a_truncated_or_foreign_state_file_is_refused_and_a_newer_one_is_named() {
     let mut gw = gateway(30_000, false);
     run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &claude_requests(26));
     let saved = gw.save();
@@ -380,13 +381,40 @@ fn a_truncated_or_foreign_state_file_is_refused() {
         assert!(Gateway::load(config.clone(), &saved[..cut]).is_err(), "cut at {cut}");
     }
     let text = String::from_utf8(saved).unwrap();
-    let other = text.replacen("\"version\":1", "\"version\":2", 1);
-    assert!(Gateway::load(config.clone(), other.as_bytes()).unwrap_err().contains("version 2"));
+    let newer = text.replacen("\"version\":1", "\"version\":99", 1);
+    let refused = Gateway::load(config.clone(), newer.as_bytes()).unwrap_err();
+    assert_eq!(refused, StateError::Newer { version: 99 });
+    assert!(refused.to_string().contains("version 99, written by a newer gateway"), "{refused}");
+    let older = text.replacen("\"version\":1", "\"version\":0", 1);
+    assert!(matches!(Gateway::load(config.clone(), older.as_bytes()), Err(StateError::Unreadable(_))));
+    assert!(matches!(Gateway::load(config, b"not json"), Err(StateError::Unreadable(_))));
+}
+
+#[test]
+fn one_unreadable_session_is_set_aside_and_the_others_load() {
+    let mut gw = gateway(30_000, false);
+    let requests = claude_requests(28);
+    for (body, _) in &requests[..26] {
+        gw.request("/v1/messages", Some("first"), body.as_bytes());
+        gw.request("/v1/messages", Some("second"), body.as_bytes());
+    }
+    let text = String::from_utf8(gw.save()).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 2);
+    // The first saved session's first condensation moved out of its messages by hand.
     let start = v["sessions"][0]["frozen"][0]["start"].as_u64().unwrap();
     let moved = text.replacen(&format!("\"start\":{start},"), "\"start\":9999,", 1);
-    assert!(Gateway::load(config.clone(), moved.as_bytes()).unwrap_err().contains("out of place"));
-    assert!(Gateway::load(config, b"not json").is_err());
+    let (mut loaded, set_aside) = Gateway::load(gw.config().clone(), moved.as_bytes()).unwrap();
+    assert_eq!(set_aside.len(), 1);
+    assert_eq!(set_aside[0].index, 0);
+    assert!(set_aside[0].why.contains("out of place"), "{}", set_aside[0].why);
+    let raw: Value = serde_json::from_str(&set_aside[0].raw).unwrap();
+    assert_eq!(raw["frozen"][0]["start"], 9999, "the session's JSON is kept as saved");
+    let kept = v["sessions"][1]["key"]["header"].as_str().unwrap().to_owned();
+    let (body, _) = &requests[26];
+    let a = sent_body(gw.request("/v1/messages", Some(&kept), body.as_bytes()));
+    let b = sent_body(loaded.request("/v1/messages", Some(&kept), body.as_bytes()));
+    assert_eq!(a, b, "the other session replays its condensations");
 }
 
 #[test]
@@ -564,7 +592,7 @@ fn the_native_provider_condenses_at_once_and_splices_the_summary_into_a_later_re
     // The state keeps the summary: a restart replays it.
     let mut bytes = Vec::new();
     gw.save_to(&mut bytes).unwrap();
-    let mut again = Gateway::load(gw.config().clone(), &bytes).unwrap();
+    let mut again = Gateway::load(gw.config().clone(), &bytes).unwrap().0;
     let replayed = sent(again.request("/v1/messages", None, requests[at + 3].0.as_bytes()));
     assert_eq!(replayed.body, after.body);
 }
@@ -757,7 +785,7 @@ fn a_condensation_names_a_recall_file_of_what_it_hid_and_replays_the_same_line()
     let session = &stats.sessions[&first.session];
     assert_eq!((session.recall_files, session.recall_bytes), (1, text.len() as u64));
     assert_eq!((stats.totals.recall_files, stats.totals.recall_bytes), (1, text.len() as u64));
-    let mut restored = Gateway::load(gw.config().clone(), &gw.save()).unwrap();
+    let mut restored = Gateway::load(gw.config().clone(), &gw.save()).unwrap().0;
     let next = claude_requests(21).pop().unwrap().0;
     let again = sent(restored.request("/v1/messages", None, next.as_bytes()));
     assert_eq!(replacement(&again.body), replacement(&first.body));
@@ -870,3 +898,83 @@ fn observe_mode_writes_no_recall_file_and_too_long_writes_one_for_its_retry() {
 
 #[cfg(test)]
 mod money;
+
+/// A Claude Code–shaped session of `rounds` tool rounds (a `Read` and its result), for a model
+/// with a small window.
+fn tool_session_body(rounds: usize) -> String {
+    let file = |round: usize| -> String {
+        (0..20)
+            .map(|i| {
+                format!(
+                    "{i:>6}\tlet value_{round}_{i} = compute(&input, {i}); // step {i} of module {round}\n"
+                )
+            })
+            .collect()
+    };
+    let mut messages = vec![
+        serde_json::json!({"role": "user", "content": [{"type": "text", "text": "Fix the failing test in src/parse.rs and keep the public API unchanged."}]}),
+    ];
+    for k in 0..rounds {
+        let id = format!("toolu_{k:04}");
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read",
+            "input": {"file_path": format!("/repo/src/module_{k}.rs")}}]}),
+        );
+        messages
+            .push(serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+            "content": file(k)}]}));
+    }
+    serde_json::json!({"model": "tiny-model", "max_tokens": 256, "messages": messages}).to_string()
+}
+
+/// A gateway restarted from its state saved at any request after its last condensation (the
+/// host writes it before forwarding a condensation) forwards what it would have without the
+/// restart: the crash-replay identity the CLI's reliability test checks end to end.
+#[test]
+fn restarted_from_any_state_saved_after_its_last_condensation_it_forwards_the_same_bytes() {
+    let config = || {
+        let windows: BTreeMap<String, usize> = [("tiny-model".to_string(), 4000)].into_iter().collect();
+        GatewayConfig {
+            windows,
+            recall: Some(RecallConfig {
+                dir: "/home/someone/.local/share/context-condenser/gateway/recall".into(),
+                max_session_bytes: 8 << 20,
+            }),
+            ..GatewayConfig::default()
+        }
+    };
+    let requests: Vec<String> = (8..22).map(tool_session_body).collect();
+    let mut reference = Gateway::new(config()).unwrap();
+    let go = |gw: &mut Gateway, b: &str| {
+        let d = gw.request("/v1/messages", Some("burst"), b.as_bytes());
+        if let Decision::Forward { session, bill, .. } = &d {
+            gw.usage(session, Some(*bill), GatewayUsage { input: 7, output: 2, ..GatewayUsage::default() });
+        }
+        d
+    };
+    let sent: Vec<Sent> = requests.iter().map(|b| sent(go(&mut reference, b))).collect();
+    let at: Vec<usize> = (0..sent.len()).filter(|&i| sent[i].condensed_now).collect();
+    assert_eq!(at, [0, 3, 6, 10, 13], "the stretch condenses more than once");
+    let mut bad = Vec::new();
+    for j in 0..requests.len() - 1 {
+        let mut gw = Gateway::new(config()).unwrap();
+        for b in &requests[..=j] {
+            go(&mut gw, b);
+        }
+        let saved = gw.save();
+        for m in j + 1..requests.len().min(j + 6) {
+            if at.iter().any(|&c| c > j && c < m) {
+                continue;
+            }
+            let (mut loaded, _) = Gateway::load(gw.config().clone(), &saved).unwrap();
+            for n in m..requests.len().min(m + 4) {
+                let again = sent_body(go(&mut loaded, &requests[n]));
+                if again != sent[n].body {
+                    bad.push((j, m, n, again.len(), sent[n].body.len()));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+}

@@ -137,6 +137,9 @@ impl Vocab {
     /// while the piece is short (it is faster there), the heap from [`HEAP_FROM`] bytes on (the
     /// scan is quadratic in the piece's length: a run of 200,000 letters took seconds).
     fn merge_count(&self, piece: &[u8]) -> usize {
+        if piece.len() > EXACT_UP_TO {
+            return slices(piece).map(|slice| self.count(slice)).sum();
+        }
         if piece.len() < 64 {
             let mut parts = [(0u32, NONE); 64];
             self.merge(piece, &mut parts[..piece.len() + 1])
@@ -329,6 +332,31 @@ impl MergeQueue {
     }
 }
 
+/// The longest piece counted whole. The heap's merge holds about 46 bytes for each byte of its
+/// piece: a 50 MB run of one letter (one piece; no text has such a piece, a hostile request can)
+/// would take 2.3 GB. A longer piece is counted in slices of this size (512 KiB), each exactly; its count
+/// may then differ from tiktoken's by a token or two a slice (one in a few hundred thousand), and
+/// counting it takes tens of megabytes whatever its length.
+pub(super) const EXACT_UP_TO: usize = 1 << 19;
+
+/// `piece` in slices of about [`EXACT_UP_TO`] bytes, each cut before a UTF-8 lead byte (never
+/// inside a character).
+fn slices(piece: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = piece;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut cut = EXACT_UP_TO.min(rest.len());
+        while cut < rest.len() && rest[cut] & 0xc0 == 0x80 {
+            cut += 1;
+        }
+        let (slice, after) = rest.split_at(cut);
+        rest = after;
+        Some(slice)
+    })
+}
+
 /// Pieces this long and longer merge by the heap ([`Vocab::merge_heap`]).
 const HEAP_FROM: usize = 128;
 
@@ -496,6 +524,19 @@ mod tests {
         // Twice the length, about twice the tokens: the run tokenizes periodically.
         let double = v.count(&vec![b'L'; 400_000]);
         assert!(double.abs_diff(2 * tokens) <= 2, "{tokens} then {double}");
+    }
+
+    /// A piece longer than [`EXACT_UP_TO`] (512 KiB) is counted in slices: within a token a slice of the
+    /// whole (a run tokenizes periodically), and never cut inside a character.
+    #[test]
+    fn a_piece_over_the_exact_limit_is_counted_in_slices_near_the_whole() {
+        let v = super::super::shared_vocab(super::super::Encoding::O200kBase);
+        let exact = v.count(&vec![b'a'; EXACT_UP_TO]);
+        let sliced = v.count(&vec![b'a'; 3 * EXACT_UP_TO]);
+        assert!(sliced.abs_diff(3 * exact) <= 3, "{exact} then {sliced}");
+        let text = "é".repeat(EXACT_UP_TO);
+        assert!(slices(text.as_bytes()).all(|s| std::str::from_utf8(s).is_ok()));
+        assert_eq!(slices(text.as_bytes()).map(<[u8]>::len).sum::<usize>(), text.len());
     }
 
     #[test]
