@@ -13,7 +13,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -25,7 +25,6 @@ use hyper::header::{
     ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, USER_AGENT,
 };
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
-use tokio::sync::Notify;
 
 use condense_core::gateway::{
     CONVERSATION_ACCEPT_ENCODING, MAX_BODY_BYTES, Outgoing, RecallOp, Retry, Routed, SESSION_HEADER,
@@ -33,7 +32,7 @@ use condense_core::gateway::{
     forwards_upstream, may_be_too_long,
 };
 
-use super::decide::{self, GatewayState};
+use super::decide::{self, GatewayState, SharedState};
 use super::store::apply_recall;
 use super::summarize::Summarizer;
 
@@ -43,19 +42,16 @@ pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 
 /// What every request shares.
 pub(crate) struct Shared {
-    pub(crate) state: Mutex<GatewayState>,
+    /// The state, and the saver's signal.
+    pub(crate) live: Arc<SharedState>,
     pub(crate) client: reqwest::Client,
-    /// Told after each change of the state; the saver writes it.
-    pub(crate) changed: Notify,
     /// Writes the summaries of `--provider native`.
     pub(crate) summarizer: Option<Summarizer>,
 }
 
 impl Shared {
     pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, GatewayState> {
-        // A panic while the lock was held was caught or ended its request; the counts are
-        // still sound, and the gateway keeps serving.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.live.state()
     }
 }
 
@@ -122,10 +118,10 @@ async fn forward(
     // The files a condensation names are on disk before the request naming them leaves.
     write_recall(shared, outgoing.session(), decided.recall).await;
     if let Some(summarizer) = &shared.summarizer {
-        summarizer.start(shared, decided.jobs, &parts.headers);
+        summarizer.start(&shared.live, decided.jobs, &parts.headers);
     }
     if parts.method == Method::POST {
-        shared.changed.notify_one();
+        shared.live.changed.notify_one();
     }
     let conversation = !matches!(outgoing, Outgoing::Client { reason: Untouched::NotAConversation, .. });
     let headers = upstream_headers(&parts.headers, conversation);
@@ -302,7 +298,7 @@ impl Drop for Tap {
         let (Some(reader), Some(session)) = (self.reader.take(), self.session.take()) else { return };
         if let Some(usage) = reader.finish() {
             decide::usage(&mut self.shared.state(), &session, self.bill, usage);
-            self.shared.changed.notify_one();
+            self.shared.live.changed.notify_one();
         }
     }
 }

@@ -19,10 +19,9 @@ use condense_core::tokens::TiktokenCounter;
 use hyper::HeaderMap;
 use tokio::sync::Semaphore;
 
-use super::decide;
-use super::proxy::Shared;
-use crate::llm::LlmArgs;
+use super::decide::{self, SharedState};
 use crate::{Failure, usage};
+use crate::llm::LlmArgs;
 
 /// Summaries written at once; more wait their turn (a condensation keeps its ledger meanwhile).
 const SLOTS: usize = 2;
@@ -96,7 +95,7 @@ impl Summarizer {
 
     /// Starts the jobs the core queued for a request with `headers` (the key of
     /// `--summarize-with-upstream`). Returns at once.
-    pub(crate) fn start(&self, shared: &Arc<Shared>, jobs: Vec<SummaryJob>, headers: &HeaderMap) {
+    pub(crate) fn start(&self, shared: &Arc<SharedState>, jobs: Vec<SummaryJob>, headers: &HeaderMap) {
         for job in jobs {
             let (profile, key) = match &self.writer {
                 Writer::Profile(..) => (None, None),

@@ -12,9 +12,9 @@ use super::decide::{Decision, Gateway, GatewayConfig};
 use super::dialect::Dialect;
 use super::guard::Guard;
 use super::http::{COUNT_TOKENS, NOT_FOUND, Route, Wire, error_body, may_be_too_long, route, says_too_long};
+use super::jobs::SummaryJob;
 use super::recall::RecallOp;
 use super::stats::{GatewayReport, GatewayUsage, ReportConfig};
-use super::summaries::SummaryJob;
 
 /// Why a request went out as the client sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -32,6 +32,7 @@ mod freeze;
 mod guard;
 mod host;
 mod http;
+mod jobs;
 mod plan;
 mod recall;
 mod replay;
@@ -57,6 +58,7 @@ pub use http::{
     TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,
     route, says_too_long, upstream_origin,
 };
+pub use jobs::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob};
 pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
 pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
@@ -66,7 +68,7 @@ pub use state::STATE_VERSION;
 pub use stats::{
     CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,
 };
-pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
+pub use summaries::summarize;
 pub use usage::{MAX_JSON_COPY, UsageReader};
 pub use windows::{DEFAULT_WINDOW, window_for};
 
