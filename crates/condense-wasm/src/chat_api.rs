@@ -311,7 +311,7 @@ async fn turn(
             // Mid-turn, with the manager borrowed: a test build's panic leaves the instance as a
             // real bug would.
             if let AgentEvent::UserMessage { message } = &event {
-                crate::test_panic(&message.text());
+                crate::panic::test_panic(&message.text());
             }
             on_event.call(&event);
         })

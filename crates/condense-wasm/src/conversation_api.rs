@@ -34,7 +34,7 @@ impl FromJs for ConversationValue {
             &json
         };
         with_text(text, |text| {
-            crate::test_panic(text);
+            crate::panic::test_panic(text);
             parse_conversation(text)
         })
         .ok_or_else(|| error(ErrorKind::Internal, "the conversation's text could not be read"))?

@@ -36,7 +36,7 @@ pub(crate) struct Inner {
     /// The chats and conversation files the host named by handle.
     pub(crate) held: RefCell<HeldTasks>,
     /// The gateway, while the host runs one.
-    pub(crate) gateway: RefCell<Option<crate::gateway_api::RunningGateway>>,
+    pub(crate) gateway: RefCell<Option<crate::gateway_state::RunningGateway>>,
 }
 
 impl Inner {

@@ -10,7 +10,6 @@
 //! condensations, and the per-session controls. Nothing here sees the client's credentials but
 //! as headers passed through the core's filter.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
@@ -32,6 +31,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::convert::error;
 use crate::engine::{CondenseEngine, Inner};
+use crate::gateway_state::RunningGateway;
 use crate::surface::{Bytes, engine_api};
 
 crate::surface::data!(
@@ -51,15 +51,6 @@ crate::surface::data!(
     GatewaySessionView,
     GatewayPreview
 );
-
-/// The running gateway, the usage readers of the answers passing through it, and the summary
-/// jobs handed out and not yet taken.
-pub(crate) struct RunningGateway {
-    host: HostGateway,
-    readers: HashMap<u32, (String, Option<u64>, UsageReader)>,
-    next_reader: u32,
-    jobs: HashMap<u64, SummaryJob>,
-}
 
 /// The scope of the gateway's background work, which stopping it cancels.
 const SCOPE: &str = "gateway";
@@ -178,8 +169,7 @@ fn gateway_start(inner: &Rc<Inner>, options: GatewayStart) -> Result<GatewayStar
     let mut host = HostGateway::new(config, anthropic.clone(), openai.clone(), guard).map_err(invalid)?;
     let state_refused = options.state.and_then(|state| host.load(state.as_bytes()).err());
     inner.cancel(Some(SCOPE.to_owned()));
-    *inner.gateway.borrow_mut() =
-        Some(RunningGateway { host, readers: HashMap::new(), next_reader: 0, jobs: HashMap::new() });
+    *inner.gateway.borrow_mut() = Some(RunningGateway::new(host));
     Ok(GatewayStarted { anthropic, openai, state_refused })
 }
 
@@ -292,7 +282,7 @@ fn gateway_request(
     let wire = wire_of(&request.wire)?;
     with(inner, |g| {
         // With the gateway borrowed: a test build's panic leaves the instance as a real bug would.
-        crate::test_panic(std::str::from_utf8(&body.0).unwrap_or_default());
+        crate::panic::test_panic(std::str::from_utf8(&body.0).unwrap_or_default());
         let session = request.session.as_deref();
         if let Some(answer) = g.host.count_tokens(wire, &request.method, &request.path, session, &body.0) {
             let log = "counted as it will be forwarded".to_owned();

@@ -19,10 +19,12 @@ mod conversation_api;
 mod convert;
 mod engine;
 mod gateway_api;
+mod gateway_state;
 mod held;
 mod held_api;
 mod host;
 mod llm_api;
+mod panic;
 mod settings_api;
 mod surface;
 mod text;
@@ -30,6 +32,9 @@ mod tools_api;
 mod types;
 
 pub use engine::CondenseEngine;
+#[cfg(feature = "test-panic")]
+pub use panic::TEST_PANIC_MARKER;
+pub use panic::on_panic;
 
 /// The TypeScript declaration of the engine's methods (`src/engine.d.ts`), from their description.
 pub fn typescript_declaration() -> String {
@@ -93,20 +98,6 @@ mod boundary {
     }
 }
 
-/// The input that makes a test build of the engine panic (feature `test-panic`): a chat message, a
-/// conversation text or a gateway request's body equal to it. The shipped package has no such trigger.
-#[cfg(feature = "test-panic")]
-pub const TEST_PANIC_MARKER: &str = "__context_condenser_test_panic__";
-
-/// Panics on [`TEST_PANIC_MARKER`] in a test build; nothing otherwise.
-#[inline]
-fn test_panic(_input: &str) {
-    #[cfg(feature = "test-panic")]
-    if _input == TEST_PANIC_MARKER {
-        panic!("the test build panics on purpose on its marker input");
-    }
-}
-
 /// Benchmarks only (feature `bench`): tiktoken-rs's own count of a text, `encode_ordinary` with the
 /// encoding named (`o200k_base` or `cl100k_base`), the tables loaded on the first call.
 #[cfg(feature = "bench")]
@@ -121,34 +112,4 @@ pub fn bench_tiktoken_count(text: &str, encoding: &str) -> usize {
         O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("embedded tables parse"))
     };
     bpe.encode_ordinary(text).len()
-}
-
-thread_local! {
-    /// The host's function told of a panic (see [`on_panic`]).
-    static PANIC_LISTENER: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Registers the function called with a panic's message just before the panic traps this
-/// WebAssembly instance. A trap inside a promise's task leaves that promise pending forever and
-/// the instance unusable (a borrow never released, the task queue stopped): the host learns of it
-/// here, fails the calls in flight and builds a fresh instance. The function must not call into
-/// the engine.
-#[wasm_bindgen::prelude::wasm_bindgen(js_name = onPanic)]
-pub fn on_panic(listener: js_sys::Function) {
-    PANIC_LISTENER.with(|l| *l.borrow_mut() = Some(listener));
-}
-
-fn panic_hook(info: &std::panic::PanicHookInfo<'_>) {
-    console_error_panic_hook::hook(info);
-    let message = wasm_bindgen::JsValue::from(info.to_string());
-    PANIC_LISTENER.with(|l| {
-        if let Some(f) = l.try_borrow().ok().as_deref().and_then(Option::as_ref) {
-            let _ = f.call1(&wasm_bindgen::JsValue::NULL, &message);
-        }
-    });
-}
-
-#[wasm_bindgen::prelude::wasm_bindgen(start)]
-fn start() {
-    std::panic::set_hook(Box::new(panic_hook));
 }

@@ -21,7 +21,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
-use crate::{Failure, usage};
+use crate::input::{Failure, usage};
 
 mod decide;
 mod proxy;

@@ -20,7 +20,7 @@ use hyper::HeaderMap;
 use tokio::sync::Semaphore;
 
 use super::decide::{self, SharedState};
-use crate::{Failure, usage};
+use crate::input::{Failure, usage};
 use crate::llm::LlmArgs;
 
 /// Summaries written at once; more wait their turn (a condensation keeps its ledger meanwhile).
