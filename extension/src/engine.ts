@@ -78,11 +78,17 @@ export function isTrap(e: unknown): boolean {
   return e instanceof WebAssembly.RuntimeError || e instanceof EngineTrap;
 }
 
+/** Whether `value` is an instance of a class the wasm package exports (it owns a pointer into the
+ *  instance and a `free`). */
+function isWasmObject(value: unknown): value is object {
+  return typeof value === "object" && value !== null && "__wbg_ptr" in value && typeof (value as { free?: unknown }).free === "function";
+}
+
 /**
  * The engine behind a guard: a trap in any of its methods or getters, thrown at once, or met by a
  * promise it returned (which would otherwise never settle), goes to `onTrap` (which replaces the
  * engine) and comes out as the error `onTrap` returns: a typed `engine_crashed` failure, never a
- * bare RuntimeError.
+ * bare RuntimeError. What it makes (a `Gateway`) comes out behind the same guard.
  */
 export function guardEngine<T extends object>(engine: T, instance: CoreInstance, onTrap: (e: unknown, what: string) => Error): T {
   const fail = (e: unknown, what: string): never => {
@@ -105,7 +111,10 @@ export function guardEngine<T extends object>(engine: T, instance: CoreInstance,
         } catch (e) {
           return fail(e, what);
         }
-        return result instanceof Promise ? Promise.race([result, instance.trapped]).catch((e: unknown) => fail(e, what)) : result;
+        if (result instanceof Promise) return Promise.race([result, instance.trapped]).catch((e: unknown) => fail(e, what));
+        // An object the engine made (a `Gateway`) lives in the same instance: guarded the same way.
+        if (isWasmObject(result)) return guardEngine(result, instance, onTrap);
+        return result;
       };
     },
   });

@@ -93,6 +93,8 @@ export function advise(f: Failure, profileId?: string): Advice {
     case "internal":
     // The host answers this one itself (it sends the full task); it reaches a user only as a bug.
     case "unknown_task":
+    // A call on a gateway the host stopped: the gateway host never makes one but by a bug.
+    case "gateway_stopped":
     case "llm_context_overflow":
     case "llm_bad_request":
     case "llm_server":

@@ -28,7 +28,7 @@ import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import type { GatewayForward, GatewayRecallOp, GatewayRetry, GatewayRouted, GatewayStartInput, GatewaySummary, LlmTarget } from "@context-condenser/protocol";
-import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { CondenseEngine, Gateway } from "../wasm/condense_wasm";
 import { isTrap } from "./engine";
 import { asFailure } from "./errors";
 
@@ -107,11 +107,14 @@ export class GatewayServer {
   private saveTimer: NodeJS.Timeout | undefined;
   private boundPort = 0;
   private current: CondenseEngine;
+  /** The gateway the current engine runs while the port is open (the engine made it, `stop`
+   *  stops it: its calls fail with `gateway_stopped` after). */
+  private running: Gateway | undefined;
   /** The options started with, and the state as last saved: what a fresh engine starts from. */
   private options: GatewayOptions | undefined;
   private lastState: string | undefined;
-  /** Summary jobs waiting for a slot, each with the engine that handed it out. */
-  private readonly waiting: Array<{ engine: CondenseEngine; job: number }> = [];
+  /** Summary jobs waiting for a slot, each with the gateway that handed it out. */
+  private readonly waiting: Array<{ gw: Gateway; job: number }> = [];
   private writing = 0;
 
   /** `newEngine` gives the engine to start with, and a fresh one after a trap. */
@@ -127,19 +130,25 @@ export class GatewayServer {
     return this.current;
   }
 
+  /** The gateway running now (another one after a trap), or undefined when stopped. */
+  get gateway(): Gateway | undefined {
+    return this.running;
+  }
+
   /** The port listened on, or 0 when stopped. */
   get port(): number {
     return this.server ? this.boundPort : 0;
   }
 
   /**
-   * After a trap of `failed` (the engine in use, else nothing is done): a fresh engine takes its
+   * After a trap of `failed` (the engine in use or its gateway, else nothing is done): a fresh engine takes its
    * place and, while the port is open, starts the gateway from the state saved last, so the
    * sessions, their condensations and their figures go on (what changed since that save, at most
    * `SAVE_DELAY_MS` of it, is lost). Requests in flight finish with the bytes they had.
    */
-  revive(failed: CondenseEngine, why: string): void {
-    if (failed !== this.current) return;
+  revive(failed: CondenseEngine | Gateway, why: string): void {
+    if (failed !== this.current && failed !== this.running) return;
+    const dead = this.current;
     let engine: CondenseEngine;
     try {
       engine = this.newEngine();
@@ -147,16 +156,23 @@ export class GatewayServer {
       this.hooks.log(`gateway: the engine stopped (${why}) and a fresh one could not be made: ${(e as Error).message}`);
       return;
     }
+    const deadGateway = this.running;
     this.current = engine;
+    this.running = undefined;
+    // Freed, the old engine and its gateway refuse the calls of requests still in flight at once
+    // rather than meeting the trapped instance again.
     try {
-      failed.free();
+      deadGateway?.free();
+      dead.free();
     } catch {
       // A trapped instance may refuse even this; it is dropped either way.
     }
     if (!this.server || !this.options) return;
     try {
-      const started = engine.gatewayStart({ ...this.options, port: this.boundPort, state: this.lastState });
-      engine.gatewayBound(this.boundPort);
+      const gw = engine.startGateway({ ...this.options, port: this.boundPort, state: this.lastState });
+      gw.bound(this.boundPort);
+      this.running = gw;
+      const started = gw.started();
       const from = started.state_refused ? `afresh (the saved state was refused: ${started.state_refused})` : this.lastState ? "from the state saved last" : "afresh (nothing was saved yet)";
       this.hooks.log(`gateway: the engine stopped on an internal error (${why}); a fresh engine goes on ${from}`);
     } catch (e) {
@@ -164,10 +180,10 @@ export class GatewayServer {
     }
   }
 
-  /** Whether `e`, thrown by `engine`, was the engine failing: then the gateway is revived. */
-  private failed(engine: CondenseEngine, e: unknown): boolean {
+  /** Whether `e`, thrown by `gw`, was the engine failing: then the gateway is revived. */
+  private failed(gw: Gateway, e: unknown): boolean {
     if (!engineFailed(e)) return false;
-    this.revive(engine, (e as Error).message ?? String(e));
+    this.revive(gw, (e as Error).message ?? String(e));
     return true;
   }
 
@@ -176,7 +192,8 @@ export class GatewayServer {
    *  otherwise. Returns why the saved state was not used, if it was not. */
   async start(options: GatewayOptions, state?: string): Promise<{ port: number; stateRefused?: string }> {
     await this.stop();
-    const started = this.current.gatewayStart({ ...options, port: options.port, state });
+    const gw = this.current.startGateway({ ...options, port: options.port, state });
+    const started = gw.started();
     this.options = options;
     this.lastState = state;
     const server = http.createServer((req, res) => this.handle(req, res));
@@ -196,13 +213,14 @@ export class GatewayServer {
         });
       });
     } catch (e) {
-      this.current.gatewayStop();
+      gw.stop();
       if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") throw new PortInUse(options.port);
       throw e;
     }
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
-    this.current.gatewayBound(this.boundPort);
+    this.running = gw;
+    gw.bound(this.boundPort);
     return { port: this.boundPort, stateRefused: started.state_refused ?? undefined };
   }
 
@@ -218,10 +236,12 @@ export class GatewayServer {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
     await closed;
+    const gw = this.running;
+    this.running = undefined;
     try {
-      this.current.gatewayStop();
+      gw?.stop();
     } catch (e) {
-      this.failed(this.current, e);
+      if (gw) this.failed(gw, e);
     }
   }
 
@@ -231,12 +251,13 @@ export class GatewayServer {
   }
 
   private saveNow(): void {
-    const engine = this.current;
+    const gw = this.running;
+    if (!gw) return;
     let state: string;
     try {
-      state = engine.gatewaySave();
+      state = gw.save();
     } catch (e) {
-      if (!this.failed(engine, e)) this.hooks.log(`gateway: cannot save its state: ${(e as Error).message}`);
+      if (!this.failed(gw, e)) this.hooks.log(`gateway: cannot save its state: ${(e as Error).message}`);
       return;
     }
     this.lastState = state;
@@ -268,11 +289,15 @@ export class GatewayServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const method = req.method ?? "GET";
     const url = req.url ?? "/";
-    // A request is served by the engine it met first: its answer's reader belongs to it.
-    const engine = this.current;
+    // A request is served by the gateway it met first: its answer's reader belongs to it.
+    const gw = this.running;
+    if (!gw) {
+      this.answer(res, 503, JSON.stringify({ error: { message: "the gateway is stopping" } }));
+      return;
+    }
     let routed: GatewayRouted;
     try {
-      routed = engine.gatewayRoute({
+      routed = gw.route({
         method,
         path: url,
         host: single(req.headers.host),
@@ -280,7 +305,7 @@ export class GatewayServer {
         token: single(req.headers[TOKEN_HEADER]),
       });
     } catch (e) {
-      this.failed(engine, e);
+      this.failed(gw, e);
       this.answer(res, 500, JSON.stringify({ error: { message: (e as Error).message } }));
       return;
     }
@@ -290,7 +315,7 @@ export class GatewayServer {
     }
     this.readBody(req, res, routed)
       .then(
-        (body) => body && this.forward(engine, req, res, routed as Upstream, body),
+        (body) => body && this.forward(gw, req, res, routed as Upstream, body),
         () => res.destroy(),
       )
       .catch((e: unknown) => {
@@ -327,12 +352,12 @@ export class GatewayServer {
     });
   }
 
-  private forward(engine: CondenseEngine, req: http.IncomingMessage, res: http.ServerResponse, routed: Upstream, body: Buffer): void {
+  private forward(gw: Gateway, req: http.IncomingMessage, res: http.ServerResponse, routed: Upstream, body: Buffer): void {
     const method = req.method ?? "GET";
     const url = req.url ?? "/";
     let forward: GatewayForward;
     try {
-      forward = engine.gatewayRequest(
+      forward = gw.request(
         {
           method,
           path: routed.path,
@@ -346,11 +371,11 @@ export class GatewayServer {
     } catch (e) {
       // The core failed: the client's request goes out as it came (fail open).
       this.hooks.log(`gateway: the core failed on a request: ${(e as Error).message}`);
-      this.failed(engine, e);
+      this.failed(gw, e);
       forward = { headers: untouched(req.headers), log: "forwarded untouched: the core failed", jobs: [], recall: [] };
     }
     if (method === "POST") this.changed();
-    if (forward.jobs.length > 0) this.summarize(engine, forward.jobs);
+    if (forward.jobs.length > 0) this.summarize(gw, forward.jobs);
     if (forward.answer) {
       this.log(method, url, 200, undefined, forward.log);
       this.answer(res, 200, forward.answer);
@@ -376,9 +401,9 @@ export class GatewayServer {
         const message = `${why} (${routed.url.split("?")[0]}): ${e.message}`;
         let error: string;
         try {
-          error = this.current.gatewayErrorBody(routed.wire, status, message);
+          error = gw.errorBody(routed.wire, status, message);
         } catch (failure) {
-          this.failed(this.current, failure);
+          this.failed(gw, failure);
           error = JSON.stringify({ error: { message } });
         }
         this.answer(res, status, error);
@@ -394,11 +419,11 @@ export class GatewayServer {
             let retry: GatewayRetry | undefined;
             let head: [string, string][];
             try {
-              retry = engine.gatewayTooLong(session, status, whole, body);
-              head = retry === undefined ? engine.gatewayAnswer({ session: undefined, headers: pairs(answer.headers) }).headers : [];
+              retry = gw.tooLong(session, status, whole, body);
+              head = retry === undefined ? gw.answer({ session: undefined, headers: pairs(answer.headers) }).headers : [];
             } catch (e) {
               // The engine failed: the upstream's answer goes back as it came.
-              this.failed(engine, e);
+              this.failed(gw, e);
               retry = undefined;
               head = untouched(answer.headers);
             }
@@ -408,7 +433,7 @@ export class GatewayServer {
               bill = retry.bill;
               this.changed();
               const again = Buffer.from(retry.body, "utf8");
-              void this.writeRecall(engine, session, retry.recall).then(() => send(again, true));
+              void this.writeRecall(gw, session, retry.recall).then(() => send(again, true));
               return;
             }
             this.log(method, url, status, session, forward.log);
@@ -418,17 +443,17 @@ export class GatewayServer {
           return;
         }
         this.log(method, url, status, session, forward.log);
-        this.streamBack(engine, answer, res, session, bill);
+        this.streamBack(gw, answer, res, session, bill);
       });
     };
     // The files a condensation names are on disk before the request naming them leaves.
-    void this.writeRecall(engine, session, forward.recall).then(() => send(sent, false));
+    void this.writeRecall(gw, session, forward.recall).then(() => send(sent, false));
   }
 
   /** Does what the engine decided on disk for the recall files, in order: each written whole,
    *  readable by the user alone (its folders 0700), each removed one's folder removed once empty.
    *  A file not written is told to the engine (its figures say why) and logged. Never rejects. */
-  private async writeRecall(engine: CondenseEngine, session: string | undefined, ops: GatewayRecallOp[]): Promise<void> {
+  private async writeRecall(gw: Gateway, session: string | undefined, ops: GatewayRecallOp[]): Promise<void> {
     for (const op of ops) {
       if (op.kind === "remove") {
         await fs.rm(op.path, { force: true }).catch(() => {});
@@ -444,32 +469,32 @@ export class GatewayServer {
         const why = (e as Error).message;
         this.hooks.log(`gateway: cannot write the recall file ${op.path}: ${why}`);
         try {
-          if (session) engine.gatewayRecallFailed(session, op.path, why);
+          if (session) gw.recallFailed(session, op.path, why);
         } catch (failure) {
-          this.failed(engine, failure);
+          this.failed(gw, failure);
         }
       }
     }
   }
 
   /** Queues the summary jobs a request handed out (`native`) and starts what the slots allow. */
-  private summarize(engine: CondenseEngine, jobs: number[]): void {
-    for (const job of jobs) this.waiting.push({ engine, job });
+  private summarize(gw: Gateway, jobs: number[]): void {
+    for (const job of jobs) this.waiting.push({ gw, job });
     while (this.writing < SUMMARY_SLOTS && this.waiting.length > 0) {
       const next = this.waiting.shift()!;
-      // A job goes with its engine: one replaced after a trap took its jobs along.
-      if (next.engine !== this.current || !this.server) continue;
+      // A job goes with its gateway: one stopped, or replaced after a trap, took its jobs along.
+      if (next.gw !== this.running || !this.server) continue;
       this.writing++;
-      void this.writeSummary(next.engine, next.job).finally(() => {
+      void this.writeSummary(next.gw, next.job).finally(() => {
         this.writing--;
-        this.summarize(next.engine, []);
+        this.summarize(next.gw, []);
       });
     }
   }
 
   /** Writes one summary with the summary model and says how it went; a job without a model is
    *  given up (the ledger stays), and the figures count it as failed. */
-  private async writeSummary(engine: CondenseEngine, job: number): Promise<void> {
+  private async writeSummary(gw: Gateway, job: number): Promise<void> {
     let outcome: GatewaySummary;
     try {
       let llm: LlmTarget | undefined;
@@ -479,10 +504,10 @@ export class GatewayServer {
       } catch (e) {
         missing = asFailure(e).message;
       }
-      outcome = llm ? await engine.gatewaySummarize(job, llm) : engine.gatewayDropJob(job, missing);
+      outcome = llm ? await gw.summarize(job, llm) : gw.dropJob(job, missing);
     } catch (e) {
       // Stopped meanwhile (its work cancelled), or the engine failed.
-      if (!this.failed(engine, e) && this.server) this.hooks.log(`gateway: a summary was not written: ${asFailure(e).message}`);
+      if (!this.failed(gw, e) && this.server) this.hooks.log(`gateway: a summary was not written: ${asFailure(e).message}`);
       return;
     }
     const what =
@@ -524,23 +549,23 @@ export class GatewayServer {
   }
 
   /** The answer, streamed to the client as it comes, its usage read on the way. */
-  private streamBack(engine: CondenseEngine, answer: http.IncomingMessage, res: http.ServerResponse, session: string | undefined, bill: number | undefined): void {
+  private streamBack(gw: Gateway, answer: http.IncomingMessage, res: http.ServerResponse, session: string | undefined, bill: number | undefined): void {
     let headers: [string, string][];
     let reader: number | undefined;
     try {
-      const head = engine.gatewayAnswer({ session, bill, headers: pairs(answer.headers) });
+      const head = gw.answer({ session, bill, headers: pairs(answer.headers) });
       headers = head.headers;
       reader = head.reader ?? undefined;
     } catch (e) {
       // The engine failed: the answer streams back as it came, its usage not read.
-      this.failed(engine, e);
+      this.failed(gw, e);
       headers = untouched(answer.headers);
     }
     res.writeHead(answer.statusCode ?? 502, Object.fromEntries(groupHeaders(headers)));
-    /** Reads the usage on the way while the engine that made the reader is the one in use. */
+    /** Reads the usage on the way while the gateway that made the reader is the one running. */
     const read = (call: (reader: number) => void) => {
       if (reader === undefined) return;
-      if (engine !== this.current) {
+      if (gw !== this.running) {
         reader = undefined;
         return;
       }
@@ -548,7 +573,7 @@ export class GatewayServer {
         call(reader);
       } catch (e) {
         reader = undefined;
-        if (!this.failed(engine, e)) this.hooks.log(`gateway: the answer's usage could not be read: ${(e as Error).message}`);
+        if (!this.failed(gw, e)) this.hooks.log(`gateway: the answer's usage could not be read: ${(e as Error).message}`);
       }
     };
     let ended = false;
@@ -556,7 +581,7 @@ export class GatewayServer {
       if (ended) return;
       ended = true;
       read((r) => {
-        engine.gatewayAnswerEnd(r);
+        gw.answerEnd(r);
         this.changed();
       });
     };
@@ -565,7 +590,7 @@ export class GatewayServer {
         answer.pause();
         res.once("drain", () => answer.resume());
       }
-      read((r) => engine.gatewayAnswerChunk(r, chunk));
+      read((r) => gw.answerChunk(r, chunk));
     });
     answer.on("end", () => {
       res.end();

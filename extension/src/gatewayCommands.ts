@@ -6,8 +6,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { moneySaved, usd, type GatewayReport, type LlmTarget } from "@context-condenser/protocol";
-import type { CondenseEngine } from "../wasm/condense_wasm";
+import { moneySaved, usd, type GatewayReport, type GatewaySetup, type LlmTarget } from "@context-condenser/protocol";
+import type { CondenseEngine, Gateway } from "../wasm/condense_wasm";
 import { configuration } from "./config";
 import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
 import * as notify from "./notify";
@@ -96,19 +96,25 @@ export class GatewayController implements vscode.Disposable {
     return path.join(this.storageDir, "gateway", "state.json");
   }
 
-  /** The running gateway's engine (the view reads and controls sessions through it). */
-  get running(): { engine: CondenseEngine; port: number } | undefined {
-    return this.server ? { engine: this.server.engine, port: this.server.port } : undefined;
+  /** The running gateway (the view reads and controls sessions through it), and its port. */
+  get running(): { gateway: Gateway; port: number } | undefined {
+    const gateway = this.server?.gateway;
+    return this.server && gateway ? { gateway, port: this.server.port } : undefined;
+  }
+
+  /** The options the settings give (on `port` when given): each condensation's hidden messages
+   *  go beside the state, for the agent to read (0600). */
+  private options(port?: number): GatewayOptions {
+    const { enabled: _enabled, ...settings } = gatewayOptions();
+    const recallDir = path.join(this.storageDir, "gateway", "recall");
+    return { ...settings, recallDir, ...(port === undefined ? {} : { port }) };
   }
 
   /** Starts the gateway with the settings (on `port` when given). A port in use says so and
    *  offers a free one. */
   async start(port?: number): Promise<boolean> {
     await this.stop();
-    const { enabled: _enabled, ...settings } = gatewayOptions();
-    // Each condensation's hidden messages go beside the state, for the agent to read (0600).
-    const recallDir = path.join(this.storageDir, "gateway", "recall");
-    const options = { ...settings, recallDir, ...(port === undefined ? {} : { port }) };
+    const options = this.options(port);
     if (options.provider === "native" && !options.observe) {
       // Asked now, so that a missing model says so at the start, not at the first condensation.
       try {
@@ -187,7 +193,7 @@ export class GatewayController implements vscode.Disposable {
     }
     let report: GatewayReport;
     try {
-      report = running.engine.gatewayReport();
+      report = running.gateway.report();
     } catch (e) {
       this.log.warn(`gateway: its figures cannot be read: ${(e as Error).message}`);
       return;
@@ -210,9 +216,21 @@ export class GatewayController implements vscode.Disposable {
    *  lines with the port filled in. */
   async copySetup(first: string[] = []): Promise<void> {
     const port = this.running?.port ?? gatewayOptions().port;
-    const engine = this.running?.engine ?? this.newEngine();
-    const setups = engine.gatewaySetup(`http://127.0.0.1:${port}`);
-    if (!this.running) engine.free();
+    const base = `http://127.0.0.1:${port}`;
+    let setups: GatewaySetup[];
+    if (this.running) {
+      setups = this.running.gateway.setup(base);
+    } else {
+      // Not running: the lines of a gateway as the settings would start it.
+      const engine = this.newEngine();
+      try {
+        const gateway = engine.startGateway(this.options(port));
+        setups = gateway.setup(base);
+        gateway.stop();
+      } finally {
+        engine.free();
+      }
+    }
     const found = (name: string) => first.includes(name);
     const ordered = [...setups.filter((s) => found(s.name)), ...setups.filter((s) => !found(s.name))];
     const pick = await vscode.window.showQuickPick(

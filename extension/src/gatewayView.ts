@@ -2,7 +2,7 @@
 // its figures and meter, its condensations drawn by the chat's row, and the session's controls
 // (Preview next condensation, Condense now, Pause, Undo last condensation). The view's messages
 // are validated on arrival (webviewApp.ts); every figure and decision is the core's, read through
-// the gateway's engine.
+// the running `Gateway`.
 
 import * as vscode from "vscode";
 import { type GatewayToHost, type GatewayToWebview, parseGatewayToHost } from "@context-condenser/protocol";
@@ -55,15 +55,15 @@ export class GatewayView implements vscode.WebviewViewProvider, vscode.Disposabl
       this.post({ type: "state", port: null, report: null, sessions: [] });
       return;
     }
-    const report = running.engine.gatewayReport();
-    const sessions = Object.keys(report.sessions).map((name) => running.engine.gatewaySession(name));
+    const report = running.gateway.report();
+    const sessions = Object.keys(report.sessions).map((name) => running.gateway.session(name));
     this.post({ type: "state", port: running.port, report, sessions });
   }
 
-  private engine() {
+  private live() {
     const running = this.gateway.running;
     if (!running) throw new Error("the gateway is not running: start it first");
-    return running.engine;
+    return running.gateway;
   }
 
   private async handle(message: GatewayToHost): Promise<void> {
@@ -81,18 +81,18 @@ export class GatewayView implements vscode.WebviewViewProvider, vscode.Disposabl
         await this.gateway.copySetup();
         return;
       case "preview":
-        this.post({ type: "preview", preview: this.engine().gatewayPreview(message.session) });
+        this.post({ type: "preview", preview: this.live().preview(message.session) });
         return;
       case "condenseNext":
-        this.engine().gatewayCondenseNext(message.session);
+        this.live().condenseNext(message.session);
         this.log.info(`gateway: [${message.session}] the next request will be condensed (asked in the view)`);
         break;
       case "pause":
-        this.engine().gatewayPause(message.session, message.paused);
+        this.live().pause(message.session, message.paused);
         this.log.info(`gateway: [${message.session}] ${message.paused ? "paused: requests go out as sent" : "resumed"}`);
         break;
       case "undo": {
-        const undone = this.engine().gatewayUndo(message.session);
+        const undone = this.live().undo(message.session);
         this.log.info(`gateway: [${message.session}] undid the condensation of messages ${undone.start}..${undone.end}; the next request goes out without it`);
         break;
       }

@@ -92,7 +92,7 @@ export type CondensationRecord = z.output<typeof CondensationRecord>;
 export type CondensationRecordInput = z.input<typeof CondensationRecord>;
 
 /** Every kind of failure the core, the bindings and the host report. Serialized by the names written here (`llm_auth`, `provider_disabled`, …), the one place they are written; the names are a public contract. */
-export const ErrorKind = z.deferred(() => z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "degenerate_summary", "nothing_to_condense", "target_below_floor", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]));
+export const ErrorKind = z.deferred(() => z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "degenerate_summary", "nothing_to_condense", "target_below_floor", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "gateway_stopped", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]));
 export type ErrorKind = z.output<typeof ErrorKind>;
 export type ErrorKindInput = z.input<typeof ErrorKind>;
 

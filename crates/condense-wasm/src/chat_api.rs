@@ -29,6 +29,8 @@ crate::surface::data!(TaskHandle, ChatOptions, AgentInput, AgentEvent, ChatChang
 crate::surface::data!(ChatUndo, ChatPin, ChatApplied, PreviewEstimate, PreviewOutcome);
 
 engine_api! {
+    impl CondenseEngine;
+
     /// A new, empty chat, held by the engine: its handle, and the task to save.
     sync fn newChat = new_chat(id: String, now_ms: f64) -> ChatChange;
 

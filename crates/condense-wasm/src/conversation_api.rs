@@ -63,6 +63,8 @@ impl FromJs for Text {
 }
 
 engine_api! {
+    impl CondenseEngine;
+
     /// Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
     /// or as an object) and returns it in this project's format.
     sync fn parseConversation = parse(value: ConversationValue) -> Conversation;

@@ -1,4 +1,4 @@
-// Generated from the engine's methods (crates/condense-wasm/src/surface.rs): do not edit.
+// Generated from the classes' methods (crates/condense-wasm/src/surface.rs): do not edit.
 // `cargo test -p condense-wasm` checks it; CONDENSE_WRITE_SURFACE=1 writes it.
 
 import type {
@@ -51,7 +51,7 @@ import type {
   ToolStatus,
 } from "@context-condenser/protocol";
 
-/** The engine's methods, declared from their Rust description. */
+/** The methods of `CondenseEngine`, declared from their Rust description. */
 export interface CondenseEngine {
   /**
    * A new, empty chat, held by the engine: its handle, and the task to save.
@@ -222,94 +222,105 @@ export interface CondenseEngine {
    */
   testConnection(llm: LlmTargetInput, scope?: string, uses?: ModelUseInput[]): Promise<ConnectionReport>;
   /**
-   * Starts the gateway (a running one is replaced), restoring `options.state` when it is a
-   * state this gateway can read; why not otherwise.
+   * Starts a gateway, restoring `options.state` when it is a state this gateway can read
+   * (`started()` says why not otherwise). It runs until `stop()`: the host stops one before
+   * starting the next on the same port.
    */
-  gatewayStart(options: GatewayStartInput): GatewayStarted;
+  startGateway(options: GatewayStartInput): Gateway;
+}
+
+/** The methods of `Gateway`, declared from their Rust description. */
+export interface Gateway {
   /**
-   * Stops the gateway: its sessions are dropped (save them first).
+   * Why the gateway started as it did: the upstreams' origins, and why the saved state was not
+   * used, if it was not.
    */
-  gatewayStop(): void;
+  started(): GatewayStarted;
+  /**
+   * Stops the gateway: its background work is cancelled and its sessions are dropped (save
+   * them first); every call after fails with `gateway_stopped`. Stopping again does nothing.
+   */
+  stop(): void;
   /**
    * The port the host's server bound, which the guard takes as the gateway's own.
    */
-  gatewayBound(port: number): void;
+  bound(port: number): void;
   /**
    * Where a request goes: answered at once (health, statistics, a refusal, not found) or
    * upstream.
    */
-  gatewayRoute(head: GatewayHeadInput): GatewayRouted;
+  route(head: GatewayHeadInput): GatewayRouted;
   /**
    * What to send upstream for a request routed there, given its whole body: the headers,
    * the body when rewritten, or an answer at once (a token count).
    */
-  gatewayRequest(request: GatewayRequestInput, body: Uint8Array): GatewayForward;
+  request(request: GatewayRequestInput, body: Uint8Array): GatewayForward;
   /**
    * Writes the summary of job `job` with `llm` (`native`), off the request path, and gives it
    * to the session: its next request carries it. A failure keeps the ledger and says why.
    */
-  gatewaySummarize(job: number, llm: LlmTargetInput): Promise<GatewaySummary>;
+  summarize(job: number, llm: LlmTargetInput): Promise<GatewaySummary>;
   /**
    * Gives up job `job` (no model to write it): the ledger stays, and the figures say why.
    */
-  gatewayDropJob(job: number, reason: string): GatewaySummary;
+  dropJob(job: number, reason: string): GatewaySummary;
   /**
    * The upstream answered `status` with `answer` before any byte reached the client: the
    * body to retry with once when it says the prompt is too long, and the recall files to
    * write before.
    */
-  gatewayTooLong(session: string, status: number, answer: Uint8Array, clientBody: Uint8Array): GatewayRetry | undefined;
+  tooLong(session: string, status: number, answer: Uint8Array, clientBody: Uint8Array): GatewayRetry | undefined;
   /**
    * The host could not write the recall file at `path` of `session`: the figures say why.
    */
-  gatewayRecallFailed(session: string, path: string, why: string): void;
+  recallFailed(session: string, path: string, why: string): void;
   /**
    * An upstream's answer arrived: the headers to pass on, and a usage reader for its body.
    */
-  gatewayAnswer(answer: GatewayAnswerInput): GatewayAnswerHead;
+  answer(answer: GatewayAnswerInput): GatewayAnswerHead;
   /**
    * A chunk of an answer's body, after it was passed on.
    */
-  gatewayAnswerChunk(reader: number, chunk: Uint8Array): void;
+  answerChunk(reader: number, chunk: Uint8Array): void;
   /**
    * The answer ended (or was cut off): its usage is counted.
    */
-  gatewayAnswerEnd(reader: number): void;
+  answerEnd(reader: number): void;
   /**
    * The figures: per session and in total, the configuration, the host's counts.
    */
-  gatewayReport(): GatewayReport;
+  report(): GatewayReport;
   /**
    * A session's window and condensations.
    */
-  gatewaySession(session: string): GatewaySessionView;
+  session(session: string): GatewaySessionView;
   /**
    * What the session's next condensation would be if made now.
    */
-  gatewayPreview(session: string): GatewayPreview;
+  preview(session: string): GatewayPreview;
   /**
    * Condenses the session's next request, threshold or not.
    */
-  gatewayCondenseNext(session: string): void;
+  condenseNext(session: string): void;
   /**
    * Pauses the session (forwarded untouched) or resumes it.
    */
-  gatewayPause(session: string, paused: boolean): void;
+  pause(session: string, paused: boolean): void;
   /**
    * Undoes the session's latest condensation: its next request goes out without it.
    */
-  gatewayUndo(session: string): GatewayUndone;
+  undo(session: string): GatewayUndone;
   /**
    * The state to save (JSON), to pass back as `GatewayStart.state`.
    */
-  gatewaySave(): string;
+  save(): string;
   /**
    * The gateway's own error for a route's API (`anthropic` or `openai`), as that API shapes
    * its errors: the JSON body.
    */
-  gatewayErrorBody(wire: string, status: number, message: string): string;
+  errorBody(wire: string, status: number, message: string): string;
   /**
    * How to point each client at a gateway at `base` (`http://127.0.0.1:4141`).
    */
-  gatewaySetup(base: string): GatewaySetup[];
+  setup(base: string): GatewaySetup[];
 }

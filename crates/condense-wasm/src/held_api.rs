@@ -39,6 +39,8 @@ pub(crate) fn unknown(handle: &TaskHandle) -> JsValue {
 }
 
 engine_api! {
+    impl CondenseEngine;
+
     /// Keeps a conversation (text or object, any supported format) under the host's `id` (a
     /// document's URI) and returns its handle. Holding the new text of the same id later
     /// recounts only the messages that changed.

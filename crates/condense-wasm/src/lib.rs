@@ -6,20 +6,22 @@
 //! camelCase like any JS API. Every failure is an `Error` with a `kind` (see
 //! `condense_core::ErrorKind`).
 //!
-//! The one class, `CondenseEngine`, is declared in [`engine`] and its methods are grouped by area,
+//! Two classes. `CondenseEngine` is declared in [`engine`] and its methods are grouped by area,
 //! each area in its own file: [`settings_api`] (providers and settings), [`conversation_api`]
 //! (one-shot calls on a conversation value: parse, count, condense), [`llm_api`] (Test
 //! Connection), [`chat_api`] (chats, held by the engine and named by handle), [`held_api`]
 //! (conversation files, held the same way), [`tools_api`] (the CLI tools `cli` profiles run).
-//! Each file describes its methods once in [`surface::engine_api!`], which makes both the
-//! method and its TypeScript declaration (`src/engine.d.ts`, kept current by a test).
+//! `Gateway` ([`gateway`]) is made by the engine's `startGateway` and lives until the host stops
+//! it; its methods are in [`gateway_api`]. Each file describes its methods once in
+//! [`surface::engine_api!`], which makes both the method and its TypeScript declaration
+//! (`src/engine.d.ts`, kept current by a test).
 
 mod chat_api;
 mod conversation_api;
 mod convert;
 mod engine;
+mod gateway;
 mod gateway_api;
-mod gateway_state;
 mod held;
 mod held_api;
 mod host;
@@ -32,6 +34,7 @@ mod tools_api;
 mod types;
 
 pub use engine::CondenseEngine;
+pub use gateway::Gateway;
 #[cfg(feature = "test-panic")]
 pub use panic::TEST_PANIC_MARKER;
 pub use panic::on_panic;
@@ -50,6 +53,7 @@ fn methods() -> Vec<surface::Method> {
         settings_api::methods(),
         tools_api::methods(),
         llm_api::methods(),
+        gateway::methods(),
         gateway_api::methods(),
     ]
     .into_iter()
