@@ -150,7 +150,8 @@ export class HeldChat {
 
   /** Undoes a condensation of the chat (the last one when no id is given). */
   undo(engine: CondenseEngine, task: ChatTask, condenseId: string | undefined, nowMs: number): { task: ChatTask; condense_id: string } {
-    const undone = this.withHandle(engine, task, (handle) => engine.undoChat(handle, condenseId, nowMs));
+    const undone = this.withHandle(engine, task, (handle) => engine.undo(handle, condenseId, nowMs));
+    if (undone.kind !== "chat") throw new Error(`chat ${task.id} is held as a conversation file`);
     return { task: this.changed(engine, task, undone.change), condense_id: undone.condense_id };
   }
 
@@ -316,7 +317,8 @@ export class HeldDocs {
    *  hidden messages back. */
   undo(engine: CondenseEngine, doc: DocLike): Promise<{ condense_id: string; text: string }> {
     return this.withDoc(engine, doc, true, (handle) => {
-      const undone = engine.undoHeld(handle);
+      const undone = engine.undo(handle, undefined, Date.now());
+      if (undone.kind !== "file") throw new Error(`${doc.uri.toString()} is held as a chat`);
       return { condense_id: undone.condense_id, text: engine.heldText(undone.handle) };
     });
   }

@@ -713,16 +713,6 @@ export const ChatSummary = z.deferred(() => z.object({
 export type ChatSummary = z.output<typeof ChatSummary>;
 export type ChatSummaryInput = z.input<typeof ChatSummary>;
 
-/** What `undoChat` returns. */
-export const ChatUndo = z.deferred(() => z.object({
-  /** The chat with the condensation undone. */
-  change: ChatChange,
-  /** The condensation undone. */
-  condense_id: z.string(),
-}));
-export type ChatUndo = z.output<typeof ChatUndo>;
-export type ChatUndoInput = z.input<typeof ChatUndo>;
-
 /** Why a program did not run to its end. */
 export const CommandErrorKind = z.deferred(() => z.enum(["spawn", "timeout", "cancelled", "too_much_output", "io"]));
 export type CommandErrorKind = z.output<typeof CommandErrorKind>;
@@ -1447,16 +1437,6 @@ export const HeldCount = z.deferred(() => z.object({
 }));
 export type HeldCount = z.output<typeof HeldCount>;
 export type HeldCountInput = z.input<typeof HeldCount>;
-
-/** What `undoHeld` returns. */
-export const HeldUndo = z.deferred(() => z.object({
-  /** The condensation undone. */
-  condense_id: z.string(),
-  /** The held conversation with its hidden messages back (a new revision; `heldText` gives its text). */
-  handle: TaskHandle,
-}));
-export type HeldUndo = z.output<typeof HeldUndo>;
-export type HeldUndoInput = z.input<typeof HeldUndo>;
 
 /** Whether a kind of profile needs an API key. */
 export const KeyNeed = z.deferred(() => z.enum(["required", "optional", "none"]));
@@ -2210,3 +2190,25 @@ export const ToolSource = z.deferred(() => z.object({
 }));
 export type ToolSource = z.output<typeof ToolSource>;
 export type ToolSourceInput = z.input<typeof ToolSource>;
+
+/** What `undo` returns: the held task with the condensation undone, a chat or a conversation file as its handle named. */
+export const Undone = z.deferred(() => z.discriminatedUnion("kind", [
+  /** A chat: what changed (its next revision, the hidden messages back). */
+  z.object({
+    /** The chat with the condensation undone (boxed: a chat's change is the larger). */
+    change: ChatChange,
+    /** The condensation undone. */
+    condense_id: z.string(),
+    kind: z.literal("chat"),
+  }),
+  /** A conversation file: its next revision, the hidden messages back (`heldText` gives its text). */
+  z.object({
+    /** The condensation undone. */
+    condense_id: z.string(),
+    /** The held conversation's new revision. */
+    handle: TaskHandle,
+    kind: z.literal("file"),
+  }),
+]));
+export type Undone = z.output<typeof Undone>;
+export type UndoneInput = z.input<typeof Undone>;

@@ -9,7 +9,6 @@ import type {
   ChatOptionsInput,
   ChatPin,
   ChatStep,
-  ChatUndo,
   CondensationDocument,
   CondenseOptionsInput,
   ConnectionReport,
@@ -33,7 +32,6 @@ import type {
   GatewayUndone,
   HeldCondensation,
   HeldCount,
-  HeldUndo,
   HostMetadata,
   LlmTargetInput,
   ModelUseInput,
@@ -49,6 +47,7 @@ import type {
   ToolConfigError,
   ToolSourceInput,
   ToolStatus,
+  Undone,
 } from "@context-condenser/protocol";
 
 /** The methods of `CondenseEngine`, declared from their Rust description. */
@@ -77,9 +76,12 @@ export interface CondenseEngine {
    */
   chatContext(handle: TaskHandleInput, options: ChatOptionsInput): ContextStatus;
   /**
-   * Undoes a condensation of a held chat (the last one when `condenseId` is absent).
+   * Undoes a condensation of a held task, a chat or a conversation file as its handle names:
+   * of a chat, the one `condenseId` names (the last one when it is absent), its change dated
+   * `nowMs`; of a file, its last one (`condenseId`, when given, must name it). The hidden
+   * messages come back as the task's next revision.
    */
-  undoChat(handle: TaskHandleInput, condenseId: string | undefined, nowMs: number): ChatUndo;
+  undo(handle: TaskHandleInput, condenseId: string | undefined, nowMs: number): Undone;
   /**
    * Pins (or unpins) a message of a held chat, with its tool-pair partners: no condensation
    * hides or edits a pinned message.
@@ -144,11 +146,6 @@ export interface CondenseEngine {
    * `invalid_input` when the conversation changed since, or the engine keeps no such preview.
    */
   applyHeldPreview(handle: TaskHandleInput, previewId: string): TaskHandle;
-  /**
-   * Undoes the last condensation of a held conversation: its summary goes, the messages it hid
-   * come back, as the conversation's next revision.
-   */
-  undoHeld(handle: TaskHandleInput): HeldUndo;
   /**
    * Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
    * or as an object) and returns it in this project's format.

@@ -9,9 +9,7 @@ use condense_core::agent::{PreviewEstimate, PreviewOutcome, apply_to, preview_co
 use condense_core::host::Clock;
 use condense_core::model::undo_last;
 use condense_core::{Conversation, ErrorKind, Services, TokenCounter};
-use condense_protocol::calls::{
-    CondenseOptions, DEFAULT_MODEL, HeldCondensation, HeldCount, HeldUndo, TaskHandle,
-};
+use condense_protocol::calls::{CondenseOptions, DEFAULT_MODEL, HeldCondensation, HeldCount, TaskHandle};
 use wasm_bindgen::prelude::*;
 
 use crate::conversation_api::{ConversationValue, log_result};
@@ -21,7 +19,7 @@ use crate::held::{Held, HeldItem};
 use crate::host::{JsTimer, next_turn};
 use crate::surface::{Callback, engine_api};
 
-crate::surface::data!(HeldCount, HeldCondensation, HeldUndo, CondenseOptions);
+crate::surface::data!(HeldCount, HeldCondensation, CondenseOptions);
 
 /// How long one slice of `countHeld` counts before the host's thread gets a turn: well under the
 /// 50 ms a user notices a stalled editor after, over the cost of a turn.
@@ -79,9 +77,6 @@ engine_api! {
     /// `invalid_input` when the conversation changed since, or the engine keeps no such preview.
     sync fn applyHeldPreview = apply_held_preview(handle: TaskHandle, preview_id: String) -> TaskHandle;
 
-    /// Undoes the last condensation of a held conversation: its summary goes, the messages it hid
-    /// come back, as the conversation's next revision.
-    sync fn undoHeld = undo_held(handle: TaskHandle) -> HeldUndo;
 }
 
 /// The held task under `handle`, shared, or `unknown_task`.
@@ -211,15 +206,28 @@ fn apply_held_preview(
     }
 }
 
-fn undo_held(inner: &Rc<Inner>, handle: TaskHandle) -> Result<HeldUndo, JsValue> {
-    let held = held_doc(inner, &handle)?;
+/// Undoes the last condensation of the held conversation under `handle` (`condense_id`, when
+/// given, must name it): its hidden messages come back as the next revision. `undo` (in
+/// `chat_api`, which names chats and files alike) calls it for a file.
+pub(crate) fn undo_file(
+    inner: &Rc<Inner>,
+    handle: &TaskHandle,
+    condense_id: Option<&str>,
+) -> Result<(TaskHandle, String), JsValue> {
+    let held = held_doc(inner, handle)?;
     let conversation = doc(&held);
-    let (condense_id, messages) = undo_last(&conversation.messages)
+    let (undone_id, messages) = undo_last(&conversation.messages)
         .ok_or_else(|| error(ErrorKind::NothingToUndo, "the conversation has no condensation to undo"))?;
-    inner.host.log("info", &format!("undid condensation {condense_id}"));
+    if let Some(want) = condense_id.filter(|want| *want != undone_id) {
+        return Err(error(
+            ErrorKind::NothingToUndo,
+            &format!("a conversation file undoes its last condensation only ({undone_id}), not {want}"),
+        ));
+    }
+    inner.host.log("info", &format!("undid condensation {undone_id}"));
     let undone = Conversation { messages, ..conversation.clone() };
     let handle = inner.held.borrow_mut().hold(&handle.id, HeldItem::Doc(undone));
-    Ok(HeldUndo { handle, condense_id })
+    Ok((handle, undone_id))
 }
 
 // The shared borrow of the manager is held through the run on purpose, as in `condense`; the held
