@@ -27,7 +27,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
-import type { GatewayForward, GatewayRecallOp, GatewayRetry, GatewayRouted, GatewayStartInput, GatewaySummary, LlmTarget } from "@context-condenser/protocol";
+import { NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER, type GatewayForward, type GatewayRecallOp, type GatewayRetry, type GatewayRouted, type GatewayStartInput, type GatewaySummary, type LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine, Gateway } from "../wasm/condense_wasm";
 import { isTrap } from "./engine";
 import { asFailure } from "./errors";
@@ -42,8 +42,6 @@ export const SAVE_DELAY_MS = 500;
  *  sessions keeping the ledger meanwhile. */
 export const SUMMARY_SLOTS = 2;
 
-const SESSION_HEADER = "x-context-condenser-session";
-const TOKEN_HEADER = "x-context-condenser-token";
 
 /** A port already taken (the server did not start). */
 export class PortInUse extends Error {
@@ -83,16 +81,10 @@ function single(value: string | string[] | undefined): string | undefined {
 
 type Upstream = Extract<GatewayRouted, { kind: "upstream" }>;
 
-/** What never goes upstream when the core cannot be asked (it trapped): the hop-by-hop headers,
- *  the body's length, the gateway's own. */
-const UNFORWARDED = [
-  "host", "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-  "transfer-encoding", "upgrade", "content-length", "expect", SESSION_HEADER, TOKEN_HEADER,
-];
-
-/** Headers as they came, less those never passed on when the core cannot be asked. */
+/** Headers as they came, less those never passed on, when the core cannot be asked (it
+ *  trapped): its list, generated into the protocol package. */
 function untouched(headers: http.IncomingHttpHeaders): [string, string][] {
-  return pairs(headers).filter(([name]) => !UNFORWARDED.includes(name));
+  return pairs(headers).filter(([name]) => !NEVER_UPSTREAM.includes(name));
 }
 
 /** Whether a thrown value says the engine itself failed (a trap, or the guard's `engine_crashed`),
@@ -510,11 +502,7 @@ export class GatewayServer {
       if (!this.failed(gw, e) && this.server) this.hooks.log(`gateway: a summary was not written: ${asFailure(e).message}`);
       return;
     }
-    const what =
-      outcome.error == null
-        ? `summary written (${outcome.output_tokens ?? 0} tokens out, $${(outcome.cost_usd ?? 0).toFixed(4)})`
-        : `summary failed: ${outcome.error}`;
-    this.hooks.log(`gateway: [${outcome.session}] ${what}${outcome.used ? "; the next request carries it" : "; the ledger stays"}`);
+    this.hooks.log(`gateway: ${outcome.line}`);
     this.changed();
   }
 

@@ -1319,6 +1319,8 @@ export const GatewaySummary = z.deferred(() => z.object({
   cost_usd: z.number().nullable().optional(),
   /** Why there is no summary, when there is none (the ledger stays). */
   error: z.string().nullable().optional(),
+  /** The log line of the outcome, as every host writes it (the core's `summary_line`). */
+  line: z.string(),
   /** What the model wrote it with, when it did: its output tokens and its cost. */
   output_tokens: z.number().int().gte(0).nullable().optional(),
   /** The session it was written for. */
@@ -2212,3 +2214,12 @@ export const Undone = z.deferred(() => z.discriminatedUnion("kind", [
 ]));
 export type Undone = z.output<typeof Undone>;
 export type UndoneInput = z.input<typeof Undone>;
+
+/** The gateway's header naming a session (`SESSION_HEADER` in the core). */
+export const SESSION_HEADER = "x-context-condenser-session";
+
+/** The gateway's header carrying its token (`TOKEN_HEADER` in the core). */
+export const TOKEN_HEADER = "x-context-condenser-token";
+
+/** The client's headers never passed upstream (`NEVER_UPSTREAM` in the core). */
+export const NEVER_UPSTREAM: readonly string[] = ["connection","keep-alive","proxy-authenticate","proxy-authorization","te","trailer","transfer-encoding","upgrade","host","content-length","expect","x-context-condenser-session","x-context-condenser-token"];

@@ -15,8 +15,8 @@ use std::rc::Rc;
 use condense_core::ErrorKind;
 use condense_core::gateway::{
     CONVERSATION_ACCEPT_ENCODING, GatewayPreview, GatewayReport, GatewaySessionView, MAX_BODY_BYTES,
-    Outgoing, RecallOp, Routed, SetupClient, SummaryJob, UsageReader, Wire, connection_named,
-    error_body as wire_error_body, forwards_answer, forwards_upstream, summarize as write_summary,
+    Outgoing, RecallOp, Routed, SetupClient, SummaryJob, UsageReader, Wire, answer_headers,
+    error_body as wire_error_body, summarize as write_summary, summary_line, upstream_headers,
 };
 use condense_core::host::Clock;
 use condense_core::provider::Services;
@@ -143,7 +143,9 @@ fn summary_done(
         Err(why) => (None, None, Some(why.clone())),
     };
     let used = gw.with(|g| Ok(g.host.gateway().summary_done(id, outcome)))?;
-    Ok(GatewaySummary { session, output_tokens, cost_usd, error, used })
+    let written = output_tokens.zip(cost_usd).ok_or(error.as_deref().unwrap_or_default());
+    let line = summary_line(&session, written, used);
+    Ok(GatewaySummary { session, output_tokens, cost_usd, error, used, line })
 }
 
 fn take_job(gw: &Rc<Running>, job: f64) -> Result<SummaryJob, JsValue> {
@@ -270,18 +272,12 @@ fn forward_request(
             outgoing,
             Outgoing::Client { reason: condense_core::gateway::Untouched::NotAConversation, .. }
         );
-        let named = connection_named(
-            request.headers.iter().filter(|(n, _)| n == "connection").map(|(_, v)| v.as_str()),
+        let headers = upstream_headers(
+            &request.headers,
+            |v: &String| Some(v.as_str()),
+            conversation,
+            CONVERSATION_ACCEPT_ENCODING.to_owned(),
         );
-        let mut headers: Vec<(String, String)> = request
-            .headers
-            .into_iter()
-            .filter(|(name, _)| forwards_upstream(name, &named))
-            .filter(|(name, _)| !(conversation && name.eq_ignore_ascii_case("accept-encoding")))
-            .collect();
-        if conversation {
-            headers.push(("accept-encoding".into(), CONVERSATION_ACCEPT_ENCODING.into()));
-        }
         let log = outgoing.describe();
         let session = outgoing.session().map(str::to_owned);
         let body = match outgoing {
@@ -324,15 +320,12 @@ fn recall_ops(ops: Vec<RecallOp>) -> Vec<GatewayRecallOp> {
 
 fn answer_head(gw: &Rc<Running>, answer: GatewayAnswer) -> Result<GatewayAnswerHead, JsValue> {
     gw.with(|g| {
-        let named = connection_named(
-            answer.headers.iter().filter(|(n, _)| n == "connection").map(|(_, v)| v.as_str()),
-        );
         let content_type = answer
             .headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
             .map(|(_, v)| v.clone());
-        let headers = answer.headers.into_iter().filter(|(name, _)| forwards_answer(name, &named)).collect();
+        let headers = answer_headers(&answer.headers, |v: &String| Some(v.as_str()));
         let reader = answer.session.map(|session| {
             let id = g.next_reader;
             g.next_reader = g.next_reader.wrapping_add(1);

@@ -21,15 +21,13 @@ use futures::Stream;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{
-    ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, USER_AGENT,
-};
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue, ORIGIN, USER_AGENT};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 
 use condense_core::gateway::{
     CONVERSATION_ACCEPT_ENCODING, MAX_BODY_BYTES, Outgoing, RecallOp, Retry, Routed, SESSION_HEADER,
-    TOKEN_HEADER, Untouched, UsageReader, Wire, connection_named, error_body, forwards_answer,
-    forwards_upstream, may_be_too_long,
+    TOKEN_HEADER, Untouched, UsageReader, Wire, answer_headers, error_body, may_be_too_long,
+    upstream_headers,
 };
 
 use super::decide::{self, GatewayState, SharedState};
@@ -124,7 +122,7 @@ async fn forward(
         shared.live.changed.notify_one();
     }
     let conversation = !matches!(outgoing, Outgoing::Client { reason: Untouched::NotAConversation, .. });
-    let headers = upstream_headers(&parts.headers, conversation);
+    let headers = upstream(&parts.headers, conversation);
     let session = outgoing.session().map(str::to_owned);
     let mut bill = decided.bill;
     let what = outgoing.describe();
@@ -151,7 +149,7 @@ async fn forward(
     let mut what = what;
     let upstream = match (send(sent).await, &session) {
         (Ok(r), Some(session)) if may_be_too_long(r.status().as_u16()) => {
-            let (status, answer_headers) = (r.status(), answer_headers(r.headers()));
+            let (status, passed) = (r.status(), answer(r.headers()));
             let answer = r.bytes().await.unwrap_or_default();
             let retry =
                 decide::too_long(&mut shared.state(), session, status.as_u16(), &answer, &client_body);
@@ -160,7 +158,7 @@ async fn forward(
                 let mut out =
                     Response::new(UnsyncBoxBody::new(Full::new(answer).map_err(|never| match never {})));
                 *out.status_mut() = status;
-                *out.headers_mut() = answer_headers;
+                *out.headers_mut() = passed;
                 return out;
             };
             log(&method, &shown, status, Some(session), "prompt too long: condensed further, retrying once");
@@ -214,31 +212,26 @@ fn log(method: &Method, path: &str, status: StatusCode, session: Option<&str>, w
     crate::out::note(&format!("gateway: {method} {path} → {}{session}: {what}", status.as_u16()));
 }
 
-/// The names a message's `Connection` header lists.
-fn named(headers: &HeaderMap) -> Vec<String> {
-    connection_named(headers.get_all(CONNECTION).iter().filter_map(|v| v.to_str().ok()))
+/// The headers sent upstream: the core's [`upstream_headers`] of the client's.
+fn upstream(client: &HeaderMap, conversation: bool) -> HeaderMap {
+    let pairs: Vec<(&HeaderName, HeaderValue)> = client.iter().map(|(n, v)| (n, v.clone())).collect();
+    let identity = HeaderValue::from_static(CONVERSATION_ACCEPT_ENCODING);
+    header_map(upstream_headers(&pairs, |v| v.to_str().ok(), conversation, identity))
 }
 
-/// The headers sent upstream: those of the client's the core says go on; a conversation's
-/// answer asked for without compression, so that its usage can be read as it passes.
-fn upstream_headers(client: &HeaderMap, conversation: bool) -> HeaderMap {
-    let named = named(client);
-    let mut headers = HeaderMap::with_capacity(client.len());
-    for (name, value) in client.iter().filter(|(name, _)| forwards_upstream(name.as_str(), &named)) {
-        headers.append(name, value.clone());
-    }
-    if conversation {
-        headers.insert(ACCEPT_ENCODING, HeaderValue::from_static(CONVERSATION_ACCEPT_ENCODING));
-    }
-    headers
+/// The answer's headers the client gets: the core's [`answer_headers`] of the upstream's.
+fn answer(upstream: &HeaderMap) -> HeaderMap {
+    let pairs: Vec<(&HeaderName, HeaderValue)> = upstream.iter().map(|(n, v)| (n, v.clone())).collect();
+    header_map(answer_headers(&pairs, |v| v.to_str().ok()))
 }
 
-/// The answer's headers the client gets: those the core says go on.
-fn answer_headers(upstream: &HeaderMap) -> HeaderMap {
-    let named = named(upstream);
-    let mut headers = HeaderMap::with_capacity(upstream.len());
-    for (name, value) in upstream.iter().filter(|(name, _)| forwards_answer(name.as_str(), &named)) {
-        headers.append(name, value.clone());
+/// Header pairs as a map, in order (each name was a header's already).
+fn header_map(pairs: Vec<(String, HeaderValue)>) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        if let Ok(name) = HeaderName::from_bytes(name.as_bytes()) {
+            headers.append(name, value);
+        }
     }
     headers
 }
@@ -252,7 +245,7 @@ fn stream_back(
 ) -> Response<Body> {
     let status = response.status();
     // The body is re-framed for the client's connection (hyper writes chunks or the length).
-    let headers = answer_headers(response.headers());
+    let headers = answer(response.headers());
     let reader = session.as_ref().map(|_| {
         UsageReader::new(headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default())
     });
@@ -341,11 +334,11 @@ mod tests {
         ] {
             client.append(k, v.parse().unwrap());
         }
-        let passed = upstream_headers(&client, false);
+        let passed = upstream(&client, false);
         let mut names: Vec<&str> = passed.keys().map(|k| k.as_str()).collect();
         names.sort_unstable();
         assert_eq!(names, ["accept-encoding", "anthropic-beta", "authorization", "x-api-key"]);
         assert_eq!(passed["accept-encoding"], "gzip");
-        assert_eq!(upstream_headers(&client, true)["accept-encoding"], "identity");
+        assert_eq!(upstream(&client, true)["accept-encoding"], "identity");
     }
 }

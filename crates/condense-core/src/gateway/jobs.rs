@@ -60,3 +60,32 @@ pub(super) struct Ready {
 
 /// How many jobs may wait for the host at once: beyond, a condensation keeps its ledger.
 pub const MAX_PENDING_SUMMARIES: usize = 16;
+
+/// The log line of a summary's outcome, the one every host writes (after its `gateway: `): the
+/// session, what the model wrote it with (`Ok((output_tokens, cost_usd))`) or why there is none,
+/// and whether the session's next request carries it (`used`) or keeps the ledger.
+pub fn summary_line(session: &str, written: Result<(u64, f64), &str>, used: bool) -> String {
+    let what = match written {
+        Ok((tokens, cost)) => format!("summary written ({tokens} tokens out, ${cost:.4})"),
+        Err(why) => format!("summary failed: {why}"),
+    };
+    let then = if used { "the next request carries it" } else { "the ledger stays" };
+    format!("[{session}] {what}; {then}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_s_outcome_is_one_line() {
+        assert_eq!(
+            summary_line("s", Ok((12, 0.5)), true),
+            "[s] summary written (12 tokens out, $0.5000); the next request carries it"
+        );
+        assert_eq!(
+            summary_line("s", Err("no model"), false),
+            "[s] summary failed: no model; the ledger stays"
+        );
+    }
+}

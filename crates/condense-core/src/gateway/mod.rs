@@ -54,11 +54,11 @@ pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
 pub use host::{Decided, HostGateway, Outgoing, Retry, Routed, Untouched};
 pub use http::{
-    CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NOT_FOUND, Route, SESSION_HEADER,
-    TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer, forwards_upstream, may_be_too_long,
-    route, says_too_long, upstream_origin,
+    CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NEVER_UPSTREAM, NOT_FOUND, Route,
+    SESSION_HEADER, TOKEN_HEADER, Wire, answer_headers, connection_named, error_body, forwards_answer,
+    forwards_upstream, may_be_too_long, route, says_too_long, upstream_headers, upstream_origin,
 };
-pub use jobs::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob};
+pub use jobs::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summary_line};
 pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
 pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
