@@ -12,12 +12,12 @@ import { ChatOptions, type ChatTask } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 // @ts-expect-error: a plain ES module of the test servers, without types.
 import { repoRoot, startFixtureLlm } from "../../tests/js/servers.mjs";
-import { ChatStore } from "../src/chatStore";
-import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine";
-import { EngineHolder } from "../src/engineHolder";
-import { asFailure } from "../src/errors";
-import { GatewayController } from "../src/gatewayCommands";
-import { HeldChat } from "../src/heldTasks";
+import { ChatStore } from "../src/chat/chatStore";
+import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine/engine";
+import { EngineHolder } from "../src/engine/engineHolder";
+import { asFailure } from "../src/engine/errors";
+import { GatewayController } from "../src/gateway/gatewayCommands";
+import { HeldChat } from "../src/engine/heldTasks";
 import * as fake from "./fakeVscode";
 
 const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");

@@ -9,8 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LlmTarget } from "@context-condenser/protocol";
-import { Core, guardEngine, newEngine } from "../src/engine";
-import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway";
+import { Core, guardEngine, newEngine } from "../src/engine/engine";
+import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway/gateway";
 import { newTestEngine } from "./core";
 // @ts-expect-error: plain JavaScript test helpers, shared with the Node suites.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LlmTarget } from "@context-condenser/protocol";
-import { EngineHolder } from "../src/engineHolder";
-import { GatewayController } from "../src/gatewayCommands";
+import { EngineHolder } from "../src/engine/engineHolder";
+import { GatewayController } from "../src/gateway/gatewayCommands";
 import * as fake from "./fakeVscode";
 
 const log = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, show() {} };

@@ -12,8 +12,8 @@ import type {
 } from "@context-condenser/protocol";
 import type { ChatPersistence } from "./chatPersistence";
 import { CHAT_VIEW_ID, type ChatState } from "./chatState";
-import { asFailure } from "./errors";
-import * as notify from "./notify";
+import { asFailure } from "../engine/errors";
+import * as notify from "../host/notify";
 
 /** A preview open in the chat view: what it is of, the preview as shown (the engine that made it
  *  keeps what Apply applies, under its `condense_id`), and how to apply it. */

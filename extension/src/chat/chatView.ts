@@ -21,8 +21,8 @@ import { ChatPersistence } from "./chatPersistence";
 import { ChatPreviews } from "./chatPreviews";
 import { CHAT_VIEW_ID, type ChatHost, ChatState } from "./chatState";
 import { ChatTurns } from "./chatTurns";
-import { loadApp, receiveFromWebview } from "./webviewApp";
-import * as notify from "./notify";
+import { loadApp, receiveFromWebview } from "../host/webviewApp";
+import * as notify from "../host/notify";
 
 export type { ChatHost } from "./chatState";
 

@@ -7,7 +7,7 @@
 import * as vscode from "vscode";
 import { type GatewayToHost, type GatewayToWebview, parseGatewayToHost } from "@context-condenser/protocol";
 import type { GatewayController } from "./gatewayCommands";
-import { loadApp, receiveFromWebview } from "./webviewApp";
+import { loadApp, receiveFromWebview } from "../host/webviewApp";
 
 /** How often the view may be sent a new state while the gateway is busy. */
 const STATE_EVERY_MS = 500;

@@ -4,12 +4,12 @@
 // the LLM that writes summaries for Condense Now on a file and for the API.
 
 import type { ChatOptions, LlmProfile, LlmTarget } from "@context-condenser/protocol";
-import type { EngineHolder } from "./engineHolder";
-import { asFailure, type Failure } from "./errors";
+import type { EngineHolder } from "../engine/engineHolder";
+import { asFailure, type Failure } from "../engine/errors";
 import type { ProfileOption } from "@context-condenser/protocol";
-import type { Report } from "./report";
-import type { Secrets } from "./secrets";
-import { autoCondense, chatProfile, condensingProfile } from "./settings";
+import type { Report } from "../host/report";
+import type { Secrets } from "../settings/secrets";
+import { autoCondense, chatProfile, condensingProfile } from "../settings/settings";
 
 /** The profiles the chat can use (API profiles), for its picker. */
 export function profileOptions(holder: EngineHolder): ProfileOption[] {

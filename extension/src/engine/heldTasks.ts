@@ -21,7 +21,7 @@ import type {
   PreviewOutcome,
   TaskHandle,
 } from "@context-condenser/protocol";
-import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../../wasm/condense_wasm";
 
 /** Whether a thrown value is the engine's refusal of a handle it does not hold. */
 export function isUnknownTask(e: unknown): boolean {

@@ -7,15 +7,15 @@
 // reaches the webview.
 
 import * as vscode from "vscode";
-import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../../wasm/condense_wasm";
 import type { LlmProfile, ModelUse, ToolConfigError } from "@context-condenser/protocol";
 import { configuration, writeSetting } from "./config";
-import { asFailure } from "./errors";
+import { asFailure } from "../engine/errors";
 import { type SettingsToHost, type SettingsToWebview, parseSettingsToHost } from "@context-condenser/protocol";
 import { type Secrets, secretName } from "./secrets";
 import { SECTION, type SettingProblem, type Settings } from "./settings";
 import { panelState, planChange } from "./settingsModel";
-import { loadApp, receiveFromWebview } from "./webviewApp";
+import { loadApp, receiveFromWebview } from "../host/webviewApp";
 
 /** What the panel needs from the rest of the extension. */
 export interface SettingsHost {

@@ -5,14 +5,14 @@
 // to them. Imports none of them, so the parts form no import circle.
 
 import type * as vscode from "vscode";
-import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../../wasm/condense_wasm";
 import type { ChatOptions, ChatTask, ContextStatus, ProfileOption, ToWebview } from "@context-condenser/protocol";
 import type { ChatStore, CorruptChat } from "./chatStore";
-import { asFailure, type Failure } from "./errors";
-import { HeldChat } from "./heldTasks";
+import { asFailure, type Failure } from "../engine/errors";
+import { HeldChat } from "../engine/heldTasks";
 import { InFlight } from "./inFlight";
-import type { FirstRun } from "./setup";
-import * as notify from "./notify";
+import type { FirstRun } from "../settings/setup";
+import * as notify from "../host/notify";
 
 /** The chat view's id, as package.json contributes it. */
 export const CHAT_VIEW_ID = "contextCondenser.chat";

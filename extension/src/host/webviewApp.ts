@@ -5,7 +5,7 @@
 // waits on a crash.
 
 import * as vscode from "vscode";
-import { asFailure } from "./errors";
+import { asFailure } from "../engine/errors";
 import type { Parsed } from "@context-condenser/protocol";
 import { webviewHtml } from "./webviewHtml";
 

@@ -3,7 +3,7 @@
 // failed, the conversation was not touched.
 
 import * as vscode from "vscode";
-import { advise, type Failure } from "./errors";
+import { advise, type Failure } from "../engine/errors";
 import * as notify from "./notify";
 
 /** Reports a failure; `logged` when the core logged it already (the failed runs it reports). */

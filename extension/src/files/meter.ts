@@ -3,7 +3,7 @@
 // Where the figure comes from (a chat's title, a path) is neutralized (untrusted.ts).
 
 import { compact } from "@context-condenser/protocol";
-import { neutralize } from "./untrusted";
+import { neutralize } from "../host/untrusted";
 
 /** The one `compact`, shared with the webview. */
 export { compact };

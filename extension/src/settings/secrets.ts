@@ -7,12 +7,12 @@
 import * as vscode from "vscode";
 import type { LlmProfile } from "@context-condenser/protocol";
 import { configuration } from "./config";
-import type { EngineHolder } from "./engineHolder";
-import type { Failure } from "./errors";
+import type { EngineHolder } from "../engine/engineHolder";
+import type { Failure } from "../engine/errors";
 import { KeyStore, SEND_KEY_THERE, checkOrigin, originQuestion, originRefusal, profileOrigin } from "./keys";
 import { SECTION } from "./settings";
-import * as notify from "./notify";
-import { neutralize } from "./untrusted";
+import * as notify from "../host/notify";
+import { neutralize } from "../host/untrusted";
 
 /** The secret storage's name for a profile's key (kept in keys.ts). */
 export { secretName } from "./keys";

@@ -7,10 +7,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { moneySaved, usd, type GatewayReport, type GatewaySetup, type LlmTarget } from "@context-condenser/protocol";
-import type { CondenseEngine, Gateway } from "../wasm/condense_wasm";
-import { configuration } from "./config";
+import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
+import { configuration } from "../settings/config";
 import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
-import * as notify from "./notify";
+import * as notify from "../host/notify";
 
 export const DEFAULT_PORT = 4141;
 /** How often the status bar reads the figures while the gateway runs. */

@@ -8,13 +8,13 @@
 
 import * as vscode from "vscode";
 import type { Conversation } from "@context-condenser/protocol";
-import { chatModel } from "./chatOptions";
-import type { EngineHolder } from "./engineHolder";
-import { asFailure } from "./errors";
-import type { ChatView } from "./chatView";
+import { chatModel } from "../chat/chatOptions";
+import type { EngineHolder } from "../engine/engineHolder";
+import { asFailure } from "../engine/errors";
+import type { ChatView } from "../chat/chatView";
 import { activeConversation, type FileCommands } from "./fileCommands";
-import type { Report } from "./report";
-import * as notify from "./notify";
+import type { Report } from "../host/report";
+import * as notify from "../host/notify";
 
 /** A manual condensation waiting for its answer: of a file, or of the chat. */
 type Pending = {

@@ -7,8 +7,8 @@ import type { AgentEvent, AgentInput, ChatOptions, ChatTask } from "@context-con
 import { ACTIVE_CHAT, type ChatPersistence } from "./chatPersistence";
 import type { ChatState } from "./chatState";
 import { newChatId } from "./chatStore";
-import { asFailure } from "./errors";
-import * as notify from "./notify";
+import { asFailure } from "../engine/errors";
+import * as notify from "../host/notify";
 
 export class ChatTurns {
   constructor(

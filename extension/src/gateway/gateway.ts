@@ -28,9 +28,9 @@ import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER, type GatewayForward, type GatewayRecallOp, type GatewayRetry, type GatewayRouted, type GatewayStartInput, type GatewaySummary, type LlmTarget } from "@context-condenser/protocol";
-import type { CondenseEngine, Gateway } from "../wasm/condense_wasm";
-import { isTrap } from "./engine";
-import { asFailure } from "./errors";
+import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
+import { isTrap } from "../engine/engine";
+import { asFailure } from "../engine/errors";
 
 /** Upstream deadlines, as the LLM layer's: to connect, without a byte, and for a whole request. */
 export const CONNECT_TIMEOUT_MS = 30_000;

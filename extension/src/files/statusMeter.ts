@@ -5,13 +5,13 @@
 // and with no conversation file or chat to measure the engine is not loaded at all.
 
 import * as vscode from "vscode";
-import { chatModel } from "./chatOptions";
-import type { ChatView } from "./chatView";
-import type { EngineHolder } from "./engineHolder";
+import { chatModel } from "../chat/chatOptions";
+import type { ChatView } from "../chat/chatView";
+import type { EngineHolder } from "../engine/engineHolder";
 import { isConversationDocument } from "./fileCommands";
-import type { HeldDocs } from "./heldTasks";
+import type { HeldDocs } from "../engine/heldTasks";
 import { meterText } from "./meter";
-import { chatProfile } from "./settings";
+import { chatProfile } from "../settings/settings";
 
 export class StatusMeter implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("contextCondenser.meter", vscode.StatusBarAlignment.Right, 100);

@@ -6,13 +6,13 @@
 
 import * as vscode from "vscode";
 import type { LocalServer, SetupState, ToolStatus } from "@context-condenser/protocol";
-import type { EngineHolder } from "./engineHolder";
-import { asFailure } from "./errors";
+import type { EngineHolder } from "../engine/engineHolder";
+import { asFailure } from "../engine/errors";
 import { type SetupChoice, detectedAgents, keyNeeded, probeLocalServers, profileFor } from "./firstRun";
 import type { Secrets } from "./secrets";
 import { configuration } from "./config";
 import { SECTION } from "./settings";
-import { neutralize } from "./untrusted";
+import { neutralize } from "../host/untrusted";
 
 export interface SetupOutcome {
   state: SetupState;

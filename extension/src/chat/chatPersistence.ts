@@ -6,8 +6,8 @@ import * as vscode from "vscode";
 import type { ChatTask } from "@context-condenser/protocol";
 import { isChatConflict } from "./chatStore";
 import type { ChatState } from "./chatState";
-import { asFailure } from "./errors";
-import * as notify from "./notify";
+import { asFailure } from "../engine/errors";
+import * as notify from "../host/notify";
 
 export const ACTIVE_CHAT = "contextCondenser.activeChat";
 /** Each chat's profile, by chat id (global state, beside the chat files): opening a chat makes its

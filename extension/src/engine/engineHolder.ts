@@ -14,13 +14,13 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { ToolConfigError, ToolSource } from "@context-condenser/protocol";
-import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../../wasm/condense_wasm";
 import { Core, guardEngine, newEngine } from "./engine";
 import { asFailure } from "./errors";
-import { configuration, ignoredReason } from "./config";
-import { SECTION, type SettingProblem, type Settings, providerUpdates, readSettings } from "./settings";
-import { WORKSPACE_TOOLS_FILE, describeToolError, readToolSources, toolFiles } from "./toolSources";
-import * as notify from "./notify";
+import { configuration, ignoredReason } from "../settings/config";
+import { SECTION, type SettingProblem, type Settings, providerUpdates, readSettings } from "../settings/settings";
+import { WORKSPACE_TOOLS_FILE, describeToolError, readToolSources, toolFiles } from "../settings/toolSources";
+import * as notify from "../host/notify";
 
 /** The first workspace folder: where tools run and where the workspace's tool file is. */
 const workspaceFolder = () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;

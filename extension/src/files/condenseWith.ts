@@ -5,8 +5,8 @@
 
 import * as vscode from "vscode";
 import type { ProviderEntry } from "@context-condenser/protocol";
-import * as notify from "./notify";
-import { neutralize } from "./untrusted";
+import * as notify from "../host/notify";
+import { neutralize } from "../host/untrusted";
 
 /** A provider as the quick pick shows it. */
 export interface ProviderPick extends vscode.QuickPickItem {

@@ -11,19 +11,19 @@
 
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { CondenseEngine } from "../wasm/condense_wasm";
+import type { CondenseEngine } from "../../wasm/condense_wasm";
 import type { Conversation, HeldCount, LlmTarget } from "@context-condenser/protocol";
-import { chatModel, condensingLlm } from "./chatOptions";
-import type { ChatView } from "./chatView";
-import type { EngineHolder } from "./engineHolder";
-import { asFailure, type Failure } from "./errors";
-import type { DocCondensation, HeldDocs } from "./heldTasks";
+import { chatModel, condensingLlm } from "../chat/chatOptions";
+import type { ChatView } from "../chat/chatView";
+import type { EngineHolder } from "../engine/engineHolder";
+import { asFailure, type Failure } from "../engine/errors";
+import type { DocCondensation, HeldDocs } from "../engine/heldTasks";
 import { FileTooLarge, readConversationText } from "./sessionFile";
 import { condensedPath } from "./sessionPath";
-import type { Report } from "./report";
-import type { Secrets } from "./secrets";
-import { condensingProfile } from "./settings";
-import * as notify from "./notify";
+import type { Report } from "../host/report";
+import type { Secrets } from "../settings/secrets";
+import { condensingProfile } from "../settings/settings";
+import * as notify from "../host/notify";
 
 /** Whether a document may be a conversation file (JSON): the meter and the commands read it. */
 export function isConversationDocument(doc: vscode.TextDocument): boolean {

@@ -3,7 +3,7 @@
 // `cli` profiles run their tools with (see runner.ts).
 
 import * as path from "node:path";
-import type { CondenseEngine, Host } from "../wasm/condense_wasm";
+import type { CondenseEngine, Host } from "../../wasm/condense_wasm";
 import { type RunnerOptions, locate, platformName, readText, runCommand } from "./runner";
 
 export interface LogSink {
@@ -12,7 +12,7 @@ export interface LogSink {
   error(message: string): void;
 }
 
-export type WasmModule = typeof import("../wasm/condense_wasm");
+export type WasmModule = typeof import("../../wasm/condense_wasm");
 
 /** A panic in the engine, as its panic hook reported it just before the instance trapped. */
 export class EngineTrap extends Error {
