@@ -385,60 +385,6 @@ export const AgentInput = z.deferred(() => z.discriminatedUnion("type", [
 export type AgentInput = z.output<typeof AgentInput>;
 export type AgentInputInput = z.input<typeof AgentInput>;
 
-/** One piece of a program argument: text, or the path of a temporary file the host creates for the run (and removes after it). An argument is its pieces joined, so `--out={output_file}` stays one argument whatever the path holds. */
-export const ArgPart = z.deferred(() => z.discriminatedUnion("kind", [
-  /** Literal text. */
-  z.object({
-    kind: z.literal("text"),
-    /** The text, passed as it is (no shell reads it). */
-    text: z.string(),
-  }),
-  /** The path of the file holding [`CommandSpec::prompt_file`]. */
-  z.object({
-    kind: z.literal("promptFile"),
-  }),
-  /** The path of an empty file the program may write its answer to; read back into [`CommandOutput::output_file`]. */
-  z.object({
-    kind: z.literal("outputFile"),
-  }),
-]));
-export type ArgPart = z.output<typeof ArgPart>;
-export type ArgPartInput = z.input<typeof ArgPart>;
-
-/** The user's automatic-condensation settings. */
-export const AutoCondense = z.deferred(() => z.strictObject({
-  /** The off switch: when false nothing is condensed without the user asking. */
-  enabled: z.boolean().default(true),
-  /** An automatic condensation that saves less than this share of the window is not applied. */
-  min_gain_percent: z.number().default(5.0),
-  /** The global threshold, in percent of the context window; a profile may override it. */
-  threshold_percent: z.number().int().gte(0).default(80),
-}));
-export type AutoCondense = z.output<typeof AutoCondense>;
-export type AutoCondenseInput = z.input<typeof AutoCondense>;
-
-/** The automatic-condensation settings as the panel shows them. */
-export const AutoSettings = z.deferred(() => z.object({
-  /** The off switch. */
-  enabled: z.boolean(),
-  /** The minimum gain of an automatic condensation, in percent of the window. */
-  minGainPercent: z.number(),
-  /** The global threshold, in percent of the window. */
-  thresholdPercent: z.number(),
-}));
-export type AutoSettings = z.output<typeof AutoSettings>;
-export type AutoSettingsInput = z.input<typeof AutoSettings>;
-
-/** How a bundle asks to be cached (see [`crate::formats::ApiCache`]). */
-export const CacheHint = z.deferred(() => z.object({
-  /** The conversation's cache key: a chat's id. */
-  key: z.string(),
-  /** The number of leading history turns that were sent before, as a request's whole conversation: the moving breakpoint closes them, so this request reads them from the cache and writes nothing after. `None`: the breakpoint is on the last turn (the request itself), written for the next request to read. */
-  sent_before: z.number().int().gte(0).nullable().optional(),
-}));
-export type CacheHint = z.output<typeof CacheHint>;
-export type CacheHintInput = z.input<typeof CacheHint>;
-
 /** A conversation: an optional system prompt and its messages, hidden ones included. */
 export const Conversation = z.deferred(() => z.strictObject({
   /** Always `context-condenser/conversation@1` when written by this project. */
@@ -539,15 +485,79 @@ export const ChatChange = z.deferred(() => z.object({
 export type ChatChange = z.output<typeof ChatChange>;
 export type ChatChangeInput = z.input<typeof ChatChange>;
 
-/** What `applyPreview` returns. */
-export const ChatApplied = z.deferred(() => z.object({
-  /** The chat with the preview's condensation applied. */
-  change: ChatChange,
-  /** The condensation's record, as the chat's row shows it. */
-  record: CondensationRecord,
+/** What `applyPreview` returns: the held task with the preview's condensation applied, a chat or a conversation file as its handle named. */
+export const Applied = z.deferred(() => z.discriminatedUnion("kind", [
+  /** A chat: what changed, and the condensation's record as the chat's row shows it. */
+  z.object({
+    /** The chat with the condensation applied (boxed: a chat's change is the larger). */
+    change: ChatChange,
+    kind: z.literal("chat"),
+    /** The condensation's record. */
+    record: CondensationRecord,
+  }),
+  /** A conversation file: its next revision, condensed (`heldText` gives its text). */
+  z.object({
+    /** The held conversation's new revision. */
+    handle: TaskHandle,
+    kind: z.literal("file"),
+  }),
+]));
+export type Applied = z.output<typeof Applied>;
+export type AppliedInput = z.input<typeof Applied>;
+
+/** One piece of a program argument: text, or the path of a temporary file the host creates for the run (and removes after it). An argument is its pieces joined, so `--out={output_file}` stays one argument whatever the path holds. */
+export const ArgPart = z.deferred(() => z.discriminatedUnion("kind", [
+  /** Literal text. */
+  z.object({
+    kind: z.literal("text"),
+    /** The text, passed as it is (no shell reads it). */
+    text: z.string(),
+  }),
+  /** The path of the file holding [`CommandSpec::prompt_file`]. */
+  z.object({
+    kind: z.literal("promptFile"),
+  }),
+  /** The path of an empty file the program may write its answer to; read back into [`CommandOutput::output_file`]. */
+  z.object({
+    kind: z.literal("outputFile"),
+  }),
+]));
+export type ArgPart = z.output<typeof ArgPart>;
+export type ArgPartInput = z.input<typeof ArgPart>;
+
+/** The user's automatic-condensation settings. */
+export const AutoCondense = z.deferred(() => z.strictObject({
+  /** The off switch: when false nothing is condensed without the user asking. */
+  enabled: z.boolean().default(true),
+  /** An automatic condensation that saves less than this share of the window is not applied. */
+  min_gain_percent: z.number().default(5.0),
+  /** The global threshold, in percent of the context window; a profile may override it. */
+  threshold_percent: z.number().int().gte(0).default(80),
 }));
-export type ChatApplied = z.output<typeof ChatApplied>;
-export type ChatAppliedInput = z.input<typeof ChatApplied>;
+export type AutoCondense = z.output<typeof AutoCondense>;
+export type AutoCondenseInput = z.input<typeof AutoCondense>;
+
+/** The automatic-condensation settings as the panel shows them. */
+export const AutoSettings = z.deferred(() => z.object({
+  /** The off switch. */
+  enabled: z.boolean(),
+  /** The minimum gain of an automatic condensation, in percent of the window. */
+  minGainPercent: z.number(),
+  /** The global threshold, in percent of the window. */
+  thresholdPercent: z.number(),
+}));
+export type AutoSettings = z.output<typeof AutoSettings>;
+export type AutoSettingsInput = z.input<typeof AutoSettings>;
+
+/** How a bundle asks to be cached (see [`crate::formats::ApiCache`]). */
+export const CacheHint = z.deferred(() => z.object({
+  /** The conversation's cache key: a chat's id. */
+  key: z.string(),
+  /** The number of leading history turns that were sent before, as a request's whole conversation: the moving breakpoint closes them, so this request reads them from the cache and writes nothing after. `None`: the breakpoint is on the last turn (the request itself), written for the next request to read. */
+  sent_before: z.number().int().gte(0).nullable().optional(),
+}));
+export type CacheHint = z.output<typeof CacheHint>;
+export type CacheHintInput = z.input<typeof CacheHint>;
 
 /** Who speaks in a prompt's conversation. */
 export const ChatRole = z.deferred(() => z.enum(["user", "assistant"]));

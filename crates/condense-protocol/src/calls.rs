@@ -111,13 +111,23 @@ pub enum Undone {
     },
 }
 
-/// What `applyPreview` returns.
+/// What `applyPreview` returns: the held task with the preview's condensation applied, a chat or
+/// a conversation file as its handle named.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct ChatApplied {
-    /// The chat with the preview's condensation applied.
-    pub change: ChatChange,
-    /// The condensation's record, as the chat's row shows it.
-    pub record: CondensationRecord,
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Applied {
+    /// A chat: what changed, and the condensation's record as the chat's row shows it.
+    Chat {
+        /// The chat with the condensation applied (boxed: a chat's change is the larger).
+        change: Box<ChatChange>,
+        /// The condensation's record.
+        record: Box<CondensationRecord>,
+    },
+    /// A conversation file: its next revision, condensed (`heldText` gives its text).
+    File {
+        /// The held conversation's new revision.
+        handle: TaskHandle,
+    },
 }
 
 /// What `pinMessage` returns.

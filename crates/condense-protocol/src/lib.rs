@@ -78,7 +78,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatChange,
         calls::MessageMarks,
         calls::Undone,
-        calls::ChatApplied,
+        calls::Applied,
         calls::ChatPin,
         PreviewEstimate,
         PreviewOutcome,

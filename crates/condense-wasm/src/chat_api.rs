@@ -13,18 +13,18 @@ use condense_core::agent::{
 };
 use condense_core::{CondensationOptions, Services};
 use condense_core::{CondenseError, Conversation, ErrorKind};
-use condense_protocol::calls::{ChatApplied, ChatChange, ChatOptions, ChatPin, ChatStep, TaskHandle, Undone};
+use condense_protocol::calls::{Applied, ChatChange, ChatOptions, ChatPin, ChatStep, TaskHandle, Undone};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{core_error, error, llm_error};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::HeldItem;
-use crate::held_api::{undo_file, unknown};
+use crate::held_api::{apply_file_preview, undo_file, unknown};
 use crate::host::{JsHost, JsTimer};
 use crate::surface::{Callback, engine_api};
 
 crate::surface::data!(TaskHandle, ChatOptions, AgentInput, AgentEvent, ChatChange, ChatStep, ContextStatus);
-crate::surface::data!(Undone, ChatPin, ChatApplied, PreviewEstimate, PreviewOutcome);
+crate::surface::data!(Undone, ChatPin, Applied, PreviewEstimate, PreviewOutcome);
 
 engine_api! {
     impl CondenseEngine;
@@ -66,9 +66,10 @@ engine_api! {
     /// not changed.
     async fn previewChat = preview_chat(handle: TaskHandle, options: ChatOptions, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
 
-    /// Applies the preview `previewId` of a held chat exactly as shown (no LLM call); fails with
-    /// `invalid_input` when the chat changed since, or the engine keeps no such preview.
-    sync fn applyPreview = apply_preview(handle: TaskHandle, preview_id: String, now_ms: f64) -> ChatApplied;
+    /// Applies the preview `previewId` of a held task exactly as shown (no LLM call), a chat or a
+    /// conversation file as its handle names (a chat's change dated `nowMs`); fails with
+    /// `invalid_input` when the task changed since, or the engine keeps no such preview.
+    sync fn applyPreview = apply_preview(handle: TaskHandle, preview_id: String, now_ms: f64) -> Applied;
 }
 
 fn chat_call(call: ChatOptions) -> Result<ChatOptions, JsValue> {
@@ -145,7 +146,15 @@ fn apply_preview(
     handle: TaskHandle,
     preview_id: String,
     now_ms: f64,
-) -> Result<ChatApplied, JsValue> {
+) -> Result<Applied, JsValue> {
+    let chat = match inner.held.borrow_mut().get(&handle).map(|h| &h.item) {
+        Some(HeldItem::Chat(_)) => true,
+        Some(HeldItem::Doc(_)) => false,
+        None => return Err(unknown(&handle)),
+    };
+    if !chat {
+        return Ok(Applied::File { handle: apply_file_preview(inner, &handle, &preview_id)? });
+    }
     let preview = inner.held.borrow_mut().take_preview(&handle.id, &preview_id).ok_or_else(|| {
         error(
             ErrorKind::InvalidInput,
@@ -169,7 +178,7 @@ fn apply_preview(
             handle.id, record.condense_id, record.tokens_before, record.tokens_after
         ),
     );
-    Ok(ChatApplied { change, record })
+    Ok(Applied::Chat { change: Box::new(change), record: Box::new(record) })
 }
 
 /// Changes a copy of the held chat under `handle` with `f`; on success holds the copy and says

@@ -4,7 +4,7 @@
 import type {
   AgentEvent,
   AgentInputInput,
-  ChatApplied,
+  Applied,
   ChatChange,
   ChatOptionsInput,
   ChatPin,
@@ -97,10 +97,11 @@ export interface CondenseEngine {
    */
   previewChat(handle: TaskHandleInput, options: ChatOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
   /**
-   * Applies the preview `previewId` of a held chat exactly as shown (no LLM call); fails with
-   * `invalid_input` when the chat changed since, or the engine keeps no such preview.
+   * Applies the preview `previewId` of a held task exactly as shown (no LLM call), a chat or a
+   * conversation file as its handle names (a chat's change dated `nowMs`); fails with
+   * `invalid_input` when the task changed since, or the engine keeps no such preview.
    */
-  applyPreview(handle: TaskHandleInput, previewId: string, nowMs: number): ChatApplied;
+  applyPreview(handle: TaskHandleInput, previewId: string, nowMs: number): Applied;
   /**
    * Keeps a conversation (text or object, any supported format) under the host's `id` (a
    * document's URI) and returns its handle. Holding the new text of the same id later
@@ -136,16 +137,10 @@ export interface CondenseEngine {
   /**
    * Previews a condensation of a held conversation with the options' provider, without
    * applying it; the engine keeps the preview under its `condense_id` until
-   * `applyHeldPreview` names it. `onEstimate` gets the provider's estimate before it runs.
+   * `applyPreview` names it. `onEstimate` gets the provider's estimate before it runs.
    * Resolves with what to show, or why there is nothing to apply.
    */
   previewHeld(handle: TaskHandleInput, options?: CondenseOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
-  /**
-   * Applies the preview `previewId` of a held conversation exactly as shown (no LLM call);
-   * returns the handle of the condensed revision (`heldText` gives its text). Fails with
-   * `invalid_input` when the conversation changed since, or the engine keeps no such preview.
-   */
-  applyHeldPreview(handle: TaskHandleInput, previewId: string): TaskHandle;
   /**
    * Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
    * or as an object) and returns it in this project's format.

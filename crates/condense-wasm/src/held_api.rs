@@ -68,15 +68,9 @@ engine_api! {
 
     /// Previews a condensation of a held conversation with the options' provider, without
     /// applying it; the engine keeps the preview under its `condense_id` until
-    /// `applyHeldPreview` names it. `onEstimate` gets the provider's estimate before it runs.
+    /// `applyPreview` names it. `onEstimate` gets the provider's estimate before it runs.
     /// Resolves with what to show, or why there is nothing to apply.
     async fn previewHeld = preview_held(handle: TaskHandle, options: Option<CondenseOptions>, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
-
-    /// Applies the preview `previewId` of a held conversation exactly as shown (no LLM call);
-    /// returns the handle of the condensed revision (`heldText` gives its text). Fails with
-    /// `invalid_input` when the conversation changed since, or the engine keeps no such preview.
-    sync fn applyHeldPreview = apply_held_preview(handle: TaskHandle, preview_id: String) -> TaskHandle;
-
 }
 
 /// The held task under `handle`, shared, or `unknown_task`.
@@ -181,13 +175,16 @@ async fn preview_held(
     Ok(outcome)
 }
 
-fn apply_held_preview(
+/// Applies the preview `preview_id` of the held conversation under `handle` exactly as shown: its
+/// next revision's handle. `applyPreview` (in `chat_api`, which names chats and files alike) calls
+/// it for a file.
+pub(crate) fn apply_file_preview(
     inner: &Rc<Inner>,
-    handle: TaskHandle,
-    preview_id: String,
+    handle: &TaskHandle,
+    preview_id: &str,
 ) -> Result<TaskHandle, JsValue> {
-    let held = held_doc(inner, &handle)?;
-    let preview = inner.held.borrow_mut().take_preview(&handle.id, &preview_id).ok_or_else(|| {
+    let held = held_doc(inner, handle)?;
+    let preview = inner.held.borrow_mut().take_preview(&handle.id, preview_id).ok_or_else(|| {
         error(
             ErrorKind::InvalidInput,
             &format!("the engine keeps no preview {preview_id} of this file: preview the condensation again"),

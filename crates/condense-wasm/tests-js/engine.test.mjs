@@ -582,10 +582,10 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
     { task_id: "file:///preview.json", provider_id: "truncation", needs: "nothing", tokens_before: truncated.preview.tokens_before, estimated_cost: 0 },
   ]);
   // Applied by its id: the condensed file is the next revision; undone, the file is back.
-  const condensed = engine.applyHeldPreview(doc, truncated.preview.condense_id);
+  const condensed = engine.applyPreview(doc, truncated.preview.condense_id, Date.now()).handle;
   assert.notEqual(condensed.revision, doc.revision);
   assert.equal(engine.heldTokens(condensed), truncated.preview.tokens_after);
-  assert.throws(() => engine.applyHeldPreview(condensed, truncated.preview.condense_id), { kind: "invalid_input" });
+  assert.throws(() => engine.applyPreview(condensed, truncated.preview.condense_id, Date.now()), { kind: "invalid_input" });
   const undone = engine.undo(condensed, undefined, Date.now());
   assert.equal(undone.condense_id, truncated.preview.condense_id);
   assert.deepEqual(JSON.parse(engine.heldText(undone.handle)).messages, task.conversation.messages);

@@ -177,6 +177,7 @@ export class HeldChat {
   applyPreview(engine: CondenseEngine, task: ChatTask, previewId: string, nowMs: number): { task: ChatTask; record: CondensationRecord } {
     this.previews.check(engine, previewId);
     const applied = this.withHandle(engine, task, (handle) => engine.applyPreview(handle, previewId, nowMs));
+    if (applied.kind !== "chat") throw new Error(`chat ${task.id} is held as a conversation file`);
     return { task: this.changed(engine, task, applied.change), record: applied.record };
   }
 }
@@ -310,7 +311,11 @@ export class HeldDocs {
    *  file's text. Throws when the file changed since, or `engine` is not the one that made it. */
   async applyPreview(engine: CondenseEngine, doc: DocLike, previewId: string): Promise<string> {
     this.previews.check(engine, previewId);
-    return await this.withDoc(engine, doc, true, (handle) => engine.heldText(engine.applyHeldPreview(handle, previewId)));
+    return await this.withDoc(engine, doc, true, (handle) => {
+      const applied = engine.applyPreview(handle, previewId, Date.now());
+      if (applied.kind !== "file") throw new Error(`${doc.uri.toString()} is held as a chat`);
+      return engine.heldText(applied.handle);
+    });
   }
 
   /** Undoes the last condensation of `doc`: the condensation undone and the file's text with its
