@@ -128,7 +128,7 @@ for (let i = 0; i < runs; i++) {
   record(apply, t, [handle, outcome.preview.condense_id, at], applied, task, condensed);
   condensedTo = applied.record.tokens_after;
   t0 = performance.now();
-  const undone = engine.undoChat(applied.change.handle, undefined, at);
+  const undone = engine.undo(applied.change.handle, undefined, at);
   t = performance.now() - t0;
   const restored = applyChange(condensed, undone.change);
   record(undo, t, [applied.change.handle, undefined, at], undone, condensed, restored);
@@ -167,7 +167,7 @@ console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
 const line = (label, x) =>
   console.log(`| ${label} | ${times(x.ms)} | ${chars(m(x.in))} | ${chars(m(x.out))} (${m(x.keep)} / ${m(x.sent)}) | ${chars(m(x.before))} |`);
 line("applyPreview(handle, previewId, nowMs)", apply);
-line("undoChat(handle, undefined, nowMs)", undo);
+line("undo(handle, undefined, nowMs)", undo);
 for (const pin of pins) line(`pinMessage(handle, id, pinned, nowMs): the ${pin.where} user message (${pin.at + 1} of ${task.conversation.messages.length})`, pin);
 console.log(`| for reference: a chat turn (section above) | ${times(turnMs)} | | | |`);
 

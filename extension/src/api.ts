@@ -4,9 +4,9 @@
 // stored for, or where the user agreed it may go: secrets.ts).
 
 import type { CondenseOptionsInput, CondensationDocument, ConversationInput, Message, ProviderInfo, TokenReport } from "@context-condenser/protocol";
-import { chatModel, condensingLlm } from "./chatOptions";
-import type { EngineHolder } from "./engineHolder";
-import type { Secrets } from "./secrets";
+import { chatModel, condensingLlm } from "./chat/chatOptions";
+import type { EngineHolder } from "./engine/engineHolder";
+import type { Secrets } from "./settings/secrets";
 
 /** What other extensions get from `vscode.extensions.getExtension(...).exports`. */
 export interface ContextCondenserApi {

@@ -5,24 +5,24 @@
 // and the API; each lives in its own module.
 
 import * as vscode from "vscode";
-import { pickProvider } from "./condenseWith";
+import { pickProvider } from "./files/condenseWith";
 import { type ContextCondenserApi, createApi } from "./api";
-import { chatOptions, chatProfileProblem, gatewaySummaryModel, measureOptions, profileOptions } from "./chatOptions";
-import { ChatStore } from "./chatStore";
-import { ChatView } from "./chatView";
-import { EngineHolder } from "./engineHolder";
-import { GatewayController, gatewayOptions } from "./gatewayCommands";
-import { GatewayView } from "./gatewayView";
-import { FileCommands } from "./fileCommands";
-import { HeldDocs } from "./heldTasks";
-import { ManualCommands } from "./manual";
-import { blockedReason } from "./firstRun";
-import { reporter } from "./report";
-import { Secrets } from "./secrets";
-import { SECTION, chatProfile } from "./settings";
-import { SettingsPanel } from "./settingsPanel";
-import { FirstRun } from "./setup";
-import { StatusMeter } from "./statusMeter";
+import { chatOptions, chatProfileProblem, gatewaySummaryModel, measureOptions, profileOptions } from "./chat/chatOptions";
+import { ChatStore } from "./chat/chatStore";
+import { ChatView } from "./chat/chatView";
+import { EngineHolder } from "./engine/engineHolder";
+import { GatewayController, gatewayOptions } from "./gateway/gatewayCommands";
+import { GatewayView } from "./gateway/gatewayView";
+import { FileCommands } from "./files/fileCommands";
+import { HeldDocs } from "./engine/heldTasks";
+import { ManualCommands } from "./files/manual";
+import { blockedReason } from "./settings/firstRun";
+import { reporter } from "./host/report";
+import { Secrets } from "./settings/secrets";
+import { SECTION, chatProfile } from "./settings/settings";
+import { SettingsPanel } from "./settings/settingsPanel";
+import { FirstRun } from "./settings/setup";
+import { StatusMeter } from "./files/statusMeter";
 
 export type { ContextCondenserApi } from "./api";
 

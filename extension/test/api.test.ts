@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createApi } from "../src/api";
-import type { EngineHolder } from "../src/engineHolder";
-import type { Secrets } from "../src/secrets";
-import { readSettings } from "../src/settings";
+import type { EngineHolder } from "../src/engine/engineHolder";
+import type { Secrets } from "../src/settings/secrets";
+import { readSettings } from "../src/settings/settings";
 import { check, meta, newTestEngine } from "./core";
 
 /** The API over a real engine, with settings whose chat profile (if any) uses `model`. */

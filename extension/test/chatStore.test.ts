@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChatTaskInput } from "@context-condenser/protocol";
-import { REVISION_FIELD, ChatConflict, ChatStore, newChatId } from "../src/chatStore";
+import { REVISION_FIELD, ChatConflict, ChatStore, newChatId } from "../src/chat/chatStore";
 
 const task = (id: string, updated: number, title = "A chat"): ChatTaskInput => ({
   id,

@@ -8,10 +8,10 @@ import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChatTask, ProfileOption, ToWebview } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import { ChatStore } from "../src/chatStore";
-import { type ChatHost, ChatView } from "../src/chatView";
-import { FileCommands } from "../src/fileCommands";
-import { HeldDocs } from "../src/heldTasks";
+import { ChatStore } from "../src/chat/chatStore";
+import { type ChatHost, ChatView } from "../src/chat/chatView";
+import { FileCommands } from "../src/files/fileCommands";
+import { HeldDocs } from "../src/engine/heldTasks";
 import { newTestEngine } from "./core";
 import * as fake from "./fakeVscode";
 

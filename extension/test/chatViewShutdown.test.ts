@@ -12,10 +12,10 @@ import { ChatOptions, type ChatTask, type ToWebview } from "@context-condenser/p
 import type { CondenseEngine } from "../wasm/condense_wasm";
 // @ts-expect-error: a plain ES module of the test servers, without types.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
-import { ChatStore } from "../src/chatStore";
-import { type ChatHost, ChatView } from "../src/chatView";
-import { makeHost } from "../src/engine";
-import type { FirstRun } from "../src/setup";
+import { ChatStore } from "../src/chat/chatStore";
+import { type ChatHost, ChatView } from "../src/chat/chatView";
+import { makeHost } from "../src/engine/engine";
+import type { FirstRun } from "../src/settings/setup";
 import { wasm } from "./core";
 
 vi.mock("vscode", () => ({

@@ -1,7 +1,7 @@
 // Condense with…: the quick pick offers the enabled providers with the engine's descriptions, the
 // default first and marked; a pick names the provider for that run, a dismissal runs nothing.
 import { describe, expect, it } from "vitest";
-import { pickProvider, providerPicks } from "../src/condenseWith";
+import { pickProvider, providerPicks } from "../src/files/condenseWith";
 import { newTestEngine } from "./core";
 import { window } from "./fakeVscode";
 

@@ -12,12 +12,12 @@ import { ChatOptions, type ChatTask } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 // @ts-expect-error: a plain ES module of the test servers, without types.
 import { repoRoot, startFixtureLlm } from "../../tests/js/servers.mjs";
-import { ChatStore } from "../src/chatStore";
-import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine";
-import { EngineHolder } from "../src/engineHolder";
-import { asFailure } from "../src/errors";
-import { GatewayController } from "../src/gatewayCommands";
-import { HeldChat } from "../src/heldTasks";
+import { ChatStore } from "../src/chat/chatStore";
+import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine/engine";
+import { EngineHolder } from "../src/engine/engineHolder";
+import { asFailure } from "../src/engine/errors";
+import { GatewayController } from "../src/gateway/gatewayCommands";
+import { HeldChat } from "../src/engine/heldTasks";
 import * as fake from "./fakeVscode";
 
 const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");
@@ -153,22 +153,22 @@ describe("a trapped engine", () => {
       const { port } = gateway.running!;
       const works = () => {
         expect(holder.engine.parseConversation('{"messages":[]}').messages).toEqual([]);
-        expect(gateway.running!.engine.gatewayReport().config.provider).toBe("smart");
+        expect(gateway.running!.gateway.report().config.provider).toBe("smart");
       };
       works();
 
       // A trap in the chat's engine: the gateway's engine (same instance) is replaced too.
-      let [chat, gw] = [holder.engine, gateway.running!.engine];
+      let [chat, gw] = [holder.engine, gateway.running!.gateway];
       expect(() => holder.engine.parseConversation(MARKER)).toThrow(/engine stopped on an internal error/);
       expect(holder.engine).not.toBe(chat);
-      expect(gateway.running!.engine).not.toBe(gw);
+      expect(gateway.running!.gateway).not.toBe(gw);
       expect(gateway.running!.port).toBe(port);
       works();
       expect(crashes()).toBe(1);
 
       // A trap in the gateway's engine (a request's body): the request goes out as sent, and the
       // chat's engine is replaced too.
-      [chat, gw] = [holder.engine, gateway.running!.engine];
+      [chat, gw] = [holder.engine, gateway.running!.gateway];
       const answer = await fetch(`http://127.0.0.1:${port}/anthropic/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" },
@@ -178,7 +178,7 @@ describe("a trapped engine", () => {
       const index = (await (await fetch(`${llm.origin}/requests`)).json()).length - 1;
       expect(await (await fetch(`${llm.origin}/requests/${index}/raw`)).text()).toBe(MARKER);
       expect(holder.engine).not.toBe(chat);
-      expect(gateway.running!.engine).not.toBe(gw);
+      expect(gateway.running!.gateway).not.toBe(gw);
       works();
       expect(crashes()).toBe(2);
       expect(lines.filter((l) => l.includes("a fresh engine goes on"))).toHaveLength(2);

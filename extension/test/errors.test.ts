@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { advise, asFailure } from "../src/errors";
+import { advise, asFailure } from "../src/engine/errors";
 
 describe("advise", () => {
   it("tells the user to set the key again on llm_auth, naming the profile", () => {

@@ -2,8 +2,8 @@
 // goes.
 import { describe, expect, it } from "vitest";
 import { LlmProfile } from "@context-condenser/protocol";
-import { blockedReason, detectedAgents, keyNeeded, listModels, modelIds, probeLocalServers, profileFor } from "../src/firstRun";
-import { condensedPath } from "../src/sessionPath";
+import { blockedReason, detectedAgents, keyNeeded, listModels, modelIds, probeLocalServers, profileFor } from "../src/settings/firstRun";
+import { condensedPath } from "../src/files/sessionPath";
 import { meta } from "./core";
 
 const answers = (byUrl: Record<string, unknown>) => async (url: string) => {

@@ -9,8 +9,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LlmTarget } from "@context-condenser/protocol";
-import { Core, guardEngine, newEngine } from "../src/engine";
-import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway";
+import { Core, guardEngine, newEngine } from "../src/engine/engine";
+import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway/gateway";
 import { newTestEngine } from "./core";
 // @ts-expect-error: plain JavaScript test helpers, shared with the Node suites.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
@@ -296,18 +296,18 @@ describe("the extension's gateway", () => {
     const seq = SEQUENCES[0];
     try {
       for (const body of seq.bodies.slice(0, 14)) await post(origin, seq.path, seq.headers, body);
-      const name = Object.keys(engine.gatewayReport().sessions)[0];
-      expect(engine.gatewaySession(name).condensations.length).toBeGreaterThan(0);
+      const name = Object.keys(gw.gateway!.report().sessions)[0];
+      expect(gw.gateway!.session(name).condensations.length).toBeGreaterThan(0);
       const undone = [];
-      while (engine.gatewaySession(name).condensations.length) undone.push(engine.gatewayUndo(name));
+      while (gw.gateway!.session(name).condensations.length) undone.push(gw.gateway!.undo(name));
       expect(undone.length).toBeGreaterThan(0);
       await post(origin, seq.path, seq.headers, seq.bodies[14]);
-      engine.gatewayPause(name, true);
+      gw.gateway!.pause(name, true);
       await post(origin, seq.path, seq.headers, seq.bodies[15]);
       const raw = await rawRequests(llm);
       expect(raw[14]).toBe(seq.bodies[14]);
       expect(raw[15]).toBe(seq.bodies[15]);
-      expect(engine.gatewayReport().sessions[name].paused).toBe(true);
+      expect(gw.gateway!.report().sessions[name].paused).toBe(true);
     } finally {
       await gw.stop();
     }
@@ -346,15 +346,15 @@ describe("the extension's gateway", () => {
     try {
       for (const body of seq.bodies.slice(0, 14)) expect((await post(origin, seq.path, seq.headers, body)).status).toBe(200);
       const before = gw.engine;
-      const name = Object.keys(before.gatewayReport().sessions)[0];
-      const condensations = before.gatewaySession(name).condensations.length;
+      const name = Object.keys(gw.gateway!.report().sessions)[0];
+      const condensations = gw.gateway!.session(name).condensations.length;
       expect(condensations).toBeGreaterThan(0);
       // The state is saved a moment after the last answer.
       await new Promise((r) => setTimeout(r, SAVE_DELAY_MS + 300));
       expect(states.length).toBeGreaterThan(0);
 
       const trapped = await post(origin, seq.path, seq.headers, MARKER);
-      expect(traps).toEqual(["gatewayRequest"]);
+      expect(traps).toEqual(["request"]);
       let raw = await rawRequests(llm);
       expect(raw.at(-1), "the request met by the trap went out as the client sent it").toBe(MARKER);
       expect(trapped.status).toBe(400);
@@ -369,10 +369,10 @@ describe("the extension's gateway", () => {
       const marker = (r: string) => JSON.parse(r).messages.filter((m: unknown) => JSON.stringify(m).includes("[Context Condenser")).map((m: unknown) => JSON.stringify(m));
       expect(marker(raw.at(-1)!).length).toBeGreaterThan(0);
       expect(marker(raw.at(-1)!)).toEqual(marker(raw[13]));
-      const session = gw.engine.gatewaySession(name);
+      const session = gw.gateway!.session(name);
       expect(session.condensations.length).toBe(condensations);
-      expect(gw.engine.gatewayReport().sessions[name].requests).toBe(15);
-      expect(traps).toEqual(["gatewayRequest"]);
+      expect(gw.gateway!.report().sessions[name].requests).toBe(15);
+      expect(traps).toEqual(["request"]);
       // Whatever reached Node from the trap was the trap itself, not a failure of this host.
       for (const e of uncaught) expect(String(e)).toMatch(/unreachable|panic/i);
     } finally {
@@ -423,10 +423,10 @@ describe("the extension's gateway", () => {
       const carried = (await rawRequests(llm)).filter((r) => !isSummaryCall(r)).at(-1)!;
       expect(carried).toContain("Summary of the earlier conversation (written by claude-haiku-writer)");
       expect(carried).toContain(TASK);
-      const name = Object.keys(gw.engine.gatewayReport().sessions)[0];
-      const session = gw.engine.gatewayReport().sessions[name];
+      const name = Object.keys(gw.gateway!.report().sessions)[0];
+      const session = gw.gateway!.report().sessions[name];
       expect(session.summaries).toBe(1);
-      expect(gw.engine.gatewayReport().summaries_pending).toBe(0);
+      expect(gw.gateway!.report().summaries_pending).toBe(0);
     } finally {
       await gw.stop();
       gw.free();
@@ -449,7 +449,7 @@ describe("the extension's gateway", () => {
       while (!lines.some((l) => l.includes("condensed now")) && at < 16) await post(`http://127.0.0.1:${port}`, seq.path, seq.headers, seq.bodies[at++]);
       expect(await until(() => lines.some((l) => l.includes("summary failed")))).toBe(true);
       expect(lines.find((l) => l.includes("summary failed"))).toMatch(/no condensing model: choose one in the settings panel; the ledger stays$/);
-      const report = gw.engine.gatewayReport();
+      const report = gw.gateway!.report();
       const session = Object.values(report.sessions)[0];
       expect(session.summaries).toBe(0);
       expect(session.summary_note).toContain("no condensing model");
@@ -494,10 +494,10 @@ describe("the extension's gateway", () => {
       expect(first.text).toContain("let value_0_5 = compute(&input, 5);");
       expect(first.text).toContain("Tool call Read (toolu_0000):");
       expect(first.text).not.toContain(KEY);
-      const session = Object.values(gw.engine.gatewayReport().sessions)[0];
+      const session = Object.values(gw.gateway!.report().sessions)[0];
       expect(session.recall_files).toBeGreaterThanOrEqual(1);
       expect(session.recall_bytes).toBeGreaterThanOrEqual(Buffer.byteLength(first.text!));
-      const claude = gw.engine.gatewaySetup(`http://127.0.0.1:${port}`).find((c) => c.id === "claude-code")!;
+      const claude = gw.gateway!.setup(`http://127.0.0.1:${port}`).find((c) => c.id === "claude-code")!;
       expect(claude.lines).toContain(`--allowedTools "Read(/${recallDir}/**)"`);
     } finally {
       await gw.stop();

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LlmTarget } from "@context-condenser/protocol";
-import { EngineHolder } from "../src/engineHolder";
-import { GatewayController } from "../src/gatewayCommands";
+import { EngineHolder } from "../src/engine/engineHolder";
+import { GatewayController } from "../src/gateway/gatewayCommands";
 import * as fake from "./fakeVscode";
 
 const log = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, show() {} };
@@ -37,13 +37,21 @@ describe("the gateway's controller", () => {
     await gateway.settingsChanged(false);
     expect(gateway.running, "a stopped gateway stays stopped").toBeUndefined();
     expect(await gateway.start()).toBe(true);
-    const first = gateway.running!.engine;
-    expect(first.gatewayReport().config.threshold).toBeCloseTo(0.8);
+    const first = gateway.running!.gateway;
+    expect(first.report().config.threshold).toBeCloseTo(0.8);
 
     fake.config.user["gateway.threshold"] = 60;
     await gateway.settingsChanged(false);
     expect(gateway.running, "still running").toBeDefined();
-    expect(gateway.running!.engine.gatewayReport().config.threshold).toBeCloseTo(0.6);
+    expect(gateway.running!.gateway.report().config.threshold).toBeCloseTo(0.6);
+    // The gateway stopped by the restart is done with: its calls fail with a typed error.
+    let stopped: unknown;
+    try {
+      first.report();
+    } catch (e) {
+      stopped = e;
+    }
+    expect(stopped).toMatchObject({ kind: "gateway_stopped" });
 
     // gateway.enabled turned off stops it; on starts it.
     await gateway.settingsChanged(true);
@@ -62,6 +70,6 @@ describe("the gateway's controller", () => {
 
     model = () => Promise.resolve(WRITER);
     expect(await gateway.start()).toBe(true);
-    expect(gateway.running!.engine.gatewayReport().config.provider).toBe("native");
+    expect(gateway.running!.gateway.report().config.provider).toBe("native");
   });
 });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatOptions, ChatTask } from "@context-condenser/protocol";
 import type { CondenseEngine } from "../wasm/condense_wasm";
-import { HeldChat, HeldDocs, applyChange, heldDocTokens } from "../src/heldTasks";
+import { HeldChat, HeldDocs, applyChange, heldDocTokens } from "../src/engine/heldTasks";
 import { newTestEngine } from "./core";
 
 /** The engine, with the number of full tasks and texts it was handed counted. */

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "@context-condenser/protocol";
 // @ts-expect-error: a plain ES module of the test servers, without types.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
-import { makeHost } from "../src/engine";
-import { InFlight } from "../src/inFlight";
+import { makeHost } from "../src/engine/engine";
+import { InFlight } from "../src/chat/inFlight";
 import { wasm } from "./core";
 
 const KEY = "shutdown-test-key";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ProfileSettings, openableUrl, parseSettingsToHost, parseSettingsToWebview, parseToHost, parseToWebview } from "@context-condenser/protocol";
-import { webviewHtml } from "../src/webviewHtml";
+import { webviewHtml } from "../src/host/webviewHtml";
 import { meta, newTestEngine } from "./core";
 
 describe("ipc", () => {

@@ -1,4 +1,4 @@
-// A stored key goes only where it was stored for (src/keys.ts, src/secrets.ts): its origin (the
+// A stored key goes only where it was stored for (src/settings/keys.ts, src/settings/secrets.ts): its origin (the
 // profile's kind and base URL, the kind's default from the core) is recorded beside it when it is
 // stored; a profile that now points elsewhere — a workspace redefining "gpt" with its own server —
 // gets the key only if the user answers the modal question "Send Key There", and otherwise no
@@ -6,14 +6,14 @@
 import * as path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { LlmProfile, SettingsToWebview } from "@context-condenser/protocol";
-import { chatOptions, gatewaySummaryModel } from "../src/chatOptions";
-import type { EngineHolder } from "../src/engineHolder";
-import type { Failure } from "../src/errors";
-import { profileFor } from "../src/firstRun";
-import { KeyStore, SEND_KEY_THERE, checkOrigin, originName, profileOrigin, secretName } from "../src/keys";
-import { Secrets } from "../src/secrets";
-import { readSettings } from "../src/settings";
-import { SettingsPanel } from "../src/settingsPanel";
+import { chatOptions, gatewaySummaryModel } from "../src/chat/chatOptions";
+import type { EngineHolder } from "../src/engine/engineHolder";
+import type { Failure } from "../src/engine/errors";
+import { profileFor } from "../src/settings/firstRun";
+import { KeyStore, SEND_KEY_THERE, checkOrigin, originName, profileOrigin, secretName } from "../src/settings/keys";
+import { Secrets } from "../src/settings/secrets";
+import { readSettings } from "../src/settings/settings";
+import { SettingsPanel } from "../src/settings/settingsPanel";
 import { check, meta, wasm } from "./core";
 import * as fake from "./fakeVscode";
 

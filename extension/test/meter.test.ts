@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compact, meterText } from "../src/meter";
+import { compact, meterText } from "../src/files/meter";
 
 describe("meterText", () => {
   it("says there is no chat rather than showing a figure", () => {

@@ -1,10 +1,10 @@
-// Every notification goes through src/notify.ts, which neutralizes its text: no other source file
+// Every notification goes through src/host/notify.ts, which neutralizes its text: no other source file
 // may call `vscode.window.show*Message` or `withProgress` itself (this test reads them all), and
 // what the wrapper shows carries no link, icon or applied bidirectional control.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import * as notify from "../src/notify";
+import * as notify from "../src/host/notify";
 import * as fake from "./fakeVscode";
 
 const SRC = path.join(__dirname, "..", "src");
@@ -18,7 +18,7 @@ describe("the notification wrapper", () => {
     const files = readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => /\.tsx?$/.test(f));
     expect(files.length).toBeGreaterThan(10);
     const direct = files
-      .filter((f) => f !== "notify.ts")
+      .filter((f) => f !== path.join("host", "notify.ts"))
       .flatMap((f) =>
         readFileSync(path.join(SRC, f), "utf8")
           .split("\n")
@@ -26,8 +26,8 @@ describe("the notification wrapper", () => {
           .filter(({ line }) => DIRECT.test(line)),
       )
       .map(({ at, line }) => `${at}: ${line.trim()}`);
-    expect(direct, "show notifications through src/notify.ts, which neutralizes untrusted text").toEqual([]);
-    expect(readFileSync(path.join(SRC, "notify.ts"), "utf8")).toMatch(DIRECT);
+    expect(direct, "show notifications through src/host/notify.ts, which neutralizes untrusted text").toEqual([]);
+    expect(readFileSync(path.join(SRC, "host", "notify.ts"), "utf8")).toMatch(DIRECT);
   });
 
   it("neutralizes what each kind of notification says", async () => {

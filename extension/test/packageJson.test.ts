@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PHASES } from "@context-condenser/protocol";
-import { PROFILE_KEYS, RESTRICTED_SETTINGS, SECTION } from "../src/settings";
+import { PROFILE_KEYS, RESTRICTED_SETTINGS, SECTION } from "../src/settings/settings";
 import { meta, newTestEngine } from "./core";
 
 interface Property {

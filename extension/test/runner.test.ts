@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { ArgPart, CommandSpec } from "@context-condenser/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CommandRejection, locate, platformName, readText, runCommand } from "../src/runner";
+import { CommandRejection, locate, platformName, readText, runCommand } from "../src/engine/runner";
 
 const posix = process.platform !== "win32";
 let dir: string;

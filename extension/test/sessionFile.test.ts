@@ -5,7 +5,7 @@ import * as fs from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FileTooLarge, type SizedFileSystem, readConversationText } from "../src/sessionFile";
+import { FileTooLarge, type SizedFileSystem, readConversationText } from "../src/files/sessionFile";
 import { meta } from "./core";
 
 const limit = meta.limits.max_conversation_bytes;

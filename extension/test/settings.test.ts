@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HostMetadata } from "@context-condenser/protocol";
-import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings as read } from "../src/settings";
+import { autoCondense, chatProfile, condensingProfile, providerUpdates, readSettings as read } from "../src/settings/settings";
 import { check, meta, newTestEngine } from "./core";
 
 /** The real core's providers, as the engine lists them. */

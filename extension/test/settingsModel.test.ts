@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import type { CondenseEngine } from "../wasm/condense_wasm";
 import { parseSettingsToWebview } from "@context-condenser/protocol";
-import { panelState, planChange } from "../src/settingsModel";
-import { readSettings } from "../src/settings";
+import { panelState, planChange } from "../src/settings/settingsModel";
+import { readSettings } from "../src/settings/settings";
 import { meta, newTestEngine } from "./core";
 
 const engine: CondenseEngine = newTestEngine();

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { WORKSPACE_TOOLS_FILE, describeToolError, expandHome, readToolSources, toolFiles } from "../src/toolSources";
+import { WORKSPACE_TOOLS_FILE, describeToolError, expandHome, readToolSources, toolFiles } from "../src/settings/toolSources";
 import { newTestEngine } from "./core";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tool-sources-"));

@@ -4,10 +4,10 @@
 // values were ignored, and reads everything again when the workspace is trusted.
 import * as path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { configuration, writeSetting } from "../src/config";
-import { EngineHolder } from "../src/engineHolder";
-import { gatewayOptions } from "../src/gatewayCommands";
-import { RESTRICTED_SETTINGS, readSettings, settingsReader } from "../src/settings";
+import { configuration, writeSetting } from "../src/settings/config";
+import { EngineHolder } from "../src/engine/engineHolder";
+import { gatewayOptions } from "../src/gateway/gatewayCommands";
+import { RESTRICTED_SETTINGS, readSettings, settingsReader } from "../src/settings/settings";
 import { check, meta } from "./core";
 import * as fake from "./fakeVscode";
 

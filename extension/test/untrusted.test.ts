@@ -1,11 +1,11 @@
-// The neutralizer of untrusted text (src/untrusted.ts): no notification link, no icon and no
+// The neutralizer of untrusted text (src/host/untrusted.ts): no notification link, no icon and no
 // applied bidirectional control survives it, and the user still reads what the text said. The
 // link syntax is VS Code's own (vs/base/common/linkedText.ts), copied here as the oracle.
 import { describe, expect, it } from "vitest";
 import { showBidi } from "@context-condenser/protocol";
-import { advise } from "../src/errors";
-import { meterText } from "../src/meter";
-import { neutralize } from "../src/untrusted";
+import { advise } from "../src/engine/errors";
+import { meterText } from "../src/files/meter";
+import { neutralize } from "../src/host/untrusted";
 import { newTestEngine } from "./core";
 
 /** VS Code's notification links: `[label](https://…|command:…|file:… "title")`. */

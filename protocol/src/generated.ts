@@ -92,7 +92,7 @@ export type CondensationRecord = z.output<typeof CondensationRecord>;
 export type CondensationRecordInput = z.input<typeof CondensationRecord>;
 
 /** Every kind of failure the core, the bindings and the host report. Serialized by the names written here (`llm_auth`, `provider_disabled`, …), the one place they are written; the names are a public contract. */
-export const ErrorKind = z.deferred(() => z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "degenerate_summary", "nothing_to_condense", "target_below_floor", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]));
+export const ErrorKind = z.deferred(() => z.enum(["invalid_input", "provider_not_found", "provider_disabled", "invalid_config", "context_grew", "degenerate_summary", "nothing_to_condense", "target_below_floor", "insufficient_gain", "nothing_to_undo", "busy", "internal", "engine_crashed", "unknown_task", "gateway_stopped", "llm_auth", "llm_rate_limit", "llm_context_overflow", "llm_bad_request", "llm_server", "llm_network", "llm_timeout", "llm_cancelled", "llm_malformed_stream", "llm_config", "llm_tool_not_found", "llm_tool_failed", "llm_tool_unsupported", "llm_response_too_large"]));
 export type ErrorKind = z.output<typeof ErrorKind>;
 export type ErrorKindInput = z.input<typeof ErrorKind>;
 
@@ -385,60 +385,6 @@ export const AgentInput = z.deferred(() => z.discriminatedUnion("type", [
 export type AgentInput = z.output<typeof AgentInput>;
 export type AgentInputInput = z.input<typeof AgentInput>;
 
-/** One piece of a program argument: text, or the path of a temporary file the host creates for the run (and removes after it). An argument is its pieces joined, so `--out={output_file}` stays one argument whatever the path holds. */
-export const ArgPart = z.deferred(() => z.discriminatedUnion("kind", [
-  /** Literal text. */
-  z.object({
-    kind: z.literal("text"),
-    /** The text, passed as it is (no shell reads it). */
-    text: z.string(),
-  }),
-  /** The path of the file holding [`CommandSpec::prompt_file`]. */
-  z.object({
-    kind: z.literal("promptFile"),
-  }),
-  /** The path of an empty file the program may write its answer to; read back into [`CommandOutput::output_file`]. */
-  z.object({
-    kind: z.literal("outputFile"),
-  }),
-]));
-export type ArgPart = z.output<typeof ArgPart>;
-export type ArgPartInput = z.input<typeof ArgPart>;
-
-/** The user's automatic-condensation settings. */
-export const AutoCondense = z.deferred(() => z.strictObject({
-  /** The off switch: when false nothing is condensed without the user asking. */
-  enabled: z.boolean().default(true),
-  /** An automatic condensation that saves less than this share of the window is not applied. */
-  min_gain_percent: z.number().default(5.0),
-  /** The global threshold, in percent of the context window; a profile may override it. */
-  threshold_percent: z.number().int().gte(0).default(80),
-}));
-export type AutoCondense = z.output<typeof AutoCondense>;
-export type AutoCondenseInput = z.input<typeof AutoCondense>;
-
-/** The automatic-condensation settings as the panel shows them. */
-export const AutoSettings = z.deferred(() => z.object({
-  /** The off switch. */
-  enabled: z.boolean(),
-  /** The minimum gain of an automatic condensation, in percent of the window. */
-  minGainPercent: z.number(),
-  /** The global threshold, in percent of the window. */
-  thresholdPercent: z.number(),
-}));
-export type AutoSettings = z.output<typeof AutoSettings>;
-export type AutoSettingsInput = z.input<typeof AutoSettings>;
-
-/** How a bundle asks to be cached (see [`crate::formats::ApiCache`]). */
-export const CacheHint = z.deferred(() => z.object({
-  /** The conversation's cache key: a chat's id. */
-  key: z.string(),
-  /** The number of leading history turns that were sent before, as a request's whole conversation: the moving breakpoint closes them, so this request reads them from the cache and writes nothing after. `None`: the breakpoint is on the last turn (the request itself), written for the next request to read. */
-  sent_before: z.number().int().gte(0).nullable().optional(),
-}));
-export type CacheHint = z.output<typeof CacheHint>;
-export type CacheHintInput = z.input<typeof CacheHint>;
-
 /** A conversation: an optional system prompt and its messages, hidden ones included. */
 export const Conversation = z.deferred(() => z.strictObject({
   /** Always `context-condenser/conversation@1` when written by this project. */
@@ -539,15 +485,79 @@ export const ChatChange = z.deferred(() => z.object({
 export type ChatChange = z.output<typeof ChatChange>;
 export type ChatChangeInput = z.input<typeof ChatChange>;
 
-/** What `applyPreview` returns. */
-export const ChatApplied = z.deferred(() => z.object({
-  /** The chat with the preview's condensation applied. */
-  change: ChatChange,
-  /** The condensation's record, as the chat's row shows it. */
-  record: CondensationRecord,
+/** What `applyPreview` returns: the held task with the preview's condensation applied, a chat or a conversation file as its handle named. */
+export const Applied = z.deferred(() => z.discriminatedUnion("kind", [
+  /** A chat: what changed, and the condensation's record as the chat's row shows it. */
+  z.object({
+    /** The chat with the condensation applied (boxed: a chat's change is the larger). */
+    change: ChatChange,
+    kind: z.literal("chat"),
+    /** The condensation's record. */
+    record: CondensationRecord,
+  }),
+  /** A conversation file: its next revision, condensed (`heldText` gives its text). */
+  z.object({
+    /** The held conversation's new revision. */
+    handle: TaskHandle,
+    kind: z.literal("file"),
+  }),
+]));
+export type Applied = z.output<typeof Applied>;
+export type AppliedInput = z.input<typeof Applied>;
+
+/** One piece of a program argument: text, or the path of a temporary file the host creates for the run (and removes after it). An argument is its pieces joined, so `--out={output_file}` stays one argument whatever the path holds. */
+export const ArgPart = z.deferred(() => z.discriminatedUnion("kind", [
+  /** Literal text. */
+  z.object({
+    kind: z.literal("text"),
+    /** The text, passed as it is (no shell reads it). */
+    text: z.string(),
+  }),
+  /** The path of the file holding [`CommandSpec::prompt_file`]. */
+  z.object({
+    kind: z.literal("promptFile"),
+  }),
+  /** The path of an empty file the program may write its answer to; read back into [`CommandOutput::output_file`]. */
+  z.object({
+    kind: z.literal("outputFile"),
+  }),
+]));
+export type ArgPart = z.output<typeof ArgPart>;
+export type ArgPartInput = z.input<typeof ArgPart>;
+
+/** The user's automatic-condensation settings. */
+export const AutoCondense = z.deferred(() => z.strictObject({
+  /** The off switch: when false nothing is condensed without the user asking. */
+  enabled: z.boolean().default(true),
+  /** An automatic condensation that saves less than this share of the window is not applied. */
+  min_gain_percent: z.number().default(5.0),
+  /** The global threshold, in percent of the context window; a profile may override it. */
+  threshold_percent: z.number().int().gte(0).default(80),
 }));
-export type ChatApplied = z.output<typeof ChatApplied>;
-export type ChatAppliedInput = z.input<typeof ChatApplied>;
+export type AutoCondense = z.output<typeof AutoCondense>;
+export type AutoCondenseInput = z.input<typeof AutoCondense>;
+
+/** The automatic-condensation settings as the panel shows them. */
+export const AutoSettings = z.deferred(() => z.object({
+  /** The off switch. */
+  enabled: z.boolean(),
+  /** The minimum gain of an automatic condensation, in percent of the window. */
+  minGainPercent: z.number(),
+  /** The global threshold, in percent of the window. */
+  thresholdPercent: z.number(),
+}));
+export type AutoSettings = z.output<typeof AutoSettings>;
+export type AutoSettingsInput = z.input<typeof AutoSettings>;
+
+/** How a bundle asks to be cached (see [`crate::formats::ApiCache`]). */
+export const CacheHint = z.deferred(() => z.object({
+  /** The conversation's cache key: a chat's id. */
+  key: z.string(),
+  /** The number of leading history turns that were sent before, as a request's whole conversation: the moving breakpoint closes them, so this request reads them from the cache and writes nothing after. `None`: the breakpoint is on the last turn (the request itself), written for the next request to read. */
+  sent_before: z.number().int().gte(0).nullable().optional(),
+}));
+export type CacheHint = z.output<typeof CacheHint>;
+export type CacheHintInput = z.input<typeof CacheHint>;
 
 /** Who speaks in a prompt's conversation. */
 export const ChatRole = z.deferred(() => z.enum(["user", "assistant"]));
@@ -712,16 +722,6 @@ export const ChatSummary = z.deferred(() => z.object({
 }));
 export type ChatSummary = z.output<typeof ChatSummary>;
 export type ChatSummaryInput = z.input<typeof ChatSummary>;
-
-/** What `undoChat` returns. */
-export const ChatUndo = z.deferred(() => z.object({
-  /** The chat with the condensation undone. */
-  change: ChatChange,
-  /** The condensation undone. */
-  condense_id: z.string(),
-}));
-export type ChatUndo = z.output<typeof ChatUndo>;
-export type ChatUndoInput = z.input<typeof ChatUndo>;
 
 /** Why a program did not run to its end. */
 export const CommandErrorKind = z.deferred(() => z.enum(["spawn", "timeout", "cancelled", "too_much_output", "io"]));
@@ -1329,6 +1329,8 @@ export const GatewaySummary = z.deferred(() => z.object({
   cost_usd: z.number().nullable().optional(),
   /** Why there is no summary, when there is none (the ledger stays). */
   error: z.string().nullable().optional(),
+  /** The log line of the outcome, as every host writes it (the core's `summary_line`). */
+  line: z.string(),
   /** What the model wrote it with, when it did: its output tokens and its cost. */
   output_tokens: z.number().int().gte(0).nullable().optional(),
   /** The session it was written for. */
@@ -1447,16 +1449,6 @@ export const HeldCount = z.deferred(() => z.object({
 }));
 export type HeldCount = z.output<typeof HeldCount>;
 export type HeldCountInput = z.input<typeof HeldCount>;
-
-/** What `undoHeld` returns. */
-export const HeldUndo = z.deferred(() => z.object({
-  /** The condensation undone. */
-  condense_id: z.string(),
-  /** The held conversation with its hidden messages back (a new revision; `heldText` gives its text). */
-  handle: TaskHandle,
-}));
-export type HeldUndo = z.output<typeof HeldUndo>;
-export type HeldUndoInput = z.input<typeof HeldUndo>;
 
 /** Whether a kind of profile needs an API key. */
 export const KeyNeed = z.deferred(() => z.enum(["required", "optional", "none"]));
@@ -2210,3 +2202,34 @@ export const ToolSource = z.deferred(() => z.object({
 }));
 export type ToolSource = z.output<typeof ToolSource>;
 export type ToolSourceInput = z.input<typeof ToolSource>;
+
+/** What `undo` returns: the held task with the condensation undone, a chat or a conversation file as its handle named. */
+export const Undone = z.deferred(() => z.discriminatedUnion("kind", [
+  /** A chat: what changed (its next revision, the hidden messages back). */
+  z.object({
+    /** The chat with the condensation undone (boxed: a chat's change is the larger). */
+    change: ChatChange,
+    /** The condensation undone. */
+    condense_id: z.string(),
+    kind: z.literal("chat"),
+  }),
+  /** A conversation file: its next revision, the hidden messages back (`heldText` gives its text). */
+  z.object({
+    /** The condensation undone. */
+    condense_id: z.string(),
+    /** The held conversation's new revision. */
+    handle: TaskHandle,
+    kind: z.literal("file"),
+  }),
+]));
+export type Undone = z.output<typeof Undone>;
+export type UndoneInput = z.input<typeof Undone>;
+
+/** The gateway's header naming a session (`SESSION_HEADER` in the core). */
+export const SESSION_HEADER = "x-context-condenser-session";
+
+/** The gateway's header carrying its token (`TOKEN_HEADER` in the core). */
+export const TOKEN_HEADER = "x-context-condenser-token";
+
+/** The client's headers never passed upstream (`NEVER_UPSTREAM` in the core). */
+export const NEVER_UPSTREAM: readonly string[] = ["connection","keep-alive","proxy-authenticate","proxy-authorization","te","trailer","transfer-encoding","upgrade","host","content-length","expect","x-context-condenser-session","x-context-condenser-token"];

@@ -14,7 +14,7 @@ use condense_core::llm::{
 };
 use condense_core::tools::{ToolRegistry, ToolSource};
 
-use crate::{Failure, usage};
+use crate::input::{Failure, usage};
 
 /// The client kinds, as flags spell them.
 #[derive(Debug, Clone, Copy, ValueEnum)]

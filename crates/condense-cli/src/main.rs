@@ -6,12 +6,12 @@
 //! that closes the output pipe early is not a failure (see `out.rs`).
 
 use condense_cli::native::NativeClock;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use condense_core::AbortSignal;
-use condense_core::formats::{self, Parsed};
+use condense_core::formats;
 use condense_core::llm::{CacheHint, LlmProvider, ModelUse, PromptBundle, collect};
 use condense_core::providers::summary::to_chat;
 use condense_core::{
@@ -19,10 +19,12 @@ use condense_core::{
 };
 use serde_json::json;
 
+use input::{Failure, read_conversation, read_text, usage};
 use out::{Sink, note};
 
 mod eval;
 mod gateway;
+mod input;
 mod llm;
 mod out;
 mod replay;
@@ -197,46 +199,6 @@ impl OutputArgs {
 enum WireFormat {
     Openai,
     Anthropic,
-}
-
-/// A failure that ends the command: the exit code and the line for stderr.
-pub(crate) struct Failure(u8, String);
-
-pub(crate) fn usage(message: impl Into<String>) -> Failure {
-    Failure(2, message.into())
-}
-
-pub(crate) fn read_conversation(file: &str) -> Result<Parsed, Failure> {
-    let text = read_text(file)?;
-    formats::parse_conversation(&text).map_err(|e| usage(format!("{file}: {e}")))
-}
-
-/// The largest input file read, in bytes: a bigger one is refused before it is read into memory.
-/// The core's limit, which the extension reads too.
-pub(crate) const MAX_INPUT_BYTES: u64 = condense_core::limits::MAX_CONVERSATION_BYTES;
-
-/// A whole text file, or stdin for `-`, of at most [`MAX_INPUT_BYTES`].
-pub(crate) fn read_text(file: &str) -> Result<String, Failure> {
-    let limit = MAX_INPUT_BYTES >> 20;
-    let too_big =
-        |what: String| usage(format!("{what}: conversation files of more than {limit} MB are refused"));
-    let mut bytes = Vec::new();
-    if file == "-" {
-        std::io::stdin()
-            .take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| usage(format!("cannot read stdin: {e}")))?;
-        if bytes.len() as u64 > MAX_INPUT_BYTES {
-            return Err(too_big(format!("stdin holds more than {limit} MB")));
-        }
-    } else {
-        let size = std::fs::metadata(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?.len();
-        if size > MAX_INPUT_BYTES {
-            return Err(too_big(format!("{file} is {} MB", size >> 20)));
-        }
-        bytes = std::fs::read(file).map_err(|e| usage(format!("cannot read {file}: {e}")))?;
-    }
-    String::from_utf8(bytes).map_err(|e| usage(format!("cannot read {file}: not UTF-8 text ({e})")))
 }
 
 /// Prints each tool with where its program is.

@@ -11,7 +11,7 @@
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
-use crate::{Failure, usage};
+use crate::input::{Failure, usage};
 
 /// Writes text to stdout. A closed pipe swallows it (`Ok`); any other failure (a full disk
 /// behind `> file`) ends the command with exit 2.

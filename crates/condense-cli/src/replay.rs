@@ -12,8 +12,9 @@ use condense_core::gateway::{GatewayPolicy, GatewayReplay, GatewayReplayReport, 
 use condense_core::provider::Needs;
 use condense_core::{CondensationManager, TiktokenCounter};
 
+use crate::input::{Failure, read_conversation, read_text, usage};
 use crate::out::Sink;
-use crate::{Failure, eval, llm, read_conversation, read_text, usage};
+use crate::{eval, llm};
 
 /// The policies `--policy` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -69,6 +69,9 @@ error_kinds! {
         /// A call named a task by handle (`{id, revision}`) that the engine does not hold at that
         /// revision: never held, released, evicted, or changed since. The host sends the full task.
         UnknownTask = "unknown_task",
+        /// A call on a gateway the host stopped: its state was freed with it. The host starts a
+        /// new one.
+        GatewayStopped = "gateway_stopped",
         /// 401 or 403: the key is missing, wrong or lacks access.
         LlmAuth = "llm_auth",
         /// 429 after the retries allowed.

@@ -89,22 +89,45 @@ pub struct ChatOptions {
     pub now_ms: f64,
 }
 
-/// What `undoChat` returns.
+/// What `undo` returns: the held task with the condensation undone, a chat or a conversation
+/// file as its handle named.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct ChatUndo {
-    /// The chat with the condensation undone.
-    pub change: ChatChange,
-    /// The condensation undone.
-    pub condense_id: String,
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Undone {
+    /// A chat: what changed (its next revision, the hidden messages back).
+    Chat {
+        /// The chat with the condensation undone (boxed: a chat's change is the larger).
+        change: Box<ChatChange>,
+        /// The condensation undone.
+        condense_id: String,
+    },
+    /// A conversation file: its next revision, the hidden messages back (`heldText` gives its
+    /// text).
+    File {
+        /// The held conversation's new revision.
+        handle: TaskHandle,
+        /// The condensation undone.
+        condense_id: String,
+    },
 }
 
-/// What `applyPreview` returns.
+/// What `applyPreview` returns: the held task with the preview's condensation applied, a chat or
+/// a conversation file as its handle named.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct ChatApplied {
-    /// The chat with the preview's condensation applied.
-    pub change: ChatChange,
-    /// The condensation's record, as the chat's row shows it.
-    pub record: CondensationRecord,
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Applied {
+    /// A chat: what changed, and the condensation's record as the chat's row shows it.
+    Chat {
+        /// The chat with the condensation applied (boxed: a chat's change is the larger).
+        change: Box<ChatChange>,
+        /// The condensation's record.
+        record: Box<CondensationRecord>,
+    },
+    /// A conversation file: its next revision, condensed (`heldText` gives its text).
+    File {
+        /// The held conversation's new revision.
+        handle: TaskHandle,
+    },
 }
 
 /// What `pinMessage` returns.
@@ -114,16 +137,6 @@ pub struct ChatPin {
     pub change: ChatChange,
     /// The messages whose flag changed (the one asked for and its tool-pair partners).
     pub changed: Vec<String>,
-}
-
-/// What `undoHeld` returns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct HeldUndo {
-    /// The held conversation with its hidden messages back (a new revision; `heldText` gives its
-    /// text).
-    pub handle: TaskHandle,
-    /// The condensation undone.
-    pub condense_id: String,
 }
 
 /// A condensation result that is also a conversation: the input's system prompt and tool

@@ -170,6 +170,8 @@ pub struct GatewaySummary {
     pub error: Option<String>,
     /// Whether the session's next request carries it (false when the session moved past it).
     pub used: bool,
+    /// The log line of the outcome, as every host writes it (the core's `summary_line`).
+    pub line: String,
 }
 
 /// An upstream's answer as received, before its body.

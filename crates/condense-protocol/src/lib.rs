@@ -77,8 +77,8 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatOptions,
         calls::ChatChange,
         calls::MessageMarks,
-        calls::ChatUndo,
-        calls::ChatApplied,
+        calls::Undone,
+        calls::Applied,
         calls::ChatPin,
         PreviewEstimate,
         PreviewOutcome,
@@ -87,7 +87,6 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         calls::ChatStep,
         calls::HeldCondensation,
         calls::HeldCount,
-        calls::HeldUndo,
         calls::CondensationDocument,
         calls::FetchRequest,
         calls::ToolStatus,
@@ -127,9 +126,28 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         .collect()
 }
 
-/// The generated TypeScript module.
+/// The generated TypeScript module: the types, then the core's constants the hosts share.
 pub fn typescript() -> String {
-    ts::module(&definitions(), HEADER).expect("the protocol's types generate")
+    let mut out = ts::module(&definitions(), HEADER).expect("the protocol's types generate");
+    out.push_str(&constants());
+    out
+}
+
+/// The core's constants a TypeScript host needs where it cannot ask the core (a trapped engine),
+/// written once in Rust.
+fn constants() -> String {
+    use condense_core::gateway::{NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER};
+    let names = serde_json::to_string(&NEVER_UPSTREAM).expect("strings serialize");
+    format!(
+        "\n/** The gateway's header naming a session (`SESSION_HEADER` in the core). */\n\
+         export const SESSION_HEADER = {session:?};\n\
+         \n/** The gateway's header carrying its token (`TOKEN_HEADER` in the core). */\n\
+         export const TOKEN_HEADER = {token:?};\n\
+         \n/** The client's headers never passed upstream (`NEVER_UPSTREAM` in the core). */\n\
+         export const NEVER_UPSTREAM: readonly string[] = {names};\n",
+        session = SESSION_HEADER,
+        token = TOKEN_HEADER,
+    )
 }
 
 /// Whether a type's schema is in the protocol (for tests of other crates).

@@ -13,22 +13,22 @@ use condense_core::agent::{
 };
 use condense_core::{CondensationOptions, Services};
 use condense_core::{CondenseError, Conversation, ErrorKind};
-use condense_protocol::calls::{
-    ChatApplied, ChatChange, ChatOptions, ChatPin, ChatStep, ChatUndo, TaskHandle,
-};
+use condense_protocol::calls::{Applied, ChatChange, ChatOptions, ChatPin, ChatStep, TaskHandle, Undone};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{core_error, error, llm_error};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::HeldItem;
-use crate::held_api::unknown;
+use crate::held_api::{apply_file_preview, undo_file, unknown};
 use crate::host::{JsHost, JsTimer};
 use crate::surface::{Callback, engine_api};
 
 crate::surface::data!(TaskHandle, ChatOptions, AgentInput, AgentEvent, ChatChange, ChatStep, ContextStatus);
-crate::surface::data!(ChatUndo, ChatPin, ChatApplied, PreviewEstimate, PreviewOutcome);
+crate::surface::data!(Undone, ChatPin, Applied, PreviewEstimate, PreviewOutcome);
 
 engine_api! {
+    impl CondenseEngine;
+
     /// A new, empty chat, held by the engine: its handle, and the task to save.
     sync fn newChat = new_chat(id: String, now_ms: f64) -> ChatChange;
 
@@ -48,8 +48,11 @@ engine_api! {
     /// counted before are counted.
     sync fn chatContext = chat_context(handle: TaskHandle, options: ChatOptions) -> ContextStatus;
 
-    /// Undoes a condensation of a held chat (the last one when `condenseId` is absent).
-    sync fn undoChat = undo_chat(handle: TaskHandle, condense_id: Option<String>, now_ms: f64) -> ChatUndo;
+    /// Undoes a condensation of a held task, a chat or a conversation file as its handle names:
+    /// of a chat, the one `condenseId` names (the last one when it is absent), its change dated
+    /// `nowMs`; of a file, its last one (`condenseId`, when given, must name it). The hidden
+    /// messages come back as the task's next revision.
+    sync fn undo = undo(handle: TaskHandle, condense_id: Option<String>, now_ms: f64) -> Undone;
 
     /// Pins (or unpins) a message of a held chat, with its tool-pair partners: no condensation
     /// hides or edits a pinned message.
@@ -63,9 +66,10 @@ engine_api! {
     /// not changed.
     async fn previewChat = preview_chat(handle: TaskHandle, options: ChatOptions, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
 
-    /// Applies the preview `previewId` of a held chat exactly as shown (no LLM call); fails with
-    /// `invalid_input` when the chat changed since, or the engine keeps no such preview.
-    sync fn applyPreview = apply_preview(handle: TaskHandle, preview_id: String, now_ms: f64) -> ChatApplied;
+    /// Applies the preview `previewId` of a held task exactly as shown (no LLM call), a chat or a
+    /// conversation file as its handle names (a chat's change dated `nowMs`); fails with
+    /// `invalid_input` when the task changed since, or the engine keeps no such preview.
+    sync fn applyPreview = apply_preview(handle: TaskHandle, preview_id: String, now_ms: f64) -> Applied;
 }
 
 fn chat_call(call: ChatOptions) -> Result<ChatOptions, JsValue> {
@@ -102,18 +106,27 @@ fn chat_context(
     Ok(task.context_status(&call.llm.profile, &call.auto, &counter))
 }
 
-fn undo_chat(
+fn undo(
     inner: &Rc<Inner>,
     handle: TaskHandle,
     condense_id: Option<String>,
     now_ms: f64,
-) -> Result<ChatUndo, JsValue> {
+) -> Result<Undone, JsValue> {
+    let chat = match inner.held.borrow_mut().get(&handle).map(|h| &h.item) {
+        Some(HeldItem::Chat(_)) => true,
+        Some(HeldItem::Doc(_)) => false,
+        None => return Err(unknown(&handle)),
+    };
+    if !chat {
+        let (handle, condense_id) = undo_file(inner, &handle, condense_id.as_deref())?;
+        return Ok(Undone::File { handle, condense_id });
+    }
     let (change, condense_id) = change_chat(inner, &handle, |task| {
         task.undo(condense_id.as_deref(), now_ms as i64)
             .ok_or_else(|| error(ErrorKind::NothingToUndo, "the chat has no such condensation to undo"))
     })?;
     inner.host.log("info", &format!("chat {}: undid condensation {condense_id}", handle.id));
-    Ok(ChatUndo { change, condense_id })
+    Ok(Undone::Chat { change: Box::new(change), condense_id })
 }
 
 fn pin_message(
@@ -133,7 +146,15 @@ fn apply_preview(
     handle: TaskHandle,
     preview_id: String,
     now_ms: f64,
-) -> Result<ChatApplied, JsValue> {
+) -> Result<Applied, JsValue> {
+    let chat = match inner.held.borrow_mut().get(&handle).map(|h| &h.item) {
+        Some(HeldItem::Chat(_)) => true,
+        Some(HeldItem::Doc(_)) => false,
+        None => return Err(unknown(&handle)),
+    };
+    if !chat {
+        return Ok(Applied::File { handle: apply_file_preview(inner, &handle, &preview_id)? });
+    }
     let preview = inner.held.borrow_mut().take_preview(&handle.id, &preview_id).ok_or_else(|| {
         error(
             ErrorKind::InvalidInput,
@@ -157,7 +178,7 @@ fn apply_preview(
             handle.id, record.condense_id, record.tokens_before, record.tokens_after
         ),
     );
-    Ok(ChatApplied { change, record })
+    Ok(Applied::Chat { change: Box::new(change), record: Box::new(record) })
 }
 
 /// Changes a copy of the held chat under `handle` with `f`; on success holds the copy and says
@@ -311,7 +332,7 @@ async fn turn(
             // Mid-turn, with the manager borrowed: a test build's panic leaves the instance as a
             // real bug would.
             if let AgentEvent::UserMessage { message } = &event {
-                crate::test_panic(&message.text());
+                crate::panic::test_panic(&message.text());
             }
             on_event.call(&event);
         })

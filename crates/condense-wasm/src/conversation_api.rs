@@ -34,7 +34,7 @@ impl FromJs for ConversationValue {
             &json
         };
         with_text(text, |text| {
-            crate::test_panic(text);
+            crate::panic::test_panic(text);
             parse_conversation(text)
         })
         .ok_or_else(|| error(ErrorKind::Internal, "the conversation's text could not be read"))?
@@ -63,6 +63,8 @@ impl FromJs for Text {
 }
 
 engine_api! {
+    impl CondenseEngine;
+
     /// Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
     /// or as an object) and returns it in this project's format.
     sync fn parseConversation = parse(value: ConversationValue) -> Conversation;

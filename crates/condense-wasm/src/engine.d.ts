@@ -1,15 +1,14 @@
-// Generated from the engine's methods (crates/condense-wasm/src/surface.rs): do not edit.
+// Generated from the classes' methods (crates/condense-wasm/src/surface.rs): do not edit.
 // `cargo test -p condense-wasm` checks it; CONDENSE_WRITE_SURFACE=1 writes it.
 
 import type {
   AgentEvent,
   AgentInputInput,
-  ChatApplied,
+  Applied,
   ChatChange,
   ChatOptionsInput,
   ChatPin,
   ChatStep,
-  ChatUndo,
   CondensationDocument,
   CondenseOptionsInput,
   ConnectionReport,
@@ -33,7 +32,6 @@ import type {
   GatewayUndone,
   HeldCondensation,
   HeldCount,
-  HeldUndo,
   HostMetadata,
   LlmTargetInput,
   ModelUseInput,
@@ -49,9 +47,10 @@ import type {
   ToolConfigError,
   ToolSourceInput,
   ToolStatus,
+  Undone,
 } from "@context-condenser/protocol";
 
-/** The engine's methods, declared from their Rust description. */
+/** The methods of `CondenseEngine`, declared from their Rust description. */
 export interface CondenseEngine {
   /**
    * A new, empty chat, held by the engine: its handle, and the task to save.
@@ -77,9 +76,12 @@ export interface CondenseEngine {
    */
   chatContext(handle: TaskHandleInput, options: ChatOptionsInput): ContextStatus;
   /**
-   * Undoes a condensation of a held chat (the last one when `condenseId` is absent).
+   * Undoes a condensation of a held task, a chat or a conversation file as its handle names:
+   * of a chat, the one `condenseId` names (the last one when it is absent), its change dated
+   * `nowMs`; of a file, its last one (`condenseId`, when given, must name it). The hidden
+   * messages come back as the task's next revision.
    */
-  undoChat(handle: TaskHandleInput, condenseId: string | undefined, nowMs: number): ChatUndo;
+  undo(handle: TaskHandleInput, condenseId: string | undefined, nowMs: number): Undone;
   /**
    * Pins (or unpins) a message of a held chat, with its tool-pair partners: no condensation
    * hides or edits a pinned message.
@@ -95,10 +97,11 @@ export interface CondenseEngine {
    */
   previewChat(handle: TaskHandleInput, options: ChatOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
   /**
-   * Applies the preview `previewId` of a held chat exactly as shown (no LLM call); fails with
-   * `invalid_input` when the chat changed since, or the engine keeps no such preview.
+   * Applies the preview `previewId` of a held task exactly as shown (no LLM call), a chat or a
+   * conversation file as its handle names (a chat's change dated `nowMs`); fails with
+   * `invalid_input` when the task changed since, or the engine keeps no such preview.
    */
-  applyPreview(handle: TaskHandleInput, previewId: string, nowMs: number): ChatApplied;
+  applyPreview(handle: TaskHandleInput, previewId: string, nowMs: number): Applied;
   /**
    * Keeps a conversation (text or object, any supported format) under the host's `id` (a
    * document's URI) and returns its handle. Holding the new text of the same id later
@@ -134,21 +137,10 @@ export interface CondenseEngine {
   /**
    * Previews a condensation of a held conversation with the options' provider, without
    * applying it; the engine keeps the preview under its `condense_id` until
-   * `applyHeldPreview` names it. `onEstimate` gets the provider's estimate before it runs.
+   * `applyPreview` names it. `onEstimate` gets the provider's estimate before it runs.
    * Resolves with what to show, or why there is nothing to apply.
    */
   previewHeld(handle: TaskHandleInput, options?: CondenseOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
-  /**
-   * Applies the preview `previewId` of a held conversation exactly as shown (no LLM call);
-   * returns the handle of the condensed revision (`heldText` gives its text). Fails with
-   * `invalid_input` when the conversation changed since, or the engine keeps no such preview.
-   */
-  applyHeldPreview(handle: TaskHandleInput, previewId: string): TaskHandle;
-  /**
-   * Undoes the last condensation of a held conversation: its summary goes, the messages it hid
-   * come back, as the conversation's next revision.
-   */
-  undoHeld(handle: TaskHandleInput): HeldUndo;
   /**
    * Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
    * or as an object) and returns it in this project's format.
@@ -222,94 +214,105 @@ export interface CondenseEngine {
    */
   testConnection(llm: LlmTargetInput, scope?: string, uses?: ModelUseInput[]): Promise<ConnectionReport>;
   /**
-   * Starts the gateway (a running one is replaced), restoring `options.state` when it is a
-   * state this gateway can read; why not otherwise.
+   * Starts a gateway, restoring `options.state` when it is a state this gateway can read
+   * (`started()` says why not otherwise). It runs until `stop()`: the host stops one before
+   * starting the next on the same port.
    */
-  gatewayStart(options: GatewayStartInput): GatewayStarted;
+  startGateway(options: GatewayStartInput): Gateway;
+}
+
+/** The methods of `Gateway`, declared from their Rust description. */
+export interface Gateway {
   /**
-   * Stops the gateway: its sessions are dropped (save them first).
+   * Why the gateway started as it did: the upstreams' origins, and why the saved state was not
+   * used, if it was not.
    */
-  gatewayStop(): void;
+  started(): GatewayStarted;
+  /**
+   * Stops the gateway: its background work is cancelled and its sessions are dropped (save
+   * them first); every call after fails with `gateway_stopped`. Stopping again does nothing.
+   */
+  stop(): void;
   /**
    * The port the host's server bound, which the guard takes as the gateway's own.
    */
-  gatewayBound(port: number): void;
+  bound(port: number): void;
   /**
    * Where a request goes: answered at once (health, statistics, a refusal, not found) or
    * upstream.
    */
-  gatewayRoute(head: GatewayHeadInput): GatewayRouted;
+  route(head: GatewayHeadInput): GatewayRouted;
   /**
    * What to send upstream for a request routed there, given its whole body: the headers,
    * the body when rewritten, or an answer at once (a token count).
    */
-  gatewayRequest(request: GatewayRequestInput, body: Uint8Array): GatewayForward;
+  request(request: GatewayRequestInput, body: Uint8Array): GatewayForward;
   /**
    * Writes the summary of job `job` with `llm` (`native`), off the request path, and gives it
    * to the session: its next request carries it. A failure keeps the ledger and says why.
    */
-  gatewaySummarize(job: number, llm: LlmTargetInput): Promise<GatewaySummary>;
+  summarize(job: number, llm: LlmTargetInput): Promise<GatewaySummary>;
   /**
    * Gives up job `job` (no model to write it): the ledger stays, and the figures say why.
    */
-  gatewayDropJob(job: number, reason: string): GatewaySummary;
+  dropJob(job: number, reason: string): GatewaySummary;
   /**
    * The upstream answered `status` with `answer` before any byte reached the client: the
    * body to retry with once when it says the prompt is too long, and the recall files to
    * write before.
    */
-  gatewayTooLong(session: string, status: number, answer: Uint8Array, clientBody: Uint8Array): GatewayRetry | undefined;
+  tooLong(session: string, status: number, answer: Uint8Array, clientBody: Uint8Array): GatewayRetry | undefined;
   /**
    * The host could not write the recall file at `path` of `session`: the figures say why.
    */
-  gatewayRecallFailed(session: string, path: string, why: string): void;
+  recallFailed(session: string, path: string, why: string): void;
   /**
    * An upstream's answer arrived: the headers to pass on, and a usage reader for its body.
    */
-  gatewayAnswer(answer: GatewayAnswerInput): GatewayAnswerHead;
+  answer(answer: GatewayAnswerInput): GatewayAnswerHead;
   /**
    * A chunk of an answer's body, after it was passed on.
    */
-  gatewayAnswerChunk(reader: number, chunk: Uint8Array): void;
+  answerChunk(reader: number, chunk: Uint8Array): void;
   /**
    * The answer ended (or was cut off): its usage is counted.
    */
-  gatewayAnswerEnd(reader: number): void;
+  answerEnd(reader: number): void;
   /**
    * The figures: per session and in total, the configuration, the host's counts.
    */
-  gatewayReport(): GatewayReport;
+  report(): GatewayReport;
   /**
    * A session's window and condensations.
    */
-  gatewaySession(session: string): GatewaySessionView;
+  session(session: string): GatewaySessionView;
   /**
    * What the session's next condensation would be if made now.
    */
-  gatewayPreview(session: string): GatewayPreview;
+  preview(session: string): GatewayPreview;
   /**
    * Condenses the session's next request, threshold or not.
    */
-  gatewayCondenseNext(session: string): void;
+  condenseNext(session: string): void;
   /**
    * Pauses the session (forwarded untouched) or resumes it.
    */
-  gatewayPause(session: string, paused: boolean): void;
+  pause(session: string, paused: boolean): void;
   /**
    * Undoes the session's latest condensation: its next request goes out without it.
    */
-  gatewayUndo(session: string): GatewayUndone;
+  undo(session: string): GatewayUndone;
   /**
    * The state to save (JSON), to pass back as `GatewayStart.state`.
    */
-  gatewaySave(): string;
+  save(): string;
   /**
    * The gateway's own error for a route's API (`anthropic` or `openai`), as that API shapes
    * its errors: the JSON body.
    */
-  gatewayErrorBody(wire: string, status: number, message: string): string;
+  errorBody(wire: string, status: number, message: string): string;
   /**
    * How to point each client at a gateway at `base` (`http://127.0.0.1:4141`).
    */
-  gatewaySetup(base: string): GatewaySetup[];
+  setup(base: string): GatewaySetup[];
 }

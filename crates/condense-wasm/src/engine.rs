@@ -35,8 +35,6 @@ pub(crate) struct Inner {
     last_counter: RefCell<Option<(String, Rc<TiktokenCounter>)>>,
     /// The chats and conversation files the host named by handle.
     pub(crate) held: RefCell<HeldTasks>,
-    /// The gateway, while the host runs one.
-    pub(crate) gateway: RefCell<Option<crate::gateway_api::RunningGateway>>,
 }
 
 impl Inner {
@@ -160,7 +158,6 @@ impl CondenseEngine {
                 counters: RefCell::new(HashMap::new()),
                 last_counter: RefCell::new(None),
                 held: RefCell::new(HeldTasks::default()),
-                gateway: RefCell::new(None),
             }),
         })
     }

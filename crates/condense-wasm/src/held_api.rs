@@ -9,9 +9,7 @@ use condense_core::agent::{PreviewEstimate, PreviewOutcome, apply_to, preview_co
 use condense_core::host::Clock;
 use condense_core::model::undo_last;
 use condense_core::{Conversation, ErrorKind, Services, TokenCounter};
-use condense_protocol::calls::{
-    CondenseOptions, DEFAULT_MODEL, HeldCondensation, HeldCount, HeldUndo, TaskHandle,
-};
+use condense_protocol::calls::{CondenseOptions, DEFAULT_MODEL, HeldCondensation, HeldCount, TaskHandle};
 use wasm_bindgen::prelude::*;
 
 use crate::conversation_api::{ConversationValue, log_result};
@@ -21,7 +19,7 @@ use crate::held::{Held, HeldItem};
 use crate::host::{JsTimer, next_turn};
 use crate::surface::{Callback, engine_api};
 
-crate::surface::data!(HeldCount, HeldCondensation, HeldUndo, CondenseOptions);
+crate::surface::data!(HeldCount, HeldCondensation, CondenseOptions);
 
 /// How long one slice of `countHeld` counts before the host's thread gets a turn: well under the
 /// 50 ms a user notices a stalled editor after, over the cost of a turn.
@@ -39,6 +37,8 @@ pub(crate) fn unknown(handle: &TaskHandle) -> JsValue {
 }
 
 engine_api! {
+    impl CondenseEngine;
+
     /// Keeps a conversation (text or object, any supported format) under the host's `id` (a
     /// document's URI) and returns its handle. Holding the new text of the same id later
     /// recounts only the messages that changed.
@@ -68,18 +68,9 @@ engine_api! {
 
     /// Previews a condensation of a held conversation with the options' provider, without
     /// applying it; the engine keeps the preview under its `condense_id` until
-    /// `applyHeldPreview` names it. `onEstimate` gets the provider's estimate before it runs.
+    /// `applyPreview` names it. `onEstimate` gets the provider's estimate before it runs.
     /// Resolves with what to show, or why there is nothing to apply.
     async fn previewHeld = preview_held(handle: TaskHandle, options: Option<CondenseOptions>, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
-
-    /// Applies the preview `previewId` of a held conversation exactly as shown (no LLM call);
-    /// returns the handle of the condensed revision (`heldText` gives its text). Fails with
-    /// `invalid_input` when the conversation changed since, or the engine keeps no such preview.
-    sync fn applyHeldPreview = apply_held_preview(handle: TaskHandle, preview_id: String) -> TaskHandle;
-
-    /// Undoes the last condensation of a held conversation: its summary goes, the messages it hid
-    /// come back, as the conversation's next revision.
-    sync fn undoHeld = undo_held(handle: TaskHandle) -> HeldUndo;
 }
 
 /// The held task under `handle`, shared, or `unknown_task`.
@@ -184,13 +175,16 @@ async fn preview_held(
     Ok(outcome)
 }
 
-fn apply_held_preview(
+/// Applies the preview `preview_id` of the held conversation under `handle` exactly as shown: its
+/// next revision's handle. `applyPreview` (in `chat_api`, which names chats and files alike) calls
+/// it for a file.
+pub(crate) fn apply_file_preview(
     inner: &Rc<Inner>,
-    handle: TaskHandle,
-    preview_id: String,
+    handle: &TaskHandle,
+    preview_id: &str,
 ) -> Result<TaskHandle, JsValue> {
-    let held = held_doc(inner, &handle)?;
-    let preview = inner.held.borrow_mut().take_preview(&handle.id, &preview_id).ok_or_else(|| {
+    let held = held_doc(inner, handle)?;
+    let preview = inner.held.borrow_mut().take_preview(&handle.id, preview_id).ok_or_else(|| {
         error(
             ErrorKind::InvalidInput,
             &format!("the engine keeps no preview {preview_id} of this file: preview the condensation again"),
@@ -209,15 +203,28 @@ fn apply_held_preview(
     }
 }
 
-fn undo_held(inner: &Rc<Inner>, handle: TaskHandle) -> Result<HeldUndo, JsValue> {
-    let held = held_doc(inner, &handle)?;
+/// Undoes the last condensation of the held conversation under `handle` (`condense_id`, when
+/// given, must name it): its hidden messages come back as the next revision. `undo` (in
+/// `chat_api`, which names chats and files alike) calls it for a file.
+pub(crate) fn undo_file(
+    inner: &Rc<Inner>,
+    handle: &TaskHandle,
+    condense_id: Option<&str>,
+) -> Result<(TaskHandle, String), JsValue> {
+    let held = held_doc(inner, handle)?;
     let conversation = doc(&held);
-    let (condense_id, messages) = undo_last(&conversation.messages)
+    let (undone_id, messages) = undo_last(&conversation.messages)
         .ok_or_else(|| error(ErrorKind::NothingToUndo, "the conversation has no condensation to undo"))?;
-    inner.host.log("info", &format!("undid condensation {condense_id}"));
+    if let Some(want) = condense_id.filter(|want| *want != undone_id) {
+        return Err(error(
+            ErrorKind::NothingToUndo,
+            &format!("a conversation file undoes its last condensation only ({undone_id}), not {want}"),
+        ));
+    }
+    inner.host.log("info", &format!("undid condensation {undone_id}"));
     let undone = Conversation { messages, ..conversation.clone() };
     let handle = inner.held.borrow_mut().hold(&handle.id, HeldItem::Doc(undone));
-    Ok(HeldUndo { handle, condense_id })
+    Ok((handle, undone_id))
 }
 
 // The shared borrow of the manager is held through the run on purpose, as in `condense`; the held

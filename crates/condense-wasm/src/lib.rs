@@ -6,23 +6,27 @@
 //! camelCase like any JS API. Every failure is an `Error` with a `kind` (see
 //! `condense_core::ErrorKind`).
 //!
-//! The one class, `CondenseEngine`, is declared in [`engine`] and its methods are grouped by area,
+//! Two classes. `CondenseEngine` is declared in [`engine`] and its methods are grouped by area,
 //! each area in its own file: [`settings_api`] (providers and settings), [`conversation_api`]
 //! (one-shot calls on a conversation value: parse, count, condense), [`llm_api`] (Test
 //! Connection), [`chat_api`] (chats, held by the engine and named by handle), [`held_api`]
 //! (conversation files, held the same way), [`tools_api`] (the CLI tools `cli` profiles run).
-//! Each file describes its methods once in [`surface::engine_api!`], which makes both the
-//! method and its TypeScript declaration (`src/engine.d.ts`, kept current by a test).
+//! `Gateway` ([`gateway`]) is made by the engine's `startGateway` and lives until the host stops
+//! it; its methods are in [`gateway_api`]. Each file describes its methods once in
+//! [`surface::engine_api!`], which makes both the method and its TypeScript declaration
+//! (`src/engine.d.ts`, kept current by a test).
 
 mod chat_api;
 mod conversation_api;
 mod convert;
 mod engine;
+mod gateway;
 mod gateway_api;
 mod held;
 mod held_api;
 mod host;
 mod llm_api;
+mod panic;
 mod settings_api;
 mod surface;
 mod text;
@@ -30,6 +34,10 @@ mod tools_api;
 mod types;
 
 pub use engine::CondenseEngine;
+pub use gateway::Gateway;
+#[cfg(feature = "test-panic")]
+pub use panic::TEST_PANIC_MARKER;
+pub use panic::on_panic;
 
 /// The TypeScript declaration of the engine's methods (`src/engine.d.ts`), from their description.
 pub fn typescript_declaration() -> String {
@@ -45,6 +53,7 @@ fn methods() -> Vec<surface::Method> {
         settings_api::methods(),
         tools_api::methods(),
         llm_api::methods(),
+        gateway::methods(),
         gateway_api::methods(),
     ]
     .into_iter()
@@ -76,11 +85,15 @@ mod boundary {
     #[test]
     fn every_method_takes_handles_or_plain_values() {
         let methods = super::methods();
-        let mut names: Vec<&str> = methods.iter().map(|m| m.name).collect();
+        let mut names: Vec<(&str, &str)> = methods.iter().map(|m| (m.class, m.name)).collect();
         names.sort_unstable();
         let count = names.len();
         names.dedup();
-        assert_eq!(names.len(), count, "a method is described twice");
+        assert_eq!(names.len(), count, "a method of a class is described twice");
+        // The engine's surface stays small: the gateway is an object of its own, a held task's
+        // undo one method whatever the handle holds (issue 39).
+        let engine = methods.iter().filter(|m| m.class == "CondenseEngine").count();
+        assert!(engine <= 30, "CondenseEngine has {engine} methods: at most 30");
         for m in &methods {
             for (param, ts, _) in &m.params {
                 assert!(
@@ -90,20 +103,6 @@ mod boundary {
                 );
             }
         }
-    }
-}
-
-/// The input that makes a test build of the engine panic (feature `test-panic`): a chat message, a
-/// conversation text or a gateway request's body equal to it. The shipped package has no such trigger.
-#[cfg(feature = "test-panic")]
-pub const TEST_PANIC_MARKER: &str = "__context_condenser_test_panic__";
-
-/// Panics on [`TEST_PANIC_MARKER`] in a test build; nothing otherwise.
-#[inline]
-fn test_panic(_input: &str) {
-    #[cfg(feature = "test-panic")]
-    if _input == TEST_PANIC_MARKER {
-        panic!("the test build panics on purpose on its marker input");
     }
 }
 
@@ -121,34 +120,4 @@ pub fn bench_tiktoken_count(text: &str, encoding: &str) -> usize {
         O200K.get_or_init(|| tiktoken_rs::o200k_base().expect("embedded tables parse"))
     };
     bpe.encode_ordinary(text).len()
-}
-
-thread_local! {
-    /// The host's function told of a panic (see [`on_panic`]).
-    static PANIC_LISTENER: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Registers the function called with a panic's message just before the panic traps this
-/// WebAssembly instance. A trap inside a promise's task leaves that promise pending forever and
-/// the instance unusable (a borrow never released, the task queue stopped): the host learns of it
-/// here, fails the calls in flight and builds a fresh instance. The function must not call into
-/// the engine.
-#[wasm_bindgen::prelude::wasm_bindgen(js_name = onPanic)]
-pub fn on_panic(listener: js_sys::Function) {
-    PANIC_LISTENER.with(|l| *l.borrow_mut() = Some(listener));
-}
-
-fn panic_hook(info: &std::panic::PanicHookInfo<'_>) {
-    console_error_panic_hook::hook(info);
-    let message = wasm_bindgen::JsValue::from(info.to_string());
-    PANIC_LISTENER.with(|l| {
-        if let Some(f) = l.try_borrow().ok().as_deref().and_then(Option::as_ref) {
-            let _ = f.call1(&wasm_bindgen::JsValue::NULL, &message);
-        }
-    });
-}
-
-#[wasm_bindgen::prelude::wasm_bindgen(start)]
-fn start() {
-    std::panic::set_hook(Box::new(panic_hook));
 }

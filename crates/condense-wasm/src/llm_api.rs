@@ -14,6 +14,8 @@ use crate::surface::engine_api;
 crate::surface::data!(LlmTarget, ModelUse, ConnectionReport);
 
 engine_api! {
+    impl CondenseEngine;
+
     /// Test Connection: one short real request with the profile and key; resolves with the
     /// latency, the model the server names and its reply; rejects with the typed `llm_*` error.
     /// `cancel(scope)` with the same scope stops it. `uses`: what the profile is set up to be

@@ -17,6 +17,8 @@ use crate::surface::engine_api;
 crate::surface::data!(ProviderInfo, ProviderConfigUpdate, ProviderEntry, HostMetadata, SettingChange);
 
 engine_api! {
+    impl CondenseEngine;
+
     /// The providers, highest priority first.
     sync fn listProviders = list_providers(enabled_only: Option<bool>) -> Vec<ProviderInfo>;
 

@@ -209,6 +209,8 @@ impl<T: IntoJs + Serialize> IntoJs for Vec<T> {
 /// One method as TypeScript declares it.
 #[derive(Debug)]
 pub(crate) struct Method {
+    /// The class it belongs to (`CondenseEngine`, `Gateway`).
+    pub(crate) class: &'static str,
     /// Its JS name.
     pub(crate) name: &'static str,
     /// Its doc comment's lines.
@@ -220,22 +222,27 @@ pub(crate) struct Method {
     pub(crate) promise: bool,
 }
 
-/// Lists methods of `CondenseEngine`: each `sync fn js_name = rust_fn(args) -> T;` becomes a
-/// method that reads its arguments, calls `rust_fn(&Rc<Inner>, args…) -> Result<T, JsValue>`
-/// and writes its result; `async fn …` the same with `rust_fn(Rc<Inner>, args…)` awaited and a
-/// promise returned. Also `methods()`, their declarations.
+/// Lists methods of a class (`impl CondenseEngine;` or `impl Gateway;` first): each
+/// `sync fn js_name = rust_fn(args) -> T;` becomes a method that reads its arguments, calls
+/// `rust_fn(&self.inner, args…) -> Result<T, JsValue>` and writes its result; `async fn …` the
+/// same with `rust_fn(Rc::clone(&self.inner), args…)` awaited and a promise returned. Also
+/// `methods()`, their declarations.
 macro_rules! engine_api {
-    ($(
-        $(#[doc = $doc:literal])*
-        $mode:ident fn $js:ident = $rust:ident ( $($p:ident : $t:ty),* $(,)? ) -> $ret:ty;
-    )*) => {
+    (
+        impl $class:ident;
+        $(
+            $(#[doc = $doc:literal])*
+            $mode:ident fn $js:ident = $rust:ident ( $($p:ident : $t:ty),* $(,)? ) -> $ret:ty;
+        )*
+    ) => {
         // One `impl` block each: `#[wasm_bindgen]` reads an impl's items before macros expand.
-        $( $crate::surface::engine_api!(@method $mode [$(#[doc = $doc])*] $js $rust ($($p : $t),*) -> $ret); )*
+        $( $crate::surface::engine_api!(@method $class $mode [$(#[doc = $doc])*] $js $rust ($($p : $t),*) -> $ret); )*
 
         /// The declarations of the methods of this file.
         pub(crate) fn methods() -> Vec<$crate::surface::Method> {
             vec![$(
                 $crate::surface::Method {
+                    class: stringify!($class),
                     name: stringify!($js),
                     doc: &[$($doc),*],
                     params: vec![$((
@@ -251,9 +258,9 @@ macro_rules! engine_api {
     };
     (@promise sync) => { false };
     (@promise async) => { true };
-    (@method sync [$($doc:tt)*] $js:ident $rust:ident ($($p:ident : $t:ty),*) -> $ret:ty) => {
+    (@method $class:ident sync [$($doc:tt)*] $js:ident $rust:ident ($($p:ident : $t:ty),*) -> $ret:ty) => {
         #[::wasm_bindgen::prelude::wasm_bindgen]
-        impl CondenseEngine {
+        impl $class {
             $($doc)*
             #[wasm_bindgen(js_name = $js, skip_typescript)]
             pub fn $rust(&self, $($p: ::wasm_bindgen::JsValue),*) -> Result<::wasm_bindgen::JsValue, ::wasm_bindgen::JsValue> {
@@ -263,9 +270,9 @@ macro_rules! engine_api {
             }
         }
     };
-    (@method async [$($doc:tt)*] $js:ident $rust:ident ($($p:ident : $t:ty),*) -> $ret:ty) => {
+    (@method $class:ident async [$($doc:tt)*] $js:ident $rust:ident ($($p:ident : $t:ty),*) -> $ret:ty) => {
         #[::wasm_bindgen::prelude::wasm_bindgen]
-        impl CondenseEngine {
+        impl $class {
             $($doc)*
             #[wasm_bindgen(js_name = $js, skip_typescript)]
             pub fn $rust(&self, $($p: ::wasm_bindgen::JsValue),*) -> ::js_sys::Promise {
@@ -281,9 +288,16 @@ macro_rules! engine_api {
 }
 pub(crate) use engine_api;
 
-/// The TypeScript declaration of the engine's methods: an interface merged into the class
-/// wasm-bindgen declares.
+/// The TypeScript declaration of the classes' methods: for each class, an interface merged into
+/// the class wasm-bindgen declares.
 pub(crate) fn declaration(methods: &[Method]) -> String {
+    // The classes, in the order of their first method; a class is not a protocol type.
+    let mut classes: Vec<&str> = Vec::new();
+    for m in methods {
+        if !classes.contains(&m.class) {
+            classes.push(m.class);
+        }
+    }
     // The protocol's types the methods name, imported once.
     let mut names = std::collections::BTreeSet::new();
     let types = methods
@@ -291,54 +305,64 @@ pub(crate) fn declaration(methods: &[Method]) -> String {
         .flat_map(|m| m.params.iter().map(|(_, ts, _)| ts.as_str()).chain([m.returns.as_str()]));
     for ts in types {
         for word in ts.split(|c: char| !c.is_ascii_alphanumeric()) {
-            // JavaScript's own types are not the protocol's.
+            // JavaScript's own types and the classes are not the protocol's.
             if word.starts_with(|c: char| c.is_ascii_uppercase())
                 && !["Uint8Array", "Promise"].contains(&word)
+                && !classes.contains(&word)
             {
                 names.insert(word);
             }
         }
     }
     let mut out = String::from(
-        "// Generated from the engine's methods (crates/condense-wasm/src/surface.rs): do not edit.\n\
+        "// Generated from the classes' methods (crates/condense-wasm/src/surface.rs): do not edit.\n\
          // `cargo test -p condense-wasm` checks it; CONDENSE_WRITE_SURFACE=1 writes it.\n\n",
     );
     out.push_str("import type {\n");
     for name in names {
         out.push_str(&format!("  {name},\n"));
     }
-    out.push_str("} from \"@context-condenser/protocol\";\n\n");
-    out.push_str("/** The engine's methods, declared from their Rust description. */\nexport interface CondenseEngine {\n");
-    for m in methods {
-        out.push_str("  /**\n");
-        for line in m.doc {
-            let line = line.strip_prefix(' ').unwrap_or(line);
-            out.push_str(&format!(
-                "   *{}{}\n",
-                if line.is_empty() { "" } else { " " },
-                line.replace("*/", "*\\/")
-            ));
+    out.push_str("} from \"@context-condenser/protocol\";\n");
+    for class in classes {
+        out.push_str(&format!(
+            "\n/** The methods of `{class}`, declared from their Rust description. */\nexport interface {class} {{\n"
+        ));
+        for m in methods.iter().filter(|m| m.class == class) {
+            declare(&mut out, m);
         }
-        out.push_str("   */\n");
-        // An argument may be left out only when every one after it may: before a required one,
-        // an optional argument is `T | undefined`.
-        let required_after: Vec<bool> =
-            (0..m.params.len()).map(|i| m.params[i + 1..].iter().any(|(_, _, optional)| !optional)).collect();
-        let params: Vec<String> = m
-            .params
-            .iter()
-            .zip(required_after)
-            .map(|((name, ts, optional), required_after)| match (optional, required_after) {
-                (true, false) => format!("{}?: {ts}", js_name(name)),
-                (true, true) => format!("{}: {ts} | undefined", js_name(name)),
-                _ => format!("{}: {ts}", js_name(name)),
-            })
-            .collect();
-        let returns = if m.promise { format!("Promise<{}>", m.returns) } else { m.returns.clone() };
-        out.push_str(&format!("  {}({}): {};\n", m.name, params.join(", "), returns));
+        out.push_str("}\n");
     }
-    out.push_str("}\n");
     out
+}
+
+/// One method's declaration, with its doc comment.
+fn declare(out: &mut String, m: &Method) {
+    out.push_str("  /**\n");
+    for line in m.doc {
+        let line = line.strip_prefix(' ').unwrap_or(line);
+        out.push_str(&format!(
+            "   *{}{}\n",
+            if line.is_empty() { "" } else { " " },
+            line.replace("*/", "*\\/")
+        ));
+    }
+    out.push_str("   */\n");
+    // An argument may be left out only when every one after it may: before a required one,
+    // an optional argument is `T | undefined`.
+    let required_after: Vec<bool> =
+        (0..m.params.len()).map(|i| m.params[i + 1..].iter().any(|(_, _, optional)| !optional)).collect();
+    let params: Vec<String> = m
+        .params
+        .iter()
+        .zip(required_after)
+        .map(|((name, ts, optional), required_after)| match (optional, required_after) {
+            (true, false) => format!("{}?: {ts}", js_name(name)),
+            (true, true) => format!("{}: {ts} | undefined", js_name(name)),
+            _ => format!("{}: {ts}", js_name(name)),
+        })
+        .collect();
+    let returns = if m.promise { format!("Promise<{}>", m.returns) } else { m.returns.clone() };
+    out.push_str(&format!("  {}({}): {};\n", m.name, params.join(", "), returns));
 }
 
 #[cfg(test)]

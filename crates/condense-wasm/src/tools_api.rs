@@ -14,6 +14,8 @@ use crate::surface::engine_api;
 crate::surface::data!(ToolSource, ToolConfigError, ToolStatus);
 
 engine_api! {
+    impl CondenseEngine;
+
     /// Replaces the tool registry by the shipped entries, then each source's in order (a later
     /// entry with the same id replaces an earlier one). A source that cannot be used is left
     /// out; returns the errors of those, each naming its file, line and column.

@@ -163,16 +163,16 @@ test("a held conversation condensed twice equals the whole result condensed agai
   // The text is the file: held again, it undoes as the held revision does, and as the whole
   // result held does.
   const condensed = engine.heldText(handle);
-  const undone = engine.undoHeld(handle);
-  const fromText = engine.undoHeld(engine.holdConversation("file:///twice-text.json", condensed));
-  const fromWhole = engine.undoHeld(engine.holdConversation("file:///twice-whole.json", whole));
+  const undone = engine.undo(handle, undefined, Date.now());
+  const fromText = engine.undo(engine.holdConversation("file:///twice-text.json", condensed), undefined, Date.now());
+  const fromWhole = engine.undo(engine.holdConversation("file:///twice-whole.json", whole), undefined, Date.now());
   assert.equal(undone.condense_id, "c2");
   for (const other of [fromText, fromWhole]) {
     assert.equal(other.condense_id, undone.condense_id);
     assert.equal(engine.heldText(other.handle), engine.heldText(undone.handle));
   }
   // Undone once more, the first condensation goes too: the file as it was.
-  assert.deepEqual(JSON.parse(engine.heldText(engine.undoHeld(undone.handle).handle)), engine.parseConversation(text));
+  assert.deepEqual(JSON.parse(engine.heldText(engine.undo(undone.handle, undefined, Date.now()).handle)), engine.parseConversation(text));
 });
 
 test("condenseHeld refuses an unknown handle and a held chat, and counts with the held counts", async () => {
@@ -182,7 +182,8 @@ test("condenseHeld refuses an unknown handle and a held chat, and counts with th
   const chat = engine.newChat("chat-x", 1000).handle;
   await assert.rejects(engine.condenseHeld(chat, { provider: "lossless" }), { kind: "invalid_input" });
   assert.throws(() => engine.heldText(chat), { kind: "invalid_input" });
-  assert.throws(() => engine.undoHeld(chat), { kind: "invalid_input" });
+  // `undo` names chats and files alike: a new chat has nothing to undo.
+  assert.throws(() => engine.undo(chat, undefined, Date.now()), { kind: "nothing_to_undo" });
   await assert.rejects(engine.previewHeld(chat, { provider: "lossless" }), { kind: "invalid_input" });
   // A provider the registry does not know is a bad call, as for `condense`.
   const doc = engine.holdConversation("file:///x.json", JSON.stringify(codingChat(3)));

@@ -150,11 +150,11 @@ test("condenses losslessly as the CLI does, and undo of the held result brings e
   assert.ok(logs.some((l) => l.startsWith("info condensed with lossless")), logs.join("\n"));
 
   // The result is a conversation: held as a file, its condensation undone.
-  const undone = engine.undoHeld(engine.holdConversation("file:///condensed.json", result));
+  const undone = engine.undo(engine.holdConversation("file:///condensed.json", result), undefined, Date.now());
   assert.equal(undone.condense_id, "c1");
   assert.deepEqual(JSON.parse(engine.heldText(undone.handle)).messages, engine.parseConversation(session).messages);
-  assert.throws(() => engine.undoHeld(undone.handle), (e) => e.kind === "nothing_to_undo");
-  assert.throws(() => engine.undoHeld(engine.holdConversation("file:///s.json", session)), (e) => e.kind === "nothing_to_undo");
+  assert.throws(() => engine.undo(undone.handle, undefined, Date.now()), (e) => e.kind === "nothing_to_undo");
+  assert.throws(() => engine.undo(engine.holdConversation("file:///s.json", session), undefined, Date.now()), (e) => e.kind === "nothing_to_undo");
 });
 
 test("a file's tool definitions come back with the result, as Apply Pasted Summary writes it", async () => {
@@ -348,7 +348,7 @@ test("a chat turn streams agent events and resolves with what changed, the host'
   assert.ok(!logs.join("\n").includes(KEY));
 });
 
-test("a chat past its threshold condenses before the request; undoChat brings every message back", async () => {
+test("a chat past its threshold condenses before the request; undo brings every message back", async () => {
   const { engine, logs } = makeEngine();
   const small = { ...profile("openai-compatible"), context_window: 1400, max_output: 200 };
   const events = [];
@@ -368,13 +368,13 @@ test("a chat past its threshold condenses before the request; undoChat brings ev
   assert.ok(context.tokens < end.record.tokens_before);
   assert.match(logs.join("\n"), /condensed with native \(threshold, automatic\): \d+ → \d+ tokens/);
 
-  const undone = engine.undoChat(change.handle, "c1", Date.now());
+  const undone = engine.undo(change.handle, "c1", Date.now());
   assert.equal(undone.condense_id, "c1");
   const restored = applyChange(task, undone.change);
   assert.equal(restored.condensations.length, 0);
   assert.ok(restored.conversation.messages.every((m) => !m.condense_parent && !m.is_summary));
   assert.equal(restored.conversation.messages.length, 14);
-  assert.throws(() => engine.undoChat(undone.change.handle, undefined, Date.now()), { kind: "nothing_to_undo" });
+  assert.throws(() => engine.undo(undone.change.handle, undefined, Date.now()), { kind: "nothing_to_undo" });
   // The status of a chat can be asked for without a turn.
   const status = engine.chatContext(undone.change.handle, chatOptions(small));
   assert.ok(status.percent > 80);
@@ -437,7 +437,7 @@ test("bad chat calls are typed errors", async () => {
   await assert.rejects(engine.chat(task, { type: "user", content: "hi" }, chatOptions(profile("openai"))), { kind: "invalid_input", message: /handle/ });
   assert.throws(() => engine.chatContext(undefined, chatOptions(profile("openai"))), { kind: "invalid_input", message: /handle is missing/ });
   assert.throws(() => engine.pinMessage(handle, "m1"), { kind: "invalid_input" });
-  assert.throws(() => engine.undoChat(handle, 7, Date.now()), { kind: "invalid_input" });
+  assert.throws(() => engine.undo(handle, 7, Date.now()), { kind: "invalid_input" });
   assert.throws(() => engine.holdChat(task), { kind: "invalid_input" }, "holdChat takes the chat's text");
   assert.throws(() => engine.holdChat("{}"), { kind: "invalid_input", message: /the chat/ });
   // Refused calls changed nothing: the handle still names the chat.
@@ -582,11 +582,11 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
     { task_id: "file:///preview.json", provider_id: "truncation", needs: "nothing", tokens_before: truncated.preview.tokens_before, estimated_cost: 0 },
   ]);
   // Applied by its id: the condensed file is the next revision; undone, the file is back.
-  const condensed = engine.applyHeldPreview(doc, truncated.preview.condense_id);
+  const condensed = engine.applyPreview(doc, truncated.preview.condense_id, Date.now()).handle;
   assert.notEqual(condensed.revision, doc.revision);
   assert.equal(engine.heldTokens(condensed), truncated.preview.tokens_after);
-  assert.throws(() => engine.applyHeldPreview(condensed, truncated.preview.condense_id), { kind: "invalid_input" });
-  const undone = engine.undoHeld(condensed);
+  assert.throws(() => engine.applyPreview(condensed, truncated.preview.condense_id, Date.now()), { kind: "invalid_input" });
+  const undone = engine.undo(condensed, undefined, Date.now());
   assert.equal(undone.condense_id, truncated.preview.condense_id);
   assert.deepEqual(JSON.parse(engine.heldText(undone.handle)).messages, task.conversation.messages);
   // An unknown provider fails with no estimate to show; a throwing callback does not end the call.

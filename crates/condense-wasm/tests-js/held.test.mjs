@@ -141,7 +141,7 @@ test("an unknown, evicted or stale handle is refused with unknown_task; revision
   assert.throws(() => engine.chatContext(handle, options()), { kind: "unknown_task" });
   await assert.rejects(engine.chat(handle, { type: "user", content: "hi" }, options()), { kind: "unknown_task" });
   await assert.rejects(engine.previewChat(handle, options()), { kind: "unknown_task" });
-  assert.throws(() => engine.undoChat(handle, undefined, NOW), { kind: "unknown_task" });
+  assert.throws(() => engine.undo(handle, undefined, NOW), { kind: "unknown_task" });
   assert.throws(() => engine.pinMessage(handle, "m1", true, NOW), { kind: "unknown_task" });
   assert.throws(() => engine.heldTokens(handle), { kind: "unknown_task" });
   await assert.rejects(engine.countHeld(handle), { kind: "unknown_task" });

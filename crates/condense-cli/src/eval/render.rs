@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::future::RecallRow;
-use super::{Row, Status};
+use super::rows::{Row, Status};
 
 const HEADERS: [&str; 8] =
     ["file", "provider", "tokens before → after", "reduction", "retention", "cost", "time", "note"];

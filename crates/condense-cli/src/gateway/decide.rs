@@ -10,12 +10,14 @@
 //! the persisted file.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use condense_core::gateway::{
     Decided, GatewayConfig, GatewayUsage, Guard, HostGateway, Outgoing, Retry, Routed, SummaryDone,
     SummaryJob, Untouched, Wire,
 };
 use condense_core::llm::LlmProfile;
+use tokio::sync::Notify;
 
 /// The gateway's whole state, behind one lock.
 pub(crate) struct GatewayState {
@@ -43,6 +45,26 @@ impl GatewayState {
                 None
             }
         }
+    }
+}
+
+/// The state behind its lock, and the signal the saver waits on: what the requests and the
+/// summaries' tasks share.
+pub(crate) struct SharedState {
+    state: Mutex<GatewayState>,
+    /// Told after each change of the state; the saver writes it.
+    pub(crate) changed: Notify,
+}
+
+impl SharedState {
+    pub(crate) fn new(state: GatewayState) -> Self {
+        SharedState { state: Mutex::new(state), changed: Notify::new() }
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, GatewayState> {
+        // A panic while the lock was held was caught or ended its request; the counts are
+        // still sound, and the gateway keeps serving.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
@@ -20,9 +20,8 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
 
-use crate::{Failure, usage};
+use crate::input::{Failure, usage};
 
 mod decide;
 mod proxy;
@@ -31,7 +30,7 @@ mod summarize;
 
 use condense_core::gateway::{GatewayConfig, GatewayPolicy, RecallConfig, STATE_VERSION, StateError};
 use condense_core::gateway::{Guard, check_listen, setup_text, upstream_origin};
-use decide::GatewayState;
+use decide::{GatewayState, SharedState};
 use proxy::Shared;
 use store::Store;
 use summarize::Summarizer;
@@ -235,9 +234,8 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
         let bound = listener.local_addr().map_err(|e| Failure(1, e.to_string()))?;
         decide::bound(&mut state, bound);
         let shared = Arc::new(Shared {
-            state: Mutex::new(state),
+            live: Arc::new(SharedState::new(state)),
             client,
-            changed: Notify::new(),
             summarizer,
             store: store.clone(),
             stream_max: args.stream_max_secs.map(Duration::from_secs),
@@ -348,7 +346,7 @@ async fn shutdown() {
 /// Writes the state a moment after each change.
 async fn save_on_change(shared: Arc<Shared>, store: Store) {
     loop {
-        shared.changed.notified().await;
+        shared.live.changed.notified().await;
         tokio::time::sleep(SAVE_DELAY).await;
         let shared = Arc::clone(&shared);
         let store = store.clone();
@@ -357,7 +355,7 @@ async fn save_on_change(shared: Arc<Shared>, store: Store) {
 }
 
 pub(crate) fn save(shared: &Shared, store: &Store) {
-    let state = shared.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let state = shared.state();
     if let Err(e) = store.write_with(|out| decide::save_to(&state, out)) {
         crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));
     }

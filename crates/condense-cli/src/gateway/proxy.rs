@@ -13,7 +13,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -22,19 +22,16 @@ use futures::Stream;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper::header::{
-    ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, ORIGIN, USER_AGENT,
-};
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderName, HeaderValue, ORIGIN, USER_AGENT};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
-use tokio::sync::Notify;
 
 use condense_core::gateway::{
     CONVERSATION_ACCEPT_ENCODING, MAX_BODY_BYTES, Outgoing, RecallOp, Retry, Routed, SESSION_HEADER,
-    TOKEN_HEADER, Untouched, UsageReader, Wire, connection_named, error_body, forwards_answer,
-    forwards_upstream, log_line, may_be_too_long,
+    TOKEN_HEADER, Untouched, UsageReader, Wire, answer_headers, error_body, log_line, may_be_too_long,
+    upstream_headers,
 };
 
-use super::decide::{self, GatewayState};
+use super::decide::{self, GatewayState, SharedState};
 use super::store::{Store, apply_recall};
 use super::summarize::Summarizer;
 
@@ -44,10 +41,9 @@ pub(crate) type Body = UnsyncBoxBody<Bytes, BoxError>;
 
 /// What every request shares.
 pub(crate) struct Shared {
-    pub(crate) state: Mutex<GatewayState>,
+    /// The state, and the saver's signal.
+    pub(crate) live: Arc<SharedState>,
     pub(crate) client: reqwest::Client,
-    /// Told after each change of the state; the saver writes it.
-    pub(crate) changed: Notify,
     /// Writes the summaries of `--provider native`.
     pub(crate) summarizer: Option<Summarizer>,
     /// Where the state is written: at once, before the request carrying a new condensation
@@ -61,9 +57,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, GatewayState> {
-        // A panic while the lock was held was caught or ended its request; the counts are
-        // still sound, and the gateway keeps serving.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.live.state()
     }
 }
 
@@ -140,13 +134,13 @@ async fn forward(
         save_now(shared).await;
     }
     if let Some(summarizer) = &shared.summarizer {
-        summarizer.start(shared, decided.jobs, &parts.headers);
+        summarizer.start(&shared.live, decided.jobs, &parts.headers);
     }
     if parts.method == Method::POST {
-        shared.changed.notify_one();
+        shared.live.changed.notify_one();
     }
     let conversation = !matches!(outgoing, Outgoing::Client { reason: Untouched::NotAConversation, .. });
-    let headers = upstream_headers(&parts.headers, conversation);
+    let headers = upstream(&parts.headers, conversation);
     let session = outgoing.session().map(str::to_owned);
     let mut bill = decided.bill;
     let what = outgoing.describe();
@@ -178,7 +172,7 @@ async fn forward(
     let mut what = what;
     let upstream = match (send(sent).await, &session) {
         (Ok(r), Some(session)) if may_be_too_long(r.status().as_u16()) => {
-            let (status, answer_headers) = (r.status(), answer_headers(r.headers()));
+            let (status, passed) = (r.status(), answer(r.headers()));
             let answer = r.bytes().await.unwrap_or_default();
             let retry =
                 decide::too_long(&mut shared.state(), session, status.as_u16(), &answer, &client_body);
@@ -187,7 +181,7 @@ async fn forward(
                 let mut out =
                     Response::new(UnsyncBoxBody::new(Full::new(answer).map_err(|never| match never {})));
                 *out.status_mut() = status;
-                *out.headers_mut() = answer_headers;
+                *out.headers_mut() = passed;
                 return out;
             };
             log(&method, &shown, status, Some(session), "prompt too long: condensed further, retrying once");
@@ -280,31 +274,26 @@ fn log(method: &Method, path: &str, status: StatusCode, session: Option<&str>, w
     crate::out::note(&log_line(method.as_str(), path, status.as_u16(), session, what));
 }
 
-/// The names a message's `Connection` header lists.
-fn named(headers: &HeaderMap) -> Vec<String> {
-    connection_named(headers.get_all(CONNECTION).iter().filter_map(|v| v.to_str().ok()))
+/// The headers sent upstream: the core's [`upstream_headers`] of the client's.
+fn upstream(client: &HeaderMap, conversation: bool) -> HeaderMap {
+    let pairs: Vec<(&HeaderName, HeaderValue)> = client.iter().map(|(n, v)| (n, v.clone())).collect();
+    let identity = HeaderValue::from_static(CONVERSATION_ACCEPT_ENCODING);
+    header_map(upstream_headers(&pairs, |v| v.to_str().ok(), conversation, identity))
 }
 
-/// The headers sent upstream: those of the client's the core says go on; a conversation's
-/// answer asked for without compression, so that its usage can be read as it passes.
-fn upstream_headers(client: &HeaderMap, conversation: bool) -> HeaderMap {
-    let named = named(client);
-    let mut headers = HeaderMap::with_capacity(client.len());
-    for (name, value) in client.iter().filter(|(name, _)| forwards_upstream(name.as_str(), &named)) {
-        headers.append(name, value.clone());
-    }
-    if conversation {
-        headers.insert(ACCEPT_ENCODING, HeaderValue::from_static(CONVERSATION_ACCEPT_ENCODING));
-    }
-    headers
+/// The answer's headers the client gets: the core's [`answer_headers`] of the upstream's.
+fn answer(upstream: &HeaderMap) -> HeaderMap {
+    let pairs: Vec<(&HeaderName, HeaderValue)> = upstream.iter().map(|(n, v)| (n, v.clone())).collect();
+    header_map(answer_headers(&pairs, |v| v.to_str().ok()))
 }
 
-/// The answer's headers the client gets: those the core says go on.
-fn answer_headers(upstream: &HeaderMap) -> HeaderMap {
-    let named = named(upstream);
-    let mut headers = HeaderMap::with_capacity(upstream.len());
-    for (name, value) in upstream.iter().filter(|(name, _)| forwards_answer(name.as_str(), &named)) {
-        headers.append(name, value.clone());
+/// Header pairs as a map, in order (each name was a header's already).
+fn header_map(pairs: Vec<(String, HeaderValue)>) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        if let Ok(name) = HeaderName::from_bytes(name.as_bytes()) {
+            headers.append(name, value);
+        }
     }
     headers
 }
@@ -318,7 +307,7 @@ fn stream_back(
 ) -> Response<Body> {
     let status = response.status();
     // The body is re-framed for the client's connection (hyper writes chunks or the length).
-    let headers = answer_headers(response.headers());
+    let headers = answer(response.headers());
     let reader = session.as_ref().map(|_| {
         UsageReader::new(headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default())
     });
@@ -364,7 +353,7 @@ impl Drop for Tap {
         let (Some(reader), Some(session)) = (self.reader.take(), self.session.take()) else { return };
         if let Some(usage) = reader.finish() {
             decide::usage(&mut self.shared.state(), &session, self.bill, usage);
-            self.shared.changed.notify_one();
+            self.shared.live.changed.notify_one();
         }
     }
 }
@@ -407,11 +396,11 @@ mod tests {
         ] {
             client.append(k, v.parse().unwrap());
         }
-        let passed = upstream_headers(&client, false);
+        let passed = upstream(&client, false);
         let mut names: Vec<&str> = passed.keys().map(|k| k.as_str()).collect();
         names.sort_unstable();
         assert_eq!(names, ["accept-encoding", "anthropic-beta", "authorization", "x-api-key"]);
         assert_eq!(passed["accept-encoding"], "gzip");
-        assert_eq!(upstream_headers(&client, true)["accept-encoding"], "identity");
+        assert_eq!(upstream(&client, true)["accept-encoding"], "identity");
     }
 }

@@ -12,17 +12,16 @@
 use std::sync::Arc;
 
 use condense_cli::native::NativeClock;
-use condense_core::gateway::{Dialect, SummaryDone, SummaryJob, summarize};
+use condense_core::gateway::{Dialect, SummaryDone, SummaryJob, summarize, summary_line};
 use condense_core::llm::{LlmProfile, ModelUse};
 use condense_core::provider::Services;
 use condense_core::tokens::TiktokenCounter;
 use hyper::HeaderMap;
 use tokio::sync::Semaphore;
 
-use super::decide;
-use super::proxy::Shared;
+use super::decide::{self, SharedState};
+use crate::input::{Failure, usage};
 use crate::llm::LlmArgs;
-use crate::{Failure, usage};
 
 /// Summaries written at once; more wait their turn (a condensation keeps its ledger meanwhile).
 const SLOTS: usize = 2;
@@ -96,7 +95,7 @@ impl Summarizer {
 
     /// Starts the jobs the core queued for a request with `headers` (the key of
     /// `--summarize-with-upstream`). Returns at once.
-    pub(crate) fn start(&self, shared: &Arc<Shared>, jobs: Vec<SummaryJob>, headers: &HeaderMap) {
+    pub(crate) fn start(&self, shared: &Arc<SharedState>, jobs: Vec<SummaryJob>, headers: &HeaderMap) {
         for job in jobs {
             let (profile, key) = match &self.writer {
                 Writer::Profile(..) => (None, None),
@@ -111,15 +110,10 @@ impl Summarizer {
                 let (id, session) = (job.id, job.session.clone());
                 let written = tokio::task::spawn_blocking(move || write(&job, &writer, profile, key)).await;
                 let outcome = written.unwrap_or_else(|e| Err(format!("the summary's thread failed: {e}")));
-                let what = match &outcome {
-                    Ok(done) => {
-                        format!("summary written ({} tokens out, ${:.4})", done.output_tokens, done.cost_usd)
-                    }
-                    Err(why) => format!("summary failed: {why}"),
-                };
+                let written = outcome.as_ref().map(|d| (d.output_tokens, d.cost_usd)).map_err(Clone::clone);
                 let used = decide::summary_done(&mut shared.state(), id, outcome);
-                let then = if used { "; the next request carries it" } else { "; the ledger stays" };
-                crate::out::note(&format!("gateway: [{session}] {what}{then}"));
+                let line = summary_line(&session, written.as_ref().copied().map_err(String::as_str), used);
+                crate::out::note(&format!("gateway: {line}"));
                 shared.changed.notify_one();
             });
         }

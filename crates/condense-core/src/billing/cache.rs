@@ -27,6 +27,7 @@
 
 use std::collections::HashMap;
 
+use super::billed::Billed;
 use super::prices::CacheRules;
 
 /// Blocks before a breakpoint where Anthropic looks for an earlier prefix (its documentation:
@@ -75,34 +76,6 @@ pub struct Block {
     pub tokens: f64,
     /// The breakpoint it carries (Anthropic's `cache_control`), if any.
     pub breakpoint: Option<Ttl>,
-}
-
-/// What one prompt was billed as, in tokens (fractional when the tokens are estimates).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Billed {
-    /// Read from the cache.
-    pub read: f64,
-    /// Written with a 5-minute lifetime (OpenAI, Gemini: every write).
-    pub write_5m: f64,
-    /// Written with a 1-hour lifetime.
-    pub write_1h: f64,
-    /// Neither read nor written.
-    pub uncached: f64,
-}
-
-impl Billed {
-    /// Every token of the prompt.
-    pub fn total(&self) -> f64 {
-        self.read + self.write_5m + self.write_1h + self.uncached
-    }
-
-    /// Adds `other`.
-    pub fn add(&mut self, other: &Billed) {
-        self.read += other.read;
-        self.write_5m += other.write_5m;
-        self.write_1h += other.write_1h;
-        self.uncached += other.uncached;
-    }
 }
 
 /// A prefix the cache holds: when it expires, and the lifetime a use renews.

@@ -6,8 +6,10 @@
 //! steps. The gateway books what a session would have cost uncondensed against what it cost with
 //! them; the replay bills a recorded session under a policy. Both bill through here.
 
+mod billed;
 pub mod cache;
 pub mod prices;
 
-pub use cache::{Billed, Block, LOOKBACK_BLOCKS, PromptCache, Spans, Ttl};
+pub use billed::Billed;
+pub use cache::{Block, LOOKBACK_BLOCKS, PromptCache, Spans, Ttl};
 pub use prices::{CacheRules, ModelPrices, Rates, model_prices};

@@ -28,7 +28,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cache::Billed;
+use super::billed::Billed;
 use crate::profile::Prices;
 
 /// US dollars per million tokens, by what the tokens are.

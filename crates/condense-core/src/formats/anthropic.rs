@@ -8,8 +8,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::SseEvent;
+use super::read::{message_list, role_at, system_text, tool_definitions, typed};
 use super::wire::{ApiRequest, Decoded, Decoder, ErrorDetail, Turn, lenient, malformed, parse_event, view};
-use super::{SseEvent, message_list, role_at, system_text, tool_definitions, typed};
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::model::{ContentBlock, Conversation, Message, Role};
 use crate::profile::{LlmProfile, Usage};

@@ -22,7 +22,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::anthropic::blocks;
-use super::epoch_ms;
+use super::read::epoch_ms;
 use crate::error::ParseError;
 use crate::model::{ClientContext, ContentBlock, Conversation, Message, Role};
 

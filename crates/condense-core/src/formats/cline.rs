@@ -21,7 +21,7 @@
 use serde_json::Value;
 
 use super::anthropic::blocks;
-use super::role_at;
+use super::read::role_at;
 use crate::error::ParseError;
 use crate::model::{ClientContext, Conversation, Message, Role};
 

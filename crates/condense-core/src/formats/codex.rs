@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{add_turn, epoch_ms};
+use super::read::{add_turn, epoch_ms};
 use crate::error::ParseError;
 use crate::model::{ContentBlock, Conversation, ImageSource, Message, OpaqueBlock, Role, ToolResultPart};
 

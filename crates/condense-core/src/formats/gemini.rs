@@ -30,7 +30,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{add_turn, epoch_ms, role_at};
+use super::read::{add_turn, epoch_ms, role_at};
 use crate::error::ParseError;
 use crate::model::{ContentBlock, Conversation, ImageSource, Message, OpaqueBlock, Role, ToolResultPart};
 

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::typed;
+use super::read::typed;
 use crate::error::ParseError;
 use crate::model::{Conversation, FORMAT_TAG, Message};
 

@@ -9,8 +9,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::SseEvent;
+use super::read::{message_list, role_at, system_text, tool_definitions};
 use super::wire::{ApiRequest, Decoded, Decoder, ErrorDetail, Turn, lenient, parse_event, view};
-use super::{SseEvent, message_list, role_at, system_text, tool_definitions};
 use crate::error::{ErrorKind, LlmError, ParseError};
 use crate::model::{ContentBlock, Conversation, ImageSource, Message, Role, ToolResultPart};
 use crate::profile::{LlmKind, LlmProfile, Usage};

@@ -1,17 +1,14 @@
 //! What the HTTP dialects share: the neutral prompt ([`ChatRole`], [`ChatMessage`],
-//! [`ApiRequest`]) that `openai` and `anthropic` encode, the [`Wire`] that picks a dialect for a
-//! request and its answer, the error bodies both wires send (mapped to error kinds), and the
-//! `Decoder`'s state and lenient readers their stream decoders use.
+//! [`ApiRequest`]) that `openai` and `anthropic` encode, the [`Wire`] a profile speaks (which
+//! `dispatch` maps to its dialect's module), the error bodies both wires send (mapped to error
+//! kinds), and the `Decoder`'s state and lenient readers their stream decoders use.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, LlmError};
-use crate::host::HttpRequest;
-use crate::profile::{LlmKind, LlmProfile, Usage};
-
-use super::{SseEvent, anthropic, openai};
+use crate::profile::{LlmKind, Usage};
 
 /// Who speaks in a prompt's conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -110,27 +107,6 @@ impl Wire {
             LlmKind::Anthropic => Some(Wire::Anthropic),
             LlmKind::Manual | LlmKind::Cli => None,
         }
-    }
-
-    /// The streaming HTTP request for an API request.
-    pub fn build(
-        self,
-        profile: &LlmProfile,
-        api_key: Option<&str>,
-        req: &ApiRequest,
-    ) -> Result<HttpRequest, LlmError> {
-        let base = profile.base_url().ok_or_else(|| {
-            LlmError::new(ErrorKind::LlmConfig, format!("profile '{}' has no base_url", profile.id))
-        })?;
-        let mut headers = vec![
-            ("content-type".to_owned(), "application/json".to_owned()),
-            ("accept".to_owned(), "text/event-stream".to_owned()),
-        ];
-        let (path, body) = match self {
-            Wire::OpenAi => openai::request(profile, api_key, req, &mut headers)?,
-            Wire::Anthropic => anthropic::request(profile, api_key, req, &mut headers)?,
-        };
-        Ok(HttpRequest { method: "POST".into(), url: format!("{base}{path}"), headers, body })
     }
 
     /// The typed error for an error status and its body. Both wires send the same shape (see
@@ -245,16 +221,6 @@ pub(crate) struct Decoded {
     pub(crate) content: String,
     /// The role, on the first event that names it.
     pub(crate) role: Option<String>,
-}
-
-impl Decoder {
-    /// Decodes one event.
-    pub(crate) fn event(&mut self, wire: Wire, event: &SseEvent) -> Result<Decoded, LlmError> {
-        match wire {
-            Wire::OpenAi => self.openai(event),
-            Wire::Anthropic => self.anthropic(event),
-        }
-    }
 }
 
 /// An event's data as JSON; what is not JSON makes the stream malformed.

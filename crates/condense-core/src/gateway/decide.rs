@@ -26,19 +26,20 @@ use crate::agent::cache::{
 use crate::agent::policy::min_gain_tokens;
 use crate::billing::{CacheRules, ModelPrices, Ttl, model_prices};
 use crate::limits::AutoCondense;
+use crate::model::Conversation;
 use crate::profile::Prices;
 use crate::tokens::TokenCounter;
 
 use super::books::{Book, CellCache, MAX_PENDING_BILLS, Message, PendingBill, Piece, Prompt, prompt, texts};
-use super::count::{CountCache, Counters, fixed_tokens};
+use super::count::{CountCache, Counters, fixed_tokens, read_messages};
 use super::dialect::{ArrayKind, Dialect, Request};
-use super::freeze::replacement;
+use super::freeze::{Shape, replacement};
+use super::jobs::{MAX_PENDING_SUMMARIES, Pending, Ready, SummaryJob};
 use super::plan::{Ask, Plan, plan};
 use super::recall::{Kept, RecallConfig, RecallFile, RecallOp, attach, keep};
 use super::session_key::{SessionKey, fnv1a, session_key};
 use super::sessions::{Frozen, Limits, Session, Sessions, common_prefix, splice};
 use super::stats::{CondensationNote, GatewayPolicy, GatewayStats, GatewayUsage, SessionStats};
-use super::summaries::{Pending, Ready, SummaryJob};
 use super::windows::window_for;
 
 /// How the gateway decides.
@@ -809,6 +810,128 @@ impl Gateway {
             }
             held
         });
+    }
+}
+
+/// The summaries' side of the decisions (provider `native`): a condensation's summary queued for
+/// the host, and one written earlier spliced in when it costs nothing more (see `summaries`).
+impl Gateway {
+    /// Queues the summary of a condensation just frozen for `key` (original messages `range`,
+    /// the task ending at `task_end`), unless the session already waits for one or too many
+    /// wait; a summary not queued is counted as failed, with the reason. Called by the
+    /// decisions when the provider is `native`.
+    pub(super) fn queue_summary(
+        &mut self,
+        key: &SessionKey,
+        model: &str,
+        task_end: usize,
+        range: Range<usize>,
+        ledger: &str,
+    ) {
+        let Err(why) = self.try_queue(key, model, task_end, range.clone(), ledger) else { return };
+        let name = key.to_string();
+        let session = self.states.get_mut(&name).map(|s| &mut s.stats);
+        for stats in session.into_iter().chain([&mut self.totals]) {
+            stats.summary_failures += 1;
+            stats.summary_note =
+                Some(format!("no summary of messages {}..{}: {why}", range.start, range.end));
+        }
+    }
+
+    fn try_queue(
+        &mut self,
+        key: &SessionKey,
+        model: &str,
+        task_end: usize,
+        range: Range<usize>,
+        ledger: &str,
+    ) -> Result<(), String> {
+        if self.pending.len() >= MAX_PENDING_SUMMARIES {
+            return Err(format!("{MAX_PENDING_SUMMARIES} summaries are already being written"));
+        }
+        if self.pending.values().any(|p| &p.key == key) {
+            return Err("the session's previous summary is still being written".into());
+        }
+        let session = self.sessions.map.get(key).ok_or("the session was not kept")?;
+        // The task's turns without the system or developer messages a client may send among
+        // them (Claude Code does): the summary request has instructions of its own.
+        let task = session.originals[..task_end.min(range.start)]
+            .iter()
+            .filter(|o| Shape::read(session.dialect, &o.text).is_some_and(|s| !s.is_instructions()));
+        let texts: Vec<&str> = task.chain(&session.originals[range.clone()]).map(|o| &*o.text).collect();
+        let (_, messages) = read_messages(session.dialect, &texts)?;
+        let id = self.next_job;
+        self.next_job += 1;
+        self.jobs.push(SummaryJob {
+            id,
+            session: key.to_string(),
+            model: model.to_owned(),
+            dialect: session.dialect,
+            conversation: Conversation { messages, ..Conversation::default() },
+        });
+        self.pending.insert(id, Pending { key: key.clone(), range, ledger: ledger.to_owned() });
+        Ok(())
+    }
+
+    /// Splices in the summary waiting for session `name`, if it still fits (`why`: the moment
+    /// that made it free); the tokens it adds to the forwarded request.
+    pub(super) fn splice_ready(&mut self, name: &str, why: &str) -> usize {
+        let Some(ready) = self.states.get_mut(name).and_then(|s| s.ready.take()) else { return 0 };
+        let done = self.check_summary_text(&ready.pending, &ready.text);
+        let outcome = done.and_then(|grown| {
+            self.sessions
+                .rewrite(&ready.pending.key, &ready.pending.range, &ready.text)
+                .map_err(|e| e.to_string())?;
+            Ok(grown)
+        });
+        let Some(state) = self.states.get_mut(name) else { return 0 };
+        state.reshaped |= outcome.is_ok();
+        let range = &ready.pending.range;
+        for stats in [&mut state.stats, &mut self.totals] {
+            match &outcome {
+                Ok(_) => {
+                    stats.summaries += 1;
+                    stats.summary_note = Some(format!(
+                        "the summary of messages {}..{} went in: {why}",
+                        range.start, range.end
+                    ));
+                }
+                Err(e) => {
+                    stats.summary_failures += 1;
+                    stats.summary_note = Some(format!(
+                        "the summary of messages {}..{} was not used: {e}",
+                        range.start, range.end
+                    ));
+                }
+            }
+        }
+        outcome.unwrap_or(0)
+    }
+
+    /// Whether `text` can replace `pending`'s range now: its condensation is still there with the
+    /// ledger it was written for, and the latest request stays under its threshold with it. The
+    /// tokens it adds.
+    pub(super) fn check_summary_text(&mut self, pending: &Pending, text: &str) -> Result<usize, String> {
+        let name = pending.key.to_string();
+        let state = self.states.get_mut(&name).ok_or("the session was forgotten")?;
+        let session = self.sessions.map.get(&pending.key).ok_or("the session was forgotten")?;
+        let dialect = session.dialect;
+        let frozen = session.frozen.iter().find(|f| f.range == pending.range);
+        let old = frozen
+            .filter(|f| *f.replacement == *replacement(dialect, &pending.ledger))
+            .ok_or("its condensation is gone (the client rewound, or a retry condensed further)")?;
+        let model = state.stats.model.clone();
+        let counter = self.counters.for_model(&model);
+        let before = state.counts.tokens_of(dialect, &old.replacement, counter);
+        let after = state.counts.tokens_of(dialect, &replacement(dialect, text), counter);
+        let limit = (window_for(&model, &self.config.windows) as f64 * self.config.threshold) as usize;
+        let forwarded = (state.last_forwarded + after).saturating_sub(before);
+        if forwarded > limit {
+            return Err(format!(
+                "with it the request would be {forwarded} tokens, over its threshold of {limit}"
+            ));
+        }
+        Ok(after.saturating_sub(before))
     }
 }
 

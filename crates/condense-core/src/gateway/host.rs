@@ -15,10 +15,10 @@ use super::http::{
     BAD_PATH, COUNT_TOKENS, NOT_FOUND, Route, SHOWN_CHARS, Wire, error_body, may_be_too_long, route,
     says_too_long, shown,
 };
+use super::jobs::SummaryJob;
 use super::recall::RecallOp;
 use super::state::{SetAside, StateError};
 use super::stats::{GatewayReport, GatewayUsage, ReportConfig};
-use super::summaries::SummaryJob;
 
 /// Why a request went out as the client sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]

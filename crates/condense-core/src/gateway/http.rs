@@ -158,15 +158,82 @@ pub fn connection_named<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<St
     values.into_iter().flat_map(|v| v.split(',')).map(|n| n.trim().to_ascii_lowercase()).collect()
 }
 
-/// Whether a client's header goes on to the upstream: not hop-by-hop, not `Host` or
-/// `Content-Length` (the upstream's own, and the body's as sent), not `Expect` (answered for this
-/// hop), not the gateway's own headers. `named` is [`connection_named`] of the request. A
-/// conversation's `Accept-Encoding` is replaced by [`CONVERSATION_ACCEPT_ENCODING`].
+/// The client's headers never passed upstream, whatever the request: the hop-by-hop ones, `Host`
+/// and `Content-Length` (the upstream's own, and the body's as sent), `Expect` (answered for this
+/// hop), the gateway's own. The TypeScript host's fallback for a trapped engine reads the
+/// generated copy (`NEVER_UPSTREAM` in the protocol package).
+pub const NEVER_UPSTREAM: [&str; 13] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "expect",
+    SESSION_HEADER,
+    TOKEN_HEADER,
+];
+
+/// Whether a client's header goes on to the upstream: not one of [`NEVER_UPSTREAM`], nor named by
+/// the request's `Connection` (`named`, its [`connection_named`]). A conversation's
+/// `Accept-Encoding` is replaced by [`CONVERSATION_ACCEPT_ENCODING`] ([`upstream_headers`]).
 pub fn forwards_upstream(name: &str, named: &[String]) -> bool {
     let name = name.to_ascii_lowercase();
-    !HOP_BY_HOP.contains(&name.as_str())
-        && !named.contains(&name)
-        && !["host", "content-length", "expect", SESSION_HEADER, TOKEN_HEADER].contains(&name.as_str())
+    !NEVER_UPSTREAM.contains(&name.as_str()) && !named.contains(&name)
+}
+
+/// The `Connection` header's named headers among `headers`, a message's (name, value) pairs;
+/// `text` reads a value as text.
+fn named_in<N: AsRef<str>, V>(headers: &[(N, V)], text: &impl Fn(&V) -> Option<&str>) -> Vec<String> {
+    connection_named(
+        headers
+            .iter()
+            .filter(|(n, _)| n.as_ref().eq_ignore_ascii_case("connection"))
+            .filter_map(|(_, v)| text(v)),
+    )
+}
+
+/// The headers a request sends upstream, the one rule of every host: of the client's (name,
+/// value) pairs as received, those [`forwards_upstream`] passes, in order; for a conversation,
+/// `Accept-Encoding` replaced by `identity` (the host's value of
+/// [`CONVERSATION_ACCEPT_ENCODING`]), so that its answer's usage can be read as it passes. `text`
+/// reads a value as text (for `Connection`).
+pub fn upstream_headers<N: AsRef<str>, V: Clone>(
+    headers: &[(N, V)],
+    text: impl Fn(&V) -> Option<&str>,
+    conversation: bool,
+    identity: V,
+) -> Vec<(String, V)> {
+    let named = named_in(headers, &text);
+    let mut out: Vec<(String, V)> = headers
+        .iter()
+        .filter(|(name, _)| forwards_upstream(name.as_ref(), &named))
+        .filter(|(name, _)| !(conversation && name.as_ref().eq_ignore_ascii_case("accept-encoding")))
+        .map(|(name, value)| (name.as_ref().to_owned(), value.clone()))
+        .collect();
+    if conversation {
+        out.push(("accept-encoding".to_owned(), identity));
+    }
+    out
+}
+
+/// The headers of an upstream's answer the client gets, the one rule of every host: of its
+/// (name, value) pairs, those [`forwards_answer`] passes, in order. `text` reads a value as text
+/// (for `Connection`).
+pub fn answer_headers<N: AsRef<str>, V: Clone>(
+    headers: &[(N, V)],
+    text: impl Fn(&V) -> Option<&str>,
+) -> Vec<(String, V)> {
+    let named = named_in(headers, &text);
+    headers
+        .iter()
+        .filter(|(name, _)| forwards_answer(name.as_ref(), &named))
+        .map(|(name, value)| (name.as_ref().to_owned(), value.clone()))
+        .collect()
 }
 
 /// A conversation's answer is asked for without compression, so that its usage can be read as
@@ -274,6 +341,27 @@ pub fn says_too_long(answer: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_rule_for_the_headers_passed_on_whatever_the_host() {
+        let client = [
+            ("Host", "x"),
+            ("Connection", "close, x-hop"),
+            ("x-hop", "1"),
+            ("x-api-key", "k"),
+            (SESSION_HEADER, "s"),
+            ("Accept-Encoding", "gzip"),
+        ];
+        fn text<'a>(v: &'a &str) -> Option<&'a str> {
+            Some(v)
+        }
+        let passed = upstream_headers(&client, text, false, "identity");
+        assert_eq!(passed, [("x-api-key".to_owned(), "k"), ("Accept-Encoding".to_owned(), "gzip")]);
+        let conversation = upstream_headers(&client, text, true, "identity");
+        assert_eq!(conversation, [("x-api-key".to_owned(), "k"), ("accept-encoding".to_owned(), "identity")]);
+        let answer = [("content-length", "3"), ("content-type", "text/event-stream"), ("te", "x")];
+        assert_eq!(answer_headers(&answer, text), [("content-type".to_owned(), "text/event-stream")]);
+    }
 
     #[test]
     fn routes_keep_the_path_and_query_after_their_prefix() {

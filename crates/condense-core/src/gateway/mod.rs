@@ -32,6 +32,7 @@ mod freeze;
 mod guard;
 mod host;
 mod http;
+mod jobs;
 mod plan;
 mod recall;
 mod replay;
@@ -53,11 +54,12 @@ pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
 pub use host::{Decided, HostGateway, Outgoing, Retry, Routed, Untouched};
 pub use http::{
-    BAD_PATH, CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NOT_FOUND, Route,
-    SESSION_HEADER, SHOWN_CHARS, TOKEN_HEADER, Wire, connection_named, error_body, forwards_answer,
-    forwards_upstream, leaves_its_route, log_line, may_be_too_long, route, says_too_long, shown,
-    upstream_origin,
+    BAD_PATH, CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NEVER_UPSTREAM,
+    NOT_FOUND, Route, SESSION_HEADER, SHOWN_CHARS, TOKEN_HEADER, Wire, answer_headers, connection_named,
+    error_body, forwards_answer, forwards_upstream, leaves_its_route, log_line, may_be_too_long, route,
+    says_too_long, shown, upstream_headers, upstream_origin,
 };
+pub use jobs::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summary_line};
 pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
 pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
@@ -67,7 +69,7 @@ pub use state::{STATE_VERSION, SetAside, StateError};
 pub use stats::{
     CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,
 };
-pub use summaries::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summarize};
+pub use summaries::summarize;
 pub use usage::{MAX_JSON_COPY, UsageReader};
 pub use windows::{DEFAULT_WINDOW, window_for};
 

@@ -21,73 +21,16 @@
 //! more: the session's next condensation (which writes the cache again from there anyway), or its
 //! cache having gone cold.
 
-use std::ops::Range;
-
 use crate::llm::{LlmKind, LlmProfile};
-use crate::model::Conversation;
 use crate::provider::Services;
 use crate::providers::native::summarize_span;
 
-use super::count::read_messages;
 use super::decide::Gateway;
 use super::dialect::Dialect;
-use super::freeze::{Shape, replacement};
-use super::session_key::SessionKey;
+use super::jobs::{Pending, Ready, SummaryDone, SummaryJob};
 use super::stats::GatewayPolicy;
 use super::windows::window_for;
 use crate::billing::model_prices;
-
-/// A summary to write: the messages of one condensation, after the task they came under.
-#[derive(Debug, Clone)]
-pub struct SummaryJob {
-    /// Names the job to [`Gateway::summary_done`].
-    pub id: u64,
-    /// The session's name, as in the statistics.
-    pub session: String,
-    /// The model of the request that made the condensation (`--summarize-with-upstream` writes
-    /// with it).
-    pub model: String,
-    /// The dialect of the session's requests (which upstream, which credentials).
-    pub dialect: Dialect,
-    /// The task's messages (the client's first turn, kept verbatim in every request) and then
-    /// the condensed range's: [`summarize`] summarizes all but the first.
-    pub conversation: Conversation,
-}
-
-/// A summary written.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SummaryDone {
-    /// The model's text.
-    pub text: String,
-    /// The model that wrote it (its heading names it); empty: the session's own model.
-    pub model: String,
-    /// What the calls cost, in US dollars.
-    pub cost_usd: f64,
-    /// Tokens the calls sent and received.
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-/// A job given out and not yet done.
-#[derive(Debug)]
-pub(super) struct Pending {
-    pub(super) key: SessionKey,
-    pub(super) range: Range<usize>,
-    /// The ledger frozen for the range: the summary goes above it, and the job is used only
-    /// while the condensation still holds it.
-    pub(super) ledger: String,
-}
-
-/// A summary written and checked, waiting to be spliced in (`cache-aware`).
-#[derive(Debug)]
-pub(super) struct Ready {
-    pub(super) pending: Pending,
-    /// The text that replaces the range: the summary above the ledger.
-    pub(super) text: String,
-}
-
-/// How many jobs may wait for the host at once: beyond, a condensation keeps its ledger.
-pub const MAX_PENDING_SUMMARIES: usize = 16;
 
 /// Writes a job's summary with the model `services` lend: every message after the task's first
 /// summarized, as the native provider writes (its requests, chunking and checks). The error is
@@ -116,63 +59,6 @@ fn with_summary(summary: &str, model: &str, ledger: &str) -> String {
 }
 
 impl Gateway {
-    /// Queues the summary of a condensation just frozen for `key` (original messages `range`,
-    /// the task ending at `task_end`), unless the session already waits for one or too many
-    /// wait; a summary not queued is counted as failed, with the reason. Called by the
-    /// decisions when the provider is `native`.
-    pub(super) fn queue_summary(
-        &mut self,
-        key: &SessionKey,
-        model: &str,
-        task_end: usize,
-        range: Range<usize>,
-        ledger: &str,
-    ) {
-        let Err(why) = self.try_queue(key, model, task_end, range.clone(), ledger) else { return };
-        let name = key.to_string();
-        let session = self.states.get_mut(&name).map(|s| &mut s.stats);
-        for stats in session.into_iter().chain([&mut self.totals]) {
-            stats.summary_failures += 1;
-            stats.summary_note =
-                Some(format!("no summary of messages {}..{}: {why}", range.start, range.end));
-        }
-    }
-
-    fn try_queue(
-        &mut self,
-        key: &SessionKey,
-        model: &str,
-        task_end: usize,
-        range: Range<usize>,
-        ledger: &str,
-    ) -> Result<(), String> {
-        if self.pending.len() >= MAX_PENDING_SUMMARIES {
-            return Err(format!("{MAX_PENDING_SUMMARIES} summaries are already being written"));
-        }
-        if self.pending.values().any(|p| &p.key == key) {
-            return Err("the session's previous summary is still being written".into());
-        }
-        let session = self.sessions.map.get(key).ok_or("the session was not kept")?;
-        // The task's turns without the system or developer messages a client may send among
-        // them (Claude Code does): the summary request has instructions of its own.
-        let task = session.originals[..task_end.min(range.start)]
-            .iter()
-            .filter(|o| Shape::read(session.dialect, &o.text).is_some_and(|s| !s.is_instructions()));
-        let texts: Vec<&str> = task.chain(&session.originals[range.clone()]).map(|o| &*o.text).collect();
-        let (_, messages) = read_messages(session.dialect, &texts)?;
-        let id = self.next_job;
-        self.next_job += 1;
-        self.jobs.push(SummaryJob {
-            id,
-            session: key.to_string(),
-            model: model.to_owned(),
-            dialect: session.dialect,
-            conversation: Conversation { messages, ..Conversation::default() },
-        });
-        self.pending.insert(id, Pending { key: key.clone(), range, ledger: ledger.to_owned() });
-        Ok(())
-    }
-
     /// The summaries to write, handed over once each.
     pub fn take_jobs(&mut self) -> Vec<SummaryJob> {
         std::mem::take(&mut self.jobs)
@@ -262,41 +148,6 @@ impl Gateway {
         used.is_ok()
     }
 
-    /// Splices in the summary waiting for session `name`, if it still fits (`why`: the moment
-    /// that made it free); the tokens it adds to the forwarded request.
-    pub(super) fn splice_ready(&mut self, name: &str, why: &str) -> usize {
-        let Some(ready) = self.states.get_mut(name).and_then(|s| s.ready.take()) else { return 0 };
-        let done = self.check_summary_text(&ready.pending, &ready.text);
-        let outcome = done.and_then(|grown| {
-            self.sessions
-                .rewrite(&ready.pending.key, &ready.pending.range, &ready.text)
-                .map_err(|e| e.to_string())?;
-            Ok(grown)
-        });
-        let Some(state) = self.states.get_mut(name) else { return 0 };
-        state.reshaped |= outcome.is_ok();
-        let range = &ready.pending.range;
-        for stats in [&mut state.stats, &mut self.totals] {
-            match &outcome {
-                Ok(_) => {
-                    stats.summaries += 1;
-                    stats.summary_note = Some(format!(
-                        "the summary of messages {}..{} went in: {why}",
-                        range.start, range.end
-                    ));
-                }
-                Err(e) => {
-                    stats.summary_failures += 1;
-                    stats.summary_note = Some(format!(
-                        "the summary of messages {}..{} was not used: {e}",
-                        range.start, range.end
-                    ));
-                }
-            }
-        }
-        outcome.unwrap_or(0)
-    }
-
     /// The text that replaces `pending`'s range with `done`'s summary, and the tokens it adds,
     /// when it can be used (see [`Gateway::check_summary_text`]).
     fn check_summary(&mut self, pending: &Pending, done: &SummaryDone) -> Result<(String, usize), String> {
@@ -307,31 +158,5 @@ impl Gateway {
         let text = with_summary(&done.text, writer, &pending.ledger);
         let grown = self.check_summary_text(pending, &text)?;
         Ok((text, grown))
-    }
-
-    /// Whether `text` can replace `pending`'s range now: its condensation is still there with the
-    /// ledger it was written for, and the latest request stays under its threshold with it. The
-    /// tokens it adds.
-    fn check_summary_text(&mut self, pending: &Pending, text: &str) -> Result<usize, String> {
-        let name = pending.key.to_string();
-        let state = self.states.get_mut(&name).ok_or("the session was forgotten")?;
-        let session = self.sessions.map.get(&pending.key).ok_or("the session was forgotten")?;
-        let dialect = session.dialect;
-        let frozen = session.frozen.iter().find(|f| f.range == pending.range);
-        let old = frozen
-            .filter(|f| *f.replacement == *replacement(dialect, &pending.ledger))
-            .ok_or("its condensation is gone (the client rewound, or a retry condensed further)")?;
-        let model = state.stats.model.clone();
-        let counter = self.counters.for_model(&model);
-        let before = state.counts.tokens_of(dialect, &old.replacement, counter);
-        let after = state.counts.tokens_of(dialect, &replacement(dialect, text), counter);
-        let limit = (window_for(&model, &self.config.windows) as f64 * self.config.threshold) as usize;
-        let forwarded = (state.last_forwarded + after).saturating_sub(before);
-        if forwarded > limit {
-            return Err(format!(
-                "with it the request would be {forwarded} tokens, over its threshold of {limit}"
-            ));
-        }
-        Ok(after.saturating_sub(before))
     }
 }

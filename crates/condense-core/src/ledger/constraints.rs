@@ -222,8 +222,8 @@ pub fn constraints(text: &str) -> Vec<&str> {
 /// and outside this project's own notes, split at sentence ends.
 pub(super) fn sentences(text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    let fenced = super::pasted::fences(text);
-    for (start, line) in super::pasted::outside(text, &fenced) {
+    let fenced = super::fences::fences(text);
+    for (start, line) in super::fences::outside(text, &fenced) {
         let Some(line) = line else { continue };
         let trimmed = line.trim();
         let indented = line.starts_with("    ") || line.starts_with('\t');

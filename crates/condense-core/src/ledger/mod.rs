@@ -28,6 +28,7 @@ use crate::model::ContentBlock;
 mod calls;
 mod constraints;
 mod errors;
+mod fences;
 mod findings;
 mod gather;
 mod names;

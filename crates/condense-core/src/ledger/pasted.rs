@@ -6,6 +6,8 @@
 
 use std::ops::Range;
 
+use super::fences::{fences, outside};
+
 /// A fenced block or an attachment shorter than this many bytes is not worth cutting.
 pub(crate) const MIN_BYTES: usize = 200;
 /// A paragraph (lines without a blank one between) this long in bytes, or of [`MIN_LINES`] lines,
@@ -50,53 +52,6 @@ pub fn pasted_ranges(text: &str) -> Vec<Range<usize>> {
         out.extend(tagged(text, tag).into_iter().filter(|r| r.len() >= MIN_BYTES));
     }
     merge(out)
-}
-
-/// The fenced code blocks of `text` (```` ``` ```` or `~~~`), fence lines included: from an opening
-/// line to the line that is the same marker alone; an unclosed one runs to the end.
-pub(super) fn fences(text: &str) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let mut open: Option<(&str, usize)> = None;
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let trimmed = line.trim();
-        match open {
-            Some((marker, from)) if trimmed == marker => {
-                out.push(from..at);
-                open = None;
-            }
-            Some(_) => {}
-            None => open = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m)).map(|m| (m, start)),
-        }
-    }
-    if let Some((_, from)) = open {
-        out.push(from..text.len());
-    }
-    out
-}
-
-/// The lines of `text` outside `fenced` (as [`fences`] gives them), each with where it starts;
-/// each fenced block once, as `None` at its start.
-pub(super) fn outside<'a>(
-    text: &'a str,
-    fenced: &'a [Range<usize>],
-) -> impl Iterator<Item = (usize, Option<&'a str>)> + 'a {
-    let mut fences = fenced.iter().peekable();
-    let mut at = 0;
-    text.split_inclusive('\n').filter_map(move |line| {
-        let start = at;
-        at += line.len();
-        while fences.peek().is_some_and(|f| f.end <= start) {
-            fences.next();
-        }
-        match fences.peek() {
-            Some(f) if f.start == start => Some((start, None)),
-            Some(f) if f.start < start => None,
-            _ => Some((start, Some(line))),
-        }
-    })
 }
 
 /// The text with its pasted ranges taken out: the user's own words.
@@ -235,19 +190,6 @@ mod tests {
         // Keeping all of it changes nothing; a text with nothing pasted has nothing to cut.
         assert_eq!(cut_pasted(&text, text.len()).unwrap(), text);
         assert_eq!(cut_pasted("Just a question?", 0), None);
-    }
-
-    #[test]
-    fn a_fence_closes_on_its_marker_alone() {
-        let text = "Look:\n```\na\n```rust\nb\n```\nDo not merge.\n~~~\nc";
-        let fenced = fences(text);
-        assert_eq!(
-            fenced.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
-            ["```\na\n```rust\nb\n```\n", "~~~\nc"]
-        );
-        let lines: Vec<_> = outside(text, &fenced).map(|(_, l)| l).collect();
-        assert_eq!(lines, [Some("Look:\n"), None, Some("Do not merge.\n"), None]);
-        assert_eq!(super::super::constraints::constraints(text), ["Do not merge."]);
     }
 
     #[test]

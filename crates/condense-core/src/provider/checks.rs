@@ -10,7 +10,7 @@ use crate::ledger::{self, Haystack, Later, Ledger};
 use crate::model::{ContentBlock, Message, api_view, check_tool_pairs, next_condense_id, same_blocks};
 use crate::tokens::TokenCounter;
 
-use super::template::{Entry, RunInput, materialize};
+use super::input::{Entry, RunInput, materialize};
 use super::{CondensationContext, CondensationOptions, Condensed, METRIC_RETENTION, Retention};
 
 /// Whether a run keeps a ledger: the configuration's `ledger`, on when absent.

@@ -19,6 +19,7 @@ use crate::model::{Message, api_view};
 use crate::tokens::TokenCounter;
 
 mod checks;
+mod input;
 mod template;
 
 pub use checks::check_condensed;

@@ -31,7 +31,11 @@ use crate::model::hash::fnv1a;
 use crate::model::{ContentBlock, ImageSource, Message, ToolResultPart};
 
 use super::encoded::{encoded_results, environment_sections_in};
-use super::trim_parameters::XML_BULK_TAGS;
+
+/// The tags whose bodies hold file contents or edits in Cline and Roo tool calls written as XML
+/// in assistant text.
+pub(crate) const XML_BULK_TAGS: &[&str] =
+    &["content", "diff", "new_str", "old_str", "search", "replace", "new_string", "old_string"];
 
 /// How an id is written into a placeholder: `; id r3f9a21c0` before its closing bracket.
 const ID_NOTE: &str = "; id ";

@@ -16,7 +16,7 @@ use crate::provider::{
 
 use super::encoded::{floor_boundary, replace_ranges, thousands};
 use super::mask::MAIN_ARGUMENTS;
-use super::recall::{id_note, recall_id};
+use super::recall::{XML_BULK_TAGS, id_note, recall_id};
 use crate::provider::{Needs, ProviderMeta};
 
 /// Configuration of the `trim_parameters` pass.
@@ -61,11 +61,6 @@ impl ConfigForm for TrimConfig {
         Ok(())
     }
 }
-
-/// The tags whose bodies hold file contents or edits in Cline and Roo tool calls written as XML
-/// in assistant text.
-pub(crate) const XML_BULK_TAGS: &[&str] =
-    &["content", "diff", "new_str", "old_str", "search", "replace", "new_string", "old_string"];
 
 /// `text` cut to `head` characters and a note of what went, with the id that recalls `text`.
 fn trimmed(text: &str, head: usize) -> String {

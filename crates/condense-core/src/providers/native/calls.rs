@@ -9,8 +9,7 @@ use crate::provider::Services;
 use crate::providers::degenerate;
 use crate::providers::summary::SummaryConfig;
 
-use super::prompt::{Turn, chunks, head_tail, partial_turns, total};
-use super::{TOKENS_PER_TURN, merge_request};
+use super::prompt::{TOKENS_PER_TURN, Turn, chunks, head_tail, merge_request, partial_turns, total};
 
 /// The calls of one run: what they used and cost, and whether any answer was cut.
 pub(super) struct Calls<'a> {

@@ -40,34 +40,16 @@ mod prompt;
 
 use crate::provider::ProviderMeta;
 use calls::{Calls, merge};
-use prompt::{Turn, chunks, render, span, total};
+pub use prompt::{
+    MERGE_INSTRUCTION, MIN_DEDUP_TOKENS, PARTIAL_INSTRUCTION, TOKENS_PER_TURN, TOOL_TEXT_SHARE_PERCENT,
+};
+use prompt::{Turn, chunks, instructions, merge_request, partial_request, render, span, total};
 
 /// The share, in percent, of the room left after the answer that a request may fill. The rest is
 /// a margin: the counter is not the condensing model's tokenizer, and chat templates add tokens.
 pub const INPUT_SAFETY_PERCENT: usize = 75;
-/// Tokens a prompt turn costs besides its text (role markers, separators).
-pub const TOKENS_PER_TURN: usize = 4;
 /// The smallest conversation budget a summary request is attempted with.
 pub const MIN_INPUT_BUDGET: usize = 128;
-/// A tool result or argument longer than this share of the budget, in percent, is cut to its head
-/// and tail in a shrunk prompt.
-pub const TOOL_TEXT_SHARE_PERCENT: usize = 12;
-/// A repeated tool output shorter than this, in tokens, is repeated rather than referenced.
-pub const MIN_DEDUP_TOKENS: usize = 32;
-
-/// The instruction that opens a partial summary's request (map): `{i}` and `{n}` are the part's
-/// place.
-pub const PARTIAL_INSTRUCTION: &str = "The conversation above is part {i} of {n} of a longer \
-conversation; the other parts are summarized separately and merged afterwards. Summarize only this \
-part, faithfully: keep every instruction, rule and preference the user gave (in their words), every \
-file path and what was done to it, every command and its outcome, every error, and every open task.";
-
-/// The instruction that opens a merge request (reduce): `{n}` is the number of partial summaries.
-pub const MERGE_INSTRUCTION: &str = "The {n} partial summaries above cover one conversation, \
-in order. Merge them into one summary of the whole conversation: keep every user instruction, \
-file path, command, error and open task they mention; where a later part contradicts an earlier \
-one, the later part wins.";
-
 /// The instruction of a summary request built on the chat's own conversation (read from the
 /// prompt cache): `{k}` is the number of last messages kept.
 pub const CACHED_INSTRUCTION: &str = "Stop working on the task for a moment: the conversation above \
@@ -158,19 +140,6 @@ pub fn base_bundle(
     bundle.conversation_history.clear();
     bundle.generation_params = Some(llm.profile().condense);
     bundle
-}
-
-fn instructions(config: &SummaryConfig) -> String {
-    config.custom_prompt.clone().unwrap_or_else(|| summary::SUMMARY_PROMPT.to_owned())
-}
-
-fn partial_request(i: usize, n: usize, config: &SummaryConfig) -> String {
-    let head = PARTIAL_INSTRUCTION.replace("{i}", &i.to_string()).replace("{n}", &n.to_string());
-    format!("{head}\n\n{}", instructions(config))
-}
-
-fn merge_request(n: usize, config: &SummaryConfig) -> String {
-    format!("{}\n\n{}", MERGE_INSTRUCTION.replace("{n}", &n.to_string()), instructions(config))
 }
 
 /// What the summary calls wrote.

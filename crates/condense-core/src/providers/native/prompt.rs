@@ -1,16 +1,51 @@
 //! The prompt a span of the conversation becomes: chat turns with their sizes, shrunk in the
 //! prompt only to fit a request (long tool results and arguments cut to head and tail, repeated
 //! outputs referenced), the span widened to what an earlier summary hid, and cut into chunks at
-//! turn boundaries for the map step.
+//! turn boundaries for the map step; and the instructions each request ends with.
 
 use std::collections::HashMap;
 
 use crate::llm::{ChatMessage, ChatRole};
 use crate::model::{ContentBlock, Message, Role, tool_result_text};
-use crate::providers::summary::{self, SummaryPlan};
+use crate::providers::summary::{self, SummaryConfig, SummaryPlan};
 use crate::tokens::TokenCounter;
 
-use super::{MIN_DEDUP_TOKENS, TOKENS_PER_TURN, TOOL_TEXT_SHARE_PERCENT};
+/// Tokens a prompt turn costs besides its text (role markers, separators).
+pub const TOKENS_PER_TURN: usize = 4;
+/// A tool result or argument longer than this share of the budget, in percent, is cut to its head
+/// and tail in a shrunk prompt.
+pub const TOOL_TEXT_SHARE_PERCENT: usize = 12;
+/// A repeated tool output shorter than this, in tokens, is repeated rather than referenced.
+pub const MIN_DEDUP_TOKENS: usize = 32;
+
+/// The instruction that opens a partial summary's request (map): `{i}` and `{n}` are the part's
+/// place.
+pub const PARTIAL_INSTRUCTION: &str = "The conversation above is part {i} of {n} of a longer \
+conversation; the other parts are summarized separately and merged afterwards. Summarize only this \
+part, faithfully: keep every instruction, rule and preference the user gave (in their words), every \
+file path and what was done to it, every command and its outcome, every error, and every open task.";
+
+/// The instruction that opens a merge request (reduce): `{n}` is the number of partial summaries.
+pub const MERGE_INSTRUCTION: &str = "The {n} partial summaries above cover one conversation, \
+in order. Merge them into one summary of the whole conversation: keep every user instruction, \
+file path, command, error and open task they mention; where a later part contradicts an earlier \
+one, the later part wins.";
+
+/// The instructions of a summary request: the custom prompt, else the sectioned one.
+pub(super) fn instructions(config: &SummaryConfig) -> String {
+    config.custom_prompt.clone().unwrap_or_else(|| summary::SUMMARY_PROMPT.to_owned())
+}
+
+/// A partial summary's request (map): part `i` of `n`.
+pub(super) fn partial_request(i: usize, n: usize, config: &SummaryConfig) -> String {
+    let head = PARTIAL_INSTRUCTION.replace("{i}", &i.to_string()).replace("{n}", &n.to_string());
+    format!("{head}\n\n{}", instructions(config))
+}
+
+/// A merge request (reduce) of `n` partial summaries.
+pub(super) fn merge_request(n: usize, config: &SummaryConfig) -> String {
+    format!("{}\n\n{}", MERGE_INSTRUCTION.replace("{n}", &n.to_string()), instructions(config))
+}
 
 /// One prompt turn with its size.
 #[derive(Debug, Clone)]

@@ -1,0 +1,606 @@
+// The gateway in the extension host (issue 28): Node's own `http` server on 127.0.0.1, with every
+// decision the core's (`HostGateway` in wasm, as `condense gateway` runs it): who may ask, where a
+// request goes, the bytes to forward, the retry after "prompt too long", the usage an answer
+// reports (handed back with the request's bill, which the core's books price). This file only moves bytes and keeps time: it reads a request's body within the core's
+// limit, sends what the core says to the upstream with Node's `http`/`https`, streams the answer
+// back with back-pressure (the upstream is paused while the client's socket is full), and aborts
+// the upstream request when the client goes away.
+//
+// No header is logged. The client's credentials reach the upstream through the core's header
+// filter and nowhere else.
+//
+// With `native`, a request that crosses the threshold goes out with the ledger at once and hands
+// out summary jobs: they are written here in the background, at most `SUMMARY_SLOTS` at a time,
+// by the model `summaryModel` gives (the user's condensing profile, its key from SecretStorage),
+// and the session's next request carries the summary.
+//
+// A condensation's hidden messages go to a recall file the core names in the condensation (under
+// the `recallDir` it is started with): this host writes each file (0600, its folders 0700) before
+// the request naming it is sent, and removes those the core evicts.
+//
+// A trap of the engine (a panic in Rust) does not stop the gateway: the request that met it goes
+// out as the client sent it, and a fresh engine takes over on the same port from the state saved
+// last (`revive`), as the chat's engine is replaced after one.
+
+import { promises as fs } from "node:fs";
+import * as http from "node:http";
+import * as https from "node:https";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER, type GatewayForward, type GatewayRecallOp, type GatewayRetry, type GatewayRouted, type GatewayStartInput, type GatewaySummary, type LlmTarget } from "@context-condenser/protocol";
+import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
+import { isTrap } from "../engine/engine";
+import { asFailure } from "../engine/errors";
+
+/** Upstream deadlines, as the LLM layer's: to connect, without a byte, and for a whole request. */
+export const CONNECT_TIMEOUT_MS = 30_000;
+export const IDLE_TIMEOUT_MS = 60_000;
+export const DEADLINE_MS = 600_000;
+/** How long after a change the state is saved: a burst of requests is one write. */
+export const SAVE_DELAY_MS = 500;
+/** Summaries written at once (`native`), as in `condense gateway`; more wait their turn, their
+ *  sessions keeping the ledger meanwhile. */
+export const SUMMARY_SLOTS = 2;
+
+
+/** A port already taken (the server did not start). */
+export class PortInUse extends Error {
+  override name = "PortInUse";
+  constructor(readonly port: number) {
+    super(`port ${port} is in use`);
+  }
+}
+
+export interface GatewayOptions extends Omit<GatewayStartInput, "state" | "port"> {
+  /** The port to listen on, on 127.0.0.1 (0 picks a free one). */
+  port: number;
+}
+
+export interface GatewayHooks {
+  /** One line per request: method, path without its query, status, session, what went out. */
+  log(line: string): void;
+  /** The state to keep (JSON), a moment after each change. */
+  save(state: string): void;
+  /** The model that writes `native`'s summaries, with its key; rejects with why there is none. */
+  summaryModel?(): Promise<LlmTarget>;
+}
+
+/** The client's headers as name/value pairs, names lower-case (Node joins repeated ones). */
+function pairs(headers: http.IncomingHttpHeaders): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) out.push([name.toLowerCase(), v]);
+  }
+  return out;
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+type Upstream = Extract<GatewayRouted, { kind: "upstream" }>;
+
+/** Headers as they came, less those never passed on, when the core cannot be asked (it
+ *  trapped): its list, generated into the protocol package. */
+function untouched(headers: http.IncomingHttpHeaders): [string, string][] {
+  return pairs(headers).filter(([name]) => !NEVER_UPSTREAM.includes(name));
+}
+
+/** Whether a thrown value says the engine itself failed (a trap, or the guard's `engine_crashed`),
+ *  not that it refused the input. */
+function engineFailed(e: unknown): boolean {
+  return isTrap(e) || asFailure(e).kind === "engine_crashed";
+}
+
+export class GatewayServer {
+  private server: http.Server | undefined;
+  private readonly sockets = new Set<import("node:net").Socket>();
+  private saveTimer: NodeJS.Timeout | undefined;
+  private boundPort = 0;
+  private current: CondenseEngine;
+  /** The gateway the current engine runs while the port is open (the engine made it, `stop`
+   *  stops it: its calls fail with `gateway_stopped` after). */
+  private running: Gateway | undefined;
+  /** The options started with, and the state as last saved: what a fresh engine starts from. */
+  private options: GatewayOptions | undefined;
+  private lastState: string | undefined;
+  /** Summary jobs waiting for a slot, each with the gateway that handed it out. */
+  private readonly waiting: Array<{ gw: Gateway; job: number }> = [];
+  private writing = 0;
+
+  /** `newEngine` gives the engine to start with, and a fresh one after a trap. */
+  constructor(
+    private readonly newEngine: () => CondenseEngine,
+    private readonly hooks: GatewayHooks,
+  ) {
+    this.current = newEngine();
+  }
+
+  /** The engine holding the gateway's sessions now (another one after a trap). */
+  get engine(): CondenseEngine {
+    return this.current;
+  }
+
+  /** The gateway running now (another one after a trap), or undefined when stopped. */
+  get gateway(): Gateway | undefined {
+    return this.running;
+  }
+
+  /** The port listened on, or 0 when stopped. */
+  get port(): number {
+    return this.server ? this.boundPort : 0;
+  }
+
+  /**
+   * After a trap of `failed` (the engine in use or its gateway, else nothing is done): a fresh engine takes its
+   * place and, while the port is open, starts the gateway from the state saved last, so the
+   * sessions, their condensations and their figures go on (what changed since that save, at most
+   * `SAVE_DELAY_MS` of it, is lost). Requests in flight finish with the bytes they had.
+   */
+  revive(failed: CondenseEngine | Gateway, why: string): void {
+    if (failed !== this.current && failed !== this.running) return;
+    const dead = this.current;
+    let engine: CondenseEngine;
+    try {
+      engine = this.newEngine();
+    } catch (e) {
+      this.hooks.log(`gateway: the engine stopped (${why}) and a fresh one could not be made: ${(e as Error).message}`);
+      return;
+    }
+    const deadGateway = this.running;
+    this.current = engine;
+    this.running = undefined;
+    // Freed, the old engine and its gateway refuse the calls of requests still in flight at once
+    // rather than meeting the trapped instance again.
+    try {
+      deadGateway?.free();
+      dead.free();
+    } catch {
+      // A trapped instance may refuse even this; it is dropped either way.
+    }
+    if (!this.server || !this.options) return;
+    try {
+      const gw = engine.startGateway({ ...this.options, port: this.boundPort, state: this.lastState });
+      gw.bound(this.boundPort);
+      this.running = gw;
+      const started = gw.started();
+      const from = started.state_refused ? `afresh (the saved state was refused: ${started.state_refused})` : this.lastState ? "from the state saved last" : "afresh (nothing was saved yet)";
+      this.hooks.log(`gateway: the engine stopped on an internal error (${why}); a fresh engine goes on ${from}`);
+    } catch (e) {
+      this.hooks.log(`gateway: the engine stopped on an internal error (${why}) and the fresh one did not start: ${(e as Error).message}`);
+    }
+  }
+
+  /** Whether `e`, thrown by `gw`, was the engine failing: then the gateway is revived. */
+  private failed(gw: Gateway, e: unknown): boolean {
+    if (!engineFailed(e)) return false;
+    this.revive(gw, (e as Error).message ?? String(e));
+    return true;
+  }
+
+  /** Starts the core's gateway (restoring `state` when it can) and listens on 127.0.0.1.
+   *  Rejects with `PortInUse` when the port is taken; the core's refusal of an option
+   *  otherwise. Returns why the saved state was not used, if it was not. */
+  async start(options: GatewayOptions, state?: string): Promise<{ port: number; stateRefused?: string }> {
+    await this.stop();
+    const gw = this.current.startGateway({ ...options, port: options.port, state });
+    const started = gw.started();
+    this.options = options;
+    this.lastState = state;
+    const server = http.createServer((req, res) => this.handle(req, res));
+    // Slow clients: headers within 30 s, as condense gateway.
+    server.headersTimeout = 30_000;
+    server.requestTimeout = 0;
+    server.on("connection", (socket) => {
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(options.port, "127.0.0.1", () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+    } catch (e) {
+      gw.stop();
+      if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") throw new PortInUse(options.port);
+      throw e;
+    }
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+    this.running = gw;
+    gw.bound(this.boundPort);
+    return { port: this.boundPort, stateRefused: started.state_refused ?? undefined };
+  }
+
+  /** Closes the port (every open connection too) and saves the state. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    this.waiting.length = 0;
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    this.saveNow();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+    const gw = this.running;
+    this.running = undefined;
+    try {
+      gw?.stop();
+    } catch (e) {
+      if (gw) this.failed(gw, e);
+    }
+  }
+
+  /** Frees the engine (after `stop`: the server is done with). */
+  free(): void {
+    this.current.free();
+  }
+
+  private saveNow(): void {
+    const gw = this.running;
+    if (!gw) return;
+    let state: string;
+    try {
+      state = gw.save();
+    } catch (e) {
+      if (!this.failed(gw, e)) this.hooks.log(`gateway: cannot save its state: ${(e as Error).message}`);
+      return;
+    }
+    this.lastState = state;
+    this.hooks.save(state);
+  }
+
+  private changed(): void {
+    if (this.saveTimer || !this.server) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      if (this.server) this.saveNow();
+    }, SAVE_DELAY_MS);
+  }
+
+  private answer(res: http.ServerResponse, status: number, body: string): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  }
+
+  private log(method: string, url: string, status: number, session: string | undefined, what: string): void {
+    const path = url.split("?")[0];
+    this.hooks.log(`gateway: ${method} ${path} → ${status}${session ? ` [${session}]` : ""}: ${what}`);
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const method = req.method ?? "GET";
+    const url = req.url ?? "/";
+    // A request is served by the gateway it met first: its answer's reader belongs to it.
+    const gw = this.running;
+    if (!gw) {
+      this.answer(res, 503, JSON.stringify({ error: { message: "the gateway is stopping" } }));
+      return;
+    }
+    let routed: GatewayRouted;
+    try {
+      routed = gw.route({
+        method,
+        path: url,
+        host: single(req.headers.host),
+        origin: single(req.headers.origin),
+        token: single(req.headers[TOKEN_HEADER]),
+      });
+    } catch (e) {
+      this.failed(gw, e);
+      this.answer(res, 500, JSON.stringify({ error: { message: (e as Error).message } }));
+      return;
+    }
+    if (routed.kind === "answer") {
+      this.answer(res, routed.status, routed.body);
+      return;
+    }
+    this.readBody(req, res, routed)
+      .then(
+        (body) => body && this.forward(gw, req, res, routed as Upstream, body),
+        () => res.destroy(),
+      )
+      .catch((e: unknown) => {
+        // A failure of this host's own code: said, and the client is not left waiting.
+        const message = `the gateway failed on this request: ${(e as Error).message}`;
+        this.hooks.log(`gateway: ${message}`);
+        this.answer(res, 500, JSON.stringify({ error: { message } }));
+      });
+  }
+
+  /** The request's body within the core's limit; undefined after answering 413. */
+  private readBody(req: http.IncomingMessage, res: http.ServerResponse, routed: Upstream): Promise<Buffer | undefined> {
+    const declared = Number(req.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > routed.max_body_bytes) {
+      this.answer(res, 413, routed.too_large);
+      req.resume();
+      return Promise.resolve(undefined);
+    }
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > routed.max_body_bytes) {
+          this.answer(res, 413, routed.too_large);
+          req.destroy();
+          resolve(undefined);
+          return;
+        }
+        chunks.push(chunk);
+      });
+      req.on("end", () => resolve(Buffer.concat(chunks)));
+      req.on("error", reject);
+    });
+  }
+
+  private forward(gw: Gateway, req: http.IncomingMessage, res: http.ServerResponse, routed: Upstream, body: Buffer): void {
+    const method = req.method ?? "GET";
+    const url = req.url ?? "/";
+    let forward: GatewayForward;
+    try {
+      forward = gw.request(
+        {
+          method,
+          path: routed.path,
+          wire: routed.wire,
+          session: single(req.headers[SESSION_HEADER]),
+          userAgent: single(req.headers["user-agent"]),
+          headers: pairs(req.headers),
+        },
+        body,
+      );
+    } catch (e) {
+      // The core failed: the client's request goes out as it came (fail open).
+      this.hooks.log(`gateway: the core failed on a request: ${(e as Error).message}`);
+      this.failed(gw, e);
+      forward = { headers: untouched(req.headers), log: "forwarded untouched: the core failed", jobs: [], recall: [] };
+    }
+    if (method === "POST") this.changed();
+    if (forward.jobs.length > 0) this.summarize(gw, forward.jobs);
+    if (forward.answer) {
+      this.log(method, url, 200, undefined, forward.log);
+      this.answer(res, 200, forward.answer);
+      return;
+    }
+    const session = forward.session ?? undefined;
+    // The request's bill goes back with its answer's usage: the core's books price it.
+    let bill = forward.bill ?? undefined;
+    const sent = forward.body != null ? Buffer.from(forward.body, "utf8") : body;
+    const aborter = new AbortController();
+    // The client went away before the answer ended: the upstream request is aborted.
+    res.on("close", () => {
+      if (!res.writableFinished) aborter.abort();
+    });
+    const send = (payload: Buffer, retried: boolean): void => {
+      const upstream = this.request(routed.url, method, forward.headers, payload, aborter.signal);
+      upstream.on("error", (e: NodeJS.ErrnoException) => {
+        if (aborter.signal.aborted) return;
+        const timeout = e.code === "ETIMEDOUT" || e.message.includes("timed out");
+        const status = timeout ? 504 : 502;
+        const why = timeout ? "the upstream did not answer in time" : "the upstream cannot be reached";
+        this.log(method, url, status, session, forward.log);
+        const message = `${why} (${routed.url.split("?")[0]}): ${e.message}`;
+        let error: string;
+        try {
+          error = gw.errorBody(routed.wire, status, message);
+        } catch (failure) {
+          this.failed(gw, failure);
+          error = JSON.stringify({ error: { message } });
+        }
+        this.answer(res, status, error);
+      });
+      upstream.on("response", (answer) => {
+        const status = answer.statusCode ?? 502;
+        if (session && !retried && (status === 400 || status === 413)) {
+          // "Prompt too long" before any byte reached the client: condensed harder, retried once.
+          const chunks: Buffer[] = [];
+          answer.on("data", (c: Buffer) => chunks.push(c));
+          answer.on("end", () => {
+            const whole = Buffer.concat(chunks);
+            let retry: GatewayRetry | undefined;
+            let head: [string, string][];
+            try {
+              retry = gw.tooLong(session, status, whole, body);
+              head = retry === undefined ? gw.answer({ session: undefined, headers: pairs(answer.headers) }).headers : [];
+            } catch (e) {
+              // The engine failed: the upstream's answer goes back as it came.
+              this.failed(gw, e);
+              retry = undefined;
+              head = untouched(answer.headers);
+            }
+            if (retry !== undefined) {
+              this.log(method, url, status, session, "prompt too long: condensed further, retrying once");
+              forward = { ...forward, log: "condensed after the upstream's prompt too long" };
+              bill = retry.bill;
+              this.changed();
+              const again = Buffer.from(retry.body, "utf8");
+              void this.writeRecall(gw, session, retry.recall).then(() => send(again, true));
+              return;
+            }
+            this.log(method, url, status, session, forward.log);
+            res.writeHead(status, Object.fromEntries(groupHeaders(head)));
+            res.end(whole);
+          });
+          return;
+        }
+        this.log(method, url, status, session, forward.log);
+        this.streamBack(gw, answer, res, session, bill);
+      });
+    };
+    // The files a condensation names are on disk before the request naming them leaves.
+    void this.writeRecall(gw, session, forward.recall).then(() => send(sent, false));
+  }
+
+  /** Does what the engine decided on disk for the recall files, in order: each written whole,
+   *  readable by the user alone (its folders 0700), each removed one's folder removed once empty.
+   *  A file not written is told to the engine (its figures say why) and logged. Never rejects. */
+  private async writeRecall(gw: Gateway, session: string | undefined, ops: GatewayRecallOp[]): Promise<void> {
+    for (const op of ops) {
+      if (op.kind === "remove") {
+        await fs.rm(op.path, { force: true }).catch(() => {});
+        // Fails while the folder holds other files, as it should.
+        await fs.rmdir(path.dirname(op.path)).catch(() => {});
+        continue;
+      }
+      try {
+        await fs.mkdir(path.dirname(op.path), { recursive: true, mode: 0o700 });
+        await fs.writeFile(op.path, op.text, { mode: 0o600 });
+        await fs.chmod(op.path, 0o600);
+      } catch (e) {
+        const why = (e as Error).message;
+        this.hooks.log(`gateway: cannot write the recall file ${op.path}: ${why}`);
+        try {
+          if (session) gw.recallFailed(session, op.path, why);
+        } catch (failure) {
+          this.failed(gw, failure);
+        }
+      }
+    }
+  }
+
+  /** Queues the summary jobs a request handed out (`native`) and starts what the slots allow. */
+  private summarize(gw: Gateway, jobs: number[]): void {
+    for (const job of jobs) this.waiting.push({ gw, job });
+    while (this.writing < SUMMARY_SLOTS && this.waiting.length > 0) {
+      const next = this.waiting.shift()!;
+      // A job goes with its gateway: one stopped, or replaced after a trap, took its jobs along.
+      if (next.gw !== this.running || !this.server) continue;
+      this.writing++;
+      void this.writeSummary(next.gw, next.job).finally(() => {
+        this.writing--;
+        this.summarize(next.gw, []);
+      });
+    }
+  }
+
+  /** Writes one summary with the summary model and says how it went; a job without a model is
+   *  given up (the ledger stays), and the figures count it as failed. */
+  private async writeSummary(gw: Gateway, job: number): Promise<void> {
+    let outcome: GatewaySummary;
+    try {
+      let llm: LlmTarget | undefined;
+      let missing = "no model is set to write the summaries";
+      try {
+        llm = await this.hooks.summaryModel?.();
+      } catch (e) {
+        missing = asFailure(e).message;
+      }
+      outcome = llm ? await gw.summarize(job, llm) : gw.dropJob(job, missing);
+    } catch (e) {
+      // Stopped meanwhile (its work cancelled), or the engine failed.
+      if (!this.failed(gw, e) && this.server) this.hooks.log(`gateway: a summary was not written: ${asFailure(e).message}`);
+      return;
+    }
+    this.hooks.log(`gateway: ${outcome.line}`);
+    this.changed();
+  }
+
+  /** The upstream request: connect, idle and whole-request deadlines; never follows redirects. */
+  private request(
+    url: string,
+    method: string,
+    headers: [string, string][],
+    body: Buffer,
+    signal: AbortSignal,
+  ): http.ClientRequest {
+    const target = new URL(url);
+    const client = target.protocol === "https:" ? https : http;
+    const outgoing: http.OutgoingHttpHeaders = {};
+    for (const [name, value] of headers) {
+      const had = outgoing[name];
+      outgoing[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [String(had)]), value];
+    }
+    outgoing["content-length"] = body.length;
+    const request = client.request(target, { method, headers: outgoing, signal, timeout: CONNECT_TIMEOUT_MS });
+    request.on("socket", (socket) => {
+      socket.once(target.protocol === "https:" ? "secureConnect" : "connect", () => request.setTimeout(IDLE_TIMEOUT_MS));
+    });
+    request.on("timeout", () => request.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })));
+    const deadline = setTimeout(
+      () => request.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })),
+      DEADLINE_MS,
+    );
+    request.on("close", () => clearTimeout(deadline));
+    request.end(body);
+    return request;
+  }
+
+  /** The answer, streamed to the client as it comes, its usage read on the way. */
+  private streamBack(gw: Gateway, answer: http.IncomingMessage, res: http.ServerResponse, session: string | undefined, bill: number | undefined): void {
+    let headers: [string, string][];
+    let reader: number | undefined;
+    try {
+      const head = gw.answer({ session, bill, headers: pairs(answer.headers) });
+      headers = head.headers;
+      reader = head.reader ?? undefined;
+    } catch (e) {
+      // The engine failed: the answer streams back as it came, its usage not read.
+      this.failed(gw, e);
+      headers = untouched(answer.headers);
+    }
+    res.writeHead(answer.statusCode ?? 502, Object.fromEntries(groupHeaders(headers)));
+    /** Reads the usage on the way while the gateway that made the reader is the one running. */
+    const read = (call: (reader: number) => void) => {
+      if (reader === undefined) return;
+      if (gw !== this.running) {
+        reader = undefined;
+        return;
+      }
+      try {
+        call(reader);
+      } catch (e) {
+        reader = undefined;
+        if (!this.failed(gw, e)) this.hooks.log(`gateway: the answer's usage could not be read: ${(e as Error).message}`);
+      }
+    };
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      read((r) => {
+        gw.answerEnd(r);
+        this.changed();
+      });
+    };
+    answer.on("data", (chunk: Buffer) => {
+      if (!res.write(chunk)) {
+        answer.pause();
+        res.once("drain", () => answer.resume());
+      }
+      read((r) => gw.answerChunk(r, chunk));
+    });
+    answer.on("end", () => {
+      res.end();
+      end();
+    });
+    answer.on("error", () => {
+      res.destroy();
+      end();
+    });
+    res.on("close", () => {
+      if (!answer.complete) answer.destroy();
+      end();
+    });
+  }
+}
+
+/** Header pairs as Node's `writeHead` takes them: repeated names as arrays. */
+function groupHeaders(headers: [string, string][]): [string, string | string[]][] {
+  const out = new Map<string, string | string[]>();
+  for (const [name, value] of headers) {
+    const had = out.get(name);
+    out.set(name, had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value]);
+  }
+  return [...out];
+}

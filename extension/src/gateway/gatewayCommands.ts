@@ -1,0 +1,268 @@
+// The gateway as VS Code shows it (issue 28): the `contextCondenser.gateway.*` settings, the
+// commands Start Gateway, Stop Gateway and Copy Gateway Setup…, the status bar item, and the
+// state kept in the extension's global storage (0600, written whole), as the chats are. The
+// server itself is gateway.ts; every decision is the core's.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { moneySaved, usd, type GatewayReport, type GatewaySetup, type LlmTarget } from "@context-condenser/protocol";
+import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
+import { configuration } from "../settings/config";
+import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
+import * as notify from "../host/notify";
+
+export const DEFAULT_PORT = 4141;
+/** How often the status bar reads the figures while the gateway runs. */
+const STATUS_EVERY_MS = 2_000;
+
+/** The gateway's settings, as the extension may use them (a workspace not trusted cannot set
+ *  where requests go, nor open a port). */
+export function gatewayOptions(): GatewayOptions & { enabled: boolean } {
+  const get = configuration().get;
+  const windows = get("gateway.windows");
+  return {
+    enabled: get("gateway.enabled") === true,
+    port: Number(get("gateway.port") ?? DEFAULT_PORT),
+    provider: String(get("gateway.provider") ?? "smart"),
+    thresholdPercent: Number(get("gateway.threshold") ?? 80),
+    policy: get("gateway.policy") === "threshold" ? "threshold" : "cache-aware",
+    windows: windows && typeof windows === "object" ? (windows as Record<string, number>) : {},
+    observe: get("gateway.observe") === true,
+    anthropicUpstream: String(get("gateway.anthropicUpstream") ?? "https://api.anthropic.com"),
+    openaiUpstream: String(get("gateway.openaiUpstream") ?? "https://api.openai.com"),
+  };
+}
+
+/** Writes `text` to `file` whole or not at all, readable by the user alone. */
+function writePrivate(file: string, text: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, text, { mode: 0o600 });
+  fs.renameSync(temporary, file);
+}
+
+/** One line of figures for the status bar's tooltip: the money condensing saved, negative (with
+ *  when it pays back) while it has cost more. */
+export function summaryLine(report: GatewayReport): string {
+  const sessions = Object.keys(report.sessions).length;
+  const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
+  const money = moneySaved(report.totals);
+  return `${sessions} session${sessions === 1 ? "" : "s"}, ${report.totals.condensations} condensation${report.totals.condensations === 1 ? "" : "s"}, ${saved.toLocaleString("en-US")} tokens not sent${money ? `; ${money}` : ""}`;
+}
+
+/** The status bar's text: the port, the sessions, the tokens not sent and the money saved (with
+ *  its sign: a loss shows as one). */
+export function statusText(port: number, report: GatewayReport): string {
+  const sessions = Object.keys(report.sessions).length;
+  if (!sessions) return `$(radio-tower) Gateway :${port}`;
+  const saved = Math.max(0, report.totals.tokens_client - report.totals.tokens_forwarded);
+  const compact = saved >= 1_000_000 ? `${(saved / 1_000_000).toFixed(1)}M` : saved >= 1000 ? `${Math.round(saved / 1000)}k` : String(saved);
+  const money = report.totals.cost_saved_usd !== 0 ? ` · ${usd(report.totals.cost_saved_usd)}` : "";
+  return `$(radio-tower) Gateway :${port} · ${sessions} · ${compact} not sent${money}`;
+}
+
+export class GatewayController implements vscode.Disposable {
+  private server: GatewayServer | undefined;
+  private readonly status: vscode.StatusBarItem;
+  private readonly crashes: vscode.Disposable;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly changedEmitter = new vscode.EventEmitter<void>();
+  /** Fired when the gateway starts, stops, or its figures may have changed. */
+  readonly onDidChange = this.changedEmitter.event;
+
+  /** `onCrash` fires when the core's instance trapped (whichever engine met it): the gateway's
+   *  engine, on the same instance, is then replaced as well. `summaryModel` gives the model that
+   *  writes `native`'s summaries, or rejects with why there is none. */
+  constructor(
+    private readonly newEngine: () => CondenseEngine,
+    onCrash: vscode.Event<void>,
+    private readonly summaryModel: () => Promise<LlmTarget>,
+    private readonly storageDir: string,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.status = vscode.window.createStatusBarItem("contextCondenser.gateway", vscode.StatusBarAlignment.Right, 99);
+    this.status.name = "Context Condenser Gateway";
+    this.status.command = "contextCondenser.copyGatewaySetup";
+    this.crashes = onCrash(() => {
+      const server = this.server;
+      if (!server) return;
+      server.revive(server.engine, "the core's instance trapped");
+      this.refresh();
+    });
+  }
+
+  private get stateFile(): string {
+    return path.join(this.storageDir, "gateway", "state.json");
+  }
+
+  /** The running gateway (the view reads and controls sessions through it), and its port. */
+  get running(): { gateway: Gateway; port: number } | undefined {
+    const gateway = this.server?.gateway;
+    return this.server && gateway ? { gateway, port: this.server.port } : undefined;
+  }
+
+  /** The options the settings give (on `port` when given): each condensation's hidden messages
+   *  go beside the state, for the agent to read (0600). */
+  private options(port?: number): GatewayOptions {
+    const { enabled: _enabled, ...settings } = gatewayOptions();
+    const recallDir = path.join(this.storageDir, "gateway", "recall");
+    return { ...settings, recallDir, ...(port === undefined ? {} : { port }) };
+  }
+
+  /** Starts the gateway with the settings (on `port` when given). A port in use says so and
+   *  offers a free one. */
+  async start(port?: number): Promise<boolean> {
+    await this.stop();
+    const options = this.options(port);
+    if (options.provider === "native" && !options.observe) {
+      // Asked now, so that a missing model says so at the start, not at the first condensation.
+      try {
+        const writer = await this.summaryModel();
+        this.log.info(`gateway: summaries written by ${writer.profile.model} (profile "${writer.profile.id}")`);
+      } catch (e) {
+        const why = (e as Error).message;
+        this.log.error(`gateway: did not start: the native provider needs a model to write its summaries: ${why}`);
+        void notify.error(`Context Condenser Gateway did not start: the native provider needs a model to write its summaries: ${why}`);
+        return false;
+      }
+    }
+    let state: string | undefined;
+    try {
+      state = fs.readFileSync(this.stateFile, "utf8");
+    } catch {
+      state = undefined;
+    }
+    const server = new GatewayServer(this.newEngine, {
+      log: (line) => this.log.info(line),
+      save: (text) => {
+        try {
+          writePrivate(this.stateFile, text);
+        } catch (e) {
+          this.log.warn(`gateway: cannot write ${this.stateFile}: ${(e as Error).message}`);
+        }
+        this.changedEmitter.fire();
+      },
+      summaryModel: this.summaryModel,
+    });
+    try {
+      const started = await server.start(options, state);
+      if (started.stateRefused) this.log.warn(`gateway: starting afresh; the saved state was ignored: ${started.stateRefused}`);
+      this.server = server;
+      this.log.info(`gateway: listening on http://127.0.0.1:${started.port} (${options.observe ? "observe mode" : options.provider})`);
+      this.timer = setInterval(() => this.refresh(), STATUS_EVERY_MS);
+      this.refresh();
+      this.changedEmitter.fire();
+      return true;
+    } catch (e) {
+      server.free();
+      if (e instanceof PortInUse) {
+        this.log.warn(`gateway: ${e.message}`);
+        const other = "Use a Free Port";
+        const pick = await notify.warn(`Context Condenser Gateway: port ${e.port} is in use by another program.`, other);
+        if (pick === other) return this.start(0);
+        return false;
+      }
+      this.log.error(`gateway: did not start: ${(e as Error).message}`);
+      void notify.error(`Context Condenser Gateway did not start: ${(e as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Stops the gateway: the port closes and the state is saved. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    const server = this.server;
+    this.server = undefined;
+    if (server) {
+      await server.stop();
+      server.free();
+      this.log.info("gateway: stopped");
+    }
+    this.status.hide();
+    this.changedEmitter.fire();
+  }
+
+  /** Shows the gateway's state and the live sessions' saving. */
+  refresh(): void {
+    const running = this.running;
+    if (!running) {
+      this.status.hide();
+      return;
+    }
+    let report: GatewayReport;
+    try {
+      report = running.gateway.report();
+    } catch (e) {
+      this.log.warn(`gateway: its figures cannot be read: ${(e as Error).message}`);
+      return;
+    }
+    this.status.text = statusText(running.port, report);
+    this.status.tooltip = `Context Condenser Gateway on 127.0.0.1:${running.port}${report.config.observe ? " (observe mode)" : ""}: ${summaryLine(report)}. Click to copy the setup for an agent.`;
+    this.status.show();
+    this.changedEmitter.fire();
+  }
+
+  /** "Condense the agent you already use" (the welcome): starts the gateway, shows its view,
+   *  and offers the setup of the agents found here first. */
+  async useFor(agents: string[]): Promise<void> {
+    if (!this.running && !(await this.start())) return;
+    await vscode.commands.executeCommand("contextCondenser.gateway.focus");
+    await this.copySetup(agents);
+  }
+
+  /** A quick pick of the clients (those in `first`, by name, on top), copying the chosen one's
+   *  lines with the port filled in. */
+  async copySetup(first: string[] = []): Promise<void> {
+    const port = this.running?.port ?? gatewayOptions().port;
+    const base = `http://127.0.0.1:${port}`;
+    let setups: GatewaySetup[];
+    if (this.running) {
+      setups = this.running.gateway.setup(base);
+    } else {
+      // Not running: the lines of a gateway as the settings would start it.
+      const engine = this.newEngine();
+      try {
+        const gateway = engine.startGateway(this.options(port));
+        setups = gateway.setup(base);
+        gateway.stop();
+      } finally {
+        engine.free();
+      }
+    }
+    const found = (name: string) => first.includes(name);
+    const ordered = [...setups.filter((s) => found(s.name)), ...setups.filter((s) => !found(s.name))];
+    const pick = await vscode.window.showQuickPick(
+      ordered.map((s) => ({
+        label: s.name,
+        description: found(s.name) ? `found here · ${s.place}` : s.place,
+        detail: s.lines.split("\n")[0],
+        setup: s,
+      })),
+      { title: "Copy Gateway Setup", placeHolder: "The agent to point at the gateway" },
+    );
+    if (!pick) return;
+    await vscode.env.clipboard.writeText(pick.setup.lines);
+    const note = this.running ? "" : " The gateway is not running: start it with Context Condenser: Start Gateway.";
+    void notify.info(`Copied the setup for ${pick.setup.name}.${note}`);
+  }
+
+  /** Follows the settings: starts or stops when `gateway.enabled` changed; a running gateway
+   *  restarts with another changed setting (a stopped one stays stopped). */
+  async settingsChanged(enabledChanged: boolean): Promise<void> {
+    if (enabledChanged) {
+      if (gatewayOptions().enabled) await this.start();
+      else if (this.running) await this.stop();
+      return;
+    }
+    if (this.running) await this.start();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.crashes.dispose();
+    this.status.dispose();
+    this.changedEmitter.dispose();
+  }
+}
