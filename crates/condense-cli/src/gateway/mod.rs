@@ -267,7 +267,7 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
             () = shutdown() => {}
         }
         saver.abort();
-        save(&shared, &store);
+        proxy::save(&shared, &store);
         Ok(0)
     })
 }
@@ -350,14 +350,7 @@ async fn save_on_change(shared: Arc<Shared>, store: Store) {
         tokio::time::sleep(SAVE_DELAY).await;
         let shared = Arc::clone(&shared);
         let store = store.clone();
-        let _ = tokio::task::spawn_blocking(move || save(&shared, &store)).await;
-    }
-}
-
-pub(crate) fn save(shared: &Shared, store: &Store) {
-    let state = shared.state();
-    if let Err(e) = store.write_with(|out| decide::save_to(&state, out)) {
-        crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));
+        let _ = tokio::task::spawn_blocking(move || proxy::save(&shared, &store)).await;
     }
 }
 

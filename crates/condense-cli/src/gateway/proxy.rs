@@ -248,7 +248,15 @@ async fn read_body(body: Incoming, expected: usize, idle: Duration) -> Result<By
 /// Writes the state now (on a blocking thread), and returns once it is on disk.
 async fn save_now(shared: &Arc<Shared>) {
     let shared = Arc::clone(shared);
-    let _ = tokio::task::spawn_blocking(move || super::save(&shared, &shared.store)).await;
+    let _ = tokio::task::spawn_blocking(move || save(&shared, &shared.store)).await;
+}
+
+/// Writes the state to `store` (whole, atomically; see `store.rs`), saying so when it cannot.
+pub(crate) fn save(shared: &Shared, store: &Store) {
+    let state = shared.state();
+    if let Err(e) = store.write_with(|out| decide::save_to(&state, out)) {
+        crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));
+    }
 }
 
 /// Writes and removes the recall files the core decided on (on a blocking thread: a file may
