@@ -140,17 +140,9 @@ pub fn upstream_origin(url: &str) -> Result<String, String> {
     Ok(url.strip_suffix("/v1").unwrap_or(url).to_owned())
 }
 
-/// Headers that belong to one connection, never passed on (RFC 9110 §7.6.1).
-pub const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
+/// Headers that belong to one connection, never passed on (RFC 9110 §7.6.1): the first of
+/// [`NEVER_UPSTREAM`].
+pub const HOP_BY_HOP: &[&str] = NEVER_UPSTREAM.split_at(8).0;
 
 /// The header names a message's `Connection` header lists (its values, as received): they are
 /// hop-by-hop too.
@@ -161,7 +153,7 @@ pub fn connection_named<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<St
 /// The client's headers never passed upstream, whatever the request: the hop-by-hop ones, `Host`
 /// and `Content-Length` (the upstream's own, and the body's as sent), `Expect` (answered for this
 /// hop), the gateway's own. The TypeScript host's fallback for a trapped engine reads the
-/// generated copy (`NEVER_UPSTREAM` in the protocol package).
+/// generated copy (`NEVER_UPSTREAM` in the protocol package). The hop-by-hop ones first.
 pub const NEVER_UPSTREAM: [&str; 13] = [
     "connection",
     "keep-alive",
@@ -440,6 +432,13 @@ mod tests {
         assert!(long.chars().count() < 3 * SHOWN_CHARS, "{}", long.len());
         assert_eq!(shown("claude-sonnet-4-5", SHOWN_CHARS), "claude-sonnet-4-5");
         assert!(shows_as_is("claude-sonnet-4-5") && !shows_as_is("a\nb") && !shows_as_is(&"a".repeat(201)));
+    }
+
+    #[test]
+    fn the_hop_by_hop_headers_are_the_connections_own_and_never_go_upstream() {
+        assert!(HOP_BY_HOP.contains(&"transfer-encoding") && HOP_BY_HOP.contains(&"upgrade"));
+        assert!(!HOP_BY_HOP.contains(&"host") && !HOP_BY_HOP.contains(&"content-length"));
+        assert!(HOP_BY_HOP.iter().all(|h| !forwards_upstream(h, &[])));
     }
 
     #[test]
