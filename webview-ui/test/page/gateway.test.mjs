@@ -29,7 +29,7 @@ const file = (k) => Array.from({ length: 30 }, (_, i) => `${i}\tlet value_${k}_$
 /** Starts `engine`'s gateway with `provider` and sends it a Claude Code session that crosses the
  *  threshold; the summary jobs it hands out (`native`). */
 function crossThreshold(engine, provider) {
-  engine.gatewayStart({ port: 4141, provider, thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+  const gw = engine.startGateway({ port: 4141, provider, thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
   const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
   const jobs = [];
   for (let k = 0; k < 14; k++) {
@@ -39,21 +39,21 @@ function crossThreshold(engine, provider) {
     if (k === 2) result.push({ type: "text", text: LATER });
     messages.push({ role: "user", content: result });
     const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 64, messages, metadata: { user_id: "user_a_account__session_0a1b2c3d-0000-4000-8000-000000000001" } });
-    const forward = engine.gatewayRequest({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
+    const forward = gw.request({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
     jobs.push(...forward.jobs);
   }
-  return jobs;
+  return { gw, jobs };
 }
-crossThreshold(engine, "smart");
-const NAME = Object.keys(engine.gatewayReport().sessions)[0];
+const { gw } = crossThreshold(engine, "smart");
+const NAME = Object.keys(gw.report().sessions)[0];
 // The upstream's answer reports its usage, cache writes and reads included: the view prices it.
-const head = engine.gatewayAnswer({ session: NAME, headers: [["content-type", "text/event-stream"]] });
+const head = gw.answer({ session: NAME, headers: [["content-type", "text/event-stream"]] });
 const usage = { input_tokens: 40, cache_creation_input_tokens: 1_200, cache_read_input_tokens: 30_000, output_tokens: 500 };
-engine.gatewayAnswerChunk(head.reader, Buffer.from(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage } })}\n\n`));
-engine.gatewayAnswerEnd(head.reader);
-const report = engine.gatewayReport();
-const STATE = { type: "state", port: 4141, report, sessions: [engine.gatewaySession(NAME)] };
-const PREVIEW = { type: "preview", preview: engine.gatewayPreview(NAME) };
+gw.answerChunk(head.reader, Buffer.from(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage } })}\n\n`));
+gw.answerEnd(head.reader);
+const report = gw.report();
+const STATE = { type: "state", port: 4141, report, sessions: [gw.session(NAME)] };
+const PREVIEW = { type: "preview", preview: gw.preview(NAME) };
 
 /** A real gateway's state after a Claude Code session (its breakpoint on the last message, as
  *  Claude Code sends it) that condensed at its threshold and ended two requests later, each
@@ -62,7 +62,7 @@ const PREVIEW = { type: "preview", preview: engine.gatewayPreview(NAME) };
  *  again and the two requests after it have not paid that back. */
 function lossState() {
   const engine = newEngine();
-  engine.gatewayStart({ port: 4141, provider: "smart", thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 16000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+  const gw = engine.startGateway({ port: 4141, provider: "smart", thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 16000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
   const system = [{ type: "text", text: "You are Claude Code. ".repeat(400), cache_control: { type: "ephemeral" } }];
   const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
   let name;
@@ -75,21 +75,21 @@ function lossState() {
     const marked = structuredClone(messages);
     marked.at(-1).content.at(-1).cache_control = { type: "ephemeral" };
     const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 64, system, messages: marked, metadata: { user_id: "user_a_account__session_0a1b2c3d-0000-4000-8000-000000000002" } });
-    const forward = engine.gatewayRequest({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
+    const forward = gw.request({ method: "POST", path: "/v1/messages?beta=true", wire: "anthropic", userAgent: "claude-cli/2.1.332 (external, cli)", headers: [] }, Buffer.from(body));
     name = forward.session;
-    const stats = engine.gatewayReport().sessions[name];
+    const stats = gw.report().sessions[name];
     const total = stats.last_tokens_forwarded;
     const condensed = stats.condensations > 0;
     // Before the condensation the previous request is read; at it, only the system prompt is.
     const read = condensed && left === undefined ? 2_000 : Math.min(previous, total);
     const usage = { input_tokens: 0, cache_read_input_tokens: read, cache_creation_input_tokens: total - read, output_tokens: 50 };
-    const head = engine.gatewayAnswer({ session: name, bill: forward.bill, headers: [["content-type", "text/event-stream"]] });
-    engine.gatewayAnswerChunk(head.reader, Buffer.from(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage } })}\n\n`));
-    engine.gatewayAnswerEnd(head.reader);
+    const head = gw.answer({ session: name, bill: forward.bill, headers: [["content-type", "text/event-stream"]] });
+    gw.answerChunk(head.reader, Buffer.from(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage } })}\n\n`));
+    gw.answerEnd(head.reader);
     previous = total;
     left = condensed ? (left === undefined ? 2 : left - 1) : undefined;
   }
-  return { type: "state", port: 4141, report: engine.gatewayReport(), sessions: [engine.gatewaySession(name)] };
+  return { type: "state", port: 4141, report: gw.report(), sessions: [gw.session(name)] };
 }
 
 /** The fake extension: records what the page posts, answers `ready` with the state and
@@ -157,11 +157,11 @@ describe("the Gateway view", () => {
 
   it("says why a session has no summary (native, no model to write it), the ledger standing in", async (t) => {
     const native = newEngine();
-    const jobs = crossThreshold(native, "native");
+    const { gw: nativeGw, jobs } = crossThreshold(native, "native");
     assert.ok(jobs.length >= 1, "the crossing handed out a summary job");
-    for (const job of jobs) assert.equal(native.gatewayDropJob(job, "no condensing model: choose one in the settings panel").used, false);
-    const name = Object.keys(native.gatewayReport().sessions)[0];
-    const state = { type: "state", port: 4141, report: native.gatewayReport(), sessions: [native.gatewaySession(name)] };
+    for (const job of jobs) assert.equal(nativeGw.dropJob(job, "no condensing model: choose one in the settings panel").used, false);
+    const name = Object.keys(nativeGw.report().sessions)[0];
+    const state = { type: "state", port: 4141, report: nativeGw.report(), sessions: [nativeGw.session(name)] };
     const page = await openGateway(t, "dark", { state, preview: PREVIEW });
     await page.getByTestId("gateway-session").waitFor();
     assert.match(

@@ -1,5 +1,5 @@
 // A tiny server for the page tests: the built webview (dist/) in the very page the extension
-// writes — extension/src/webviewHtml.ts, compiled here with esbuild and called, so the page and
+// writes — extension/src/host/webviewHtml.ts, compiled here with esbuild and called, so the page and
 // its strict CSP (sent as a header too) cannot drift from the extension's — with what VS Code adds
 // around a webview: its theme's variables from a stylesheet (light, dark or high contrast, by
 // ?theme=) and the body's theme class. It hosts the chat view, the settings panel or the Gateway view (by ?view=).
@@ -12,7 +12,7 @@ import { transform } from "esbuild";
 
 const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
 const themes = fileURLToPath(new URL("./themes.css", import.meta.url));
-const pageSource = fileURLToPath(new URL("../../../extension/src/webviewHtml.ts", import.meta.url));
+const pageSource = fileURLToPath(new URL("../../../extension/src/host/webviewHtml.ts", import.meta.url));
 
 /** The extension's own page writer: `webviewHtml` and `contentSecurityPolicy`. */
 async function extensionPage() {
