@@ -15,15 +15,16 @@
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
+mod binary;
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use binary::Binary;
 use serde_json::json;
 
 const OK: &str = r#"{"id":"msg_ok","type":"message","role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":7,"output_tokens":2}}"#;
@@ -72,53 +73,15 @@ fn upstream() -> u16 {
     port
 }
 
-/// `condense gateway` as a child process, killed when dropped.
-struct Gateway {
-    child: Child,
-    port: u16,
-    _dir: std::path::PathBuf,
-}
-
-impl Gateway {
-    fn start(upstream: u16, name: &str) -> Gateway {
-        let dir = std::env::temp_dir().join(format!("condense-abuse-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_condense"))
-            .args(["gateway", "--listen", "127.0.0.1:0", "--anthropic-upstream"])
-            .arg(format!("http://127.0.0.1:{upstream}"))
-            .arg("--state-dir")
-            .arg(&dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        stdout.read_line(&mut first).unwrap();
-        let port = first.trim().rsplit(':').next().and_then(|p| p.parse().ok()).expect("the gateway started");
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        Gateway { child, port, _dir: dir }
-    }
-
-    /// The peak resident memory of the process so far, in MB.
-    fn peak_mb(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        let kb = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .unwrap_or(0.0);
-        kb / 1024.0
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self._dir);
-    }
+/// The peak resident memory of `gateway` so far, in MB.
+fn peak_mb(gateway: &Binary) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", gateway.child.id())).unwrap_or_default();
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .unwrap_or(0.0);
+    kb / 1024.0
 }
 
 /// POSTs `body` to `path` on `port` for `session`; the time to the whole answer.
@@ -203,7 +166,7 @@ fn main() {
     println!("## Time per request: one request of N short messages, the first of its session\n");
     println!("| messages | body | through the gateway | directly | added |");
     println!("| ---: | ---: | ---: | ---: | ---: |");
-    let gateway = Gateway::start(upstream, "lines");
+    let gateway = Binary::start("abuse-lines", upstream, &[]);
     let sizes: &[usize] =
         if quick { &[5_000, 10_000, 20_000, 40_000] } else { &[5_000, 10_000, 20_000, 40_000, 80_000] };
     let mut added_at = Vec::new();
@@ -231,10 +194,10 @@ fn main() {
     for kind in ["one character repeated", "base64", "one message of words", "100k small messages"] {
         for &mb in sizes {
             let body = body_of(kind, mb);
-            let gateway = Gateway::start(upstream, "memory");
-            let idle = gateway.peak_mb();
+            let gateway = Binary::start("abuse-memory", upstream, &[]);
+            let idle = peak_mb(&gateway);
             post(gateway.port, "/anthropic/v1/messages", "big", &body);
-            let peak = gateway.peak_mb();
+            let peak = peak_mb(&gateway);
             let size = body.len() as f64 / (1 << 20) as f64;
             println!(
                 "| {kind} | {size:.0} MB | {peak:.0} MB (idle {idle:.0}) | {:.1}× | {:.0} MB |",
@@ -245,7 +208,7 @@ fn main() {
     }
 
     println!("\n## Head-of-line: a small request of another session, every 20 ms\n");
-    let gateway = Arc::new(Gateway::start(upstream, "line"));
+    let gateway = Arc::new(Binary::start("abuse-line", upstream, &[]));
     let small = messages_body(40);
     let mut alone = Vec::new();
     for i in 0..100 {

@@ -23,14 +23,15 @@
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
+mod binary;
 mod common;
 
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use binary::Binary;
 use condense_core::gateway::{Decision, Gateway, GatewayConfig, GatewayPolicy};
 use serde_json::{Value, json};
 
@@ -504,57 +505,6 @@ fn first_event(port: u16, path: &str, body: &[u8]) -> Duration {
     elapsed
 }
 
-/// `condense gateway` on a free port, pointed at `upstream`; killed when dropped.
-struct Binary {
-    child: Child,
-    port: u16,
-    _state: TempDir,
-}
-
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-impl Binary {
-    fn start(upstream: u16, window: Option<usize>) -> Binary {
-        let state =
-            TempDir(std::env::temp_dir().join(format!("condense-bench-gateway-{}", std::process::id())));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_condense"));
-        command
-            .args(["gateway", "--listen", "127.0.0.1:0", "--state-dir"])
-            .arg(&state.0)
-            .args(["--anthropic-upstream", &format!("http://127.0.0.1:{upstream}")])
-            .args(["--policy", "threshold"]);
-        if let Some(w) = window {
-            command.args(["--window", &format!("{MODEL}={w}")]);
-        }
-        let mut child =
-            command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        stdout.read_line(&mut first).unwrap();
-        let port = first.trim().rsplit(':').next().and_then(|p| p.parse().ok()).expect("the gateway started");
-        // The banner's other lines are read and dropped, so a full pipe never blocks it.
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        Binary { child, port, _state: state }
-    }
-
-    fn pid(&self) -> String {
-        self.child.id().to_string()
-    }
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn row(name: &str, v: &[Duration], goal: &str) {
     println!(
         "| {name} | {} | {} | {} | {goal} |",
@@ -738,7 +688,8 @@ fn main() {
 
     // Through the binary over HTTP.
     let up = upstream();
-    let binary = Binary::start(up, Some(1_000_000));
+    let window = format!("{MODEL}={}", 1_000_000);
+    let binary = Binary::start("gateway", up, &["--policy", "threshold", "--window", &window]);
     let small = json!({"model": MODEL, "max_tokens": 64, "stream": true,
                        "messages": [{"role": "user", "content": "Say hello."}]})
     .to_string();
@@ -812,7 +763,7 @@ fn main() {
         "| where | N | JSON of a session's request | growth / N | growth per session, second half | ratio | goal |"
     );
     println!("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
-    let pid = binary.pid();
+    let pid = binary.child.id().to_string();
     let start = memory("`condense gateway` over HTTP", &pid, &mut |body| {
         first_event(binary.port, &format!("/anthropic{PATH}"), body);
     });
