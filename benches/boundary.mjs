@@ -51,7 +51,7 @@ const options = (extra = {}) => ({ llm: { profile: fakeProfile }, nowMs: 1_700_0
 // The chat, as benches/run.mjs builds its 188k-token chat: chat200k.json in a new chat task.
 const conversation = JSON.parse(readFileSync(input200k, "utf8"));
 let task = { ...engine.newChat("bench-200k", 0).task, conversation };
-let handle = engine.holdChat(JSON.stringify(task));
+let handle = engine.hold("chat", task.id, JSON.stringify(task));
 const tokens = engine.chatContext(handle, options()).tokens; // Counted once, as after opening it.
 const messages = conversation.messages.length;
 
@@ -118,7 +118,7 @@ function record(into, t, args, result, from, to) {
 }
 let condensedTo;
 for (let i = 0; i < runs; i++) {
-  const outcome = await engine.previewChat(handle, truncation);
+  const outcome = await engine.preview(handle, truncation);
   if (outcome.status !== "ready") throw new Error(`the preview failed: ${JSON.stringify(outcome.failure)}`);
   const at = Date.now();
   let t0 = performance.now();

@@ -253,7 +253,7 @@ const eachRound = (f) => Array.from({ length: rounds + 1 }, (_, r) => f(r));
 
 // ---- The auto-condense check on a ~200k-token chat the engine holds ---------------------------
 
-// The chat is held (`holdChat`) and every message counted once, as after it was opened. The engine
+// The chat is held (`hold`) and every message counted once, as after it was opened. The engine
 // checks the context inside a `chat` turn (before the request and after the answer); no call adds
 // a message without a turn, so the rows are: the check after a change that adds no message
 // (`pinMessage`, a new revision whose counts all carry over), a whole turn on an in-process server
@@ -266,7 +266,7 @@ const eachRound = (f) => Array.from({ length: rounds + 1 }, (_, r) => f(r));
   const conversation = JSON.parse(read("chat200k.json"));
   const task = { ...e.newChat("bench-200k", 0).task, conversation };
   const text = JSON.stringify(task);
-  let handle = e.holdChat(text);
+  let handle = e.hold("chat", JSON.parse(text).id, text);
   const tokens = e.chatContext(handle, options).tokens; // Every message counted once.
   const size = conversation.messages.length;
   const message = (i) => `One more question, number ${i}: why does the parser drop nested groups?`;
@@ -300,7 +300,7 @@ const eachRound = (f) => Array.from({ length: rounds + 1 }, (_, r) => f(r));
   for (let i = 0; i < (quick ? 3 : 10); i++) {
     const again = text.replace('"id":"bench-200k"', `"id":"bench-200k-${i}"`);
     const t0 = performance.now();
-    e.chatContext(e.holdChat(again), options);
+    e.chatContext(e.hold("chat", JSON.parse(again).id, again), options);
     whole.push(performance.now() - t0);
   }
   const gptOne = [];
@@ -315,7 +315,7 @@ const eachRound = (f) => Array.from({ length: rounds + 1 }, (_, r) => f(r));
   console.log("| --- | ---: | ---: |");
   row("held, a change and the check: pinMessage(handle, id) + chatContext(handle) (no new message: every count carried over)", pin);
   row("held, a whole chat turn (in-process server, answer at once): one user message and the answer added, the check before the request and after, the request built from the whole chat", turn);
-  row("not held: holdChat(the chat's text) + chatContext (the whole chat crosses, as on load or after unknown_task)", whole);
+  row("not held: hold(the chat's text) + chatContext (the whole chat crosses, as on load or after unknown_task)", whole);
   row("for scale: gpt-tokenizer counting one new message's text alone", gptOne);
 }
 

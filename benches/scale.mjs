@@ -1,7 +1,7 @@
 // The scale run (started by benches/run.mjs in a fresh process, so that the peak RSS is the wasm
 // engine's alone): a ~1M-token, 2,000-message conversation — the first count, then lossless, mask
 // and truncation, each run once to fill the engine's caches and then timed with the counts cached,
-// two ways: on the conversation the engine holds (`condenseHeld`: only a handle and the options
+// two ways: on the conversation the engine holds (`condense(handle)`: only a handle and the options
 // cross, the result stays in the engine; what the extension does with a conversation file), and
 // on the whole conversation (`condense(conversation)`: the 4 MB conversation crosses in and the
 // result out, as before). Prints a Markdown table. A benchmark, never a test.
@@ -38,18 +38,25 @@ const spread = (xs) => `${ms(median(xs))} | ${ms(Math.min(...xs))}–${ms(Math.m
 
 const text = readFileSync(path.join(root, "target/bench-inputs/chat1m.json"), "utf8");
 const e = new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => performance.now(), log: () => {} });
+// The calls of this package, or of an older one (`--package`): `hold` and `condense(handle)` now;
+// before issue 39, `holdConversation`, `condenseHeld`, and a one-shot `condense(conversation)`,
+// which the whole rows and `--memory whole` measure (a package without it skips them).
+const older = typeof e.holdConversation === "function";
+const holdFile = (id, value) => (older ? e.holdConversation(id, value) : e.hold("conversation", id, value));
+const condenseHeld = (h, options) => (older ? e.condenseHeld(h, options) : e.condense(h, options));
 const ID = "file:///bench/chat1m.json";
 const mb = (bytes) => `${(bytes / 1048576).toFixed(0)} MB`;
 
 const memoryArg = process.argv.indexOf("--memory");
 if (memoryArg > 0) {
   const whole = process.argv[memoryArg + 1] === "whole";
-  let h = e.holdConversation(ID, text);
+  if (whole && !older) throw new Error("--memory whole measures a package with a one-shot condense(conversation): pass an older one with --package DIR");
+  let h = holdFile(ID, text);
   const tokens = e.heldTokens(h, "gpt-4o");
   const target = Math.round(tokens / 2);
   const rows = [];
   for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: target }], ["truncation", { targetTokens: target }]]) {
-    h = e.holdConversation(ID, text);
+    h = holdFile(ID, text);
     e.heldTokens(h, "gpt-4o");
     const options = { provider, model: "gpt-4o", ...extra };
     let after;
@@ -59,7 +66,7 @@ if (memoryArg > 0) {
       after = r.new_context_tokens;
       written = `${JSON.stringify(e.parseConversation(r), null, 2)}\n`;
     } else {
-      const r = await e.condenseHeld(h, options);
+      const r = await condenseHeld(h, options);
       after = r.new_context_tokens;
       written = e.heldText(r.handle);
     }
@@ -77,7 +84,7 @@ if (memoryArg > 0) {
 
 const conversation = JSON.parse(text);
 let t0 = performance.now();
-const handle = e.holdConversation(ID, conversation);
+const handle = holdFile(ID, conversation);
 const tokens = e.heldTokens(handle, "gpt-4o");
 const first = performance.now() - t0;
 t0 = performance.now();
@@ -92,7 +99,7 @@ console.log(`\n### Scale: a ${tokens.toLocaleString("en-US")}-token, ${conversat
 console.log(`Load average at the start: ${os.loadavg().map((l) => l.toFixed(1)).join(", ")}; ${rounds} timed runs per row after one untimed.\n`);
 console.log("| step | median ms | range ms |");
 console.log("| --- | ---: | ---: |");
-console.log(`| first count: holdConversation + heldTokens | ${ms(first)} | |`);
+console.log(`| first count: hold + heldTokens | ${ms(first)} | |`);
 console.log(`| heldTokens again (every message counted) | ${ms(heldAgain)} | |`);
 console.log(`| countTokens(conversation) (the conversation crosses; a counter per call) | ${ms(countTokensMs)} | |`);
 
@@ -103,10 +110,10 @@ for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: targ
   // Held: the engine holds the file (as the meter leaves it: held and counted, untimed), then
   // condenses it by handle; the condensed file's text is what the host writes.
   const held = async () => {
-    const h = e.holdConversation(ID, text);
+    const h = holdFile(ID, text);
     e.heldTokens(h, "gpt-4o");
     const t = performance.now();
-    const r = await e.condenseHeld(h, options);
+    const r = await condenseHeld(h, options);
     const run = performance.now() - t;
     const u = performance.now();
     const written = r.error ? "" : e.heldText(r.handle);
@@ -119,12 +126,12 @@ for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: targ
     return { run: performance.now() - t, r };
   };
   const coldHeld = await held(); // Fills the engine's caches (message and text counts).
-  const coldWhole = await whole();
+  const coldWhole = older ? await whole() : undefined;
   const h = { run: [], text: [] };
   const w = [];
   for (let i = 0; i < rounds; i++) {
     // Alternate which goes first, so that neither always runs after the other's garbage.
-    const pair = i % 2 ? [whole, held] : [held, whole];
+    const pair = !older ? [held] : i % 2 ? [whole, held] : [held, whole];
     for (const f of pair) {
       const x = await f();
       if (f === held) {
@@ -134,11 +141,11 @@ for (const [provider, extra] of [["lossless", {}], ["mask", { targetTokens: targ
     }
   }
   const after = coldHeld.r.new_context_tokens;
-  if (after !== coldWhole.r.new_context_tokens) throw new Error(`${provider}: the held and the whole run disagree`);
+  if (coldWhole && after !== coldWhole.r.new_context_tokens) throw new Error(`${provider}: the held and the whole run disagree`);
   const outcome = `→ ${(after ?? tokens).toLocaleString("en-US")} tokens${coldHeld.r.error ? `, ${coldHeld.r.error.kind}` : ""}`;
-  console.log(`| **${label}, held** (condenseHeld; first run ${ms(coldHeld.run)}) ${outcome} | **${spread(h.run)}** |`);
+  console.log(`| **${label}, held** (condense(handle); first run ${ms(coldHeld.run)}) ${outcome} | **${spread(h.run)}** |`);
   console.log(`| ${label}: heldText, the condensed file's text (${(coldHeld.written.length / 1048576).toFixed(1)} MB) | ${spread(h.text)} |`);
-  console.log(`| ${label}, whole (condense(conversation): 4 MB in, the result out; first run ${ms(coldWhole.run)}) | ${spread(w)} |`);
+  if (coldWhole) console.log(`| ${label}, whole (condense(conversation): 4 MB in, the result out; first run ${ms(coldWhole.run)}) | ${spread(w)} |`);
 }
 const m = process.memoryUsage();
 console.log(`| peak RSS of this process (with the runs' uncollected garbage; see \`--memory\`) | ${mb(process.resourceUsage().maxRSS * 1024)} | |`);

@@ -80,23 +80,23 @@ const flows = [
   [
     "200,000-letter session: Open Session File… (hold, count in slices), the meter (hold), Preview (truncation, by handle)",
     async (e) => {
-      await e.countHeld(e.holdConversation("file:///letters.json", letters), "gpt-4o");
+      await e.countHeld(e.hold("conversation", "file:///letters.json", letters), "gpt-4o");
       await turn();
-      const h = e.holdConversation("file:///letters.json", letters);
+      const h = e.hold("conversation", "file:///letters.json", letters);
       await turn();
       e.heldTokens(h, "gpt-4o");
       await turn();
-      await e.previewHeld(h, { provider: "truncation", model: "gpt-4o", targetTokens: 200 }, () => {});
+      await e.preview(h, { provider: "truncation", model: "gpt-4o", targetTokens: 200 }, () => {});
     },
   ],
   [
     "1.1M-token chat: the meter (hold, count in slices), Condense Now (truncation by handle, the file's text)",
     async (e) => {
-      const h = e.holdConversation("file:///chat1m.json", big);
+      const h = e.hold("conversation", "file:///chat1m.json", big);
       await turn();
       const { tokens } = await e.countHeld(h, "gpt-4o");
       await turn();
-      const r = await e.condenseHeld(h, { provider: "truncation", model: "gpt-4o", targetTokens: Math.round(tokens / 2) });
+      const r = await e.condense(h, { provider: "truncation", model: "gpt-4o", targetTokens: Math.round(tokens / 2) });
       await turn();
       e.heldText(r.handle);
     },
@@ -104,14 +104,14 @@ const flows = [
   [
     "1.1M-token chat, counted: Condense Now with lossless, mask, smart (each by handle, the file's text)",
     async (e) => {
-      const { tokens } = await e.countHeld(e.holdConversation("file:///chat1m.json", big), "gpt-4o");
+      const { tokens } = await e.countHeld(e.hold("conversation", "file:///chat1m.json", big), "gpt-4o");
       for (const provider of ["lossless", "mask", "smart"]) {
         await turn();
-        const h = e.holdConversation("file:///chat1m.json", big);
+        const h = e.hold("conversation", "file:///chat1m.json", big);
         await turn();
         e.heldTokens(h, "gpt-4o");
         await turn();
-        const r = await e.condenseHeld(h, { provider, model: "gpt-4o", targetTokens: Math.round(tokens / 2) });
+        const r = await e.condense(h, { provider, model: "gpt-4o", targetTokens: Math.round(tokens / 2) });
         await turn();
         if (!r.error) e.heldText(r.handle);
       }

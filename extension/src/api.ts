@@ -24,9 +24,22 @@ export interface ContextCondenserApi {
 const asConversation = (c: ConversationInput | Message[]): ConversationInput => (Array.isArray(c) ? { messages: c } : c);
 
 export function createApi(holder: EngineHolder, secrets: Secrets): ContextCondenserApi {
+  let calls = 0;
   return {
-    condense: async (conversation, options) =>
-      holder.engine.condense(asConversation(conversation), { ...options, llm: await condensingLlm(holder, secrets) }),
+    // Held under an id of its own for the call, condensed there, read back, let go.
+    condense: async (conversation, options) => {
+      const llm = await condensingLlm(holder, secrets);
+      const engine = holder.engine;
+      const id = `api:${++calls}`;
+      const handle = engine.hold("conversation", id, asConversation(conversation));
+      try {
+        const { handle: after, ...outcome } = await engine.condense(handle, { ...options, llm });
+        const { messages, system, tools } = engine.parseConversation(engine.heldText(after));
+        return { ...outcome, messages, ...(system === undefined ? {} : { system }), ...(tools?.length ? { tools } : {}) };
+      } finally {
+        engine.release(id);
+      }
+    },
     countTokens: (conversation, model) => holder.engine.countTokens(asConversation(conversation), model ?? chatModel(holder)),
     countText: (text, model) => holder.engine.countText(text, model ?? chatModel(holder)),
     listProviders: () => holder.engine.listProviders(),

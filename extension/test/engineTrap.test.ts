@@ -3,39 +3,23 @@
 // a marker input. The guard must turn the trap into a typed `engine_crashed` failure, for a sync
 // call and for a chat turn whose promise would otherwise never settle; a fresh instance must then
 // work, and the chat as saved must be exactly what it was before the trap.
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ChatOptions, type ChatTask } from "@context-condenser/protocol";
-import type { CondenseEngine } from "../wasm/condense_wasm";
 // @ts-expect-error: a plain ES module of the test servers, without types.
-import { repoRoot, startFixtureLlm } from "../../tests/js/servers.mjs";
+import { startFixtureLlm } from "../../tests/js/servers.mjs";
 import { ChatStore } from "../src/chat/chatStore";
-import { Core, type CoreInstance, EngineTrap, guardEngine, isTrap, newEngine } from "../src/engine/engine";
+import { EngineTrap, isTrap } from "../src/engine/engine";
 import { EngineHolder } from "../src/engine/engineHolder";
 import { asFailure } from "../src/engine/errors";
 import { GatewayController } from "../src/gateway/gatewayCommands";
 import { HeldChat } from "../src/engine/heldTasks";
 import * as fake from "./fakeVscode";
+import { PANIC_MARKER, PANIC_PACKAGE, type Trap, guardedEngine, panicCore } from "./core";
 
-const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");
-const MARKER = "__context_condenser_test_panic__";
 const KEY = "trap-test-key";
-
-/** An engine of the test package behind the guard, as the engine holder builds it: a trap drops
- *  the instance and fails the call with `engine_crashed`. */
-function guarded(core: Core, traps: Array<{ what: string; e: unknown }>): { engine: CondenseEngine; instance: CoreInstance } {
-  const instance = core.current();
-  const raw = newEngine(core, { info: () => {}, warn: () => {}, error: () => {} });
-  const engine = guardEngine(raw, instance, (e, what) => {
-    traps.push({ what, e });
-    core.discard(instance.generation);
-    return Object.assign(new Error(`the engine stopped during ${what}`), { kind: "engine_crashed" });
-  });
-  return { engine, instance };
-}
 
 /** The trap's RuntimeError also reaches Node as an uncaught exception (from the task queue's
  *  microtask, or after the sync throw): the extension host logs those; here they are collected. */
@@ -46,9 +30,7 @@ describe("a trapped engine", () => {
   let llm: { origin: string; stop(): Promise<void> };
   let dir: string;
   beforeAll(async () => {
-    if (!existsSync(path.join(PACKAGE, "condense_wasm.js"))) {
-      throw new Error(`${PACKAGE} is missing: build it with \`bash scripts/build-wasm --test-panic\``);
-    }
+    panicCore();
     llm = await startFixtureLlm({ apiKey: KEY });
   });
   afterAll(async () => {
@@ -65,14 +47,14 @@ describe("a trapped engine", () => {
   });
 
   it("a sync call that traps fails with engine_crashed, and the next instance works", () => {
-    const core = new Core(PACKAGE);
-    const traps: Array<{ what: string; e: unknown }> = [];
-    const { engine, instance } = guarded(core, traps);
+    const core = panicCore();
+    const traps: Trap[] = [];
+    const { engine, instance } = guardedEngine(core, traps);
     expect(engine.parseConversation('{"messages":[]}').messages).toEqual([]);
 
     let thrown: unknown;
     try {
-      engine.parseConversation(MARKER);
+      engine.parseConversation(PANIC_MARKER);
     } catch (e) {
       thrown = e;
     }
@@ -80,15 +62,15 @@ describe("a trapped engine", () => {
     expect(traps.map((t) => t.what)).toEqual(["parseConversation"]);
     expect(isTrap(traps[0].e)).toBe(true);
 
-    const fresh = guarded(core, traps);
+    const fresh = guardedEngine(core, traps);
     expect(fresh.instance.generation).toBe(instance.generation + 1);
     expect(fresh.engine.parseConversation('{"messages":[]}').messages).toEqual([]);
     expect(fresh.engine.countTokens({ messages: [{ role: "user", content: "hello there" }] }, "gpt-4o").total_tokens).toBeGreaterThan(0);
   });
 
   it("a chat turn that traps mid-turn ends with engine_crashed, the saved chat is intact, and the next turn works", async () => {
-    const core = new Core(PACKAGE);
-    const traps: Array<{ what: string; e: unknown }> = [];
+    const core = panicCore();
+    const traps: Trap[] = [];
     const store = new ChatStore(path.join(dir, "chats"));
     const options = () =>
       ChatOptions.parse({
@@ -102,7 +84,7 @@ describe("a trapped engine", () => {
 
     // A first turn, saved; the chat reaches the engine as the chat view's do (HeldChat).
     const held = new HeldChat();
-    let { engine } = guarded(core, traps);
+    let { engine } = guardedEngine(core, traps);
     const first = await held.chat(engine, held.newChat(engine, "chat-1", 1000), { type: "user", content: "Why are nested groups dropped?" }, options(), () => {});
     const saved = await store.save(first.task, 0);
     const file = path.join(dir, "chats", "chat-1.json");
@@ -110,7 +92,7 @@ describe("a trapped engine", () => {
 
     // The trap, mid-turn: after the user's message was emitted, with the engine's state borrowed.
     const events: string[] = [];
-    const turn = held.chat(engine, first.task, { type: "user", content: MARKER }, options(), (e) => events.push(e.type));
+    const turn = held.chat(engine, first.task, { type: "user", content: PANIC_MARKER }, options(), (e) => events.push(e.type));
     const failure = await turn.then(
       () => undefined,
       (e: unknown) => asFailure(e),
@@ -125,7 +107,7 @@ describe("a trapped engine", () => {
     expect(await readFile(file, "utf8")).toBe(before);
 
     // A fresh engine continues the saved chat (held anew: the fresh engine holds nothing).
-    ({ engine } = guarded(core, traps));
+    ({ engine } = guardedEngine(core, traps));
     const loaded = await store.load("chat-1");
     if (!loaded?.ok) throw new Error("the saved chat did not load");
     const next = await held.chat(engine, loaded.chat.task as ChatTask, { type: "user", content: "And commas?" }, options(), () => {});
@@ -141,7 +123,7 @@ describe("a trapped engine", () => {
     // The engine holder loads `<extension>/wasm`: here, the test build.
     const extension = path.join(dir, "extension");
     await mkdir(extension);
-    await symlink(PACKAGE, path.join(extension, "wasm"));
+    await symlink(PANIC_PACKAGE, path.join(extension, "wasm"));
     const lines: string[] = [];
     const at = (level: string) => (message: string) => void lines.push(`${level}: ${message}`);
     const log = { info: at("info"), warn: at("warn"), error: at("error"), debug() {}, trace() {}, show() {} };
@@ -159,7 +141,7 @@ describe("a trapped engine", () => {
 
       // A trap in the chat's engine: the gateway's engine (same instance) is replaced too.
       let [chat, gw] = [holder.engine, gateway.running!.gateway];
-      expect(() => holder.engine.parseConversation(MARKER)).toThrow(/engine stopped on an internal error/);
+      expect(() => holder.engine.parseConversation(PANIC_MARKER)).toThrow(/engine stopped on an internal error/);
       expect(holder.engine).not.toBe(chat);
       expect(gateway.running!.gateway).not.toBe(gw);
       expect(gateway.running!.port).toBe(port);
@@ -172,11 +154,11 @@ describe("a trapped engine", () => {
       const answer = await fetch(`http://127.0.0.1:${port}/anthropic/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" },
-        body: MARKER,
+        body: PANIC_MARKER,
       });
       await answer.text();
       const index = (await (await fetch(`${llm.origin}/requests`)).json()).length - 1;
-      expect(await (await fetch(`${llm.origin}/requests/${index}/raw`)).text()).toBe(MARKER);
+      expect(await (await fetch(`${llm.origin}/requests/${index}/raw`)).text()).toBe(PANIC_MARKER);
       expect(holder.engine).not.toBe(chat);
       expect(gateway.running!.gateway).not.toBe(gw);
       works();

@@ -9,15 +9,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LlmTarget } from "@context-condenser/protocol";
-import { Core, guardEngine, newEngine } from "../src/engine/engine";
+import { Core, newEngine } from "../src/engine/engine";
 import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway/gateway";
-import { newTestEngine } from "./core";
+import { PANIC_MARKER, type Trap, guardedEngine, newTestEngine, panicCore } from "./core";
 // @ts-expect-error: plain JavaScript test helpers, shared with the Node suites.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
 // @ts-expect-error: as above.
 import { condenseBin, startGateway } from "../../tests/agents/clients.mjs";
-// @ts-expect-error: as above.
-import { repoRoot } from "../../tests/js/servers.mjs";
 
 const KEY = "sk-ant-gateway-vitest-NEVER-STORED";
 const TASK = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
@@ -316,23 +314,10 @@ describe("the extension's gateway", () => {
   test("a trap of the engine: the request goes out as sent, and a fresh engine goes on from the saved state", async () => {
     // The test build of the wasm package panics on a gateway request whose body is its marker
     // (scripts/build-wasm --test-panic), with the gateway's state borrowed, as a real bug would.
-    const PACKAGE = path.join(repoRoot as string, "target", "wasm-test-panic");
-    const MARKER = "__context_condenser_test_panic__";
-    if (!existsSync(path.join(PACKAGE, "condense_wasm.js"))) {
-      throw new Error(`${PACKAGE} is missing: build it with \`bash scripts/build-wasm --test-panic\``);
-    }
-    const core = new Core(PACKAGE);
-    const traps: string[] = [];
+    const core = panicCore();
+    const traps: Trap[] = [];
     // As the engine holder guards the gateway's engine: a trap drops the instance.
-    const fresh = () => {
-      const instance = core.current();
-      const engine = newEngine(core, { info: () => {}, warn: () => {}, error: () => {} });
-      return guardEngine(engine, instance, (_e, what) => {
-        traps.push(what);
-        core.discard(instance.generation);
-        return Object.assign(new Error(`the engine stopped during ${what}`), { kind: "engine_crashed" });
-      });
-    };
+    const fresh = () => guardedEngine(core, traps).engine;
     const lines: string[] = [];
     const states: string[] = [];
     const uncaught: unknown[] = [];
@@ -353,10 +338,10 @@ describe("the extension's gateway", () => {
       await new Promise((r) => setTimeout(r, SAVE_DELAY_MS + 300));
       expect(states.length).toBeGreaterThan(0);
 
-      const trapped = await post(origin, seq.path, seq.headers, MARKER);
-      expect(traps).toEqual(["request"]);
+      const trapped = await post(origin, seq.path, seq.headers, PANIC_MARKER);
+      expect(traps.map((t) => t.what)).toEqual(["request"]);
       let raw = await rawRequests(llm);
-      expect(raw.at(-1), "the request met by the trap went out as the client sent it").toBe(MARKER);
+      expect(raw.at(-1), "the request met by the trap went out as the client sent it").toBe(PANIC_MARKER);
       expect(trapped.status).toBe(400);
       expect(gw.engine).not.toBe(before);
       expect(lines.some((l) => l.includes("a fresh engine goes on from the state saved last"))).toBe(true);
@@ -372,7 +357,7 @@ describe("the extension's gateway", () => {
       const session = gw.gateway!.session(name);
       expect(session.condensations.length).toBe(condensations);
       expect(gw.gateway!.report().sessions[name].requests).toBe(15);
-      expect(traps).toEqual(["request"]);
+      expect(traps.map((t) => t.what)).toEqual(["request"]);
       // Whatever reached Node from the trap was the trap itself, not a failure of this host.
       for (const e of uncaught) expect(String(e)).toMatch(/unreachable|panic/i);
     } finally {

@@ -654,7 +654,7 @@ export const ChatOptions = z.deferred(() => z.strictObject({
   auto: AutoCondense.default(() => ({"enabled":true,"threshold_percent":80,"min_gain_percent":5.0})),
   /** The model that writes summaries (the condensing model), when it is not the chat model. */
   condensingLlm: LlmTarget.nullable().optional(),
-  /** The provider's configuration for a preview (`previewChat`), in place of the stored one: `{"answer": …}` previews the manual provider with a pasted summary. */
+  /** The provider's configuration for a preview (`preview`), in place of the stored one: `{"answer": …}` previews the manual provider with a pasted summary. */
   config: z.unknown().optional(),
   /** The chat model. */
   llm: LlmTarget,
@@ -1422,7 +1422,7 @@ export const GatewayUndone = z.deferred(() => z.object({
 export type GatewayUndone = z.output<typeof GatewayUndone>;
 export type GatewayUndoneInput = z.input<typeof GatewayUndone>;
 
-/** A condensation of a conversation the engine holds (`condenseHeld`): the engine keeps the condensed conversation, so its messages do not cross the boundary; the host asks for its text when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages. */
+/** A condensation of a conversation the engine holds (`condense`): the engine keeps the condensed conversation, so its messages do not cross the boundary; the host asks for its text when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages. */
 export const HeldCondensation = z.deferred(() => z.object({
   /** US dollars spent. */
   cost: z.number(),
@@ -1449,6 +1449,11 @@ export const HeldCount = z.deferred(() => z.object({
 }));
 export type HeldCount = z.output<typeof HeldCount>;
 export type HeldCountInput = z.input<typeof HeldCount>;
+
+/** What the host gives `hold`: the text of a chat it saved, or a conversation file. */
+export const HeldKind = z.deferred(() => z.enum(["chat", "conversation"]));
+export type HeldKind = z.output<typeof HeldKind>;
+export type HeldKindInput = z.input<typeof HeldKind>;
 
 /** Whether a kind of profile needs an API key. */
 export const KeyNeed = z.deferred(() => z.enum(["required", "optional", "none"]));
@@ -1585,7 +1590,7 @@ export const PreviewFailure = z.deferred(() => z.object({
 export type PreviewFailure = z.output<typeof PreviewFailure>;
 export type PreviewFailureInput = z.input<typeof PreviewFailure>;
 
-/** What `previewChat` and `previewHeld` end with. */
+/** What `preview` ends with, of a chat or a conversation file. */
 export const PreviewOutcome = z.deferred(() => z.discriminatedUnion("status", [
   /** A condensation to show and apply or discard. */
   z.object({

@@ -78,7 +78,7 @@ pub struct ChatOptions {
     /// The condensation provider; the default provider when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
-    /// The provider's configuration for a preview (`previewChat`), in place of the stored one:
+    /// The provider's configuration for a preview (`preview`), in place of the stored one:
     /// `{"answer": …}` previews the manual provider with a pasted summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<serde_json::Value>,
@@ -241,6 +241,16 @@ mod tests {
     }
 }
 
+/// What the host gives `hold`: the text of a chat it saved, or a conversation file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldKind {
+    /// A saved chat: a `ChatTask` as JSON.
+    Chat,
+    /// A conversation in any supported format.
+    Conversation,
+}
+
 /// A task the engine holds, as the host names it: its id and the revision the host last saw.
 /// Calls that take a handle fail with `unknown_task` when the engine does not hold that revision
 /// (never held, released, evicted, or changed since); the host then sends the full task.
@@ -253,7 +263,7 @@ pub struct TaskHandle {
     pub revision: u32,
 }
 
-/// A condensation of a conversation the engine holds (`condenseHeld`): the engine keeps the
+/// A condensation of a conversation the engine holds (`condense`): the engine keeps the
 /// condensed conversation, so its messages do not cross the boundary; the host asks for its text
 /// when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -83,6 +83,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         PreviewEstimate,
         PreviewOutcome,
         ModelUse,
+        calls::HeldKind,
         calls::TaskHandle,
         calls::ChatStep,
         calls::HeldCondensation,

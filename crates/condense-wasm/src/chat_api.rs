@@ -1,9 +1,10 @@
-//! `CondenseEngine`'s chats, each held by the engine and named by a handle: a new chat or a saved
-//! one held, one agent input at a time with its events as they happen, the context status, undo,
-//! pins, and previews kept in the engine until Apply names them. Every change answers with what
-//! changed (`ChatChange`), which the host applies to the copy it saves; no call takes a whole task
-//! but `holdChat`, which reads a saved chat's text. Turns write their condensations, skips and
-//! failures to the host's log.
+//! `CondenseEngine`'s held tasks, chats and conversation files alike, each named by a handle:
+//! holding and releasing one, and what acts on either (a preview kept in the engine until Apply
+//! names it, its apply, undo), deciding by what the handle holds; and a chat's own calls: a new
+//! chat, one agent input at a time with its events as they happen, the context status, pins. Every
+//! change of a chat answers with what changed (`ChatChange`), which the host applies to the copy
+//! it saves; no call takes a whole task but `hold`. Turns write their condensations, skips and
+//! failures to the host's log. A file's side of each call is in `held_api.rs`.
 
 use std::rc::Rc;
 
@@ -13,18 +14,46 @@ use condense_core::agent::{
 };
 use condense_core::{CondensationOptions, Services};
 use condense_core::{CondenseError, Conversation, ErrorKind};
-use condense_protocol::calls::{Applied, ChatChange, ChatOptions, ChatPin, ChatStep, TaskHandle, Undone};
+use condense_protocol::calls::{
+    Applied, ChatChange, ChatOptions, ChatPin, ChatStep, CondenseOptions, HeldKind, TaskHandle, Undone,
+};
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{core_error, error, llm_error};
+use crate::conversation_api::ConversationValue;
+use crate::convert::{core_error, error, json_string, llm_error};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::HeldItem;
-use crate::held_api::{apply_file_preview, undo_file, unknown};
+use crate::held_api::{apply_file_preview, preview_file, undo_file, unknown};
 use crate::host::{JsHost, JsTimer};
-use crate::surface::{Callback, engine_api};
+use crate::surface::{Callback, FromJs, engine_api};
 
 crate::surface::data!(TaskHandle, ChatOptions, AgentInput, AgentEvent, ChatChange, ChatStep, ContextStatus);
-crate::surface::data!(Undone, ChatPin, Applied, PreviewEstimate, PreviewOutcome);
+crate::surface::data!(Undone, ChatPin, Applied, PreviewEstimate, PreviewOutcome, HeldKind);
+
+/// What `hold` holds: a saved chat's text, or a conversation (text or object), read as `kind`
+/// says once the call has it.
+pub(crate) struct HeldValue(JsValue);
+
+impl FromJs for HeldValue {
+    fn from_js(value: JsValue, _name: &str) -> Result<Self, JsValue> {
+        Ok(HeldValue(value))
+    }
+    fn ts() -> String {
+        ConversationValue::ts()
+    }
+}
+
+/// The options of `preview`: a chat's or a conversation file's, read as the handle says.
+pub(crate) struct PreviewOptions(JsValue);
+
+impl FromJs for PreviewOptions {
+    fn from_js(value: JsValue, _name: &str) -> Result<Self, JsValue> {
+        Ok(PreviewOptions(value))
+    }
+    fn ts() -> String {
+        format!("{} | {}", ChatOptions::ts(), CondenseOptions::ts())
+    }
+}
 
 engine_api! {
     impl CondenseEngine;
@@ -32,10 +61,16 @@ engine_api! {
     /// A new, empty chat, held by the engine: its handle, and the task to save.
     sync fn newChat = new_chat(id: String, now_ms: f64) -> ChatChange;
 
-    /// Holds a saved chat, given as the text of its file (a `ChatTask` as JSON), replacing what
-    /// was held under its id; returns its handle. The one way a whole chat enters the engine: on
-    /// load, and when the engine answered `unknown_task` (it holds at most eight tasks) or is new.
-    sync fn holdChat = hold_chat(text: String) -> TaskHandle;
+    /// Holds a task under the host's `id`, replacing what was held there, and returns its
+    /// handle: a saved chat (`kind` `chat`: the text of its file, a `ChatTask` as JSON, whose id
+    /// is `id`) or a conversation file (`conversation`: text or object, any supported format;
+    /// holding the new text of the same id later recounts only the messages that changed). The
+    /// one way a whole task enters the engine: on load, and when the engine answered
+    /// `unknown_task` (it holds at most eight tasks, the least recently used going first).
+    sync fn hold = hold(kind: HeldKind, id: String, value: HeldValue) -> TaskHandle;
+
+    /// Lets the task `id` go, with the preview kept of it: whether the engine held it.
+    sync fn release = release(id: String) -> bool;
 
     /// Works on one input of a held chat (a user message, retry, condense, shutdown): `onEvent`
     /// gets every agent event as it happens; resolves with what changed and the context status.
@@ -58,13 +93,14 @@ engine_api! {
     /// hides or edits a pinned message.
     sync fn pinMessage = pin_message(handle: TaskHandle, id: String, pinned: bool, now_ms: f64) -> ChatPin;
 
-    /// Previews a condensation of a held chat with the options' provider: runs it (an LLM summary
+    /// Previews a condensation of a held task with the options' provider: runs it (an LLM summary
     /// is written now, once) without applying it, and keeps it in the engine under its
-    /// `condense_id` until `applyPreview` names it (a new preview of the chat replaces it).
-    /// `onEstimate` gets the provider's estimate (tokens before, the estimated cost) before the
-    /// provider runs. Resolves with what to show, or why there is nothing to apply; the chat is
-    /// not changed.
-    async fn previewChat = preview_chat(handle: TaskHandle, options: ChatOptions, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
+    /// `condense_id` until `applyPreview` names it (a new preview of the task replaces it). The
+    /// options are a chat's (`chat`'s, its model writing the summary) when the handle names a
+    /// chat, `condense`'s when it names a conversation file. `onEstimate` gets the provider's
+    /// estimate (tokens before, the estimated cost) before the provider runs. Resolves with what
+    /// to show, or why there is nothing to apply; the task is not changed.
+    async fn preview = preview(handle: TaskHandle, options: PreviewOptions, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
 
     /// Applies the preview `previewId` of a held task exactly as shown (no LLM call), a chat or a
     /// conversation file as its handle names (a chat's change dated `nowMs`); fails with
@@ -84,12 +120,56 @@ fn new_chat(inner: &Rc<Inner>, id: String, now_ms: f64) -> Result<ChatChange, Js
     Ok(ChatChange::between(&[], &[], handle, task))
 }
 
-fn hold_chat(inner: &Rc<Inner>, text: String) -> Result<TaskHandle, JsValue> {
-    let de = &mut serde_json::Deserializer::from_str(&text);
-    let task: ChatTask = serde_path_to_error::deserialize(de)
-        .map_err(|e| error(ErrorKind::InvalidInput, &format!("the chat at {}: {}", e.path(), e.inner())))?;
-    let id = task.id.clone();
-    Ok(inner.held.borrow_mut().hold(&id, HeldItem::Chat(task)))
+fn hold(inner: &Rc<Inner>, kind: HeldKind, id: String, value: HeldValue) -> Result<TaskHandle, JsValue> {
+    let item = match kind {
+        HeldKind::Conversation => HeldItem::Doc(ConversationValue::from_js(value.0, "value")?.0),
+        HeldKind::Chat => {
+            let text = match value.0.as_string() {
+                Some(text) => text,
+                None => String::from(json_string(&value.0, "the chat")?),
+            };
+            let de = &mut serde_json::Deserializer::from_str(&text);
+            let task: ChatTask = serde_path_to_error::deserialize(de).map_err(|e| {
+                error(ErrorKind::InvalidInput, &format!("the chat at {}: {}", e.path(), e.inner()))
+            })?;
+            if task.id != id {
+                return Err(error(
+                    ErrorKind::InvalidInput,
+                    &format!("the chat's id is {}, not the id {id} it is held under", task.id),
+                ));
+            }
+            HeldItem::Chat(task)
+        }
+    };
+    Ok(inner.held.borrow_mut().hold(&id, item))
+}
+
+fn release(inner: &Rc<Inner>, id: String) -> Result<bool, JsValue> {
+    Ok(inner.held.borrow_mut().release(&id))
+}
+
+/// Whether the task under `handle` is a chat (else a conversation file), or `unknown_task`.
+fn is_chat(inner: &Inner, handle: &TaskHandle) -> Result<bool, JsValue> {
+    match inner.held.borrow_mut().get(handle).map(|h| &h.item) {
+        Some(HeldItem::Chat(_)) => Ok(true),
+        Some(HeldItem::Doc(_)) => Ok(false),
+        None => Err(unknown(handle)),
+    }
+}
+
+async fn preview(
+    inner: Rc<Inner>,
+    handle: TaskHandle,
+    options: PreviewOptions,
+    on_estimate: Callback<PreviewEstimate>,
+) -> Result<PreviewOutcome, JsValue> {
+    if is_chat(&inner, &handle)? {
+        let options = ChatOptions::from_js(options.0, "options")?;
+        preview_chat(inner, handle, options, on_estimate).await
+    } else {
+        let options = Option::<CondenseOptions>::from_js(options.0, "options")?;
+        preview_file(inner, handle, options, on_estimate).await
+    }
 }
 
 fn chat_context(
@@ -112,12 +192,7 @@ fn undo(
     condense_id: Option<String>,
     now_ms: f64,
 ) -> Result<Undone, JsValue> {
-    let chat = match inner.held.borrow_mut().get(&handle).map(|h| &h.item) {
-        Some(HeldItem::Chat(_)) => true,
-        Some(HeldItem::Doc(_)) => false,
-        None => return Err(unknown(&handle)),
-    };
-    if !chat {
+    if !is_chat(inner, &handle)? {
         let (handle, condense_id) = undo_file(inner, &handle, condense_id.as_deref())?;
         return Ok(Undone::File { handle, condense_id });
     }
@@ -147,12 +222,7 @@ fn apply_preview(
     preview_id: String,
     now_ms: f64,
 ) -> Result<Applied, JsValue> {
-    let chat = match inner.held.borrow_mut().get(&handle).map(|h| &h.item) {
-        Some(HeldItem::Chat(_)) => true,
-        Some(HeldItem::Doc(_)) => false,
-        None => return Err(unknown(&handle)),
-    };
-    if !chat {
+    if !is_chat(inner, &handle)? {
         return Ok(Applied::File { handle: apply_file_preview(inner, &handle, &preview_id)? });
     }
     let preview = inner.held.borrow_mut().take_preview(&handle.id, &preview_id).ok_or_else(|| {

@@ -1,23 +1,21 @@
 //! `CondenseEngine`'s one-shot calls on a conversation given as a value (text or object, any
-//! supported format): parse, count, condense, and render the manual provider's request. What the
-//! extension's public API offers other extensions; the extension's own files go through the held
-//! calls of `held_api.rs`.
+//! supported format): parse, count, and render the manual provider's request. A condensation
+//! acts on a held task (`held_api.rs`): the engine keeps its result.
 
 use std::rc::Rc;
 
 use condense_core::formats::parse_conversation;
 use condense_core::tokens::TokenReport;
-use condense_core::{CondensationResult, Conversation, ErrorKind, Services, TiktokenCounter, TokenCounter};
-use condense_protocol::calls::{CondensationDocument, CondenseOptions, DEFAULT_MODEL};
+use condense_core::{Conversation, ErrorKind, TiktokenCounter, TokenCounter};
+use condense_protocol::calls::{CondenseOptions, DEFAULT_MODEL};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{core_error, error, json_string};
 use crate::engine::{CondenseEngine, Inner};
-use crate::host::{JsHost, JsTimer};
 use crate::surface::{FromJs, engine_api};
 use crate::text::with_text;
 
-crate::surface::data!(Conversation, TokenReport, CondensationDocument);
+crate::surface::data!(Conversation, TokenReport);
 
 /// A conversation given as text or as an object (as its `JSON.stringify` text), in any supported
 /// format, read into this project's format. The text is read into the shared buffer of
@@ -42,7 +40,7 @@ impl FromJs for ConversationValue {
         .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
     }
     fn ts() -> String {
-        "ConversationInput | object | string".into()
+        format!("{} | object | string", <Conversation as FromJs>::ts())
     }
 }
 
@@ -75,12 +73,6 @@ engine_api! {
     /// Tokens of a plain text for a model (default `gpt-4o`): exactly tiktoken's
     /// `encode_ordinary(text).length` in the model's encoding, no framing added.
     sync fn countText = count_text(text: Text, model: Option<String>) -> usize;
-
-    /// Condenses a conversation. Resolves with the result, whose `messages` are the whole new
-    /// conversation (the original ones, untouched, when `error` is set) and which carries the
-    /// system prompt, so it is a conversation itself. Rejects only for a bad call: unreadable
-    /// input, an unknown or disabled provider.
-    async fn condense = condense(value: ConversationValue, options: Option<CondenseOptions>) -> CondensationDocument;
 
     /// The prompt of the manual provider, to copy into any chat.
     sync fn renderManualRequest = render_manual_request(value: ConversationValue, options: Option<CondenseOptions>) -> String;
@@ -121,56 +113,4 @@ fn render_manual_request(
         &counter,
     )
     .map_err(|e| core_error(&e))
-}
-
-// The shared borrow of the manager is held through the run on purpose: condensations run side by
-// side, and a settings change meanwhile gets a `busy` error (see `Inner::manager_mut`).
-#[expect(clippy::await_holding_refcell_ref, reason = "see above")]
-async fn condense(
-    inner: Rc<Inner>,
-    value: ConversationValue,
-    options: Option<CondenseOptions>,
-) -> Result<CondensationDocument, JsValue> {
-    let conversation = value.0;
-    let call = options.unwrap_or_default();
-    // The engine's counter for the model: its per-message cache spans calls, so condensing the
-    // same conversation again (another provider, a retry) counts only what changed.
-    let counter = inner.counter(call.model());
-    let options = call.options();
-    let provider = call.provider.clone();
-    let client = call.llm.map(|target| inner.client(target)).transpose()?;
-    let abort = inner.begin(None);
-    let mut services =
-        Services::new(counter.as_ref(), inner.host.as_ref()).with_abort(&abort).with_timer(&JsTimer);
-    if let Some(c) = &client {
-        services = services.with_llm(c.as_ref());
-    }
-    let manager = inner.manager();
-    let outcome = manager.condense(&conversation, provider.as_deref(), options, services).await;
-    drop(manager);
-    inner.end(&abort);
-    let result = outcome.map_err(|e| core_error(&e))?;
-    log_result(&inner.host, &result);
-    Ok(CondensationDocument { result, system: conversation.system, tools: conversation.tools })
-}
-
-pub(crate) fn log_result(host: &JsHost, result: &CondensationResult) {
-    let Some(metrics) = &result.metrics else { return };
-    match &result.error {
-        None => host.log(
-            "info",
-            &format!(
-                "condensed with {}: {} tokens after, {} saved, cost ${:.6}, {:.0} ms",
-                metrics.provider_id,
-                result.new_context_tokens.unwrap_or(0),
-                metrics.tokens_saved.unwrap_or(0),
-                result.cost,
-                metrics.time_elapsed_ms
-            ),
-        ),
-        Some(e) => host.log(
-            "warn",
-            &format!("condensation with {} failed: {}: {}", metrics.provider_id, e.kind, e.message),
-        ),
-    }
 }

@@ -9,7 +9,6 @@ import type {
   ChatOptionsInput,
   ChatPin,
   ChatStep,
-  CondensationDocument,
   CondenseOptionsInput,
   ConnectionReport,
   ContextStatus,
@@ -32,6 +31,7 @@ import type {
   GatewayUndone,
   HeldCondensation,
   HeldCount,
+  HeldKindInput,
   HostMetadata,
   LlmTargetInput,
   ModelUseInput,
@@ -57,11 +57,18 @@ export interface CondenseEngine {
    */
   newChat(id: string, nowMs: number): ChatChange;
   /**
-   * Holds a saved chat, given as the text of its file (a `ChatTask` as JSON), replacing what
-   * was held under its id; returns its handle. The one way a whole chat enters the engine: on
-   * load, and when the engine answered `unknown_task` (it holds at most eight tasks) or is new.
+   * Holds a task under the host's `id`, replacing what was held there, and returns its
+   * handle: a saved chat (`kind` `chat`: the text of its file, a `ChatTask` as JSON, whose id
+   * is `id`) or a conversation file (`conversation`: text or object, any supported format;
+   * holding the new text of the same id later recounts only the messages that changed). The
+   * one way a whole task enters the engine: on load, and when the engine answered
+   * `unknown_task` (it holds at most eight tasks, the least recently used going first).
    */
-  holdChat(text: string): TaskHandle;
+  hold(kind: HeldKindInput, id: string, value: ConversationInput | object | string): TaskHandle;
+  /**
+   * Lets the task `id` go, with the preview kept of it: whether the engine held it.
+   */
+  release(id: string): boolean;
   /**
    * Works on one input of a held chat (a user message, retry, condense, shutdown): `onEvent`
    * gets every agent event as it happens; resolves with what changed and the context status.
@@ -88,26 +95,21 @@ export interface CondenseEngine {
    */
   pinMessage(handle: TaskHandleInput, id: string, pinned: boolean, nowMs: number): ChatPin;
   /**
-   * Previews a condensation of a held chat with the options' provider: runs it (an LLM summary
+   * Previews a condensation of a held task with the options' provider: runs it (an LLM summary
    * is written now, once) without applying it, and keeps it in the engine under its
-   * `condense_id` until `applyPreview` names it (a new preview of the chat replaces it).
-   * `onEstimate` gets the provider's estimate (tokens before, the estimated cost) before the
-   * provider runs. Resolves with what to show, or why there is nothing to apply; the chat is
-   * not changed.
+   * `condense_id` until `applyPreview` names it (a new preview of the task replaces it). The
+   * options are a chat's (`chat`'s, its model writing the summary) when the handle names a
+   * chat, `condense`'s when it names a conversation file. `onEstimate` gets the provider's
+   * estimate (tokens before, the estimated cost) before the provider runs. Resolves with what
+   * to show, or why there is nothing to apply; the task is not changed.
    */
-  previewChat(handle: TaskHandleInput, options: ChatOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
+  preview(handle: TaskHandleInput, options: ChatOptionsInput | CondenseOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
   /**
    * Applies the preview `previewId` of a held task exactly as shown (no LLM call), a chat or a
    * conversation file as its handle names (a chat's change dated `nowMs`); fails with
    * `invalid_input` when the task changed since, or the engine keeps no such preview.
    */
   applyPreview(handle: TaskHandleInput, previewId: string, nowMs: number): Applied;
-  /**
-   * Keeps a conversation (text or object, any supported format) under the host's `id` (a
-   * document's URI) and returns its handle. Holding the new text of the same id later
-   * recounts only the messages that changed.
-   */
-  holdConversation(id: string, value: ConversationInput | object | string): TaskHandle;
   /**
    * Tokens of a held conversation's API view (system prompt and reply priming included, as
    * `countTokens`'s `total_tokens`) for a model (default `gpt-4o`).
@@ -122,25 +124,19 @@ export interface CondenseEngine {
    */
   countHeld(handle: TaskHandleInput, model?: string): Promise<HeldCount>;
   /**
-   * Condenses a held conversation in the engine, as `condense` does the same conversation
-   * given whole: the same options, the same result but for its messages, which stay in the
-   * engine as the conversation's next revision (the result's `handle`; `heldText` gives its
-   * text). A failed run changes nothing and resolves with the call's handle and the error. A
-   * held chat (which condenses through `chat`) rejects.
+   * Condenses a held conversation file in the engine with the options' provider. Its messages
+   * stay in the engine as the file's next revision (the result's `handle`; `heldText` gives
+   * its text); the result carries the summary, cost, tokens after and metrics. A failed run
+   * changes nothing and resolves with the call's handle and the error; rejects only for a bad
+   * call (an unknown or disabled provider, a chat's handle: a chat condenses through `chat`,
+   * its input `condense`).
    */
-  condenseHeld(handle: TaskHandleInput, options?: CondenseOptionsInput): Promise<HeldCondensation>;
+  condense(handle: TaskHandleInput, options?: CondenseOptionsInput): Promise<HeldCondensation>;
   /**
    * A held conversation as the text of a conversation file: this project's format, JSON
    * indented by two spaces (what a file gets written with).
    */
   heldText(handle: TaskHandleInput): string;
-  /**
-   * Previews a condensation of a held conversation with the options' provider, without
-   * applying it; the engine keeps the preview under its `condense_id` until
-   * `applyPreview` names it. `onEstimate` gets the provider's estimate before it runs.
-   * Resolves with what to show, or why there is nothing to apply.
-   */
-  previewHeld(handle: TaskHandleInput, options?: CondenseOptionsInput, onEstimate?: ((value: PreviewEstimate) => void)): Promise<PreviewOutcome>;
   /**
    * Reads a conversation (this project's format, OpenAI chat, or Anthropic messages; as text
    * or as an object) and returns it in this project's format.
@@ -155,13 +151,6 @@ export interface CondenseEngine {
    * `encode_ordinary(text).length` in the model's encoding, no framing added.
    */
   countText(text: string, model?: string): number;
-  /**
-   * Condenses a conversation. Resolves with the result, whose `messages` are the whole new
-   * conversation (the original ones, untouched, when `error` is set) and which carries the
-   * system prompt, so it is a conversation itself. Rejects only for a bad call: unreadable
-   * input, an unknown or disabled provider.
-   */
-  condense(value: ConversationInput | object | string, options?: CondenseOptionsInput): Promise<CondensationDocument>;
   /**
    * The prompt of the manual provider, to copy into any chat.
    */

@@ -37,7 +37,7 @@ impl HeldItem {
 }
 
 /// One held task: its revision and, per encoding, the tokens of each message by position. Shared
-/// (`Rc`) with a call that works on it across an await (`condenseHeld`), so that no borrow of
+/// (`Rc`) with a call that works on it across an await (`condense`), so that no borrow of
 /// the held tasks is kept meanwhile.
 #[derive(Debug, Clone)]
 pub(crate) struct Held {
@@ -121,8 +121,9 @@ impl HeldTasks {
         }
     }
 
-    #[cfg(test)]
-    fn release(&mut self, id: &str) -> bool {
+    /// Lets the task `id` go, with its preview: whether it was held.
+    pub(crate) fn release(&mut self, id: &str) -> bool {
+        self.previews.retain(|(i, _)| i != id);
         self.take(id).is_some()
     }
 

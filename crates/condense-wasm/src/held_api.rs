@@ -1,22 +1,22 @@
 //! `CondenseEngine`'s conversation files, held by the engine (see [`crate::held`]) and named by a
-//! handle: hold one (its text crossing once), count it, condense it, preview and apply, undo, and
-//! read it back as text. A call naming a file by a handle the engine does not hold at that
-//! revision fails with `unknown_task`, and the host holds the file again.
+//! handle: count one, condense it, read it back as text; and a file's side of the calls that act
+//! on chats and files alike (`preview`, `applyPreview`, `undo` in `chat_api.rs`). A call naming a
+//! file by a handle the engine does not hold at that revision fails with `unknown_task`, and the
+//! host holds the file again.
 
 use std::rc::Rc;
 
 use condense_core::agent::{PreviewEstimate, PreviewOutcome, apply_to, preview_conversation};
 use condense_core::host::Clock;
 use condense_core::model::undo_last;
-use condense_core::{Conversation, ErrorKind, Services, TokenCounter};
+use condense_core::{CondensationResult, Conversation, ErrorKind, Services, TokenCounter};
 use condense_protocol::calls::{CondenseOptions, DEFAULT_MODEL, HeldCondensation, HeldCount, TaskHandle};
 use wasm_bindgen::prelude::*;
 
-use crate::conversation_api::{ConversationValue, log_result};
 use crate::convert::{core_error, error};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::{Held, HeldItem};
-use crate::host::{JsTimer, next_turn};
+use crate::host::{JsHost, JsTimer, next_turn};
 use crate::surface::{Callback, engine_api};
 
 crate::surface::data!(HeldCount, HeldCondensation, CondenseOptions);
@@ -39,11 +39,6 @@ pub(crate) fn unknown(handle: &TaskHandle) -> JsValue {
 engine_api! {
     impl CondenseEngine;
 
-    /// Keeps a conversation (text or object, any supported format) under the host's `id` (a
-    /// document's URI) and returns its handle. Holding the new text of the same id later
-    /// recounts only the messages that changed.
-    sync fn holdConversation = hold_conversation(id: String, value: ConversationValue) -> TaskHandle;
-
     /// Tokens of a held conversation's API view (system prompt and reply priming included, as
     /// `countTokens`'s `total_tokens`) for a model (default `gpt-4o`).
     sync fn heldTokens = held_tokens(handle: TaskHandle, model: Option<String>) -> usize;
@@ -55,22 +50,17 @@ engine_api! {
     /// of messages.
     async fn countHeld = count_held(handle: TaskHandle, model: Option<String>) -> HeldCount;
 
-    /// Condenses a held conversation in the engine, as `condense` does the same conversation
-    /// given whole: the same options, the same result but for its messages, which stay in the
-    /// engine as the conversation's next revision (the result's `handle`; `heldText` gives its
-    /// text). A failed run changes nothing and resolves with the call's handle and the error. A
-    /// held chat (which condenses through `chat`) rejects.
-    async fn condenseHeld = condense_held(handle: TaskHandle, options: Option<CondenseOptions>) -> HeldCondensation;
+    /// Condenses a held conversation file in the engine with the options' provider. Its messages
+    /// stay in the engine as the file's next revision (the result's `handle`; `heldText` gives
+    /// its text); the result carries the summary, cost, tokens after and metrics. A failed run
+    /// changes nothing and resolves with the call's handle and the error; rejects only for a bad
+    /// call (an unknown or disabled provider, a chat's handle: a chat condenses through `chat`,
+    /// its input `condense`).
+    async fn condense = condense(handle: TaskHandle, options: Option<CondenseOptions>) -> HeldCondensation;
 
     /// A held conversation as the text of a conversation file: this project's format, JSON
     /// indented by two spaces (what a file gets written with).
     sync fn heldText = held_text(handle: TaskHandle) -> String;
-
-    /// Previews a condensation of a held conversation with the options' provider, without
-    /// applying it; the engine keeps the preview under its `condense_id` until
-    /// `applyPreview` names it. `onEstimate` gets the provider's estimate before it runs.
-    /// Resolves with what to show, or why there is nothing to apply.
-    async fn previewHeld = preview_held(handle: TaskHandle, options: Option<CondenseOptions>, on_estimate: Callback<PreviewEstimate>) -> PreviewOutcome;
 }
 
 /// The held task under `handle`, shared, or `unknown_task`.
@@ -94,10 +84,6 @@ fn doc(held: &Held) -> &Conversation {
         HeldItem::Doc(c) => c,
         HeldItem::Chat(t) => &t.conversation,
     }
-}
-
-fn hold_conversation(inner: &Rc<Inner>, id: String, value: ConversationValue) -> Result<TaskHandle, JsValue> {
-    Ok(inner.held.borrow_mut().hold(&id, HeldItem::Doc(value.0)))
 }
 
 fn held_tokens(inner: &Rc<Inner>, handle: TaskHandle, model: Option<String>) -> Result<usize, JsValue> {
@@ -138,8 +124,10 @@ fn held_text(inner: &Rc<Inner>, handle: TaskHandle) -> Result<String, JsValue> {
         .map_err(|e| error(ErrorKind::Internal, &format!("cannot write the conversation: {e}")))
 }
 
-#[expect(clippy::await_holding_refcell_ref, reason = "see `condense_held`")]
-async fn preview_held(
+/// Previews a condensation of the held conversation file under `handle`; `preview` (in
+/// `chat_api`, which names chats and files alike) calls it for a file.
+#[expect(clippy::await_holding_refcell_ref, reason = "see `condense`")]
+pub(crate) async fn preview_file(
     inner: Rc<Inner>,
     handle: TaskHandle,
     options: Option<CondenseOptions>,
@@ -230,7 +218,7 @@ pub(crate) fn undo_file(
 // The shared borrow of the manager is held through the run on purpose, as in `condense`; the held
 // task is shared (`Rc`), so no borrow of the held tasks is kept across the await.
 #[expect(clippy::await_holding_refcell_ref, reason = "see above")]
-async fn condense_held(
+async fn condense(
     inner: Rc<Inner>,
     handle: TaskHandle,
     options: Option<CondenseOptions>,
@@ -277,4 +265,26 @@ async fn condense_held(
         error: result.error,
         metrics: result.metrics,
     })
+}
+
+/// The log line of a file's condensation: its figures, or why it failed.
+fn log_result(host: &JsHost, result: &CondensationResult) {
+    let Some(metrics) = &result.metrics else { return };
+    match &result.error {
+        None => host.log(
+            "info",
+            &format!(
+                "condensed with {}: {} tokens after, {} saved, cost ${:.6}, {:.0} ms",
+                metrics.provider_id,
+                result.new_context_tokens.unwrap_or(0),
+                metrics.tokens_saved.unwrap_or(0),
+                result.cost,
+                metrics.time_elapsed_ms
+            ),
+        ),
+        Some(e) => host.log(
+            "warn",
+            &format!("condensation with {} failed: {}: {}", metrics.provider_id, e.kind, e.message),
+        ),
+    }
 }

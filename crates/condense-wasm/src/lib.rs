@@ -8,9 +8,10 @@
 //!
 //! Two classes. `CondenseEngine` is declared in [`engine`] and its methods are grouped by area,
 //! each area in its own file: [`settings_api`] (providers and settings), [`conversation_api`]
-//! (one-shot calls on a conversation value: parse, count, condense), [`llm_api`] (Test
-//! Connection), [`chat_api`] (chats, held by the engine and named by handle), [`held_api`]
-//! (conversation files, held the same way), [`tools_api`] (the CLI tools `cli` profiles run).
+//! (one-shot calls on a conversation value: parse, count, the manual request), [`llm_api`] (Test
+//! Connection), [`chat_api`] (held tasks, chats and conversation files alike, named by handle:
+//! hold, preview, apply, undo; and a chat's turns), [`held_api`] (a held file's count, condense
+//! and text), [`tools_api`] (the CLI tools `cli` profiles run).
 //! `Gateway` ([`gateway`]) is made by the engine's `startGateway` and lives until the host stops
 //! it; its methods are in [`gateway_api`]. Each file describes its methods once in
 //! [`surface::engine_api!`], which makes both the method and its TypeScript declaration
@@ -80,6 +81,67 @@ mod boundary {
             have == want,
             "crates/condense-wasm/src/engine.d.ts is stale: run CONDENSE_WRITE_SURFACE=1 cargo test -p condense-wasm boundary"
         );
+    }
+
+    /// A method's name without the words that only say what a held task is.
+    fn without_kind(name: &str) -> String {
+        let mut words = Vec::new();
+        let mut word = String::new();
+        for c in name.chars() {
+            if c.is_ascii_uppercase() && !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            word.push(c.to_ascii_lowercase());
+        }
+        words.push(word);
+        words.retain(|w| !["held", "chat", "file", "conversation", "doc"].contains(&w.as_str()));
+        words.concat()
+    }
+
+    #[test]
+    fn no_two_methods_differ_only_by_what_the_task_is() {
+        assert_eq!(without_kind("previewHeld"), "preview");
+        assert_eq!(without_kind("holdConversation"), without_kind("holdChat"));
+        let methods = super::methods();
+        for (i, a) in methods.iter().enumerate() {
+            for b in &methods[i + 1..] {
+                assert!(
+                    a.class != b.class || without_kind(a.name) != without_kind(b.name),
+                    "{}.{} and {}.{} are one call for two kinds of held task: let the handle say which",
+                    a.class,
+                    a.name,
+                    b.class,
+                    b.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_type_string_is_written_by_hand_but_the_hosts() {
+        // wasm-bindgen's own type strings: every method's types come from its Rust description.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("src reads") {
+            let path = entry.expect("an entry").path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a source file reads");
+            for attribute in ["unchecked_param_type", "unchecked_return_type", "typescript_type"] {
+                for (at, _) in text.match_indices(&format!("{attribute} = \"")) {
+                    let rest = &text[at + attribute.len() + 4..];
+                    let ty = &rest[..rest.find('"').unwrap_or(0)];
+                    if !(attribute == "unchecked_param_type" && ty == "Host") {
+                        found.push(format!("{}: {attribute} = {ty:?}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(found.is_empty(), "type strings written by hand: {found:?}");
+        // And the check reads what it looks for: the constructor's `Host` is one.
+        let engine = std::fs::read_to_string(format!("{dir}/engine.rs")).expect("engine.rs reads");
+        assert!(engine.contains("unchecked_param_type = \"Host\""));
     }
 
     #[test]

@@ -1,14 +1,16 @@
-// Condensing a held conversation (`condenseHeld`) from Node: only the handle and the options cross
-// in, the condensed conversation stays in the engine as the next revision, and the host reads it
-// back as text (`heldText`) when it writes a file. It must give exactly what `condense` gives for
-// the same conversation sent whole: the same figures, metrics, ledger and errors, and the same
-// messages. Run: node --test crates/condense-wasm/tests-js/
-import { test } from "node:test";
+// Condensing a held conversation (`condense`) from Node: only the handle and the options cross in,
+// the condensed conversation stays in the engine as the next revision, and the host reads it back
+// as text (`heldText`) when it writes a file. It must give exactly what the native host
+// (`condense run`, the same core) gives for the same conversation: the same figures, metrics,
+// ledger and errors, and the same messages. Run: node --test crates/condense-wasm/tests-js/
+import { test, before } from "node:test";
+import { execFileSync, spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { repoRoot } from "../../../tests/js/servers.mjs";
+import { condenseWhole } from "./held.mjs";
 
 const require = createRequire(import.meta.url);
 const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
@@ -74,7 +76,7 @@ test("Cline's ui_messages.json is refused, naming api_conversation_history.json"
   const text = readFileSync(path.join(repoRoot, "tests/fixtures/sessions", UI_MESSAGES), "utf8");
   const engine = makeEngine();
   assert.throws(() => engine.parseConversation(text), (e) => e.kind === "invalid_input" && /api_conversation_history\.json/.test(e.message));
-  assert.throws(() => engine.holdConversation("file:///ui_messages.json", text), (e) => e.kind === "invalid_input");
+  assert.throws(() => engine.hold("conversation", "file:///ui_messages.json", text), (e) => e.kind === "invalid_input");
 });
 
 const fixtures = [
@@ -101,19 +103,38 @@ function calls(tokens) {
   ];
 }
 
-test("condensing a held conversation gives what condensing it whole gives", async () => {
+/** The native CLI, built once. */
+let condense;
+before(() => {
+  execFileSync("cargo", ["build", "--quiet", "-p", "condense-cli"], { cwd: repoRoot, stdio: "inherit" });
+  condense = path.join(repoRoot, "target/debug/condense");
+});
+
+/** What the native host gives for the conversation `text` and the call: `condense run`'s result
+ *  (it exits 1 when the run failed, the result printed all the same). */
+function native(text, call) {
+  const args = ["run", "--provider", call.provider];
+  if (call.targetTokens !== undefined) args.push("--target-tokens", String(call.targetTokens));
+  if (call.keepLast !== undefined) args.push("--keep-last", String(call.keepLast));
+  const run = spawnSync(condense, [...args, "-"], { input: text, encoding: "utf8", maxBuffer: 1 << 28 });
+  assert.ok(run.status === 0 || run.status === 1, `condense ${args.join(" ")}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+test("condensing a held conversation gives what the native host gives for it", async () => {
   const engine = makeEngine();
   let ran = 0;
   let failed = 0;
   for (const [name, text] of fixtures) {
     const conversation = engine.parseConversation(text);
     const tokens = engine.countTokens(conversation, "gpt-4o").total_tokens;
-    for (const call of calls(tokens)) {
+    // The CLI takes no provider configuration: the calls that set one are held only (below).
+    for (const call of calls(tokens).filter((c) => c.config === undefined)) {
       const what = `${name}, ${JSON.stringify(call)}`;
-      const whole = await engine.condense(conversation, { ...call, model: "gpt-4o" });
-      const handle = engine.holdConversation(`file:///${name}`, text);
-      const held = await engine.condenseHeld(handle, { ...call, model: "gpt-4o" });
-      const { messages, system, tools, ...figures } = whole;
+      const whole = { ...native(text, call), system: conversation.system };
+      const handle = engine.hold("conversation", `file:///${name}`, text);
+      const held = await engine.condense(handle, { ...call, model: "gpt-4o" });
+      const { messages, system, tools: _tools, ...figures } = whole;
       const { handle: next, ...heldFigures } = held;
       assert.deepEqual(stable(heldFigures), stable(figures), what);
       if (whole.error) {
@@ -126,33 +147,31 @@ test("condensing a held conversation gives what condensing it whole gives", asyn
       ran++;
       assert.equal(next.id, handle.id, what);
       assert.notEqual(next.revision, handle.revision, what);
-      // The engine holds the condensed conversation: the whole result's messages, system
-      // prompt and tool definitions (which the result carries back), the file's.
+      // The engine holds the condensed conversation: the native result's messages, the file's
+      // system prompt and tool definitions.
       const kept = JSON.parse(engine.heldText(next));
-      const expected = engine.parseConversation(whole);
-      assert.deepEqual(kept.messages, expected.messages, what);
-      assert.equal(kept.system, expected.system, what);
+      assert.deepEqual(kept.messages, messages, what);
+      assert.equal(kept.system, system, what);
       assert.deepEqual(kept.tools, conversation.tools, what);
-      assert.deepEqual(expected.tools, conversation.tools, what);
       assert.equal(engine.heldTokens(next, "gpt-4o"), whole.new_context_tokens, what);
       // The handle it was condensed from is gone (a handle names one revision).
-      await assert.rejects(engine.condenseHeld(handle, call), { kind: "unknown_task" }, what);
+      await assert.rejects(engine.condense(handle, call), { kind: "unknown_task" }, what);
     }
   }
   // Both sides of the comparison were exercised.
-  assert.ok(ran >= fixtures.length * 3, `${ran} runs applied`);
+  assert.ok(ran >= fixtures.length * 2, `${ran} runs applied`);
   assert.ok(failed >= 1, `${failed} runs failed`);
 });
 
 test("a held conversation condensed twice equals the whole result condensed again", async () => {
   const engine = makeEngine();
   const text = JSON.stringify(codingChat(30));
-  const tokens = engine.heldTokens(engine.holdConversation("file:///twice.json", text), "gpt-4o");
-  let handle = engine.holdConversation("file:///twice.json", text);
+  const tokens = engine.heldTokens(engine.hold("conversation", "file:///twice.json", text), "gpt-4o");
+  let handle = engine.hold("conversation", "file:///twice.json", text);
   let whole = engine.parseConversation(text);
   for (const call of [{ provider: "mask", targetTokens: Math.round(tokens * 0.7) }, { provider: "truncation", targetTokens: Math.round(tokens * 0.4) }]) {
-    const result = await engine.condense(whole, call);
-    const held = await engine.condenseHeld(handle, call);
+    const result = await condenseWhole(engine, whole, call);
+    const held = await engine.condense(handle, call);
     assert.equal(held.error ?? null, null, JSON.stringify(held.error));
     assert.equal(held.new_context_tokens, result.new_context_tokens);
     assert.deepEqual(stable(held.metrics), stable(result.metrics));
@@ -164,8 +183,8 @@ test("a held conversation condensed twice equals the whole result condensed agai
   // result held does.
   const condensed = engine.heldText(handle);
   const undone = engine.undo(handle, undefined, Date.now());
-  const fromText = engine.undo(engine.holdConversation("file:///twice-text.json", condensed), undefined, Date.now());
-  const fromWhole = engine.undo(engine.holdConversation("file:///twice-whole.json", whole), undefined, Date.now());
+  const fromText = engine.undo(engine.hold("conversation", "file:///twice-text.json", condensed), undefined, Date.now());
+  const fromWhole = engine.undo(engine.hold("conversation", "file:///twice-whole.json", whole), undefined, Date.now());
   assert.equal(undone.condense_id, "c2");
   for (const other of [fromText, fromWhole]) {
     assert.equal(other.condense_id, undone.condense_id);
@@ -175,18 +194,19 @@ test("a held conversation condensed twice equals the whole result condensed agai
   assert.deepEqual(JSON.parse(engine.heldText(engine.undo(undone.handle, undefined, Date.now()).handle)), engine.parseConversation(text));
 });
 
-test("condenseHeld refuses an unknown handle and a held chat, and counts with the held counts", async () => {
+test("condense refuses an unknown handle and a held chat; preview reads a chat's options", async () => {
   const engine = makeEngine();
-  await assert.rejects(engine.condenseHeld({ id: "nobody", revision: 1 }, { provider: "lossless" }), { kind: "unknown_task" });
+  await assert.rejects(engine.condense({ id: "nobody", revision: 1 }, { provider: "lossless" }), { kind: "unknown_task" });
   assert.throws(() => engine.heldText({ id: "nobody", revision: 1 }), { kind: "unknown_task" });
   const chat = engine.newChat("chat-x", 1000).handle;
-  await assert.rejects(engine.condenseHeld(chat, { provider: "lossless" }), { kind: "invalid_input" });
+  await assert.rejects(engine.condense(chat, { provider: "lossless" }), { kind: "invalid_input" });
   assert.throws(() => engine.heldText(chat), { kind: "invalid_input" });
   // `undo` names chats and files alike: a new chat has nothing to undo.
   assert.throws(() => engine.undo(chat, undefined, Date.now()), { kind: "nothing_to_undo" });
-  await assert.rejects(engine.previewHeld(chat, { provider: "lossless" }), { kind: "invalid_input" });
+  // A chat's preview takes a chat's options (its model, the time): a file's are refused.
+  await assert.rejects(engine.preview(chat, { provider: "lossless" }), { kind: "invalid_input", message: /llm|nowMs/ });
   // A provider the registry does not know is a bad call, as for `condense`.
-  const doc = engine.holdConversation("file:///x.json", JSON.stringify(codingChat(3)));
-  await assert.rejects(engine.condenseHeld(doc, { provider: "nope" }), { kind: "provider_not_found" });
-  await assert.rejects(engine.condense(engine.parseConversation(engine.heldText(doc)), { provider: "nope" }), { kind: "provider_not_found" });
+  const doc = engine.hold("conversation", "file:///x.json", JSON.stringify(codingChat(3)));
+  await assert.rejects(engine.condense(doc, { provider: "nope" }), { kind: "provider_not_found" });
+  await assert.rejects(condenseWhole(engine, engine.parseConversation(engine.heldText(doc)), { provider: "nope" }), { kind: "provider_not_found" });
 });

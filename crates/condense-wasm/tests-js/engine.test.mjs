@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { repoRoot, startFixtureLlm } from "../../../tests/js/servers.mjs";
 import { applyChange } from "./change.mjs";
+import { holdChat, condenseWhole } from "./held.mjs";
 
 const require = createRequire(import.meta.url);
 const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
@@ -140,7 +141,7 @@ test("counts texts of any length and content the same way as a conversation's te
 
 test("condenses losslessly as the CLI does, and undo of the held result brings every message back", async () => {
   const { engine, logs } = makeEngine();
-  const result = await engine.condense(session, { provider: "lossless" });
+  const result = await condenseWhole(engine, session, { provider: "lossless" });
   const expected = cli("run", "--provider", "lossless", "tests/fixtures/small-session.json");
   assert.equal(result.error, null);
   assert.deepEqual(result.messages, expected.messages);
@@ -150,11 +151,11 @@ test("condenses losslessly as the CLI does, and undo of the held result brings e
   assert.ok(logs.some((l) => l.startsWith("info condensed with lossless")), logs.join("\n"));
 
   // The result is a conversation: held as a file, its condensation undone.
-  const undone = engine.undo(engine.holdConversation("file:///condensed.json", result), undefined, Date.now());
+  const undone = engine.undo(engine.hold("conversation", "file:///condensed.json", result), undefined, Date.now());
   assert.equal(undone.condense_id, "c1");
   assert.deepEqual(JSON.parse(engine.heldText(undone.handle)).messages, engine.parseConversation(session).messages);
   assert.throws(() => engine.undo(undone.handle, undefined, Date.now()), (e) => e.kind === "nothing_to_undo");
-  assert.throws(() => engine.undo(engine.holdConversation("file:///s.json", session), undefined, Date.now()), (e) => e.kind === "nothing_to_undo");
+  assert.throws(() => engine.undo(engine.hold("conversation", "file:///s.json", session), undefined, Date.now()), (e) => e.kind === "nothing_to_undo");
 });
 
 test("a file's tool definitions come back with the result, as Apply Pasted Summary writes it", async () => {
@@ -172,13 +173,13 @@ test("a file's tool definitions come back with the result, as Apply Pasted Summa
     { name: "grep", input_schema: { type: "object" }, cache_control: { type: "ephemeral" } },
   ];
   const answer = "## Summary\nThe user asked about README.md and its licence.";
-  const result = await engine.condense(request, { provider: "manual", config: { answer }, model: "claude-sonnet-4-5" });
+  const result = await condenseWhole(engine, request, { provider: "manual", config: { answer }, model: "claude-sonnet-4-5" });
   assert.equal(result.error, null);
   assert.deepEqual(result.tools, request.tools);
   assert.deepEqual(engine.parseConversation(result).tools, request.tools);
   assert.equal(engine.parseConversation(result).system, request.system);
   // A conversation without tools gives a result without the field.
-  const plain = await engine.condense(session, {});
+  const plain = await condenseWhole(engine, session, {});
   assert.equal("tools" in plain, false);
 });
 
@@ -189,10 +190,10 @@ test("bad input and bad calls are typed errors, never crashes", async () => {
     () => engine.countTokens({ messages: [{ id: "a", role: "user", content: [{ type: "text" }] }] }),
     (e) => e.kind === "invalid_input" && /messages\[0\]/.test(e.message),
   );
-  await assert.rejects(engine.condense(session, { provider: "nope" }), (e) => e.kind === "provider_not_found");
-  await assert.rejects(engine.condense(session, { bogus: 1 }), (e) => e.kind === "invalid_input" && /bogus/.test(e.message));
+  await assert.rejects(condenseWhole(engine, session, { provider: "nope" }), (e) => e.kind === "provider_not_found");
+  await assert.rejects(condenseWhole(engine, session, { bogus: 1 }), (e) => e.kind === "invalid_input" && /bogus/.test(e.message));
   engine.updateProviderConfig("truncation", { enabled: false });
-  await assert.rejects(engine.condense(session, { provider: "truncation" }), (e) => e.kind === "provider_disabled");
+  await assert.rejects(condenseWhole(engine, session, { provider: "truncation" }), (e) => e.kind === "provider_disabled");
   assert.throws(() => engine.updateProviderConfig("lossless", { wrong: true }), (e) => e.kind === "invalid_input");
   assert.throws(() => new CondenseEngine({ now: () => 0, log() {} }), (e) => e.kind === "invalid_input" && /fetch/.test(e.message));
 });
@@ -201,7 +202,7 @@ for (const kind of ["openai", "anthropic"]) {
   test(`native summary through the host's fetch (${kind})`, async () => {
     const { engine } = makeEngine();
     await llm.clearRequests();
-    const result = await engine.condense(session, { provider: "native", llm: { profile: profile(kind), apiKey: KEY } });
+    const result = await condenseWhole(engine, session, { provider: "native", llm: { profile: profile(kind), apiKey: KEY } });
     assert.equal(result.error, null, JSON.stringify(result.error));
     assert.ok(result.summary && result.summary.length > 0);
     assert.ok(result.cost > 0, "priced profile, reported usage");
@@ -215,7 +216,7 @@ for (const kind of ["openai", "anthropic"]) {
 test("a wrong API key is llm_auth, the conversation untouched, the key not in the message", async () => {
   const { engine, logs } = makeEngine();
   const wrong = "sk-wrong-canary-1234";
-  const result = await engine.condense(session, { provider: "native", llm: { profile: profile("openai"), apiKey: wrong } });
+  const result = await condenseWhole(engine, session, { provider: "native", llm: { profile: profile("openai"), apiKey: wrong } });
   assert.equal(result.error.kind, "llm_auth");
   assert.deepEqual(result.messages, engine.parseConversation(session).messages);
   assert.equal(result.cost, 0);
@@ -307,7 +308,7 @@ function longChat(engine, n, id = "chat-1") {
       content: [{ type: "text", text: `Turn ${i}: ${"the parser drops nested parentheses in grouped expressions; ".repeat(10)}` }],
     });
   }
-  return { task, handle: engine.holdChat(JSON.stringify(task)) };
+  return { task, handle: holdChat(engine, JSON.stringify(task)) };
 }
 
 
@@ -339,7 +340,7 @@ test("a chat turn streams agent events and resolves with what changed, the host'
   // restart), the next turn continues it and sends back only what it added.
   const { engine: restarted } = makeEngine();
   const next = await restarted.chat(
-    restarted.holdChat(JSON.stringify(task)),
+    holdChat(restarted, JSON.stringify(task)),
     { type: "user", content: "And commas?" },
     chatOptions(profile("anthropic")),
   );
@@ -438,8 +439,9 @@ test("bad chat calls are typed errors", async () => {
   assert.throws(() => engine.chatContext(undefined, chatOptions(profile("openai"))), { kind: "invalid_input", message: /handle is missing/ });
   assert.throws(() => engine.pinMessage(handle, "m1"), { kind: "invalid_input" });
   assert.throws(() => engine.undo(handle, 7, Date.now()), { kind: "invalid_input" });
-  assert.throws(() => engine.holdChat(task), { kind: "invalid_input" }, "holdChat takes the chat's text");
-  assert.throws(() => engine.holdChat("{}"), { kind: "invalid_input", message: /the chat/ });
+  assert.throws(() => engine.hold("chat", "chat-3", "{}"), { kind: "invalid_input", message: /the chat/ });
+  assert.throws(() => engine.hold("chat", "chat-4", JSON.stringify(task)), { kind: "invalid_input", message: /chat-3/ }, "a chat is held under its own id");
+  assert.throws(() => engine.hold("dance", "chat-3", JSON.stringify(task)), { kind: "invalid_input" });
   // Refused calls changed nothing: the handle still names the chat.
   assert.doesNotThrow(() => engine.chatContext(handle, chatOptions(profile("openai"))));
 });
@@ -503,7 +505,7 @@ test("previewChat writes the summary once; applyPreview applies it as shown; pin
   let { handle } = pinned.change;
   assert.equal(task.conversation.messages[3].pinned, true);
   await llm.clearRequests();
-  const outcome = await engine.previewChat(handle, chatOptions(profile("openai")));
+  const outcome = await engine.preview(handle, chatOptions(profile("openai")));
   assert.equal(outcome.status, "ready", JSON.stringify(outcome.failure));
   const { preview } = outcome;
   assert.equal((await llm.requests()).length, 1);
@@ -557,7 +559,7 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
   });
   const { task, handle } = longChat(engine, 12);
   const estimates = [];
-  const outcome = await engine.previewChat(handle, chatOptions(profile("openai")), (estimate) => {
+  const outcome = await engine.preview(handle, chatOptions(profile("openai")), (estimate) => {
     order.push("estimate");
     estimates.push(estimate);
   });
@@ -574,9 +576,9 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
 
   // A file's preview too (the task's id is the file's); an LLM-free provider estimates nothing
   // and needs nothing.
-  const doc = engine.holdConversation("file:///preview.json", task.conversation);
+  const doc = engine.hold("conversation", "file:///preview.json", task.conversation);
   const file = [];
-  const truncated = await engine.previewHeld(doc, { provider: "truncation" }, (e) => file.push(e));
+  const truncated = await engine.preview(doc, { provider: "truncation" }, (e) => file.push(e));
   assert.equal(truncated.status, "ready", JSON.stringify(truncated.failure));
   assert.deepEqual(file, [
     { task_id: "file:///preview.json", provider_id: "truncation", needs: "nothing", tokens_before: truncated.preview.tokens_before, estimated_cost: 0 },
@@ -591,11 +593,11 @@ test("a preview hands the provider's estimate to onEstimate before the LLM call,
   assert.deepEqual(JSON.parse(engine.heldText(undone.handle)).messages, task.conversation.messages);
   // An unknown provider fails with no estimate to show; a throwing callback does not end the call.
   const none = [];
-  const unknown = await engine.previewHeld(undone.handle, { provider: "nope" }, (e) => none.push(e));
+  const unknown = await engine.preview(undone.handle, { provider: "nope" }, (e) => none.push(e));
   assert.equal(unknown.status, "failed");
   assert.equal(unknown.failure.error.kind, "provider_not_found");
   assert.equal(none.length, 0);
-  const thrown = await engine.previewHeld(undone.handle, { provider: "truncation" }, () => {
+  const thrown = await engine.preview(undone.handle, { provider: "truncation" }, () => {
     throw new Error("the host's bug");
   });
   assert.equal(thrown.status, "ready");
@@ -608,7 +610,7 @@ test("a manual summary pasted for a chat is previewed without any LLM call, then
   assert.match(request, /Primary request and intent/);
   const answer = "## 1. Primary request\nThe user wants the nested groups fixed.\n\n## 9. Next step\nRun the parser tests.";
   await llm.clearRequests();
-  const outcome = await engine.previewChat(handle, chatOptions(profile("openai"), { provider: "manual", config: { answer } }));
+  const outcome = await engine.preview(handle, chatOptions(profile("openai"), { provider: "manual", config: { answer } }));
   assert.equal(outcome.status, "ready", JSON.stringify(outcome.failure));
   assert.equal((await llm.requests()).length, 0, "the manual provider calls no LLM");
   const summary = outcome.preview.added.find((m) => m.is_summary);
@@ -617,6 +619,6 @@ test("a manual summary pasted for a chat is previewed without any LLM call, then
   assert.equal(applied.record.provider_id, "manual");
   assert.equal(applyChange(task, applied.change).condensations.length, 1);
   // Without an answer the manual provider refuses, and nothing is applied.
-  const none = await engine.previewChat(applied.change.handle, chatOptions(profile("openai"), { provider: "manual" }));
+  const none = await engine.preview(applied.change.handle, chatOptions(profile("openai"), { provider: "manual" }));
   assert.equal(none.status, "failed");
 });

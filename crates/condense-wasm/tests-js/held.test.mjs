@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { repoRoot, startFixtureLlm } from "../../../tests/js/servers.mjs";
 import { applyChange } from "./change.mjs";
+import { holdChat } from "./held.mjs";
 
 const require = createRequire(import.meta.url);
 const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
@@ -66,12 +67,12 @@ const stable = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === "time_ms" ||
 test("a held chat's context, kept from turn to turn, equals a fresh engine's count of the saved chat", async () => {
   const engine = makeEngine();
   const task = longTask(engine, "chat-a", 40);
-  const handle = engine.holdChat(text(task));
+  const handle = holdChat(engine, text(task));
   assert.deepEqual(Object.keys(handle).sort(), ["id", "revision"]);
   assert.equal(handle.id, "chat-a");
   const fresh = () => {
     const other = makeEngine();
-    return (t) => other.chatContext(other.holdChat(text(t)), options());
+    return (t) => other.chatContext(holdChat(other, text(t)), options());
   };
   assert.deepEqual(engine.chatContext(handle, options()), fresh()(task));
 
@@ -87,7 +88,7 @@ test("a held chat's context, kept from turn to turn, equals a fresh engine's cou
 test("a turn on a held chat gives the same task as a fresh engine given the saved chat, and moves only what changed", async () => {
   const engine = makeEngine();
   const task = longTask(engine, "chat-b", 6);
-  const handle = engine.holdChat(text(task));
+  const handle = holdChat(engine, text(task));
   engine.chatContext(handle, options()); // Counted, as after the chat was opened.
   const step = await engine.chat(handle, { type: "user", content: "Why are nested groups dropped?" }, options());
   assert.equal(step.change.keep, 6, "the six messages the host has are not sent back");
@@ -96,7 +97,7 @@ test("a turn on a held chat gives the same task as a fresh engine given the save
   assert.notEqual(step.change.handle.revision, handle.revision);
 
   const other = makeEngine();
-  const full = await other.chat(other.holdChat(text(task)), { type: "user", content: "Why are nested groups dropped?" }, options());
+  const full = await other.chat(holdChat(other, text(task)), { type: "user", content: "Why are nested groups dropped?" }, options());
   const saved = applyChange(task, step.change);
   assert.deepEqual(saved, applyChange(task, full.change));
   assert.deepEqual(step.context, full.context);
@@ -106,7 +107,7 @@ test("a turn on a held chat gives the same task as a fresh engine given the save
   await assert.rejects(engine.chat(handle, { type: "user", content: "And commas?" }, options()), { kind: "unknown_task" });
   const again = await engine.chat(step.change.handle, { type: "user", content: "And commas?" }, options());
   assert.equal(again.change.keep, 8);
-  const fullAgain = await other.chat(other.holdChat(text(saved)), { type: "user", content: "And commas?" }, options());
+  const fullAgain = await other.chat(holdChat(other, text(saved)), { type: "user", content: "And commas?" }, options());
   assert.deepEqual(applyChange(saved, again.change), applyChange(saved, fullAgain.change));
   assert.deepEqual(again.context, fullAgain.context);
 });
@@ -115,7 +116,7 @@ test("a held chat past its threshold condenses like a fresh one; the step carrie
   const small = profile({ context_window: 1400, max_output: 200 });
   const engine = makeEngine();
   const task = longTask(engine, "chat-c", 12);
-  const handle = engine.holdChat(text(task));
+  const handle = holdChat(engine, text(task));
   engine.chatContext(handle, options(small));
   const step = await engine.chat(handle, { type: "user", content: "What is left?" }, options(small));
   const saved = applyChange(task, step.change);
@@ -124,7 +125,7 @@ test("a held chat past its threshold condenses like a fresh one; the step carrie
   assert.ok(step.change.marks.length > 0 && step.change.marks.every((m) => m.condense_parent), "hidden messages come back as their marks alone");
 
   const other = makeEngine();
-  const full = await other.chat(other.holdChat(text(task)), { type: "user", content: "What is left?" }, options(small));
+  const full = await other.chat(holdChat(other, text(task)), { type: "user", content: "What is left?" }, options(small));
   assert.deepEqual(stable(saved), stable(applyChange(task, full.change)));
   assert.deepEqual(step.context, full.context);
 });
@@ -133,25 +134,25 @@ test("an unknown, evicted or stale handle is refused with unknown_task; revision
   const engine = makeEngine();
   const task = longTask(engine, "chat-d", 4);
   assert.throws(() => engine.chatContext({ id: "nobody", revision: 1 }, options()), { kind: "unknown_task" });
-  const handle = engine.holdChat(text(task));
+  const handle = holdChat(engine, text(task));
   assert.throws(() => engine.chatContext({ id: "chat-d", revision: handle.revision + 1 }, options()), { kind: "unknown_task" });
   assert.throws(() => engine.chatContext({ id: "chat-d", revision: handle.revision - 1 }, options()), { kind: "unknown_task" });
   // Evicted: eight other tasks held after it.
-  for (let i = 0; i < 8; i++) engine.holdConversation(`file:///other-${i}.json`, session);
+  for (let i = 0; i < 8; i++) engine.hold("conversation", `file:///other-${i}.json`, session);
   assert.throws(() => engine.chatContext(handle, options()), { kind: "unknown_task" });
   await assert.rejects(engine.chat(handle, { type: "user", content: "hi" }, options()), { kind: "unknown_task" });
-  await assert.rejects(engine.previewChat(handle, options()), { kind: "unknown_task" });
+  await assert.rejects(engine.preview(handle, options()), { kind: "unknown_task" });
   assert.throws(() => engine.undo(handle, undefined, NOW), { kind: "unknown_task" });
   assert.throws(() => engine.pinMessage(handle, "m1", true, NOW), { kind: "unknown_task" });
   assert.throws(() => engine.heldTokens(handle), { kind: "unknown_task" });
   await assert.rejects(engine.countHeld(handle), { kind: "unknown_task" });
   // Held again from its text: a new revision, never the evicted one's.
-  const again = engine.holdChat(text(task));
+  const again = holdChat(engine, text(task));
   assert.notEqual(again.revision, handle.revision);
   assert.throws(() => engine.chatContext(handle, options()), { kind: "unknown_task" });
   assert.ok(engine.chatContext(again, options()).tokens > 0);
   // A conversation file's handle is not a chat's.
-  const doc = engine.holdConversation("file:///a.json", session);
+  const doc = engine.hold("conversation", "file:///a.json", session);
   assert.throws(() => engine.chatContext(doc, options()), { kind: "unknown_task" });
 });
 
@@ -160,7 +161,7 @@ test("the engine holds at most eight tasks, chats and files together, the least 
   // Even: chats; odd: conversation files. Each is read with the call of its kind; a read makes it
   // the most recently used, so the probes below read the held ones oldest first, keeping the order.
   const hold = (i) =>
-    i % 2 ? engine.holdConversation(`file:///t-${i}.json`, session) : engine.holdChat(text(longTask(engine, `t-${i}`, 2)));
+    i % 2 ? engine.hold("conversation", `file:///t-${i}.json`, session) : holdChat(engine, text(longTask(engine, `t-${i}`, 2)));
   const read = (h) => (h.id.startsWith("file:") ? engine.heldTokens(h) : engine.chatContext(h, options()).tokens);
   const isHeld = (h) => {
     try {
@@ -184,7 +185,7 @@ test("the engine holds at most eight tasks, chats and files together, the least 
   for (let i = 12; i < 16; i++) handles.push(hold(i));
   probe(handles, [5, 6, 7, 8], [9, 10, 11, 4, 12, 13, 14, 15]);
   // Holding an id again replaces it (one slot, a new revision): one new task evicts one, t-9.
-  const replaced = engine.holdConversation("file:///t-9.json", session);
+  const replaced = engine.hold("conversation", "file:///t-9.json", session);
   assert.throws(() => engine.heldTokens(handles[9]), { kind: "unknown_task" });
   handles[9] = replaced;
   handles.push(hold(16));
@@ -194,19 +195,19 @@ test("the engine holds at most eight tasks, chats and files together, the least 
 test("a held conversation file counts as countTokens does, through edits and appends", () => {
   const engine = makeEngine();
   const conversation = engine.parseConversation(session);
-  let handle = engine.holdConversation("file:///s.json", session);
+  let handle = engine.hold("conversation", "file:///s.json", session);
   assert.equal(engine.heldTokens(handle, "gpt-4o"), engine.countTokens(conversation, "gpt-4o").total_tokens);
   assert.equal(engine.heldTokens(handle, "gpt-4"), engine.countTokens(conversation, "gpt-4").total_tokens);
 
   // The file edited: one message changed.
   const edited = JSON.parse(text(conversation));
   edited.messages[1].content = [{ type: "text", text: "A different answer, with more words than before." }];
-  handle = engine.holdConversation("file:///s.json", text(edited));
+  handle = engine.hold("conversation", "file:///s.json", text(edited));
   assert.equal(engine.heldTokens(handle), engine.countTokens(edited).total_tokens);
 
   // A message appended to the file.
   edited.messages.push({ id: "added-1", ts: 0, role: "user", content: [{ type: "text", text: "One more question." }] });
-  handle = engine.holdConversation("file:///s.json", text(edited));
+  handle = engine.hold("conversation", "file:///s.json", text(edited));
   assert.equal(engine.heldTokens(handle), engine.countTokens(edited).total_tokens);
 });
 
@@ -220,7 +221,7 @@ test("countHeld counts in slices: the total heldTokens gives, the host's other w
     messages.push({ role: "assistant", content: `Answer ${i}: ${"L".repeat(2_000 + i)}` });
   }
   const file = text({ system: "You are a coding assistant.", messages });
-  const handle = engine.holdConversation("file:///sliced.json", file);
+  const handle = engine.hold("conversation", "file:///sliced.json", file);
   let turns = 0;
   let ticking = true;
   const tick = () => {

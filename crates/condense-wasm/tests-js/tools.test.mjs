@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { repoRoot } from "../../../tests/js/servers.mjs";
+import { holdChat, condenseWhole } from "./held.mjs";
 
 const require = createRequire(import.meta.url);
 const { CondenseEngine } = require(path.join(repoRoot, "extension/wasm/condense_wasm.js"));
@@ -62,7 +63,7 @@ const text_ = (args) => args.map((parts) => parts.map((p) => (p.kind === "text" 
 function chatWithSystem(engine, id, system) {
   const { task } = engine.newChat(id, 0);
   task.conversation.system = system;
-  return engine.holdChat(JSON.stringify(task));
+  return holdChat(engine, JSON.stringify(task));
 }
 
 /** A chat turn with `llm`: its events and what changed. */
@@ -109,7 +110,7 @@ test("Test Connection of a cli profile runs the tool once with the probe prompt"
 
 test("native condensation with a cli profile as the summarizing model costs what the tool reported", async () => {
   const { engine, runs } = makeHost({ cost: 0.5 });
-  const result = await engine.condense(session, { provider: "native", llm: { profile: cliProfile() } });
+  const result = await condenseWhole(engine, session, { provider: "native", llm: { profile: cliProfile() } });
   assert.equal(result.error, null, JSON.stringify(result.error));
   assert.equal(result.cost, 0.5);
   assert.equal(runs.length, 1);

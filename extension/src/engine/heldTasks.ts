@@ -2,7 +2,7 @@
 // follows, named by a handle `{id, revision}`, so that a turn or a recount moves only what changed
 // across the wasm boundary. The host keeps its own full copy of a chat (it saves it) and applies to
 // it what each change of the engine's copy returns (`applyChange`); the whole chat enters the
-// engine (`holdChat`, its saved JSON text) only when the engine does not hold exactly that copy:
+// engine (`hold`, its saved JSON text) only when the engine does not hold exactly that copy:
 // the first time, after a chat was loaded or renamed, after a fresh engine (settings change,
 // trap), or when the engine answers `unknown_task` (evicted). A preview stays in the engine that
 // made it until Apply names it. No `vscode` import, so vitest runs it with the real engine.
@@ -88,7 +88,7 @@ export class HeldChat {
   private handle(engine: CondenseEngine, task: ChatTask): TaskHandle {
     const h = this.held;
     if (h && h.engine === engine && h.task === task) return h.handle;
-    const handle = engine.holdChat(JSON.stringify(task));
+    const handle = engine.hold("chat", task.id, JSON.stringify(task));
     this.held = { engine, handle, task };
     return handle;
   }
@@ -168,7 +168,7 @@ export class HeldChat {
     options: ChatOptions,
     onEstimate: (estimate: PreviewEstimate) => void,
   ): Promise<PreviewOutcome> {
-    const outcome = await this.withHandleAsync(engine, task, (handle) => engine.previewChat(handle, options, onEstimate));
+    const outcome = await this.withHandleAsync(engine, task, (handle) => engine.preview(handle, options, onEstimate));
     return this.previews.note(engine, outcome);
   }
 
@@ -205,7 +205,7 @@ const holds = (held: HeldDoc | undefined, engine: CondenseEngine, doc: DocLike):
  *  file is not a conversation. */
 function holdDoc(engine: CondenseEngine, doc: DocLike): HeldDoc {
   const key = doc.uri.toString();
-  return { engine, key, version: doc.version, handle: engine.holdConversation(key, doc.getText()) };
+  return { engine, key, version: doc.version, handle: engine.hold("conversation", key, doc.getText()) };
 }
 
 /**
@@ -287,15 +287,15 @@ export class HeldDocs {
     }
   }
 
-  /** Condenses `doc` in the engine (`condenseHeld`). */
+  /** Condenses `doc` in the engine (`condense`). */
   condense(engine: CondenseEngine, doc: DocLike, options: CondenseOptionsInput): Promise<DocCondensation> {
     return this.withDoc(engine, doc, true, async (handle) => {
-      const outcome = await engine.condenseHeld(handle, options);
+      const outcome = await engine.condense(handle, options);
       return { outcome, text: outcome.error ? undefined : engine.heldText(outcome.handle) };
     });
   }
 
-  /** Previews a condensation of `doc` (`previewHeld`); `engine` keeps it until `applyPreview`
+  /** Previews a condensation of `doc` (`preview`); `engine` keeps it until `applyPreview`
    *  names it. */
   async preview(
     engine: CondenseEngine,
@@ -303,7 +303,7 @@ export class HeldDocs {
     options: CondenseOptionsInput,
     onEstimate: (estimate: PreviewEstimate) => void,
   ): Promise<PreviewOutcome> {
-    const outcome = await this.withDoc(engine, doc, false, (handle) => engine.previewHeld(handle, options, onEstimate));
+    const outcome = await this.withDoc(engine, doc, false, (handle) => engine.preview(handle, options, onEstimate));
     return this.previews.note(engine, outcome);
   }
 

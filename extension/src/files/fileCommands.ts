@@ -12,7 +12,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CondenseEngine } from "../../wasm/condense_wasm";
-import type { Conversation, HeldCount, LlmTarget } from "@context-condenser/protocol";
+import type { CondenseOptionsInput, Conversation, HeldCount, LlmTarget } from "@context-condenser/protocol";
 import { chatModel, condensingLlm } from "../chat/chatOptions";
 import type { ChatView } from "../chat/chatView";
 import type { EngineHolder } from "../engine/engineHolder";
@@ -137,6 +137,12 @@ export class FileCommands {
     if (choice === "Undo") await this.undoLast();
   }
 
+  /** Condenses the conversation file `doc` in the engine, by handle: the figures and, when it
+   *  succeeded, the condensed file's text to write. */
+  condenseDocument(doc: vscode.TextDocument, options: CondenseOptionsInput): Promise<DocCondensation> {
+    return this.docs.condense(this.holder.engine, doc, options);
+  }
+
   /** The LLM that writes summaries, with its key; null (reported) when its key was not let go
    *  where the profile now points. */
   private async condensingLlm(): Promise<LlmTarget | undefined | null> {
@@ -205,7 +211,7 @@ export class FileCommands {
     const engine = this.holder.engine;
     let counted: HeldCount;
     try {
-      counted = await engine.countHeld(engine.holdConversation(picked.toString(), text), chatModel(this.holder));
+      counted = await engine.countHeld(engine.hold("conversation", picked.toString(), text), chatModel(this.holder));
     } catch (e) {
       void notify.warn(`Context Condenser: ${name} is not a session file the engine reads: ${asFailure(e).message}`);
       return;

@@ -11,6 +11,7 @@ import type { Conversation } from "@context-condenser/protocol";
 import { chatModel } from "../chat/chatOptions";
 import type { EngineHolder } from "../engine/engineHolder";
 import { asFailure } from "../engine/errors";
+import type { DocCondensation } from "../engine/heldTasks";
 import type { ChatView } from "../chat/chatView";
 import { activeConversation, type FileCommands } from "./fileCommands";
 import type { Report } from "../host/report";
@@ -18,7 +19,6 @@ import * as notify from "../host/notify";
 
 /** A manual condensation waiting for its answer: of a file, or of the chat. */
 type Pending = {
-  conversation: Conversation;
   answer: vscode.Uri;
 } & (
   | {
@@ -89,9 +89,9 @@ export class ManualCommands {
     if (target.kind === "file") {
       const doc = target.doc;
       const column = vscode.window.visibleTextEditors.find((e) => e.document === doc)?.viewColumn;
-      this.pending = { kind: "file", source: doc.uri, column, conversation, answer: answer.uri };
+      this.pending = { kind: "file", source: doc.uri, column, answer: answer.uri };
     } else {
-      this.pending = { kind: "chat", conversation, answer: answer.uri };
+      this.pending = { kind: "chat", answer: answer.uri };
     }
     const choice = await notify.info(
       `Context Condenser: ${how.id === "copy" ? "the request is on the clipboard" : "the request is open"}. Paste the LLM's answer into the empty editor, then apply it.`,
@@ -122,20 +122,27 @@ export class ManualCommands {
       }
       return this.chat.previewManual(answer);
     }
-    const engine = this.holder.engine;
-    const result = await engine.condense(pending.conversation, { provider: "manual", config: { answer }, model: chatModel(this.holder) });
-    if (result.error) {
-      this.report(result.error, undefined, { logged: true });
+    // The file as it is now, held in the engine and condensed there by the `manual` provider.
+    const source = await vscode.workspace.openTextDocument(pending.source);
+    let condensed: DocCondensation;
+    try {
+      condensed = await this.files.condenseDocument(source, { provider: "manual", config: { answer }, model: chatModel(this.holder) });
+    } catch (e) {
+      this.report(asFailure(e));
       return;
     }
-    const source = await vscode.workspace.openTextDocument(pending.source);
+    const result = condensed.outcome;
+    if (result.error || condensed.text === undefined) {
+      if (result.error) this.report(result.error, undefined, { logged: true });
+      return;
+    }
     this.pending = undefined;
     // The answer is in the result now: its editor closes without asking to save.
     if (answerDoc) {
       await vscode.window.showTextDocument(answerDoc, { preview: false });
       await vscode.commands.executeCommand("workbench.action.revertAndCloseActiveEditor");
     }
-    const written = await this.files.write(source, engine.parseConversation(result));
+    const written = await this.files.writeText(source, `${condensed.text}\n`);
     if (!written) await vscode.window.showTextDocument(source, { preview: false, viewColumn: pending.column });
     const after = result.new_context_tokens ?? 0;
     const saved = result.metrics?.tokens_saved ?? 0;

@@ -306,7 +306,7 @@ pub fn apply_to(
     Ok(result.messages.clone())
 }
 
-/// What `previewChat` and `previewHeld` end with.
+/// What `preview` ends with, of a chat or a conversation file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum PreviewOutcome {
