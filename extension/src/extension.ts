@@ -11,7 +11,7 @@ import { chatOptions, chatProfileProblem, gatewaySummaryModel, measureOptions, p
 import { ChatStore } from "./chat/chatStore";
 import { ChatView } from "./chat/chatView";
 import { EngineHolder } from "./engine/engineHolder";
-import { GatewayController, gatewayOptions } from "./gateway/gatewayCommands";
+import { GATEWAY_SETTINGS, GatewayController, gatewayOptions } from "./gateway/gatewayCommands";
 import { GatewayView } from "./gateway/gatewayView";
 import { FileCommands } from "./files/fileCommands";
 import { HeldDocs } from "./engine/heldTasks";
@@ -56,6 +56,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     () => gatewaySummaryModel(holder, secrets),
     context.globalStorageUri.fsPath,
     log,
+    { collection: context.environmentVariableCollection, memento: context.globalState },
   );
   const gatewayView = new GatewayView(context.extensionUri, gateway, log);
   const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
@@ -137,7 +138,11 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     vscode.commands.registerCommand("contextCondenser.stopGateway", () => gateway.stop()),
     vscode.commands.registerCommand("contextCondenser.copyGatewaySetup", () => gateway.copySetup()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(`${SECTION}.gateway`)) void gateway.settingsChanged(e.affectsConfiguration(`${SECTION}.gateway.enabled`));
+      // The terminals' setting only adds or takes out their variables; the others restart a
+      // running gateway.
+      if (e.affectsConfiguration(`${SECTION}.gateway.terminals`)) gateway.applyTerminals();
+      const restarts = GATEWAY_SETTINGS.filter((k) => k !== "terminals").some((k) => e.affectsConfiguration(`${SECTION}.gateway.${k}`));
+      if (restarts) void gateway.settingsChanged(e.affectsConfiguration(`${SECTION}.gateway.enabled`));
       if (e.affectsConfiguration(SECTION)) {
         log.info("settings changed: applied to a fresh engine");
         if (e.affectsConfiguration(`${SECTION}.toolsFile`)) holder.rereadTools("the toolsFile setting changed");

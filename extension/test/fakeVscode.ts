@@ -76,7 +76,10 @@ export const shown: {
   /** The progress notifications' titles. */
   progress: string[];
 } = { info: [], warnings: [], errors: [], opened: [], modals: [], progress: [] };
-export const dialogs: { warning: (message: string) => string | undefined } = { warning: () => undefined };
+export const dialogs: { warning: (message: string) => string | undefined; info: (message: string) => string | undefined } = {
+  warning: () => undefined,
+  info: () => undefined,
+};
 
 export function reset(): void {
   shown.info.length = 0;
@@ -86,6 +89,7 @@ export function reset(): void {
   shown.modals.length = 0;
   shown.progress.length = 0;
   dialogs.warning = () => undefined;
+  dialogs.info = () => undefined;
   window.activeTextEditor = undefined;
   workspace.isTrusted = true;
   workspace.workspaceFolders = undefined;
@@ -109,7 +113,7 @@ export const window: {
   },
   async showInformationMessage(message: string) {
     shown.info.push(message);
-    return undefined;
+    return dialogs.info(message);
   },
   async showWarningMessage(message: string, ...rest: unknown[]) {
     shown.warnings.push(message);

@@ -6,10 +6,36 @@ import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LlmTarget } from "@context-condenser/protocol";
 import { EngineHolder } from "../src/engine/engineHolder";
-import { GatewayController } from "../src/gateway/gatewayCommands";
+import { GatewayController, type TerminalHost } from "../src/gateway/gatewayCommands";
 import * as fake from "./fakeVscode";
 
 const log = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, show() {} };
+
+/** The extension's environment variable collection and global state, as VS Code keeps them. */
+function terminalHost(): TerminalHost & { variables: Record<string, string>; kept: Map<string, unknown> } {
+  const variables: Record<string, string> = {};
+  const kept = new Map<string, unknown>();
+  return {
+    variables,
+    kept,
+    collection: {
+      description: undefined,
+      persistent: true,
+      replace: (name: string, value: string) => void (variables[name] = value),
+      clear: () => Object.keys(variables).forEach((k) => delete variables[k]),
+    },
+    memento: {
+      get: <T>(key: string) => kept.get(key) as T,
+      update: async (key: string, value: unknown) => void kept.set(key, value),
+    } as TerminalHost["memento"],
+  };
+}
+
+/** Polls `ok` until it holds (a hang guard of 10 s, not a claim about speed). */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(ok()).toBe(true);
+}
 const WRITER = LlmTarget.parse({ profile: { id: "writer", kind: "openai", model: "gpt-4o-mini", context_window: 128000 }, apiKey: "sk-test" });
 
 describe("the gateway's controller", () => {
@@ -71,5 +97,38 @@ describe("the gateway's controller", () => {
     model = () => Promise.resolve(WRITER);
     expect(await gateway.start()).toBe(true);
     expect(gateway.running!.gateway.report().config.provider).toBe("native");
+  });
+
+  it("gives new terminals ANTHROPIC_BASE_URL while it runs with gateway.terminals on (offered once), and takes it out", async () => {
+    const host = terminalHost();
+    gateway.dispose();
+    gateway = new GatewayController(() => holder.gatewayEngine(), holder.onDidCrash, () => model(), dir, log as never, host);
+    expect(host.collection.persistent, "never kept across a restart").toBe(false);
+    const offer = /new terminals through it/;
+    fake.dialogs.info = (m) => (offer.test(m) ? "Set Up Terminals" : undefined);
+    expect(await gateway.start()).toBe(true);
+    expect(host.variables, "off until the person says yes").toEqual({});
+    await until(() => fake.config.updates.some((u) => u.key === "gateway.terminals"));
+    expect(fake.config.updates).toContainEqual({ key: "gateway.terminals", value: true, target: fake.ConfigurationTarget.Global });
+    gateway.applyTerminals(); // What the change of the setting calls.
+    const base = `http://127.0.0.1:${gateway.running!.port}`;
+    expect(host.variables).toEqual({ ANTHROPIC_BASE_URL: `${base}/anthropic` });
+    expect(host.collection.description).toBe(`Context Condenser's gateway at ${base}: ANTHROPIC_BASE_URL for Claude Code and Anthropic SDK clients`);
+
+    await gateway.stop();
+    expect(host.variables, "a stopped gateway's port is closed").toEqual({});
+    expect(host.collection.description).toBeUndefined();
+    expect(await gateway.start()).toBe(true);
+    expect(host.variables.ANTHROPIC_BASE_URL).toBe(`http://127.0.0.1:${gateway.running!.port}/anthropic`);
+    expect(fake.shown.info.filter((m) => offer.test(m)), "offered once").toHaveLength(1);
+
+    fake.config.user["gateway.terminals"] = false;
+    gateway.applyTerminals();
+    expect(host.variables).toEqual({});
+    // Not asked again, and not set, when the person said no.
+    await gateway.stop();
+    expect(await gateway.start()).toBe(true);
+    expect(host.variables).toEqual({});
+    expect(fake.shown.info.filter((m) => offer.test(m))).toHaveLength(1);
   });
 });

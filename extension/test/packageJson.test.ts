@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PHASES } from "@context-condenser/protocol";
 import { PROFILE_KEYS, RESTRICTED_SETTINGS, SECTION } from "../src/settings/settings";
+import { GATEWAY_SETTINGS } from "../src/gateway/gatewayCommands";
 import { meta, newTestEngine } from "./core";
 
 interface Property {
@@ -101,5 +102,15 @@ describe("package.json agrees with the extension", () => {
       expect(untrusted.restrictedConfigurations).toContain(`${SECTION}.${key}`);
       expect(properties[`${SECTION}.${key}`], `${key} is a setting`).toBeDefined();
     }
+  });
+});
+
+describe("the gateway's settings", () => {
+  it("are the ones the extension follows: a change of any restarts a running gateway but terminals, which is applied alone", () => {
+    const described = Object.keys(properties)
+      .filter((k) => k.startsWith(`${SECTION}.gateway.`))
+      .map((k) => k.slice(`${SECTION}.gateway.`.length))
+      .sort();
+    expect(described).toEqual([...GATEWAY_SETTINGS].sort());
   });
 });

@@ -81,6 +81,7 @@ describe("settingsReader", () => {
       "gateway.port",
       "gateway.anthropicUpstream",
       "gateway.openaiUpstream",
+      "gateway.terminals",
     ]);
   });
 });

@@ -1422,6 +1422,18 @@ export const GatewayUndone = z.deferred(() => z.object({
 export type GatewayUndone = z.output<typeof GatewayUndone>;
 export type GatewayUndoneInput = z.input<typeof GatewayUndone>;
 
+/** A variable of the environment of the terminals a host opens while the gateway runs. */
+export const GatewayVariable = z.deferred(() => z.object({
+  /** Its name (`ANTHROPIC_BASE_URL`). */
+  name: z.string(),
+  /** The agents that read it. */
+  read_by: z.string(),
+  /** Its value. */
+  value: z.string(),
+}));
+export type GatewayVariable = z.output<typeof GatewayVariable>;
+export type GatewayVariableInput = z.input<typeof GatewayVariable>;
+
 /** A condensation of a conversation the engine holds (`condense`): the engine keeps the condensed conversation, so its messages do not cross the boundary; the host asks for its text when it writes a file (`heldText`). The fields are a `CondensationResult`'s but the messages. */
 export const HeldCondensation = z.deferred(() => z.object({
   /** US dollars spent. */

@@ -68,6 +68,8 @@ export async function gatewayScenario(ctx) {
     // At the threshold: the condensation comes late in the run, and the summary (native) goes in
     // at the next request (under cache-aware it would wait for a free moment).
     "contextCondenser.gateway.policy": "threshold",
+    // New integrated terminals get ANTHROPIC_BASE_URL while the gateway runs (below).
+    "contextCondenser.gateway.terminals": true,
   };
   const w = await ctx.startWorkbench(ctx, { name: "gateway", settings, workspace: WORKSPACE }).catch(async (e) => {
     await llm2.stop();
@@ -200,9 +202,43 @@ export async function gatewayScenario(ctx) {
       step("the session's next request carries the summary"));
     await shot("view-native");
 
+    // A new integrated terminal, with the gateway running and terminals on: the real `claude -p`
+    // typed there, with no base URL of its own (only its key, its home and the fixture's script
+    // on the command line), goes through the gateway.
+    const ws3 = workspace(scratch, "e2e-gateway-terminal", { lines: 510, lineWords: (i) => (i <= 500 ? 16 : 0) });
+    const typed = path.join(ws3.root, "terminal.txt");
+    const proxies = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"].flatMap((n) => [`${n}=${deadProxy}`, `${n.toLowerCase()}=${deadProxy}`]).join(" ");
+    const terminal = async (command) => {
+      await w.run("Terminal: Create New Terminal");
+      await page.locator(".terminal-wrapper.active .xterm").first().waitFor({ timeout: 30_000 });
+      await page.waitForTimeout(2000); // The shell's prompt.
+      await page.keyboard.type(command);
+      await page.keyboard.press("Enter");
+    };
+    const sessionsBefore = await view.locator("[data-testid=gateway-session]").count();
+    const beforeTerminal = (await sessionRequests(llm2)).length;
+    await terminal(
+      `cd ${ws3.ws} && echo "base=$ANTHROPIC_BASE_URL" > ${typed} && HOME=${ws3.home} ${proxies} NO_PROXY=127.0.0.1,localhost ` +
+        `ANTHROPIC_API_KEY=${ctx.RIGHT_KEY} ANTHROPIC_CUSTOM_HEADERS='x-fixture-script: ${SCRIPT}' DISABLE_AUTOUPDATER=1 ` +
+        `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ` +
+        `${path.join(bin, "claude")} -p 'Read the file ${ws3.file} and tell me its marker.' --model ${MODEL} --allowedTools Read Bash >> ${typed} 2>&1; echo "exit=$?" >> ${typed}`,
+    );
+    const read = () => (fs.existsSync(typed) ? fs.readFileSync(typed, "utf8") : "");
+    check(await until(async () => /exit=\d+/.test(read()), 180_000), step("claude -p typed in a new terminal ends"));
+    await shot("terminal");
+    check(read().includes(`base=http://127.0.0.1:${port}/anthropic\n`), step(`the new terminal has ANTHROPIC_BASE_URL of the gateway (${read().split("\n")[0]})`));
+    check(/exit=0/.test(read()) && read().includes(`Markers seen: ${ws3.marker}`), step(`and claude -p there answers through it (${read().split("\n").slice(-3).join(" | ")})`));
+    check((await sessionRequests(llm2)).length > beforeTerminal, step("its requests reached the upstream through the gateway"));
+    check(await until(async () => (await view.locator("[data-testid=gateway-session]").count()) > sessionsBefore, 30_000),
+      step("the Gateway view shows the terminal's session"));
+
     // Stop closes the port; started again, a reload of the window closes it too.
     await view.locator("[data-testid=gateway-stop]").click();
     check(await until(async () => !(await connects(port)), 15_000), step("Stop Gateway closes the port"));
+    const after = path.join(ws3.root, "after-stop.txt");
+    await terminal(`echo "base=\${ANTHROPIC_BASE_URL:-unset}" > ${after}`);
+    check(await until(async () => fs.existsSync(after), 60_000) && fs.readFileSync(after, "utf8") === "base=unset\n",
+      step(`after Stop Gateway a new terminal has no ANTHROPIC_BASE_URL (${fs.existsSync(after) ? fs.readFileSync(after, "utf8").trim() : "no file"})`));
     await w.run("Context Condenser: Start Gateway");
     check(await until(() => connects(port), 30_000), step("Start Gateway (the command) opens it again"));
     await w.run("Developer: Reload Window");

@@ -210,6 +210,17 @@ pub struct GatewaySetup {
     pub lines: String,
 }
 
+/// A variable of the environment of the terminals a host opens while the gateway runs.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayVariable {
+    /// Its name (`ANTHROPIC_BASE_URL`).
+    pub name: String,
+    /// Its value.
+    pub value: String,
+    /// The agents that read it.
+    pub read_by: String,
+}
+
 /// A condensation undone.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct GatewayUndone {

@@ -109,6 +109,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         gateway::GatewayAnswer,
         gateway::GatewayAnswerHead,
         gateway::GatewaySetup,
+        gateway::GatewayVariable,
         gateway::GatewayUndone,
         gateway::GatewaySummary,
         gateway::GatewayRetry,

@@ -29,6 +29,7 @@ import type {
   GatewayStarted,
   GatewaySummary,
   GatewayUndone,
+  GatewayVariable,
   HeldCondensation,
   HeldCount,
   HeldKindInput,
@@ -304,4 +305,9 @@ export interface Gateway {
    * How to point each client at a gateway at `base` (`http://127.0.0.1:4141`).
    */
   setup(base: string): GatewaySetup[];
+  /**
+   * The variables that send the agents started in a terminal through a gateway at `base`,
+   * for the terminals the host opens while the gateway runs.
+   */
+  terminalVariables(base: string): GatewayVariable[];
 }

@@ -24,6 +24,7 @@ use condense_protocol::calls::LlmTarget;
 use condense_protocol::gateway::{
     GatewayAnswer, GatewayAnswerHead, GatewayForward, GatewayHead, GatewayRecallOp, GatewayRequest,
     GatewayRetry, GatewayRouted, GatewaySetup, GatewayStarted, GatewaySummary, GatewayUndone,
+    GatewayVariable,
 };
 use wasm_bindgen::prelude::*;
 
@@ -39,6 +40,7 @@ crate::surface::data!(
     GatewayAnswer,
     GatewayAnswerHead,
     GatewaySetup,
+    GatewayVariable,
     GatewayUndone,
     GatewaySummary,
     GatewayRetry,
@@ -120,6 +122,10 @@ engine_api! {
 
     /// How to point each client at a gateway at `base` (`http://127.0.0.1:4141`).
     sync fn setup = setup(base: String) -> Vec<GatewaySetup>;
+
+    /// The variables that send the agents started in a terminal through a gateway at `base`,
+    /// for the terminals the host opens while the gateway runs.
+    sync fn terminalVariables = terminal_variables(base: String) -> Vec<GatewayVariable>;
 }
 
 fn started(gw: &Rc<Running>) -> Result<GatewayStarted, JsValue> {
@@ -390,6 +396,13 @@ fn save(gw: &Rc<Running>) -> Result<String, JsValue> {
         g.host.save_to(&mut out).map_err(|e| error(ErrorKind::Internal, &e.to_string()))?;
         String::from_utf8(out).map_err(|e| error(ErrorKind::Internal, &e.to_string()))
     })
+}
+
+fn terminal_variables(_gw: &Rc<Running>, base: String) -> Result<Vec<GatewayVariable>, JsValue> {
+    Ok(condense_core::gateway::terminal_variables(&base)
+        .into_iter()
+        .map(|v| GatewayVariable { name: v.name.into(), value: v.value, read_by: v.read_by.into() })
+        .collect())
 }
 
 fn setup(gw: &Rc<Running>, base: String) -> Result<Vec<GatewaySetup>, JsValue> {

@@ -6,13 +6,27 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { moneySaved, usd, type GatewayReport, type GatewaySetup, type LlmTarget } from "@context-condenser/protocol";
+import { moneySaved, usd, type GatewayReport, type GatewaySetup, type GatewayVariable, type LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
 import { configuration } from "../settings/config";
+import { SECTION } from "../settings/settings";
 import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
 import * as notify from "../host/notify";
 
 export const DEFAULT_PORT = 4141;
+/** The `contextCondenser.gateway.*` settings (package.json contributes each; a test checks). */
+export const GATEWAY_SETTINGS = [
+  "enabled",
+  "port",
+  "terminals",
+  "observe",
+  "provider",
+  "threshold",
+  "policy",
+  "windows",
+  "anthropicUpstream",
+  "openaiUpstream",
+] as const;
 /** How often the status bar reads the figures while the gateway runs. */
 const STATUS_EVERY_MS = 2_000;
 
@@ -32,6 +46,22 @@ export function gatewayOptions(): GatewayOptions & { enabled: boolean } {
     anthropicUpstream: String(get("gateway.anthropicUpstream") ?? "https://api.anthropic.com"),
     openaiUpstream: String(get("gateway.openaiUpstream") ?? "https://api.openai.com"),
   };
+}
+
+/** Whether new terminals get the gateway's variables while it runs (`gateway.terminals`). */
+const terminalsOn = (): boolean => configuration().get("gateway.terminals") === true;
+
+/** The memento key under which Start Gateway remembers it offered to set up the terminals. */
+const TERMINALS_OFFERED = "contextCondenser.gateway.terminalsOffered";
+
+/** Where the variables of new terminals go: the extension's environment variable collection
+ *  (`ExtensionContext.environmentVariableCollection`), and where the offer is remembered. */
+export interface TerminalHost {
+  readonly collection: Pick<vscode.GlobalEnvironmentVariableCollection, "replace" | "clear"> & {
+    description: string | vscode.MarkdownString | undefined;
+    persistent: boolean;
+  };
+  readonly memento: Pick<vscode.Memento, "get" | "update">;
 }
 
 /** Writes `text` to `file` whole or not at all, readable by the user alone. */
@@ -80,7 +110,11 @@ export class GatewayController implements vscode.Disposable {
     private readonly summaryModel: () => Promise<LlmTarget>,
     private readonly storageDir: string,
     private readonly log: vscode.LogOutputChannel,
+    private readonly terminals?: TerminalHost,
   ) {
+    // Never kept across a restart: a gateway not started again must not leave terminals
+    // pointing at a closed port.
+    if (terminals) terminals.collection.persistent = false;
     this.status = vscode.window.createStatusBarItem("contextCondenser.gateway", vscode.StatusBarAlignment.Right, 99);
     this.status.name = "Context Condenser Gateway";
     this.status.command = "contextCondenser.copyGatewaySetup";
@@ -152,7 +186,9 @@ export class GatewayController implements vscode.Disposable {
       this.log.info(`gateway: listening on http://127.0.0.1:${started.port} (${options.observe ? "observe mode" : options.provider})`);
       this.timer = setInterval(() => this.refresh(), STATUS_EVERY_MS);
       this.refresh();
+      this.applyTerminals();
       this.changedEmitter.fire();
+      void this.offerTerminals();
       return true;
     } catch (e) {
       server.free();
@@ -180,8 +216,52 @@ export class GatewayController implements vscode.Disposable {
       server.free();
       this.log.info("gateway: stopped");
     }
+    this.applyTerminals();
     this.status.hide();
     this.changedEmitter.fire();
+  }
+
+  /**
+   * Gives new integrated terminals the gateway's variables (the core's list: who reads each is
+   * in the description VS Code shows on the terminal) while it runs and `gateway.terminals` is
+   * on; takes them out otherwise, and VS Code marks the terminals opened before as needing a
+   * relaunch.
+   */
+  applyTerminals(): void {
+    const collection = this.terminals?.collection;
+    if (!collection) return;
+    collection.clear();
+    const running = this.running;
+    if (!running || !terminalsOn()) {
+      collection.description = undefined;
+      return;
+    }
+    const base = `http://127.0.0.1:${running.port}`;
+    let variables: GatewayVariable[];
+    try {
+      variables = running.gateway.terminalVariables(base);
+    } catch (e) {
+      this.log.warn(`gateway: the terminals' variables cannot be read: ${(e as Error).message}`);
+      return;
+    }
+    for (const v of variables) collection.replace(v.name, v.value);
+    collection.description = `Context Condenser's gateway at ${base}: ${variables.map((v) => `${v.name} for ${v.read_by}`).join("; ")}`;
+    this.log.info(`gateway: new terminals get ${variables.map((v) => v.name).join(", ")}`);
+  }
+
+  /** Once, after the gateway first started: offers to set up the terminals (off until the
+   *  person says yes). */
+  private async offerTerminals(): Promise<void> {
+    const memento = this.terminals?.memento;
+    if (!memento || terminalsOn() || memento.get<boolean>(TERMINALS_OFFERED)) return;
+    await memento.update(TERMINALS_OFFERED, true);
+    const yes = "Set Up Terminals";
+    const pick = await notify.info(
+      "Context Condenser Gateway is running. Send Claude Code started in VS Code's new terminals through it, with no setup of its own?",
+      yes,
+      "Not Now",
+    );
+    if (pick === yes) await vscode.workspace.getConfiguration(SECTION).update("gateway.terminals", true, vscode.ConfigurationTarget.Global);
   }
 
   /** Shows the gateway's state and the live sessions' saving. */

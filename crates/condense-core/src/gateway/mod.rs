@@ -64,7 +64,7 @@ pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};
 pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
-pub use setup::{SetupClient, claude_read_rule, setup_text};
+pub use setup::{SetupClient, TerminalVariable, claude_read_rule, setup_text, terminal_variables};
 pub use state::{STATE_VERSION, SetAside, StateError};
 pub use stats::{
     CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,

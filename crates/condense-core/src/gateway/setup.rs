@@ -153,6 +153,33 @@ fn with_header(text: String, token: bool, header: &str) -> String {
     }
 }
 
+/// A variable a host puts in the environment of the terminals it opens while the gateway runs,
+/// so that an agent started there sends its requests through the gateway with no setup of its
+/// own; and who reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalVariable {
+    /// Its name.
+    pub name: &'static str,
+    /// Its value, for a gateway at `base`.
+    pub value: String,
+    /// The agents that read it, as their users know them.
+    pub read_by: &'static str,
+}
+
+/// The variables that send the agents started in a terminal through a gateway at `base`:
+/// `ANTHROPIC_BASE_URL`, which Claude Code (signed in with an API key or a subscription: its
+/// credentials pass through) and Anthropic's SDKs read. Not `OPENAI_BASE_URL`: Codex's built-in
+/// provider reads it whatever the sign-in, and a Codex signed in with ChatGPT would then send its
+/// ChatGPT token to the gateway's OpenAI upstream, which refuses it; OpenAI clients keep their
+/// setup lines until the gateway serves the ChatGPT backend.
+pub fn terminal_variables(base: &str) -> Vec<TerminalVariable> {
+    vec![TerminalVariable {
+        name: "ANTHROPIC_BASE_URL",
+        value: format!("{base}/anthropic"),
+        read_by: "Claude Code and Anthropic SDK clients",
+    }]
+}
+
 /// Every client's setup, as the start banner prints it (`recall`: see [`SetupClient::lines`]).
 pub fn setup_text(base: &str, token: bool, recall: Option<&str>) -> String {
     let mut text = String::from(
@@ -201,6 +228,18 @@ mod tests {
             assert!(!client.lines(base, false, None).contains(TOKEN_HEADER), "{client:?}");
             assert!(client.lines(base, true, None).contains(TOKEN_HEADER), "{client:?}");
         }
+        let variables = terminal_variables(base);
+        let anthropic = variables.iter().find(|v| v.name == "ANTHROPIC_BASE_URL").expect("Claude Code's");
+        // The terminal's variable is the one the setup line gives Claude Code.
+        assert!(
+            SetupClient::ClaudeCode
+                .lines(base, false, None)
+                .starts_with(&format!("ANTHROPIC_BASE_URL={} ", anthropic.value))
+        );
+        assert!(
+            variables.iter().all(|v| v.name != "OPENAI_BASE_URL"),
+            "a ChatGPT sign-in of Codex would break"
+        );
         let all = setup_text(base, false, None);
         assert!(all.contains("Claude Code (the shell that starts claude):\n  ANTHROPIC_BASE_URL="));
     }
