@@ -207,6 +207,9 @@ export async function gatewayScenario(ctx) {
     // on the command line), goes through the gateway.
     const ws3 = workspace(scratch, "e2e-gateway-terminal", { lines: 510, lineWords: (i) => (i <= 500 ? 16 : 0) });
     const typed = path.join(ws3.root, "terminal.txt");
+    // The key from a file: a command typed in a terminal lands in the shell's history.
+    const keyFile = path.join(ws3.root, "key");
+    fs.writeFileSync(keyFile, ctx.RIGHT_KEY, { mode: 0o600 });
     const proxies = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"].flatMap((n) => [`${n}=${deadProxy}`, `${n.toLowerCase()}=${deadProxy}`]).join(" ");
     const terminal = async (command) => {
       await w.run("Terminal: Create New Terminal");
@@ -219,7 +222,7 @@ export async function gatewayScenario(ctx) {
     const beforeTerminal = (await sessionRequests(llm2)).length;
     await terminal(
       `cd ${ws3.ws} && echo "base=$ANTHROPIC_BASE_URL" > ${typed} && HOME=${ws3.home} ${proxies} NO_PROXY=127.0.0.1,localhost ` +
-        `ANTHROPIC_API_KEY=${ctx.RIGHT_KEY} ANTHROPIC_CUSTOM_HEADERS='x-fixture-script: ${SCRIPT}' DISABLE_AUTOUPDATER=1 ` +
+        `ANTHROPIC_API_KEY="$(cat ${keyFile})" ANTHROPIC_CUSTOM_HEADERS='x-fixture-script: ${SCRIPT}' DISABLE_AUTOUPDATER=1 ` +
         `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ` +
         `${path.join(bin, "claude")} -p 'Read the file ${ws3.file} and tell me its marker.' --model ${MODEL} --allowedTools Read Bash >> ${typed} 2>&1; echo "exit=$?" >> ${typed}`,
     );
