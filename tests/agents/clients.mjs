@@ -207,6 +207,46 @@ export async function runCline({ bin, deadProxy, w, baseUrl, key, model, prompt 
   return { result, answer: final ? `${final.finishReason}: ${final.text}` : "" };
 }
 
+/** Qwen Code (`qwen`, one-shot with a positional prompt, OpenAI Chat Completions) with
+ *  OPENAI_BASE_URL `baseUrl` (ending in /v1), OPENAI_API_KEY and OPENAI_MODEL, tools approved
+ *  (`--yolo`), its telemetry off. */
+export async function runQwen({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+  const settings = path.join(w.home, ".qwen");
+  mkdirSync(settings, { recursive: true });
+  writeFileSync(path.join(settings, "settings.json"), JSON.stringify({ telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false }, general: { disableAutoUpdate: true, disableUpdateNag: true } }));
+  const env = offlineEnv(deadProxy, w.home, {
+    OPENAI_BASE_URL: baseUrl,
+    OPENAI_API_KEY: key,
+    OPENAI_MODEL: model,
+    QWEN_CODE_SUPPRESS_YOLO_WARNING: "1",
+  });
+  const result = await run(path.join(bin, "qwen"), ["--yolo", "-m", model, prompt], { env, cwd: w.ws });
+  return { result, answer: result.stdout };
+}
+
+/** OpenCode (`opencode run`, OpenAI Chat Completions through its openai-compatible provider),
+ *  configured by an `opencode.json` in the workspace as the gateway's setup lines say (a provider
+ *  `condense` at `baseUrl`, ending in /v1, its key from OPENAI_API_KEY), with no auto-update and
+ *  no sharing. */
+export async function runOpenCode({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+  writeFileSync(
+    path.join(w.ws, "opencode.json"),
+    JSON.stringify({
+      $schema: "https://opencode.ai/config.json",
+      provider: {
+        condense: { npm: "@ai-sdk/openai-compatible", name: "Context Condenser", options: { baseURL: baseUrl, apiKey: "{env:OPENAI_API_KEY}" }, models: { [model]: {} } },
+      },
+      model: `condense/${model}`,
+      small_model: `condense/${model}`,
+      autoupdate: false,
+      share: "disabled",
+    }),
+  );
+  const env = offlineEnv(deadProxy, w.home, { OPENAI_API_KEY: key, OPENCODE_DISABLE_AUTOUPDATE: "1" });
+  const result = await run(path.join(bin, "opencode"), ["run", prompt], { env, cwd: w.ws });
+  return { result, answer: result.stdout };
+}
+
 /**
  * Starts `condense gateway` with `args` (after `--listen 127.0.0.1:0`) and resolves once it
  * printed `listening on http://ADDR`. `stop()` ends it with SIGTERM (it writes its state then)

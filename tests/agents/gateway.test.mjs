@@ -1,6 +1,8 @@
 // The real agent CLIs through `condense gateway` (issue 27), fully offline: Claude Code
 // (Anthropic Messages, ANTHROPIC_BASE_URL=<gw>/anthropic), Codex (OpenAI Responses, provider
-// base_url=<gw>/openai/v1) and Cline (OpenAI Chat Completions, -b <gw>/openai/v1) each run a
+// base_url=<gw>/openai/v1), Cline (OpenAI Chat Completions, -b <gw>/openai/v1), Qwen Code
+// (OpenAI Chat Completions, OPENAI_BASE_URL=<gw>/openai/v1) and OpenCode (OpenAI Chat
+// Completions, an openai-compatible provider with baseURL <gw>/openai/v1) each run a
 // scripted task of several tool rounds against the fixture server's scripted agent
 // (tests/servers/fixture_llm.py), with the gateway in between, given a window small enough that
 // the session crosses the default 80% threshold after its first tool rounds.
@@ -39,7 +41,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { startFixtureLlm } from "../js/servers.mjs";
-import { agentsBin, condenseBin, closedPort, workspace, runClaude, runCodex, runCline, startGateway, explain } from "./clients.mjs";
+import { agentsBin, condenseBin, closedPort, workspace, runClaude, runCodex, runCline, runQwen, runOpenCode, startGateway, explain } from "./clients.mjs";
 import { GATEWAY_MARKER, rawArray, markerItems, checkExtends, checkTaskEverywhere, totalsOf, statField, observing, filesUnder } from "./requests.mjs";
 
 const ROUNDS = 6;
@@ -56,8 +58,13 @@ const FILE_LINES = 510; // slice 1 (lines 501-1000) holds 10 light lines, slice 
 //   Claude Code            10.9 K            38.4 K                 11.1 K – 11.6 K
 //   Codex                   7.9 K            13.0 K                  8.1 K –  8.7 K
 //   Cline                   4.5 K             8.6 K                  4.7 K –  5.3 K
+//   Qwen Code              ~19 K             ~29 K                 ~19.5 K – 20.5 K
+//   OpenCode               ~8 K              ~33 K                  ~8.5 K –  9.5 K
+// (Qwen Code and OpenCode estimated from their observe runs' totals and bytes: 191.9 K tokens
+// over 7 requests of 76–105 KB, and 208.6 K over 7 of 31–88 KB besides OpenCode's title request.)
 // (The heavy read is 27 K tokens in Claude Code; Codex truncates a command's output to ~5 K
-// tokens and Cline its file reads to ~4 K, so theirs are smaller.) The window puts 80% of it
+// tokens and Cline its file reads to ~4 K, so theirs are smaller; Qwen Code keeps ~25 KB of it,
+// OpenCode all 54 KB.) The window puts 80% of it
 // between the two: the request after the heavy read crosses it (and the next is condensed), and
 // every request after the condensation stays under it — else the gateway would condense again,
 // the scripted agent would see fewer results still, and re-read. Margins: Claude Code 14 K / 12 K,
@@ -66,6 +73,8 @@ const WINDOWS = {
   claude: 30_000, // 80% = 24 000
   codex: 14_000, // 80% = 11 200
   cline: 9_000, // 80% = 7 200
+  qwen: 30_000, // 80% = 24 000
+  opencode: 25_000, // 80% = 20 000
 };
 
 let agents;
@@ -93,11 +102,11 @@ const isSummaryAsk = (r) => !r.body?.tools && JSON.stringify(r.body ?? {}).inclu
 /** The requests of the session the fixture received, in order: path `wirePath`, model MODEL,
  *  the gateway's summary requests left out; each with its raw body and the raw elements of its
  *  message array. */
-async function sessionRequests(llm, wirePath, key) {
+async function sessionRequests(llm, wirePath, key, isTurn = () => true) {
   const all = await llm.requests();
   const out = [];
   for (const [index, r] of all.entries()) {
-    if (r.path !== wirePath || r.body?.model !== MODEL || isSummaryAsk(r)) continue;
+    if (r.path !== wirePath || r.body?.model !== MODEL || isSummaryAsk(r) || !isTurn(r)) continue;
     const raw = Buffer.from(await (await fetch(`${llm.origin}/requests/${index}/raw`)).arrayBuffer()).toString("utf8");
     const items = rawArray(raw, key);
     assert.ok(items, `request ${index} has a \`${key}\` array`);
@@ -114,6 +123,18 @@ const CLIENTS = {
   claude: { title: "Claude Code (claude -p, Anthropic Messages)", run: runClaude, base: (gw) => `${gw}/anthropic`, wirePath: "/v1/messages", key: "messages", exact: false },
   codex: { title: "Codex (codex exec, OpenAI Responses)", run: runCodex, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/responses", key: "input", exact: true },
   cline: { title: "Cline (cline --json, OpenAI Chat Completions)", run: runCline, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/chat/completions", key: "messages", exact: false },
+  qwen: { title: "Qwen Code (qwen --yolo, OpenAI Chat Completions)", run: runQwen, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/chat/completions", key: "messages", exact: false },
+  // OpenCode first asks the same model for the session's title (no tools, a conversation of its
+  // own, which the gateway keeps as a session of its own): its turns are the requests with tools.
+  opencode: {
+    title: "OpenCode (opencode run, OpenAI Chat Completions)",
+    run: runOpenCode,
+    base: (gw) => `${gw}/openai/v1`,
+    wirePath: "/v1/chat/completions",
+    key: "messages",
+    exact: false,
+    isTurn: (r) => Array.isArray(r.body?.tools) && r.body.tools.length > 0,
+  },
 };
 
 /** Runs `name`'s client through a fresh gateway (observe mode or not, with more flags) and fixture server. */
@@ -141,7 +162,7 @@ async function session(name, { observe, flags = [], tag = observe ? "-observe" :
     ]);
     const { result, answer } = await c.run({ bin: agents, deadProxy, w, baseUrl: c.base(gw.origin), key: KEY, model: MODEL, prompt });
     const stats = await gw.stats();
-    const { all, turns } = await sessionRequests(llm, c.wirePath, c.key);
+    const { all, turns } = await sessionRequests(llm, c.wirePath, c.key, c.isTurn);
     const output = await gw.stop();
     if (process.env.CONDENSE_GATEWAY_DUMP) {
       // Debugging: every forwarded request of the session, as the upstream received it.

@@ -441,7 +441,7 @@ PATH_RE = re.compile(r"(?<![\w/:.])(/[^\s'\"`<>()\[\]{},;|]+)")
 
 # The tools the scripted agent looks for, by name, in the order it prefers them.
 READ_TOOLS = ("Read", "read_files", "read_file", "view_file", "read")
-SHELL_TOOLS = ("Bash", "shell", "shell_command", "exec_command", "run_commands",
+SHELL_TOOLS = ("Bash", "shell", "shell_command", "exec_command", "run_commands", "run_shell_command",
                "execute_command", "run_command", "bash", "local_shell")
 
 

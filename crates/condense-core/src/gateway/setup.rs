@@ -21,6 +21,10 @@ pub enum SetupClient {
     Roo,
     /// Continue, a model in `config.yaml`.
     Continue,
+    /// Qwen Code (`qwen`), through `OPENAI_BASE_URL`.
+    QwenCode,
+    /// OpenCode (`opencode`), a provider in `opencode.json`.
+    OpenCode,
     /// Any OpenAI client: its base URL.
     OpenAi,
     /// Any Anthropic client: its base URL.
@@ -29,12 +33,14 @@ pub enum SetupClient {
 
 impl SetupClient {
     /// Every client, in the order the banner and the quick pick show them.
-    pub const ALL: [SetupClient; 7] = [
+    pub const ALL: [SetupClient; 9] = [
         SetupClient::ClaudeCode,
         SetupClient::Codex,
         SetupClient::Cline,
         SetupClient::Roo,
         SetupClient::Continue,
+        SetupClient::QwenCode,
+        SetupClient::OpenCode,
         SetupClient::OpenAi,
         SetupClient::Anthropic,
     ];
@@ -47,6 +53,8 @@ impl SetupClient {
             SetupClient::Cline => "cline",
             SetupClient::Roo => "roo",
             SetupClient::Continue => "continue",
+            SetupClient::QwenCode => "qwen-code",
+            SetupClient::OpenCode => "opencode",
             SetupClient::OpenAi => "openai",
             SetupClient::Anthropic => "anthropic",
         }
@@ -65,6 +73,8 @@ impl SetupClient {
             SetupClient::Cline => "Cline",
             SetupClient::Roo => "Roo Code",
             SetupClient::Continue => "Continue",
+            SetupClient::QwenCode => "Qwen Code",
+            SetupClient::OpenCode => "OpenCode",
             SetupClient::OpenAi => "Other OpenAI clients",
             SetupClient::Anthropic => "Other Anthropic clients",
         }
@@ -77,6 +87,8 @@ impl SetupClient {
             SetupClient::Codex => "~/.codex/config.toml",
             SetupClient::Cline | SetupClient::Roo => "the extension's API provider settings",
             SetupClient::Continue => "~/.continue/config.yaml",
+            SetupClient::QwenCode => "the shell that starts qwen",
+            SetupClient::OpenCode => "opencode.json, in the project or ~/.config/opencode",
             SetupClient::OpenAi | SetupClient::Anthropic => "the client's base URL setting",
         }
     }
@@ -130,6 +142,22 @@ impl SetupClient {
                     ));
                 }
                 text
+            }
+            SetupClient::QwenCode => with_header(
+                format!("OPENAI_BASE_URL={base}/openai/v1 OPENAI_API_KEY=<key> OPENAI_MODEL=<model> qwen"),
+                token,
+                &header,
+            ),
+            SetupClient::OpenCode => {
+                let headers = match token {
+                    true => format!(", \"headers\": {{ \"{TOKEN_HEADER}\": \"<token>\" }}"),
+                    false => String::new(),
+                };
+                format!(
+                    "\"provider\": {{\n  \"condense\": {{\n    \"npm\": \"@ai-sdk/openai-compatible\",\n    \"name\": \"Context Condenser\",\n    \
+                     \"options\": {{ \"baseURL\": \"{base}/openai/v1\", \"apiKey\": \"{{env:OPENAI_API_KEY}}\"{headers} }},\n    \
+                     \"models\": {{ \"<model>\": {{}} }}\n  }}\n}},\n\"model\": \"condense/<model>\""
+                )
             }
             SetupClient::OpenAi => with_header(format!("OPENAI_BASE_URL={base}/openai/v1"), token, &header),
             SetupClient::Anthropic => {
@@ -223,6 +251,18 @@ mod tests {
                 .lines(base, false, None)
                 .contains("apiBase: http://127.0.0.1:4141/openai/v1")
         );
+        assert!(
+            SetupClient::QwenCode
+                .lines(base, false, None)
+                .starts_with("OPENAI_BASE_URL=http://127.0.0.1:4141/openai/v1 ")
+        );
+        // OpenCode's lines are the members of its config object, as tests/agents writes them.
+        let opencode = format!("{{{}}}", SetupClient::OpenCode.lines(base, true, None));
+        let config: serde_json::Value =
+            serde_json::from_str(&opencode).expect("OpenCode's lines are JSON members");
+        assert_eq!(config["provider"]["condense"]["options"]["baseURL"], "http://127.0.0.1:4141/openai/v1");
+        assert_eq!(config["provider"]["condense"]["options"]["headers"][TOKEN_HEADER], "<token>");
+        assert_eq!(config["model"], "condense/<model>");
         for client in SetupClient::ALL {
             assert_eq!(SetupClient::from_id(client.id()), Some(client));
             assert!(!client.lines(base, false, None).contains(TOKEN_HEADER), "{client:?}");
