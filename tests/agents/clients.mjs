@@ -130,10 +130,13 @@ export function explain(result) {
 /** Claude Code (`claude -p`, Anthropic Messages) at `baseUrl` (ANTHROPIC_BASE_URL). Resolves with
  *  the run and the final answer's text (its stdout). `allowedTools`: the `--allowedTools` rules
  *  (Read and Bash by default; an empty list runs it in its default permission mode). */
-export async function runClaude({ bin, deadProxy, w, baseUrl, key, model, prompt, allowedTools = ["Read", "Bash"] }) {
+export async function runClaude({ bin, deadProxy, w, baseUrl, key, model, prompt, allowedTools = ["Read", "Bash"], signIn = "api-key" }) {
+  // `signIn`: an API key (x-api-key), or a Claude subscription's OAuth token
+  // (CLAUDE_CODE_OAUTH_TOKEN: Authorization: Bearer, with the oauth beta).
+  const credential = signIn === "subscription" ? { CLAUDE_CODE_OAUTH_TOKEN: key } : { ANTHROPIC_API_KEY: key };
   const env = offlineEnv(deadProxy, w.home, {
     ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_API_KEY: key,
+    ...credential,
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_TELEMETRY: "1",

@@ -138,7 +138,7 @@ const CLIENTS = {
 };
 
 /** Runs `name`'s client through a fresh gateway (observe mode or not, with more flags) and fixture server. */
-async function session(name, { observe, flags = [], tag = observe ? "-observe" : "" }) {
+async function session(name, { observe, flags = [], tag = observe ? "-observe" : "", runWith = {} }) {
   const c = CLIENTS[name];
   const w = workspace(scratch, `gw-${name}${tag}`, { lines: FILE_LINES, lineWords: (i) => (i <= HEAVY_LINES ? 16 : 0) });
   const prompt = `Read the file ${w.file} and tell me its marker.`;
@@ -160,7 +160,7 @@ async function session(name, { observe, flags = [], tag = observe ? "-observe" :
       ...(observe ? ["--observe"] : []),
       ...flags,
     ]);
-    const { result, answer } = await c.run({ bin: agents, deadProxy, w, baseUrl: c.base(gw.origin), key: KEY, model: MODEL, prompt });
+    const { result, answer } = await c.run({ bin: agents, deadProxy, w, baseUrl: c.base(gw.origin), key: KEY, model: MODEL, prompt, ...runWith });
     const stats = await gw.stats();
     const { all, turns } = await sessionRequests(llm, c.wirePath, c.key, c.isTurn);
     const output = await gw.stop();
@@ -340,6 +340,42 @@ for (const name of Object.keys(CLIENTS)) {
 // the threshold goes out with the ledger at once, the summary is asked of the same upstream with
 // the client's own model and key in the background, and a later request carries it above the
 // ledger (the scripted model answers a summary request with a sectioned summary).
+// Claude Code signed in with a Claude subscription: an OAuth token sent as `Authorization: Bearer`
+// with the `oauth-2025-04-20` beta (the fixture, like Anthropic's API, takes it only with that
+// beta). The gateway passes the credential through as sent and condenses as for an API key.
+describe("Claude Code signed in with a Claude subscription (OAuth) through condense gateway", () => {
+  const c = CLIENTS.claude;
+  let s;
+  before(async () => {
+    s = await session("claude", { observe: false, tag: "-subscription", runWith: { signIn: "subscription" } });
+  });
+
+  test("the client exits 0 with the final answer naming the file's marker", (t) => {
+    describeRun(t, s);
+    assert.equal(s.result.code, 0, explain(s.result));
+    assert.match(s.answer, new RegExp(`Scripted agent done after ${ROUNDS} tool rounds.*Markers seen: ${s.w.marker}`), explain(s.result));
+  });
+
+  test("every forwarded request carries the sign-in as the client sent it, and no API key", () => {
+    for (const [i, r] of s.turns.entries()) {
+      assert.equal(r.headers.authorization, `Bearer ${KEY}`, `request ${i}: the OAuth token passed through`);
+      assert.match(r.headers["anthropic-beta"] ?? "", /(^|,)oauth-2025-04-20(,|$)/, `request ${i}: the oauth beta passed through`);
+      assert.equal(r.headers["x-api-key"], undefined, `request ${i} carries no x-api-key`);
+    }
+  });
+
+  test("condensed, then replayed byte for byte between condensations; the token in neither the state nor the output", (t) => {
+    const n = statField(s.stats, "condensations");
+    assert.ok(n >= 1, `/stats counts ${n} condensations`);
+    assert.ok(s.turns.some((r) => markerItems(r).length > 0), "a forwarded request carries the gateway's condensation");
+    const starts = checkExtends(s.turns, { exact: c.exact });
+    t.diagnostic(`stretches start at ${starts.join(", ")}`);
+    assert.ok(starts.length - 1 <= n, "every break is a condensation");
+    for (const f of filesUnder(s.stateDir)) assert.ok(!readFileSync(f).includes(KEY), `${f} holds the OAuth token`);
+    assert.ok(!s.output.stdout.includes(KEY) && !s.output.stderr.includes(KEY), "the gateway printed the OAuth token");
+  });
+});
+
 describe("Claude Code through condense gateway --provider native --summarize-with-upstream", () => {
   const c = CLIENTS.claude;
   let s;

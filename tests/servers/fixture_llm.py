@@ -997,6 +997,18 @@ class Handler(BaseHTTPRequestHandler):
         """Any non-empty key, or exactly the one given with --api-key."""
         return bool(key) and (Handler.api_key is None or key == Handler.api_key)
 
+    def anthropic_key(self):
+        """The caller's Anthropic credential: ``x-api-key``, else, as Anthropic takes a Claude
+        subscription's sign-in, an OAuth ``Authorization: Bearer`` token sent with the
+        ``oauth-2025-04-20`` beta."""
+        key = self.headers.get("x-api-key", "").strip()
+        if key:
+            return key
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and "oauth-2025-04-20" in self.headers.get("anthropic-beta", ""):
+            return auth[len("Bearer "):].strip()
+        return ""
+
     # ---- OpenAI --------------------------------------------------------
 
     def handle_openai(self, path, body):
@@ -1245,7 +1257,7 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(model, str) and model.startswith("hostile-"):
             self.hostile(model, self.headers.get("x-api-key", "").strip(), wire="anthropic")
             return
-        if not self.key_ok(self.headers.get("x-api-key", "").strip()):
+        if not self.key_ok(self.anthropic_key()):
             self.send_json(401, ANTHROPIC_AUTH_ERROR, headers)
             return
         if not self.headers.get("anthropic-version", "").strip():
