@@ -987,7 +987,7 @@ export type GatewayAnswerHeadInput = z.input<typeof GatewayAnswerHead>;
 export const GatewayCondensation = z.deferred(() => z.object({
   /** One past the last. */
   end: z.number().int().gte(0),
-  /** The condensation as the chat's rows show one (provider, before → after, its text as the summary); the gateway does not time it. */
+  /** The condensation as the chat's rows show one: the provider, the session's request as it would have been forwarded → as it was (the replaced messages' tokens → its message's when the session no longer has the condensation's note), its text as the summary; the gateway neither times nor prices it (zero). */
   record: CondensationRecord,
   /** First original message it replaces. */
   start: z.number().int().gte(0),
@@ -1156,6 +1156,8 @@ export const SessionStats = z.deferred(() => z.object({
   summary_note: z.string().nullable().optional(),
   /** Tokens the summary calls sent and received. */
   summary_tokens: z.number().int().gte(0).default(0),
+  /** The first line of the session's task (see `Request::task_line`), shown as the host renders untrusted text: what tells two sessions of one client apart. */
+  title: z.string().default(""),
   /** Tokens of the requests as the client sent them. */
   tokens_client: z.number().int().gte(0).default(0),
   /** Tokens of the requests as forwarded. */

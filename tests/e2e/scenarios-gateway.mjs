@@ -111,6 +111,9 @@ export async function gatewayScenario(ctx) {
 
     const session = view.locator("[data-testid=gateway-session]").first();
     check(await until(async () => (await session.count()) === 1 && /Claude Code/.test(await session.innerText()), 30_000), step("the view shows the Claude Code session"));
+    const title = session.locator("[data-testid=gateway-title]");
+    check(await until(async () => (await title.count()) === 1 && (await title.innerText()).startsWith("Read the file "), 15_000),
+      step(`the session's row names its task (${(await title.count()) ? await title.innerText() : "no title"})`));
     check(await until(async () => /^[1-9]\d* condensations?$/.test(await session.locator("[data-testid=gateway-condensations]").innerText()), 15_000),
       step("the session's row counts its condensation"));
     check(/[1-9][\d,]* tokens not sent/.test(await session.locator("[data-testid=gateway-saved]").innerText()), step("and the tokens not sent"));
@@ -128,6 +131,11 @@ export async function gatewayScenario(ctx) {
     await shot("view-money-light");
     await session.locator(".gw-session__head").click();
     check(await until(async () => (await view.locator("[data-testid=condensation-row]").count()) >= 1, 15_000), step("opened, it shows the condensation row"));
+    const row = view.locator("[data-testid=condensation-row]").first();
+    const rowText = await row.innerText();
+    check(/[\d,]+ → [\d,]+ tokens/.test(rowText) && !/\$0\.0000|\b0 ms\b/.test(rowText), step(`the row says what the request became, no zero cost or time (${rowText.split("\n").slice(0, 2).join(" | ")})`));
+    check(/^Messages \d+–\d+ \([\d,]+ tokens\) hidden; in their place (the ledger|a summary) of [\d,]+ tokens\.$/.test(await row.locator("[data-testid=condensation-detail]").innerText()),
+      step("and what was hidden"));
     await shot("view-light");
 
     // Undo: the next request goes out without the condensation.

@@ -25,10 +25,12 @@ interface Props {
   children?: ReactNode;
   /** Absent while the snapshot does not have the condensation yet. */
   onUndo?: (condenseId: string) => void;
+  /** A line under the figures: what was hidden, where the row alone does not say. */
+  detail?: string;
 }
 
 /** One condensation where it happened in the chat: its figures, its summary, its hidden messages. */
-export function CondensationRow({ record, summary, hiddenCount, children, onUndo }: Props) {
+export function CondensationRow({ record, summary, hiddenCount, children, onUndo, detail }: Props) {
   const saved = savedPercent(record.tokens_before, record.tokens_after);
   return (
     <section className="condensation" data-testid="condensation-row" aria-label={visible(`Condensation with ${record.provider_id}`)}>
@@ -56,8 +58,9 @@ export function CondensationRow({ record, summary, hiddenCount, children, onUndo
           {tokens(record.tokens_before)} → {tokens(record.tokens_after)} tokens ({saved >= 0 ? "−" : "+"}
           {Math.abs(saved)}%)
         </span>
-        <span>{dollars(record.cost)}</span>
-        <span>{duration(record.time_ms)}</span>
+        {/* Nothing spent and nothing timed (a gateway's row) say nothing. */}
+        {record.cost > 0 && <span data-testid="condensation-cost">{dollars(record.cost)}</span>}
+        {record.time_ms > 0 && <span data-testid="condensation-time">{duration(record.time_ms)}</span>}
         <span>{trigger(record.automatic, record.reason)}</span>
         {record.retention && <RetentionText retention={record.retention} />}
         {record.estimate && (
@@ -69,6 +72,11 @@ export function CondensationRow({ record, summary, hiddenCount, children, onUndo
           <span data-testid="cached-share">{cachedShare(record.cached_share)}</span>
         )}
       </p>
+      {detail && (
+        <p className="condensation__detail" data-testid="condensation-detail">
+          <Visible text={detail} />
+        </p>
+      )}
       {record.passes && record.passes.length > 0 && <Passes passes={record.passes} />}
       {record.summary_truncated && (
         <p className="condensation__flag" data-testid="summary-truncated" title="The condensing model stopped at its output limit: the summary is kept, but it is incomplete. Raise the profile's summary output budget.">

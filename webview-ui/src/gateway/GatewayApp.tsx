@@ -78,6 +78,11 @@ function SessionRow({
           <Visible text={stats.model} />
         </span>
         {stats.paused && <span className="gw-badge">paused</span>}
+        {stats.title && (
+          <span className="gw-session__title" data-testid="gateway-title" title={stats.title}>
+            <Visible text={stats.title} />
+          </span>
+        )}
       </button>
       <div className="meter" title={meterText}>
         <span className="meter__text">{meterText}</span>
@@ -150,7 +155,13 @@ function SessionRow({
           )}
           {condensations.length === 0 && <p className="gw-session__empty">No condensation yet: every request went out as the client sent it.</p>}
           {condensations.map((c) => (
-            <CondensationRow key={c.record.condense_id} record={c.record} summary={c.text} hiddenCount={0} />
+            <CondensationRow
+              key={c.record.condense_id}
+              record={c.record}
+              summary={c.text}
+              hiddenCount={0}
+              detail={`Messages ${c.start}–${c.end - 1} (${tokens(c.tokens_before)} tokens) hidden; in their place ${c.summary ? "a summary" : "the ledger"} of ${tokens(c.tokens_after)} tokens.`}
+            />
           ))}
         </div>
       )}

@@ -47,6 +47,28 @@ describe("CondensationRow", () => {
     expect(screen.getByTestId("cached-share").textContent).toBe("87% of the summary's input from the cache");
   });
 
+  it("says what the request became, and leaves out a cost and a time of zero (a gateway's row), with its detail", () => {
+    render(
+      <CondensationRow
+        record={record("g1", { provider_id: "smart", tokens_before: 172_004, tokens_after: 57_574, cost: 0, time_ms: 0 })}
+        summary={null}
+        hiddenCount={0}
+        detail="Messages 3–41 (114,540 tokens) hidden; in their place the ledger of 110 tokens."
+      />,
+    );
+    expect(screen.getByText(/172,004 → 57,574 tokens \(−67%\)/)).toBeTruthy();
+    expect(screen.queryByTestId("condensation-cost")).toBeNull();
+    expect(screen.queryByTestId("condensation-time")).toBeNull();
+    expect(screen.getByTestId("condensation-detail").textContent).toBe("Messages 3–41 (114,540 tokens) hidden; in their place the ledger of 110 tokens.");
+  });
+
+  it("shows what a condensation cost and how long it took when it spent or took any", () => {
+    row({ cost: 0.0042, time_ms: 1200 });
+    expect(screen.getByTestId("condensation-cost").textContent).toBe("$0.0042");
+    expect(screen.getByTestId("condensation-time").textContent).toBe("1.2 s");
+    expect(screen.queryByTestId("condensation-detail")).toBeNull();
+  });
+
   it("shows no policy figures for a condensation without them", () => {
     row({});
     expect(screen.queryByTestId("cost-estimate")).toBeNull();

@@ -33,8 +33,10 @@ pub struct GatewayCondensation {
     pub summary: bool,
     /// The text the upstream sees in its place (a summary if any, the ledger).
     pub text: String,
-    /// The condensation as the chat's rows show one (provider, before → after, its text as the
-    /// summary); the gateway does not time it.
+    /// The condensation as the chat's rows show one: the provider, the session's request as it
+    /// would have been forwarded → as it was (the replaced messages' tokens → its message's when
+    /// the session no longer has the condensation's note), its text as the summary; the gateway
+    /// neither times nor prices it (zero).
     pub record: CondensationRecord,
 }
 
@@ -164,13 +166,21 @@ impl Gateway {
                 let summary = text.contains(super::summaries::SUMMARY_HEADING);
                 // Why it ran, as the session's notes say (the latest note of its range).
                 let note = state.stats.condensation_notes.iter().rev().find(|n| (n.start..n.end) == f.range);
+                // What the request became: the client's request as it would have gone out, and
+                // as it went.
+                let (request_before, request_after) = note.map_or((tokens_before, tokens_after), |n| {
+                    (
+                        usize::try_from(n.tokens_before).unwrap_or(usize::MAX),
+                        usize::try_from(n.tokens_after).unwrap_or(usize::MAX),
+                    )
+                });
                 let record = CondensationRecord {
                     condense_id: format!("g{}", i + 1),
                     provider_id: if summary { "native".into() } else { provider.clone() },
                     reason: note.map_or(CondenseReason::Threshold, |n| n.reason),
                     automatic: true,
-                    tokens_before,
-                    tokens_after,
+                    tokens_before: request_before,
+                    tokens_after: request_after,
                     cost: 0.0,
                     time_ms: 0.0,
                     summary: Some(text.clone()),
@@ -212,6 +222,8 @@ pub fn client_of(user_agent: &str) -> String {
         ("cline", "Cline"),
         ("roo", "Roo Code"),
         ("continue", "Continue"),
+        ("qwen", "Qwen Code"),
+        ("opencode", "OpenCode"),
     ];
     if let Some((_, name)) = known.iter().find(|(needle, _)| ua.contains(needle)) {
         return (*name).to_owned();

@@ -358,6 +358,11 @@ impl Gateway {
         // A summary waiting for a free moment goes in once the session's cache has gone cold: the
         // request is written to the cache whole either way.
         let state = self.states.get_mut(&name).expect("made above");
+        if state.stats.title.is_empty()
+            && let Some(line) = request.task_line()
+        {
+            state.stats.title = super::http::shown(&line, super::dialect::TASK_CHARS);
+        }
         let cold = state.book.as_ref().is_some_and(|b| !b.warm(now));
         let mut rebuilt = false;
         if cold && state.ready.is_some() && !observe {

@@ -218,12 +218,76 @@ impl<'a> Request<'a> {
         let start = offset_in(self.body, text);
         start..start + text.len()
     }
+
+    /// The first line of the user's task: the first of the first user messages (among the first
+    /// [`TASK_SEARCH`]) that holds the user's own words once what the client wraps around them
+    /// is taken out (Claude Code's system reminders, Codex's environment context, Cline's
+    /// environment details), at most [`TASK_CHARS`] characters. What tells two sessions of one
+    /// client apart in the view.
+    pub fn task_line(&self) -> Option<String> {
+        if self.kind == ArrayKind::String {
+            // A Responses `input` string is the user's message itself.
+            let text: String = serde_json::from_str(self.messages.first()?.get()).ok()?;
+            return first_line(&crate::ledger::user_words(&text));
+        }
+        self.messages.iter().take(TASK_SEARCH).find_map(|raw| {
+            let message: Value = serde_json::from_str(raw.get()).ok()?;
+            if message.get("role").and_then(Value::as_str) != Some("user") {
+                return None;
+            }
+            let text = match message.get("content")? {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => return None,
+            };
+            first_line(&crate::ledger::user_words(&text))
+        })
+    }
+}
+
+/// How many of a request's first messages [`Request::task_line`] looks through.
+const TASK_SEARCH: usize = 8;
+/// The longest task line kept, in characters.
+pub(super) const TASK_CHARS: usize = 80;
+
+/// The first line of `text` that is not blank, trimmed, cut at [`TASK_CHARS`] with an ellipsis.
+fn first_line(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(match line.chars().count() > TASK_CHARS {
+        true => format!("{}…", line.chars().take(TASK_CHARS - 1).collect::<String>()),
+        false => line.to_owned(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::fixtures;
     use super::*;
+
+    #[test]
+    fn the_task_line_is_the_users_first_words_without_the_clients_wrappers() {
+        let claude = br#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>\nAs you answer, use the context.\n</system-reminder>"},{"type":"text","text":"Fix the failing parser test in src/parse.rs\nthen run it"}]}]}"#;
+        let request = Request::parse(Dialect::AnthropicMessages, claude).expect("parses");
+        assert_eq!(request.task_line().as_deref(), Some("Fix the failing parser test in src/parse.rs"));
+        // Codex: its instructions and environment come first, as user messages.
+        let codex = br#"{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n<cwd>/w</cwd>\n</environment_context>"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"Add a --json flag"}]}]}"#;
+        let request = Request::parse(Dialect::Responses, codex).expect("parses");
+        assert_eq!(request.task_line().as_deref(), Some("Add a --json flag"));
+        let long = format!(
+            r#"{{"model":"m","messages":[{{"role":"system","content":"s"}},{{"role":"user","content":"{}"}}]}}"#,
+            "word ".repeat(40)
+        );
+        let request = Request::parse(Dialect::ChatCompletions, long.as_bytes()).expect("parses");
+        let line = request.task_line().expect("a line");
+        assert_eq!(line.chars().count(), TASK_CHARS);
+        assert!(line.ends_with('…'));
+        let none = br#"{"model":"m","messages":[{"role":"assistant","content":"hi"}]}"#;
+        assert_eq!(Request::parse(Dialect::ChatCompletions, none).expect("parses").task_line(), None);
+    }
 
     #[test]
     fn the_dialect_comes_from_the_path() {

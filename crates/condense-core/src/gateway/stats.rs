@@ -79,6 +79,9 @@ pub struct SessionStats {
     pub model: String,
     /// The client, by its user agent (`Claude Code`, `Codex`, …), when the host said.
     pub client: String,
+    /// The first line of the session's task (see `Request::task_line`), shown as the host
+    /// renders untrusted text: what tells two sessions of one client apart.
+    pub title: String,
     /// Tokens of the latest request as the client sent it, and as forwarded.
     pub last_tokens_client: u64,
     pub last_tokens_forwarded: u64,
