@@ -131,6 +131,7 @@ export async function defaultsScenario(ctx) {
     // ---- Condense with…: the provider is the user's choice for one run -------------------------
     // The chat's button opens the quick pick of the enabled providers, the default first.
     const row = (text) => page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first();
+    await chat.locator("[data-testid=more-actions]").click();
     await chat.locator("[data-testid=condense-with]").click();
     check(await row("truncation").waitFor({ timeout: 20_000 }).then(() => true, () => false), step("the chat's Condense with… lists the providers"));
     const firstRow = await page.locator(".quick-input-list .monaco-list-row").first().innerText().catch(() => "");

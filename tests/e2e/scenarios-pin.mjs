@@ -76,6 +76,7 @@ export async function pinPreviewScenario(h) {
 
   // The chat's Preview button, then Apply: exactly what was shown, with no second request.
   await llm.clearRequests();
+  await chat.locator("[data-testid=more-actions]").click();
   await chat.locator("[data-testid=preview-button]").click();
   check(await until(async () => (await figures.count()) === 1, 60_000), step("the Preview button opens the preview"));
   const shownSummary = await chat.locator("[data-testid=preview-added]").innerText().catch(() => "");

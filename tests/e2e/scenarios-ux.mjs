@@ -235,6 +235,7 @@ export async function uxScenarios(ctx) {
         await until(async () => (await answers()) > before && (await chat.locator("[data-testid=stop]").count()) === 0, 60_000);
       }
       check((await answers()) === 4, step("a chat of four turns"));
+      await chat.locator("[data-testid=more-actions]").click();
       await chat.locator("[data-testid=manual-button]").click();
       await page.locator(".quick-input-list .monaco-list-row", { hasText: "Open in Editor" }).first().waitFor();
       await quickInput.fill("Open in Editor");

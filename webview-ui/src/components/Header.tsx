@@ -1,4 +1,4 @@
-import type { Ref } from "react";
+import { useEffect, useRef, useState, type KeyboardEvent, type Ref } from "react";
 import type { ContextStatus, ProfileOption } from "../protocol";
 import { compact, dollars } from "../format";
 import type { ChatCost, ChatHealth } from "../state";
@@ -63,45 +63,6 @@ export function Header(props: Props) {
             Condense
           </button>
           <button
-            type="button"
-            className="button button--secondary"
-            data-testid="condense-with"
-            disabled={!canCondense}
-            title="Condense this chat now with a provider you pick, for this run only"
-            onClick={props.onCondenseWith}
-          >
-            Condense with…
-          </button>
-          <button
-            type="button"
-            className="button button--secondary"
-            data-testid="preview-button"
-            disabled={!canCondense}
-            title="See what a condensation would hide and add, then apply or discard it"
-            onClick={props.onPreview}
-          >
-            Preview
-          </button>
-          <button
-            type="button"
-            className="button button--secondary"
-            data-testid="manual-button"
-            disabled={!canCondense}
-            title="Condense with any LLM you paste into: copy the summary request, paste the answer, preview and apply it"
-            onClick={props.onManual}
-          >
-            Manual…
-          </button>
-          <button
-            type="button"
-            className="button button--secondary"
-            data-testid="new-chat"
-            title="Start a new chat"
-            onClick={props.onNewChat}
-          >
-            New Chat
-          </button>
-          <button
             ref={props.chatsToggle}
             type="button"
             className="button button--secondary"
@@ -112,6 +73,32 @@ export function Header(props: Props) {
           >
             Chats
           </button>
+          <MoreActions
+            items={[
+              {
+                id: "condense-with",
+                label: "Condense with…",
+                title: "Condense this chat now with a provider you pick, for this run only",
+                disabled: !canCondense,
+                run: props.onCondenseWith,
+              },
+              {
+                id: "preview-button",
+                label: "Preview",
+                title: "See what a condensation would hide and add, then apply or discard it",
+                disabled: !canCondense,
+                run: props.onPreview,
+              },
+              {
+                id: "manual-button",
+                label: "Manual…",
+                title: "Condense with any LLM you paste into: copy the summary request, paste the answer, preview and apply it",
+                disabled: !canCondense,
+                run: props.onManual,
+              },
+              { id: "new-chat", label: "New Chat", title: "Start a new chat", disabled: false, run: props.onNewChat },
+            ]}
+          />
         </div>
       </div>
       <ContextMeter context={context} cost={props.cost} />
@@ -122,5 +109,90 @@ export function Header(props: Props) {
         </div>
       )}
     </header>
+  );
+}
+
+interface MenuItem {
+  id: string;
+  label: string;
+  title: string;
+  disabled: boolean;
+  run: () => void;
+}
+
+/** The less used actions behind one "More Actions" button, as VS Code's views keep theirs: a menu
+ *  that opens below it, moved through with the arrow keys, closed by Escape, a click outside or
+ *  a choice (the focus back on the button). */
+function MoreActions({ items }: { items: readonly MenuItem[] }) {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  const entries = () => Array.from(menu.current?.querySelectorAll<HTMLButtonElement>("[role=menuitem]:not(:disabled)") ?? []);
+  useEffect(() => {
+    if (!open) return;
+    entries()[0]?.focus();
+    const outside = (e: MouseEvent) => {
+      const target = e.target as Node;
+      if (!menu.current?.contains(target) && !button.current?.contains(target)) setOpen(false);
+    };
+    document.addEventListener("mousedown", outside);
+    return () => document.removeEventListener("mousedown", outside);
+  }, [open]);
+  const close = () => {
+    setOpen(false);
+    button.current?.focus();
+  };
+  const onKey = (e: KeyboardEvent) => {
+    const list = entries();
+    const at = list.indexOf(document.activeElement as HTMLButtonElement);
+    if (e.key === "Escape") {
+      e.preventDefault();
+      close();
+    } else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      const step = e.key === "ArrowDown" ? 1 : -1;
+      list[(at + step + list.length) % list.length]?.focus();
+    } else if (e.key === "Home" || e.key === "End") {
+      e.preventDefault();
+      (e.key === "Home" ? list[0] : list.at(-1))?.focus();
+    }
+  };
+  return (
+    <div className="menu-anchor">
+      <button
+        ref={button}
+        type="button"
+        className="button button--secondary button--icon"
+        data-testid="more-actions"
+        aria-haspopup="menu"
+        aria-expanded={open}
+        aria-label="More Actions"
+        title="More Actions…"
+        onClick={() => setOpen(!open)}
+      >
+        <span aria-hidden="true">⋯</span>
+      </button>
+      {open && (
+        <div ref={menu} className="menu" role="menu" aria-label="More Actions" data-testid="more-menu" onKeyDown={onKey}>
+          {items.map((item) => (
+            <button
+              key={item.id}
+              type="button"
+              role="menuitem"
+              className="menu__item"
+              data-testid={item.id}
+              disabled={item.disabled}
+              title={item.title}
+              onClick={() => {
+                close();
+                item.run();
+              }}
+            >
+              {item.label}
+            </button>
+          ))}
+        </div>
+      )}
+    </div>
   );
 }

@@ -391,7 +391,56 @@ describe("the chat webview under the extension's CSP", () => {
 
     await chat.post(event({ type: "UserMessage", message: text("u2", "user", "still here?") }));
     await chat.waitText(chat.tid("message-user"), "still here?");
+    await chat.tid("more-actions").click();
     await chat.tid("new-chat").click();
     assert.deepEqual(await chat.lastSent(), { type: "newChat" });
+  });
+
+  it("keeps its header to one row in a sidebar of normal width, the less used actions in a More Actions menu", async (t) => {
+    for (const theme of ["dark", "light"]) {
+      const chat = await openChat(t, { theme });
+      await chat.post(state());
+      await chat.tid("message-assistant").waitFor();
+      for (const width of [300, 440]) {
+        await chat.page.setViewportSize({ width, height: 760 });
+        const tops = [];
+        for (const id of ["profile-select", "condense", "chats-toggle", "more-actions"]) {
+          const box = await chat.tid(id).boundingBox();
+          assert.ok(box && box.x + box.width <= width, `${id} is inside the ${width}px sidebar`);
+          tops.push(Math.round(box.y + box.height / 2));
+        }
+        assert.ok(Math.max(...tops) - Math.min(...tops) <= 2, `one row at ${width}px: centres at ${tops.join(", ")}`);
+      }
+      await chat.page.setViewportSize({ width: 300, height: 760 });
+      const more = chat.tid("more-actions");
+      assert.equal(await chat.tid("preview-button").count(), 0, "the menu's actions are hidden until it opens");
+      await more.click();
+      assert.equal(await more.getAttribute("aria-expanded"), "true");
+      const items = chat.page.getByRole("menuitem");
+      assert.deepEqual(await items.allInnerTexts(), ["Condense with…", "Preview", "Manual…", "New Chat"]);
+      // The first action has the focus; the arrows move it, Escape closes the menu and gives
+      // the focus back to the button.
+      assert.equal(await chat.page.evaluate(() => document.activeElement?.dataset.testid), "condense-with");
+      await chat.page.keyboard.press("ArrowDown");
+      assert.equal(await chat.page.evaluate(() => document.activeElement?.dataset.testid), "preview-button");
+      await chat.page.keyboard.press("ArrowUp");
+      await chat.page.keyboard.press("ArrowUp");
+      assert.equal(await chat.page.evaluate(() => document.activeElement?.dataset.testid), "new-chat", "the arrows wrap around");
+      const box = await chat.tid("more-menu").boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 300, "the menu opens inside the sidebar");
+      await chat.shot("header-menu");
+      await chat.page.keyboard.press("Escape");
+      assert.equal(await chat.tid("more-menu").count(), 0);
+      assert.equal(await chat.page.evaluate(() => document.activeElement?.dataset.testid), "more-actions");
+      // A click outside closes it too; a choice runs and closes it.
+      await more.click();
+      await chat.page.mouse.click(8, 700);
+      assert.equal(await chat.tid("more-menu").count(), 0);
+      await more.click();
+      await chat.tid("preview-button").click();
+      assert.equal(await chat.tid("more-menu").count(), 0);
+      assert.equal((await chat.lastSent()).type, "preview");
+      await chat.shot("header-narrow");
+    }
   });
 });

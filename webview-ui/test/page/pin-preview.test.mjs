@@ -105,6 +105,7 @@ describe("pins and the condensation preview", () => {
   it("shows the preview, locks the chat while it is open, and posts Apply and Discard", async (t) => {
     const chat = await openChat(t);
     await chat.post(state());
+    await chat.tid("more-actions").click();
     await chat.tid("preview-button").click();
     assert.deepEqual(await chat.lastSent(), { type: "preview" });
     await chat.post(state({ busy: true }));

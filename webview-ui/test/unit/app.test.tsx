@@ -325,6 +325,7 @@ describe("the chat view", () => {
     expect(sent.at(-1)).toEqual({ type: "selectProfile", id: "fast" });
     await user.click(screen.getByTestId("condense"));
     expect(sent.at(-1)).toEqual({ type: "condense" });
+    await user.click(screen.getByTestId("more-actions"));
     await user.click(screen.getByTestId("new-chat"));
     expect(sent.at(-1)).toEqual({ type: "newChat" });
 

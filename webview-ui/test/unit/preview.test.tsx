@@ -136,6 +136,7 @@ describe("pins and the preview panel", () => {
   it("says what the cache-aware policy weighs for the condensation previewed, when the profile follows it", async () => {
     const { user } = setup();
     deliver(stateMessage(snapshot(chat)));
+    await user.click(screen.getByTestId("more-actions"));
     await user.click(screen.getByTestId("preview-button"));
     deliver(ready);
     expect(screen.queryByTestId("preview-policy")).toBeNull();
@@ -148,6 +149,7 @@ describe("pins and the preview panel", () => {
   it("shows a preview with its figures and hidden messages; Apply and Discard go to the extension", async () => {
     const { sent, user } = setup();
     deliver(stateMessage(snapshot(chat)));
+    await user.click(screen.getByTestId("more-actions"));
     await user.click(screen.getByTestId("preview-button"));
     expect(sent.at(-1)).toEqual({ type: "preview" });
     deliver(ready);
