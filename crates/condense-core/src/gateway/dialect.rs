@@ -129,14 +129,22 @@ fn offset_in(whole: &str, part: &str) -> usize {
 
 /// The text of a system prompt given as a string or as text blocks.
 fn system_text(value: &Value) -> String {
+    text_of(value, "\n\n").unwrap_or_default()
+}
+
+/// The text of a content given as a string or as blocks (their `text`, joined with `joiner`);
+/// `None` for any other value.
+fn text_of(value: &Value, joiner: &str) -> Option<String> {
     match value {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-        _ => String::new(),
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => Some(
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(joiner),
+        ),
+        _ => None,
     }
 }
 
@@ -235,15 +243,7 @@ impl<'a> Request<'a> {
             if message.get("role").and_then(Value::as_str) != Some("user") {
                 return None;
             }
-            let text = match message.get("content")? {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                _ => return None,
-            };
+            let text = text_of(message.get("content")?, "\n")?;
             first_line(&crate::ledger::user_words(&text))
         })
     }
