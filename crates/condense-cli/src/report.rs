@@ -37,10 +37,7 @@ pub(crate) fn run(cx: &summary::Context<'_>, result: &CondensationResult, writte
                 .iter()
                 .map(|p| match &p.skipped {
                     Some(_) => format!("{} (skipped)", p.pass),
-                    None if p.tokens_saved >= 0 => {
-                        format!("{} −{}", p.pass, thousands(p.tokens_saved as usize))
-                    }
-                    None => format!("{} +{}", p.pass, thousands(p.tokens_saved.unsigned_abs() as usize)),
+                    None => format!("{} {}", p.pass, gain(p.tokens_saved)),
                 })
                 .collect();
             out.push(format!("  passes: {}", rows.join(", ")));
@@ -123,3 +120,19 @@ pub(crate) fn count(file: &str, conversation: &Conversation, report: &TokenRepor
 
 /// How many of the largest messages `count` names.
 const LARGEST: usize = 5;
+
+/// A pass's gain as a person reads it: `−1,204` for tokens saved, `+264` for tokens a pass added
+/// (the ledger's own text).
+pub(crate) fn gain(tokens_saved: i64) -> String {
+    let n = thousands(usize::try_from(tokens_saved.unsigned_abs()).unwrap_or(usize::MAX));
+    if tokens_saved < 0 { format!("+{n}") } else { format!("−{n}") }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_gain_reads_as_tokens_saved_or_added() {
+        assert_eq!(super::gain(1204), "−1,204");
+        assert_eq!(super::gain(-264), "+264");
+    }
+}

@@ -51,7 +51,7 @@ fn note(row: &Row) -> String {
             .iter()
             .map(|p| match &p.skipped {
                 Some(why) => format!("{} ({why})", p.pass),
-                None => format!("{} −{}", p.pass, p.tokens_saved),
+                None => format!("{} {}", p.pass, crate::report::gain(p.tokens_saved)),
             })
             .collect();
         parts.push(format!("passes: {}", passes.join(", ")));
