@@ -282,7 +282,20 @@ describe("the extension's gateway", () => {
     const refused = nodeGateway();
     const c = await refused.start(options(llm), state?.slice(0, state.length / 2));
     expect(c.stateRefused).toMatch(/not readable/);
+    expect(c.setAside).toEqual([]);
     await refused.stop();
+    // One saved session broken, another whole: the whole one is read, the broken one comes back
+    // as it was saved, to be kept aside.
+    const parsed = JSON.parse(state!);
+    expect(parsed.sessions.length).toBeGreaterThan(0);
+    const broken = { bogus: true };
+    const twice = JSON.stringify({ ...parsed, sessions: [...parsed.sessions, broken] });
+    const partly = nodeGateway();
+    const d = await partly.start(options(llm), twice);
+    expect(d.stateRefused).toBeUndefined();
+    expect(d.setAside.map((s) => [s.index, JSON.parse(s.raw)])).toEqual([[parsed.sessions.length, broken]]);
+    expect(d.setAside[0].why.length).toBeGreaterThan(0);
+    await partly.stop();
   });
 
   test("pause forwards the client's bytes; undo forwards the next request uncondensed", async () => {

@@ -1,5 +1,6 @@
 // The gateway's controller (gatewayCommands.ts) with the real core and the fake vscode: how it
 // follows the settings, and how `native` asks for its summary model at the start.
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -130,5 +131,23 @@ describe("the gateway's controller", () => {
     expect(await gateway.start()).toBe(true);
     expect(host.variables).toEqual({});
     expect(fake.shown.info.filter((m) => offer.test(m))).toHaveLength(1);
+  });
+
+  it("keeps a saved state it cannot use aside (a newer version's), never saving over it, and starts afresh", async () => {
+    const stateDir = path.join(dir, "gateway");
+    mkdirSync(stateDir, { recursive: true });
+    const newer = JSON.stringify({ version: 99, sessions: [{ kept: "as written" }] });
+    writeFileSync(path.join(stateDir, "state.json"), newer);
+    expect(await gateway.start()).toBe(true);
+    const aside = path.join(stateDir, "state.set-aside.1.json");
+    expect(readFileSync(aside, "utf8")).toBe(newer);
+    expect(statSync(aside).mode & 0o077, "readable by the user alone").toBe(0);
+    expect(fake.shown.warnings.at(-1)).toMatch(/started afresh: its saved state could not be used \(.*99.*\); it was kept aside as state\.set-aside\.1\.json/);
+    await gateway.stop();
+    // The state saved since is this version's; started again, nothing more is set aside.
+    expect(JSON.parse(readFileSync(path.join(stateDir, "state.json"), "utf8")).version).not.toBe(99);
+    expect(await gateway.start()).toBe(true);
+    expect(existsSync(path.join(stateDir, "state.set-aside.2.json"))).toBe(false);
+    expect(readFileSync(aside, "utf8")).toBe(newer);
   });
 });

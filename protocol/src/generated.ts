@@ -1273,6 +1273,18 @@ export const GatewaySessionView = z.deferred(() => z.object({
 export type GatewaySessionView = z.output<typeof GatewaySessionView>;
 export type GatewaySessionViewInput = z.input<typeof GatewaySessionView>;
 
+/** A saved session the gateway could not read, set aside rather than lost. */
+export const GatewaySetAside = z.deferred(() => z.object({
+  /** Its position among the saved sessions. */
+  index: z.number().int().gte(0),
+  /** Its JSON as saved. */
+  raw: z.string(),
+  /** Why it could not be read. */
+  why: z.string(),
+}));
+export type GatewaySetAside = z.output<typeof GatewaySetAside>;
+export type GatewaySetAsideInput = z.input<typeof GatewaySetAside>;
+
 /** One client the setup is written for. */
 export const GatewaySetup = z.deferred(() => z.object({
   /** `claude-code`, `codex`, `cline`, `roo`, `continue`, `openai`, `anthropic`. */
@@ -1320,7 +1332,9 @@ export const GatewayStarted = z.deferred(() => z.object({
   /** The upstreams' origins, as the routes use them. */
   anthropic: z.string(),
   openai: z.string(),
-  /** Why the saved state was not used, if it was not. */
+  /** The saved sessions that could not be read (the others were): the host keeps each one's text aside, as `condense gateway` does. */
+  set_aside: z.array(GatewaySetAside).default(() => ([])),
+  /** Why the saved state was not used, if it was not: the host keeps the file's text aside before anything saves over it. */
   state_refused: z.string().nullable().optional(),
 }));
 export type GatewayStarted = z.output<typeof GatewayStarted>;

@@ -51,8 +51,24 @@ pub struct GatewayStarted {
     /// The upstreams' origins, as the routes use them.
     pub anthropic: String,
     pub openai: String,
-    /// Why the saved state was not used, if it was not.
+    /// Why the saved state was not used, if it was not: the host keeps the file's text aside
+    /// before anything saves over it.
     pub state_refused: Option<String>,
+    /// The saved sessions that could not be read (the others were): the host keeps each one's
+    /// text aside, as `condense gateway` does.
+    #[serde(default)]
+    pub set_aside: Vec<GatewaySetAside>,
+}
+
+/// A saved session the gateway could not read, set aside rather than lost.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewaySetAside {
+    /// Its position among the saved sessions.
+    pub index: usize,
+    /// Why it could not be read.
+    pub why: String,
+    /// Its JSON as saved.
+    pub raw: String,
 }
 
 /// A request's head, as the host received it.

@@ -102,6 +102,7 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         condense_core::gateway::GatewayPreview,
         gateway::GatewayStart,
         gateway::GatewayStarted,
+        gateway::GatewaySetAside,
         gateway::GatewayHead,
         gateway::GatewayRouted,
         gateway::GatewayRequest,

@@ -14,7 +14,7 @@ use condense_core::gateway::{
     GatewayConfig, Guard, HostGateway, RECALL_SESSION_BYTES, RecallConfig, SummaryJob, UsageReader,
     upstream_origin,
 };
-use condense_protocol::gateway::{GatewayStart, GatewayStarted};
+use condense_protocol::gateway::{GatewaySetAside, GatewayStart, GatewayStarted};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::error;
@@ -123,8 +123,14 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
     };
     let guard = Guard { bound: SocketAddr::from(([127, 0, 0, 1], options.port)), token: None };
     let mut host = HostGateway::new(config, anthropic.clone(), openai.clone(), guard).map_err(invalid)?;
-    let state_refused =
-        options.state.and_then(|state| host.load(state.as_bytes()).err()).map(|e| e.to_string());
+    let (state_refused, set_aside) = match options.state.map(|state| host.load(state.as_bytes())) {
+        None => (None, Vec::new()),
+        Some(Ok(aside)) => (
+            None,
+            aside.into_iter().map(|s| GatewaySetAside { index: s.index, why: s.why, raw: s.raw }).collect(),
+        ),
+        Some(Err(e)) => (Some(e.to_string()), Vec::new()),
+    };
     let n = STARTED.with(|s| {
         s.set(s.get().wrapping_add(1));
         s.get()
@@ -134,7 +140,7 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
         inner: Rc::new(Running {
             engine: Rc::clone(inner),
             scope: format!("gateway {n}"),
-            started: GatewayStarted { anthropic, openai, state_refused },
+            started: GatewayStarted { anthropic, openai, state_refused, set_aside },
             state: RefCell::new(Some(state)),
         }),
     })

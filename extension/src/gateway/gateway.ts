@@ -27,7 +27,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
-import { NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER, type GatewayForward, type GatewayRecallOp, type GatewayRetry, type GatewayRouted, type GatewayStartInput, type GatewaySummary, type LlmTarget } from "@context-condenser/protocol";
+import { NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER, type GatewayForward, type GatewayRecallOp, type GatewayRetry, type GatewayRouted, type GatewaySetAside, type GatewayStartInput, type GatewaySummary, type LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
 import { isTrap } from "../engine/engine";
 import { asFailure } from "../engine/errors";
@@ -181,8 +181,9 @@ export class GatewayServer {
 
   /** Starts the core's gateway (restoring `state` when it can) and listens on 127.0.0.1.
    *  Rejects with `PortInUse` when the port is taken; the core's refusal of an option
-   *  otherwise. Returns why the saved state was not used, if it was not. */
-  async start(options: GatewayOptions, state?: string): Promise<{ port: number; stateRefused?: string }> {
+   *  otherwise. Returns why the saved state was not used, if it was not, and the saved sessions
+   *  that could not be read (their text, to keep aside). */
+  async start(options: GatewayOptions, state?: string): Promise<{ port: number; stateRefused?: string; setAside: GatewaySetAside[] }> {
     await this.stop();
     const gw = this.current.startGateway({ ...options, port: options.port, state });
     const started = gw.started();
@@ -213,7 +214,7 @@ export class GatewayServer {
     this.boundPort = (server.address() as AddressInfo).port;
     this.running = gw;
     gw.bound(this.boundPort);
-    return { port: this.boundPort, stateRefused: started.state_refused ?? undefined };
+    return { port: this.boundPort, stateRefused: started.state_refused ?? undefined, setAside: started.set_aside ?? [] };
   }
 
   /** Closes the port (every open connection too) and saves the state. */

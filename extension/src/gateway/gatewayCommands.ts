@@ -64,6 +64,22 @@ export interface TerminalHost {
   readonly memento: Pick<vscode.Memento, "get" | "update">;
 }
 
+/** Keeps `text` (a saved state, or one saved session, that the gateway could not read) in the
+ *  first free `state.set-aside.N.json` beside the state file, readable by the user alone, as
+ *  `condense gateway` does: never lost, never overwritten. Returns the file's path. */
+export function keepAside(dir: string, text: string): string {
+  fs.mkdirSync(dir, { recursive: true });
+  for (let n = 1; ; n++) {
+    const file = path.join(dir, `state.set-aside.${n}.json`);
+    try {
+      fs.writeFileSync(file, text, { mode: 0o600, flag: "wx" });
+      return file;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+}
+
 /** Writes `text` to `file` whole or not at all, readable by the user alone. */
 function writePrivate(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -181,7 +197,17 @@ export class GatewayController implements vscode.Disposable {
     });
     try {
       const started = await server.start(options, state);
-      if (started.stateRefused) this.log.warn(`gateway: starting afresh; the saved state was ignored: ${started.stateRefused}`);
+      // What could not be read is kept aside before anything saves over it.
+      const dir = path.dirname(this.stateFile);
+      if (started.stateRefused && state !== undefined) {
+        const aside = keepAside(dir, state);
+        this.log.warn(`gateway: starting afresh; the saved state was kept aside as ${aside}: ${started.stateRefused}`);
+        void notify.warn(`Context Condenser Gateway started afresh: its saved state could not be used (${started.stateRefused}); it was kept aside as ${path.basename(aside)}.`);
+      }
+      for (const s of started.setAside) {
+        const aside = keepAside(dir, s.raw);
+        this.log.warn(`gateway: saved session ${s.index} could not be read (${s.why}); it was kept aside as ${aside}`);
+      }
       this.server = server;
       this.log.info(`gateway: listening on http://127.0.0.1:${started.port} (${options.observe ? "observe mode" : options.provider})`);
       this.timer = setInterval(() => this.refresh(), STATUS_EVERY_MS);
