@@ -19,8 +19,8 @@ use condense_protocol::calls::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::conversation_api::ConversationValue;
-use crate::convert::{core_error, error, json_string, llm_error};
+use crate::conversation_api::{ConversationValue, with_json_text};
+use crate::convert::{core_error, error, llm_error};
 use crate::engine::{CondenseEngine, Inner};
 use crate::held::HeldItem;
 use crate::held_api::{apply_file_preview, preview_file, undo_file, unknown};
@@ -124,14 +124,11 @@ fn hold(inner: &Rc<Inner>, kind: HeldKind, id: String, value: HeldValue) -> Resu
     let item = match kind {
         HeldKind::Conversation => HeldItem::Doc(ConversationValue::from_js(value.0, "value")?.0),
         HeldKind::Chat => {
-            let text = match value.0.as_string() {
-                Some(text) => text,
-                None => String::from(json_string(&value.0, "the chat")?),
-            };
-            let de = &mut serde_json::Deserializer::from_str(&text);
-            let task: ChatTask = serde_path_to_error::deserialize(de).map_err(|e| {
-                error(ErrorKind::InvalidInput, &format!("the chat at {}: {}", e.path(), e.inner()))
-            })?;
+            let task: ChatTask = with_json_text(&value.0, "the chat", |text| {
+                serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text)).map_err(|e| {
+                    error(ErrorKind::InvalidInput, &format!("the chat at {}: {}", e.path(), e.inner()))
+                })
+            })??;
             if task.id != id {
                 return Err(error(
                     ErrorKind::InvalidInput,

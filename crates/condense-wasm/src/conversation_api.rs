@@ -22,20 +22,30 @@ crate::surface::data!(Conversation, TokenReport);
 /// `text.rs`, not a fresh copy.
 pub(crate) struct ConversationValue(pub(crate) Conversation);
 
+/// Calls `f` with the JSON text of `value`, `what` (`the conversation`): the string itself, or an
+/// object's `JSON.stringify` text, read into the shared buffer of `text.rs` rather than a fresh
+/// copy.
+pub(crate) fn with_json_text<R>(
+    value: &JsValue,
+    what: &str,
+    f: impl FnOnce(&str) -> R,
+) -> Result<R, JsValue> {
+    let json;
+    let text = if value.is_string() {
+        value
+    } else {
+        json = JsValue::from(json_string(value, what)?);
+        &json
+    };
+    with_text(text, f).ok_or_else(|| error(ErrorKind::Internal, &format!("{what}'s text could not be read")))
+}
+
 impl FromJs for ConversationValue {
     fn from_js(value: JsValue, _name: &str) -> Result<Self, JsValue> {
-        let json;
-        let text = if value.is_string() {
-            &value
-        } else {
-            json = JsValue::from(json_string(&value, "the conversation")?);
-            &json
-        };
-        with_text(text, |text| {
+        with_json_text(&value, "the conversation", |text| {
             crate::panic::test_panic(text);
             parse_conversation(text)
-        })
-        .ok_or_else(|| error(ErrorKind::Internal, "the conversation's text could not be read"))?
+        })?
         .map(|p| ConversationValue(p.conversation))
         .map_err(|e| error(ErrorKind::InvalidInput, &format!("the conversation: {e}")))
     }

@@ -226,7 +226,10 @@ async fn condense(
     let call = options.unwrap_or_default();
     let held = held(&inner, &handle)?;
     let HeldItem::Doc(conversation) = &held.item else {
-        return Err(error(ErrorKind::InvalidInput, "a held chat condenses through chat, not condenseHeld"));
+        return Err(error(
+            ErrorKind::InvalidInput,
+            "a held chat condenses through `chat` (its input `condense`), not `condense`",
+        ));
     };
     // The engine's counter for the model, answering the held messages from their held counts.
     let counter = inner.counter(call.model());
