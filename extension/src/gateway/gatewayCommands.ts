@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { moneySaved, usd, type GatewayReport, type GatewaySetup, type GatewayVariable, type LlmTarget } from "@context-condenser/protocol";
+import { moneySaved, usd, type GatewayReport, type GatewaySetAside, type GatewaySetup, type GatewayVariable, type LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
 import { configuration } from "../settings/config";
 import { SECTION } from "../settings/settings";
@@ -197,17 +197,7 @@ export class GatewayController implements vscode.Disposable {
     });
     try {
       const started = await server.start(options, state);
-      // What could not be read is kept aside before anything saves over it.
-      const dir = path.dirname(this.stateFile);
-      if (started.stateRefused && state !== undefined) {
-        const aside = keepAside(dir, state);
-        this.log.warn(`gateway: starting afresh; the saved state was kept aside as ${aside}: ${started.stateRefused}`);
-        void notify.warn(`Context Condenser Gateway started afresh: its saved state could not be used (${started.stateRefused}); it was kept aside as ${path.basename(aside)}.`);
-      }
-      for (const s of started.setAside) {
-        const aside = keepAside(dir, s.raw);
-        this.log.warn(`gateway: saved session ${s.index} could not be read (${s.why}); it was kept aside as ${aside}`);
-      }
+      this.keepUnread(state, started);
       this.server = server;
       this.log.info(`gateway: listening on http://127.0.0.1:${started.port} (${options.observe ? "observe mode" : options.provider})`);
       this.timer = setInterval(() => this.refresh(), STATUS_EVERY_MS);
@@ -228,6 +218,30 @@ export class GatewayController implements vscode.Disposable {
       this.log.error(`gateway: did not start: ${(e as Error).message}`);
       void notify.error(`Context Condenser Gateway did not start: ${(e as Error).message}`);
       return false;
+    }
+  }
+
+  /** Keeps what the started gateway could not read (the whole saved state, or some of its
+   *  sessions) aside before anything saves over it. The gateway runs either way: a failed write
+   *  is logged and shown, not thrown into the start (whose server already listens). */
+  private keepUnread(state: string | undefined, started: { stateRefused?: string; setAside: GatewaySetAside[] }): void {
+    const dir = path.dirname(this.stateFile);
+    const refused = started.stateRefused;
+    const unread = [
+      ...(refused && state !== undefined ? [{ text: state, what: `the saved state (${refused})`, whole: true }] : []),
+      ...started.setAside.map((s) => ({ text: s.raw, what: `saved session ${s.index} (${s.why})`, whole: false })),
+    ];
+    for (const { text, what, whole } of unread) {
+      try {
+        const aside = keepAside(dir, text);
+        this.log.warn(`gateway: ${what} could not be read; it was kept aside as ${aside}`);
+        if (whole) {
+          void notify.warn(`Context Condenser Gateway started afresh: its saved state could not be used (${refused}); it was kept aside as ${path.basename(aside)}.`);
+        }
+      } catch (e) {
+        this.log.error(`gateway: ${what} could not be read, nor kept aside: ${(e as Error).message}`);
+        void notify.error(`Context Condenser Gateway: what it could not read of its saved state could not be kept aside either (${(e as Error).message}); it will be saved over.`);
+      }
     }
   }
 
