@@ -129,7 +129,7 @@ function nodeGateway() {
 }
 
 function options(llm: Fixture, window = 6000) {
-  return { port: 0, provider: "smart", thresholdPercent: 80, windows: { [SMALL]: window }, observe: false, anthropicUpstream: llm.origin, openaiUpstream: llm.origin };
+  return { port: 0, provider: "smart", thresholdPercent: 80, windows: { [SMALL]: window }, observe: false, anthropicUpstream: llm.origin, openaiUpstream: llm.origin, geminiUpstream: llm.origin };
 }
 
 describe("the extension's gateway", () => {

@@ -100,7 +100,7 @@ describe("the gateway's controller", () => {
     expect(gateway.running!.gateway.report().config.provider).toBe("native");
   });
 
-  it("gives new terminals ANTHROPIC_BASE_URL while it runs with gateway.terminals on (offered once), and takes it out", async () => {
+  it("gives new terminals ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL while it runs with gateway.terminals on (offered once), and takes them out", async () => {
     const host = terminalHost();
     gateway.dispose();
     gateway = new GatewayController(() => holder.gatewayEngine(), holder.onDidCrash, () => model(), dir, log as never, host);
@@ -113,8 +113,11 @@ describe("the gateway's controller", () => {
     expect(fake.config.updates).toContainEqual({ key: "gateway.terminals", value: true, target: fake.ConfigurationTarget.Global });
     gateway.applyTerminals(); // What the change of the setting calls.
     const base = `http://127.0.0.1:${gateway.running!.port}`;
-    expect(host.variables).toEqual({ ANTHROPIC_BASE_URL: `${base}/anthropic` });
-    expect(host.collection.description).toBe(`Context Condenser's gateway at ${base}: ANTHROPIC_BASE_URL for Claude Code and Anthropic SDK clients`);
+    expect(host.variables).toEqual({ ANTHROPIC_BASE_URL: `${base}/anthropic`, GOOGLE_GEMINI_BASE_URL: `${base}/gemini` });
+    expect(host.variables, "a ChatGPT sign-in of Codex would break").not.toHaveProperty("OPENAI_BASE_URL");
+    expect(host.collection.description).toBe(
+      `Context Condenser's gateway at ${base}: ANTHROPIC_BASE_URL for Claude Code and Anthropic SDK clients; GOOGLE_GEMINI_BASE_URL for Gemini CLI with a Gemini API key`,
+    );
 
     await gateway.stop();
     expect(host.variables, "a stopped gateway's port is closed").toEqual({});

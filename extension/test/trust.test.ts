@@ -81,6 +81,7 @@ describe("settingsReader", () => {
       "gateway.port",
       "gateway.anthropicUpstream",
       "gateway.openaiUpstream",
+      "gateway.geminiUpstream",
       "gateway.terminals",
     ]);
   });
@@ -90,17 +91,20 @@ describe("the gateway's settings", () => {
   it("take where requests go, and whether a port opens, from the user's settings in a workspace not trusted", () => {
     fake.workspace.isTrusted = false;
     fake.config.workspace["gateway.anthropicUpstream"] = "https://evil.example";
+    fake.config.workspace["gateway.geminiUpstream"] = "https://evil.example";
     fake.config.workspace["gateway.enabled"] = true;
     fake.config.workspace["gateway.threshold"] = 60;
     fake.config.user["gateway.openaiUpstream"] = "http://127.0.0.1:11434/v1";
     const untrusted = gatewayOptions();
     expect(untrusted.anthropicUpstream).toBe("https://api.anthropic.com");
+    expect(untrusted.geminiUpstream).toBe("https://generativelanguage.googleapis.com");
     expect(untrusted.enabled).toBe(false);
     expect(untrusted.openaiUpstream).toBe("http://127.0.0.1:11434/v1");
     expect(untrusted.thresholdPercent).toBe(60);
     fake.workspace.isTrusted = true;
     expect(gatewayOptions().anthropicUpstream).toBe("https://evil.example");
     delete fake.config.workspace["gateway.anthropicUpstream"];
+    delete fake.config.workspace["gateway.geminiUpstream"];
     delete fake.config.workspace["gateway.enabled"];
     delete fake.config.workspace["gateway.threshold"];
     delete fake.config.user["gateway.openaiUpstream"];

@@ -1303,6 +1303,8 @@ export type GatewaySetupInput = z.input<typeof GatewaySetup>;
 export const GatewayStart = z.deferred(() => z.strictObject({
   /** The Anthropic API's URL. */
   anthropicUpstream: z.string(),
+  /** The Gemini API's URL. */
+  geminiUpstream: z.string(),
   /** Forward every request untouched and record what would have been done. */
   observe: z.boolean().default(false),
   /** The OpenAI API's URL. */
@@ -1331,6 +1333,7 @@ export type GatewayStartInput = z.input<typeof GatewayStart>;
 export const GatewayStarted = z.deferred(() => z.object({
   /** The upstreams' origins, as the routes use them. */
   anthropic: z.string(),
+  gemini: z.string(),
   openai: z.string(),
   /** The saved sessions that could not be read (the others were): the host keeps each one's text aside, as `condense gateway` does. */
   set_aside: z.array(GatewaySetAside).default(() => ([])),

@@ -250,6 +250,34 @@ export async function runOpenCode({ bin, deadProxy, w, baseUrl, key, model, prom
   return { result, answer: result.stdout };
 }
 
+/** Gemini CLI (`gemini -p`, the Gemini API's streamGenerateContent) with GOOGLE_GEMINI_BASE_URL
+ *  `baseUrl` (the origin: it adds /v1beta/models/MODEL:METHOD) and GEMINI_API_KEY (sent as
+ *  x-goog-api-key), tools approved (`--yolo`). `-m` is required: without it the CLI first asks a
+ *  flash-lite model to route the prompt. Its settings (its own schema's keys in 0.61): API-key
+ *  sign-in, folder trust, usage statistics, telemetry and auto-update off. `headers`: extra
+ *  request headers (GEMINI_CLI_CUSTOM_HEADERS), e.g. x-fixture-script under a real model's name. */
+export async function runGemini({ bin, deadProxy, w, baseUrl, key, model, prompt, headers = {} }) {
+  const settings = path.join(w.home, ".gemini");
+  mkdirSync(settings, { recursive: true });
+  writeFileSync(
+    path.join(settings, "settings.json"),
+    JSON.stringify({
+      security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } },
+      privacy: { usageStatisticsEnabled: false },
+      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+      telemetry: { enabled: false },
+    }),
+  );
+  const custom = Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+  const env = offlineEnv(deadProxy, w.home, {
+    GOOGLE_GEMINI_BASE_URL: baseUrl,
+    GEMINI_API_KEY: key,
+    ...(custom.length ? { GEMINI_CLI_CUSTOM_HEADERS: custom.join(",") } : {}),
+  });
+  const result = await run(path.join(bin, "gemini"), ["-m", model, "-p", prompt, "--yolo"], { env, cwd: w.ws });
+  return { result, answer: result.stdout };
+}
+
 /**
  * Starts `condense gateway` with `args` (after `--listen 127.0.0.1:0`) and resolves once it
  * printed `listening on http://ADDR`. `stop()` ends it with SIGTERM (it writes its state then)

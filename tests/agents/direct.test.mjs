@@ -1,9 +1,10 @@
 // The real agent CLIs, fully offline, against the fixture LLM server's scripted agent
 // (tests/servers/fixture_llm.py, model `script-agent-N`): Claude Code (`claude -p`, Anthropic
-// Messages), Codex (`codex exec`, OpenAI Responses) and Cline (`cline --json`, OpenAI Chat
-// Completions) each run N rounds of tool calls they really execute (reading a 216 KB file in
-// slices, running grep/wc in a shell) and then print the server's final answer, which names the
-// marker the file read revealed. No gateway yet: this is the direct path a gateway will sit in.
+// Messages), Codex (`codex exec`, OpenAI Responses), Cline (`cline --json`, OpenAI Chat
+// Completions) and Gemini CLI (`gemini -p`, the Gemini API's streamGenerateContent) each run N
+// rounds of tool calls they really execute (reading a 216 KB file in slices, running grep/wc in a
+// shell) and then print the server's final answer, which names the marker the file read
+// revealed. No gateway yet: this is the direct path a gateway will sit in.
 //
 // The CLIs come from scripts/setup-agents (pinned npm versions, cached); CONDENSE_AGENTS_BIN may
 // name their folder instead. Each runs as clients.mjs runs it (the same runs gateway.test.mjs puts
@@ -13,7 +14,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
 import { startFixtureLlm } from "../js/servers.mjs";
-import { agentsBin, closedPort, explain, runClaude, runCline, runCodex, workspace } from "./clients.mjs";
+import { agentsBin, closedPort, explain, runClaude, runCline, runCodex, runGemini, workspace } from "./clients.mjs";
 
 const ROUNDS = 4;
 const MODEL = `script-agent-${ROUNDS}`;
@@ -38,6 +39,8 @@ function toolResults(req) {
   const b = req.body;
   const text = (c) => (typeof c === "string" ? c : Array.isArray(c) ? c.map(text).join("\n") : c && typeof c === "object" ? (typeof c.text === "string" ? c.text : text(c.content ?? c.output ?? "")) : "");
   if (Array.isArray(b.input)) return b.input.filter((i) => i.type === "function_call_output").map((i) => text(i.output));
+  // Gemini: functionResponse parts, their response {output} (or {error}).
+  if (Array.isArray(b.contents)) return b.contents.flatMap((c) => c.parts ?? []).filter((p) => p.functionResponse).map((p) => text(p.functionResponse.response) || JSON.stringify(p.functionResponse.response));
   const out = [];
   for (const m of b.messages ?? []) {
     if (m.role === "tool") out.push(text(m.content));
@@ -47,12 +50,17 @@ function toolResults(req) {
 }
 
 function toolNames(req) {
-  return (req.body.tools ?? []).map((t) => t.name ?? t.function?.name ?? t.type);
+  return (req.body.tools ?? []).flatMap((t) => (t.functionDeclarations ? t.functionDeclarations.map((f) => f.name) : [t.name ?? t.function?.name ?? t.type]));
+}
+
+/** The model a request asks for: its body's `model`, else (Gemini) the one in its path. */
+function modelOf(req) {
+  return req.body?.model ?? /\/models\/([^/:]+):/.exec(req.path)?.[1];
 }
 
 /** Checks the rounds the server saw and reports the request sizes. */
 function checkRounds(t, requests, { path: wirePath, marker, file }) {
-  const turns = requests.filter((r) => r.path === wirePath && r.body?.model === MODEL);
+  const turns = requests.filter((r) => r.path === wirePath && modelOf(r) === MODEL);
   assert.ok(turns.length >= ROUNDS + 1, `expected ≥ ${ROUNDS + 1} ${wirePath} requests, saw ${turns.length}`);
   const last = turns.at(-1);
   const results = toolResults(last);
@@ -122,6 +130,32 @@ test("Cline (cline --json) runs its tool loop offline against the scripted agent
     assert.ok(toolNames(turns[0]).includes("read_files") && toolNames(turns[0]).includes("run_commands"));
     assert.equal(turns[0].headers.authorization, `Bearer ${KEY}`);
     t.diagnostic(`cline: auth and run ${result.ms} ms; session id in the body: ${turns[0].body.prompt_cache_key ?? turns[0].body.user ?? "none"}`);
+  } finally {
+    await llm.stop();
+  }
+});
+
+test("Gemini CLI (gemini -p) runs its tool loop offline against the scripted agent (Gemini API)", async (t) => {
+  const w = workspace(scratch, "gemini");
+  const llm = await startFixtureLlm({ apiKey: KEY });
+  try {
+    // The origin: the CLI adds /v1beta/models/MODEL:streamGenerateContent?alt=sse.
+    const { result } = await runGemini({ bin, deadProxy, w, baseUrl: llm.origin, key: KEY, model: MODEL, prompt: PROMPT(w) });
+    assert.equal(result.code, 0, explain(result));
+    assert.match(result.stdout, new RegExp(`Scripted agent done after ${ROUNDS} tool rounds.*Markers seen: ${w.marker}`), explain(result));
+    assert.ok(!result.stdout.includes(KEY) && !result.stderr.includes(KEY), "the key never appears in the CLI's output");
+    const requests = await llm.requests();
+    const wirePath = `/v1beta/models/${MODEL}:streamGenerateContent`;
+    const turns = checkRounds(t, requests, { path: wirePath, marker: w.marker, file: w.file });
+    assert.equal(turns[0].url, `${wirePath}?alt=sse`);
+    assert.equal(turns[0].body.model, undefined, "the model is in the path only");
+    for (const r of turns) assert.equal(r.headers["x-goog-api-key"], KEY);
+    assert.ok(toolNames(turns[0]).includes("read_file") && toolNames(turns[0]).includes("run_shell_command"));
+    // Each call goes back with the CLI's id and the thoughtSignature the server gave it.
+    const calls = turns.at(-1).body.contents.flatMap((c) => c.parts).filter((p) => p.functionCall);
+    assert.equal(calls.length, ROUNDS);
+    for (const c of calls) assert.ok(c.thoughtSignature && c.functionCall.id, JSON.stringify(c));
+    t.diagnostic(`gemini: ${result.ms} ms; calls: ${calls.map((c) => `${c.functionCall.name} ${JSON.stringify(c.functionCall.args)}`).join("; ")}`);
   } finally {
     await llm.stop();
   }

@@ -1,8 +1,9 @@
 // The real agent CLIs through `condense gateway` (issue 27), fully offline: Claude Code
 // (Anthropic Messages, ANTHROPIC_BASE_URL=<gw>/anthropic), Codex (OpenAI Responses, provider
 // base_url=<gw>/openai/v1), Cline (OpenAI Chat Completions, -b <gw>/openai/v1), Qwen Code
-// (OpenAI Chat Completions, OPENAI_BASE_URL=<gw>/openai/v1) and OpenCode (OpenAI Chat
-// Completions, an openai-compatible provider with baseURL <gw>/openai/v1) each run a
+// (OpenAI Chat Completions, OPENAI_BASE_URL=<gw>/openai/v1), OpenCode (OpenAI Chat
+// Completions, an openai-compatible provider with baseURL <gw>/openai/v1) and Gemini CLI (the
+// Gemini API, GOOGLE_GEMINI_BASE_URL=<gw>/gemini, its key as x-goog-api-key) each run a
 // scripted task of several tool rounds against the fixture server's scripted agent
 // (tests/servers/fixture_llm.py), with the gateway in between, given a window small enough that
 // the session crosses the default 80% threshold after its first tool rounds.
@@ -41,7 +42,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { startFixtureLlm } from "../js/servers.mjs";
-import { agentsBin, condenseBin, closedPort, workspace, runClaude, runCodex, runCline, runQwen, runOpenCode, startGateway, explain } from "./clients.mjs";
+import { agentsBin, condenseBin, closedPort, workspace, runClaude, runCodex, runCline, runQwen, runOpenCode, runGemini, startGateway, explain } from "./clients.mjs";
 import { GATEWAY_MARKER, rawArray, markerItems, checkExtends, checkTaskEverywhere, totalsOf, statField, observing, filesUnder } from "./requests.mjs";
 
 const ROUNDS = 6;
@@ -60,8 +61,10 @@ const FILE_LINES = 510; // slice 1 (lines 501-1000) holds 10 light lines, slice 
 //   Cline                   4.5 K             8.6 K                  4.7 K –  5.3 K
 //   Qwen Code              ~19 K             ~29 K                 ~19.5 K – 20.5 K
 //   OpenCode               ~8 K              ~33 K                  ~8.5 K –  9.5 K
+//   Gemini CLI            ~16.7 K            ~35.7 K               ~17.1 K – 18.2 K
 // (Qwen Code and OpenCode estimated from their observe runs' totals and bytes: 191.9 K tokens
-// over 7 requests of 76–105 KB, and 208.6 K over 7 of 31–88 KB besides OpenCode's title request.)
+// over 7 requests of 76–105 KB, and 208.6 K over 7 of 31–88 KB besides OpenCode's title request;
+// Gemini CLI from its observe run: 235.2 K tokens over 7 requests of 48.5–107.6 KB, 0.34 a byte.)
 // (The heavy read is 27 K tokens in Claude Code; Codex truncates a command's output to ~5 K
 // tokens and Cline its file reads to ~4 K, so theirs are smaller; Qwen Code keeps ~25 KB of it,
 // OpenCode all 54 KB.) The window puts 80% of it
@@ -75,6 +78,7 @@ const WINDOWS = {
   cline: 9_000, // 80% = 7 200
   qwen: 30_000, // 80% = 24 000
   opencode: 25_000, // 80% = 20 000
+  gemini: 30_000, // 80% = 24 000
 };
 
 let agents;
@@ -106,7 +110,9 @@ async function sessionRequests(llm, wirePath, key, isTurn = () => true) {
   const all = await llm.requests();
   const out = [];
   for (const [index, r] of all.entries()) {
-    if (r.path !== wirePath || r.body?.model !== MODEL || isSummaryAsk(r) || !isTurn(r)) continue;
+    // The Gemini API names the model in the path, not the body.
+    const model = r.body?.model ?? /\/models\/([^/:]+):/.exec(r.path)?.[1];
+    if (r.path !== wirePath || model !== MODEL || isSummaryAsk(r) || !isTurn(r)) continue;
     const raw = Buffer.from(await (await fetch(`${llm.origin}/requests/${index}/raw`)).arrayBuffer()).toString("utf8");
     const items = rawArray(raw, key);
     assert.ok(items, `request ${index} has a \`${key}\` array`);
@@ -135,6 +141,14 @@ const CLIENTS = {
     exact: false,
     isTurn: (r) => Array.isArray(r.body?.tools) && r.body.tools.length > 0,
   },
+  gemini: {
+    title: "Gemini CLI (gemini -p, the Gemini API)",
+    run: runGemini,
+    base: (gw) => `${gw}/gemini`,
+    wirePath: `/v1beta/models/${MODEL}:streamGenerateContent`,
+    key: "contents",
+    exact: false,
+  },
 };
 
 /** Runs `name`'s client through a fresh gateway (observe mode or not, with more flags) and fixture server. */
@@ -152,6 +166,8 @@ async function session(name, { observe, flags = [], tag = observe ? "-observe" :
       "--anthropic-upstream",
       llm.origin,
       "--openai-upstream",
+      llm.origin,
+      "--gemini-upstream",
       llm.origin,
       "--state-dir",
       stateDir,
@@ -236,7 +252,7 @@ for (const name of Object.keys(CLIENTS)) {
         }
         assert.ok(!s.output.stdout.includes(KEY) && !s.output.stderr.includes(KEY), "the gateway printed the API key");
         // The key did pass through: the fixture server only answers requests that carry it.
-        const auth = s.turns[0].headers["x-api-key"] ?? s.turns[0].headers.authorization;
+        const auth = s.turns[0].headers["x-api-key"] ?? s.turns[0].headers["x-goog-api-key"] ?? s.turns[0].headers.authorization;
         assert.ok(auth?.includes(KEY), "the client's key reached the upstream");
       });
     });

@@ -64,6 +64,7 @@ export async function gatewayScenario(ctx) {
     "contextCondenser.gateway.port": port,
     "contextCondenser.gateway.anthropicUpstream": llm.origin,
     "contextCondenser.gateway.openaiUpstream": llm.origin,
+    "contextCondenser.gateway.geminiUpstream": llm.origin,
     "contextCondenser.gateway.windows": { [MODEL]: 30000 },
     // At the threshold: the condensation comes late in the run, and the summary (native) goes in
     // at the next request (under cache-aware it would wait for a free moment).
@@ -229,7 +230,7 @@ export async function gatewayScenario(ctx) {
     const sessionsBefore = await view.locator("[data-testid=gateway-session]").count();
     const beforeTerminal = (await sessionRequests(llm2)).length;
     await terminal(
-      `cd ${ws3.ws} && echo "base=$ANTHROPIC_BASE_URL" > ${typed} && HOME=${ws3.home} ${proxies} NO_PROXY=127.0.0.1,localhost ` +
+      `cd ${ws3.ws} && echo "base=$ANTHROPIC_BASE_URL gemini=$GOOGLE_GEMINI_BASE_URL" > ${typed} && HOME=${ws3.home} ${proxies} NO_PROXY=127.0.0.1,localhost ` +
         `ANTHROPIC_API_KEY="$(cat ${keyFile})" ANTHROPIC_CUSTOM_HEADERS='x-fixture-script: ${SCRIPT}' DISABLE_AUTOUPDATER=1 ` +
         `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 ` +
         `${path.join(bin, "claude")} -p 'Read the file ${ws3.file} and tell me its marker.' --model ${MODEL} --allowedTools Read Bash >> ${typed} 2>&1; echo "exit=$?" >> ${typed}`,
@@ -237,7 +238,8 @@ export async function gatewayScenario(ctx) {
     const read = () => (fs.existsSync(typed) ? fs.readFileSync(typed, "utf8") : "");
     check(await until(async () => /exit=\d+/.test(read()), 180_000), step("claude -p typed in a new terminal ends"));
     await shot("terminal");
-    check(read().includes(`base=http://127.0.0.1:${port}/anthropic\n`), step(`the new terminal has ANTHROPIC_BASE_URL of the gateway (${read().split("\n")[0]})`));
+    check(read().includes(`base=http://127.0.0.1:${port}/anthropic gemini=http://127.0.0.1:${port}/gemini\n`),
+      step(`the new terminal has ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL of the gateway (${read().split("\n")[0]})`));
     check(/exit=0/.test(read()) && read().includes(`Markers seen: ${ws3.marker}`), step(`and claude -p there answers through it (${read().split("\n").slice(-3).join(" | ")})`));
     check((await sessionRequests(llm2)).length > beforeTerminal, step("its requests reached the upstream through the gateway"));
     check(await until(async () => (await view.locator("[data-testid=gateway-session]").count()) > sessionsBefore, 30_000),
@@ -247,9 +249,9 @@ export async function gatewayScenario(ctx) {
     await view.locator("[data-testid=gateway-stop]").click();
     check(await until(async () => !(await connects(port)), 15_000), step("Stop Gateway closes the port"));
     const after = path.join(ws3.root, "after-stop.txt");
-    await terminal(`echo "base=\${ANTHROPIC_BASE_URL:-unset}" > ${after}`);
-    check(await until(async () => fs.existsSync(after), 60_000) && fs.readFileSync(after, "utf8") === "base=unset\n",
-      step(`after Stop Gateway a new terminal has no ANTHROPIC_BASE_URL (${fs.existsSync(after) ? fs.readFileSync(after, "utf8").trim() : "no file"})`));
+    await terminal(`echo "base=\${ANTHROPIC_BASE_URL:-unset} gemini=\${GOOGLE_GEMINI_BASE_URL:-unset}" > ${after}`);
+    check(await until(async () => fs.existsSync(after), 60_000) && fs.readFileSync(after, "utf8") === "base=unset gemini=unset\n",
+      step(`after Stop Gateway a new terminal has neither variable (${fs.existsSync(after) ? fs.readFileSync(after, "utf8").trim() : "no file"})`));
     await w.run("Context Condenser: Start Gateway");
     check(await until(() => connects(port), 30_000), step("Start Gateway (the command) opens it again"));
     await w.run("Developer: Reload Window");

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Fixture LLM HTTP server for integration tests (Python 3 stdlib only).
 
-Speaks the real OpenAI Chat Completions, OpenAI Responses and Anthropic
-Messages wire formats, both non-streaming (JSON) and streaming (Server-Sent
-Events), and plays a scripted agent (below) that real agent CLIs (Claude Code,
-Codex, Cline) run their tool loops against.
+Speaks the real OpenAI Chat Completions, OpenAI Responses, Anthropic Messages
+and Gemini API (generateContent) wire formats, both non-streaming (JSON) and
+streaming (Server-Sent Events), and plays a scripted agent (below) that real
+agent CLIs (Claude Code, Codex, Cline, Qwen Code, OpenCode, Gemini CLI) run
+their tool loops against.
 
 Usage:
     python3 tests/servers/fixture_llm.py [--port 0] [--answer TEXT]
@@ -33,13 +34,28 @@ Endpoints:
            requires ``x-api-key`` and ``anthropic-version`` headers
     POST   /v1/messages/count_tokens (also /messages/count_tokens)
            {"input_tokens": N}, N = characters of system+tools+messages / 4
+    POST   /v1beta/models/MODEL:generateContent               Gemini API
+    POST   /v1beta/models/MODEL:streamGenerateContent?alt=sse (also /v1/, /v1alpha/)
+           the model is the path's, not the body's. Key: ``x-goog-api-key``,
+           else ``?key=``, else ``Authorization: Bearer``; none is a 403
+           PERMISSION_DENIED, a wrong one (with --api-key) a 400
+           INVALID_ARGUMENT/API_KEY_INVALID, as Google answers. The stream is
+           ``data: {GenerateContentResponse}`` events, text in pieces of a few
+           words, the last event with finishReason and usageMetadata
+           (promptTokenCount, candidatesTokenCount, totalTokenCount,
+           cachedContentTokenCount when not 0)
+    POST   /v1beta/models/MODEL:countTokens
+           {"totalTokens": N}, N = characters of systemInstruction+tools+
+           contents / 4 (also inside a generateContentRequest)
     GET    /v1/models            (also /models) lists the model "fixture"
            (Anthropic shape when x-api-key/anthropic-version is sent,
            OpenAI shape otherwise)
     GET    /health               {"status": "ok"}
     GET    /requests             every LLM request so far:
                                  [{path, url (with the query), bytes,
-                                   headers (lower-case), body}]
+                                   headers (lower-case), body}]; a Gemini
+                                 request's model is in its path only
+                                 (/v1beta/models/MODEL:METHOD)
     GET    /requests/<i>/raw     the exact bytes of request i of that list
     DELETE /requests             clears the recorded list
     GET    /hostile              every hostile request so far, in order:
@@ -60,16 +76,18 @@ cache_creation_input_tokens and cache_creation.ephemeral_5m/1h_input_tokens, inp
 the rest. The clock is the server's, or the request's ``x-fixture-now-ms`` header (for tests
 that let time pass). The same rules are the core's ``crates/condense-core/src/billing/cache.rs``,
 written apart. A Chat Completions request with ``prompt_cache_key`` reads the prefix shared
-with that key's previous prompt (prompt_tokens_details.cached_tokens). With --summaries, a
+with that key's previous prompt (prompt_tokens_details.cached_tokens). Gemini caches
+implicitly: a request reads the prefix (of systemInstruction, tools, contents) shared with the
+previous request of the same key and model (cachedContentTokenCount). With --summaries, a
 request asking for the core's summary is answered with an extractive summary of its own
 conversation.
 
 LLM requests are recorded before auth checks and fault handling, so tests
 can count attempts (retries included).
 
-Scripted agent mode, selected by the model name, in all three wire formats (for Anthropic also
-by an ``x-fixture-script: script-agent-N`` header, the model then any name, e.g. a real one a
-gateway has a price for):
+Scripted agent mode, selected by the model name, in all four wire formats (for Anthropic and
+Gemini also by an ``x-fixture-script: script-agent-N`` header, the model then any name, e.g. a
+real one a gateway has a price for):
     script-agent        2 tool rounds, then a final answer
     script-agent-N      N tool rounds, then a final answer
     script-agent-N-recall
@@ -82,10 +100,15 @@ results have arrived (and the request declares tools) it answers with one tool
 call, chosen by name from the request's own ``tools`` and shaped by their
 schemas: even rounds read the k-th slice of 500 lines of the file (Claude Code
 ``Read`` {file_path, offset, limit}; Cline ``read_files`` {files: [{path,
-start_line, end_line}]}; without a read tool, a shell tool runs ``sed -n``),
-odd rounds run ``grep -n MARKER FILE; wc -c FILE`` through the shell tool
-(``Bash`` {command}, Codex ``exec_command`` {cmd}, ``shell`` {command: [..]},
-Cline ``run_commands`` {commands: [..]}, ...). FILE is the first absolute path
+start_line, end_line}]}; Gemini CLI ``read_file`` {file_path, start_line,
+end_line}; without a read tool, a shell tool runs ``sed -n``), odd rounds run
+``grep -n MARKER FILE; wc -c FILE`` through the shell tool (``Bash`` {command},
+Codex ``exec_command`` {cmd}, ``shell`` {command: [..]}, Cline ``run_commands``
+{commands: [..]}, Gemini CLI ``run_shell_command`` {command}, ...). A Gemini
+request's tools are its ``functionDeclarations``, its tool results its
+``functionResponse`` parts, its user texts each user turn's text parts joined;
+a call is answered as a ``functionCall`` part with a ``thoughtSignature``,
+after a text part saying what it is for. FILE is the first absolute path
 in the user's messages that names an existing file. Then it answers
 "Scripted agent done after K tool rounds (C characters of tool results).
 Markers seen: M." with every ``MARKER: value`` found in the tool results. A
@@ -93,14 +116,18 @@ request without tools that asks for the core's summary ("Write a detailed
 summary of the conversation above") gets a sectioned summary naming the
 markers its conversation shows. A
 request whose tools offer no fitting tool, or with no file named, gets a 400
-that says why. Usage: Anthropic requests are billed by the prompt cache below
-(Claude Code's own breakpoints decide what is read and written); Chat and
-Responses count a prompt cache per session (``prompt_cache_key``): the prefix
-shared with the session's previous request is reported as cached
-(prompt_tokens_details.cached_tokens / input_tokens_details.cached_tokens).
+that says why (Gemini: 400 INVALID_ARGUMENT). Usage: Anthropic requests are
+billed by the prompt cache below (Claude Code's own breakpoints decide what is
+read and written); Chat and Responses count a prompt cache per session
+(``prompt_cache_key``), Gemini per key and model: the prefix shared with the
+session's previous request is reported as cached
+(prompt_tokens_details.cached_tokens / input_tokens_details.cached_tokens /
+cachedContentTokenCount).
 
-Fault modes are selected by the request's ``model`` field; every other model
-name gets a normal answer. Each wire format uses its own error bodies.
+Fault modes are selected by the request's ``model`` field (Gemini: the path's
+model); every other model name gets a normal answer. Each wire format uses its
+own error bodies (Gemini: ``{"error": {code, message, status}}``; fault-529 is
+a 503 UNAVAILABLE there).
     fault-401           401 auth error, even when a key is present
     fault-401-link      401 whose message carries a Markdown command link, as a
                         hostile server's would (VS Code renders links in toasts)
@@ -156,6 +183,7 @@ stalling), which is how tests see that the client really stopped.
 """
 
 import argparse
+import base64
 import hashlib
 import json
 import os
@@ -167,6 +195,7 @@ import stat
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DEFAULT_ANSWER = """\
@@ -189,6 +218,10 @@ ANTHROPIC_PATHS = ("/v1/messages", "/messages")
 COUNT_TOKENS_PATHS = ("/v1/messages/count_tokens", "/messages/count_tokens")
 RESPONSES_PATHS = ("/v1/responses", "/responses")
 MODEL_PATHS = ("/v1/models", "/models")
+# Gemini API: the model and the method are in the path, e.g.
+# /v1beta/models/gemini-2.5-flash:streamGenerateContent (?alt=sse in the query).
+GEMINI_PATH_RE = re.compile(
+    r"/(?:v1beta|v1alpha|v1)/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)")
 MODEL_ID = "fixture"
 WORDS_PER_DELTA = 3
 
@@ -203,6 +236,16 @@ def openai_error(message, type_, param=None, code=None):
 
 def anthropic_error(type_, message):
     return {"type": "error", "error": {"type": type_, "message": message}}
+
+
+def gemini_error(code, status, message, reason=None):
+    """A Google API error body; `reason` adds the ErrorInfo detail Google sends with it."""
+    error = {"code": code, "message": message, "status": status}
+    if reason:
+        error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+                             "domain": "googleapis.com",
+                             "metadata": {"service": "generativelanguage.googleapis.com"}}]
+    return {"error": error}
 
 
 OPENAI_AUTH_ERROR = openai_error(
@@ -244,6 +287,26 @@ ANTHROPIC_FAULTS = {
         "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"), {}),
     # Non-stream variant of fault-stream-error.
     "fault-stream-error": (529, ANTHROPIC_OVERLOADED, {}),
+}
+
+GEMINI_INTERNAL = gemini_error(
+    500, "INTERNAL", "An internal error has occurred. Please retry or report in "
+    "https://developers.generativeai.google/guide/troubleshooting")
+
+GEMINI_FAULTS = {
+    "fault-401": (401, gemini_error(
+        401, "UNAUTHENTICATED", "Request had invalid authentication credentials."), {}),
+    "fault-401-link": (401, gemini_error(401, "UNAUTHENTICATED", LINK_MESSAGE), {}),
+    "fault-429": (429, gemini_error(
+        429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."), RETRY_AFTER),
+    "fault-500": (500, GEMINI_INTERNAL, {}),
+    "fault-529": (503, gemini_error(
+        503, "UNAVAILABLE", "The model is overloaded. Please try again later."), {}),
+    "fault-overflow": (400, gemini_error(
+        400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number "
+        "of tokens allowed (1048576)."), {}),
+    # Non-stream variant of fault-stream-error.
+    "fault-stream-error": (500, GEMINI_INTERNAL, {}),
 }
 
 OVERFLOW_ABOVE = "fault-overflow-above-"
@@ -439,7 +502,8 @@ SCRIPT_READ_LINES = 500  # lines per read round (a round k reads the k-th slice 
 MARKER_RE = re.compile(r"MARKER[:=]\s*([A-Za-z0-9_.\-]+)")
 PATH_RE = re.compile(r"(?<![\w/:.])(/[^\s'\"`<>()\[\]{},;|]+)")
 
-# The tools the scripted agent looks for, by name, in the order it prefers them.
+# The tools the scripted agent looks for, by name, in the order it prefers them (Gemini CLI's are
+# read_file {file_path, start_line, end_line} and run_shell_command {command}).
 READ_TOOLS = ("Read", "read_files", "read_file", "view_file", "read")
 SHELL_TOOLS = ("Bash", "shell", "shell_command", "exec_command", "run_commands", "run_shell_command",
                "execute_command", "run_command", "bash", "local_shell")
@@ -550,6 +614,33 @@ def responses_view(body):
     return AgentView(tools, results, texts)
 
 
+def gemini_view(body):
+    """The view of a Gemini API request: tools from ``functionDeclarations``, results from
+    ``functionResponse`` parts, and each user turn's text parts joined into one text (Gemini CLI's
+    first turn is its session context, then the prompt: together, the task)."""
+    tools = {}
+    for t in body.get("tools") or []:
+        for fn in (t.get("functionDeclarations") or []) if isinstance(t, dict) else []:
+            if isinstance(fn, dict) and "name" in fn:
+                tools[fn["name"]] = fn.get("parametersJsonSchema") or fn.get("parameters") or {}
+    results, texts = [], []
+    for c in body.get("contents") or []:
+        if not isinstance(c, dict) or c.get("role", "user") == "model":
+            continue
+        said = []
+        for part in c.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("functionResponse"), dict):
+                response = part["functionResponse"].get("response")
+                results.append(text_of(response) or json.dumps(response))
+            elif isinstance(part.get("text"), str) and not part.get("thought"):
+                said.append(part["text"])
+        if said:
+            texts.append("\n".join(said))
+    return AgentView(tools, results, texts)
+
+
 def find_file(texts):
     """The first absolute path in the user's texts that names an existing file."""
     for text in texts:
@@ -574,7 +665,7 @@ def fill_required(schema, args):
     for name in (schema.get("required") or []) if isinstance(schema, dict) else []:
         if name in args:
             continue
-        kind = props(schema).get(name, {}).get("type")
+        kind = str(props(schema).get(name, {}).get("type")).lower()  # Gemini spells OBJECT, ...
         args[name] = {"boolean": False, "array": [], "object": {},
                       "integer": 0, "number": 0}.get(kind, "")
     return args
@@ -606,7 +697,7 @@ def shell_args(name, schema, command):
         return {"commands": [command]}
     if "cmd" in p and "command" not in p:  # Codex's exec_command
         return fill_required(schema, {"cmd": command})
-    if p.get("command", {}).get("type") == "array":  # Codex's shell
+    if str(p.get("command", {}).get("type")).lower() == "array":  # Codex's shell
         return fill_required(schema, {"command": ["bash", "-lc", command]})
     return fill_required(schema, {"command": command})
 
@@ -931,7 +1022,10 @@ class Handler(BaseHTTPRequestHandler):
             self.not_found()
 
     def route_post(self, path):
-        if path in OPENAI_PATHS:
+        gemini = GEMINI_PATH_RE.fullmatch(path)
+        if gemini:
+            kind = "gemini"
+        elif path in OPENAI_PATHS:
             kind = "openai"
         elif path in ANTHROPIC_PATHS:
             kind = "anthropic"
@@ -957,6 +1051,8 @@ class Handler(BaseHTTPRequestHandler):
             self.handle_responses(path, body)
         elif kind == "count_tokens":
             self.handle_count_tokens(body)
+        elif kind == "gemini":
+            self.handle_gemini(path, body, *gemini.groups())
         else:
             self.handle_anthropic(path, body)
 
@@ -1350,7 +1446,7 @@ class Handler(BaseHTTPRequestHandler):
         event("message_stop", {"type": "message_stop"})
         self.hang_up()
 
-    # ---- Scripted agent (all three wire formats) -----------------------
+    # ---- Scripted agent (Anthropic and Chat; Responses and Gemini inline theirs) ----
 
     def script_usage(self, wire, key, prompt):
         """(total input tokens, of which cached) for a prompt, with a prompt cache per session
@@ -1620,6 +1716,137 @@ class Handler(BaseHTTPRequestHandler):
         event({"type": "response.completed", "response": response})
         self.hang_up()
 
+    # ---- Gemini API ----------------------------------------------------
+
+    def gemini_key(self):
+        """The caller's Gemini API key: the ``x-goog-api-key`` header, else the ``key`` query
+        parameter, else an ``Authorization: Bearer`` token (what Gemini CLI sends with
+        GEMINI_API_KEY_AUTH_MECHANISM=bearer)."""
+        key = self.headers.get("x-goog-api-key", "").strip()
+        if key:
+            return key
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        key = (query.get("key") or [""])[0].strip()
+        if key:
+            return key
+        auth = self.headers.get("Authorization", "")
+        return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+
+    def handle_gemini(self, path, body, model, method):
+        """generateContent (JSON), streamGenerateContent (SSE) and countTokens for the model named
+        in the path, which the body does not repeat."""
+        key = self.gemini_key()
+        if not key:
+            self.send_json(403, gemini_error(
+                403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers "
+                "without established identity). Please use API Key or other form of API consumer "
+                "identity to call this API."))
+            return
+        if not self.key_ok(key):
+            # What Google answers for a wrong key: 400, not 401.
+            self.send_json(400, gemini_error(
+                400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
+                "API_KEY_INVALID"))
+            return
+        if not isinstance(body, dict):
+            self.send_json(400, gemini_error(
+                400, "INVALID_ARGUMENT", "Invalid JSON payload received."))
+            return
+        if method == "countTokens":
+            # The request is {contents} or {generateContentRequest: {contents, tools, ...}}.
+            inner = body.get("generateContentRequest")
+            inner = inner if isinstance(inner, dict) else body
+            prompt = json.dumps([inner.get("systemInstruction"), inner.get("tools"),
+                                 inner.get("contents")])
+            self.send_json(200, {"totalTokens": len(prompt) // 4 + 1})
+            return
+        # resolve_fault reads Chat-style messages: the same turns, their parts as the content.
+        turns = [{"content": c.get("parts")} for c in body.get("contents") or []
+                 if isinstance(c, dict)]
+        fault = self.resolve_fault(path, model, {"messages": turns})
+        stream = method == "streamGenerateContent"
+        if self.status_fault(GEMINI_FAULTS, fault, stream, {}):
+            return
+        view = gemini_view(body)
+        # As for Anthropic, `x-fixture-script` selects the script under a real model's name.
+        script = self.headers.get("x-fixture-script", "").strip() or model
+        rounds = script_rounds(script)
+        k = 0
+        if rounds is None:
+            parts = [{"text": (Handler.summaries and summary_answer(view)) or STATE.answer}]
+        else:
+            step = script_step(view, rounds, script)
+            if step[0] == "error":
+                self.send_json(400, gemini_error(400, "INVALID_ARGUMENT", step[1]))
+                return
+            k, fault = view.round, None
+            if step[0] == "final":
+                parts = [{"text": step[1]}]
+            else:
+                _, name, args, note = step
+                # Gemini 3 models sign their calls; the client must send the signature back.
+                signature = base64.b64encode(b"fixture-thought-signature-%d" % k).decode()
+                parts = [{"text": note}, {"functionCall": {"name": name, "args": args},
+                                          "thoughtSignature": signature}]
+        # Gemini caches implicitly: the prefix shared with the previous request of the same key
+        # and model is reported as cachedContentTokenCount (left out when 0, as Google does).
+        prompt = json.dumps([body.get("systemInstruction"), body.get("tools"),
+                             body.get("contents")])
+        total, cached = self.script_usage("gemini", "%s/%s" % (key, model), prompt)
+        output = sum(count_words(p.get("text", "")) for p in parts) + 5
+        usage = {"promptTokenCount": total, "candidatesTokenCount": output,
+                 "totalTokenCount": total + output,
+                 "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}]}
+        if cached:
+            usage["cachedContentTokenCount"] = cached
+            usage["cacheTokensDetails"] = [{"modality": "TEXT", "tokenCount": cached}]
+
+        def answer(parts, last):
+            """A GenerateContentResponse with `parts`; the last one finishes and has the usage."""
+            candidate = {"content": {"role": "model", "parts": parts}, "index": 0}
+            obj = {"candidates": [candidate]}
+            if last:
+                candidate["finishReason"] = "STOP"
+                obj["usageMetadata"] = usage
+            obj.update({"modelVersion": model, "responseId": "fixture-gemini-%d" % k})
+            return obj
+
+        if not stream:
+            if fault == "fault-stall":
+                self.stall()
+                return
+            if fault == "fault-malformed":
+                self.send_raw(200, b'{"candidates": [', "application/json")
+                return
+            raw = json.dumps(answer(parts, True)).encode()
+            if fault == "fault-cut":
+                self.send_raw(200, raw[: len(raw) // 2], "application/json",
+                              content_length=len(raw))
+                self.hang_up()
+                return
+            self.send_raw(200, raw, "application/json")
+            return
+        # The stream: each text in pieces of a few words (two at least), every other part in an
+        # event of its own, the last event with finishReason and usageMetadata.
+        pieces = []
+        for part in parts:
+            if set(part) != {"text"}:
+                pieces.append(part)
+                continue
+            texts = split_deltas(part["text"])
+            if len(texts) < 2 and len(part["text"]) > 1:
+                half = len(part["text"]) // 2
+                texts = [part["text"][:half], part["text"][half:]]
+            pieces += [{"text": t} for t in texts]
+        self.start_sse()
+        if self.stream_fault(fault, lambda text: self.write_event(answer([{"text": text}], False)),
+                             lambda: self.write_event(GEMINI_INTERNAL),
+                             lambda: self.write_event('{"candidates": [ this is not json')):
+            return
+        for i, piece in enumerate(pieces):
+            self.write_event(answer([piece], i == len(pieces) - 1))
+        self.hang_up()
+
     # ---- Anthropic token count -----------------------------------------
 
     def handle_count_tokens(self, body):
@@ -1662,7 +1889,7 @@ def watch_stdin(stop):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description="Fixture OpenAI/Anthropic LLM server.")
+    parser = argparse.ArgumentParser(description="Fixture OpenAI/Anthropic/Gemini LLM server.")
     parser.add_argument("--port", type=int, default=0, help="port (0 = any free port)")
     parser.add_argument("--answer", help="assistant answer text")
     parser.add_argument("--answer-file", help="read the assistant answer from this file")

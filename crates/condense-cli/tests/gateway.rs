@@ -1060,3 +1060,104 @@ fn against_anthropics_cache_rules_a_long_session_after_its_condensation_saves_an
     );
     std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).unwrap();
 }
+
+/// Gemini CLI's request of `rounds` tool rounds: its session context and the task, then per round
+/// a model turn calling `read_file` (a thought signature beside the call, no call id) and the
+/// user turn with its `functionResponse`.
+fn gemini_session(rounds: usize) -> String {
+    let mut contents = vec![
+        json!({"role": "user", "parts": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]}),
+        json!({"role": "user", "parts": [{"text": TASK}]}),
+    ];
+    for k in 0..rounds {
+        contents.push(json!({"role": "model", "parts": [{
+            "functionCall": {"name": "read_file", "args": {"file_path": format!("src/module_{k}.rs")}},
+            "thoughtSignature": format!("CiQB{k}SIGNATURE+/=="),
+        }]}));
+        contents.push(json!({"role": "user", "parts": [{
+            "functionResponse": {"name": "read_file", "response": {"output": file(k)}},
+        }]}));
+    }
+    json!({
+        "contents": contents,
+        "systemInstruction": {"parts": [{"text": "You are Gemini CLI, an interactive CLI agent."}], "role": "user"},
+        "tools": [{"functionDeclarations": [{"name": "read_file", "parametersJsonSchema": {"type": "object"}}]}],
+        "generationConfig": {"temperature": 1},
+    })
+    .to_string()
+}
+
+#[test]
+fn gemini_requests_go_to_their_upstream_condensed_counted_and_their_key_is_kept_nowhere() {
+    const KEY: &str = "AIzaSy-TEST-GEMINI-KEY-never-stored";
+    const MODEL_PATH: &str = "/v1beta/models/tiny-model";
+    let answer = json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "Done."}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 40, "candidatesTokenCount": 2, "cachedContentTokenCount": 30},
+    })
+    .to_string();
+    let upstream = Upstream::start(move |seen, stream| {
+        if seen.head.contains(":countTokens") {
+            respond(stream, "200 OK", "", r#"{"totalTokens":999}"#);
+        } else if seen.head.contains("alt=sse") {
+            let events = format!("data: {answer}\r\n\r\n");
+            respond(stream, "200 OK", "Content-Type: text/event-stream\r\n", &events);
+        } else {
+            respond(stream, "200 OK", "", &answer);
+        }
+    });
+    let state = Scratch::new("gw-gemini");
+    let gateway = Gateway::start(&state, &["--gemini-upstream", &upstream.url(), "--window", SMALL_WINDOW]);
+    let header_key = format!("x-goog-api-key: {KEY}");
+
+    // A first request, small: the client's bytes, to the Gemini upstream, key and query as sent.
+    let first = gemini_session(1);
+    let path = format!("/gemini{MODEL_PATH}:streamGenerateContent?alt=sse");
+    let reply = gateway.post(&path, &[&header_key], &first);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let seen = upstream.next();
+    assert!(seen.head.starts_with(&format!("POST {MODEL_PATH}:streamGenerateContent?alt=sse HTTP/1.1")));
+    assert_eq!(seen.body, first.as_bytes(), "byte for byte");
+    assert_eq!(seen.header("x-goog-api-key").as_deref(), Some(KEY));
+
+    // Grown past the window: condensed, the pairs kept whole, the task kept.
+    let grown = gemini_session(12);
+    let reply = gateway.post(&path, &[&header_key], &grown);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let condensed = upstream.next();
+    let body: Value = serde_json::from_slice(&condensed.body).expect("JSON");
+    let contents = body["contents"].as_array().unwrap();
+    assert!(contents.len() < 2 + 2 * 12, "condensed: {} contents", contents.len());
+    assert_eq!(contents[1]["parts"][0]["text"], TASK);
+    assert!(contents[2]["parts"][0]["text"].as_str().unwrap().starts_with("[Context Condenser"));
+    assert_eq!(body["generationConfig"]["temperature"], 1, "keys the gateway does not read are kept");
+    // The next request, the key in the query this time, replays it byte for byte.
+    let next = gemini_session(13);
+    let reply = gateway.post(&format!("/gemini{MODEL_PATH}:generateContent?key={KEY}"), &[], &next);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let replayed = upstream.next();
+    assert!(replayed.head.starts_with(&format!("POST {MODEL_PATH}:generateContent?key={KEY} HTTP/1.1")));
+    let (before, after) = (String::from_utf8_lossy(&condensed.body), String::from_utf8_lossy(&replayed.body));
+    let cut = before.find("],\"systemInstruction\"").expect("the contents' end");
+    assert!(after.starts_with(&before[..cut]), "the condensed request's contents are replayed byte for byte");
+
+    // countTokens: the request as it is forwarded, counted here.
+    let count = json!({"generateContentRequest": serde_json::from_str::<Value>(&next).unwrap()}).to_string();
+    let reply = gateway.post(&format!("/gemini{MODEL_PATH}:countTokens"), &[&header_key], &count);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let counted = reply.json()["totalTokens"].as_u64().expect("the gateway counted");
+    let stats = gateway.stats();
+    let (session_name, session) = stats["sessions"].as_object().unwrap().iter().next().expect("a session");
+    let (client_tokens, _) = tokens(&stats, session_name);
+    assert!(counted < client_tokens, "{counted} < {client_tokens}");
+    assert!(upstream.received.try_recv().is_err(), "the upstream was not asked to count");
+    assert_eq!(session["model"], SMALL_MODEL, "the model from the path: {stats}");
+    assert_eq!(session["usage"]["cache_read"], 30, "Gemini's usageMetadata is read: {stats}");
+
+    // The key: in no log line, no statistics, no state file.
+    let state_bytes = state_holding(&state, "tiny-model");
+    assert!(!String::from_utf8_lossy(&state_bytes).contains(KEY));
+    assert!(!stats.to_string().contains(KEY));
+    assert!(!gateway.output().contains(KEY), "{}", gateway.output());
+    assert!(gateway.output().contains("POST /gemini/v1beta/models/tiny-model:generateContent"));
+}

@@ -49,6 +49,10 @@ const EXCLUDED: &[(&str, &str)] = &[
         "ANTHROPIC_BASE_URL=http://127.0.0.1:4141/anthropic claude",
         "starts the real Claude Code through the gateway; tests/agents/gateway.test.mjs does that offline",
     ),
+    (
+        "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4141/gemini gemini",
+        "starts the real Gemini CLI through the gateway; tests/agents/gateway.test.mjs does that offline",
+    ),
 ];
 
 /// The gateway's default address, which the README's examples use.

@@ -33,6 +33,8 @@ pub struct GatewayStart {
     pub anthropic_upstream: String,
     /// The OpenAI API's URL.
     pub openai_upstream: String,
+    /// The Gemini API's URL.
+    pub gemini_upstream: String,
     /// The state it saved last time, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
@@ -51,6 +53,7 @@ pub struct GatewayStarted {
     /// The upstreams' origins, as the routes use them.
     pub anthropic: String,
     pub openai: String,
+    pub gemini: String,
     /// Why the saved state was not used, if it was not: the host keeps the file's text aside
     /// before anything saves over it.
     pub state_refused: Option<String>,

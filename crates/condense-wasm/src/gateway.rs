@@ -11,8 +11,8 @@ use std::rc::Rc;
 
 use condense_core::ErrorKind;
 use condense_core::gateway::{
-    GatewayConfig, Guard, HostGateway, RECALL_SESSION_BYTES, RecallConfig, SummaryJob, UsageReader,
-    upstream_origin,
+    GatewayConfig, Guard, HostGateway, RECALL_SESSION_BYTES, RecallConfig, SummaryJob, Upstreams,
+    UsageReader, upstream_origin,
 };
 use condense_protocol::gateway::{GatewaySetAside, GatewayStart, GatewayStarted};
 use wasm_bindgen::prelude::*;
@@ -108,6 +108,8 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
         .map_err(|e| invalid(format!("anthropicUpstream: {e}")))?;
     let openai =
         upstream_origin(&options.openai_upstream).map_err(|e| invalid(format!("openaiUpstream: {e}")))?;
+    let gemini =
+        upstream_origin(&options.gemini_upstream).map_err(|e| invalid(format!("geminiUpstream: {e}")))?;
     let recall = options.recall_dir.map(|dir| RecallConfig {
         dir,
         max_session_bytes: options.recall_max_bytes.map_or(RECALL_SESSION_BYTES, |b| b as usize),
@@ -122,7 +124,8 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
         ..GatewayConfig::default()
     };
     let guard = Guard { bound: SocketAddr::from(([127, 0, 0, 1], options.port)), token: None };
-    let mut host = HostGateway::new(config, anthropic.clone(), openai.clone(), guard).map_err(invalid)?;
+    let upstreams = Upstreams { anthropic, openai, gemini };
+    let mut host = HostGateway::new(config, upstreams.clone(), guard).map_err(invalid)?;
     let (state_refused, set_aside) = match options.state.map(|state| host.load(state.as_bytes())) {
         None => (None, Vec::new()),
         Some(Ok(aside)) => (
@@ -140,7 +143,13 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
         inner: Rc::new(Running {
             engine: Rc::clone(inner),
             scope: format!("gateway {n}"),
-            started: GatewayStarted { anthropic, openai, state_refused, set_aside },
+            started: GatewayStarted {
+                anthropic: upstreams.anthropic,
+                openai: upstreams.openai,
+                gemini: upstreams.gemini,
+                state_refused,
+                set_aside,
+            },
             state: RefCell::new(Some(state)),
         }),
     })

@@ -199,6 +199,7 @@ fn wire_name(wire: Wire) -> &'static str {
     match wire {
         Wire::Anthropic => "anthropic",
         Wire::OpenAi => "openai",
+        Wire::Gemini => "gemini",
     }
 }
 
@@ -206,7 +207,8 @@ fn wire_of(name: &str) -> Result<Wire, JsValue> {
     match name {
         "anthropic" => Ok(Wire::Anthropic),
         "openai" => Ok(Wire::OpenAi),
-        other => Err(invalid(format!("wire must be anthropic or openai, not {other:?}"))),
+        "gemini" => Ok(Wire::Gemini),
+        other => Err(invalid(format!("wire must be anthropic, openai or gemini, not {other:?}"))),
     }
 }
 

@@ -26,6 +26,7 @@ export const GATEWAY_SETTINGS = [
   "windows",
   "anthropicUpstream",
   "openaiUpstream",
+  "geminiUpstream",
 ] as const;
 /** How often the status bar reads the figures while the gateway runs. */
 const STATUS_EVERY_MS = 2_000;
@@ -45,6 +46,7 @@ export function gatewayOptions(): GatewayOptions & { enabled: boolean } {
     observe: get("gateway.observe") === true,
     anthropicUpstream: String(get("gateway.anthropicUpstream") ?? "https://api.anthropic.com"),
     openaiUpstream: String(get("gateway.openaiUpstream") ?? "https://api.openai.com"),
+    geminiUpstream: String(get("gateway.geminiUpstream") ?? "https://generativelanguage.googleapis.com"),
   };
 }
 
@@ -297,7 +299,7 @@ export class GatewayController implements vscode.Disposable {
     await memento.update(TERMINALS_OFFERED, true);
     const yes = "Set Up Terminals";
     const pick = await notify.info(
-      "Context Condenser Gateway is running. Send Claude Code started in VS Code's new terminals through it, with no setup of its own?",
+      "Context Condenser Gateway is running. Send Claude Code and Gemini CLI started in VS Code's new terminals through it, with no setup of their own?",
       yes,
       "Not Now",
     );

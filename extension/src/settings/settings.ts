@@ -36,6 +36,7 @@ export const RESTRICTED_SETTINGS = [
   "gateway.port",
   "gateway.anthropicUpstream",
   "gateway.openaiUpstream",
+  "gateway.geminiUpstream",
   "gateway.terminals",
 ] as const;
 const RESTRICTED = new Set<string>(RESTRICTED_SETTINGS);

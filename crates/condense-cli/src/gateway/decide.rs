@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use condense_core::gateway::{
     Decided, GatewayConfig, GatewayUsage, Guard, HostGateway, Outgoing, Retry, Routed, SummaryDone,
-    SummaryJob, Untouched, Wire,
+    SummaryJob, Untouched, Upstreams, Wire,
 };
 use condense_core::llm::LlmProfile;
 use tokio::sync::Notify;
@@ -26,13 +26,8 @@ pub(crate) struct GatewayState {
 
 impl GatewayState {
     /// A state with no sessions; the configuration's checks fail here.
-    pub(crate) fn new(
-        config: GatewayConfig,
-        anthropic: String,
-        openai: String,
-        guard: Guard,
-    ) -> Result<Self, String> {
-        Ok(GatewayState { host: HostGateway::new(config, anthropic, openai, guard)? })
+    pub(crate) fn new(config: GatewayConfig, upstreams: Upstreams, guard: Guard) -> Result<Self, String> {
+        Ok(GatewayState { host: HostGateway::new(config, upstreams, guard)? })
     }
 
     /// Runs `f` on the core; a panic in it starts the core afresh (its sessions may be half
@@ -159,9 +154,8 @@ pub(crate) fn summary_done(state: &mut GatewayState, id: u64, outcome: Result<Su
 
 /// The profile that writes `job` with the request's own model at its upstream.
 pub(crate) fn upstream_profile(state: &mut GatewayState, job: &SummaryJob) -> LlmProfile {
-    let (anthropic, openai) = state.host.upstreams();
-    let (anthropic, openai) = (anthropic.to_owned(), openai.to_owned());
-    state.host.gateway().upstream_profile(job, &anthropic, &openai)
+    let upstreams = state.host.upstreams().clone();
+    state.host.gateway().upstream_profile(job, &upstreams)
 }
 
 /// Writes the state to persist to `out` (the sessions, their condensations and counts), without
@@ -186,7 +180,12 @@ mod tests {
     fn state(observe: bool) -> GatewayState {
         let guard = Guard { bound: "127.0.0.1:4141".parse().unwrap(), token: None };
         let config = GatewayConfig { observe, ..GatewayConfig::default() };
-        GatewayState::new(config, "http://127.0.0.1:9".into(), "http://127.0.0.1:9".into(), guard).unwrap()
+        let upstreams = Upstreams {
+            anthropic: "http://127.0.0.1:9".into(),
+            openai: "http://127.0.0.1:9".into(),
+            gemini: "http://127.0.0.1:9".into(),
+        };
+        GatewayState::new(config, upstreams, guard).unwrap()
     }
 
     const CHAT: &str = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;

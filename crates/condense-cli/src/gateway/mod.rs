@@ -1,6 +1,7 @@
-//! `condense gateway`: a local HTTP gateway that agents (Claude Code, Codex, Cline, Roo,
-//! Continue) point their base URL at. Requests under `/anthropic/…` go to the Anthropic API,
-//! those under `/openai/v1/…` to the OpenAI API; the core decides, per conversation request, the
+//! `condense gateway`: a local HTTP gateway that agents (Claude Code, Codex, Gemini CLI, Cline,
+//! Roo, Continue, Qwen Code, OpenCode) point their base URL at. Requests under `/anthropic/…` go
+//! to the Anthropic API, those under `/openai/v1/…` to the OpenAI API, those under `/gemini/…` to
+//! the Gemini API; the core decides, per conversation request, the
 //! exact bytes to forward (`decide.rs`, the only file that knows the core's gateway), and the
 //! answers stream back unbuffered (`proxy.rs`) while their usage is read (`usage.rs`). Who may
 //! connect is `guard.rs`'s business; the state on disk is `store.rs`'s.
@@ -29,7 +30,7 @@ mod store;
 mod summarize;
 
 use condense_core::gateway::{GatewayConfig, GatewayPolicy, RecallConfig, STATE_VERSION, StateError};
-use condense_core::gateway::{Guard, check_listen, setup_text, upstream_origin};
+use condense_core::gateway::{Guard, Upstreams, check_listen, setup_text, upstream_origin};
 use decide::{GatewayState, SharedState};
 use proxy::Shared;
 use store::Store;
@@ -48,6 +49,9 @@ pub(crate) struct GatewayArgs {
     /// The OpenAI API's origin (a trailing /v1 is dropped).
     #[arg(long, default_value = "https://api.openai.com", value_name = "URL")]
     openai_upstream: String,
+    /// The Gemini API's origin, where /gemini/… goes.
+    #[arg(long, default_value = condense_core::gateway::GEMINI_API, value_name = "URL")]
+    gemini_upstream: String,
     /// The condensation provider: smart (the LLM-free ledger), or native (the ledger at once,
     /// then an LLM summary written in the background; needs --llm/--profile or
     /// --summarize-with-upstream).
@@ -154,6 +158,7 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
     }
     let anthropic = upstream("--anthropic-upstream", &args.anthropic_upstream)?;
     let openai = upstream("--openai-upstream", &args.openai_upstream)?;
+    let gemini = upstream("--gemini-upstream", &args.gemini_upstream)?;
     let dir = args.state_dir.clone().or_else(store::default_dir).ok_or_else(|| {
         usage("no data directory known for this user (HOME is not set): pass --state-dir DIR")
     })?;
@@ -178,7 +183,8 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
         ..GatewayConfig::default()
     };
     let guard = Guard { bound: args.listen, token: args.token.clone() };
-    let mut state = GatewayState::new(config, anthropic, openai, guard).map_err(usage)?;
+    let upstreams = Upstreams { anthropic, openai, gemini };
+    let mut state = GatewayState::new(config, upstreams, guard).map_err(usage)?;
     let summarizer = Summarizer::from_flags(&args.provider, &args.llm, args.summarize_with_upstream)?;
     match store.read() {
         Ok(None) => {}

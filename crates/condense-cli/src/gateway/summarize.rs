@@ -121,13 +121,15 @@ impl Summarizer {
 }
 
 /// The request's key, as its client sent it: Anthropic's `x-api-key` (else a bearer token),
-/// OpenAI's bearer token.
+/// OpenAI's bearer token, Gemini's `x-goog-api-key` (else a bearer token; a key given in the
+/// URL's `key` query is not taken for summaries).
 fn request_key(headers: &HeaderMap, dialect: Dialect) -> Option<String> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer ")).map(str::to_owned);
     match dialect {
         Dialect::AnthropicMessages => header("x-api-key").map(str::to_owned).or(bearer),
         Dialect::ChatCompletions | Dialect::Responses => bearer,
+        Dialect::Gemini => header("x-goog-api-key").map(str::to_owned).or(bearer),
     }
     .filter(|k| !k.is_empty())
 }
@@ -167,6 +169,9 @@ mod tests {
         headers.remove("x-api-key");
         assert_eq!(request_key(&headers, Dialect::AnthropicMessages).as_deref(), Some("sk-2"));
         assert_eq!(request_key(&HeaderMap::new(), Dialect::ChatCompletions), None);
+        let mut gemini = HeaderMap::new();
+        gemini.insert("x-goog-api-key", "AIza-3".parse().unwrap());
+        assert_eq!(request_key(&gemini, Dialect::Gemini).as_deref(), Some("AIza-3"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub(crate) use wire::Decoder;
 pub use wire::{ApiCache, ApiRequest, ChatMessage, ChatRole, Wire};
 
 /// The conversation of an API request body (or its message list) in one of the wire dialects
-/// an agent sends: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses. The gateway
+/// an agent sends: Anthropic Messages, OpenAI Chat Completions, OpenAI Responses, Gemini. The gateway
 /// reads agents' requests with the same importers as their files, so its condensations read
 /// tool calls, results and the user's words exactly as a condensation of a file does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +49,9 @@ pub enum RequestDialect {
     ChatCompletions,
     /// `input` items: messages, function calls and their outputs, reasoning.
     Responses,
+    /// The Gemini API's `contents`: `Content`s of parts (text, `functionCall`,
+    /// `functionResponse`, …), as Gemini CLI's saved chats hold them.
+    Gemini,
 }
 
 /// Reads the messages of a request in `dialect`: for Anthropic and Chat Completions a list of
@@ -61,6 +64,10 @@ pub fn request_conversation(dialect: RequestDialect, value: &Value) -> Result<Co
         RequestDialect::Responses => match value {
             Value::Array(items) => codex::from_responses_input(items),
             _ => Err(ParseError::at("input", "expected a list of input items")),
+        },
+        RequestDialect::Gemini => match value {
+            Value::Array(contents) => gemini::from_chat(contents, "contents"),
+            _ => Err(ParseError::at("contents", "expected a list of Contents")),
         },
     }
 }

@@ -216,6 +216,7 @@ impl Gateway {
 pub fn client_of(user_agent: &str) -> String {
     let ua = user_agent.to_ascii_lowercase();
     let known = [
+        ("geminicli", "Gemini CLI"),
         ("claude-cli", "Claude Code"),
         ("claude-code", "Claude Code"),
         ("codex", "Codex"),

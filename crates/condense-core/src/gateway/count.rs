@@ -29,6 +29,7 @@ fn request_dialect(dialect: Dialect) -> RequestDialect {
         Dialect::AnthropicMessages => RequestDialect::AnthropicMessages,
         Dialect::ChatCompletions => RequestDialect::ChatCompletions,
         Dialect::Responses => RequestDialect::Responses,
+        Dialect::Gemini => RequestDialect::Gemini,
     }
 }
 

@@ -201,12 +201,30 @@ impl SessionState {
     }
 }
 
+/// The request a Gemini `:countTokens` body counts: its `generateContentRequest` (the whole
+/// request: system instruction, tools, contents) when it has one, else the body itself (bare
+/// `contents`).
+fn gemini_count_request(body: &[u8]) -> &[u8] {
+    #[derive(serde::Deserialize)]
+    struct Count<'a> {
+        #[serde(borrow, default, rename = "generateContentRequest")]
+        request: Option<&'a serde_json::value::RawValue>,
+    }
+    match serde_json::from_slice::<Count<'_>>(body) {
+        Ok(Count { request: Some(inner) }) => inner.get().as_bytes(),
+        _ => body,
+    }
+}
+
 /// The cache rules the books follow: the model's, in the dialect its requests come in (a model
 /// reached through another vendor's API is cached by that API).
 fn cache_rules(prices: &ModelPrices, dialect: Dialect) -> CacheRules {
     match (prices.cache, dialect) {
         (rules @ CacheRules::Breakpoints { .. }, Dialect::AnthropicMessages) => rules,
-        (rules @ CacheRules::Automatic { .. }, Dialect::ChatCompletions | Dialect::Responses) => rules,
+        (
+            rules @ CacheRules::Automatic { .. },
+            Dialect::ChatCompletions | Dialect::Responses | Dialect::Gemini,
+        ) => rules,
         (_, Dialect::AnthropicMessages) => CacheRules::Breakpoints { min_tokens: 1024 },
         (_, _) => CacheRules::Automatic { min_tokens: 1024, step: 128 },
     }
@@ -332,7 +350,7 @@ impl Gateway {
             return Decision::Untouched { session: None, reason: format!("{path:?} is not a conversation") };
         };
         match Request::parse(dialect, body) {
-            Ok(request) => self.decide(&request, header_session),
+            Ok(request) => self.decide(&request.with_path_model(path), header_session),
             Err(e) => {
                 self.totals.requests += 1;
                 self.totals.untouched += 1;
@@ -587,19 +605,32 @@ impl Gateway {
         }
     }
 
-    /// Anthropic's `/v1/messages/count_tokens`: the input tokens of the request as the gateway
-    /// would forward it, so the client measures what the model will see (and its own compaction
-    /// stays idle while the gateway keeps the request small). `None` when the gateway would
-    /// forward the request unchanged: the host passes it through for the upstream's exact
-    /// count. Nothing is learned or condensed here.
-    pub fn count_tokens(&mut self, header_session: Option<&str>, body: &[u8]) -> Option<usize> {
+    /// A token count (Anthropic's `/v1/messages/count_tokens`, Gemini's `:countTokens` of
+    /// `model`): the input tokens of the request as the gateway would forward it, so the client
+    /// measures what the model will see (and its own compaction stays idle while the gateway
+    /// keeps the request small). `None` when the gateway would forward the request unchanged:
+    /// the host passes it through for the upstream's exact count. Nothing is learned or
+    /// condensed here.
+    pub fn count_tokens(
+        &mut self,
+        dialect: Dialect,
+        model: Option<&str>,
+        header_session: Option<&str>,
+        body: &[u8],
+    ) -> Option<usize> {
         if self.config.observe {
             return None;
         }
-        let request = Request::parse(Dialect::AnthropicMessages, body).ok()?;
+        let body = match dialect {
+            Dialect::Gemini => gemini_count_request(body),
+            _ => body,
+        };
+        let mut request = Request::parse(dialect, body).ok()?;
+        if request.model.is_none() {
+            request.model = model.map(str::to_owned);
+        }
         let incoming: Vec<(u64, &str)> =
             request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
-        let dialect = Dialect::AnthropicMessages;
         // A count request may not carry the session's id: then the held session it continues.
         let own = session_key(&request, header_session);
         let common_with = |s: &Session| match s.dialect == dialect {
@@ -862,7 +893,7 @@ impl Gateway {
         // them (Claude Code does): the summary request has instructions of its own.
         let task = session.originals[..task_end.min(range.start)]
             .iter()
-            .filter(|o| Shape::read(session.dialect, &o.text).is_some_and(|s| !s.is_instructions()));
+            .filter(|o| Shape::read(session.dialect, 0, &o.text).is_some_and(|s| !s.is_instructions()));
         let texts: Vec<&str> = task.chain(&session.originals[range.clone()]).map(|o| &*o.text).collect();
         let (_, messages) = read_messages(session.dialect, &texts)?;
         let id = self.next_job;

@@ -1,4 +1,4 @@
-//! The three request dialects the gateway reads, and the view of one request body it works on.
+//! The four request dialects the gateway reads, and the view of one request body it works on.
 //!
 //! The view borrows the body: each message is the exact text the client sent (a
 //! [`RawValue`](serde_json::value::RawValue) slice of the body), and the message array is a byte
@@ -23,6 +23,9 @@ pub enum Dialect {
     ChatCompletions,
     /// OpenAI Responses (`/v1/responses`): Codex.
     Responses,
+    /// The Gemini API (`/v1beta/models/{model}:generateContent` and `:streamGenerateContent`):
+    /// Gemini CLI. The model is in the path, the conversation is `contents`.
+    Gemini,
 }
 
 impl Dialect {
@@ -37,6 +40,9 @@ impl Dialect {
             Some(Dialect::ChatCompletions)
         } else if path.ends_with("/v1/responses") {
             Some(Dialect::Responses)
+        } else if gemini_method(path).is_some_and(|m| m == "generateContent" || m == "streamGenerateContent")
+        {
+            Some(Dialect::Gemini)
         } else {
             None
         }
@@ -47,8 +53,23 @@ impl Dialect {
         match self {
             Dialect::AnthropicMessages | Dialect::ChatCompletions => "messages",
             Dialect::Responses => "input",
+            Dialect::Gemini => "contents",
         }
     }
+}
+
+/// The model and the method of a Gemini API path (`…/models/gemini-2.5-pro:generateContent`,
+/// query excluded): `("gemini-2.5-pro", "generateContent")`.
+pub fn gemini_model_and_method(path: &str) -> Option<(&str, &str)> {
+    let path = path.split(['?', '#']).next().unwrap_or_default().trim_end_matches('/');
+    let (_, call) = path.rsplit_once("/models/")?;
+    let (model, method) = call.split_once(':')?;
+    (!model.is_empty() && !model.contains('/')).then_some((model, method))
+}
+
+/// The method of a Gemini API path (`generateContent`, `countTokens`, …).
+fn gemini_method(path: &str) -> Option<&str> {
+    gemini_model_and_method(path).map(|(_, method)| method)
 }
 
 /// How the conversation sits in the body.
@@ -106,6 +127,10 @@ struct Top<'a> {
     system: Option<&'a RawValue>,
     #[serde(borrow, default)]
     instructions: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    contents: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "systemInstruction", alias = "system_instruction")]
+    system_instruction: Option<&'a RawValue>,
     #[serde(default)]
     metadata: Option<Metadata>,
     #[serde(default)]
@@ -177,6 +202,7 @@ impl<'a> Request<'a> {
         let raw = match dialect {
             Dialect::AnthropicMessages | Dialect::ChatCompletions => top.messages,
             Dialect::Responses => top.input,
+            Dialect::Gemini => top.contents,
         }
         .ok_or(GatewayError::NoConversation(dialect.messages_key()))?;
         let text = raw.get();
@@ -198,11 +224,18 @@ impl<'a> Request<'a> {
                 Some(Value::String(s)) => s,
                 _ => String::new(),
             },
+            // A `Content` whose parts hold the text (a bare string is accepted by the API too).
+            Dialect::Gemini => match value(top.system_instruction) {
+                Some(Value::String(s)) => s,
+                Some(content) => content.get("parts").map(system_text).unwrap_or_default(),
+                None => String::new(),
+            },
         };
         let system_raw = match dialect {
             Dialect::AnthropicMessages => top.system,
             Dialect::ChatCompletions => None,
             Dialect::Responses => top.instructions,
+            Dialect::Gemini => top.system_instruction,
         };
         Ok(Request {
             dialect,
@@ -218,6 +251,15 @@ impl<'a> Request<'a> {
             system_raw: system_raw.filter(|r| r.get() != "null"),
             cache_retention: top.prompt_cache_retention,
         })
+    }
+
+    /// The request with the model its `path` names when its body names none: the Gemini API puts
+    /// the model in the path (`/v1beta/models/gemini-2.5-pro:generateContent`), not the body.
+    pub fn with_path_model(mut self, path: &str) -> Self {
+        if self.model.is_none() {
+            self.model = gemini_model_and_method(path).map(|(model, _)| model.to_owned());
+        }
+        self
     }
 
     /// The byte range of message `i` in the body.
@@ -243,7 +285,8 @@ impl<'a> Request<'a> {
             if message.get("role").and_then(Value::as_str) != Some("user") {
                 return None;
             }
-            let text = text_of(message.get("content")?, "\n")?;
+            // Gemini's `Content` holds its text in `parts`.
+            let text = text_of(message.get("content").or_else(|| message.get("parts"))?, "\n")?;
             first_line(&crate::ledger::user_words(&text))
         })
     }
@@ -295,6 +338,20 @@ mod tests {
         assert_eq!(Dialect::from_path("/anthropic/v1/messages?beta=true"), Some(Dialect::AnthropicMessages));
         assert_eq!(Dialect::from_path("/openai/v1/chat/completions"), Some(Dialect::ChatCompletions));
         assert_eq!(Dialect::from_path("/v1/responses/"), Some(Dialect::Responses));
+        assert_eq!(
+            Dialect::from_path("/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"),
+            Some(Dialect::Gemini)
+        );
+        assert_eq!(
+            Dialect::from_path("/v1beta/models/gemini-2.5-flash:generateContent"),
+            Some(Dialect::Gemini)
+        );
+        assert_eq!(Dialect::from_path("/v1beta/models/gemini-2.5-flash:countTokens"), None);
+        assert_eq!(Dialect::from_path("/v1beta/models/:generateContent"), None);
+        assert_eq!(
+            gemini_model_and_method("/v1beta/models/gemini-2.5-pro:countTokens?key=k"),
+            Some(("gemini-2.5-pro", "countTokens"))
+        );
         assert_eq!(Dialect::from_path("/v1/messages/count_tokens"), None);
         assert_eq!(Dialect::from_path("/v1/models"), None);
     }
@@ -337,6 +394,30 @@ mod tests {
         let r = Request::parse(Dialect::Responses, body.as_bytes()).unwrap();
         assert_eq!(r.kind, ArrayKind::String);
         assert_eq!(&body[r.array.clone()], r#""list the files""#);
+    }
+
+    #[test]
+    fn gemini_contents_system_instruction_and_the_model_from_the_path() {
+        let body = r#"{"contents":[{"role":"user","parts":[{"text":"<session_context>x</session_context>"}]},{"role":"user","parts":[{"text":"Fix the build"}]}],"systemInstruction":{"role":"user","parts":[{"text":"You are Gemini CLI."},{"text":"Be brief."}]},"tools":[{"functionDeclarations":[]}]}"#;
+        let r = Request::parse(Dialect::Gemini, body.as_bytes()).unwrap();
+        assert_eq!(r.messages.len(), 2);
+        assert_eq!(r.system, "You are Gemini CLI.\n\nBe brief.");
+        assert!(r.system_raw.unwrap().get().starts_with(r#"{"role":"user""#));
+        assert!(r.tools.is_some());
+        assert_eq!(r.model, None, "the body names no model");
+        let r = r.with_path_model("/v1beta/models/gemini-2.5-pro:generateContent");
+        assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
+        assert_eq!(
+            r.task_line().as_deref(),
+            Some("Fix the build"),
+            "Gemini CLI's session context is its own"
+        );
+        let snake = r#"{"contents":[],"system_instruction":{"parts":[{"text":"s"}]}}"#;
+        assert_eq!(Request::parse(Dialect::Gemini, snake.as_bytes()).unwrap().system, "s");
+        assert_eq!(
+            Request::parse(Dialect::Gemini, br#"{"messages":[]}"#).unwrap_err(),
+            GatewayError::NoConversation("contents")
+        );
     }
 
     #[test]

@@ -77,7 +77,8 @@ impl Shape {
         self.role == "system" || self.role == "developer"
     }
 
-    pub(super) fn read(dialect: Dialect, text: &str) -> Option<Shape> {
+    /// The shape of message `index` of a session, from its exact text.
+    pub(super) fn read(dialect: Dialect, index: usize, text: &str) -> Option<Shape> {
         let value: Value = serde_json::from_str(text).ok()?;
         let object = value.as_object()?;
         let string = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -112,13 +113,32 @@ impl Shape {
                     }
                 }
             }
+            Dialect::Gemini => {
+                // A `functionResponse` answers a `functionCall` of the content just before, by
+                // its `id` when the API gave one, else by its name: a call is known by both
+                // (its id, and its name at its place), an answer by each it has.
+                for part in object.get("parts").and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(call) = part.get("functionCall") {
+                        shape.calls.push(format!("{index}:{}", string(call.get("name"))));
+                        shape.calls.extend(call.get("id").and_then(Value::as_str).map(str::to_owned));
+                    } else if let Some(answer) = part.get("functionResponse") {
+                        let name = string(answer.get("name"));
+                        shape.answers.push(format!("{}:{name}", index.wrapping_sub(1)));
+                        shape.answers.extend(answer.get("id").and_then(Value::as_str).map(str::to_owned));
+                    }
+                }
+            }
         }
         Some(shape)
     }
 
-    /// Whether the model wrote it: an assistant message, or a Responses reasoning item or call.
+    /// Whether the model wrote it: an assistant message (Gemini's `model` content), or a
+    /// Responses reasoning item or call.
     pub(super) fn is_model(&self) -> bool {
-        self.role == "assistant" || self.kind == "reasoning" || self.kind.ends_with("_call")
+        self.role == "assistant"
+            || self.role == "model"
+            || self.kind == "reasoning"
+            || self.kind.ends_with("_call")
     }
 }
 
@@ -154,6 +174,7 @@ pub fn replacement(dialect: Dialect, text: &str) -> String {
         Dialect::Responses => {
             json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
         }
+        Dialect::Gemini => json!({"role": "user", "parts": [{"text": text}]}),
     };
     message.to_string()
 }
@@ -162,7 +183,8 @@ pub fn replacement(dialect: Dialect, text: &str) -> String {
 /// the marker line.
 pub(super) fn replacement_text(message: &str) -> String {
     let Ok(value) = serde_json::from_str::<Value>(message) else { return String::new() };
-    let content = &value["content"];
+    // Gemini's `Content` holds its text in `parts`.
+    let content = if value.get("parts").is_some() { &value["parts"] } else { &value["content"] };
     let text = match content {
         Value::String(text) => Some(text.as_str()),
         Value::Array(parts) => parts.first().and_then(|p| p["text"].as_str()),
@@ -203,7 +225,7 @@ impl Sessions {
             .originals
             .iter()
             .enumerate()
-            .map(|(i, o)| Shape::read(held.dialect, &o.text).ok_or(FreezeError::NotAMessage(i)))
+            .map(|(i, o)| Shape::read(held.dialect, i, &o.text).ok_or(FreezeError::NotAMessage(i)))
             .collect::<Result<Vec<_>, _>>()?;
         check_range(&shapes, &range)?;
         if let Some(f) = held.frozen.iter().find(|f| {

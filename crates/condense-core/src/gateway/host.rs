@@ -10,10 +10,11 @@ use serde_json::json;
 
 use super::decide::{Decision, Gateway, GatewayConfig};
 use super::dialect::Dialect;
+use super::dialect::gemini_model_and_method;
 use super::guard::Guard;
 use super::http::{
-    BAD_PATH, COUNT_TOKENS, NOT_FOUND, Route, SHOWN_CHARS, Wire, error_body, may_be_too_long, route,
-    says_too_long, shown,
+    BAD_PATH, COUNT_TOKENS, NOT_FOUND, Route, SHOWN_CHARS, Upstreams, Wire, error_body, may_be_too_long,
+    route, says_too_long, shown,
 };
 use super::jobs::SummaryJob;
 use super::recall::RecallOp;
@@ -137,8 +138,7 @@ pub enum Routed {
 #[derive(Debug)]
 pub struct HostGateway {
     gateway: Gateway,
-    anthropic: String,
-    openai: String,
+    upstreams: Upstreams,
     guard: Guard,
     /// Requests under the prefixes that were not conversations (model lists, token counts).
     passed_through: u64,
@@ -149,20 +149,14 @@ pub struct HostGateway {
 }
 
 impl HostGateway {
-    /// A gateway with no sessions, for upstream origins `anthropic` and `openai` (see
-    /// [`super::upstream_origin`]) behind `guard`; the configuration's checks fail here.
-    pub fn new(
-        config: GatewayConfig,
-        anthropic: String,
-        openai: String,
-        guard: Guard,
-    ) -> Result<Self, String> {
+    /// A gateway with no sessions, for the upstreams' origins (see [`super::upstream_origin`])
+    /// behind `guard`; the configuration's checks fail here.
+    pub fn new(config: GatewayConfig, upstreams: Upstreams, guard: Guard) -> Result<Self, String> {
         let mut gateway = Gateway::new(config)?;
         gateway.lean = true;
         Ok(HostGateway {
             gateway,
-            anthropic,
-            openai,
+            upstreams,
             guard,
             passed_through: 0,
             failed_open: 0,
@@ -185,9 +179,9 @@ impl HostGateway {
         &mut self.gateway
     }
 
-    /// The upstreams' origins: Anthropic's, OpenAI's.
-    pub fn upstreams(&self) -> (&str, &str) {
-        (&self.anthropic, &self.openai)
+    /// The upstreams' origins.
+    pub fn upstreams(&self) -> &Upstreams {
+        &self.upstreams
     }
 
     /// Starts the core afresh after it failed (a host that caught a panic in it), counting why.
@@ -218,7 +212,7 @@ impl HostGateway {
         origin: Option<&str>,
         token: Option<&[u8]>,
     ) -> Routed {
-        let routed = route(&self.anthropic, &self.openai, path_and_query);
+        let routed = route(&self.upstreams, path_and_query);
         let wire = match &routed {
             Route::Upstream { wire, .. } => Some(*wire),
             _ => None,
@@ -245,8 +239,9 @@ impl HostGateway {
         }
     }
 
-    /// Anthropic's token count, answered for the request as it will be forwarded: the JSON body
-    /// to answer with, or `None` to pass the request on for the upstream's exact count.
+    /// A token count (Anthropic's `count_tokens`, Gemini's `:countTokens`), answered for the
+    /// request as it will be forwarded: the JSON body to answer with, or `None` to pass the
+    /// request on for the upstream's exact count.
     pub fn count_tokens(
         &mut self,
         wire: Wire,
@@ -255,11 +250,25 @@ impl HostGateway {
         session_header: Option<&str>,
         body: &[u8],
     ) -> Option<String> {
-        if method != "POST" || wire != Wire::Anthropic || !path.starts_with(COUNT_TOKENS) {
+        if method != "POST" {
             return None;
         }
-        let tokens = self.gateway.count_tokens(session_header, body)?;
-        Some(json!({ "input_tokens": tokens }).to_string())
+        match wire {
+            Wire::Anthropic if path.starts_with(COUNT_TOKENS) => {
+                let tokens =
+                    self.gateway.count_tokens(Dialect::AnthropicMessages, None, session_header, body)?;
+                Some(json!({ "input_tokens": tokens }).to_string())
+            }
+            Wire::Gemini => {
+                let (model, method) = gemini_model_and_method(path)?;
+                if method != "countTokens" {
+                    return None;
+                }
+                let tokens = self.gateway.count_tokens(Dialect::Gemini, Some(model), session_header, body)?;
+                Some(json!({ "totalTokens": tokens }).to_string())
+            }
+            _ => None,
+        }
     }
 
     /// Decides what to forward for a request to `path` (the upstream path, query included) with

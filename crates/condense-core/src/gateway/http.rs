@@ -26,6 +26,22 @@ pub enum Wire {
     Anthropic,
     /// `/openai/v1/…`: the OpenAI API (and OpenAI-compatible servers).
     OpenAi,
+    /// `/gemini/…`: the Gemini API.
+    Gemini,
+}
+
+/// Google's Gemini API, the default upstream of `/gemini/…`.
+pub const GEMINI_API: &str = "https://generativelanguage.googleapis.com";
+
+/// The upstreams' origins (see [`upstream_origin`]), one per route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstreams {
+    /// Where `/anthropic/…` goes.
+    pub anthropic: String,
+    /// Where `/openai/v1/…` goes.
+    pub openai: String,
+    /// Where `/gemini/…` goes.
+    pub gemini: String,
 }
 
 /// Where a request to the gateway goes.
@@ -102,7 +118,8 @@ fn percent_decoded(segment: &str) -> String {
 
 /// The route of a request to the gateway (its path and query), given the upstreams' origins
 /// (without a trailing `/` or `/v1`).
-pub fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
+pub fn route(upstreams: &Upstreams, path_and_query: &str) -> Route {
+    let Upstreams { anthropic, openai, gemini } = upstreams;
     let path = path_and_query.split('?').next().unwrap_or_default();
     if leaves_its_route(path_and_query) {
         Route::BadPath
@@ -114,6 +131,8 @@ pub fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
         Route::Upstream { wire: Wire::Anthropic, url: format!("{anthropic}{rest}"), path: rest.into() }
     } else if let Some(rest) = path_and_query.strip_prefix("/openai").filter(|r| r.starts_with("/v1/")) {
         Route::Upstream { wire: Wire::OpenAi, url: format!("{openai}{rest}"), path: rest.into() }
+    } else if let Some(rest) = path_and_query.strip_prefix("/gemini").filter(|r| r.starts_with("/v1")) {
+        Route::Upstream { wire: Wire::Gemini, url: format!("{gemini}{rest}"), path: rest.into() }
     } else {
         Route::NotFound
     }
@@ -123,7 +142,7 @@ pub fn route(anthropic: &str, openai: &str, path_and_query: &str) -> Route {
 pub const BAD_PATH: &str = "the path has a `.` or `..` segment or an encoded `/` or `\\` (raw or percent-encoded); the gateway refuses it";
 
 /// What the gateway says for a path it does not serve.
-pub const NOT_FOUND: &str = "the gateway serves /anthropic/…, /openai/v1/…, /healthz and /stats";
+pub const NOT_FOUND: &str = "the gateway serves /anthropic/…, /openai/v1/…, /gemini/v1…, /healthz and /stats";
 
 /// An upstream origin as the routes use it: an http or https URL, without a trailing `/` or
 /// `/v1` (the routes carry the API's path). The error says what is wrong.
@@ -254,6 +273,20 @@ pub fn error_body(wire: Option<Wire>, status: u16, message: &str) -> String {
             };
             json!({ "type": "error", "error": { "type": kind, "message": message } })
         }
+        Some(Wire::Gemini) => {
+            // Google's shape: the status code, the message, and the canonical status name.
+            let kind = match status {
+                401 => "UNAUTHENTICATED",
+                403 => "PERMISSION_DENIED",
+                404 => "NOT_FOUND",
+                408 => "DEADLINE_EXCEEDED",
+                429 => "RESOURCE_EXHAUSTED",
+                400..=499 => "INVALID_ARGUMENT",
+                503 => "UNAVAILABLE",
+                _ => "INTERNAL",
+            };
+            json!({ "error": { "code": status, "message": message, "status": kind } })
+        }
         Some(Wire::OpenAi) | None => {
             let kind = if status >= 500 { "server_error" } else { "invalid_request_error" };
             json!({ "error": { "message": message, "type": kind, "param": null, "code": null } })
@@ -322,17 +355,28 @@ pub fn may_be_too_long(status: u16) -> bool {
 }
 
 /// Whether an upstream's error answer says the prompt is longer than the model's window
-/// (Anthropic's `prompt is too long`, OpenAI's `context_length_exceeded`).
+/// (Anthropic's `prompt is too long`, OpenAI's `context_length_exceeded`, Gemini's "input token
+/// count … exceeds the maximum number of tokens allowed").
 pub fn says_too_long(answer: &[u8]) -> bool {
     let text = String::from_utf8_lossy(&answer[..answer.len().min(64 << 10)]).to_ascii_lowercase();
-    ["prompt is too long", "context_length_exceeded", "maximum context length", "context window"]
-        .iter()
-        .any(|needle| text.contains(needle))
+    [
+        "prompt is too long",
+        "context_length_exceeded",
+        "maximum context length",
+        "context window",
+        "exceeds the maximum number of tokens",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn upstreams(anthropic: &str, openai: &str) -> Upstreams {
+        Upstreams { anthropic: anthropic.into(), openai: openai.into(), gemini: "https://g.example".into() }
+    }
 
     #[test]
     fn one_rule_for_the_headers_passed_on_whatever_the_host() {
@@ -357,7 +401,8 @@ mod tests {
 
     #[test]
     fn routes_keep_the_path_and_query_after_their_prefix() {
-        let r = |p| route("https://a.example", "https://o.example", p);
+        let up = upstreams("https://a.example", "https://o.example");
+        let r = |p| route(&up, p);
         assert_eq!(
             r("/anthropic/v1/messages?beta=true"),
             Route::Upstream {
@@ -374,16 +419,26 @@ mod tests {
                 path: "/v1/responses".into()
             }
         );
+        assert_eq!(
+            r("/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"),
+            Route::Upstream {
+                wire: Wire::Gemini,
+                url: "https://g.example/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse".into(),
+                path: "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse".into()
+            }
+        );
         assert_eq!(r("/healthz?x=1"), Route::Health);
         assert_eq!(r("/stats"), Route::Stats);
-        for other in ["/openai/chat/completions", "/anthropicx/v1/messages", "/v1/messages", "/"] {
+        for other in ["/openai/chat/completions", "/anthropicx/v1/messages", "/v1/messages", "/gemini/x", "/"]
+        {
             assert_eq!(r(other), Route::NotFound, "{other}");
         }
     }
 
     #[test]
     fn a_path_that_could_leave_its_route_is_refused_before_routing() {
-        let r = |p| route("https://a.example/team-a", "https://o.example/team-a/openai", p);
+        let up = upstreams("https://a.example/team-a", "https://o.example/team-a/openai");
+        let r = |p| route(&up, p);
         for bad in [
             "/anthropic/../../etc/passwd",
             "/anthropic/v1/./messages",
@@ -405,6 +460,7 @@ mod tests {
             "/openai/v1/models/gpt-4.1",
             "/openai/v1/files/a%20b",
             "/anthropic/v1/.well",
+            "/gemini/v1beta/models/gemini-2.5-pro:generateContent?key=a.b",
         ] {
             assert!(matches!(r(good), Route::Upstream { .. }), "{good}");
         }
@@ -478,11 +534,19 @@ mod tests {
             serde_json::from_str(&error_body(Some(Wire::OpenAi), 502, "down")).unwrap();
         assert_eq!(openai["error"]["type"], "server_error");
         assert_eq!(openai["error"]["message"], "down");
+        let gemini: serde_json::Value =
+            serde_json::from_str(&error_body(Some(Wire::Gemini), 401, "no token")).unwrap();
+        assert_eq!(gemini["error"]["code"], 401);
+        assert_eq!(gemini["error"]["status"], "UNAUTHENTICATED");
+        assert_eq!(gemini["error"]["message"], "no token");
     }
 
     #[test]
-    fn too_long_answers_are_recognised_in_both_apis() {
+    fn too_long_answers_are_recognised_in_every_api() {
         assert!(says_too_long(br#"{"error":{"message":"prompt is too long: 210000 tokens > 200000"}}"#));
+        assert!(says_too_long(
+            br#"{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#
+        ));
         assert!(says_too_long(br#"{"error":{"code":"context_length_exceeded"}}"#));
         assert!(!says_too_long(br#"{"error":{"message":"max_tokens: Field required"}}"#));
         assert!(may_be_too_long(400) && may_be_too_long(413) && !may_be_too_long(500));

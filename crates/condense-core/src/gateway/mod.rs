@@ -49,15 +49,15 @@ mod windows;
 
 pub use controls::{GatewayCondensation, GatewayPreview, GatewaySessionView, client_of};
 pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig};
-pub use dialect::{ArrayKind, Dialect, Request};
+pub use dialect::{ArrayKind, Dialect, Request, gemini_model_and_method};
 pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
 pub use host::{Decided, HostGateway, Outgoing, Retry, Routed, Untouched};
 pub use http::{
-    BAD_PATH, CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, HOP_BY_HOP, MAX_BODY_BYTES, NEVER_UPSTREAM,
-    NOT_FOUND, Route, SESSION_HEADER, SHOWN_CHARS, TOKEN_HEADER, Wire, answer_headers, connection_named,
-    error_body, forwards_answer, forwards_upstream, leaves_its_route, log_line, may_be_too_long, route,
-    says_too_long, shown, upstream_headers, upstream_origin,
+    BAD_PATH, CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, GEMINI_API, HOP_BY_HOP, MAX_BODY_BYTES,
+    NEVER_UPSTREAM, NOT_FOUND, Route, SESSION_HEADER, SHOWN_CHARS, TOKEN_HEADER, Upstreams, Wire,
+    answer_headers, connection_named, error_body, forwards_answer, forwards_upstream, leaves_its_route,
+    log_line, may_be_too_long, route, says_too_long, shown, upstream_headers, upstream_origin,
 };
 pub use jobs::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summary_line};
 pub use recall::{RECALL_SESSION_BYTES, RecallConfig, RecallOp};

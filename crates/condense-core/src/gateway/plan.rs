@@ -65,7 +65,7 @@ pub(super) fn plan(
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            Shape::read(dialect, &o.text).ok_or_else(|| format!("message {i} is not a message object"))
+            Shape::read(dialect, i, &o.text).ok_or_else(|| format!("message {i} is not a message object"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let first = shapes.iter().position(Shape::is_model).ok_or("the model has not answered yet")?;

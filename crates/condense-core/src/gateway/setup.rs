@@ -25,6 +25,8 @@ pub enum SetupClient {
     QwenCode,
     /// OpenCode (`opencode`), a provider in `opencode.json`.
     OpenCode,
+    /// Gemini CLI (`gemini`) signed in with a Gemini API key, through `GOOGLE_GEMINI_BASE_URL`.
+    GeminiCli,
     /// Any OpenAI client: its base URL.
     OpenAi,
     /// Any Anthropic client: its base URL.
@@ -33,9 +35,10 @@ pub enum SetupClient {
 
 impl SetupClient {
     /// Every client, in the order the banner and the quick pick show them.
-    pub const ALL: [SetupClient; 9] = [
+    pub const ALL: [SetupClient; 10] = [
         SetupClient::ClaudeCode,
         SetupClient::Codex,
+        SetupClient::GeminiCli,
         SetupClient::Cline,
         SetupClient::Roo,
         SetupClient::Continue,
@@ -55,6 +58,7 @@ impl SetupClient {
             SetupClient::Continue => "continue",
             SetupClient::QwenCode => "qwen-code",
             SetupClient::OpenCode => "opencode",
+            SetupClient::GeminiCli => "gemini-cli",
             SetupClient::OpenAi => "openai",
             SetupClient::Anthropic => "anthropic",
         }
@@ -75,6 +79,7 @@ impl SetupClient {
             SetupClient::Continue => "Continue",
             SetupClient::QwenCode => "Qwen Code",
             SetupClient::OpenCode => "OpenCode",
+            SetupClient::GeminiCli => "Gemini CLI",
             SetupClient::OpenAi => "Other OpenAI clients",
             SetupClient::Anthropic => "Other Anthropic clients",
         }
@@ -89,6 +94,7 @@ impl SetupClient {
             SetupClient::Continue => "~/.continue/config.yaml",
             SetupClient::QwenCode => "the shell that starts qwen",
             SetupClient::OpenCode => "opencode.json, in the project or ~/.config/opencode",
+            SetupClient::GeminiCli => "the shell that starts gemini, signed in with a Gemini API key",
             SetupClient::OpenAi | SetupClient::Anthropic => "the client's base URL setting",
         }
     }
@@ -159,6 +165,13 @@ impl SetupClient {
                      \"models\": {{ \"<model>\": {{}} }}\n  }}\n}},\n\"model\": \"condense/<model>\""
                 )
             }
+            SetupClient::GeminiCli => {
+                let headers = match token {
+                    true => format!(" GEMINI_CLI_CUSTOM_HEADERS=\"{header}\""),
+                    false => String::new(),
+                };
+                format!("GOOGLE_GEMINI_BASE_URL={base}/gemini GEMINI_API_KEY=<key>{headers} gemini")
+            }
             SetupClient::OpenAi => with_header(format!("OPENAI_BASE_URL={base}/openai/v1"), token, &header),
             SetupClient::Anthropic => {
                 with_header(format!("ANTHROPIC_BASE_URL={base}/anthropic"), token, &header)
@@ -196,16 +209,25 @@ pub struct TerminalVariable {
 
 /// The variables that send the agents started in a terminal through a gateway at `base`:
 /// `ANTHROPIC_BASE_URL`, which Claude Code (signed in with an API key or a subscription: its
-/// credentials pass through) and Anthropic's SDKs read. Not `OPENAI_BASE_URL`: Codex's built-in
+/// credentials pass through) and Anthropic's SDKs read; `GOOGLE_GEMINI_BASE_URL`, which Gemini
+/// CLI reads when signed in with a Gemini API key (signed in with Google it talks to Code
+/// Assist and does not read it). Not `OPENAI_BASE_URL`: Codex's built-in
 /// provider reads it whatever the sign-in, and a Codex signed in with ChatGPT would then send its
 /// ChatGPT token to the gateway's OpenAI upstream, which refuses it; OpenAI clients keep their
 /// setup lines until the gateway serves the ChatGPT backend.
 pub fn terminal_variables(base: &str) -> Vec<TerminalVariable> {
-    vec![TerminalVariable {
-        name: "ANTHROPIC_BASE_URL",
-        value: format!("{base}/anthropic"),
-        read_by: "Claude Code and Anthropic SDK clients",
-    }]
+    vec![
+        TerminalVariable {
+            name: "ANTHROPIC_BASE_URL",
+            value: format!("{base}/anthropic"),
+            read_by: "Claude Code and Anthropic SDK clients",
+        },
+        TerminalVariable {
+            name: "GOOGLE_GEMINI_BASE_URL",
+            value: format!("{base}/gemini"),
+            read_by: "Gemini CLI with a Gemini API key",
+        },
+    ]
 }
 
 /// Every client's setup, as the start banner prints it (`recall`: see [`SetupClient::lines`]).
@@ -275,6 +297,12 @@ mod tests {
             SetupClient::ClaudeCode
                 .lines(base, false, None)
                 .starts_with(&format!("ANTHROPIC_BASE_URL={} ", anthropic.value))
+        );
+        let gemini = variables.iter().find(|v| v.name == "GOOGLE_GEMINI_BASE_URL").expect("Gemini CLI's");
+        assert!(
+            SetupClient::GeminiCli
+                .lines(base, false, None)
+                .starts_with(&format!("GOOGLE_GEMINI_BASE_URL={} ", gemini.value))
         );
         assert!(
             variables.iter().all(|v| v.name != "OPENAI_BASE_URL"),

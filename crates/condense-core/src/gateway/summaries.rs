@@ -27,6 +27,7 @@ use crate::providers::native::summarize_span;
 
 use super::decide::Gateway;
 use super::dialect::Dialect;
+use super::http::Upstreams;
 use super::jobs::{Pending, Ready, SummaryDone, SummaryJob};
 use super::stats::GatewayPolicy;
 use super::windows::window_for;
@@ -66,12 +67,16 @@ impl Gateway {
 
     /// The profile that writes `job` with the request's own model at the upstream it went to
     /// (`--summarize-with-upstream`): Anthropic's Messages API for an Anthropic session, OpenAI's
-    /// Chat Completions otherwise, the model's window and prices from the tables. `anthropic`
-    /// and `openai` are the upstreams' origins, without `/v1`. The host adds the request's key.
-    pub fn upstream_profile(&self, job: &SummaryJob, anthropic: &str, openai: &str) -> LlmProfile {
+    /// Chat Completions otherwise (for a Gemini session, the Gemini API's OpenAI-compatible
+    /// endpoint, which takes the same key as a bearer token), the model's window and prices from
+    /// the tables. The host adds the request's key.
+    pub fn upstream_profile(&self, job: &SummaryJob, upstreams: &Upstreams) -> LlmProfile {
         let (kind, base) = match job.dialect {
-            Dialect::AnthropicMessages => (LlmKind::Anthropic, anthropic.to_owned()),
-            Dialect::ChatCompletions | Dialect::Responses => (LlmKind::Openai, format!("{openai}/v1")),
+            Dialect::AnthropicMessages => (LlmKind::Anthropic, upstreams.anthropic.clone()),
+            Dialect::ChatCompletions | Dialect::Responses => {
+                (LlmKind::Openai, format!("{}/v1", upstreams.openai))
+            }
+            Dialect::Gemini => (LlmKind::Openai, format!("{}/v1beta/openai", upstreams.gemini)),
         };
         let window = window_for(&job.model, &self.config.windows);
         // A model whose price is unknown writes for $0 as far as the books know: its cost is

@@ -129,11 +129,57 @@ fn chat_body(rounds: usize) -> String {
     )
 }
 
+/// A Gemini CLI session of `rounds` rounds, as `contents`: its session context and the task,
+/// then per round a model turn calling `read_file` (no call id, a thought signature beside the
+/// call, as the API returns them; every third round two calls of the same name) and the user turn
+/// answering with `functionResponse`s.
+fn gemini_contents(rounds: usize) -> Vec<String> {
+    let mut contents = vec![
+        r#"{"role":"user","parts":[{"text":"<session_context>\nThis is the Gemini CLI.\n- **Workspace Directories:**\n  - /repo\n</session_context>"}]}"#.to_owned(),
+        format!(r#"{{"role":"user","parts":[{{"text":{}}}]}}"#, json(TASK)),
+    ];
+    for k in 0..rounds {
+        let calls = if k % 3 == 2 { 2 } else { 1 };
+        let call = |c: usize| {
+            format!(
+                r#"{{"functionCall":{{"name":"read_file","args":{{"file_path":"/repo/src/module_{k}_{c}.rs"}}}},"thoughtSignature":"CiQB0e2Kb{k}x{c}SIGNATURE/+=="}}"#
+            )
+        };
+        let answer = |c: usize| {
+            let output = serde_json::json!({ "output": file(k) }).to_string();
+            format!(r#"{{"functionResponse":{{"name":"read_file","response":{output}}}}}"#)
+                .replace("{c}", &c.to_string())
+        };
+        contents.push(format!(
+            r#"{{"role":"model","parts":[{}]}}"#,
+            (0..calls).map(call).collect::<Vec<_>>().join(",")
+        ));
+        let mut parts: Vec<String> = (0..calls).map(answer).collect();
+        if k == 5 {
+            parts.push(format!(r#"{{"text":{}}}"#, json(LATER)));
+        }
+        contents.push(format!(r#"{{"role":"user","parts":[{}]}}"#, parts.join(",")));
+    }
+    contents
+}
+
+/// Gemini CLI's request over `contents` (the model is in the path).
+fn gemini_body(contents: &[String]) -> String {
+    format!(
+        concat!(
+            r#"{{"contents":[{}],"systemInstruction":{{"parts":[{{"text":"You are Gemini CLI, an interactive CLI agent."}}],"role":"user"}},"#,
+            r#""tools":[{{"functionDeclarations":[{{"name":"read_file","description":"Reads a file.","parametersJsonSchema":{{"type":"object","properties":{{"file_path":{{"type":"string"}}}}}}}}]}}],"#,
+            r#""generationConfig":{{"temperature":1,"thinkingConfig":{{"includeThoughts":true}}}}}}"#
+        ),
+        contents.join(",")
+    )
+}
+
 /// A gateway whose models have a window of `window` tokens, condensing at the threshold only
 /// (the `cache-aware` policy has tests of its own).
 fn gateway(window: usize, observe: bool) -> Gateway {
     let windows: BTreeMap<String, usize> =
-        ["claude-", "gpt-5", "gpt-4o"].iter().map(|m| (m.to_string(), window)).collect();
+        ["claude-", "gpt-5", "gpt-4o", "gemini-"].iter().map(|m| (m.to_string(), window)).collect();
     Gateway::new(GatewayConfig {
         windows,
         policy: GatewayPolicy::Threshold,
@@ -307,6 +353,61 @@ fn a_chat_completions_session_condenses_after_its_system_and_task() {
 }
 
 #[test]
+fn a_gemini_cli_session_condenses_without_splitting_calls_and_replays_byte_for_byte() {
+    const PATH: &str = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+    let contents = gemini_contents(24);
+    let bodies: Vec<(String, String)> = (1..=24)
+        .map(|r| (gemini_body(&contents[..2 + 2 * r]), contents[2 * r..2 + 2 * r].join(",")))
+        .collect();
+    let mut gw = gateway(30_000, false);
+    let sent = run(&mut gw, PATH, Dialect::Gemini, &bodies);
+    let at: Vec<usize> = (0..sent.len()).filter(|&i| sent[i].condensed_now).collect();
+    assert!(!at.is_empty(), "the session condensed");
+    let first = &sent[at[0]];
+    assert!(first.body.contains("[Context Condenser: the earlier conversation, condensed]"));
+    assert!(first.body.contains(&LATER[..40]), "the ledger keeps the user's later instruction");
+    assert!(first.body.contains("/repo/src/module_1_0.rs"), "and the files the hidden rounds read");
+    for s in &sent {
+        let v: Value = serde_json::from_str(&s.body).unwrap();
+        let contents = v["contents"].as_array().unwrap();
+        assert!(contents[1]["parts"][0]["text"].as_str().unwrap().contains(TASK), "the task stays second");
+        for (i, content) in contents.iter().enumerate() {
+            let answers =
+                content["parts"].as_array().unwrap().iter().filter(|p| p.get("functionResponse").is_some());
+            let calls = |c: &Value| {
+                c["parts"].as_array().unwrap().iter().filter(|p| p.get("functionCall").is_some()).count()
+            };
+            let answered = answers.count();
+            if answered > 0 {
+                assert_eq!(calls(&contents[i - 1]), answered, "content {i}'s responses follow their calls");
+            }
+        }
+        assert!(
+            v["generationConfig"].is_object() && v["systemInstruction"].is_object(),
+            "other keys are kept"
+        );
+        assert!(v.get("model").is_none(), "no key is added to the client's body");
+    }
+    // The thought signatures of the turns sent as they were are the client's bytes.
+    assert!(sent.last().unwrap().body.contains("CiQB0e2Kb23x0SIGNATURE/+=="));
+    let stats = gw.stats();
+    let session = stats.sessions.values().next().expect("one session");
+    assert_eq!(session.model, "gemini-2.5-pro", "the model comes from the path");
+    assert_eq!(stats.sessions.len(), 1, "one session for the whole run");
+    // countTokens is answered for the request as it would be forwarded.
+    let last = &bodies[23].0;
+    let counted = gw.count_tokens(Dialect::Gemini, Some("gemini-2.5-pro"), None, last.as_bytes());
+    let counted = counted.expect("counted for the condensed request");
+    assert!(counted < sent[23].client, "{counted} < {}", sent[23].client);
+    let wrapped = format!(r#"{{"generateContentRequest":{last}}}"#);
+    assert_eq!(
+        gw.count_tokens(Dialect::Gemini, Some("gemini-2.5-pro"), None, wrapped.as_bytes()),
+        Some(counted),
+        "the whole-request form counts the same"
+    );
+}
+
+#[test]
 fn observe_mode_forwards_the_clients_bytes_and_says_what_it_would_do() {
     let mut gw = gateway(30_000, true);
     let mut reasons = Vec::new();
@@ -325,7 +426,7 @@ fn observe_mode_forwards_the_clients_bytes_and_says_what_it_would_do() {
     assert_eq!(stats.totals.cost_saved_usd, 0.0);
     assert_eq!(stats.sessions.values().next().unwrap().requests, 20, "the session learned every request");
     let (body, _) = &claude_requests(20)[19];
-    assert_eq!(gw.count_tokens(None, body.as_bytes()), None);
+    assert_eq!(gw.count_tokens(Dialect::AnthropicMessages, None, None, body.as_bytes()), None);
     assert_eq!(gw.too_long(stats.sessions.keys().next().unwrap(), body.as_bytes()), None);
 }
 
@@ -451,10 +552,16 @@ fn count_tokens_answers_for_the_request_as_it_would_be_forwarded() {
     };
     let early = &requests[2].0;
     gw.request("/v1/messages", None, early.as_bytes());
-    assert_eq!(gw.count_tokens(None, count_body(early).as_bytes()), None, "unchanged: the upstream counts");
+    assert_eq!(
+        gw.count_tokens(Dialect::AnthropicMessages, None, None, count_body(early).as_bytes()),
+        None,
+        "unchanged: the upstream counts"
+    );
     let sent = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests[3..]);
     let last = sent.last().unwrap();
-    let counted = gw.count_tokens(None, count_body(&requests[27].0).as_bytes()).expect("the gateway counts");
+    let counted = gw
+        .count_tokens(Dialect::AnthropicMessages, None, None, count_body(&requests[27].0).as_bytes())
+        .expect("the gateway counts");
     assert_eq!(counted, last.forwarded);
     assert!(counted < last.client);
 }
@@ -561,7 +668,14 @@ fn the_native_provider_condenses_at_once_and_splices_the_summary_into_a_later_re
     assert_eq!(job.model, "claude-sonnet-4-5-20250929");
     assert!(job.conversation.messages[0].text().contains(TASK), "the task comes first, kept");
     // --summarize-with-upstream: the request's own model, at its upstream, with its window and prices.
-    let upstream = gw.upstream_profile(job, "http://127.0.0.1:1", "http://127.0.0.1:2");
+    let upstream = gw.upstream_profile(
+        job,
+        &Upstreams {
+            anthropic: "http://127.0.0.1:1".into(),
+            openai: "http://127.0.0.1:2".into(),
+            gemini: "http://127.0.0.1:3".into(),
+        },
+    );
     assert_eq!(upstream.kind, crate::llm::LlmKind::Anthropic);
     assert_eq!(upstream.base_url.as_deref(), Some("http://127.0.0.1:1"));
     assert_eq!((upstream.model.as_str(), upstream.context_window), (job.model.as_str(), 30_000));

@@ -1,6 +1,7 @@
 //! Reading the tokens an answer reports while its bytes pass through to the client: the SSE
 //! events that carry usage (Anthropic `message_start` and `message_delta`, an OpenAI Chat chunk
-//! with `usage`, a Responses `response.completed`), or the `usage` of a whole JSON answer.
+//! with `usage`, a Responses `response.completed`, Gemini's `usageMetadata` on each chunk), or the
+//! `usage` (`usageMetadata`) of a whole JSON answer.
 //!
 //! The reader sees each chunk after it was handed on and never holds one back. It keeps only
 //! what the SSE parser needs for the event being read (bounded by the parser), and of a JSON
@@ -57,7 +58,7 @@ impl UsageReader {
                 }
                 for event in events {
                     // Most events are text deltas: skip them without parsing their JSON.
-                    if event.data.contains("\"usage\"") {
+                    if event.data.contains("\"usage\"") || event.data.contains("\"usageMetadata\"") {
                         self.read_event(&event.data);
                     }
                 }
@@ -72,7 +73,7 @@ impl UsageReader {
     pub fn finish(mut self) -> Option<Usage> {
         if let Body::Json(copy) = std::mem::replace(&mut self.body, Body::Opaque)
             && let Ok(value) = serde_json::from_slice::<Value>(&copy)
-            && let Some(usage) = value.get("usage")
+            && let Some(usage) = value.get("usage").or_else(|| value.get("usageMetadata"))
         {
             self.merge(usage);
         }
@@ -85,7 +86,8 @@ impl UsageReader {
         let usage = value
             .get("usage")
             .or_else(|| value.pointer("/message/usage"))
-            .or_else(|| value.pointer("/response/usage"));
+            .or_else(|| value.pointer("/response/usage"))
+            .or_else(|| value.get("usageMetadata"));
         if let Some(usage) = usage.filter(|u| u.is_object()) {
             self.merge(usage);
         }
@@ -108,6 +110,14 @@ impl UsageReader {
             set(&mut u.input, Some(prompt.saturating_sub(cached)));
             set(&mut u.cache_read, Some(cached));
             set(&mut u.output, n(usage.get("completion_tokens")));
+        } else if let Some(prompt) = n(usage.get("promptTokenCount")) {
+            // Gemini: the prompt includes its cached part; the thoughts are billed as output.
+            let cached = n(usage.get("cachedContentTokenCount")).unwrap_or(0);
+            set(&mut u.input, Some(prompt.saturating_sub(cached)));
+            set(&mut u.cache_read, Some(cached));
+            let output = n(usage.get("candidatesTokenCount")).unwrap_or(0)
+                + n(usage.get("thoughtsTokenCount")).unwrap_or(0);
+            set(&mut u.output, Some(output));
         } else if usage.get("input_tokens_details").is_some() {
             // OpenAI Responses: the same, under other names.
             let cached = n(usage.pointer("/input_tokens_details/cached_tokens")).unwrap_or(0);
@@ -180,6 +190,24 @@ mod tests {
         assert_eq!(
             read("text/event-stream", &[responses]).unwrap(),
             Usage { input: 40, output: 5, cache_read: 10, cache_write: 0, cache_write_1h: 0 }
+        );
+    }
+
+    #[test]
+    fn gemini_usage_metadata_is_read_from_each_chunk_and_from_a_json_answer() {
+        let first = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]}}],\
+                     \"usageMetadata\":{\"promptTokenCount\":900,\"candidatesTokenCount\":1,\"totalTokenCount\":901}}\r\n\r\n";
+        let last = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"lo\"}]},\
+                    \"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":900,\"candidatesTokenCount\":6,\
+                    \"thoughtsTokenCount\":4,\"cachedContentTokenCount\":512,\"totalTokenCount\":910}}\r\n\r\n";
+        assert_eq!(
+            read("text/event-stream", &[first, last]).unwrap(),
+            Usage { input: 388, output: 10, cache_read: 512, cache_write: 0, cache_write_1h: 0 }
+        );
+        let json = r#"{"candidates":[],"usageMetadata":{"promptTokenCount":30,"candidatesTokenCount":2}}"#;
+        assert_eq!(
+            read("application/json", &[json]).unwrap(),
+            Usage { input: 30, output: 2, ..Usage::default() }
         );
     }
 

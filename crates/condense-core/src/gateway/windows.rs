@@ -33,6 +33,14 @@ const WINDOWS: &[(&str, usize)] = &[
     ("o3", 200_000),
     ("o4", 200_000),
     ("gpt-oss", 131_072),
+    // Google's Gemini API: 1,048,576 input tokens from 1.5 Flash on (1.5 Pro: 2M); 1.0 Pro and
+    // its alias `gemini-pro` had 32k.
+    ("gemini-", 1_048_576),
+    ("gemini-1.0", 32_760),
+    ("gemini-pro", 32_760),
+    ("gemini-1.5-pro", 2_097_152),
+    ("gemini-2.", 1_048_576),
+    ("gemini-3", 1_048_576),
 ];
 
 /// A model id as the tables match it: lowercased, without a `vendor/` prefix.
@@ -86,6 +94,11 @@ mod tests {
             ("o3", 200_000),
             ("o4-mini", 200_000),
             ("GPT-4", 8_192),
+            ("gemini-2.5-pro", 1_048_576),
+            ("models/gemini-2.5-flash", 1_048_576),
+            ("gemini-3-pro-preview", 1_048_576),
+            ("gemini-1.5-pro-002", 2_097_152),
+            ("gemini-pro", 32_760),
             ("qwen2.5-coder", DEFAULT_WINDOW),
             ("", DEFAULT_WINDOW),
         ];

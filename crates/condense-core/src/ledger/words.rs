@@ -38,6 +38,9 @@ pub fn user_words(text: &str) -> String {
         // Codex's per-session context and the instructions it sends as user messages.
         "environment_context",
         "user_instructions",
+        // Gemini CLI's session context (date, OS, the workspace's directory tree), sent as the
+        // first user message.
+        "session_context",
         // Claude Code's notices of a background task or agent, its `!` commands' output, and
         // what a prompt hook added.
         "task-notification",
