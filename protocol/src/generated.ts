@@ -1303,6 +1303,8 @@ export type GatewaySetupInput = z.input<typeof GatewaySetup>;
 export const GatewayStart = z.deferred(() => z.strictObject({
   /** The Anthropic API's URL. */
   anthropicUpstream: z.string(),
+  /** The ChatGPT backend's URL (Codex signed in with ChatGPT); absent: ChatGPT's own. */
+  chatgptUpstream: z.string().nullable().optional(),
   /** The Gemini API's URL. */
   geminiUpstream: z.string(),
   /** Forward every request untouched and record what would have been done. */
@@ -1333,6 +1335,7 @@ export type GatewayStartInput = z.input<typeof GatewayStart>;
 export const GatewayStarted = z.deferred(() => z.object({
   /** The upstreams' origins, as the routes use them. */
   anthropic: z.string(),
+  chatgpt: z.string(),
   gemini: z.string(),
   openai: z.string(),
   /** The saved sessions that could not be read (the others were): the host keeps each one's text aside, as `condense gateway` does. */

@@ -1161,3 +1161,88 @@ fn gemini_requests_go_to_their_upstream_condensed_counted_and_their_key_is_kept_
     assert!(!gateway.output().contains(KEY), "{}", gateway.output());
     assert!(gateway.output().contains("POST /gemini/v1beta/models/tiny-model:generateContent"));
 }
+
+/// Codex's Responses request of `rounds` tool rounds, as it sends it signed in with ChatGPT: its
+/// instructions, its environment context and the task, then per round a reasoning item (encrypted)
+/// and a `shell` call with its output; `prompt_cache_key` is its session.
+fn codex_session(rounds: usize) -> String {
+    let mut input = vec![
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text",
+            "text": "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"}]}),
+        json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": TASK}]}),
+    ];
+    for k in 0..rounds {
+        input.push(json!({"type": "reasoning", "summary": [], "content": null,
+            "encrypted_content": format!("gAAAAABo{k}ENCRYPTED==")}));
+        input.push(json!({"type": "function_call", "name": "shell", "call_id": format!("call_{k:04}"),
+            "arguments": json!({"command": ["bash", "-lc", format!("cat src/module_{k}.rs")]}).to_string()}));
+        input.push(
+            json!({"type": "function_call_output", "call_id": format!("call_{k:04}"), "output": file(k)}),
+        );
+    }
+    json!({
+        "model": SMALL_MODEL, "instructions": "You are Codex, a coding agent.", "input": input,
+        "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object"}}],
+        "store": false, "stream": true, "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+    })
+    .to_string()
+}
+
+#[test]
+fn codex_signed_in_with_chatgpt_goes_to_the_chatgpt_backend_with_its_headers_and_condenses() {
+    // A ChatGPT sign-in's access token (a JWT) and account: passed on as sent, kept nowhere.
+    const TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.eyJjaGF0Z3B0In0.CHATGPT-TOKEN-never-stored";
+    const ACCOUNT: &str = "acct-3f2a9c1e-never-stored";
+    let answer = json!({"id": "resp_1", "object": "response", "status": "completed",
+        "usage": {"input_tokens": 50, "input_tokens_details": {"cached_tokens": 20}, "output_tokens": 3}});
+    let upstream = Upstream::json(answer);
+    let state = Scratch::new("gw-chatgpt");
+    // The backend's own path prefix, as ChatGPT's is (`…/backend-api/codex`).
+    let backend = format!("{}/backend-api/codex", upstream.url());
+    let gateway = Gateway::start(&state, &["--chatgpt-upstream", &backend, "--window", SMALL_WINDOW]);
+    let auth = format!("authorization: Bearer {TOKEN}");
+    let account = format!("chatgpt-account-id: {ACCOUNT}");
+    let headers =
+        [auth.as_str(), account.as_str(), "originator: codex_cli_rs", "openai-beta: responses=experimental"];
+
+    let first = codex_session(1);
+    assert_eq!(gateway.post("/chatgpt/responses", &headers, &first).status, 200);
+    let seen = upstream.next();
+    assert!(seen.head.starts_with("POST /backend-api/codex/responses HTTP/1.1"), "{}", seen.head);
+    assert_eq!(seen.body, first.as_bytes(), "byte for byte");
+    assert_eq!(seen.header("authorization").as_deref(), Some(format!("Bearer {TOKEN}").as_str()));
+    assert_eq!(seen.header("chatgpt-account-id").as_deref(), Some(ACCOUNT));
+    assert_eq!(seen.header("originator").as_deref(), Some("codex_cli_rs"));
+
+    let grown = codex_session(12);
+    assert_eq!(gateway.post("/chatgpt/responses", &headers, &grown).status, 200);
+    let condensed = upstream.next();
+    assert_eq!(condensed.header("chatgpt-account-id").as_deref(), Some(ACCOUNT));
+    let body: Value = serde_json::from_slice(&condensed.body).expect("JSON");
+    let input = body["input"].as_array().unwrap();
+    assert!(input.len() < 2 + 3 * 12, "condensed: {} items", input.len());
+    assert!(input[2]["content"][0]["text"].as_str().unwrap().starts_with("[Context Condenser"));
+    for (i, item) in input.iter().enumerate() {
+        if item["type"] == "reasoning" {
+            assert_eq!(input[i + 1]["type"], "function_call", "reasoning {i} keeps the call it leads to");
+        }
+    }
+    let next = codex_session(13);
+    assert_eq!(gateway.post("/chatgpt/responses", &headers, &next).status, 200);
+    let replayed = upstream.next();
+    let (before, after) = (String::from_utf8_lossy(&condensed.body), String::from_utf8_lossy(&replayed.body));
+    let cut = before.find("],\"tools\"").expect("the input's end");
+    assert!(after.starts_with(&before[..cut]), "the condensation is replayed byte for byte");
+
+    let stats = gateway.stats();
+    let session = &stats["sessions"]["prompt-cache-key:0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"];
+    assert_eq!(session["condensations"], 1, "{stats}");
+    assert_eq!(session["usage"]["cache_read"], 60, "the usage of each answer: {stats}");
+    let state_bytes = state_holding(&state, "0199a1b2");
+    for secret in [TOKEN, ACCOUNT] {
+        assert!(!String::from_utf8_lossy(&state_bytes).contains(secret));
+        assert!(!stats.to_string().contains(secret));
+        assert!(!gateway.output().contains(secret), "{}", gateway.output());
+    }
+}

@@ -35,6 +35,9 @@ pub struct GatewayStart {
     pub openai_upstream: String,
     /// The Gemini API's URL.
     pub gemini_upstream: String,
+    /// The ChatGPT backend's URL (Codex signed in with ChatGPT); absent: ChatGPT's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chatgpt_upstream: Option<String>,
     /// The state it saved last time, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
@@ -54,6 +57,7 @@ pub struct GatewayStarted {
     pub anthropic: String,
     pub openai: String,
     pub gemini: String,
+    pub chatgpt: String,
     /// Why the saved state was not used, if it was not: the host keeps the file's text aside
     /// before anything saves over it.
     pub state_refused: Option<String>,

@@ -11,8 +11,8 @@ use std::rc::Rc;
 
 use condense_core::ErrorKind;
 use condense_core::gateway::{
-    GatewayConfig, Guard, HostGateway, RECALL_SESSION_BYTES, RecallConfig, SummaryJob, Upstreams,
-    UsageReader, upstream_origin,
+    CHATGPT_BACKEND, GatewayConfig, Guard, HostGateway, RECALL_SESSION_BYTES, RecallConfig, SummaryJob,
+    Upstreams, UsageReader, upstream_origin,
 };
 use condense_protocol::gateway::{GatewaySetAside, GatewayStart, GatewayStarted};
 use wasm_bindgen::prelude::*;
@@ -124,7 +124,9 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
         ..GatewayConfig::default()
     };
     let guard = Guard { bound: SocketAddr::from(([127, 0, 0, 1], options.port)), token: None };
-    let upstreams = Upstreams { anthropic, openai, gemini };
+    let chatgpt = options.chatgpt_upstream.as_deref().unwrap_or(CHATGPT_BACKEND);
+    let chatgpt = upstream_origin(chatgpt).map_err(|e| invalid(format!("chatgptUpstream: {e}")))?;
+    let upstreams = Upstreams { anthropic, openai, gemini, chatgpt };
     let mut host = HostGateway::new(config, upstreams.clone(), guard).map_err(invalid)?;
     let (state_refused, set_aside) = match options.state.map(|state| host.load(state.as_bytes())) {
         None => (None, Vec::new()),
@@ -147,6 +149,7 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
                 anthropic: upstreams.anthropic,
                 openai: upstreams.openai,
                 gemini: upstreams.gemini,
+                chatgpt: upstreams.chatgpt,
                 state_refused,
                 set_aside,
             },

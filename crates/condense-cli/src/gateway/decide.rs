@@ -184,6 +184,7 @@ mod tests {
             anthropic: "http://127.0.0.1:9".into(),
             openai: "http://127.0.0.1:9".into(),
             gemini: "http://127.0.0.1:9".into(),
+            chatgpt: "http://127.0.0.1:9".into(),
         };
         GatewayState::new(config, upstreams, guard).unwrap()
     }

@@ -1,7 +1,8 @@
 //! `condense gateway`: a local HTTP gateway that agents (Claude Code, Codex, Gemini CLI, Cline,
 //! Roo, Continue, Qwen Code, OpenCode) point their base URL at. Requests under `/anthropic/…` go
 //! to the Anthropic API, those under `/openai/v1/…` to the OpenAI API, those under `/gemini/…` to
-//! the Gemini API; the core decides, per conversation request, the
+//! the Gemini API, those under `/chatgpt/…` to the ChatGPT backend (Codex signed in with ChatGPT);
+//! the core decides, per conversation request, the
 //! exact bytes to forward (`decide.rs`, the only file that knows the core's gateway), and the
 //! answers stream back unbuffered (`proxy.rs`) while their usage is read (`usage.rs`). Who may
 //! connect is `guard.rs`'s business; the state on disk is `store.rs`'s.
@@ -52,6 +53,10 @@ pub(crate) struct GatewayArgs {
     /// The Gemini API's origin, where /gemini/… goes.
     #[arg(long, default_value = condense_core::gateway::GEMINI_API, value_name = "URL")]
     gemini_upstream: String,
+    /// The ChatGPT backend, where /chatgpt/… goes (Codex signed in with ChatGPT:
+    /// OPENAI_BASE_URL=http://127.0.0.1:4141/chatgpt).
+    #[arg(long, default_value = condense_core::gateway::CHATGPT_BACKEND, value_name = "URL")]
+    chatgpt_upstream: String,
     /// The condensation provider: smart (the LLM-free ledger), or native (the ledger at once,
     /// then an LLM summary written in the background; needs --llm/--profile or
     /// --summarize-with-upstream).
@@ -159,6 +164,7 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
     let anthropic = upstream("--anthropic-upstream", &args.anthropic_upstream)?;
     let openai = upstream("--openai-upstream", &args.openai_upstream)?;
     let gemini = upstream("--gemini-upstream", &args.gemini_upstream)?;
+    let chatgpt = upstream("--chatgpt-upstream", &args.chatgpt_upstream)?;
     let dir = args.state_dir.clone().or_else(store::default_dir).ok_or_else(|| {
         usage("no data directory known for this user (HOME is not set): pass --state-dir DIR")
     })?;
@@ -183,7 +189,7 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
         ..GatewayConfig::default()
     };
     let guard = Guard { bound: args.listen, token: args.token.clone() };
-    let upstreams = Upstreams { anthropic, openai, gemini };
+    let upstreams = Upstreams { anthropic, openai, gemini, chatgpt };
     let mut state = GatewayState::new(config, upstreams, guard).map_err(usage)?;
     let summarizer = Summarizer::from_flags(&args.provider, &args.llm, args.summarize_with_upstream)?;
     match store.read() {

@@ -21,7 +21,7 @@ pub enum Dialect {
     AnthropicMessages,
     /// OpenAI Chat Completions (`/v1/chat/completions`): Cline, Roo, Continue.
     ChatCompletions,
-    /// OpenAI Responses (`/v1/responses`): Codex.
+    /// OpenAI Responses (`/v1/responses`; the ChatGPT backend's `/responses`): Codex.
     Responses,
     /// The Gemini API (`/v1beta/models/{model}:generateContent` and `:streamGenerateContent`):
     /// Gemini CLI. The model is in the path, the conversation is `contents`.
@@ -38,7 +38,7 @@ impl Dialect {
             Some(Dialect::AnthropicMessages)
         } else if path.ends_with("/v1/chat/completions") {
             Some(Dialect::ChatCompletions)
-        } else if path.ends_with("/v1/responses") {
+        } else if path.ends_with("/responses") {
             Some(Dialect::Responses)
         } else if gemini_method(path).is_some_and(|m| m == "generateContent" || m == "streamGenerateContent")
         {
@@ -338,6 +338,7 @@ mod tests {
         assert_eq!(Dialect::from_path("/anthropic/v1/messages?beta=true"), Some(Dialect::AnthropicMessages));
         assert_eq!(Dialect::from_path("/openai/v1/chat/completions"), Some(Dialect::ChatCompletions));
         assert_eq!(Dialect::from_path("/v1/responses/"), Some(Dialect::Responses));
+        assert_eq!(Dialect::from_path("/responses"), Some(Dialect::Responses), "the ChatGPT backend's");
         assert_eq!(
             Dialect::from_path("/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"),
             Some(Dialect::Gemini)

@@ -30,6 +30,10 @@ pub enum Wire {
     Gemini,
 }
 
+/// The ChatGPT backend Codex talks to when signed in with ChatGPT (its Responses endpoint is
+/// `{this}/responses`), the default upstream of `/chatgpt/…`.
+pub const CHATGPT_BACKEND: &str = "https://chatgpt.com/backend-api/codex";
+
 /// Google's Gemini API, the default upstream of `/gemini/…`.
 pub const GEMINI_API: &str = "https://generativelanguage.googleapis.com";
 
@@ -42,6 +46,8 @@ pub struct Upstreams {
     pub openai: String,
     /// Where `/gemini/…` goes.
     pub gemini: String,
+    /// Where `/chatgpt/…` goes: the ChatGPT backend, for Codex signed in with ChatGPT.
+    pub chatgpt: String,
 }
 
 /// Where a request to the gateway goes.
@@ -119,7 +125,7 @@ fn percent_decoded(segment: &str) -> String {
 /// The route of a request to the gateway (its path and query), given the upstreams' origins
 /// (without a trailing `/` or `/v1`).
 pub fn route(upstreams: &Upstreams, path_and_query: &str) -> Route {
-    let Upstreams { anthropic, openai, gemini } = upstreams;
+    let Upstreams { anthropic, openai, gemini, chatgpt } = upstreams;
     let path = path_and_query.split('?').next().unwrap_or_default();
     if leaves_its_route(path_and_query) {
         Route::BadPath
@@ -133,6 +139,9 @@ pub fn route(upstreams: &Upstreams, path_and_query: &str) -> Route {
         Route::Upstream { wire: Wire::OpenAi, url: format!("{openai}{rest}"), path: rest.into() }
     } else if let Some(rest) = path_and_query.strip_prefix("/gemini").filter(|r| r.starts_with("/v1")) {
         Route::Upstream { wire: Wire::Gemini, url: format!("{gemini}{rest}"), path: rest.into() }
+    } else if let Some(rest) = path_and_query.strip_prefix("/chatgpt").filter(|r| r.starts_with('/')) {
+        // The ChatGPT backend speaks OpenAI's Responses API under a path of its own.
+        Route::Upstream { wire: Wire::OpenAi, url: format!("{chatgpt}{rest}"), path: rest.into() }
     } else {
         Route::NotFound
     }
@@ -142,7 +151,8 @@ pub fn route(upstreams: &Upstreams, path_and_query: &str) -> Route {
 pub const BAD_PATH: &str = "the path has a `.` or `..` segment or an encoded `/` or `\\` (raw or percent-encoded); the gateway refuses it";
 
 /// What the gateway says for a path it does not serve.
-pub const NOT_FOUND: &str = "the gateway serves /anthropic/…, /openai/v1/…, /gemini/v1…, /healthz and /stats";
+pub const NOT_FOUND: &str =
+    "the gateway serves /anthropic/…, /openai/v1/…, /gemini/v1…, /chatgpt/…, /healthz and /stats";
 
 /// An upstream origin as the routes use it: an http or https URL, without a trailing `/` or
 /// `/v1` (the routes carry the API's path). The error says what is wrong.
@@ -375,7 +385,12 @@ mod tests {
     use super::*;
 
     fn upstreams(anthropic: &str, openai: &str) -> Upstreams {
-        Upstreams { anthropic: anthropic.into(), openai: openai.into(), gemini: "https://g.example".into() }
+        Upstreams {
+            anthropic: anthropic.into(),
+            openai: openai.into(),
+            gemini: "https://g.example".into(),
+            chatgpt: "https://c.example/backend-api/codex".into(),
+        }
     }
 
     #[test]
@@ -425,6 +440,14 @@ mod tests {
                 wire: Wire::Gemini,
                 url: "https://g.example/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse".into(),
                 path: "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse".into()
+            }
+        );
+        assert_eq!(
+            r("/chatgpt/responses"),
+            Route::Upstream {
+                wire: Wire::OpenAi,
+                url: "https://c.example/backend-api/codex/responses".into(),
+                path: "/responses".into()
             }
         );
         assert_eq!(r("/healthz?x=1"), Route::Health);

@@ -54,9 +54,9 @@ pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
 pub use host::{Decided, HostGateway, Outgoing, Retry, Routed, Untouched};
 pub use http::{
-    BAD_PATH, CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, GEMINI_API, HOP_BY_HOP, MAX_BODY_BYTES,
-    NEVER_UPSTREAM, NOT_FOUND, Route, SESSION_HEADER, SHOWN_CHARS, TOKEN_HEADER, Upstreams, Wire,
-    answer_headers, connection_named, error_body, forwards_answer, forwards_upstream, leaves_its_route,
+    BAD_PATH, CHATGPT_BACKEND, CONVERSATION_ACCEPT_ENCODING, COUNT_TOKENS, GEMINI_API, HOP_BY_HOP,
+    MAX_BODY_BYTES, NEVER_UPSTREAM, NOT_FOUND, Route, SESSION_HEADER, SHOWN_CHARS, TOKEN_HEADER, Upstreams,
+    Wire, answer_headers, connection_named, error_body, forwards_answer, forwards_upstream, leaves_its_route,
     log_line, may_be_too_long, route, says_too_long, shown, upstream_headers, upstream_origin,
 };
 pub use jobs::{MAX_PENDING_SUMMARIES, SummaryDone, SummaryJob, summary_line};

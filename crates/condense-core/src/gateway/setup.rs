@@ -125,6 +125,12 @@ impl SetupClient {
                 if token {
                     text.push_str(&format!("\nhttp_headers = {{ \"{TOKEN_HEADER}\" = \"<token>\" }}"));
                 }
+                // Signed in with ChatGPT, Codex talks to the ChatGPT backend, whose route is
+                // `/chatgpt`; its built-in provider takes the base URL from the environment.
+                text.push_str(&format!(
+                    "\n# Signed in with ChatGPT instead: no provider here; start it as\n\
+                     # OPENAI_BASE_URL={base}/chatgpt codex"
+                ));
                 text
             }
             SetupClient::Cline | SetupClient::Roo => {
@@ -268,6 +274,11 @@ mod tests {
                 .contains("base_url = \"http://127.0.0.1:4141/openai/v1\"")
         );
         assert!(SetupClient::Codex.lines(base, false, None).contains("wire_api = \"responses\""));
+        assert!(
+            SetupClient::Codex
+                .lines(base, false, None)
+                .contains("# OPENAI_BASE_URL=http://127.0.0.1:4141/chatgpt codex")
+        );
         assert!(
             SetupClient::Continue
                 .lines(base, false, None)

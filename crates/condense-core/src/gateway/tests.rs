@@ -674,6 +674,7 @@ fn the_native_provider_condenses_at_once_and_splices_the_summary_into_a_later_re
             anthropic: "http://127.0.0.1:1".into(),
             openai: "http://127.0.0.1:2".into(),
             gemini: "http://127.0.0.1:3".into(),
+            chatgpt: "http://127.0.0.1:4".into(),
         },
     );
     assert_eq!(upstream.kind, crate::llm::LlmKind::Anthropic);
