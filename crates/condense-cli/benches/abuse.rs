@@ -11,7 +11,8 @@
 //!   while a client sends 50 MB bodies one after another; p50 and p99.
 //!
 //! Not a test: nothing here asserts a time. `cargo bench -p condense-cli --bench abuse`
-//! (`-- --quick` for smaller sizes, `-- --big-mb N` for the bodies sent beside the small requests). RELIABILITY.md ("The gateway under abuse") holds the results.
+//! (`-- --quick` for smaller sizes, `-- --big-mb N` for the bodies sent beside the small requests,
+//! `-- --only time|memory|head` for one section). RELIABILITY.md ("The gateway under abuse") holds the results.
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
@@ -161,8 +162,22 @@ fn main() {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    // `--only time|memory|head`: one section, for daily work.
+    let only = common::arg("--only");
+    let run = |section: &str| only.as_deref().is_none_or(|o| o == section);
     let upstream = upstream();
+    if run("time") {
+        time_per_request(upstream, quick);
+    }
+    if run("memory") {
+        peak_memory(upstream, quick);
+    }
+    if run("head") {
+        head_of_line(upstream, quick);
+    }
+}
 
+fn time_per_request(upstream: u16, quick: bool) {
     println!("## Time per request: one request of N short messages, the first of its session\n");
     println!("| messages | body | through the gateway | directly | added |");
     println!("| ---: | ---: | ---: | ---: | ---: |");
@@ -186,7 +201,9 @@ fn main() {
     let at = |n| added_at.iter().find(|(m, _)| *m == n).map(|(_, a)| *a).unwrap_or(f64::NAN);
     println!("\nadded at 40k / added at 10k: {:.2}×\n", at(40_000) / at(10_000));
     drop(gateway);
+}
 
+fn peak_memory(upstream: u16, quick: bool) {
     println!("## Peak memory of the gateway for one request\n");
     println!("| body | size | peak (VmHWM) | × body | budget (4× + 64 MB) |");
     println!("| --- | ---: | ---: | ---: | ---: |");
@@ -206,7 +223,9 @@ fn main() {
             );
         }
     }
+}
 
+fn head_of_line(upstream: u16, quick: bool) {
     println!("\n## Head-of-line: a small request of another session, every 20 ms\n");
     let gateway = Arc::new(Binary::start("abuse-line", upstream, &[]));
     let small = messages_body(40);

@@ -10,11 +10,11 @@
 //! the persisted file.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use condense_core::gateway::{
-    Decided, GatewayConfig, GatewayUsage, Guard, HostGateway, Outgoing, Retry, Routed, SummaryDone,
-    SummaryJob, Untouched, Upstreams, Wire,
+    Counters, Decided, GatewayConfig, GatewayUsage, Guard, HostGateway, Outgoing, Prepared, Retry, Routed,
+    Snapshot, SummaryDone, SummaryJob, Untouched, Upstreams, Wire,
 };
 use condense_core::llm::LlmProfile;
 use tokio::sync::Notify;
@@ -44,16 +44,34 @@ impl GatewayState {
 }
 
 /// The state behind its lock, and the signal the saver waits on: what the requests and the
-/// summaries' tasks share.
+/// summaries' tasks share; and the core's counters, which a request is read and counted with
+/// before the lock is taken ([`prepare`]).
 pub(crate) struct SharedState {
     state: Mutex<GatewayState>,
     /// Told after each change of the state; the saver writes it.
     pub(crate) changed: Notify,
+    counters: Arc<Counters>,
 }
 
 impl SharedState {
     pub(crate) fn new(state: GatewayState) -> Self {
-        SharedState { state: Mutex::new(state), changed: Notify::new() }
+        let counters = state.host.counters();
+        SharedState { state: Mutex::new(state), changed: Notify::new(), counters }
+    }
+
+    /// Reads and counts a request without the state's lock (see [`HostGateway::prepare`]): the
+    /// work that grows with the request's size, so that another session's request never waits
+    /// on it. On a thread the runtime may block ([`tokio::task::block_in_place`]).
+    pub(crate) fn prepare<'a>(&self, method: &str, path: &str, body: &'a [u8]) -> Option<Prepared<'a>> {
+        let read =
+            || catch_unwind(AssertUnwindSafe(|| HostGateway::prepare(&self.counters, method, path, body)));
+        // A panic here is the core's on this request: it is decided (and failed open) under the lock.
+        match tokio::runtime::Handle::try_current() {
+            Ok(_) => tokio::task::block_in_place(read),
+            Err(_) => read(),
+        }
+        .ok()
+        .flatten()
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, GatewayState> {
@@ -90,9 +108,16 @@ pub(crate) fn decide(
     header_session: Option<&str>,
     user_agent: Option<&str>,
     body: &[u8],
+    prepared: Option<Prepared<'_>>,
 ) -> Decided {
     let now = now_ms();
-    state.core(|h| h.decide(method, path, header_session, user_agent, body, now)).unwrap_or_else(|| {
+    let decided = state.core(|h| match prepared {
+        Some(prepared) => {
+            h.decide_prepared(method, path, header_session, user_agent, body, Some(prepared), now)
+        }
+        None => h.decide(method, path, header_session, user_agent, body, now),
+    });
+    decided.unwrap_or_else(|| {
         let why = state.host.last_failed_open().unwrap_or_default().to_owned();
         Decided {
             outgoing: Outgoing::Client { session: None, reason: Untouched::Failed(why) },
@@ -158,13 +183,19 @@ pub(crate) fn upstream_profile(state: &mut GatewayState, job: &SummaryJob) -> Ll
     state.host.gateway().upstream_profile(job, &upstreams)
 }
 
-/// Writes the state to persist to `out` (the sessions, their condensations and counts), without
-/// a second copy of them in memory.
-pub(crate) fn save_to(state: &GatewayState, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    state.host.save_to(out).map_err(std::io::Error::other)
+/// The state to persist as it is now: taken under the lock without copying a message, and
+/// written after it is released ([`write_snapshot`]), so that a save of large sessions holds no
+/// request up.
+pub(crate) fn snapshot(state: &GatewayState) -> Snapshot {
+    state.host.snapshot()
 }
 
-/// Restores what [`save_to`] wrote. A file of another version or shape, or a half-written one,
+/// Writes what [`snapshot`] took to `out`.
+pub(crate) fn write_snapshot(snapshot: &Snapshot, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    snapshot.write_to(out).map_err(std::io::Error::other)
+}
+
+/// Restores what [`write_snapshot`] wrote. A file of another version or shape, or a half-written one,
 /// is refused with the reason, and the gateway starts empty.
 pub(crate) fn load(
     state: &mut GatewayState,
@@ -202,7 +233,7 @@ mod tests {
     }
 
     fn post(state: &mut GatewayState, path: &str, session: Option<&str>, body: &[u8]) -> Outgoing {
-        decide(state, "POST", path, session, Some("claude-cli/2.1.332"), body).outgoing
+        decide(state, "POST", path, session, Some("claude-cli/2.1.332"), body, None).outgoing
     }
 
     #[test]
@@ -265,7 +296,7 @@ mod tests {
         let mut first = state(false);
         post(&mut first, "/v1/chat/completions", Some("s1"), CHAT.as_bytes());
         let mut bytes = Vec::new();
-        save_to(&first, &mut bytes).unwrap();
+        write_snapshot(&snapshot(&first), &mut bytes).unwrap();
         let mut again = state(false);
         load(&mut again, &bytes).unwrap();
         assert_eq!(stats(&again)["sessions"], stats(&first)["sessions"]);

@@ -124,8 +124,17 @@ async fn forward(
         return json_response(StatusCode::OK, answer);
     }
     let agent = parts.headers.get(USER_AGENT).map(|v| String::from_utf8_lossy(v.as_bytes()));
-    let decided =
-        decide::decide(&mut shared.state(), method_name, path, header_session, agent.as_deref(), &body);
+    // Read and counted before the state is taken: another session's request does not wait on it.
+    let prepared = shared.live.prepare(method_name, path, &body);
+    let decided = decide::decide(
+        &mut shared.state(),
+        method_name,
+        path,
+        header_session,
+        agent.as_deref(),
+        &body,
+        prepared,
+    );
     let outgoing = decided.outgoing;
     // The files a condensation names are on disk before the request naming them leaves.
     write_recall(shared, outgoing.session(), decided.recall).await;
@@ -253,8 +262,11 @@ async fn save_now(shared: &Arc<Shared>) {
 
 /// Writes the state to `store` (whole, atomically; see `store.rs`), saying so when it cannot.
 pub(crate) fn save(shared: &Shared, store: &Store) {
-    let state = shared.state();
-    if let Err(e) = store.write_with(|out| decide::save_to(&state, out)) {
+    // One save at a time, in the order of their snapshots; the state's lock only for the
+    // snapshot, which copies no message.
+    let _turn = store.saving();
+    let snapshot = decide::snapshot(&shared.state());
+    if let Err(e) = store.write_with(|out| decide::write_snapshot(&snapshot, out)) {
         crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));
     }
 }

@@ -41,6 +41,9 @@ pub(crate) fn default_dir() -> Option<PathBuf> {
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
     dir: PathBuf,
+    /// Held from a save's snapshot to its rename: saves go one at a time, in the order their
+    /// snapshots were taken, so an older state never lands over a newer one.
+    saving: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 impl Store {
@@ -52,7 +55,7 @@ impl Store {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
-        Ok(Store { dir: dir.to_path_buf() })
+        Ok(Store { dir: dir.to_path_buf(), saving: std::sync::Arc::default() })
     }
 
     /// The state file's path.
@@ -102,6 +105,11 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The turn of one save: held while its snapshot is taken and written.
+    pub(crate) fn saving(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.saving.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Replaces the state file with what `write` writes, atomically: into a private temporary

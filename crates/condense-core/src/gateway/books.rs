@@ -31,7 +31,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::billing::{Billed, Block, CacheRules, PromptCache, Spans, Ttl};
@@ -123,7 +122,7 @@ fn blocks_cells(role: &str, content: &Value, text: &str) -> Vec<Cell> {
 
 /// A message's cells: in Anthropic's dialect one per content block (a string is one text block,
 /// as the API reads it); in OpenAI's, whose cache has no breakpoints, the message whole.
-fn message_cells(dialect: Dialect, text: &str) -> Vec<Cell> {
+pub(super) fn message_cells(dialect: Dialect, text: &str) -> Vec<Cell> {
     if dialect != Dialect::AnthropicMessages {
         return vec![whole("message", text)];
     }
@@ -147,6 +146,14 @@ pub(super) struct CellCache {
 const MAX_CELLS: usize = 1 << 16;
 
 impl CellCache {
+    /// Takes in the cells of messages read before the decision (by their texts' hashes), so that
+    /// reading them, which parses each message, is done outside the gateway's lock.
+    pub(super) fn absorb(&mut self, read: Vec<(u64, Vec<Cell>)>) {
+        for (text_key, cells) in read {
+            self.get(text_key, || cells);
+        }
+    }
+
     /// The cells of the text hashing to `text_key`, and the piece's key: a hash of the cells,
     /// so that a message with its breakpoint and the same message without it (Claude Code moves
     /// its breakpoint on to the newest message) are one piece, as they are one prefix upstream.
@@ -222,8 +229,8 @@ pub(super) fn prompt<'t>(
 }
 
 /// The raw text of a request's messages with their hashes, for [`prompt`].
-pub(super) fn texts<'a>(messages: &'a [&'a RawValue]) -> impl Iterator<Item = (u64, &'a str)> + 'a {
-    messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get()))
+pub(super) fn texts<'a>(request: &'a Request<'a>) -> impl Iterator<Item = (u64, &'a str)> + 'a {
+    request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get()))
 }
 
 /// A request decided and not yet answered: what the books bill once its usage comes.

@@ -12,6 +12,7 @@
 //! within some percent of Anthropic's own count. The threshold leaves room for that.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -20,6 +21,7 @@ use crate::formats::{RequestDialect, request_conversation};
 use crate::model::Message;
 use crate::tokens::{Encoding, MESSAGE_OVERHEAD, REPLY_PRIMING, TiktokenCounter, TokenCounter};
 
+use super::books::{Cell, message_cells};
 use super::dialect::{Dialect, Request};
 use super::session_key::fnv1a;
 
@@ -48,11 +50,14 @@ pub(super) fn read_messages(
 }
 
 /// One counter per encoding, shared by every session: their piece caches warm up across
-/// sessions, since agents' requests repeat the same words.
+/// sessions, since agents' requests repeat the same words. With the counts of the messages
+/// [`precount`] read, by their cache key ([`count_key`]), so that a host counts a request's new
+/// messages outside the gateway's state, and only those.
 #[derive(Debug)]
-pub(super) struct Counters {
+pub struct Counters {
     o200k: TiktokenCounter,
     cl100k: TiktokenCounter,
+    messages: Mutex<HashMap<u64, usize>>,
 }
 
 impl Default for Counters {
@@ -60,8 +65,67 @@ impl Default for Counters {
         Counters {
             o200k: TiktokenCounter::new(Encoding::O200kBase),
             cl100k: TiktokenCounter::new(Encoding::Cl100kBase),
+            messages: Mutex::new(HashMap::new()),
         }
     }
+}
+
+/// The key a message's count is kept by: its text's hash, and the encoding (one session may
+/// ask two models).
+fn count_key(hash: u64, counter: &dyn TokenCounter) -> u64 {
+    hash ^ (counter.encoding() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The counts of a request's messages, made by [`precount`] before the gateway's state is
+/// taken: what [`CountCache::absorb`] takes in.
+#[derive(Debug, Default)]
+pub(super) struct Precounts {
+    counts: Vec<(u64, usize)>,
+    /// The books' cells of the messages counted here (Anthropic's: one per block, which reading
+    /// parses the message), by their texts' hashes.
+    pub(super) cells: Vec<(u64, Vec<Cell>)>,
+    /// The request's task line ([`Request::task_line`]), which reads its first user messages
+    /// whole.
+    pub(super) task_line: Option<String>,
+}
+
+/// Counts what counting `request` needs, without the gateway's state: each message the counters
+/// have not counted before (the others are looked up), and the system prompt and tools (which
+/// the counter keeps). A host calls it for a request before it takes the state, so that the
+/// decision, made under the state's lock, finds every count made.
+pub(super) fn precount(counters: &Counters, request: &Request<'_>) -> Precounts {
+    let counter = counters.for_model(request.model.as_deref().unwrap_or_default());
+    fixed_tokens(request, counter);
+    let keys: Vec<u64> = request.hashes.iter().map(|&h| count_key(h, counter)).collect();
+    let known: Vec<Option<usize>> = {
+        let cache = counters.messages.lock().unwrap_or_else(PoisonError::into_inner);
+        keys.iter().map(|k| cache.get(k).copied()).collect()
+    };
+    let counts: Vec<(u64, usize)> = keys
+        .iter()
+        .zip(&known)
+        .zip(&request.messages)
+        .map(|((&key, &known), m)| {
+            (key, known.unwrap_or_else(|| message_tokens(request.dialect, m.get(), counter)))
+        })
+        .collect();
+    // The cells of the messages new to the counters: the others were read when they were new.
+    let cells = known
+        .iter()
+        .zip(request.hashes.iter().zip(&request.messages))
+        .filter(|(known, _)| known.is_none())
+        .map(|(_, (&hash, m))| (hash, message_cells(request.dialect, m.get())))
+        .collect();
+    let mut cache = counters.messages.lock().unwrap_or_else(PoisonError::into_inner);
+    if cache.len() + counts.len() > MAX_COUNTS * 2 {
+        cache.clear();
+    }
+    for (&(key, n), known) in counts.iter().zip(&known) {
+        if known.is_none() {
+            cache.insert(key, n);
+        }
+    }
+    Precounts { counts, cells, task_line: request.task_line() }
 }
 
 impl Counters {
@@ -118,8 +182,7 @@ impl CountCache {
         text: &str,
         counter: &dyn TokenCounter,
     ) -> usize {
-        // The encoding is part of the key: one session may ask two models.
-        let key = hash ^ (counter.encoding() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let key = count_key(hash, counter);
         if let Some(&n) = self.counts.get(&key) {
             return n;
         }
@@ -129,6 +192,14 @@ impl CountCache {
         }
         self.counts.insert(key, n);
         n
+    }
+
+    /// Takes in the counts a host made before the decision ([`precount`]).
+    pub(super) fn absorb(&mut self, precounts: &Precounts) {
+        if self.counts.len() + precounts.counts.len() > MAX_COUNTS {
+            self.counts.clear();
+        }
+        self.counts.extend(precounts.counts.iter().copied());
     }
 
     /// Tokens of a message text whose hash is not known yet.

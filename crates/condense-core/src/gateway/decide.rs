@@ -18,6 +18,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::agent::CondenseReason;
 use crate::agent::cache::{
@@ -31,7 +32,7 @@ use crate::profile::Prices;
 use crate::tokens::TokenCounter;
 
 use super::books::{Book, CellCache, MAX_PENDING_BILLS, Message, PendingBill, Piece, Prompt, prompt, texts};
-use super::count::{CountCache, Counters, fixed_tokens, read_messages};
+use super::count::{CountCache, Counters, Precounts, fixed_tokens, precount, read_messages};
 use super::dialect::{ArrayKind, Dialect, Request};
 use super::freeze::{Shape, replacement};
 use super::jobs::{MAX_PENDING_SUMMARIES, Pending, Ready, SummaryJob};
@@ -216,6 +217,19 @@ fn gemini_count_request(body: &[u8]) -> &[u8] {
     }
 }
 
+/// A request as [`Gateway::prepare`] read it: its view and its counts, or why it was not read.
+#[derive(Debug)]
+pub struct Prepared<'a>(Result<(Request<'a>, Precounts), Unread>);
+
+/// Why a request was not read.
+#[derive(Debug)]
+enum Unread {
+    /// Its path is no conversation's.
+    NotAConversation(String),
+    /// Its body is not one of its dialect.
+    Malformed(String),
+}
+
 /// The cache rules the books follow: the model's, in the dialect its requests come in (a model
 /// reached through another vendor's API is cached by that API).
 fn cache_rules(prices: &ModelPrices, dialect: Dialect) -> CacheRules {
@@ -239,7 +253,9 @@ pub struct Gateway {
     /// By session name (the [`SessionKey`]'s display), for the sessions the store holds.
     pub(super) states: HashMap<String, SessionState>,
     pub(super) totals: SessionStats,
-    pub(super) counters: Counters,
+    /// Shared with the host, which counts a request's messages with them before it takes the
+    /// gateway's lock ([`Gateway::prepare`]).
+    pub(super) counters: Arc<Counters>,
     /// Summaries given out and not yet done, by job id (provider `native`).
     pub(super) pending: HashMap<u64, Pending>,
     /// Summaries queued for the host to take.
@@ -309,7 +325,7 @@ impl Gateway {
             config,
             states: HashMap::new(),
             totals: SessionStats::default(),
-            counters: Counters::default(),
+            counters: Arc::new(Counters::default()),
             pending: HashMap::new(),
             jobs: Vec::new(),
             next_job: 0,
@@ -344,22 +360,54 @@ impl Gateway {
         body: &[u8],
         now_ms: i64,
     ) -> Decision {
-        self.now_ms = self.now_ms.max(now_ms);
+        let prepared = Gateway::prepare(&self.counters, path, body);
+        self.request_prepared(prepared, header_session, now_ms)
+    }
+
+    /// The counters the gateway counts with, for [`Gateway::prepare`] outside its lock.
+    pub fn counters(&self) -> Arc<Counters> {
+        Arc::clone(&self.counters)
+    }
+
+    /// What can be made of a request to `path` without the gateway's state, so that a host does
+    /// it before taking the state's lock and a request of one session never waits on another's
+    /// parsing and counting: the body read in its dialect, its messages hashed, and counted (with
+    /// `counters`, the gateway's: [`Gateway::counters`]) where the counters have not seen them.
+    pub fn prepare<'a>(counters: &Counters, path: &str, body: &'a [u8]) -> Prepared<'a> {
         let Some(dialect) = Dialect::from_path(path) else {
             let path: String = path.chars().take(200).collect();
-            return Decision::Untouched { session: None, reason: format!("{path:?} is not a conversation") };
+            return Prepared(Err(Unread::NotAConversation(format!("{path:?} is not a conversation"))));
         };
         match Request::parse(dialect, body) {
-            Ok(request) => self.decide(&request.with_path_model(path), header_session),
-            Err(e) => {
+            Ok(request) => {
+                let request = request.with_path_model(path);
+                let counts = precount(counters, &request);
+                Prepared(Ok((request, counts)))
+            }
+            Err(e) => Prepared(Err(Unread::Malformed(e.to_string()))),
+        }
+    }
+
+    /// Decides a request [`Gateway::prepare`] read (see [`Gateway::request_at`]).
+    pub fn request_prepared(
+        &mut self,
+        prepared: Prepared<'_>,
+        header_session: Option<&str>,
+        now_ms: i64,
+    ) -> Decision {
+        self.now_ms = self.now_ms.max(now_ms);
+        match prepared.0 {
+            Ok((request, counts)) => self.decide(&request, counts, header_session),
+            Err(Unread::NotAConversation(reason)) => Decision::Untouched { session: None, reason },
+            Err(Unread::Malformed(reason)) => {
                 self.totals.requests += 1;
                 self.totals.untouched += 1;
-                Decision::Untouched { session: None, reason: e.to_string() }
+                Decision::Untouched { session: None, reason }
             }
         }
     }
 
-    fn decide(&mut self, request: &Request<'_>, header: Option<&str>) -> Decision {
+    fn decide(&mut self, request: &Request<'_>, counts: Precounts, header: Option<&str>) -> Decision {
         let now = self.now_ms;
         let forward = self.sessions.forward_request(request, header);
         let key = forward.session;
@@ -377,9 +425,9 @@ impl Gateway {
         // request is written to the cache whole either way.
         let state = self.states.get_mut(&name).expect("made above");
         if state.stats.title.is_empty()
-            && let Some(line) = request.task_line()
+            && let Some(line) = counts.task_line.as_deref()
         {
-            state.stats.title = super::http::shown(&line, super::dialect::TASK_CHARS);
+            state.stats.title = super::http::shown(line, super::dialect::TASK_CHARS);
         }
         let cold = state.book.as_ref().is_some_and(|b| !b.warm(now));
         let mut rebuilt = false;
@@ -389,6 +437,8 @@ impl Gateway {
         }
         let counter = self.counters.for_model(&model);
         let state = self.states.get_mut(&name).expect("made above");
+        state.counts.absorb(&counts);
+        state.cells.absorb(counts.cells);
         let session = self.sessions.map.get(&key).expect("checked above");
         let m = measure(session, request, &mut state.counts, counter);
         let window = window_for(&model, &self.config.windows);
@@ -545,7 +595,7 @@ impl Gateway {
         let dialect = session.dialect;
         state.book_for(model, dialect);
         let fixed = state.cells.fixed(request, counter);
-        let client: Vec<Message<'_>> = texts(&request.messages)
+        let client: Vec<Message<'_>> = texts(request)
             .map(|(hash, text)| (hash, text, state.counts.tokens(dialect, hash, text, counter), false))
             .collect();
         let client = prompt(&fixed, client, dialect, &mut state.cells);
@@ -630,7 +680,7 @@ impl Gateway {
             request.model = model.map(str::to_owned);
         }
         let incoming: Vec<(u64, &str)> =
-            request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
+            request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get())).collect();
         // A count request may not carry the session's id: then the held session it continues.
         let own = session_key(&request, header_session);
         let common_with = |s: &Session| match s.dialect == dialect {
@@ -688,7 +738,7 @@ impl Gateway {
         let held = self.sessions.map.get(&key)?;
         let request = Request::parse(held.dialect, body).ok()?;
         let incoming: Vec<(u64, &str)> =
-            request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
+            request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get())).collect();
         if request.kind != ArrayKind::Array
             || incoming.len() != held.originals.len()
             || common_prefix(&held.originals, &incoming) != incoming.len()

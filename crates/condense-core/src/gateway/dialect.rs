@@ -95,6 +95,9 @@ pub struct Request<'a> {
     pub kind: ArrayKind,
     /// Each message's exact text, in order; for an `input` string, the string literal.
     pub messages: Vec<&'a RawValue>,
+    /// The FNV-1a hash of each message's text ([`super::fnv1a`]), in order: what the sessions
+    /// match and the counts are kept by, made once, with the parse.
+    pub hashes: Vec<u64>,
     /// The model asked for.
     pub model: Option<String>,
     /// The system prompt's text: Anthropic `system`, Chat's leading system and developer
@@ -237,12 +240,14 @@ impl<'a> Request<'a> {
             Dialect::Responses => top.instructions,
             Dialect::Gemini => top.system_instruction,
         };
+        let hashes = messages.iter().map(|m| super::fnv1a(m.get().as_bytes())).collect();
         Ok(Request {
             dialect,
             body,
             array,
             kind,
             messages,
+            hashes,
             model: top.model,
             system,
             user_id: top.metadata.and_then(|m| m.user_id),

@@ -8,7 +8,10 @@
 
 use serde_json::json;
 
-use super::decide::{Decision, Gateway, GatewayConfig};
+use std::sync::Arc;
+
+use super::count::Counters;
+use super::decide::{Decision, Gateway, GatewayConfig, Prepared};
 use super::dialect::Dialect;
 use super::dialect::gemini_model_and_method;
 use super::guard::Guard;
@@ -18,7 +21,7 @@ use super::http::{
 };
 use super::jobs::SummaryJob;
 use super::recall::RecallOp;
-use super::state::{SetAside, StateError};
+use super::state::{SetAside, Snapshot, StateError};
 use super::stats::{GatewayReport, GatewayUsage, ReportConfig};
 
 /// Why a request went out as the client sent it.
@@ -187,8 +190,30 @@ impl HostGateway {
     /// Starts the core afresh after it failed (a host that caught a panic in it), counting why.
     pub fn restart(&mut self, why: &str) {
         let config = self.gateway.config().clone();
+        let counters = self.gateway.counters();
         self.gateway = Gateway::new(config).expect("the configuration was checked at start");
+        // The host's copy stays the one counted with (counts are the text's, whoever made them).
+        self.gateway.counters = counters;
+        self.gateway.lean = true;
         self.fail_open(why.to_owned());
+    }
+
+    /// The counters the gateway counts with: a host holds a copy, to [`HostGateway::prepare`]
+    /// requests before it takes the gateway's lock.
+    pub fn counters(&self) -> Arc<Counters> {
+        self.gateway.counters()
+    }
+
+    /// What can be made of a request without the gateway (see [`Gateway::prepare`]): `None` for
+    /// one [`HostGateway::decide_prepared`] does not read (not a POST, not a conversation).
+    pub fn prepare<'a>(
+        counters: &Counters,
+        method: &str,
+        path: &str,
+        body: &'a [u8],
+    ) -> Option<Prepared<'a>> {
+        (method == "POST" && Dialect::from_path(path).is_some())
+            .then(|| Gateway::prepare(counters, path, body))
     }
 
     fn fail_open(&mut self, why: String) -> Untouched {
@@ -285,6 +310,23 @@ impl HostGateway {
         body: &[u8],
         now_ms: i64,
     ) -> Decided {
+        let prepared = HostGateway::prepare(&self.gateway.counters, method, path, body);
+        self.decide_prepared(method, path, session_header, user_agent, body, prepared, now_ms)
+    }
+
+    /// [`HostGateway::decide`] of a request [`HostGateway::prepare`] read (given the same
+    /// method, path and body).
+    #[allow(clippy::too_many_arguments)]
+    pub fn decide_prepared(
+        &mut self,
+        method: &str,
+        path: &str,
+        session_header: Option<&str>,
+        user_agent: Option<&str>,
+        body: &[u8],
+        prepared: Option<Prepared<'_>>,
+        now_ms: i64,
+    ) -> Decided {
         let other = Decided {
             outgoing: Outgoing::Client { session: None, reason: Untouched::NotAConversation },
             jobs: Vec::new(),
@@ -294,14 +336,14 @@ impl HostGateway {
         if method != "POST" {
             return other;
         }
-        if Dialect::from_path(path).is_none() {
+        let Some(prepared) = prepared.filter(|_| Dialect::from_path(path).is_some()) else {
             // A POST that is not a conversation (a token count passed on, a batch): counted.
             self.passed_through += 1;
             return other;
-        }
+        };
         let observe = self.gateway.config().observe;
         let mut bill = None;
-        let outgoing = match self.gateway.request_at(path, session_header, body, now_ms) {
+        let outgoing = match self.gateway.request_prepared(prepared, session_header, now_ms) {
             Decision::Forward {
                 session,
                 body: forwarded,
@@ -394,11 +436,18 @@ impl HostGateway {
         self.gateway.save_to(out)
     }
 
+    /// The state to persist as it is now, to write without holding the gateway (see
+    /// [`Gateway::snapshot`]).
+    pub fn snapshot(&self) -> Snapshot {
+        self.gateway.snapshot()
+    }
+
     /// Restores a saved state (see [`Gateway::load`]), returning the sessions set aside; the
     /// error says why it was refused, and the gateway is then left empty.
     pub fn load(&mut self, bytes: &[u8]) -> Result<Vec<SetAside>, StateError> {
         let (mut gateway, set_aside) = Gateway::load(self.gateway.config().clone(), bytes)?;
         gateway.lean = true;
+        gateway.counters = self.gateway.counters();
         self.gateway = gateway;
         Ok(set_aside)
     }

@@ -48,7 +48,8 @@ mod usage;
 mod windows;
 
 pub use controls::{GatewayCondensation, GatewayPreview, GatewaySessionView, client_of};
-pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig};
+pub use count::Counters;
+pub use decide::{Decision, GATEWAY_PROVIDERS, Gateway, GatewayConfig, Prepared};
 pub use dialect::{ArrayKind, Dialect, Request, gemini_model_and_method};
 pub use freeze::{FreezeError, MARKER, neutralize, replacement};
 pub use guard::{Guard, Refusal, check_listen};
@@ -65,7 +66,7 @@ pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use setup::{SetupClient, TerminalVariable, claude_read_rule, setup_text, terminal_variables};
-pub use state::{STATE_VERSION, SetAside, StateError};
+pub use state::{STATE_VERSION, SetAside, Snapshot, StateError};
 pub use stats::{
     CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,
 };

@@ -43,8 +43,8 @@ impl Default for Limits {
 pub(super) struct Original {
     /// FNV-1a of `text`.
     pub(super) hash: u64,
-    /// The message's exact JSON text.
-    pub(super) text: Box<str>,
+    /// The message's exact JSON text, shared with a [`super::Snapshot`] being saved.
+    pub(super) text: std::sync::Arc<str>,
 }
 
 /// A condensation frozen into a session: replayed byte for byte on every request until the
@@ -176,7 +176,7 @@ impl Sessions {
         let dialect = request.dialect;
         let key = session_key(request, header);
         let incoming: Vec<(u64, &str)> =
-            request.messages.iter().map(|m| (fnv1a(m.get().as_bytes()), m.get())).collect();
+            request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get())).collect();
         self.tick += 1;
         let tick = self.tick;
         let fresh = || Session {
@@ -233,8 +233,10 @@ impl Sessions {
         frozen: Vec<Frozen>,
     ) {
         self.tick += 1;
-        let originals =
-            originals.into_iter().map(|text| Original { hash: fnv1a(text.as_bytes()), text }).collect();
+        let originals = originals
+            .into_iter()
+            .map(|text| Original { hash: fnv1a(text.as_bytes()), text: text.into() })
+            .collect();
         let mut session = Session { dialect, kind, originals, frozen, last_used: self.tick, bytes: 0 };
         session.recount();
         self.map.insert(key.clone(), session);

@@ -10,6 +10,8 @@
 //! alone, and one that fails is set aside (its JSON handed to the host to keep) while the others
 //! load. A file of a newer version is never read.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -109,6 +111,61 @@ fn check(s: &SavedSession<Box<RawValue>>) -> Result<(), String> {
     Ok(())
 }
 
+/// The state to save, taken at one moment without copying a message (the held texts are
+/// shared), so that a host writes it, which for large sessions takes a while, without holding
+/// the gateway: [`Gateway::snapshot`], then [`Snapshot::write_to`].
+#[derive(Debug)]
+pub struct Snapshot {
+    totals: SessionStats,
+    sessions: Vec<SnapshotSession>,
+}
+
+#[derive(Debug)]
+struct SnapshotSession {
+    key: SessionKey,
+    dialect: Dialect,
+    kind: ArrayKind,
+    originals: Vec<Arc<str>>,
+    frozen: Vec<Frozen>,
+    stats: SessionStats,
+    recall: Vec<Kept>,
+}
+
+impl Snapshot {
+    /// The state written as JSON to `out` (see the module docs).
+    pub fn write_to(&self, out: impl std::io::Write) -> Result<(), serde_json::Error> {
+        let sessions = self
+            .sessions
+            .iter()
+            .filter_map(|s| {
+                // Every text was read from a request as JSON; a text that is not is left out
+                // rather than written as a file that cannot be read back.
+                let raw = |t| serde_json::from_str::<&RawValue>(t).ok();
+                let originals = s.originals.iter().map(|o| raw(o)).collect::<Option<Vec<_>>>()?;
+                let frozen = s
+                    .frozen
+                    .iter()
+                    .map(|f| {
+                        let replacement = raw(&f.replacement)?;
+                        Some(SavedFrozen { start: f.range.start, end: f.range.end, replacement })
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(SavedSession {
+                    key: s.key.clone(),
+                    dialect: s.dialect,
+                    kind: s.kind,
+                    originals,
+                    frozen,
+                    stats: s.stats.clone(),
+                    recall: s.recall.clone(),
+                })
+            })
+            .collect();
+        let saved = Saved { version: STATE_VERSION, totals: self.totals.clone(), sessions };
+        serde_json::to_writer(out, &saved)
+    }
+}
+
 impl Gateway {
     /// The state as JSON bytes (see the module docs).
     pub fn save(&self) -> Vec<u8> {
@@ -119,39 +176,30 @@ impl Gateway {
     /// The state written as JSON to `out` (a file, for a host), the messages' texts borrowed
     /// rather than copied: a save holds no second copy of the sessions.
     pub fn save_to(&self, out: impl std::io::Write) -> Result<(), serde_json::Error> {
+        self.snapshot().write_to(out)
+    }
+
+    /// The state to save, as it is now (see [`Snapshot`]): the sessions least recently used
+    /// first, their texts shared rather than copied.
+    pub fn snapshot(&self) -> Snapshot {
         let sessions = self
             .sessions
             .by_age()
             .into_iter()
-            .filter_map(|(key, s)| {
-                // Every text was read from a request as JSON; a text that is not is left out
-                // rather than written as a file that cannot be read back.
-                let raw = |t| serde_json::from_str::<&RawValue>(t).ok();
-                let originals = s.originals.iter().map(|o| raw(&o.text)).collect::<Option<Vec<_>>>()?;
-                let frozen = s
-                    .frozen
-                    .iter()
-                    .map(|f| {
-                        let replacement = raw(&f.replacement)?;
-                        Some(SavedFrozen { start: f.range.start, end: f.range.end, replacement })
-                    })
-                    .collect::<Option<Vec<_>>>()?;
+            .map(|(key, s)| {
                 let state = self.states.get(&key.to_string());
-                let stats = state.map(|st| st.stats.clone()).unwrap_or_default();
-                let recall = state.map(|st| st.recall.clone()).unwrap_or_default();
-                Some(SavedSession {
+                SnapshotSession {
                     key: key.clone(),
                     dialect: s.dialect,
                     kind: s.kind,
-                    originals,
-                    frozen,
-                    stats,
-                    recall,
-                })
+                    originals: s.originals.iter().map(|o| Arc::clone(&o.text)).collect(),
+                    frozen: s.frozen.clone(),
+                    stats: state.map(|st| st.stats.clone()).unwrap_or_default(),
+                    recall: state.map(|st| st.recall.clone()).unwrap_or_default(),
+                }
             })
             .collect();
-        let saved = Saved { version: STATE_VERSION, totals: self.totals.clone(), sessions };
-        serde_json::to_writer(out, &saved)
+        Snapshot { totals: self.totals.clone(), sessions }
     }
 
     /// A gateway with the state [`Gateway::save`] wrote, and the sessions of it that could not be
