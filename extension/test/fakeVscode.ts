@@ -98,6 +98,8 @@ export function reset(): void {
   }
   config.updates.length = 0;
   trustListeners.length = 0;
+  env.clipboard.text = "";
+  extensions.installed.clear();
 }
 
 export const window: {
@@ -149,25 +151,27 @@ export const workspace = {
   /** `isTrusted`: a test sets it, and `grantTrust()` fires the trust event. */
   isTrusted: true,
   workspaceFolders: undefined as Array<{ uri: Uri }> | undefined,
-  /** The `contextCondenser` settings by scope, as a test writes them (keys without the section).
+  /** The `contextCondenser` settings by scope, as a test writes them (keys without the section;
+   *  another extension's section's keys with theirs, as `claudeCode.environmentVariables`).
    *  `get` merges them as VS Code does for values that are not objects: the workspace folder's,
    *  else the workspace's, else the user's, else the default. It does not leave out restricted
    *  settings in a workspace not trusted (VS Code does): the extension must do it itself. */
-  getConfiguration(_section?: string) {
+  getConfiguration(section?: string) {
+    const full = (key: string) => (section && section !== "contextCondenser" ? `${section}.${key}` : key);
     const inspect = (key: string) => ({
-      defaultValue: config.defaults[key],
-      globalValue: config.user[key],
-      workspaceValue: config.workspace[key],
-      workspaceFolderValue: config.folder[key],
+      defaultValue: config.defaults[full(key)],
+      globalValue: config.user[full(key)],
+      workspaceValue: config.workspace[full(key)],
+      workspaceFolderValue: config.folder[full(key)],
     });
     return {
-      get: (key: string) => config.folder[key] ?? config.workspace[key] ?? config.user[key] ?? config.defaults[key],
+      get: (key: string) => config.folder[full(key)] ?? config.workspace[full(key)] ?? config.user[full(key)] ?? config.defaults[full(key)],
       inspect,
       async update(key: string, value: unknown, target: ConfigurationTarget) {
-        config.updates.push({ key, value, target });
+        config.updates.push({ key: full(key), value, target });
         const scope = target === ConfigurationTarget.Global ? config.user : target === ConfigurationTarget.Workspace ? config.workspace : config.folder;
-        if (value === undefined) delete scope[key];
-        else scope[key] = value;
+        if (value === undefined) delete scope[full(key)];
+        else scope[full(key)] = value;
       },
     };
   },
@@ -249,6 +253,21 @@ export const commands = {
 export const env = {
   async openExternal() {
     return true;
+  },
+  /** What the extension copied last. */
+  clipboard: {
+    text: "",
+    async writeText(text: string) {
+      env.clipboard.text = text;
+    },
+  },
+};
+
+/** The other extensions installed, by id (lower case), as a test lists them. */
+export const extensions = {
+  installed: new Set<string>(),
+  getExtension(id: string) {
+    return extensions.installed.has(id.toLowerCase()) ? { id } : undefined;
   },
 };
 

@@ -12,6 +12,7 @@ import { configuration } from "../settings/config";
 import { SECTION } from "../settings/settings";
 import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
 import * as notify from "../host/notify";
+import { claudeCodeExtensionHere, claudeCodeHas, writeClaudeCodeEntry } from "./agentSettings";
 
 export const DEFAULT_PORT = 4141;
 /** The `contextCondenser.gateway.*` settings (package.json contributes each; a test checks). */
@@ -53,8 +54,11 @@ export function gatewayOptions(): GatewayOptions & { enabled: boolean } {
 /** Whether new terminals get the gateway's variables while it runs (`gateway.terminals`). */
 const terminalsOn = (): boolean => configuration().get("gateway.terminals") === true;
 
-/** The memento key under which Start Gateway remembers it offered to set up the terminals. */
+/** The memento key under which the first-run welcome and Start Gateway remember that the person
+ *  was asked whether to set up the terminals: asked once in all, by whichever came first. */
 const TERMINALS_OFFERED = "contextCondenser.gateway.terminalsOffered";
+/** Who reads the variables new terminals get (the core's `terminalVariables`), as the offers say. */
+const TERMINALS_AGENTS = "Claude Code and Gemini CLI";
 
 /** Where the variables of new terminals go: the extension's environment variable collection
  *  (`ExtensionContext.environmentVariableCollection`), and where the offer is remembered. */
@@ -291,19 +295,57 @@ export class GatewayController implements vscode.Disposable {
     this.log.info(`gateway: new terminals get ${variables.map((v) => v.name).join(", ")}`);
   }
 
-  /** Once, after the gateway first started: offers to set up the terminals (off until the
-   *  person says yes). */
-  private async offerTerminals(): Promise<void> {
+  /** Whether the person is still to be asked about the terminals: not asked yet (by the welcome
+   *  or Start Gateway), and the setting not on already. */
+  private terminalsUnasked(): boolean {
     const memento = this.terminals?.memento;
-    if (!memento || terminalsOn() || memento.get<boolean>(TERMINALS_OFFERED)) return;
-    await memento.update(TERMINALS_OFFERED, true);
+    return memento !== undefined && !terminalsOn() && !memento.get<boolean>(TERMINALS_OFFERED);
+  }
+
+  /** Remembers that the person was asked about the terminals. */
+  private markTerminalsAsked(): Thenable<void> | undefined {
+    return this.terminals?.memento.update(TERMINALS_OFFERED, true);
+  }
+
+  /** The person said yes: `gateway.terminals` on, in the user's settings. */
+  private turnOnTerminals(): Thenable<void> {
+    return vscode.workspace.getConfiguration(SECTION).update("gateway.terminals", true, vscode.ConfigurationTarget.Global);
+  }
+
+  /** Once, after the gateway first started (unless the welcome asked before): offers to set up
+   *  the terminals (off until the person says yes). */
+  private async offerTerminals(): Promise<void> {
+    if (!this.terminalsUnasked()) return;
+    // Remembered before the answer: a gateway restarted meanwhile does not ask again.
+    await this.markTerminalsAsked();
     const yes = "Set Up Terminals";
     const pick = await notify.info(
-      "Context Condenser Gateway is running. Send Claude Code and Gemini CLI started in VS Code's new terminals through it, with no setup of their own?",
+      `Context Condenser Gateway is running. Send ${TERMINALS_AGENTS} started in VS Code's new terminals through it, with no setup of their own?`,
       yes,
       "Not Now",
     );
-    if (pick === yes) await vscode.workspace.getConfiguration(SECTION).update("gateway.terminals", true, vscode.ConfigurationTarget.Global);
+    if (pick === yes) await this.turnOnTerminals();
+  }
+
+  /** The welcome's question before it starts the gateway (unless Start Gateway asked before):
+   *  start it alone, or with the terminals set up too. Resolves to false when the person
+   *  dismissed it (nothing starts, and the question stays to be asked). */
+  private async askStart(): Promise<boolean> {
+    if (!this.terminalsUnasked()) return true;
+    const alone = { label: "Start the Gateway", detail: "New terminals are left as they are (contextCondenser.gateway.terminals stays off).", terminals: false };
+    const withTerminals = {
+      label: "Start the Gateway and Set Up Terminals",
+      detail: `${TERMINALS_AGENTS} started in VS Code's new terminals go through it, with no setup of their own (turns on contextCondenser.gateway.terminals in your user settings).`,
+      terminals: true,
+    };
+    const pick = await vscode.window.showQuickPick([alone, withTerminals], {
+      title: "Condense the Agent You Already Use",
+      placeHolder: "Send agents started in VS Code's new terminals through the gateway too?",
+    });
+    if (!pick) return false;
+    await this.markTerminalsAsked();
+    if (pick.terminals) await this.turnOnTerminals();
+    return true;
   }
 
   /** Shows the gateway's state and the live sessions' saving. */
@@ -326,28 +368,33 @@ export class GatewayController implements vscode.Disposable {
     this.changedEmitter.fire();
   }
 
-  /** "Condense the agent you already use" (the welcome): starts the gateway, shows its view,
-   *  and offers the setup of the agents found here first. */
+  /** "Condense the agent you already use" (the welcome): starts the gateway (asking first, once
+   *  in all, whether new terminals go through it too), shows its view, and offers the setup of
+   *  the agents found here first. */
   async useFor(agents: string[]): Promise<void> {
-    if (!this.running && !(await this.start())) return;
+    if (!this.running && !((await this.askStart()) && (await this.start()))) return;
     await vscode.commands.executeCommand("contextCondenser.gateway.focus");
     await this.copySetup(agents);
   }
 
   /** A quick pick of the clients (those in `first`, by name, on top), copying the chosen one's
-   *  lines with the port filled in. */
+   *  lines with the port filled in. For Claude Code, with its VS Code extension here, it then
+   *  offers to write the gateway's base URL into that extension's settings (agentSettings.ts). */
   async copySetup(first: string[] = []): Promise<void> {
     const port = this.running?.port ?? gatewayOptions().port;
     const base = `http://127.0.0.1:${port}`;
     let setups: GatewaySetup[];
+    let variables: GatewayVariable[];
     if (this.running) {
       setups = this.running.gateway.setup(base);
+      variables = this.running.gateway.terminalVariables(base);
     } else {
       // Not running: the lines of a gateway as the settings would start it.
       const engine = this.newEngine();
       try {
         const gateway = engine.startGateway(this.options(port));
         setups = gateway.setup(base);
+        variables = gateway.terminalVariables(base);
         gateway.stop();
       } finally {
         engine.free();
@@ -367,7 +414,23 @@ export class GatewayController implements vscode.Disposable {
     if (!pick) return;
     await vscode.env.clipboard.writeText(pick.setup.lines);
     const note = this.running ? "" : " The gateway is not running: start it with Context Condenser: Start Gateway.";
-    void notify.info(`Copied the setup for ${pick.setup.name}.${note}`);
+    const copied = `Copied the setup for ${pick.setup.name}.${note}`;
+    // The URL the core gives Claude Code (as it gives new terminals); the entry carries nothing else.
+    const anthropic = variables.find((v) => v.name === "ANTHROPIC_BASE_URL");
+    if (pick.setup.id !== "claude-code" || !anthropic || !claudeCodeExtensionHere()) {
+      void notify.info(copied);
+      return;
+    }
+    const entry = { name: anthropic.name, value: anthropic.value };
+    if (claudeCodeHas(entry)) {
+      void notify.info(`${copied} The Claude Code extension's settings point at the gateway already.`);
+      return;
+    }
+    const more = "Set Up the Claude Code Extension…";
+    if ((await notify.info(`${copied} The Claude Code extension can go through the gateway too.`, more)) !== more) return;
+    if (await writeClaudeCodeEntry(entry)) {
+      void notify.info(`The Claude Code extension's new sessions go through the gateway (${entry.name} in your user settings).`);
+    }
   }
 
   /** Follows the settings: starts or stops when `gateway.enabled` changed; a running gateway
