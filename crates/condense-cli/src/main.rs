@@ -9,7 +9,7 @@ use condense_cli::native::NativeClock;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use condense_core::AbortSignal;
 use condense_core::formats;
 use condense_core::llm::{CacheHint, LlmProvider, ModelUse, PromptBundle, collect};
@@ -20,13 +20,15 @@ use condense_core::{
 use serde_json::json;
 
 use input::{Failure, read_conversation, read_text, usage};
-use out::{Sink, note};
+use out::{OutputArgs, Sink, note};
+use progress::Progress;
 
 mod eval;
 mod gateway;
 mod input;
 mod llm;
 mod out;
+mod progress;
 mod replay;
 mod report;
 mod summary;
@@ -47,13 +49,18 @@ enum Command {
         #[arg(long, default_value = "gpt-4o")]
         model: String,
         /// Print the JSON report (each message's count) even at a terminal, where a short report
-        /// for people is the default.
+        /// for people is the default (the JSON goes to stdout whenever stdout is not a terminal,
+        /// and to FILE with `-o FILE`).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         /// Conversation file (own, OpenAI or Anthropic format), or `-` for stdin.
         file: String,
     },
-    /// Condense a conversation and print the CondensationResult as JSON.
+    /// Condense a conversation: at a terminal, a short report for people; else (or with `--json`,
+    /// or to FILE with `-o FILE`) the CondensationResult as JSON. Progress on stderr when it takes
+    /// more than a second and stderr is a terminal.
     Run {
         /// Provider id (see `condense providers`); the default provider when absent.
         #[arg(long)]
@@ -175,24 +182,6 @@ enum Command {
         /// The directory, created if missing.
         dir: String,
     },
-}
-
-/// Where a command's document goes.
-#[derive(Debug, Args)]
-struct OutputArgs {
-    /// Write the output to FILE instead of stdout (atomically: a temporary file beside it, then
-    /// renamed). Refused when FILE is the input file, unless --force.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<String>,
-    /// With -o naming the input file: replace it.
-    #[arg(long, requires = "output")]
-    force: bool,
-}
-
-impl OutputArgs {
-    fn sink(&self, input: &str) -> Result<Sink, Failure> {
-        Sink::new(self.output.as_deref(), input, self.force)
-    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -317,13 +306,28 @@ fn chat(
 
 fn run(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
-        Command::Count { model, json, file } => {
-            let conversation = read_conversation(&file)?.conversation;
+        Command::Count { model, json, output, file } => {
+            let sink = output.sink(&file)?;
+            let progress = Progress::start("condense count");
+            let conversation = progress.read(&file, || read_conversation(&file))?.conversation;
+            progress.step("counting tokens");
             let report = condense_core::tokens::TokenReport::of(&conversation, &model);
-            if json || !std::io::stdout().is_terminal() {
-                Sink::Stdout.json(&report)?;
-            } else {
-                out::stdout(&report::count(&file, &conversation, &report))?;
+            progress.finish();
+            // At a terminal, with neither `--json` nor `-o FILE`, a person reads a report; with
+            // `-o FILE`, the JSON goes there and the person reads where it went.
+            let terminal = std::io::stdout().is_terminal();
+            match (&sink, output.output.is_some()) {
+                (Sink::File(path), _) => {
+                    sink.json(&report)?;
+                    if terminal && !json {
+                        let path = path.display().to_string();
+                        out::stdout(&report::count(&file, &conversation, &report, Some(&path)))?;
+                    }
+                }
+                (Sink::Stdout, false) if terminal && !json => {
+                    out::stdout(&report::count(&file, &conversation, &report, None))?;
+                }
+                (Sink::Stdout, _) => sink.json(&report)?,
             }
             Ok(0)
         }
@@ -345,7 +349,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             // At a terminal, with neither `--json` nor `-o FILE`, a person reads a report.
             let terminal = std::io::stdout().is_terminal();
             let for_people = terminal && !json && output.output.is_none();
-            let conversation = read_conversation(&file)?.conversation;
+            let progress = Progress::start("condense run");
+            let conversation = progress.read(&file, || read_conversation(&file))?.conversation;
             let manager = CondensationManager::with_builtin_providers();
             let profile = if llm.given() { Some(llm.profile()?) } else { None };
             let counter = TiktokenCounter::for_model(profile.as_ref().map_or("gpt-4o", |p| p.model.as_str()));
@@ -361,19 +366,22 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     &counter,
                 )
                 .map_err(|e| Failure(1, e.to_string()))?;
+                progress.finish();
                 sink.write(&text)?;
                 return Ok(0);
             }
             if let Some(path) = &answer {
-                let text = read_text(path)?;
+                let text = progress.read(path, || read_text(path))?;
                 options.config = json!({ "answer": text });
             }
-            // The native provider writes with the condensing profile if one is given, else the LLM.
+            // The native provider writes with the condensing profile if one is given, else the LLM;
+            // its calls are shown on the progress line.
             let client = match (&condensing_profile, profile) {
                 (Some(path), _) => Some(llm.client(llm::read_profile(path)?)?),
                 (None, Some(p)) => Some(llm.client(p)?),
                 (None, None) => None,
-            };
+            }
+            .map(|c| progress.watch(c));
             // The LLM `run` lends is the condensing model: a CLI tool without `summarize` is refused.
             if let Some(c) = &client {
                 c.serves(ModelUse::Summarize).map_err(|e| usage(e.message))?;
@@ -383,8 +391,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     "the native provider needs an LLM: --llm KIND --model M, or --profile FILE",
                 ));
             }
+            progress.step("counting tokens");
             let tokens_before =
                 counter.count_request(conversation.system.as_deref(), &conversation.api_view());
+            let shown = provider.as_deref().unwrap_or(manager.default_provider());
+            progress.step(shown);
             let clock = NativeClock::start();
             let mut services = Services::new(&counter, &clock);
             if let Some(c) = &client {
@@ -397,6 +408,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 services,
             ))
             .map_err(|e| usage(e.to_string()))?;
+            progress.finish();
             let cx = summary::Context {
                 provider: provider.as_deref().unwrap_or("default provider"),
                 input: &conversation.messages,

@@ -6,7 +6,8 @@
 //!   behaviour of ripgrep and most Rust CLIs, which cannot reset SIGPIPE without `unsafe`.
 //! - `-o FILE`: the output is written to a temporary file beside FILE, synced, then renamed over
 //!   it, so FILE is either the old file or the whole new one, never half written.
-//! - stderr: one-line notes, whose failure is ignored (there is nowhere left to report it).
+//! - stderr: one-line notes, whose failure is ignored (there is nowhere left to report it), and
+//!   the progress line of a long command at a terminal (`progress.rs`).
 
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -24,25 +25,30 @@ pub(crate) fn stdout(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// Progress of a long command on stderr, for a person: the line rewritten in place, only when
-/// stderr is a terminal (a log or a pipe gets nothing). `None` clears it.
-pub(crate) fn progress(line: Option<&str>) {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return;
-    }
-    let mut err = std::io::stderr().lock();
-    let _ = match line {
-        Some(line) => write!(err, "\r{line}\x1b[K"),
-        None => write!(err, "\r\x1b[K"),
-    };
-    let _ = err.flush();
-}
-
 /// One line on stderr; a failure to write it is ignored.
 pub(crate) fn note(line: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{line}");
+}
+
+/// Where a command's document goes: the `-o FILE` flag (with its `--force`) of every command that
+/// writes one.
+#[derive(Debug, clap::Args)]
+pub(crate) struct OutputArgs {
+    /// Write the output to FILE instead of stdout (atomically: a temporary file beside it, then
+    /// renamed). Refused when FILE is the input file, unless --force.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<String>,
+    /// With -o naming the input file: replace it.
+    #[arg(long, requires = "output")]
+    pub(crate) force: bool,
+}
+
+impl OutputArgs {
+    /// The sink for a command reading `input`.
+    pub(crate) fn sink(&self, input: &str) -> Result<Sink, Failure> {
+        Sink::new(self.output.as_deref(), input, self.force)
+    }
 }
 
 /// Where a command's document goes: stdout, or a file named by `-o`.

@@ -2,7 +2,9 @@
 //! asked for, and what its input would be billed with the provider's prompt cache (the core's
 //! `agent::replay`; the LLM, when the provider needs one, is the profile's, reached over HTTP);
 //! with `--through-gateway`, its requests shaped as Claude Code sends them and decided by the
-//! core's gateway (`gateway::replay_through_gateway`).
+//! core's gateway (`gateway::replay_through_gateway`). A line per policy for people, or a JSON
+//! object per line (`--json`, `-o FILE`); progress on stderr names the policy at hand once the
+//! command has taken a second.
 
 use clap::{Args, ValueEnum};
 use condense_cli::native::NativeClock;
@@ -13,7 +15,9 @@ use condense_core::provider::Needs;
 use condense_core::{CondensationManager, TiktokenCounter};
 
 use crate::input::{Failure, read_conversation, read_text, usage};
+use crate::out::OutputArgs;
 use crate::out::Sink;
+use crate::progress::Progress;
 use crate::{eval, llm};
 
 /// The policies `--policy` takes.
@@ -56,6 +60,10 @@ pub(crate) struct ReplayArgs {
     /// Print one JSON object per policy, one per line.
     #[arg(long)]
     json: bool,
+    /// Write the JSON objects to FILE instead (one per line); at a terminal the lines for people
+    /// are shown too.
+    #[command(flatten)]
+    output: OutputArgs,
     /// The chat model: its window, prices and cache prices bill the session, and it writes the
     /// summaries of a provider that needs an LLM.
     #[command(flatten)]
@@ -92,12 +100,60 @@ fn context_of(args: &ReplayArgs) -> Result<Option<ClientContext>, Failure> {
     serde_json::from_str(&text).map(Some).map_err(|e| usage(format!("{path}: not a client context: {e}")))
 }
 
+/// Where the reports go: each policy's as it is done, to stdout (a line for people, or JSON with
+/// `--json`); with `-o FILE`, all of them as JSON lines into FILE at the end, and the lines for
+/// people at a terminal.
+struct Reports {
+    sink: Sink,
+    json: bool,
+    terminal: bool,
+    /// The JSON lines for FILE.
+    lines: String,
+}
+
+impl Reports {
+    fn new(args: &ReplayArgs) -> Result<Reports, Failure> {
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        Ok(Reports { sink: args.output.sink(&args.file)?, json: args.json, terminal, lines: String::new() })
+    }
+
+    /// One policy's report: its JSON and its line for people.
+    fn push(&mut self, progress: &Progress, json: String, line: String) -> Result<(), Failure> {
+        match &self.sink {
+            Sink::Stdout => {
+                progress.above(|| Sink::Stdout.write(&format!("{}\n", if self.json { json } else { line })))
+            }
+            Sink::File(_) => {
+                self.lines.push_str(&json);
+                self.lines.push('\n');
+                match self.terminal && !self.json {
+                    true => progress.above(|| Sink::Stdout.write(&format!("{line}\n"))),
+                    false => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Writes FILE, and says where it went.
+    fn finish(self) -> Result<(), Failure> {
+        if let Sink::File(path) = &self.sink {
+            self.sink.write(&self.lines)?;
+            if self.terminal && !self.json {
+                Sink::Stdout.write(&format!("  written to {}\n", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
-    let session = read_conversation(&args.file)?.conversation;
+    let mut reports = Reports::new(&args)?;
+    let progress = Progress::start("condense replay");
+    let session = progress.read(&args.file, || read_conversation(&args.file))?.conversation;
     let profile = args.llm.profile()?;
     let context = context_of(&args)?;
     if args.through_gateway {
-        return through_gateway(&args, &session, &profile, context.as_ref());
+        return through_gateway(&args, &session, &profile, context.as_ref(), progress, reports);
     }
     let manager = CondensationManager::with_builtin_providers();
     let provider = args.provider.clone().unwrap_or_else(|| manager.default_provider().to_owned());
@@ -107,7 +163,8 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
         .ok_or_else(|| usage(format!("no provider '{provider}'; known: {}", manager.registry().known_ids())))?
         .meta()
         .needs;
-    let client = if needs == Needs::Llm { Some(args.llm.client(profile.clone())?) } else { None };
+    let client =
+        if needs == Needs::Llm { Some(progress.watch(args.llm.client(profile.clone())?)) } else { None };
     // The probe file as `condense eval` reads it: the one given, else FILE's beside it.
     let probes: Vec<String> = match &args.probes {
         Some(path) => eval::parse_probe_file(&read_text(path)?),
@@ -124,12 +181,14 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
     let counter = TiktokenCounter::for_model(&profile.model);
     let clock = NativeClock::start();
     let mut failed = false;
-    for flag in policies {
+    let total = policies.len();
+    for (n, flag) in policies.into_iter().enumerate() {
         let policy = match flag {
             PolicyFlag::None => ReplayPolicy::None,
             PolicyFlag::Threshold => ReplayPolicy::Threshold,
             PolicyFlag::CacheAware => ReplayPolicy::CacheAware,
         };
+        progress.step(format!("{} ({} of {total})", policy.as_str(), n + 1));
         let options = ReplayOptions {
             ttl: if args.cache_minutes > 5 { Ttl::OneHour } else { Ttl::FiveMinutes },
             context: context.clone(),
@@ -147,13 +206,11 @@ pub(crate) fn run(args: ReplayArgs) -> Result<u8, Failure> {
         ))
         .map_err(|e| Failure(1, e.to_string()))?;
         failed |= report.over_limit > 0 && policy != ReplayPolicy::None;
-        if args.json {
-            Sink::Stdout
-                .write(&format!("{}\n", serde_json::to_string(&report).expect("a report serializes")))?;
-        } else {
-            Sink::Stdout.write(&format!("{}\n", describe(&report)))?;
-        }
+        let json = serde_json::to_string(&report).expect("a report serializes");
+        reports.push(&progress, json, describe(&report))?;
     }
+    progress.finish();
+    reports.finish()?;
     Ok(if failed { 1 } else { 0 })
 }
 
@@ -187,6 +244,8 @@ fn through_gateway(
     session: &condense_core::Conversation,
     profile: &condense_core::llm::LlmProfile,
     context: Option<&ClientContext>,
+    progress: Progress,
+    mut reports: Reports,
 ) -> Result<u8, Failure> {
     let percent =
         profile.threshold_percent.unwrap_or(i32::from(condense_core::limits::DEFAULT_THRESHOLD_PERCENT));
@@ -199,20 +258,21 @@ fn through_gateway(
         args.policy.clone()
     };
     let counter = TiktokenCounter::for_model(&profile.model);
-    for flag in policies {
+    let total = policies.len();
+    for (n, flag) in policies.into_iter().enumerate() {
+        let policy_name = flag.to_possible_value().map_or_else(String::new, |v| v.get_name().to_owned());
+        progress.step(format!("{policy_name} through the gateway ({} of {total})", n + 1));
         let policy = match flag {
             PolicyFlag::None => None,
             PolicyFlag::Threshold => Some(GatewayPolicy::Threshold),
             PolicyFlag::CacheAware => Some(GatewayPolicy::CacheAware),
         };
         let report = replay_through_gateway(&replay, policy, &counter).map_err(|e| Failure(1, e))?;
-        if args.json {
-            Sink::Stdout
-                .write(&format!("{}\n", serde_json::to_string(&report).expect("a report serializes")))?;
-        } else {
-            Sink::Stdout.write(&format!("{}\n", describe_gateway(&report)))?;
-        }
+        let json = serde_json::to_string(&report).expect("a report serializes");
+        reports.push(&progress, json, describe_gateway(&report))?;
     }
+    progress.finish();
+    reports.finish()?;
     Ok(0)
 }
 

@@ -86,8 +86,14 @@ pub(crate) fn run(cx: &summary::Context<'_>, result: &CondensationResult, writte
     out.join("\n") + "\n"
 }
 
-/// The report of a count: the total, and the largest messages.
-pub(crate) fn count(file: &str, conversation: &Conversation, report: &TokenReport) -> String {
+/// The report of a count: the total, the largest messages, and where each message's count went.
+/// `written` names the file the JSON went to (`-o FILE`).
+pub(crate) fn count(
+    file: &str,
+    conversation: &Conversation,
+    report: &TokenReport,
+    written: Option<&str>,
+) -> String {
     let mut out = vec![format!(
         "{file}: {} tokens in {} messages ({}, {})",
         thousands(report.total_tokens),
@@ -114,7 +120,10 @@ pub(crate) fn count(file: &str, conversation: &Conversation, report: &TokenRepor
     if !shown.is_empty() {
         out.push(format!("  the largest: {}", shown.join(", ")));
     }
-    out.push("  `--json` prints each message's count".to_owned());
+    out.push(match written {
+        Some(path) => format!("  each message's count written to {path}"),
+        None => "  `--json` prints each message's count".to_owned(),
+    });
     out.join("\n") + "\n"
 }
 

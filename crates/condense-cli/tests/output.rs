@@ -396,3 +396,91 @@ fn the_base_url_variables_point_openai_and_anthropic_elsewhere() {
         server.requests().iter().map(|r| r["path"].as_str().unwrap_or_default().to_owned()).collect();
     assert_eq!(paths, ["/v1/chat/completions", "/v1/messages"]);
 }
+
+/// `count`, `eval` and `replay` write their JSON to `-o FILE` too: the document a pipe gets, with
+/// nothing on stdout; at a terminal the report for people is shown, ending with where the JSON
+/// went. The input file is refused as the output, as for `run`.
+#[test]
+fn count_eval_and_replay_write_their_json_to_an_output_file() {
+    let scratch = Scratch::new("json-o");
+    let example = root(EXAMPLE);
+    let replay = ["replay", "--llm", "openai", "--model", "gpt-4o", "--policy", "none,threshold"];
+    // Each command, and the JSON documents it writes: one, or one a policy.
+    let commands: Vec<(&str, Vec<&str>, usize)> = vec![
+        ("count.json", vec!["count"], 1),
+        ("eval.json", vec!["eval", "--providers", "lossless,truncation", "--json"], 1),
+        ("replay.jsonl", replay.iter().copied().chain(["--json"]).collect(), 2),
+    ];
+    for (name, args, documents) in &commands {
+        let path = scratch.path(name);
+        let piped = condense().args(args).arg(&example).env("OPENAI_API_KEY", "unused").output().unwrap();
+        assert!(piped.status.success(), "{args:?}: {}", String::from_utf8_lossy(&piped.stderr));
+        let to_file = condense()
+            .args(args)
+            .arg(&example)
+            .args(["-o", &path])
+            .env("OPENAI_API_KEY", "unused")
+            .output()
+            .unwrap();
+        assert!(to_file.status.success(), "{args:?}: {}", String::from_utf8_lossy(&to_file.stderr));
+        assert!(to_file.stdout.is_empty() && to_file.stderr.is_empty(), "{args:?}");
+        let written = std::fs::read_to_string(&path).unwrap();
+        // The same document, its times aside.
+        let untimed = |text: &str| -> Vec<Value> {
+            let documents = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+            documents
+                .map(|v| {
+                    let mut v = v.unwrap();
+                    let rows = v.get_mut("rows").and_then(Value::as_array_mut);
+                    for row in rows.into_iter().flatten() {
+                        row["time_ms"] = Value::Null;
+                    }
+                    v
+                })
+                .collect()
+        };
+        assert_eq!(untimed(&written).len(), *documents, "{args:?}: {written}");
+        assert_eq!(untimed(&written), untimed(&String::from_utf8(piped.stdout).unwrap()), "{args:?}");
+        // The input is not overwritten without --force.
+        let refused = condense().args(args).arg(&example).args(["-o", &example]).output().unwrap();
+        assert_eq!(refused.status.code(), Some(2), "{args:?}");
+    }
+    // `eval -o FILE` writes JSON unless --format says otherwise.
+    let markdown = scratch.path("eval.md");
+    let out = condense()
+        .args(["eval", "--providers", "lossless", "--format", "markdown", &example, "-o", &markdown])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert!(std::fs::read_to_string(&markdown).unwrap().starts_with("| file | provider |"));
+
+    if Command::new("script").arg("--version").output().is_err() {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: no `script` (util-linux) to make a pseudo-terminal");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_condense");
+    for (name, args, first) in [
+        ("c.json", "count", "examples/coding-session.json: 8,861 tokens in "),
+        ("e.json", "eval --providers lossless", "FILE "),
+        ("r.jsonl", "replay --llm openai --model gpt-4o --policy none", "none "),
+    ] {
+        let path = scratch.path(name);
+        let line = format!("'{bin}' {args} examples/coding-session.json -o '{path}'");
+        let out = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(root(""))
+            .env("OPENAI_API_KEY", "unused")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let shown = String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n");
+        assert!(out.status.success(), "{args}: {shown}");
+        assert!(shown.starts_with(first), "{args}: {shown:?}");
+        assert!(shown.ends_with(&format!(" written to {path}\n")), "{args}: {shown:?}");
+        assert!(!shown.contains('{'), "no JSON for a person: {shown:?}");
+        let written = std::fs::read_to_string(&path).unwrap();
+        let first: Value = serde_json::Deserializer::from_str(&written).into_iter().next().unwrap().unwrap();
+        assert!(first.is_object(), "{args}: {written}");
+    }
+}

@@ -1,7 +1,8 @@
 //! `condense eval`: runs providers on conversation files through the same core path as
 //! `condense run` (`CondensationManager::condense`, hence the template) and measures each run:
 //! tokens before → after, reduction, retention of probes, cost and time. One row per file ×
-//! provider; a failed or skipped run is a row too, never the end of the command.
+//! provider; a failed or skipped run is a row too, never the end of the command. Progress on
+//! stderr (`crate::progress`) names the case at hand once the command has taken a second.
 
 mod future;
 mod probes;
@@ -21,6 +22,8 @@ use condense_core::{
 
 use crate::input::{Failure, read_conversation, read_text, usage};
 use crate::llm;
+use crate::out::Sink;
+use crate::progress::{Progress, name};
 pub(crate) use probes::parse_probe_file;
 use probes::{Probe, ViewText, derived_probes};
 pub(crate) use rows::{RetentionRow, Row, Status};
@@ -42,12 +45,16 @@ pub(crate) struct EvalArgs {
     /// beside a file `X.json` is used if it exists.
     #[arg(long)]
     probes: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    format: OutputFormat,
+    /// Output format: `table` by default on stdout, `json` by default in FILE with `-o FILE`.
+    #[arg(long, value_enum)]
+    format: Option<OutputFormat>,
     /// The same as `--format json`: the rows as one JSON document.
     #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// Write the rows to FILE (JSON unless `--format` says otherwise) instead of stdout; at a
+    /// terminal the table is shown too.
+    #[command(flatten)]
+    output: crate::out::OutputArgs,
     /// Measure future-reference recall instead of retention: cut each session (`--cut`), condense
     /// the past alone to `--target-percent` of its tokens (30 by default), and count how many of the
     /// things the agent named after the cut that the past held are still in the condensed past.
@@ -123,22 +130,28 @@ fn pick_providers(
 
 /// Runs the command: every file × provider, then the output in the chosen format.
 pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
+    // `-o FILE` may name none of the inputs (unless --force).
+    for file in &args.files {
+        args.output.sink(file)?;
+    }
+    let sink = args.output.sink("-")?;
     let manager = CondensationManager::with_builtin_providers();
     let profile = if args.llm.given() { Some(args.llm.profile()?) } else { None };
+    let progress = Progress::start("condense eval");
     let client: Option<Box<dyn LlmProvider>> = match profile.clone() {
-        Some(p) => Some(args.llm.client(p)?),
+        Some(p) => Some(progress.watch(args.llm.client(p)?)),
         None => None,
     };
     let providers = pick_providers(&manager, args.providers.as_deref(), client.is_some())?;
     let counter = TiktokenCounter::for_model(profile.as_ref().map_or("gpt-4o", |p| p.model.as_str()));
     let shared_probes = match &args.probes {
-        Some(path) => Some(parse_probe_file(&read_text(path)?)),
+        Some(path) => Some(parse_probe_file(&progress.read(path, || read_text(path))?)),
         None => None,
     };
     // Every file is read and checked before anything runs, so a typo fails fast.
     let mut inputs = Vec::new();
     for file in &args.files {
-        let conversation = read_conversation(file)?.conversation;
+        let conversation = progress.read(file, || read_conversation(file))?.conversation;
         let probes = match &shared_probes {
             Some(p) => p.clone(),
             None => beside_probes(file)?,
@@ -147,7 +160,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
     }
     if args.references {
         let run = Run { manager: &manager, counter: &counter, llm: client.as_deref(), target: None };
-        return references(&args, &run, &providers, &inputs);
+        return references(&args, &run, &providers, &inputs, progress, &sink);
     }
     let mut rows = Vec::new();
     for (file, conversation, file_probes) in &inputs {
@@ -158,20 +171,41 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
                 (None, None) => None,
             };
             let run = Run { manager: &manager, counter: &counter, llm: client.as_deref(), target };
-            crate::out::progress(Some(&format!(
-                "condense eval: {} of {} — {id} on {file}",
-                rows.len() + 1,
-                inputs.len() * providers.len()
-            )));
+            let total = inputs.len() * providers.len();
+            progress.step(format!("{} of {total} · {id} on {}", rows.len() + 1, name(file)));
             rows.push(run.row(file, conversation, id, file_probes));
         }
     }
-    crate::out::progress(None);
-    let format = if args.json { OutputFormat::Json } else { args.format };
-    match format {
-        OutputFormat::Table => crate::out::stdout(&render::table(&rows))?,
-        OutputFormat::Markdown => crate::out::stdout(&render::markdown(&rows))?,
-        OutputFormat::Json => crate::out::Sink::Stdout.json(&serde_json::json!({ "rows": rows }))?,
+    progress.finish();
+    let json =
+        || serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).expect("rows serialize") + "\n";
+    emit(&args, &sink, || render::table(&rows), || render::markdown(&rows), json)
+}
+
+/// Writes the rows where they go: in the format asked (`--format`, `--json`), to stdout (a table
+/// by default) or to `-o FILE` (JSON by default), and then, at a terminal, the table for the
+/// person and where the rows went.
+fn emit(
+    args: &EvalArgs,
+    sink: &Sink,
+    table: impl Fn() -> String,
+    markdown: impl FnOnce() -> String,
+    json: impl FnOnce() -> String,
+) -> Result<u8, Failure> {
+    let asked = if args.json { Some(OutputFormat::Json) } else { args.format };
+    let text = |format| match format {
+        OutputFormat::Table => table(),
+        OutputFormat::Markdown => markdown(),
+        OutputFormat::Json => json(),
+    };
+    match sink {
+        Sink::Stdout => crate::out::stdout(&text(asked.unwrap_or(OutputFormat::Table)))?,
+        Sink::File(path) => {
+            sink.write(&text(asked.unwrap_or(OutputFormat::Json)))?;
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) && !args.json {
+                crate::out::stdout(&format!("{}  written to {}\n", table(), path.display()))?;
+            }
+        }
     }
     Ok(0)
 }
@@ -182,14 +216,19 @@ fn references(
     run: &Run<'_>,
     providers: &[String],
     inputs: &[(&String, Conversation, Vec<Probe>)],
+    progress: Progress,
+    sink: &Sink,
 ) -> Result<u8, Failure> {
     if args.target_tokens.is_some() {
         return Err(usage("--references condenses each past to a share of its tokens: use --target-percent"));
     }
     let target_percent = args.target_percent.unwrap_or(30);
     let mut rows = Vec::new();
+    let total = inputs.len() * args.cut.len();
+    let mut n = 0;
     for (file, conversation, _) in inputs {
         for &cut_percent in &args.cut {
+            n += 1;
             let session = future::Session {
                 file,
                 conversation,
@@ -197,22 +236,21 @@ fn references(
                 target_percent,
                 save: args.save.as_deref(),
             };
-            let condense =
-                |c: &Conversation, id: &str, options: CondensationOptions| run.condense(c, id, options);
-            crate::out::progress(Some(&format!("condense eval: {file}, cut at {cut_percent}%")));
+            let at = format!("{n} of {total} · {}, cut at {cut_percent}%", name(file));
+            progress.step(at.clone());
+            let condense = |c: &Conversation, id: &str, options: CondensationOptions| {
+                progress.step(format!("{at} · {id}"));
+                run.condense(c, id, options)
+            };
             if let Some(more) = future::rows(&session, providers, run.counter, &condense) {
                 rows.extend(more);
             }
         }
     }
-    crate::out::progress(None);
-    let format = if args.json { OutputFormat::Json } else { args.format };
-    match format {
-        OutputFormat::Table => crate::out::stdout(&render::recall_table(&rows))?,
-        OutputFormat::Markdown => crate::out::stdout(&render::recall_summary(&rows))?,
-        OutputFormat::Json => crate::out::Sink::Stdout.json(&serde_json::json!({ "rows": rows }))?,
-    }
-    Ok(0)
+    progress.finish();
+    let json =
+        || serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).expect("rows serialize") + "\n";
+    emit(args, sink, || render::recall_table(&rows), || render::recall_summary(&rows), json)
 }
 
 /// `X.probes` beside `X.json`, when there is one.
