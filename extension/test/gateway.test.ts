@@ -81,10 +81,25 @@ function chatSession(rounds: number): string[] {
   return bodies;
 }
 
+/** Gemini CLI-shaped Gemini API bodies (the model is in the path): its session context and the
+ *  task, then per round a model turn calling read_file (a thought signature beside it) and the
+ *  user turn answering with a functionResponse. */
+function geminiSession(rounds: number): string[] {
+  const contents: unknown[] = [{ role: "user", parts: [{ text: "<session_context>\nThis is the Gemini CLI.\n</session_context>" }, { text: TASK }] }];
+  const bodies: string[] = [];
+  for (let k = 0; k < rounds; k++) {
+    contents.push({ role: "model", parts: [{ functionCall: { name: "read_file", args: { file_path: `src/module_${k}.rs` } }, thoughtSignature: `CiQB${k}SIG==` }] });
+    contents.push({ role: "user", parts: [{ functionResponse: { name: "read_file", response: { output: file(k) } } }] });
+    bodies.push(JSON.stringify({ contents, systemInstruction: { parts: [{ text: "You are Gemini CLI." }] }, tools: [{ functionDeclarations: [{ name: "read_file" }] }] }));
+  }
+  return bodies;
+}
+
 const SEQUENCES: { name: string; path: string; headers: Record<string, string>; bodies: string[] }[] = [
   { name: "Anthropic Messages", path: "/anthropic/v1/messages?beta=true", headers: { "x-api-key": KEY, "anthropic-version": "2023-06-01", "user-agent": "claude-cli/2.1.332 (external, cli)" }, bodies: anthropicSession(24) },
   { name: "OpenAI Responses", path: "/openai/v1/responses", headers: { authorization: `Bearer ${KEY}`, "user-agent": "codex_exec/0.169.0" }, bodies: responsesSession(16) },
   { name: "OpenAI Chat Completions", path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}`, "x-context-condenser-session": "cline-1" }, bodies: chatSession(24) },
+  { name: "Gemini API", path: `/gemini/v1beta/models/${SMALL}:streamGenerateContent?alt=sse`, headers: { "x-goog-api-key": KEY, "user-agent": "GeminiCLI/0.61.0/gemini-2.5-pro (linux; x64)" }, bodies: geminiSession(24) },
 ];
 
 async function post(origin: string, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
@@ -574,7 +589,7 @@ describe("the extension's gateway", () => {
           origin = `http://127.0.0.1:${(await gw.start({ ...options(llm), recallDir: path.join(dir, "recall") })).port}`;
           stop = () => gw.stop();
         } else {
-          const gw = await startGateway(bin, ["--anthropic-upstream", llm.origin, "--openai-upstream", llm.origin, "--window", `${SMALL}=6000`, "--state-dir", dir]);
+          const gw = await startGateway(bin, ["--anthropic-upstream", llm.origin, "--openai-upstream", llm.origin, "--gemini-upstream", llm.origin, "--window", `${SMALL}=6000`, "--state-dir", dir]);
           origin = gw.origin;
           stop = () => gw.stop();
         }
