@@ -116,13 +116,16 @@ pub(super) fn precount(counters: &Counters, request: &Request<'_>) -> Precounts 
         .filter(|(known, _)| known.is_none())
         .map(|(_, (&hash, m))| (hash, message_cells(request.dialect, m.get())))
         .collect();
-    let mut cache = counters.messages.lock().unwrap_or_else(PoisonError::into_inner);
-    if cache.len() + counts.len() > MAX_COUNTS * 2 {
-        cache.clear();
-    }
-    for (&(key, n), known) in counts.iter().zip(&known) {
-        if known.is_none() {
-            cache.insert(key, n);
+    {
+        // Held for the inserts alone: another request's precount looks its counts up here.
+        let mut cache = counters.messages.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.len() + counts.len() > MAX_COUNTS * 2 {
+            cache.clear();
+        }
+        for (&(key, n), known) in counts.iter().zip(&known) {
+            if known.is_none() {
+                cache.insert(key, n);
+            }
         }
     }
     Precounts { counts, cells, task_line: request.task_line() }
