@@ -8,8 +8,11 @@
 //! connect is `guard.rs`'s business; the state on disk is `store.rs`'s.
 //!
 //! The server is hyper on tokio (HTTP/1.1, one task per connection); the upstream client is
-//! reqwest on rustls. The state is one value behind one lock, held only for the core's decision
-//! and for counting, never across an await.
+//! reqwest on rustls. The state is one value behind one lock, held only for the core's decision,
+//! never across an await: a request is read, hashed and counted before the lock is taken (the
+//! core's `prepare`, on a thread the runtime may block), and a save takes a snapshot under it
+//! (the messages shared, not copied) and writes it after, so one session's 50 MB body does not
+//! hold up another session's request.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -286,6 +286,11 @@ impl<'a> Request<'a> {
             return first_line(&crate::ledger::user_words(&text));
         }
         self.messages.iter().take(TASK_SEARCH).find_map(|raw| {
+            // A message of megabytes (a pasted file, a hostile body) is not read for a title:
+            // parsing it would cost a copy of it, twice, for 80 characters.
+            if raw.get().len() > TASK_MESSAGE_BYTES {
+                return None;
+            }
             let message: Value = serde_json::from_str(raw.get()).ok()?;
             if message.get("role").and_then(Value::as_str) != Some("user") {
                 return None;
@@ -296,6 +301,9 @@ impl<'a> Request<'a> {
         })
     }
 }
+
+/// The largest message [`Request::task_line`] reads, in bytes.
+const TASK_MESSAGE_BYTES: usize = 256 << 10;
 
 /// How many of a request's first messages [`Request::task_line`] looks through.
 const TASK_SEARCH: usize = 8;
@@ -333,6 +341,12 @@ mod tests {
         let line = request.task_line().expect("a line");
         assert_eq!(line.chars().count(), TASK_CHARS);
         assert!(line.ends_with('…'));
+        let pasted = format!(
+            r#"{{"model":"m","messages":[{{"role":"user","content":"{}"}},{{"role":"user","content":"Review it"}}]}}"#,
+            "x".repeat(TASK_MESSAGE_BYTES)
+        );
+        let request = Request::parse(Dialect::ChatCompletions, pasted.as_bytes()).expect("parses");
+        assert_eq!(request.task_line().as_deref(), Some("Review it"), "a message of megabytes is not read");
         let none = br#"{"model":"m","messages":[{"role":"assistant","content":"hi"}]}"#;
         assert_eq!(Request::parse(Dialect::ChatCompletions, none).expect("parses").task_line(), None);
     }
