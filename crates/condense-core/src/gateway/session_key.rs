@@ -30,6 +30,20 @@ pub enum SessionKey {
     PromptCacheKey(String),
     /// FNV-1a of the system prompt and the first user message.
     Hash(u64),
+    /// Another conversation under the same key, which agreed with the key's first one (or none
+    /// of it) up to where it went its own way: its `n`th branch, from 1 (see
+    /// [`super::Sessions::forward_request`]).
+    Branch(Box<SessionKey>, u32),
+}
+
+impl SessionKey {
+    /// The key's branch `n`: the key itself for 0.
+    pub fn branch(&self, n: u32) -> SessionKey {
+        match n {
+            0 => self.clone(),
+            n => SessionKey::Branch(Box::new(self.clone()), n),
+        }
+    }
 }
 
 impl fmt::Display for SessionKey {
@@ -39,6 +53,7 @@ impl fmt::Display for SessionKey {
             SessionKey::ClaudeCode(s) => write!(f, "claude-code:{s}"),
             SessionKey::PromptCacheKey(s) => write!(f, "prompt-cache-key:{s}"),
             SessionKey::Hash(h) => write!(f, "hash:{h:016x}"),
+            SessionKey::Branch(base, n) => write!(f, "{base}~{n}"),
         }
     }
 }

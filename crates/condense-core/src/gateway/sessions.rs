@@ -113,6 +113,9 @@ pub struct Forward<'a> {
     pub replayed: usize,
 }
 
+/// The most conversations held under one session key: the key and its branches.
+const MAX_BRANCHES: u32 = 4;
+
 /// The sessions the gateway follows, bounded, least recently used forgotten first.
 #[derive(Debug, Default)]
 pub struct Sessions {
@@ -174,9 +177,9 @@ impl Sessions {
     /// (its model, its tools) than the store does, so the body is read once.
     pub fn forward_request<'a>(&mut self, request: &Request<'a>, header: Option<&str>) -> Forward<'a> {
         let dialect = request.dialect;
-        let key = session_key(request, header);
         let incoming: Vec<(u64, &str)> =
             request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get())).collect();
+        let key = self.branch_for(&session_key(request, header), dialect, &incoming);
         self.tick += 1;
         let tick = self.tick;
         let fresh = || Session {
@@ -213,6 +216,61 @@ impl Sessions {
         let (body, messages, replayed) = splice(request, &session.frozen);
         self.evict_except(&key);
         Forward { session: key, body, messages, continuity, replayed }
+    }
+
+    /// The session under `base` that `incoming` continues: the branch whose every known message
+    /// it repeats (the longest such). Else the branch it agrees with longest, cut back to where
+    /// they part (a client that edits its latest messages, as Claude Code moves its cache
+    /// breakpoint, continues in place) — unless that would forget a condensation: then a new
+    /// branch, started with the messages they share and the condensations within them (replayed
+    /// byte for byte, so the cache they were written to holds), while the old branch stays for
+    /// its own conversation. Two conversations under one key (two agents with the same opening, a
+    /// sub-agent under its parent's id) so keep their own condensations instead of undoing each
+    /// other's on every request. With every branch taken, the closest is cut back.
+    fn branch_for(&mut self, base: &SessionKey, dialect: Dialect, incoming: &[(u64, &str)]) -> SessionKey {
+        let mut extends: Option<(SessionKey, usize)> = None;
+        let mut closest: Option<(SessionKey, usize)> = None;
+        let mut free = None;
+        for n in 0..MAX_BRANCHES {
+            let key = base.branch(n);
+            let Some(session) = self.map.get(&key).filter(|s| s.dialect == dialect) else {
+                if !self.map.contains_key(&key) && free.is_none() {
+                    free = Some(key);
+                }
+                continue;
+            };
+            let (known, common) = (session.originals.len(), common_prefix(&session.originals, incoming));
+            if known > 0 && common == known && extends.as_ref().is_none_or(|(_, k)| known > *k) {
+                extends = Some((key.clone(), known));
+            }
+            if closest.as_ref().is_none_or(|(_, c)| common > *c) {
+                closest = Some((key, common));
+            }
+        }
+        if let Some((key, _)) = extends {
+            return key;
+        }
+        match (closest, free) {
+            // No branch of this key yet (or none of this dialect): the key itself.
+            (None, Some(free)) => free,
+            (Some((closest, common)), Some(free))
+                if self.map[&closest].frozen.iter().any(|f| f.range.end > common) =>
+            {
+                let parent = &self.map[&closest];
+                let seeded = Session {
+                    dialect,
+                    kind: parent.kind,
+                    originals: parent.originals[..common].to_vec(),
+                    frozen: parent.frozen.iter().filter(|f| f.range.end <= common).cloned().collect(),
+                    last_used: parent.last_used,
+                    bytes: 0,
+                };
+                self.map.insert(free.clone(), seeded);
+                free
+            }
+            (Some((closest, _)), _) => closest,
+            (None, None) => base.clone(),
+        }
     }
 
     /// The sessions held, least recently used first, for saving the store.
@@ -367,7 +425,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rewind_branches_and_keeps_only_the_condensations_inside_the_common_prefix() {
+    fn a_rewind_past_a_condensation_is_a_branch_of_its_own_and_the_old_one_stays() {
         let mut sessions = Sessions::default();
         let body = fixtures::anthropic(&ANTHROPIC_TURNS);
         let key = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap().session;
@@ -383,11 +441,58 @@ mod tests {
             edited,
         ]);
         let f = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap();
-        assert_eq!(f.continuity, Continuity::Branched { common: 4, dropped: 1 });
+        // A branch, started with the 4 messages in common and the condensation inside them.
+        assert_eq!(f.session, key.branch(1));
+        assert_eq!(f.continuity, Continuity::Extended { appended: 1 });
         assert_eq!(f.replayed, 1);
-        let first = &sessions.frozen(&key).unwrap()[0];
+        let first = &sessions.frozen(&f.session).unwrap()[0];
         assert_eq!(first.range, 1..3);
-        assert_eq!(sessions.messages(&key), Some(5));
+        assert_eq!(sessions.messages(&f.session), Some(5));
+        // The first conversation keeps both of its condensations, and goes on replaying them.
+        assert_eq!(sessions.frozen(&key).unwrap().len(), 2);
+        let whole = fixtures::anthropic(&ANTHROPIC_TURNS);
+        let again = sessions.forward(Dialect::AnthropicMessages, whole.as_bytes(), None).unwrap();
+        assert_eq!((again.session, again.replayed), (key, 2));
+        // And the branch its one.
+        let f = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap();
+        assert_eq!((f.session.to_string().ends_with("~1"), f.replayed), (true, 1));
+    }
+
+    #[test]
+    fn two_conversations_with_one_opening_each_replay_their_own_condensation_and_branches_are_bounded() {
+        let mut sessions = Sessions::default();
+        let shared = &ANTHROPIC_TURNS[..3];
+        let a = |n: usize| {
+            let mut turns: Vec<String> = shared.iter().map(|t| t.to_string()).collect();
+            turns.extend(
+                (0..n).map(|i| format!(r#"{{"role":"{}","content":"A-{i}"}}"#, ["user", "assistant"][i % 2])),
+            );
+            fixtures::anthropic(&turns.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        let b = |n: usize| a(n).replace("\"A-", "\"B-");
+        let key = sessions.forward(Dialect::AnthropicMessages, a(6).as_bytes(), None).unwrap().session;
+        sessions.freeze(&key, 3..7, "A's middle.").unwrap();
+        // B shares the opening; cutting A back would forget A's condensation: B gets a branch.
+        let b6 = b(6);
+        let fb = sessions.forward(Dialect::AnthropicMessages, b6.as_bytes(), None).unwrap();
+        assert_eq!(fb.session, key.branch(1));
+        sessions.freeze(&fb.session, 3..7, "B's middle.").unwrap();
+        for n in [7, 8, 9] {
+            let (an, bn) = (a(n), b(n));
+            let fa = sessions.forward(Dialect::AnthropicMessages, an.as_bytes(), None).unwrap();
+            assert_eq!((&fa.session, fa.replayed), (&key, 1), "A replays A's");
+            assert!(fa.body.contains("A's middle.") && !fa.body.contains("B's middle."));
+            let fb = sessions.forward(Dialect::AnthropicMessages, bn.as_bytes(), None).unwrap();
+            assert_eq!((&fb.session, fb.replayed), (&key.branch(1), 1), "B replays B's");
+            assert!(fb.body.contains("B's middle."));
+        }
+        // Conversations past the bound of branches cut the closest back rather than grow.
+        for c in ["c", "d", "e", "f"] {
+            let body = a(6).replace("\"A-", &format!("\"{c}-"));
+            let f = sessions.forward(Dialect::AnthropicMessages, body.as_bytes(), None).unwrap();
+            if let Ok(()) = sessions.freeze(&f.session, 3..7, "middle") {}
+        }
+        assert!(sessions.len() <= MAX_BRANCHES as usize, "{} sessions", sessions.len());
     }
 
     #[test]
@@ -428,7 +533,7 @@ mod tests {
     }
 
     #[test]
-    fn the_same_key_in_another_dialect_starts_a_new_session() {
+    fn the_same_key_in_another_dialect_is_a_session_of_its_own() {
         let mut sessions = Sessions::default();
         let chat = fixtures::chat(&CHAT_TURNS);
         let key = sessions.forward(Dialect::ChatCompletions, chat.as_bytes(), Some("s")).unwrap().session;
@@ -437,7 +542,9 @@ mod tests {
         let f = sessions.forward(Dialect::Responses, responses.as_bytes(), Some("s")).unwrap();
         assert_eq!(f.continuity, Continuity::New);
         assert_eq!(f.body, responses);
-        assert_eq!(sessions.frozen(&key), Some(&[][..]));
+        // A branch of its own: the first session keeps its condensation.
+        assert_eq!(f.session, key.branch(1));
+        assert_eq!(sessions.frozen(&key).map(<[Frozen]>::len), Some(1));
     }
 
     /// A generated Chat Completions conversation: a system message, then user and assistant

@@ -714,12 +714,12 @@ fn the_native_provider_condenses_at_once_and_splices_the_summary_into_a_later_re
 
 #[test]
 fn a_summary_is_not_used_when_its_condensation_is_gone_or_it_would_cross_the_threshold() {
-    // The client rewound past the condensation before the summary came back.
+    // The person undid the condensation before the summary came back.
     let mut gw = native_gateway(30_000);
     let requests = claude_requests(30);
     let at = until_condensed(&mut gw, &requests);
     let job = gw.take_jobs().remove(0);
-    sent(gw.request("/v1/messages", None, requests[2].0.as_bytes()));
+    gw.undo_last(&job.session).expect("undone");
     assert!(!gw.summary_done(job.id, written(&job, SUMMARY)));
     let stats = gw.stats().totals;
     assert_eq!((stats.summaries, stats.summary_failures), (0, 1));
