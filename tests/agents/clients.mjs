@@ -94,11 +94,16 @@ export function offlineEnv(deadProxy, home, extra) {
   };
 }
 
-/** Runs a command in its own process group; kills the group on timeout and when it exits. */
-export function run(command, args, { env, cwd, timeoutMs = RUN_TIMEOUT_MS }) {
+/** Runs a command in its own process group; kills the group on timeout and when it exits.
+ *  `input`: text written to its standard input (then closed), else none. */
+export function run(command, args, { env, cwd, timeoutMs = RUN_TIMEOUT_MS, input }) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(command, args, { env, cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { env, cwd, detached: true, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    if (input !== undefined) {
+      child.stdin.on("error", () => {}); // it may exit before reading everything
+      child.stdin.end(input);
+    }
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -275,6 +280,44 @@ export async function runGemini({ bin, deadProxy, w, baseUrl, key, model, prompt
     ...(custom.length ? { GEMINI_CLI_CUSTOM_HEADERS: custom.join(",") } : {}),
   });
   const result = await run(path.join(bin, "gemini"), ["-m", model, "-p", prompt, "--yolo"], { env, cwd: w.ws });
+  return { result, answer: result.stdout };
+}
+
+/**
+ * Aider (`aider`, OpenAI Chat Completions through litellm's openai provider) with
+ * `--openai-api-base baseUrl` (ending in /v1) and OPENAI_API_KEY, the model `openai/MODEL` (sent
+ * as MODEL), in its ask mode (answers, no edits), without git. Aider has no tool loop: one
+ * process reads the user's lines from standard input (no terminal: plain `input()`), and each
+ * round is what a user of Aider does to show it a file: `/run COMMAND` (its output goes into the
+ * chat as a user message that Aider acknowledges itself with an assistant "Ok.", no request),
+ * then a question (one request). The commands are the scripted agent's (script-agent-N: N rounds,
+ * slices of 500 lines on even rounds, grep and wc on odd ones), so the conversation grows as the
+ * other clients' do. In ask mode Aider keeps the whole conversation as its current messages (its
+ * own history summarizer never runs). A model settings file turns off its reminder, which it
+ * otherwise appends to the last user message of each request only (so no request would extend
+ * the previous one); a model metadata file names the model, so Aider does not fetch litellm's
+ * price list. The answer is its stdout: every reply, the last one last.
+ */
+export async function runAider({ bin, deadProxy, w, baseUrl, key, model, prompt }) {
+  const rounds = Number(/^script-agent-(\d+)/.exec(model)?.[1] ?? 2);
+  const settings = path.join(w.root, "aider-model-settings.yml");
+  writeFileSync(settings, `- name: openai/${model}\n  reminder: none\n`);
+  const metadata = path.join(w.root, "aider-model-metadata.json");
+  const info = { max_input_tokens: 1_000_000, max_output_tokens: 8192, input_cost_per_token: 0, output_cost_per_token: 0, litellm_provider: "openai", mode: "chat" };
+  writeFileSync(metadata, JSON.stringify({ [`openai/${model}`]: info }));
+  const lines = [prompt];
+  for (let k = 0; k < rounds; k++) {
+    const first = Math.floor(k / 2) * 500 + 1;
+    lines.push(k % 2 === 0 ? `/run sed -n '${first},${first + 499}p' ${w.file}` : `/run grep -n MARKER ${w.file}; wc -c ${w.file}`, "Go on.");
+  }
+  const env = offlineEnv(deadProxy, w.home, { OPENAI_API_KEY: key, LITELLM_LOCAL_MODEL_COST_MAP: "True" });
+  const args = [
+    ...["--model", `openai/${model}`, "--openai-api-base", baseUrl, "--edit-format", "ask"],
+    ...["--model-settings-file", settings, "--model-metadata-file", metadata],
+    ...["--yes-always", "--no-git", "--no-pretty", "--no-fancy-input", "--no-stream"],
+    ...["--no-check-update", "--analytics-disable", "--no-show-release-notes", "--no-show-model-warnings"],
+  ];
+  const result = await run(path.join(bin, "aider"), args, { env, cwd: w.ws, input: lines.join("\n") + "\n" });
   return { result, answer: result.stdout };
 }
 

@@ -6,7 +6,10 @@
 // Gemini API, GOOGLE_GEMINI_BASE_URL=<gw>/gemini, its key as x-goog-api-key) each run a
 // scripted task of several tool rounds against the fixture server's scripted agent
 // (tests/servers/fixture_llm.py), with the gateway in between, given a window small enough that
-// the session crosses the default 80% threshold after its first tool rounds.
+// the session crosses the default 80% threshold after its first tool rounds. Aider
+// (--openai-api-base <gw>/openai/v1) has no tool loop: the user runs the same commands with its
+// `/run` and asks on after each (clients.mjs runAider), and the scripted model, offered no tools,
+// answers each question at once.
 //
 // Two groups of assertions per client, kept apart on purpose:
 //  - "forwarding": what holds whether or not the gateway condenses — the client exits 0 with the
@@ -42,8 +45,8 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { startFixtureLlm } from "../js/servers.mjs";
-import { agentsBin, condenseBin, closedPort, workspace, runClaude, runCodex, runCline, runQwen, runOpenCode, runGemini, startGateway, explain } from "./clients.mjs";
-import { GATEWAY_MARKER, rawArray, markerItems, checkExtends, checkTaskEverywhere, totalsOf, statField, observing, filesUnder } from "./requests.mjs";
+import { agentsBin, condenseBin, closedPort, workspace, runClaude, runCodex, runCline, runQwen, runOpenCode, runGemini, runAider, startGateway, explain } from "./clients.mjs";
+import { GATEWAY_MARKER, rawArray, markerItems, checkExtends, checkTaskEverywhere, withoutCacheControl, totalsOf, statField, observing, filesUnder } from "./requests.mjs";
 
 const ROUNDS = 6;
 const MODEL = `script-agent-${ROUNDS}`;
@@ -62,9 +65,14 @@ const FILE_LINES = 510; // slice 1 (lines 501-1000) holds 10 light lines, slice 
 //   Qwen Code              ~19 K             ~29 K                 ~19.5 K – 20.5 K
 //   OpenCode               ~8 K              ~33 K                  ~8.5 K –  9.5 K
 //   Gemini CLI            ~16.7 K            ~35.7 K               ~17.1 K – 18.2 K
+//   Aider                  ~0.3 K            ~27 K                  ~0.9 K –  1.9 K
 // (Qwen Code and OpenCode estimated from their observe runs' totals and bytes: 191.9 K tokens
 // over 7 requests of 76–105 KB, and 208.6 K over 7 of 31–88 KB besides OpenCode's title request;
-// Gemini CLI from its observe run: 235.2 K tokens over 7 requests of 48.5–107.6 KB, 0.34 a byte.)
+// Gemini CLI from its observe run: 235.2 K tokens over 7 requests of 48.5–107.6 KB, 0.34 a byte;
+// Aider from its runs: 164.9 K tokens over 7 requests of 0.5–57.5 KB, 0.49 a byte, and forwarded
+// 1.8–3.9 KB after the condensation. Aider's request after the heavy read is the one condensed:
+// its `/run` output is a user message it acknowledges with an "Ok." of its own, so the read is
+// already behind the model's last message.)
 // (The heavy read is 27 K tokens in Claude Code; Codex truncates a command's output to ~5 K
 // tokens and Cline its file reads to ~4 K, so theirs are smaller; Qwen Code keeps ~25 KB of it,
 // OpenCode all 54 KB.) The window puts 80% of it
@@ -79,6 +87,7 @@ const WINDOWS = {
   qwen: 30_000, // 80% = 24 000
   opencode: 25_000, // 80% = 20 000
   gemini: 30_000, // 80% = 24 000
+  aider: 20_000, // 80% = 16 000
 };
 
 let agents;
@@ -147,7 +156,24 @@ const CLIENTS = {
     base: (gw) => `${gw}/gemini`,
     wirePath: `/v1beta/models/${MODEL}:streamGenerateContent`,
     key: "contents",
+    // Gemini CLI sends its history as it was: the contents extend byte for byte.
+    exact: true,
+  },
+  aider: {
+    title: "Aider (aider --edit-format ask, OpenAI Chat Completions)",
+    run: runAider,
+    base: (gw) => `${gw}/openai/v1`,
+    wirePath: "/v1/chat/completions",
+    key: "messages",
     exact: false,
+    // The scripted model, offered no tools, answers every question at once (after 0 rounds):
+    // the task's question and the one after each of the ROUNDS commands.
+    answer: () => new RegExp(Array(ROUNDS + 1).fill("Scripted agent done after 0 tool rounds").join("[^]*")),
+    // Aider opens every request with an exchange of its own ("I am not sharing the full contents
+    // of any files with you yet." and "Ok."), which the gateway takes for the model's first
+    // answer, so the task ends before the user's first message: it is condensed with the rest,
+    // its words kept verbatim in the ledger (the user's own words).
+    taskInLedger: true,
   },
 };
 
@@ -195,6 +221,23 @@ async function session(name, { observe, flags = [], tag = observe ? "-observe" :
   }
 }
 
+/** For a client whose task statement the gateway may condense (`taskInLedger`): every forwarded
+ *  request carries the statement's words, in the message the client first sent or in the
+ *  gateway's condensation. */
+function checkTaskWords(turns, prompt) {
+  checkTaskEverywhere(turns.slice(0, 1), prompt);
+  const quoted = JSON.stringify(prompt).slice(1, -1);
+  const sent = turns[0].items.find((m) => m.includes(quoted));
+  for (const [i, r] of turns.entries()) {
+    const ok = r.items.some((m) => withoutCacheControl(m) === withoutCacheControl(sent)) || markerItems(r).some((m) => m.includes(quoted));
+    assert.ok(ok, `request ${i} (fixture #${r.index}) carries the task's words neither as the client sent them nor in a condensation`);
+  }
+}
+
+/** What the client's final answer must match: the scripted agent's, naming the file's marker,
+ *  unless the client's entry says otherwise (`answer`). */
+const finalAnswer = (s) => s.c.answer?.(s) ?? new RegExp(`Scripted agent done after ${ROUNDS} tool rounds.*Markers seen: ${s.w.marker}`);
+
 function describeRun(t, s) {
   t.diagnostic(
     `${s.name}${observing(s.stats) ? " (observe)" : ""}: ${s.ms} ms (client ${s.result.ms} ms); ${s.turns.length} requests to ${s.c.wirePath}; ` +
@@ -218,7 +261,7 @@ for (const name of Object.keys(CLIENTS)) {
       test("the client exits 0 with the final answer naming the file's marker", (t) => {
         describeRun(t, s);
         assert.equal(s.result.code, 0, explain(s.result));
-        assert.match(s.answer, new RegExp(`Scripted agent done after ${ROUNDS} tool rounds.*Markers seen: ${s.w.marker}`), explain(s.result));
+        assert.match(s.answer, finalAnswer(s), explain(s.result));
         assert.ok(s.turns.length >= ROUNDS + 1, `expected ≥ ${ROUNDS + 1} requests, saw ${s.turns.length}`);
       });
 
@@ -239,8 +282,9 @@ for (const name of Object.keys(CLIENTS)) {
         t.diagnostic(`requests whose raw message bytes do not extend the previous one's (request@message): ${rawBreaks.join(", ") || "none"}`);
       });
 
-      test("the user's task statement is in every forwarded request", () => {
-        checkTaskEverywhere(s.turns, s.prompt);
+      test(`the user's task statement is in every forwarded request${c.taskInLedger ? " (as sent, or verbatim in the gateway's ledger)" : ""}`, () => {
+        if (c.taskInLedger) checkTaskWords(s.turns, s.prompt);
+        else checkTaskEverywhere(s.turns, s.prompt);
       });
 
       test("the API key is in neither the gateway's state directory nor its output", () => {
@@ -300,7 +344,7 @@ for (const name of Object.keys(CLIENTS)) {
       test("the client exits 0 with the final answer naming the file's marker", (t) => {
         describeRun(t, s);
         assert.equal(s.result.code, 0, explain(s.result));
-        assert.match(s.answer, new RegExp(`Scripted agent done after ${ROUNDS} tool rounds.*Markers seen: ${s.w.marker}`), explain(s.result));
+        assert.match(s.answer, finalAnswer(s), explain(s.result));
         assert.equal(s.turns.length, ROUNDS + 1, "one request per round and the answer: nothing condensed, nothing redone");
       });
 
