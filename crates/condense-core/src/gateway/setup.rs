@@ -27,6 +27,8 @@ pub enum SetupClient {
     OpenCode,
     /// Gemini CLI (`gemini`) signed in with a Gemini API key, through `GOOGLE_GEMINI_BASE_URL`.
     GeminiCli,
+    /// Aider (`aider`), an OpenAI-compatible base URL on its command line.
+    Aider,
     /// Any OpenAI client: its base URL.
     OpenAi,
     /// Any Anthropic client: its base URL.
@@ -35,7 +37,7 @@ pub enum SetupClient {
 
 impl SetupClient {
     /// Every client, in the order the banner and the quick pick show them.
-    pub const ALL: [SetupClient; 10] = [
+    pub const ALL: [SetupClient; 11] = [
         SetupClient::ClaudeCode,
         SetupClient::Codex,
         SetupClient::GeminiCli,
@@ -44,6 +46,7 @@ impl SetupClient {
         SetupClient::Continue,
         SetupClient::QwenCode,
         SetupClient::OpenCode,
+        SetupClient::Aider,
         SetupClient::OpenAi,
         SetupClient::Anthropic,
     ];
@@ -59,6 +62,7 @@ impl SetupClient {
             SetupClient::QwenCode => "qwen-code",
             SetupClient::OpenCode => "opencode",
             SetupClient::GeminiCli => "gemini-cli",
+            SetupClient::Aider => "aider",
             SetupClient::OpenAi => "openai",
             SetupClient::Anthropic => "anthropic",
         }
@@ -80,6 +84,7 @@ impl SetupClient {
             SetupClient::QwenCode => "Qwen Code",
             SetupClient::OpenCode => "OpenCode",
             SetupClient::GeminiCli => "Gemini CLI",
+            SetupClient::Aider => "Aider",
             SetupClient::OpenAi => "Other OpenAI clients",
             SetupClient::Anthropic => "Other Anthropic clients",
         }
@@ -95,6 +100,7 @@ impl SetupClient {
             SetupClient::QwenCode => "the shell that starts qwen",
             SetupClient::OpenCode => "opencode.json, in the project or ~/.config/opencode",
             SetupClient::GeminiCli => "the shell that starts gemini, signed in with a Gemini API key",
+            SetupClient::Aider => "the shell that starts aider (its key from OPENAI_API_KEY)",
             SetupClient::OpenAi | SetupClient::Anthropic => "the client's base URL setting",
         }
     }
@@ -178,6 +184,11 @@ impl SetupClient {
                 };
                 format!("GOOGLE_GEMINI_BASE_URL={base}/gemini GEMINI_API_KEY=<key>{headers} gemini")
             }
+            SetupClient::Aider => with_header(
+                format!("aider --openai-api-base {base}/openai/v1 --model openai/<model>"),
+                token,
+                &header,
+            ),
             SetupClient::OpenAi => with_header(format!("OPENAI_BASE_URL={base}/openai/v1"), token, &header),
             SetupClient::Anthropic => {
                 with_header(format!("ANTHROPIC_BASE_URL={base}/anthropic"), token, &header)
