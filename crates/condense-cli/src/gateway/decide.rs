@@ -111,12 +111,9 @@ pub(crate) fn decide(
     prepared: Option<Prepared<'_>>,
 ) -> Decided {
     let now = now_ms();
-    let decided = state.core(|h| match prepared {
-        Some(prepared) => {
-            h.decide_prepared(method, path, header_session, user_agent, body, Some(prepared), now)
-        }
-        None => h.decide(method, path, header_session, user_agent, body, now),
-    });
+    // A request not prepared (its preparation failed) is prepared here, where a panic fails open.
+    let decided =
+        state.core(|h| h.decide_prepared(method, path, header_session, user_agent, body, prepared, now));
     decided.unwrap_or_else(|| {
         let why = state.host.last_failed_open().unwrap_or_default().to_owned();
         Decided {

@@ -310,12 +310,11 @@ impl HostGateway {
         body: &[u8],
         now_ms: i64,
     ) -> Decided {
-        let prepared = HostGateway::prepare(&self.gateway.counters, method, path, body);
-        self.decide_prepared(method, path, session_header, user_agent, body, prepared, now_ms)
+        self.decide_prepared(method, path, session_header, user_agent, body, None, now_ms)
     }
 
     /// [`HostGateway::decide`] of a request [`HostGateway::prepare`] read (given the same
-    /// method, path and body).
+    /// method, path and body); `None`: prepared here.
     #[allow(clippy::too_many_arguments)]
     pub fn decide_prepared(
         &mut self,
@@ -336,6 +335,7 @@ impl HostGateway {
         if method != "POST" {
             return other;
         }
+        let prepared = prepared.or_else(|| HostGateway::prepare(&self.gateway.counters, method, path, body));
         let Some(prepared) = prepared.filter(|_| Dialect::from_path(path).is_some()) else {
             // A POST that is not a conversation (a token count passed on, a batch): counted.
             self.passed_through += 1;
