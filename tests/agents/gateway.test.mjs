@@ -137,8 +137,8 @@ async function sessionRequests(llm, wirePath, key, isTurn = () => true) {
 const CLIENTS = {
   claude: { title: "Claude Code (claude -p, Anthropic Messages)", run: runClaude, base: (gw) => `${gw}/anthropic`, wirePath: "/v1/messages", key: "messages", exact: false },
   codex: { title: "Codex (codex exec, OpenAI Responses)", run: runCodex, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/responses", key: "input", exact: true },
-  cline: { title: "Cline (cline --json, OpenAI Chat Completions)", run: runCline, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/chat/completions", key: "messages", exact: false },
-  qwen: { title: "Qwen Code (qwen --yolo, OpenAI Chat Completions)", run: runQwen, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/chat/completions", key: "messages", exact: false },
+  cline: { title: "Cline (cline --json, OpenAI Chat Completions)", run: runCline, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/chat/completions", key: "messages", exact: true },
+  qwen: { title: "Qwen Code (qwen --yolo, OpenAI Chat Completions)", run: runQwen, base: (gw) => `${gw}/openai/v1`, wirePath: "/v1/chat/completions", key: "messages", exact: true },
   // OpenCode first asks the same model for the session's title (no tools, a conversation of its
   // own, which the gateway keeps as a session of its own): its turns are the requests with tools.
   opencode: {
@@ -147,7 +147,7 @@ const CLIENTS = {
     base: (gw) => `${gw}/openai/v1`,
     wirePath: "/v1/chat/completions",
     key: "messages",
-    exact: false,
+    exact: true,
     isTurn: (r) => Array.isArray(r.body?.tools) && r.body.tools.length > 0,
   },
   gemini: {
@@ -165,7 +165,7 @@ const CLIENTS = {
     base: (gw) => `${gw}/openai/v1`,
     wirePath: "/v1/chat/completions",
     key: "messages",
-    exact: false,
+    exact: true,
     // The scripted model, offered no tools, answers every question at once (after 0 rounds):
     // the task's question and the one after each of the ROUNDS commands.
     answer: () => new RegExp(Array(ROUNDS + 1).fill("Scripted agent done after 0 tool rounds").join("[^]*")),

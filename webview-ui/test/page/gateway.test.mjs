@@ -29,7 +29,7 @@ const file = (k) => Array.from({ length: 30 }, (_, i) => `${i}\tlet value_${k}_$
 /** Starts `engine`'s gateway with `provider` and sends it a Claude Code session that crosses the
  *  threshold; the summary jobs it hands out (`native`). */
 function crossThreshold(engine, provider) {
-  const gw = engine.startGateway({ port: 4141, provider, thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+  const gw = engine.startGateway({ port: 4141, provider, thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 8000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com", geminiUpstream: "https://generativelanguage.googleapis.com" });
   const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
   const jobs = [];
   for (let k = 0; k < 14; k++) {
@@ -62,7 +62,7 @@ const PREVIEW = { type: "preview", preview: gw.preview(NAME) };
  *  again and the two requests after it have not paid that back. */
 function lossState() {
   const engine = newEngine();
-  const gw = engine.startGateway({ port: 4141, provider: "smart", thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 16000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com" });
+  const gw = engine.startGateway({ port: 4141, provider: "smart", thresholdPercent: 80, policy: "threshold", windows: { "claude-sonnet-4-5": 16000 }, observe: false, anthropicUpstream: "https://api.anthropic.com", openaiUpstream: "https://api.openai.com", geminiUpstream: "https://generativelanguage.googleapis.com" });
   const system = [{ type: "text", text: "You are Claude Code. ".repeat(400), cache_control: { type: "ephemeral" } }];
   const messages = [{ role: "user", content: [{ type: "text", text: TASK }] }];
   let name;
