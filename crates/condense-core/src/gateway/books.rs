@@ -228,11 +228,6 @@ pub(super) fn prompt<'t>(
     Prompt { pieces }
 }
 
-/// The raw text of a request's messages with their hashes, for [`prompt`].
-pub(super) fn texts<'a>(request: &'a Request<'a>) -> impl Iterator<Item = (u64, &'a str)> + 'a {
-    request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get()))
-}
-
 /// A request decided and not yet answered: what the books bill once its usage comes.
 #[derive(Debug, Clone)]
 pub(super) struct PendingBill {

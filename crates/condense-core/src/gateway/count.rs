@@ -112,9 +112,9 @@ pub(super) fn precount(counters: &Counters, request: &Request<'_>) -> Precounts 
     // The cells of the messages new to the counters: the others were read when they were new.
     let cells = known
         .iter()
-        .zip(request.hashes.iter().zip(&request.messages))
+        .zip(request.texts())
         .filter(|(known, _)| known.is_none())
-        .map(|(_, (&hash, m))| (hash, message_cells(request.dialect, m.get())))
+        .map(|(_, (hash, text))| (hash, message_cells(request.dialect, text)))
         .collect();
     {
         // Held for the inserts alone: another request's precount looks its counts up here.

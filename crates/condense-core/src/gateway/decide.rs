@@ -31,7 +31,7 @@ use crate::model::Conversation;
 use crate::profile::Prices;
 use crate::tokens::TokenCounter;
 
-use super::books::{Book, CellCache, MAX_PENDING_BILLS, Message, PendingBill, Piece, Prompt, prompt, texts};
+use super::books::{Book, CellCache, MAX_PENDING_BILLS, Message, PendingBill, Piece, Prompt, prompt};
 use super::count::{CountCache, Counters, Precounts, fixed_tokens, precount, read_messages};
 use super::dialect::{ArrayKind, Dialect, Request};
 use super::freeze::{Shape, replacement};
@@ -595,7 +595,8 @@ impl Gateway {
         let dialect = session.dialect;
         state.book_for(model, dialect);
         let fixed = state.cells.fixed(request, counter);
-        let client: Vec<Message<'_>> = texts(request)
+        let client: Vec<Message<'_>> = request
+            .texts()
             .map(|(hash, text)| (hash, text, state.counts.tokens(dialect, hash, text, counter), false))
             .collect();
         let client = prompt(&fixed, client, dialect, &mut state.cells);
@@ -679,8 +680,7 @@ impl Gateway {
         if request.model.is_none() {
             request.model = model.map(str::to_owned);
         }
-        let incoming: Vec<(u64, &str)> =
-            request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get())).collect();
+        let incoming: Vec<(u64, &str)> = request.texts().collect();
         // A count request may not carry the session's id: then the held session it continues.
         let own = session_key(&request, header_session);
         let common_with = |s: &Session| match s.dialect == dialect {
@@ -737,8 +737,7 @@ impl Gateway {
         let key = state.key.clone();
         let held = self.sessions.map.get(&key)?;
         let request = Request::parse(held.dialect, body).ok()?;
-        let incoming: Vec<(u64, &str)> =
-            request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get())).collect();
+        let incoming: Vec<(u64, &str)> = request.texts().collect();
         if request.kind != ArrayKind::Array
             || incoming.len() != held.originals.len()
             || common_prefix(&held.originals, &incoming) != incoming.len()

@@ -267,6 +267,12 @@ impl<'a> Request<'a> {
         self
     }
 
+    /// Each message's hash and exact text, in order: what the sessions match and the counts and
+    /// the books are kept by.
+    pub fn texts(&self) -> impl Iterator<Item = (u64, &'a str)> + '_ {
+        self.hashes.iter().zip(&self.messages).map(|(&hash, &message)| (hash, message.get()))
+    }
+
     /// The byte range of message `i` in the body.
     pub fn message_range(&self, i: usize) -> Range<usize> {
         let text = self.messages[i].get();

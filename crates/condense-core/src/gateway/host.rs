@@ -335,8 +335,10 @@ impl HostGateway {
         if method != "POST" {
             return other;
         }
-        let prepared = prepared.or_else(|| HostGateway::prepare(&self.gateway.counters, method, path, body));
-        let Some(prepared) = prepared.filter(|_| Dialect::from_path(path).is_some()) else {
+        // `prepare` reads conversations alone: `None` is another path.
+        let Some(prepared) =
+            prepared.or_else(|| HostGateway::prepare(&self.gateway.counters, method, path, body))
+        else {
             // A POST that is not a conversation (a token count passed on, a batch): counted.
             self.passed_through += 1;
             return other;

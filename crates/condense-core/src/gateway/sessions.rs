@@ -177,8 +177,7 @@ impl Sessions {
     /// (its model, its tools) than the store does, so the body is read once.
     pub fn forward_request<'a>(&mut self, request: &Request<'a>, header: Option<&str>) -> Forward<'a> {
         let dialect = request.dialect;
-        let incoming: Vec<(u64, &str)> =
-            request.hashes.iter().zip(&request.messages).map(|(&h, m)| (h, m.get())).collect();
+        let incoming: Vec<(u64, &str)> = request.texts().collect();
         let key = self.branch_for(&session_key(request, header), dialect, &incoming);
         self.tick += 1;
         let tick = self.tick;
