@@ -263,8 +263,10 @@ export async function gatewayScenario(ctx) {
     await w.run("Developer: Reload Window");
     check(await until(() => connects(port), 90_000), step("with gateway.enabled on, the gateway starts with VS Code"));
     // Disabled, the extension stops when the window reloads, as VS Code asks; though enabled, the
-    // gateway does not come back.
-    await page.locator(".monaco-workbench .statusbar").first().waitFor({ timeout: 120_000 });
+    // gateway does not come back. First the window shows the gateway's status bar item: its
+    // extension host is connected to this window (reloaded before, code-server kept a host that
+    // had not finished connecting alive, with its port open).
+    await page.locator(".monaco-workbench .statusbar").getByText(`Gateway :${port}`).first().waitFor({ timeout: 120_000 });
     await w.run("Extensions: Disable All Installed Extensions");
     await page.waitForTimeout(1000);
     await w.run("Developer: Reload Window");
