@@ -1028,6 +1028,8 @@ export const GatewayForward = z.deferred(() => z.object({
   bill: z.number().int().gte(0).nullable().optional(),
   /** The body to send when the gateway rewrote it (UTF-8 JSON); absent: the client's bytes. */
   body: z.string().nullable().optional(),
+  /** Whether this request carries a condensation made for it: the host saves the state (whole, on disk) before sending it, so a gateway killed after it left replays the same bytes. */
+  condensed_now: z.boolean().default(false),
   /** The headers to send upstream. */
   headers: z.array(z.tuple([z.string(), z.string()])),
   /** The summaries this request queued (`native`): each job's id, for `gatewaySummarize`. */

@@ -158,6 +158,10 @@ pub struct GatewayForward {
     /// the answer's usage against what the client's own request would have cost.
     #[serde(default)]
     pub bill: Option<u64>,
+    /// Whether this request carries a condensation made for it: the host saves the state (whole,
+    /// on disk) before sending it, so a gateway killed after it left replays the same bytes.
+    #[serde(default)]
+    pub condensed_now: bool,
 }
 
 /// What the host does on disk for a recall file, as the core decided.

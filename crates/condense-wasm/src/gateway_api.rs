@@ -260,6 +260,7 @@ fn forward_request(
                 jobs: Vec::new(),
                 recall: Vec::new(),
                 bill: None,
+                condensed_now: false,
             });
         }
         let now = gw.engine.host.now_ms() as i64;
@@ -288,11 +289,11 @@ fn forward_request(
         );
         let log = outgoing.describe();
         let session = outgoing.session().map(str::to_owned);
-        let body = match outgoing {
-            Outgoing::Rewritten { body, .. } => Some(body),
-            Outgoing::Client { .. } => None,
+        let (body, condensed_now) = match outgoing {
+            Outgoing::Rewritten { body, condensed_now, .. } => (Some(body), condensed_now),
+            Outgoing::Client { .. } => (None, false),
         };
-        Ok(GatewayForward { answer: None, headers, body, session, log, jobs, recall, bill })
+        Ok(GatewayForward { answer: None, headers, body, session, log, jobs, recall, bill, condensed_now })
     })
 }
 

@@ -32,10 +32,28 @@ import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
 import { isTrap } from "../engine/engine";
 import { asFailure } from "../engine/errors";
 
-/** Upstream deadlines, as the LLM layer's: to connect, without a byte, and for a whole request. */
-export const CONNECT_TIMEOUT_MS = 30_000;
-export const IDLE_TIMEOUT_MS = 60_000;
-export const DEADLINE_MS = 600_000;
+/** How long each wait may last, as `condense gateway`'s flags (and the LLM layer's timeouts). */
+export interface GatewayLimits {
+  /** To connect to the upstream. */
+  connectMs: number;
+  /** From sending a request to the upstream's status and headers. */
+  headersMs: number;
+  /** Silence of the upstream once connected, its answer's stream included: a stream that keeps
+   *  moving is never cut by it (`--stream-idle-secs`). */
+  streamIdleMs: number;
+  /** A whole answer's stream, however it moves; 0 is no cap (`--stream-max-secs`, off). */
+  streamMaxMs: number;
+  /** Silence of a client sending its body (`--client-idle-secs`); its headers have as long. */
+  clientIdleMs: number;
+}
+
+export const DEFAULT_LIMITS: GatewayLimits = {
+  connectMs: 30_000,
+  headersMs: 600_000,
+  streamIdleMs: 60_000,
+  streamMaxMs: 0,
+  clientIdleMs: 30_000,
+};
 /** How long after a change the state is saved: a burst of requests is one write. */
 export const SAVE_DELAY_MS = 500;
 /** Summaries written at once (`native`), as in `condense gateway`; more wait their turn, their
@@ -59,8 +77,9 @@ export interface GatewayOptions extends Omit<GatewayStartInput, "state" | "port"
 export interface GatewayHooks {
   /** One line per request: method, path without its query, status, session, what went out. */
   log(line: string): void;
-  /** The state to keep (JSON), a moment after each change. */
-  save(state: string): void;
+  /** The state to keep (JSON), a moment after each change; `durable` when a request carrying a
+   *  new condensation waits on it: written whole and flushed to the disk before it returns. */
+  save(state: string, durable: boolean): void;
   /** The model that writes `native`'s summaries, with its key; rejects with why there is none. */
   summaryModel?(): Promise<LlmTarget>;
 }
@@ -109,12 +128,16 @@ export class GatewayServer {
   private readonly waiting: Array<{ gw: Gateway; job: number }> = [];
   private writing = 0;
 
+  private readonly limits: GatewayLimits;
+
   /** `newEngine` gives the engine to start with, and a fresh one after a trap. */
   constructor(
     private readonly newEngine: () => CondenseEngine,
     private readonly hooks: GatewayHooks,
+    limits: Partial<GatewayLimits> = {},
   ) {
     this.current = newEngine();
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
   }
 
   /** The engine holding the gateway's sessions now (another one after a trap). */
@@ -190,8 +213,8 @@ export class GatewayServer {
     this.options = options;
     this.lastState = state;
     const server = http.createServer((req, res) => this.handle(req, res));
-    // Slow clients: headers within 30 s, as condense gateway.
-    server.headersTimeout = 30_000;
+    // Slow clients: headers within the client idle time, as condense gateway (the body: `readBody`).
+    server.headersTimeout = this.limits.clientIdleMs;
     server.requestTimeout = 0;
     server.on("connection", (socket) => {
       this.sockets.add(socket);
@@ -243,7 +266,7 @@ export class GatewayServer {
     this.current.free();
   }
 
-  private saveNow(): void {
+  private saveNow(durable = false): void {
     const gw = this.running;
     if (!gw) return;
     let state: string;
@@ -254,7 +277,15 @@ export class GatewayServer {
       return;
     }
     this.lastState = state;
-    this.hooks.save(state);
+    this.hooks.save(state, durable);
+  }
+
+  /** Saves now, durably, before a request carrying a new condensation leaves: a gateway killed
+   *  once it left replays its bytes. A save pending is this one. */
+  private saveBeforeSending(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    this.saveNow(true);
   }
 
   private changed(): void {
@@ -330,9 +361,25 @@ export class GatewayServer {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
+      // A body that stops arriving (a `Content-Length` longer than what is sent) is given up after
+      // the time its headers had: 408, and the connection closed.
+      let idle: NodeJS.Timeout | undefined;
+      const quiet = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          chunks.length = 0;
+          this.answer(res, 408, JSON.stringify({ error: { message: `the request's body stopped arriving for ${Math.round(this.limits.clientIdleMs / 1000)} s` } }));
+          res.once("finish", () => req.destroy());
+          resolve(undefined);
+        }, this.limits.clientIdleMs);
+      };
+      quiet();
+      req.on("close", () => clearTimeout(idle));
       req.on("data", (chunk: Buffer) => {
+        quiet();
         size += chunk.length;
         if (size > routed.max_body_bytes) {
+          clearTimeout(idle);
           this.answer(res, 413, routed.too_large);
           req.destroy();
           resolve(undefined);
@@ -340,8 +387,14 @@ export class GatewayServer {
         }
         chunks.push(chunk);
       });
-      req.on("end", () => resolve(Buffer.concat(chunks)));
-      req.on("error", reject);
+      req.on("end", () => {
+        clearTimeout(idle);
+        resolve(Buffer.concat(chunks));
+      });
+      req.on("error", (e) => {
+        clearTimeout(idle);
+        reject(e);
+      });
     });
   }
 
@@ -365,9 +418,10 @@ export class GatewayServer {
       // The core failed: the client's request goes out as it came (fail open).
       this.hooks.log(`gateway: the core failed on a request: ${(e as Error).message}`);
       this.failed(gw, e);
-      forward = { headers: untouched(req.headers), log: "forwarded untouched: the core failed", jobs: [], recall: [] };
+      forward = { headers: untouched(req.headers), log: "forwarded untouched: the core failed", jobs: [], recall: [], condensed_now: false };
     }
     if (method === "POST") this.changed();
+    const condensedNow = forward.condensed_now;
     if (forward.jobs.length > 0) this.summarize(gw, forward.jobs);
     if (forward.answer) {
       this.log(method, url, 200, undefined, forward.log);
@@ -426,7 +480,10 @@ export class GatewayServer {
               bill = retry.bill;
               this.changed();
               const again = Buffer.from(retry.body, "utf8");
-              void this.writeRecall(gw, session, retry.recall).then(() => send(again, true));
+              void this.writeRecall(gw, session, retry.recall).then(() => {
+                this.saveBeforeSending();
+                send(again, true);
+              });
               return;
             }
             this.log(method, url, status, session, forward.log);
@@ -439,8 +496,12 @@ export class GatewayServer {
         this.streamBack(gw, answer, res, session, bill);
       });
     };
-    // The files a condensation names are on disk before the request naming them leaves.
-    void this.writeRecall(gw, session, forward.recall).then(() => send(sent, false));
+    // The files a condensation names are on disk before the request naming them leaves, and so
+    // is the condensation itself.
+    void this.writeRecall(gw, session, forward.recall).then(() => {
+      if (condensedNow) this.saveBeforeSending();
+      send(sent, false);
+    });
   }
 
   /** Does what the engine decided on disk for the recall files, in order: each written whole,
@@ -507,7 +568,9 @@ export class GatewayServer {
     this.changed();
   }
 
-  /** The upstream request: connect, idle and whole-request deadlines; never follows redirects. */
+  /** The upstream request: deadlines to connect and for the answer's head, then a limit on
+   *  silence only (and the total cap when set), so an answer that keeps moving is never cut;
+   *  never follows redirects. */
   private request(
     url: string,
     method: string,
@@ -523,15 +586,18 @@ export class GatewayServer {
       outgoing[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [String(had)]), value];
     }
     outgoing["content-length"] = body.length;
-    const request = client.request(target, { method, headers: outgoing, signal, timeout: CONNECT_TIMEOUT_MS });
+    const { connectMs, headersMs, streamIdleMs, streamMaxMs } = this.limits;
+    const request = client.request(target, { method, headers: outgoing, signal, timeout: connectMs });
+    const timedOut = (what: string) => Object.assign(new Error(`timed out ${what}`), { code: "ETIMEDOUT" });
     request.on("socket", (socket) => {
-      socket.once(target.protocol === "https:" ? "secureConnect" : "connect", () => request.setTimeout(IDLE_TIMEOUT_MS));
+      socket.once(target.protocol === "https:" ? "secureConnect" : "connect", () => request.setTimeout(streamIdleMs));
     });
-    request.on("timeout", () => request.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })));
-    const deadline = setTimeout(
-      () => request.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })),
-      DEADLINE_MS,
-    );
+    request.on("timeout", () => request.destroy(timedOut("(no byte for a while)")));
+    let deadline = setTimeout(() => request.destroy(timedOut("waiting for the answer")), headersMs);
+    request.on("response", (answer) => {
+      clearTimeout(deadline);
+      if (streamMaxMs > 0) deadline = setTimeout(() => answer.destroy(timedOut("(the stream's total cap)")), streamMaxMs);
+    });
     request.on("close", () => clearTimeout(deadline));
     request.end(body);
     return request;

@@ -87,11 +87,27 @@ export function keepAside(dir: string, text: string): string {
 }
 
 /** Writes `text` to `file` whole or not at all, readable by the user alone. */
-function writePrivate(file: string, text: string): void {
+function writePrivate(file: string, text: string, durable = false): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temporary, text, { mode: 0o600 });
+  const fd = fs.openSync(temporary, "w", 0o600);
+  try {
+    fs.writeFileSync(fd, text);
+    // Flushed before the rename, and the rename with its folder: a crash right after this leaves
+    // the new file whole or the old one, never an empty one.
+    if (durable) fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(temporary, file);
+  if (durable) {
+    const dir = fs.openSync(path.dirname(file), "r");
+    try {
+      fs.fsyncSync(dir);
+    } finally {
+      fs.closeSync(dir);
+    }
+  }
 }
 
 /** One line of figures for the status bar's tooltip: the money condensing saved, negative (with
@@ -191,9 +207,9 @@ export class GatewayController implements vscode.Disposable {
     }
     const server = new GatewayServer(this.newEngine, {
       log: (line) => this.log.info(line),
-      save: (text) => {
+      save: (text, durable) => {
         try {
-          writePrivate(this.stateFile, text);
+          writePrivate(this.stateFile, text, durable);
         } catch (e) {
           this.log.warn(`gateway: cannot write ${this.stateFile}: ${(e as Error).message}`);
         }
