@@ -125,10 +125,15 @@ impl Gateway {
     /// [`Gateway::condense_next`] would make it), from its latest request; nothing changes.
     pub fn preview(&mut self, session: &str) -> Result<GatewayPreview, String> {
         let (state, held, counter) = parts(&mut self.states, &self.sessions, &self.counters, session)?;
+        if held.is_hollow() {
+            return Err("the session was read back from the saved state, which keeps no message's text: \
+                        its next request brings them back, and the preview with them"
+                .into());
+        }
         let model = state.stats.model.clone();
         let dialect = held.dialect;
         let counts: Vec<usize> =
-            held.originals.iter().map(|o| state.counts.tokens(dialect, o.hash, &o.text, counter)).collect();
+            held.originals.iter().map(|o| state.counts.tokens(dialect, o.hash, o.text(), counter)).collect();
         let frozen_tokens: Vec<usize> =
             held.frozen.iter().map(|f| state.counts.tokens_of(dialect, &f.replacement, counter)).collect();
         let window = window_for(&model, &self.config.windows);
@@ -157,15 +162,24 @@ impl Gateway {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let tokens_before = held.originals[f.range.clone()]
-                    .iter()
-                    .map(|o| state.counts.tokens(dialect, o.hash, &o.text, counter))
-                    .sum();
                 let text = replacement_text(&f.replacement);
                 let tokens_after = state.counts.tokens_of(dialect, &f.replacement, counter);
                 let summary = text.contains(super::summaries::SUMMARY_HEADING);
                 // Why it ran, as the session's notes say (the latest note of its range).
                 let note = state.stats.condensation_notes.iter().rev().find(|n| (n.start..n.end) == f.range);
+                // The messages it replaces, counted; in a session read back from the saved state
+                // (no texts until its next request), what its note says it saved, plus itself.
+                let tokens_before = if held.is_hollow() {
+                    note.map_or(0, |n| {
+                        usize::try_from(n.tokens_before.saturating_sub(n.tokens_after)).unwrap_or(usize::MAX)
+                            + tokens_after
+                    })
+                } else {
+                    held.originals[f.range.clone()]
+                        .iter()
+                        .map(|o| state.counts.tokens(dialect, o.hash, o.text(), counter))
+                        .sum()
+                };
                 // What the request became: the client's request as it would have gone out, and
                 // as it went.
                 let (request_before, request_after) = note.map_or((tokens_before, tokens_after), |n| {

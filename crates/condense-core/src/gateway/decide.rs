@@ -297,7 +297,7 @@ fn measure(
     let dialect = session.dialect;
     let fixed = fixed_tokens(request, counter);
     let counts: Vec<usize> =
-        session.originals.iter().map(|o| cache.tokens(dialect, o.hash, &o.text, counter)).collect();
+        session.originals.iter().map(|o| cache.tokens(dialect, o.hash, o.text(), counter)).collect();
     let frozen_tokens: Vec<usize> =
         session.frozen.iter().map(|f| cache.tokens_of(dialect, &f.replacement, counter)).collect();
     let all: usize = counts.iter().sum();
@@ -735,7 +735,8 @@ impl Gateway {
             return None;
         }
         let key = state.key.clone();
-        let held = self.sessions.map.get(&key)?;
+        // A session read back since its request (a fresh engine after a trap) has no texts yet.
+        let held = self.sessions.map.get(&key).filter(|s| !s.is_hollow())?;
         let request = Request::parse(held.dialect, body).ok()?;
         let incoming: Vec<(u64, &str)> = request.texts().collect();
         if request.kind != ArrayKind::Array
@@ -942,8 +943,8 @@ impl Gateway {
         // them (Claude Code does): the summary request has instructions of its own.
         let task = session.originals[..task_end.min(range.start)]
             .iter()
-            .filter(|o| Shape::read(session.dialect, 0, &o.text).is_some_and(|s| !s.is_instructions()));
-        let texts: Vec<&str> = task.chain(&session.originals[range.clone()]).map(|o| &*o.text).collect();
+            .filter(|o| Shape::read(session.dialect, 0, o.text()).is_some_and(|s| !s.is_instructions()));
+        let texts: Vec<&str> = task.chain(&session.originals[range.clone()]).map(|o| o.text()).collect();
         let (_, messages) = read_messages(session.dialect, &texts)?;
         let id = self.next_job;
         self.next_job += 1;
@@ -1045,7 +1046,7 @@ fn forwarded_prompt(
             i = f.range.end;
         } else {
             let o = &session.originals[i];
-            messages.push((o.hash, &o.text, counts.tokens(dialect, o.hash, &o.text, counter), false));
+            messages.push((o.hash, o.text(), counts.tokens(dialect, o.hash, o.text(), counter), false));
             i += 1;
         }
         // Condensations swallowed by `extra` are skipped.

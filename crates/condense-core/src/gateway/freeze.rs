@@ -225,7 +225,7 @@ impl Sessions {
             .originals
             .iter()
             .enumerate()
-            .map(|(i, o)| Shape::read(held.dialect, i, &o.text).ok_or(FreezeError::NotAMessage(i)))
+            .map(|(i, o)| Shape::read(held.dialect, i, o.text()).ok_or(FreezeError::NotAMessage(i)))
             .collect::<Result<Vec<_>, _>>()?;
         check_range(&shapes, &range)?;
         if let Some(f) = held.frozen.iter().find(|f| {

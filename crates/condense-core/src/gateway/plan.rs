@@ -65,7 +65,7 @@ pub(super) fn plan(
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            Shape::read(dialect, i, &o.text).ok_or_else(|| format!("message {i} is not a message object"))
+            Shape::read(dialect, i, o.text()).ok_or_else(|| format!("message {i} is not a message object"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let first = shapes.iter().position(Shape::is_model).ok_or("the model has not answered yet")?;
@@ -125,7 +125,7 @@ fn ledger_text(
     budget: usize,
     counter: &dyn TokenCounter,
 ) -> Result<String, String> {
-    let texts: Vec<&str> = session.originals[range].iter().map(|o| &*o.text).collect();
+    let texts: Vec<&str> = session.originals[range].iter().map(|o| o.text()).collect();
     let (_, messages) = read_messages(session.dialect, &texts)?;
     let ledger = Ledger::of(&messages.iter().collect::<Vec<_>>());
     Ok(ledger.render(budget, counter))

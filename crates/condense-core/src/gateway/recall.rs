@@ -165,7 +165,7 @@ pub(super) fn attach(
     cache: &mut CountCache,
     counter: &dyn TokenCounter,
 ) -> Result<RecallFile, String> {
-    let texts: Vec<&str> = session.originals[p.range.clone()].iter().map(|o| &*o.text).collect();
+    let texts: Vec<&str> = session.originals[p.range.clone()].iter().map(|o| o.text()).collect();
     let file = recall_file(config, name, session.dialect, &texts, &p.range)?;
     let text = format!("{}\n\n{}", recall_line(&file.path), p.text);
     let before = cache.tokens_of(session.dialect, &replacement(session.dialect, &p.text), counter);

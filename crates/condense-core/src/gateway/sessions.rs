@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use super::GatewayError;
 use super::dialect::{ArrayKind, Dialect, Request};
-use super::session_key::{SessionKey, fnv1a, session_key};
+use super::session_key::{SessionKey, session_key};
 
 /// How much the store holds before it forgets the least recently used sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,10 +41,38 @@ impl Default for Limits {
 /// One message as the client sent it.
 #[derive(Debug, Clone)]
 pub(super) struct Original {
-    /// FNV-1a of `text`.
+    /// FNV-1a of its text.
     pub(super) hash: u64,
-    /// The message's exact JSON text, shared with a [`super::Snapshot`] being saved.
-    pub(super) text: std::sync::Arc<str>,
+    /// Its text's length in bytes.
+    pub(super) len: usize,
+    /// The message's exact JSON text; `None` in a session read back from a saved state (which
+    /// keeps hashes and condensations, not the bodies), until a request repeating the message
+    /// gives it back.
+    text: Option<Box<str>>,
+}
+
+impl Original {
+    /// A message as a request sent it.
+    pub(super) fn new(hash: u64, text: &str) -> Original {
+        Original { hash, len: text.len(), text: Some(text.into()) }
+    }
+
+    /// A saved message: its hash and length, its text to come with the next request.
+    pub(super) fn hollow(hash: u64, len: usize) -> Original {
+        Original { hash, len, text: None }
+    }
+
+    /// Its text (empty while hollow: a session is whole again once its request is matched, before
+    /// anything reads it; see [`Session::is_hollow`]).
+    pub(super) fn text(&self) -> &str {
+        self.text.as_deref().unwrap_or_default()
+    }
+
+    /// Whether a request's message is this one: the same hash and length, and the same text
+    /// when it is held.
+    fn is(&self, hash: u64, text: &str) -> bool {
+        self.hash == hash && self.len == text.len() && self.text.as_deref().is_none_or(|t| t == text)
+    }
 }
 
 /// A condensation frozen into a session: replayed byte for byte on every request until the
@@ -73,8 +101,14 @@ pub(super) struct Session {
 impl Session {
     /// Recounts the bytes held, after a change.
     pub(super) fn recount(&mut self) {
-        self.bytes = self.originals.iter().map(|o| o.text.len()).sum::<usize>()
+        self.bytes = self.originals.iter().map(|o| o.text.as_ref().map_or(16, |t| t.len())).sum::<usize>()
             + self.frozen.iter().map(|f| f.replacement.len()).sum::<usize>();
+    }
+
+    /// Whether some of its messages are known by their hashes only: read back from a saved state
+    /// and not yet repeated by a request. What reads the messages' texts waits for that request.
+    pub(super) fn is_hollow(&self) -> bool {
+        self.originals.iter().any(|o| o.text.is_none())
     }
 }
 
@@ -124,9 +158,10 @@ pub struct Sessions {
     tick: u64,
 }
 
-/// How many leading messages `incoming` shares with `known`: same hash, same text.
+/// How many leading messages `incoming` shares with `known`: same hash and length, and same text
+/// where the text is held.
 pub(super) fn common_prefix(known: &[Original], incoming: &[(u64, &str)]) -> usize {
-    known.iter().zip(incoming).take_while(|(k, (hash, text))| k.hash == *hash && &*k.text == *text).count()
+    known.iter().zip(incoming).take_while(|(k, (hash, text))| k.is(*hash, text)).count()
 }
 
 impl Sessions {
@@ -205,10 +240,15 @@ impl Sessions {
                 Continuity::Branched { common, dropped: before - session.frozen.len() }
             }
         };
+        // The messages kept are the request's first ones: those read back from a saved state
+        // take their texts from it.
+        for (o, &(_, text)) in session.originals.iter_mut().zip(&incoming) {
+            if o.text.is_none() {
+                o.text = Some(text.into());
+            }
+        }
         let start = session.originals.len();
-        session
-            .originals
-            .extend(incoming[start..].iter().map(|&(hash, text)| Original { hash, text: text.into() }));
+        session.originals.extend(incoming[start..].iter().map(|&(hash, text)| Original::new(hash, text)));
         session.kind = request.kind;
         session.last_used = tick;
         session.recount();
@@ -286,14 +326,10 @@ impl Sessions {
         key: SessionKey,
         dialect: Dialect,
         kind: ArrayKind,
-        originals: Vec<Box<str>>,
+        originals: Vec<Original>,
         frozen: Vec<Frozen>,
     ) {
         self.tick += 1;
-        let originals = originals
-            .into_iter()
-            .map(|text| Original { hash: fnv1a(text.as_bytes()), text: text.into() })
-            .collect();
         let mut session = Session { dialect, kind, originals, frozen, last_used: self.tick, bytes: 0 };
         session.recount();
         self.map.insert(key.clone(), session);

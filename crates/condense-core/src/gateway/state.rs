@@ -1,16 +1,17 @@
-//! The gateway's state as bytes, for the host's state directory: every session held (its
-//! original messages and frozen condensations, byte for byte, its figures and the recall files it
-//! keeps) and the totals, as versioned JSON. A restarted gateway replays the same condensations,
-//! so the upstream's cache survives the restart too.
+//! The gateway's state as bytes, for the host's state directory: every session held (each of its
+//! messages' hash and length, its frozen condensations byte for byte, its figures and the recall
+//! files it keeps) and the totals, as versioned JSON. A restarted gateway replays the same
+//! condensations, so the upstream's cache survives the restart too: a request is matched to its
+//! session by the hashes, and the messages' texts come back with it. The bodies themselves are
+//! not saved (version 1 saved them: a gateway of twelve 20 MB sessions wrote 250 MB after every
+//! request); a version 1 file is still read.
 //!
-//! Messages are stored as raw JSON ([`RawValue`]), not as strings: their bytes come back exactly,
-//! which the replay depends on. Loading checks everything the store relies on (the version, each
+//! Condensations are stored as raw JSON ([`RawValue`]), not as strings: their bytes come back
+//! exactly, which the replay depends on. Loading checks everything the store relies on (the version, each
 //! condensation's range within its session, in order, apart), so a file cut short by a crash or
 //! edited by hand is refused whole, never half read; within a readable file, each session is checked
 //! alone, and one that fails is set aside (its JSON handed to the host to keep) while the others
 //! load. A file of a newer version is never read.
-
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -18,12 +19,13 @@ use serde_json::value::RawValue;
 use super::decide::{Gateway, GatewayConfig, SessionState};
 use super::dialect::{ArrayKind, Dialect};
 use super::recall::Kept;
-use super::session_key::SessionKey;
-use super::sessions::Frozen;
+use super::session_key::{SessionKey, fnv1a};
+use super::sessions::{Frozen, Original};
 use super::stats::SessionStats;
 
-/// The version of the state written; a file of another version is refused.
-pub const STATE_VERSION: u32 = 1;
+/// The version of the state written; an older file is read (version 1 held the messages' texts),
+/// a newer one refused.
+pub const STATE_VERSION: u32 = 2;
 
 /// Why a saved state cannot be used at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,12 +77,14 @@ struct Saved<S> {
     sessions: Vec<S>,
 }
 
+/// A session as saved. `O` is a message: `(hash, length)` from version 2 on, its raw JSON in
+/// version 1.
 #[derive(Serialize, Deserialize)]
-struct SavedSession<R> {
+struct SavedSession<R, O = (u64, usize)> {
     key: SessionKey,
     dialect: Dialect,
     kind: ArrayKind,
-    originals: Vec<R>,
+    originals: Vec<O>,
     frozen: Vec<SavedFrozen<R>>,
     stats: SessionStats,
     /// The recall files it keeps, oldest first (absent in a file written before them).
@@ -97,7 +101,7 @@ struct SavedFrozen<R> {
 
 /// Checks a saved session's condensations: non-empty ranges within its messages, in order and
 /// apart, each replacing message a JSON object.
-fn check(s: &SavedSession<Box<RawValue>>) -> Result<(), String> {
+fn check<O>(s: &SavedSession<Box<RawValue>, O>) -> Result<(), String> {
     let mut at = 0;
     for f in &s.frozen {
         if f.start < at || f.start >= f.end || f.end > s.originals.len() {
@@ -125,7 +129,8 @@ struct SnapshotSession {
     key: SessionKey,
     dialect: Dialect,
     kind: ArrayKind,
-    originals: Vec<Arc<str>>,
+    /// Each message's hash and length.
+    originals: Vec<(u64, usize)>,
     frozen: Vec<Frozen>,
     stats: SessionStats,
     recall: Vec<Kept>,
@@ -141,7 +146,6 @@ impl Snapshot {
                 // Every text was read from a request as JSON; a text that is not is left out
                 // rather than written as a file that cannot be read back.
                 let raw = |t| serde_json::from_str::<&RawValue>(t).ok();
-                let originals = s.originals.iter().map(|o| raw(o)).collect::<Option<Vec<_>>>()?;
                 let frozen = s
                     .frozen
                     .iter()
@@ -154,7 +158,7 @@ impl Snapshot {
                     key: s.key.clone(),
                     dialect: s.dialect,
                     kind: s.kind,
-                    originals,
+                    originals: s.originals.clone(),
                     frozen,
                     stats: s.stats.clone(),
                     recall: s.recall.clone(),
@@ -192,7 +196,7 @@ impl Gateway {
                     key: key.clone(),
                     dialect: s.dialect,
                     kind: s.kind,
-                    originals: s.originals.iter().map(|o| Arc::clone(&o.text)).collect(),
+                    originals: s.originals.iter().map(|o| (o.hash, o.len)).collect(),
                     frozen: s.frozen.clone(),
                     stats: state.map(|st| st.stats.clone()).unwrap_or_default(),
                     recall: state.map(|st| st.recall.clone()).unwrap_or_default(),
@@ -217,9 +221,9 @@ impl Gateway {
         if version.version > STATE_VERSION {
             return Err(StateError::Newer { version: version.version });
         }
-        if version.version != STATE_VERSION {
+        if version.version == 0 {
             return Err(StateError::Unreadable(format!(
-                "the state file is version {}; this gateway reads {STATE_VERSION}",
+                "the state file is version {}; this gateway reads 1 to {STATE_VERSION}",
                 version.version
             )));
         }
@@ -227,7 +231,7 @@ impl Gateway {
         let mut set_aside = Vec::new();
         gateway.totals = saved.totals;
         for (index, raw) in saved.sessions.into_iter().enumerate() {
-            let read = serde_json::from_str::<SavedSession<Box<RawValue>>>(raw.get())
+            let read = read_session(version.version, raw.get())
                 .map_err(|e| format!("session {index} is not readable: {e}"))
                 .and_then(|s| check(&s).map(|()| s));
             let s = match read {
@@ -245,7 +249,7 @@ impl Gateway {
                     continue;
                 }
             };
-            let originals = s.originals.iter().map(|o| o.get().into()).collect();
+            let originals = s.originals.iter().map(|&(hash, len)| Original::hollow(hash, len)).collect();
             let frozen = s
                 .frozen
                 .iter()
@@ -260,4 +264,22 @@ impl Gateway {
         gateway.states.retain(|_, s| sessions.messages(&s.key).is_some());
         Ok((gateway, set_aside))
     }
+}
+
+/// A saved session of a file of `version`: from version 1, which held each message's JSON, its
+/// messages' hashes and lengths.
+fn read_session(version: u32, raw: &str) -> Result<SavedSession<Box<RawValue>>, serde_json::Error> {
+    if version >= 2 {
+        return serde_json::from_str(raw);
+    }
+    let s: SavedSession<Box<RawValue>, Box<RawValue>> = serde_json::from_str(raw)?;
+    Ok(SavedSession {
+        originals: s.originals.iter().map(|o| (fnv1a(o.get().as_bytes()), o.get().len())).collect(),
+        key: s.key,
+        dialect: s.dialect,
+        kind: s.kind,
+        frozen: s.frozen,
+        stats: s.stats,
+        recall: s.recall,
+    })
 }

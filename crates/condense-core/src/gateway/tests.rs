@@ -461,6 +461,38 @@ fn save_then_load_forwards_the_same_bytes() {
     assert!(set_aside.is_empty());
     assert_eq!(loaded.stats(), gw.stats());
     assert_eq!(loaded.save(), saved, "saving again writes the same bytes");
+    // The state keeps the condensations, not the bodies: no message's text is in it.
+    let text = String::from_utf8(saved.clone()).unwrap();
+    assert!(!text.contains("module_27.rs"), "a later tool result is not saved");
+    assert!(saved.len() * 10 < requests[27].0.len(), "{} bytes saved for a {} byte request", saved.len(), requests[27].0.len());
+    // Read back, it has no texts to preview from until its next request.
+    let key = loaded.stats().sessions.keys().next().unwrap().clone();
+    assert!(loaded.preview(&key).unwrap_err().contains("next request"));
+    assert!(!loaded.session_view(&key).unwrap().condensations.is_empty());
+    for (body, _) in &requests[28..] {
+        let a = sent_body(gw.request("/v1/messages", None, body.as_bytes()));
+        let b = sent_body(loaded.request("/v1/messages", None, body.as_bytes()));
+        assert_eq!(a, b);
+    }
+    assert_eq!(loaded.preview(&key).map(|p| p.start), gw.preview(&key).map(|p| p.start));
+}
+
+#[test]
+fn a_version_1_state_with_the_bodies_is_read_and_replays_the_same_bytes() {
+    let requests = claude_requests(30);
+    let mut gw = gateway(30_000, false);
+    let sent = run(&mut gw, "/v1/messages", Dialect::AnthropicMessages, &requests[..28]);
+    assert!(sent.iter().any(|s| s.condensed_now));
+    // The file version 1 wrote: each session's messages as the JSON the client sent.
+    let mut v1: serde_json::Value = serde_json::from_slice(&gw.save()).unwrap();
+    let last: serde_json::Value = serde_json::from_str(&requests[27].0).unwrap();
+    v1["version"] = 1.into();
+    for session in v1["sessions"].as_array_mut().unwrap() {
+        session["originals"] = last["messages"].clone();
+    }
+    let (mut loaded, set_aside) = Gateway::load(gw.config().clone(), v1.to_string().as_bytes()).unwrap();
+    assert!(set_aside.is_empty());
+    assert_eq!(loaded.save(), gw.save(), "read as the hashes of its messages");
     for (body, _) in &requests[28..] {
         let a = sent_body(gw.request("/v1/messages", None, body.as_bytes()));
         let b = sent_body(loaded.request("/v1/messages", None, body.as_bytes()));
@@ -482,11 +514,11 @@ fn a_truncated_or_foreign_state_file_is_refused_and_a_newer_one_is_named() {
         assert!(Gateway::load(config.clone(), &saved[..cut]).is_err(), "cut at {cut}");
     }
     let text = String::from_utf8(saved).unwrap();
-    let newer = text.replacen("\"version\":1", "\"version\":99", 1);
+    let newer = text.replacen("\"version\":2", "\"version\":99", 1);
     let refused = Gateway::load(config.clone(), newer.as_bytes()).unwrap_err();
     assert_eq!(refused, StateError::Newer { version: 99 });
     assert!(refused.to_string().contains("version 99, written by a newer gateway"), "{refused}");
-    let older = text.replacen("\"version\":1", "\"version\":0", 1);
+    let older = text.replacen("\"version\":2", "\"version\":0", 1);
     assert!(matches!(Gateway::load(config.clone(), older.as_bytes()), Err(StateError::Unreadable(_))));
     assert!(matches!(Gateway::load(config, b"not json"), Err(StateError::Unreadable(_))));
 }
