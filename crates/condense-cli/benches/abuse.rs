@@ -8,11 +8,13 @@
 //! - peak memory (`VmHWM` of the gateway process, Linux) for one request of each body kind and
 //!   size, each in a fresh gateway, against the budget of 4× the body plus 64 MB;
 //! - head-of-line: the latency of a small request of another session, every 20 ms, alone and
-//!   while a client sends 50 MB bodies one after another; p50 and p99.
+//!   while a client sends 50 MB bodies one after another; p50 and p99;
+//! - the state: twelve sessions of 20 MB each (an agent's session of 2,000 tool rounds, condensed),
+//!   then the size of `state.json` and the gateway's resident memory.
 //!
 //! Not a test: nothing here asserts a time. `cargo bench -p condense-cli --bench abuse`
 //! (`-- --quick` for smaller sizes, `-- --big-mb N` for the bodies sent beside the small requests,
-//! `-- --only time|memory|head` for one section). RELIABILITY.md ("The gateway under abuse") holds the results.
+//! `-- --only time|memory|head|state` for one section). RELIABILITY.md ("The gateway under abuse") holds the results.
 #![allow(clippy::disallowed_methods, reason = "a benchmark times things")]
 #![allow(clippy::disallowed_macros, reason = "a benchmark run by hand prints its table to a terminal")]
 
@@ -175,6 +177,56 @@ fn main() {
     if run("head") {
         head_of_line(upstream, quick);
     }
+    if run("state") {
+        state_size(upstream, quick);
+    }
+}
+
+/// An agent's session of about `mb` MB: its task, then tool rounds of 10 KB results.
+fn session_body(mb: usize, seed: usize) -> Vec<u8> {
+    let rounds = (mb << 20) / 5_150;
+    let mut messages = vec![
+        json!({"role": "user", "content": format!("Task {seed}: fix the failing tests in crate {seed}.")}),
+    ];
+    for r in 0..rounds {
+        let id = format!("toolu_{seed}_{r}");
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": format!("/repo/src/m{r}.rs")}}]}));
+        let lines: String =
+            (0..120).map(|l| format!("{l:>6}\tlet v_{r}_{l} = compute({seed}, {l});\n")).collect();
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": lines}]}));
+    }
+    json!({"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": messages}).to_string().into_bytes()
+}
+
+fn state_size(upstream: u16, quick: bool) {
+    let (sessions, mb) = if quick { (4, 5) } else { (12, 20) };
+    println!("\n## The state after {sessions} sessions of {mb} MB\n");
+    let gateway = Binary::start("abuse-state", upstream, &[]);
+    let mut sent = 0usize;
+    for i in 0..sessions {
+        let body = session_body(mb, i);
+        sent += body.len();
+        post(gateway.port, "/anthropic/v1/messages", &format!("agent-{i}"), &body);
+    }
+    // Saved within half a second of the last change; a file written whole each time.
+    std::thread::sleep(Duration::from_secs(2));
+    let file = gateway.state.join("state.json");
+    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let condensations = text.matches(r#""replacement""#).count();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", gateway.child.id())).unwrap_or_default();
+    let field = |name: &str| {
+        status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_owned()).unwrap_or_default()
+    };
+    println!("| sessions | sent | condensations saved | state.json | gateway VmRSS | VmHWM |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| {sessions} | {:.0} MB | {condensations} | {:.2} MB | {} | {} |",
+        sent as f64 / 1e6,
+        size as f64 / 1e6,
+        field("VmRSS:"),
+        field("VmHWM:")
+    );
 }
 
 fn time_per_request(upstream: u16, quick: bool) {

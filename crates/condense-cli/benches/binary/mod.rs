@@ -9,7 +9,8 @@ use std::process::{Child, Command, Stdio};
 pub(crate) struct Binary {
     pub(crate) child: Child,
     pub(crate) port: u16,
-    state: std::path::PathBuf,
+    /// Its state folder.
+    pub(crate) state: std::path::PathBuf,
 }
 
 impl Binary {

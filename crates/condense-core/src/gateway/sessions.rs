@@ -10,8 +10,11 @@
 //! between two condensations extends the previous one byte for byte. With nothing to replace,
 //! the client's body goes out as it came, not a byte changed.
 //!
-//! The store is bounded by sessions and bytes; the least recently used sessions go first. The
-//! session a request is using stays, so one session larger than the bound is held while in use.
+//! The store is bounded by sessions and bytes. Over the bytes, the least recently used sessions
+//! first let go of their messages' texts (kept: each message's hash and length, and the
+//! condensations, so the session still replays them when its client comes back, the texts coming
+//! back with that request); over that still, or over the sessions, they are forgotten. The session
+//! a request is using stays whole, so one session larger than the bound is held while in use.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -26,15 +29,17 @@ use super::session_key::{SessionKey, session_key};
 pub struct Limits {
     /// The most sessions held.
     pub max_sessions: usize,
-    /// The most bytes of message text held, originals and replacements together.
+    /// The most bytes of message text held, originals and replacements together (a message
+    /// known by its hash only counts 16).
     pub max_bytes: usize,
 }
 
 impl Default for Limits {
-    /// 64 sessions and 256 MiB: a few hundred agent sessions of 600 KB requests would fit, and a
-    /// gateway on a laptop serves a handful at a time.
+    /// 64 sessions and 64 MiB of texts: a hundred agent sessions of 600 KB requests hold their
+    /// texts, and any number beyond replay from their hashes; a gateway on a laptop serves a
+    /// handful at a time.
     fn default() -> Self {
-        Limits { max_sessions: 64, max_bytes: 256 << 20 }
+        Limits { max_sessions: 64, max_bytes: 64 << 20 }
     }
 }
 
@@ -336,8 +341,31 @@ impl Sessions {
         self.evict_except(&key);
     }
 
-    /// Forgets the least recently used sessions other than `keep` until the bounds hold.
+    /// Lets the least recently used sessions other than `keep` go of their texts, then forgets
+    /// them, until the bounds hold.
     fn evict_except(&mut self, keep: &SessionKey) {
+        let mut bytes = self.bytes();
+        if bytes > self.limits.max_bytes {
+            let mut by_age: Vec<(u64, SessionKey)> = self
+                .map
+                .iter()
+                .filter(|(k, s)| *k != keep && s.originals.iter().any(|o| o.text.is_some()))
+                .map(|(k, s)| (s.last_used, k.clone()))
+                .collect();
+            by_age.sort_unstable();
+            for (_, key) in by_age {
+                if bytes <= self.limits.max_bytes {
+                    break;
+                }
+                let session = self.map.get_mut(&key).expect("listed above");
+                bytes -= session.bytes;
+                for o in &mut session.originals {
+                    o.text = None;
+                }
+                session.recount();
+                bytes += session.bytes;
+            }
+        }
         while self.map.len() > self.limits.max_sessions || self.bytes() > self.limits.max_bytes {
             let oldest = self.map.iter().filter(|(k, _)| *k != keep).min_by_key(|(_, s)| s.last_used);
             let Some(oldest) = oldest.map(|(k, _)| k.clone()) else { break };
@@ -558,12 +586,33 @@ mod tests {
         assert!(sessions.messages(&SessionKey::Header("b".into())).is_none(), "b was the least recent");
         assert!(sessions.messages(&SessionKey::Header("a".into())).is_some());
 
-        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: body.len() });
+        // Over the bytes, the older sessions first let go of their texts, and are kept.
+        let body = fixtures::chat(&CHAT_TURNS[..7]);
+        // Room for one session's texts and the others' hashes.
+        let bound = body.len() + 400;
+        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: bound });
+        let key = sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some("a")).unwrap().session;
+        sessions.freeze(&key, 2..5, "Read it.").unwrap();
+        for name in ["b", "c"] {
+            sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some(name)).unwrap();
+        }
+        assert_eq!(sessions.len(), 3, "all three are kept");
+        assert!(sessions.bytes() <= bound);
+        let hollow = |s: &Sessions, n: &str| s.map[&SessionKey::Header(n.into())].is_hollow();
+        assert!(hollow(&sessions, "a") && hollow(&sessions, "b") && !hollow(&sessions, "c"));
+        // A hollow session still replays its condensation, and takes its texts back.
+        let again = fixtures::chat(&CHAT_TURNS[..8]);
+        let f = sessions.forward(Dialect::ChatCompletions, again.as_bytes(), Some("a")).unwrap();
+        assert_eq!((f.continuity, f.replayed), (Continuity::Extended { appended: 1 }, 1));
+        assert!(array(&f).contains("Read it."));
+        assert!(!hollow(&sessions, "a") && hollow(&sessions, "c"), "the session in use is whole");
+
+        // Beyond what even their hashes fit, they are forgotten; the session in use stays.
+        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: 40 });
         for name in ["a", "b", "c"] {
             sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some(name)).unwrap();
         }
-        assert_eq!(sessions.len(), 1, "one session of these fits the byte bound");
-        assert!(sessions.bytes() <= body.len());
+        assert_eq!(sessions.len(), 1);
         assert!(sessions.messages(&SessionKey::Header("c".into())).is_some(), "the session in use stays");
     }
 

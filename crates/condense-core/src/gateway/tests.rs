@@ -464,7 +464,12 @@ fn save_then_load_forwards_the_same_bytes() {
     // The state keeps the condensations, not the bodies: no message's text is in it.
     let text = String::from_utf8(saved.clone()).unwrap();
     assert!(!text.contains("module_27.rs"), "a later tool result is not saved");
-    assert!(saved.len() * 10 < requests[27].0.len(), "{} bytes saved for a {} byte request", saved.len(), requests[27].0.len());
+    assert!(
+        saved.len() * 10 < requests[27].0.len(),
+        "{} bytes saved for a {} byte request",
+        saved.len(),
+        requests[27].0.len()
+    );
     // Read back, it has no texts to preview from until its next request.
     let key = loaded.stats().sessions.keys().next().unwrap().clone();
     assert!(loaded.preview(&key).unwrap_err().contains("next request"));
