@@ -126,10 +126,13 @@ impl Gateway {
     pub fn preview(&mut self, session: &str) -> Result<GatewayPreview, String> {
         let (state, held, counter) = parts(&mut self.states, &self.sessions, &self.counters, session)?;
         if held.is_hollow() {
-            return Err("the session was read back from the saved state, which keeps no message's text: \
-                        its next request brings them back, and the preview with them"
-                .into());
+            return Err(format!(
+                "the gateway keeps no message's text for this session (read back from its saved state, \
+                 or over {} MB): its next request is condensed from the request's own",
+                self.config.limits.keep_texts_bytes >> 20
+            ));
         }
+        let texts: Vec<&str> = held.originals.iter().map(|o| o.text()).collect();
         let model = state.stats.model.clone();
         let dialect = held.dialect;
         let counts: Vec<usize> =
@@ -140,7 +143,7 @@ impl Gateway {
         let limit = (window as f64 * self.config.threshold) as usize;
         let forwarded = state.last_forwarded;
         let ask = Ask { forwarded, target: target(window, limit).min(forwarded / 2), whole: false };
-        let p = plan(held, &counts, &frozen_tokens, ask, &mut state.counts, counter)?;
+        let p = plan(held, &texts, &counts, &frozen_tokens, ask, &mut state.counts, counter)?;
         Ok(GatewayPreview {
             session: session.to_owned(),
             start: p.range.start,

@@ -297,7 +297,7 @@ fn measure(
     let dialect = session.dialect;
     let fixed = fixed_tokens(request, counter);
     let counts: Vec<usize> =
-        session.originals.iter().map(|o| cache.tokens(dialect, o.hash, o.text(), counter)).collect();
+        request.texts().map(|(hash, text)| cache.tokens(dialect, hash, text, counter)).collect();
     let frozen_tokens: Vec<usize> =
         session.frozen.iter().map(|f| cache.tokens_of(dialect, &f.replacement, counter)).collect();
     let all: usize = counts.iter().sum();
@@ -440,6 +440,9 @@ impl Gateway {
         state.counts.absorb(&counts);
         state.cells.absorb(counts.cells);
         let session = self.sessions.map.get(&key).expect("checked above");
+        // The session's messages are the request's: what reads their texts reads these (a large
+        // session does not hold them).
+        let texts: Vec<&str> = request.texts().map(|(_, text)| text).collect();
         let m = measure(session, request, &mut state.counts, counter);
         let window = window_for(&model, &self.config.windows);
         let limit = (window as f64 * self.config.threshold) as usize;
@@ -462,7 +465,7 @@ impl Gateway {
             };
             let ask = Ask { forwarded: m.forwarded, target, whole: false };
             let reason = if m.forwarded > limit { CondenseReason::Threshold } else { CondenseReason::Manual };
-            match plan(session, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter) {
+            match plan(session, &texts, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter) {
                 Ok(p) => made = Some((p, reason, None)),
                 Err(why) => note = Some(format!("{} of {limit} tokens, not condensed: {why}", m.forwarded)),
             }
@@ -474,15 +477,15 @@ impl Gateway {
             let min_gain = min_gain_tokens(window, AutoCondense::default().min_gain_percent);
             let native = self.config.provider == "native";
             let early = Early { fixed: &fixed, model: &model, limit, native, now, min_gain };
-            made = weigh_early(session, state, &m, &early, counter)
+            made = weigh_early(session, &texts, state, &m, &early, counter)
                 .map(|(p, e)| (p, CondenseReason::Cache, Some(e)));
         }
         let mut recall = None;
         if let (Some((p, _, _)), Some(config), false) = (made.as_mut(), &self.config.recall, observe) {
-            recall = Some(attach(config, &name, session, p, &mut state.counts, counter));
+            recall = Some(attach(config, &name, session, &texts, p, &mut state.counts, counter));
         }
         if let Some((p, reason, estimate)) = made.take() {
-            match self.sessions.freeze(&key, p.range.clone(), &p.text) {
+            match self.sessions.freeze_with(&key, p.range.clone(), &p.text, Some(&texts)) {
                 Ok(()) => {
                     made = Some((p, reason, estimate));
                     if let Some(file) = recall {
@@ -493,7 +496,7 @@ impl Gateway {
             }
         }
         if let Some((p, _, _)) = made.as_ref().filter(|_| self.config.provider == "native" && !observe) {
-            self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
+            self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text, &texts);
         }
         // A summary waiting rides along with a condensation: the cache is written again from the
         // condensation on anyway.
@@ -602,7 +605,10 @@ impl Gateway {
         let client = prompt(&fixed, client, dialect, &mut state.cells);
         let forwarded = match untouched {
             true => client.clone(),
-            false => forwarded_prompt(session, &fixed, None, &mut state.counts, &mut state.cells, counter),
+            false => {
+                let texts: Vec<&str> = request.texts().map(|(_, text)| text).collect();
+                forwarded_prompt(session, &texts, &fixed, None, &mut state.counts, &mut state.cells, counter)
+            }
         };
         let retention = match request.cache_retention.as_deref() {
             Some("24h") => Ttl::Day,
@@ -735,10 +741,10 @@ impl Gateway {
             return None;
         }
         let key = state.key.clone();
-        // A session read back since its request (a fresh engine after a trap) has no texts yet.
-        let held = self.sessions.map.get(&key).filter(|s| !s.is_hollow())?;
+        let held = self.sessions.map.get(&key)?;
         let request = Request::parse(held.dialect, body).ok()?;
         let incoming: Vec<(u64, &str)> = request.texts().collect();
+        let texts: Vec<&str> = incoming.iter().map(|&(_, text)| text).collect();
         if request.kind != ArrayKind::Array
             || incoming.len() != held.originals.len()
             || common_prefix(&held.originals, &incoming) != incoming.len()
@@ -751,19 +757,22 @@ impl Gateway {
         let window = window_for(&model, &self.config.windows);
         let limit = (window as f64 * self.config.threshold) as usize;
         let ask = Ask { forwarded: m.forwarded, target: target(window, limit), whole: true };
-        let mut p = plan(held, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter).ok()?;
+        let mut p = plan(held, &texts, &m.counts, &m.frozen_tokens, ask, &mut state.counts, counter).ok()?;
         if held.frozen.iter().any(|f| f.range == p.range) {
             return None;
         }
-        let recall =
-            self.config.recall.as_ref().map(|c| attach(c, session, held, &mut p, &mut state.counts, counter));
-        self.sessions.freeze(&key, p.range.clone(), &p.text).ok()?;
+        let recall = self
+            .config
+            .recall
+            .as_ref()
+            .map(|c| attach(c, session, held, &texts, &mut p, &mut state.counts, counter));
+        self.sessions.freeze_with(&key, p.range.clone(), &p.text, Some(&texts)).ok()?;
         if let Some(file) = recall {
             self.book_recall(session, file);
         }
         if self.config.provider == "native" {
             // Without a summary the ledger stays: the retry has it either way.
-            self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text);
+            self.queue_summary(&key, &model, p.task_end, p.range.clone(), &p.text, &texts);
         }
         let state = self.states.get_mut(session)?;
         let request_no = state.stats.requests;
@@ -913,8 +922,9 @@ impl Gateway {
         task_end: usize,
         range: Range<usize>,
         ledger: &str,
+        texts: &[&str],
     ) {
-        let Err(why) = self.try_queue(key, model, task_end, range.clone(), ledger) else { return };
+        let Err(why) = self.try_queue(key, model, task_end, range.clone(), ledger, texts) else { return };
         let name = key.to_string();
         let session = self.states.get_mut(&name).map(|s| &mut s.stats);
         for stats in session.into_iter().chain([&mut self.totals]) {
@@ -931,6 +941,7 @@ impl Gateway {
         task_end: usize,
         range: Range<usize>,
         ledger: &str,
+        texts: &[&str],
     ) -> Result<(), String> {
         if self.pending.len() >= MAX_PENDING_SUMMARIES {
             return Err(format!("{MAX_PENDING_SUMMARIES} summaries are already being written"));
@@ -941,10 +952,10 @@ impl Gateway {
         let session = self.sessions.map.get(key).ok_or("the session was not kept")?;
         // The task's turns without the system or developer messages a client may send among
         // them (Claude Code does): the summary request has instructions of its own.
-        let task = session.originals[..task_end.min(range.start)]
+        let task = texts[..task_end.min(range.start)]
             .iter()
-            .filter(|o| Shape::read(session.dialect, 0, o.text()).is_some_and(|s| !s.is_instructions()));
-        let texts: Vec<&str> = task.chain(&session.originals[range.clone()]).map(|o| o.text()).collect();
+            .filter(|text| Shape::read(session.dialect, 0, text).is_some_and(|s| !s.is_instructions()));
+        let texts: Vec<&str> = task.chain(&texts[range.clone()]).copied().collect();
         let (_, messages) = read_messages(session.dialect, &texts)?;
         let id = self.next_job;
         self.next_job += 1;
@@ -1026,6 +1037,7 @@ impl Gateway {
 /// frozen too, for weighing a condensation not made yet.
 fn forwarded_prompt(
     session: &Session,
+    texts: &[&str],
     fixed: &[Piece],
     extra: Option<(&Range<usize>, &str)>,
     counts: &mut CountCache,
@@ -1045,8 +1057,8 @@ fn forwarded_prompt(
             messages.push((fnv1a(text.as_bytes()), text, counts.tokens_of(dialect, text, counter), true));
             i = f.range.end;
         } else {
-            let o = &session.originals[i];
-            messages.push((o.hash, o.text(), counts.tokens(dialect, o.hash, o.text(), counter), false));
+            let (hash, text) = (session.originals[i].hash, texts[i]);
+            messages.push((hash, text, counts.tokens(dialect, hash, text, counter), false));
             i += 1;
         }
         // Condensations swallowed by `extra` are skipped.
@@ -1078,6 +1090,7 @@ struct Early<'r> {
 /// request has grown past its trigger, or by a twentieth.
 fn weigh_early(
     session: &Session,
+    texts: &[&str],
     state: &mut SessionState,
     m: &Measure,
     early: &Early<'_>,
@@ -1087,7 +1100,7 @@ fn weigh_early(
     state.book_for(early.model, session.dialect)?;
     let SessionState { book, counts, cells, stats, grown_from, weigh_from, .. } = state;
     let book = book.as_ref()?;
-    let now_prompt = forwarded_prompt(session, early.fixed, None, counts, cells, counter);
+    let now_prompt = forwarded_prompt(session, texts, early.fixed, None, counts, cells, counter);
     let ratio = book.ratio();
     let context = book.total(&now_prompt);
     let as_is = book.try_paid(&now_prompt, early.now);
@@ -1123,7 +1136,7 @@ fn weigh_early(
     let again = |trigger: f64| ((trigger / ratio) as usize).max(m.forwarded + m.forwarded / 20 + 1);
     let ask =
         Ask { forwarded: m.forwarded, target: m.forwarded * EXPECTED_AFTER_PERCENT / 100, whole: false };
-    let Ok(p) = plan(session, &m.counts, &m.frozen_tokens, ask, counts, counter) else {
+    let Ok(p) = plan(session, texts, &m.counts, &m.frozen_tokens, ask, counts, counter) else {
         *weigh_from = again(0.0);
         return None;
     };
@@ -1134,7 +1147,8 @@ fn weigh_early(
         return None;
     }
     let text = replacement(session.dialect, &p.text);
-    let condensed = forwarded_prompt(session, early.fixed, Some((&p.range, &text)), counts, cells, counter);
+    let condensed =
+        forwarded_prompt(session, texts, early.fixed, Some((&p.range, &text)), counts, cells, counter);
     let after = book.total(&condensed);
     let kept = book.try_paid(&condensed, early.now).read;
     let summarized = m.counts[p.range.clone()].iter().sum::<usize>() as f64 * ratio;

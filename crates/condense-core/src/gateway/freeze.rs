@@ -215,17 +215,32 @@ impl Sessions {
         range: Range<usize>,
         text: &str,
     ) -> Result<(), FreezeError> {
+        self.freeze_with(session, range, text, None)
+    }
+
+    /// [`Sessions::freeze`] with the session's messages' `texts` given (the request's it was
+    /// matched to), for a session that does not hold them; `None`: its own.
+    pub(super) fn freeze_with(
+        &mut self,
+        session: &SessionKey,
+        range: Range<usize>,
+        text: &str,
+        texts: Option<&[&str]>,
+    ) -> Result<(), FreezeError> {
         let held =
             self.map.get_mut(session).ok_or_else(|| FreezeError::UnknownSession(session.to_string()))?;
         let len = held.originals.len();
-        if range.start >= range.end || range.end > len {
+        if range.start >= range.end || range.end > len || texts.is_some_and(|t| t.len() != len) {
             return Err(FreezeError::BadRange { start: range.start, end: range.end, len });
         }
         let shapes = held
             .originals
             .iter()
             .enumerate()
-            .map(|(i, o)| Shape::read(held.dialect, i, o.text()).ok_or(FreezeError::NotAMessage(i)))
+            .map(|(i, o)| {
+                let text = texts.map_or_else(|| o.text(), |t| t[i]);
+                Shape::read(held.dialect, i, text).ok_or(FreezeError::NotAMessage(i))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         check_range(&shapes, &range)?;
         if let Some(f) = held.frozen.iter().find(|f| {

@@ -22,6 +22,7 @@ use crate::ledger::{self, Ledger};
 use crate::tokens::TokenCounter;
 
 use super::count::{CountCache, read_messages};
+use super::dialect::Dialect;
 use super::freeze::{Shape, replacement, valid_ends};
 use super::sessions::Session;
 
@@ -50,9 +51,11 @@ pub(super) struct Ask {
     pub(super) whole: bool,
 }
 
-/// The condensation of `session` that `ask` calls for; why none, otherwise.
+/// The condensation of `session` that `ask` calls for; why none, otherwise. `texts` are its
+/// messages' texts (the request's it was matched to: a session need not hold them).
 pub(super) fn plan(
     session: &Session,
+    texts: &[&str],
     counts: &[usize],
     frozen_tokens: &[usize],
     ask: Ask,
@@ -60,12 +63,11 @@ pub(super) fn plan(
     counter: &dyn TokenCounter,
 ) -> Result<Plan, String> {
     let dialect = session.dialect;
-    let shapes = session
-        .originals
+    let shapes = texts
         .iter()
         .enumerate()
-        .map(|(i, o)| {
-            Shape::read(dialect, i, o.text()).ok_or_else(|| format!("message {i} is not a message object"))
+        .map(|(i, text)| {
+            Shape::read(dialect, i, text).ok_or_else(|| format!("message {i} is not a message object"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let first = shapes.iter().position(Shape::is_model).ok_or("the model has not answered yet")?;
@@ -101,12 +103,12 @@ pub(super) fn plan(
     };
     let budget = ledger::budget_for(Some(ask.target), ask.forwarded);
     let mut end = end_for(need);
-    let mut made = ledger_text(session, start..end, budget, counter)?;
+    let mut made = ledger_text(dialect, &texts[start..end], budget, counter)?;
     let mut cost = cache.tokens_of(dialect, &replacement(dialect, &made), counter);
     // The first pick did not leave room for its own ledger: once more, with that room.
     if !ask.whole && removed[end].saturating_sub(cost) < need && end < last {
         end = end_for(need + cost);
-        made = ledger_text(session, start..end, budget, counter)?;
+        made = ledger_text(dialect, &texts[start..end], budget, counter)?;
         cost = cache.tokens_of(dialect, &replacement(dialect, &made), counter);
     }
     if removed[end] <= cost {
@@ -118,15 +120,14 @@ pub(super) fn plan(
     Ok(Plan { range: start..end, text: made, saved: removed[end] - cost, task_end: first })
 }
 
-/// The ledger of original messages `range`, the user's words within `budget` tokens.
+/// The ledger of the messages of `texts`, the user's words within `budget` tokens.
 fn ledger_text(
-    session: &Session,
-    range: Range<usize>,
+    dialect: Dialect,
+    texts: &[&str],
     budget: usize,
     counter: &dyn TokenCounter,
 ) -> Result<String, String> {
-    let texts: Vec<&str> = session.originals[range].iter().map(|o| o.text()).collect();
-    let (_, messages) = read_messages(session.dialect, &texts)?;
+    let (_, messages) = read_messages(dialect, texts)?;
     let ledger = Ledger::of(&messages.iter().collect::<Vec<_>>());
     Ok(ledger.render(budget, counter))
 }

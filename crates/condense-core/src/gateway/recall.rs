@@ -161,12 +161,12 @@ pub(super) fn attach(
     config: &RecallConfig,
     name: &str,
     session: &Session,
+    texts: &[&str],
     p: &mut Plan,
     cache: &mut CountCache,
     counter: &dyn TokenCounter,
 ) -> Result<RecallFile, String> {
-    let texts: Vec<&str> = session.originals[p.range.clone()].iter().map(|o| o.text()).collect();
-    let file = recall_file(config, name, session.dialect, &texts, &p.range)?;
+    let file = recall_file(config, name, session.dialect, &texts[p.range.clone()], &p.range)?;
     let text = format!("{}\n\n{}", recall_line(&file.path), p.text);
     let before = cache.tokens_of(session.dialect, &replacement(session.dialect, &p.text), counter);
     let after = cache.tokens_of(session.dialect, &replacement(session.dialect, &text), counter);

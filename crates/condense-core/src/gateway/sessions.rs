@@ -32,6 +32,11 @@ pub struct Limits {
     /// The most bytes of message text held, originals and replacements together (a message
     /// known by its hash only counts 16).
     pub max_bytes: usize,
+    /// A session whose messages' texts come to more than this keeps their hashes only: its
+    /// requests bring the texts each time (what condenses reads the request's), so a large body
+    /// is never copied into the store. A smaller one keeps them, for the view's preview between
+    /// requests.
+    pub keep_texts_bytes: usize,
 }
 
 impl Default for Limits {
@@ -39,7 +44,7 @@ impl Default for Limits {
     /// texts, and any number beyond replay from their hashes; a gateway on a laptop serves a
     /// handful at a time.
     fn default() -> Self {
-        Limits { max_sessions: 64, max_bytes: 64 << 20 }
+        Limits { max_sessions: 64, max_bytes: 64 << 20, keep_texts_bytes: 8 << 20 }
     }
 }
 
@@ -245,15 +250,21 @@ impl Sessions {
                 Continuity::Branched { common, dropped: before - session.frozen.len() }
             }
         };
-        // The messages kept are the request's first ones: those read back from a saved state
-        // take their texts from it.
+        // The messages kept are the request's first ones: those known by their hash only take
+        // their texts from it, unless the session is too large to keep them.
+        let keep = incoming.iter().map(|(_, text)| text.len()).sum::<usize>() <= self.limits.keep_texts_bytes;
         for (o, &(_, text)) in session.originals.iter_mut().zip(&incoming) {
-            if o.text.is_none() {
-                o.text = Some(text.into());
+            match keep {
+                true if o.text.is_none() => o.text = Some(text.into()),
+                true => {}
+                false => o.text = None,
             }
         }
         let start = session.originals.len();
-        session.originals.extend(incoming[start..].iter().map(|&(hash, text)| Original::new(hash, text)));
+        session.originals.extend(incoming[start..].iter().map(|&(hash, text)| match keep {
+            true => Original::new(hash, text),
+            false => Original::hollow(hash, text.len()),
+        }));
         session.kind = request.kind;
         session.last_used = tick;
         session.recount();
@@ -577,7 +588,8 @@ mod tests {
 
     #[test]
     fn the_store_forgets_the_least_recently_used_sessions_first() {
-        let mut sessions = Sessions::new(Limits { max_sessions: 2, max_bytes: usize::MAX });
+        let mut sessions =
+            Sessions::new(Limits { max_sessions: 2, max_bytes: usize::MAX, ..Limits::default() });
         let body = fixtures::chat(&CHAT_TURNS[..3]);
         for name in ["a", "b", "a", "c"] {
             sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some(name)).unwrap();
@@ -590,7 +602,7 @@ mod tests {
         let body = fixtures::chat(&CHAT_TURNS[..7]);
         // Room for one session's texts and the others' hashes.
         let bound = body.len() + 400;
-        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: bound });
+        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: bound, ..Limits::default() });
         let key = sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some("a")).unwrap().session;
         sessions.freeze(&key, 2..5, "Read it.").unwrap();
         for name in ["b", "c"] {
@@ -608,7 +620,7 @@ mod tests {
         assert!(!hollow(&sessions, "a") && hollow(&sessions, "c"), "the session in use is whole");
 
         // Beyond what even their hashes fit, they are forgotten; the session in use stays.
-        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: 40 });
+        let mut sessions = Sessions::new(Limits { max_sessions: 10, max_bytes: 40, ..Limits::default() });
         for name in ["a", "b", "c"] {
             sessions.forward(Dialect::ChatCompletions, body.as_bytes(), Some(name)).unwrap();
         }

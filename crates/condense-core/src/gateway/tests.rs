@@ -1130,3 +1130,40 @@ fn restarted_from_any_state_saved_after_its_last_condensation_it_forwards_the_sa
     }
     assert!(bad.is_empty(), "{bad:?}");
 }
+
+#[test]
+fn a_session_over_the_text_bound_keeps_hashes_only_and_forwards_the_same_bytes() {
+    let config = |keep_texts_bytes| {
+        let windows: BTreeMap<String, usize> = [("tiny-model".to_string(), 4000)].into_iter().collect();
+        let recall = Some(RecallConfig { dir: "/state/recall".into(), max_session_bytes: 8 << 20 });
+        let limits = Limits { keep_texts_bytes, ..Limits::default() };
+        GatewayConfig { windows, recall, limits, ..GatewayConfig::default() }
+    };
+    let mut whole = Gateway::new(config(usize::MAX)).unwrap();
+    let mut lean = Gateway::new(config(1)).unwrap();
+    let mut condensed = 0;
+    for rounds in 8..22 {
+        let body = tool_session_body(rounds);
+        let a = sent(whole.request("/v1/messages", Some("s"), body.as_bytes()));
+        let b = sent(lean.request("/v1/messages", Some("s"), body.as_bytes()));
+        assert_eq!(a.body, b.body, "round {rounds}");
+        assert_eq!(whole.take_recall_ops(), lean.take_recall_ops(), "round {rounds}");
+        condensed += usize::from(a.condensed_now);
+        // The lean store holds each message's hash, not its text.
+        let held = lean.sessions.map.values().next().unwrap();
+        assert!(held.is_hollow() && lean.sessions.bytes() < 40 * held.originals.len() + 4_000);
+    }
+    assert!(condensed >= 3, "condensed {condensed} times");
+    // Its preview says why there is none; the whole store's has one.
+    let name = lean.stats().sessions.keys().next().unwrap().clone();
+    assert!(lean.preview(&name).unwrap_err().contains("keeps no message's text"));
+    assert!(whole.preview(&name).is_ok());
+    // Too long: the retry is condensed from the request's texts, the same in both.
+    let body = tool_session_body(22);
+    sent(whole.request("/v1/messages", Some("s"), body.as_bytes()));
+    sent(lean.request("/v1/messages", Some("s"), body.as_bytes()));
+    let a = whole.too_long(&name, body.as_bytes()).map(|(b, _)| b);
+    let b = lean.too_long(&name, body.as_bytes()).map(|(b, _)| b);
+    assert!(a.is_some());
+    assert_eq!(a, b);
+}
