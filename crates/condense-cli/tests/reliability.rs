@@ -102,6 +102,37 @@ fn client_values_are_escaped_and_cut_in_every_log_line_and_in_stats() {
     assert!(!stats.contains("\\u202e"), "no raw bidi override in /stats: {stats:.300}");
 }
 
+#[test]
+fn a_request_over_the_memory_budget_goes_out_as_sent_and_stats_say_why() {
+    let upstream = Upstream::json(serde_json::from_str(OK).unwrap());
+    let state = Scratch::new("rel-budget");
+    let gateway =
+        Gateway::start(&state, &["--anthropic-upstream", &upstream.url(), "--window", SMALL_WINDOW]);
+    // 100,000 short messages: far over the window, and condensing them would take about 150 MB
+    // for a 4 MB body (the budget: 4 × the body + 64 MB).
+    let messages: Vec<Value> = (0..100_000)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("message {i}")}))
+        .collect();
+    let body = json!({"model": "tiny-model", "max_tokens": 8, "messages": messages}).to_string();
+    let reply =
+        gateway.post("/anthropic/v1/messages", &["x-api-key: k", "x-context-condenser-session: many"], &body);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(upstream.next().body, body.as_bytes(), "the client's bytes");
+    let stats = gateway.stats();
+    assert_eq!(stats["failed_open"], 1, "{stats:.500}");
+    let why = stats["last_failed_open"].as_str().unwrap_or_default();
+    assert!(why.contains("100000 messages") && why.contains("memory budget"), "{why}");
+    // A request of the same session within the budget is condensed as ever.
+    let client = tool_session(12, true);
+    let reply = gateway.post(
+        "/anthropic/v1/messages",
+        &["x-api-key: k", "x-context-condenser-session: many"],
+        &client,
+    );
+    assert_eq!(reply.status, 200);
+    assert!(String::from_utf8_lossy(&upstream.next().body).contains("[Context Condenser"));
+}
+
 /// An upstream that answers a streamed Anthropic request with `events` SSE events `every` apart,
 /// then (with `stall`) goes silent for that long before closing.
 fn ticking(events: usize, every: Duration, stall: Option<Duration>) -> Upstream {

@@ -1167,3 +1167,27 @@ fn a_session_over_the_text_bound_keeps_hashes_only_and_forwards_the_same_bytes()
     assert!(a.is_some());
     assert_eq!(a, b);
 }
+
+#[test]
+fn the_memory_budget_refuses_many_small_messages_not_one_large_body() {
+    use super::decide::over_memory_budget;
+    // The agents' sessions: thousands of messages of any size are condensed.
+    assert_eq!(over_memory_budget(2 << 20, 40_000), None);
+    assert_eq!(over_memory_budget(48 << 20, 10_000), None);
+    assert_eq!(over_memory_budget(200 << 20, 1), None);
+    // 100,000 short messages: about 150 MB of work for a 12 MB body, over 4 × 12 + 64.
+    let why = over_memory_budget(12 << 20, 100_000).unwrap();
+    assert!(why.contains("100000 messages") && why.contains("4 × the body + 64 MB"), "{why}");
+    // Through the gateway: forwarded as sent, the session not touched.
+    let messages: Vec<Value> = (0..100_000)
+        .map(|i| serde_json::json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("m {i}")}))
+        .collect();
+    let body =
+        serde_json::json!({"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": messages}).to_string();
+    let mut gw = gateway(30_000, false);
+    match gw.request("/v1/messages", Some("many"), body.as_bytes()) {
+        Decision::Untouched { reason, .. } => assert!(reason.contains("memory budget"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(gw.stats().totals.untouched, 1);
+}
