@@ -1174,7 +1174,9 @@ fn the_memory_budget_refuses_many_small_messages_not_one_large_body() {
     // The agents' sessions: thousands of messages of any size are condensed.
     assert_eq!(over_memory_budget(2 << 20, 40_000), None);
     assert_eq!(over_memory_budget(48 << 20, 10_000), None);
-    assert_eq!(over_memory_budget(200 << 20, 1), None);
+    assert_eq!(over_memory_budget(100 << 20, 1), None);
+    // One message of 200 MB: its counting alone would pass 4 × the body + 64 MB.
+    assert!(over_memory_budget(200 << 20, 1).is_some());
     // 100,000 short messages: about 150 MB of work for a 12 MB body, over 4 × 12 + 64.
     let why = over_memory_budget(12 << 20, 100_000).unwrap();
     assert!(why.contains("100000 messages") && why.contains("4 × the body + 64 MB"), "{why}");
