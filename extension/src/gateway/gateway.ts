@@ -590,7 +590,10 @@ export class GatewayServer {
     const request = client.request(target, { method, headers: outgoing, signal, timeout: connectMs });
     const timedOut = (what: string) => Object.assign(new Error(`timed out ${what}`), { code: "ETIMEDOUT" });
     request.on("socket", (socket) => {
-      socket.once(target.protocol === "https:" ? "secureConnect" : "connect", () => request.setTimeout(streamIdleMs));
+      // A kept-alive socket is connected already: its idle limit applies at once (a listener for
+      // a connect that never comes would pile up on it, one per request).
+      if (socket.connecting) socket.once(target.protocol === "https:" ? "secureConnect" : "connect", () => request.setTimeout(streamIdleMs));
+      else request.setTimeout(streamIdleMs);
     });
     request.on("timeout", () => request.destroy(timedOut("(no byte for a while)")));
     let deadline = setTimeout(() => request.destroy(timedOut("waiting for the answer")), headersMs);

@@ -10,14 +10,111 @@
 //! The replacement text comes from a model and is untrusted: anything imitating the gateway's
 //! own [`MARKER`] is neutralised before the gateway puts its marker in front of it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::dialect::Dialect;
 use super::session_key::SessionKey;
 use super::sessions::{Frozen, Sessions};
+
+/// The fields of a message a [`Shape`] reads, borrowed from its text; the rest skipped.
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    /// Anthropic's content: a string, or blocks.
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<Ids<'a>>>,
+    #[serde(borrow, default)]
+    tool_call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    parts: Option<Vec<Part<'a>>>,
+}
+
+/// A content block, a tool call or a Gemini call: the ids and names a shape reads.
+#[derive(Deserialize)]
+struct Ids<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+}
+
+/// A Gemini part.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part<'a> {
+    #[serde(borrow, default)]
+    function_call: Option<Ids<'a>>,
+    #[serde(borrow, default)]
+    function_response: Option<Ids<'a>>,
+}
+
+impl Fields<'_> {
+    fn shape(self, dialect: Dialect, index: usize) -> Option<Shape> {
+        let owned = |v: Option<Cow<'_, str>>| v.map(Cow::into_owned).unwrap_or_default();
+        let mut shape = Shape { role: owned(self.role), kind: owned(self.kind), ..Shape::default() };
+        match dialect {
+            Dialect::AnthropicMessages => {
+                let blocks = match self.content {
+                    Some(raw) if raw.get().starts_with('[') => {
+                        serde_json::from_str::<Vec<Ids<'_>>>(raw.get()).ok()?
+                    }
+                    _ => Vec::new(),
+                };
+                for block in blocks {
+                    if block.kind.as_deref().unwrap_or_default().ends_with("tool_use") {
+                        shape.calls.push(owned(block.id));
+                    } else if block.tool_use_id.is_some() {
+                        shape.answers.push(owned(block.tool_use_id));
+                    }
+                }
+            }
+            Dialect::ChatCompletions => {
+                shape.calls.extend(self.tool_calls.into_iter().flatten().map(|call| owned(call.id)));
+                if self.tool_call_id.is_some() {
+                    shape.answers.push(owned(self.tool_call_id));
+                }
+            }
+            Dialect::Responses => {
+                if let Some(id) = self.call_id {
+                    match shape.kind.ends_with("_output") {
+                        true => shape.answers.push(id.into_owned()),
+                        false => shape.calls.push(id.into_owned()),
+                    }
+                }
+            }
+            Dialect::Gemini => {
+                for part in self.parts.into_iter().flatten() {
+                    if let Some(call) = part.function_call {
+                        shape.calls.push(format!("{index}:{}", call.name.as_deref().unwrap_or_default()));
+                        shape.calls.extend(call.id.map(Cow::into_owned));
+                    } else if let Some(answer) = part.function_response {
+                        let name = answer.name.as_deref().unwrap_or_default();
+                        shape.answers.push(format!("{}:{name}", index.wrapping_sub(1)));
+                        shape.answers.extend(answer.id.map(Cow::into_owned));
+                    }
+                }
+            }
+        }
+        Some(shape)
+    }
+}
 
 /// How the gateway's own condensation messages begin. Only the gateway writes it.
 pub const MARKER: &str = "[Context Condenser";
@@ -59,7 +156,7 @@ pub enum FreezeError {
 }
 
 /// What the checks need to know of one message.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Shape {
     role: String,
     /// A Responses item's `type`.
@@ -77,8 +174,18 @@ impl Shape {
         self.role == "system" || self.role == "developer"
     }
 
-    /// The shape of message `index` of a session, from its exact text.
+    /// The shape of message `index` of a session, from its exact text: read field by field,
+    /// the texts skipped rather than copied (a message of 50 MB is scanned, never held twice);
+    /// a message that does not read so (a field of an unexpected type) is read as a JSON value.
     pub(super) fn read(dialect: Dialect, index: usize, text: &str) -> Option<Shape> {
+        match serde_json::from_str::<Fields<'_>>(text) {
+            Ok(fields) => fields.shape(dialect, index),
+            Err(_) => Shape::read_value(dialect, index, text),
+        }
+    }
+
+    /// [`Shape::read`] through a whole JSON value.
+    fn read_value(dialect: Dialect, index: usize, text: &str) -> Option<Shape> {
         let value: Value = serde_json::from_str(text).ok()?;
         let object = value.as_object()?;
         let string = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -359,6 +466,40 @@ pub(super) fn valid_ends(shapes: &[Shape], start: usize, turn: usize) -> Vec<usi
 mod tests {
     use super::super::fixtures::{self, ANTHROPIC_TURNS, CHAT_TURNS, RESPONSES_ITEMS};
     use super::*;
+
+    #[test]
+    fn a_shape_read_field_by_field_is_the_shape_of_the_whole_value() {
+        let gemini = [
+            r#"{"role":"user","parts":[{"text":"Fix it."}]}"#,
+            r#"{"role":"model","parts":[{"functionCall":{"name":"read_file","args":{"path":"a.rs"}},"thoughtSignature":"CiQB"}]}"#,
+            r#"{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"fn main() {}"}}}]}"#,
+        ];
+        let odd = [
+            r#"{"role":"user","content":"plain text, no blocks"}"#,
+            r#"{"role":"assistant","content":null,"tool_calls":null}"#,
+            r#"{"role":7,"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"}]}]}"#,
+        ];
+        let cases = [
+            (Dialect::AnthropicMessages, &ANTHROPIC_TURNS[..]),
+            (Dialect::ChatCompletions, &CHAT_TURNS[..]),
+            (Dialect::Responses, &RESPONSES_ITEMS[..]),
+            (Dialect::Gemini, &gemini[..]),
+            (Dialect::AnthropicMessages, &odd[..]),
+            (Dialect::ChatCompletions, &odd[..]),
+        ];
+        for (dialect, texts) in cases {
+            for (i, text) in texts.iter().enumerate() {
+                assert_eq!(
+                    Shape::read(dialect, i, text),
+                    Shape::read_value(dialect, i, text),
+                    "{dialect:?} {text}"
+                );
+            }
+        }
+        assert!(
+            Shape::read(Dialect::Gemini, 1, gemini[1]).unwrap().calls.contains(&"1:read_file".to_owned())
+        );
+    }
 
     /// A store holding one session of `body`, and its key.
     fn held(dialect: Dialect, body: &str) -> (Sessions, SessionKey) {
