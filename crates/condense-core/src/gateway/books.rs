@@ -148,7 +148,7 @@ const MAX_CELLS: usize = 1 << 16;
 impl CellCache {
     /// Takes in the cells of messages read before the decision (by their texts' hashes), so that
     /// reading them, which parses each message, is done outside the gateway's lock.
-    pub(super) fn absorb(&mut self, read: Vec<(u64, Vec<Cell>)>) {
+    pub(super) fn absorb(&mut self, read: Vec<(u64, Arc<[Cell]>)>) {
         for (text_key, cells) in read {
             self.get(text_key, || cells);
         }
@@ -157,14 +157,14 @@ impl CellCache {
     /// The cells of the text hashing to `text_key`, and the piece's key: a hash of the cells,
     /// so that a message with its breakpoint and the same message without it (Claude Code moves
     /// its breakpoint on to the newest message) are one piece, as they are one prefix upstream.
-    fn get(&mut self, text_key: u64, read: impl FnOnce() -> Vec<Cell>) -> (Arc<[Cell]>, u64) {
+    fn get(&mut self, text_key: u64, read: impl FnOnce() -> Arc<[Cell]>) -> (Arc<[Cell]>, u64) {
         if let Some((cells, key)) = self.cells.get(&text_key) {
             return (Arc::clone(cells), *key);
         }
         if self.cells.len() >= MAX_CELLS {
             self.cells.clear();
         }
-        let cells: Arc<[Cell]> = read().into();
+        let cells: Arc<[Cell]> = read();
         let key = cells.iter().fold(fnv1a(b"piece"), |h, c| fnv1a_from(h, &c.hash.to_le_bytes()));
         self.cells.insert(text_key, (Arc::clone(&cells), key));
         (cells, key)
@@ -172,7 +172,7 @@ impl CellCache {
 
     /// The piece of one message whose text hashes to `text_key`, counted `ours` by the core.
     pub(super) fn message(&mut self, dialect: Dialect, text_key: u64, text: &str, ours: usize) -> Piece {
-        let (cells, key) = self.get(text_key, || message_cells(dialect, text));
+        let (cells, key) = self.get(text_key, || message_cells(dialect, text).into());
         Piece { key, ours: ours as f64, cells, kind: Kind::Message }
     }
 
@@ -188,6 +188,7 @@ impl CellCache {
                     Ok(value) if dialect == Dialect::AnthropicMessages => blocks_cells("tools", &value, text),
                     _ => vec![whole("tools", text)],
                 }
+                .into()
             });
             let ours = counter.count_text_cached(text) as f64;
             pieces.push(Piece { key, ours, cells, kind: Kind::Fixed });
@@ -201,6 +202,7 @@ impl CellCache {
                     }
                     _ => vec![whole("system", text)],
                 }
+                .into()
             });
             let ours = (counter.count_text_cached(&request.system) + MESSAGE_OVERHEAD) as f64;
             pieces.push(Piece { key, ours, cells, kind: Kind::Fixed });

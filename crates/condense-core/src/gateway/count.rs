@@ -12,7 +12,7 @@
 //! within some percent of Anthropic's own count. The threshold leaves room for that.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -58,6 +58,9 @@ pub struct Counters {
     o200k: TiktokenCounter,
     cl100k: TiktokenCounter,
     messages: Mutex<HashMap<u64, usize>>,
+    /// The books' cells of the messages read, by their texts' hashes: a message another session
+    /// sent (or this one, before it was forgotten) is not parsed again under the state's lock.
+    cells: Mutex<HashMap<u64, Arc<[Cell]>>>,
 }
 
 impl Default for Counters {
@@ -66,6 +69,7 @@ impl Default for Counters {
             o200k: TiktokenCounter::new(Encoding::O200kBase),
             cl100k: TiktokenCounter::new(Encoding::Cl100kBase),
             messages: Mutex::new(HashMap::new()),
+            cells: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -81,9 +85,9 @@ fn count_key(hash: u64, counter: &dyn TokenCounter) -> u64 {
 #[derive(Debug, Default)]
 pub(super) struct Precounts {
     counts: Vec<(u64, usize)>,
-    /// The books' cells of the messages counted here (Anthropic's: one per block, which reading
-    /// parses the message), by their texts' hashes.
-    pub(super) cells: Vec<(u64, Vec<Cell>)>,
+    /// The books' cells of the request's messages (Anthropic's: one per block, which reading
+    /// parses the message), by their texts' hashes: read here when the counters had not read them.
+    pub(super) cells: Vec<(u64, Arc<[Cell]>)>,
     /// The request's task line ([`Request::task_line`]), which reads its first user messages
     /// whole.
     pub(super) task_line: Option<String>,
@@ -109,13 +113,30 @@ pub(super) fn precount(counters: &Counters, request: &Request<'_>) -> Precounts 
             (key, known.unwrap_or_else(|| message_tokens(request.dialect, m.get(), counter)))
         })
         .collect();
-    // The cells of the messages new to the counters: the others were read when they were new.
-    let cells = known
+    // The cells of every message, those new to the counters read now: the session's books look
+    // them up, and a session new to a message already sent would otherwise read it in the lock.
+    let had: Vec<Option<Arc<[Cell]>>> = {
+        let cache = counters.cells.lock().unwrap_or_else(PoisonError::into_inner);
+        request.hashes.iter().map(|h| cache.get(h).cloned()).collect()
+    };
+    let cells: Vec<(u64, Arc<[Cell]>)> = had
         .iter()
         .zip(request.texts())
-        .filter(|(known, _)| known.is_none())
-        .map(|(_, (hash, text))| (hash, message_cells(request.dialect, text)))
+        .map(|(had, (hash, text))| {
+            (hash, had.clone().unwrap_or_else(|| message_cells(request.dialect, text).into()))
+        })
         .collect();
+    {
+        let mut cache = counters.cells.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.len() + cells.len() > MAX_COUNTS * 2 {
+            cache.clear();
+        }
+        for ((hash, read), had) in cells.iter().zip(&had) {
+            if had.is_none() {
+                cache.insert(*hash, Arc::clone(read));
+            }
+        }
+    }
     {
         // Held for the inserts alone: another request's precount looks its counts up here.
         let mut cache = counters.messages.lock().unwrap_or_else(PoisonError::into_inner);
@@ -216,6 +237,22 @@ mod tests {
     use super::super::fixtures::{self, ANTHROPIC_TURNS, CHAT_TURNS, RESPONSES_ITEMS};
     use super::*;
     use crate::model::{ContentBlock, Role};
+
+    #[test]
+    fn a_precount_brings_the_cells_of_every_message_read_once() {
+        let counters = Counters::default();
+        let body = fixtures::anthropic(&ANTHROPIC_TURNS[..5]);
+        let request = Request::parse(Dialect::AnthropicMessages, body.as_bytes()).unwrap();
+        let first = precount(&counters, &request);
+        // Another session sending the same messages: counted and read already, yet its
+        // precount brings each message's cells, so its books read none under the state's lock.
+        let again = precount(&counters, &request);
+        assert_eq!(again.cells.len(), 5);
+        for ((h1, c1), (h2, c2)) in first.cells.iter().zip(&again.cells) {
+            assert_eq!(h1, h2);
+            assert!(Arc::ptr_eq(c1, c2), "the cells read once are shared");
+        }
+    }
 
     #[test]
     fn each_dialect_reads_as_the_cores_messages() {
