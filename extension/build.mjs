@@ -1,11 +1,13 @@
-// Bundles the extension host into dist/extension.js. `vscode` is provided by VS Code; the wasm
-// package is not bundled: the extension loads it from its own folder at run time.
+// Bundles the extension host into dist/extension.js, and the gateway's worker thread
+// (src/gateway/gatewayWorker.ts) into dist/gatewayWorker.js. `vscode` is provided by VS Code; the
+// wasm package is not bundled: the extension (and the worker) load it from its own folder at run
+// time.
 import { build } from "esbuild";
 
 await build({
-  entryPoints: ["src/extension.ts"],
+  entryPoints: { extension: "src/extension.ts", gatewayWorker: "src/gateway/gatewayWorker.ts" },
   bundle: true,
-  outfile: "dist/extension.js",
+  outdir: "dist",
   platform: "node",
   format: "cjs",
   target: "node20",

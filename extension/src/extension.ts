@@ -4,6 +4,7 @@
 // the engine holder, the secrets, the chat view, the settings panel, the file commands, the meter
 // and the API; each lives in its own module.
 
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { pickProvider } from "./files/condenseWith";
 import { type ContextCondenserApi, createApi } from "./api";
@@ -12,6 +13,7 @@ import { ChatStore } from "./chat/chatStore";
 import { ChatView } from "./chat/chatView";
 import { EngineHolder } from "./engine/engineHolder";
 import { GATEWAY_SETTINGS, GatewayController, gatewayOptions } from "./gateway/gatewayCommands";
+import { GatewayThread } from "./gateway/gatewayRunner";
 import { GatewayView } from "./gateway/gatewayView";
 import { FileCommands } from "./files/fileCommands";
 import { HeldDocs } from "./engine/heldTasks";
@@ -49,7 +51,8 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     secrets,
     log,
   });
-  // The gateway (issue 28): its own engine on the same core, its view, its state file.
+  // The gateway (issue 28): its own thread and instance of the core (issue 38), its view, its
+  // state file.
   const gateway = new GatewayController(
     () => holder.gatewayEngine(),
     holder.onDidCrash,
@@ -57,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     context.globalStorageUri.fsPath,
     log,
     { collection: context.environmentVariableCollection, memento: context.globalState },
+    (hooks) => new GatewayThread(path.join(context.extensionPath, "dist", "gatewayWorker.js"), path.join(context.extensionPath, "wasm"), hooks),
   );
   const gatewayView = new GatewayView(context.extensionUri, gateway, log);
   const store = new ChatStore(vscode.Uri.joinPath(context.globalStorageUri, "chats").fsPath);
@@ -140,7 +144,7 @@ export function activate(context: vscode.ExtensionContext): ContextCondenserApi 
     vscode.workspace.onDidChangeConfiguration((e) => {
       // The terminals' setting only adds or takes out their variables; the others restart a
       // running gateway.
-      if (e.affectsConfiguration(`${SECTION}.gateway.terminals`)) gateway.applyTerminals();
+      if (e.affectsConfiguration(`${SECTION}.gateway.terminals`)) void gateway.applyTerminals();
       const restarts = GATEWAY_SETTINGS.filter((k) => k !== "terminals").some((k) => e.affectsConfiguration(`${SECTION}.gateway.${k}`));
       if (restarts) void gateway.settingsChanged(e.affectsConfiguration(`${SECTION}.gateway.enabled`));
       if (e.affectsConfiguration(SECTION)) {

@@ -133,11 +133,11 @@ describe("a trapped engine", () => {
     try {
       expect(await gateway.start(0)).toBe(true);
       const { port } = gateway.running!;
-      const works = () => {
+      const works = async () => {
         expect(holder.engine.parseConversation('{"messages":[]}').messages).toEqual([]);
-        expect(gateway.running!.gateway.report().config.provider).toBe("smart");
+        expect((await gateway.running!.gateway.report()).config.provider).toBe("smart");
       };
-      works();
+      await works();
 
       // A trap in the chat's engine: the gateway's engine (same instance) is replaced too.
       let [chat, gw] = [holder.engine, gateway.running!.gateway];
@@ -145,7 +145,7 @@ describe("a trapped engine", () => {
       expect(holder.engine).not.toBe(chat);
       expect(gateway.running!.gateway).not.toBe(gw);
       expect(gateway.running!.port).toBe(port);
-      works();
+      await works();
       expect(crashes()).toBe(1);
 
       // A trap in the gateway's engine (a request's body): the request goes out as sent, and the
@@ -161,7 +161,7 @@ describe("a trapped engine", () => {
       expect(await (await fetch(`${llm.origin}/requests/${index}/raw`)).text()).toBe(PANIC_MARKER);
       expect(holder.engine).not.toBe(chat);
       expect(gateway.running!.gateway).not.toBe(gw);
-      works();
+      await works();
       expect(crashes()).toBe(2);
       expect(lines.filter((l) => l.includes("a fresh engine goes on"))).toHaveLength(2);
     } finally {

@@ -85,20 +85,14 @@ describe("the gateway's controller", () => {
     expect(gateway.running, "a stopped gateway stays stopped").toBeUndefined();
     expect(await gateway.start()).toBe(true);
     const first = gateway.running!.gateway;
-    expect(first.report().config.threshold).toBeCloseTo(0.8);
+    expect((await first.report()).config.threshold).toBeCloseTo(0.8);
 
     fake.config.user["gateway.threshold"] = 60;
     await gateway.settingsChanged(false);
     expect(gateway.running, "still running").toBeDefined();
-    expect(gateway.running!.gateway.report().config.threshold).toBeCloseTo(0.6);
+    expect((await gateway.running!.gateway.report()).config.threshold).toBeCloseTo(0.6);
     // The gateway stopped by the restart is done with: its calls fail with a typed error.
-    let stopped: unknown;
-    try {
-      first.report();
-    } catch (e) {
-      stopped = e;
-    }
-    expect(stopped).toMatchObject({ kind: "gateway_stopped" });
+    await expect(first.report()).rejects.toMatchObject({ kind: "gateway_stopped" });
 
     // gateway.enabled turned off stops it; on starts it.
     await gateway.settingsChanged(true);
@@ -117,7 +111,7 @@ describe("the gateway's controller", () => {
 
     model = () => Promise.resolve(WRITER);
     expect(await gateway.start()).toBe(true);
-    expect(gateway.running!.gateway.report().config.provider).toBe("native");
+    expect((await gateway.running!.gateway.report()).config.provider).toBe("native");
   });
 
   it("gives new terminals ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL while it runs with gateway.terminals on (offered once), and takes them out", async () => {
@@ -131,7 +125,7 @@ describe("the gateway's controller", () => {
     expect(host.variables, "off until the person says yes").toEqual({});
     await until(() => fake.config.updates.some((u) => u.key === "gateway.terminals"));
     expect(fake.config.updates).toContainEqual({ key: "gateway.terminals", value: true, target: fake.ConfigurationTarget.Global });
-    gateway.applyTerminals(); // What the change of the setting calls.
+    await gateway.applyTerminals(); // What the change of the setting calls.
     const base = `http://127.0.0.1:${gateway.running!.port}`;
     expect(host.variables).toEqual({ ANTHROPIC_BASE_URL: `${base}/anthropic`, GOOGLE_GEMINI_BASE_URL: `${base}/gemini` });
     expect(host.variables, "a ChatGPT sign-in of Codex would break").not.toHaveProperty("OPENAI_BASE_URL");
@@ -147,7 +141,7 @@ describe("the gateway's controller", () => {
     expect(fake.shown.info.filter((m) => offer.test(m)), "offered once").toHaveLength(1);
 
     fake.config.user["gateway.terminals"] = false;
-    gateway.applyTerminals();
+    await gateway.applyTerminals();
     expect(host.variables).toEqual({});
     // Not asked again, and not set, when the person said no.
     await gateway.stop();

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { GatewayServer, type GatewayLimits } from "../src/gateway/gateway";
 import { newTestEngine } from "./core";
+import { toolSession } from "./gatewaySessions";
 
 const KEY = "sk-ant-gateway-limits-NEVER-STORED";
 const MODEL = "tiny-model";
@@ -160,16 +161,7 @@ describe("the extension's gateway under abuse", () => {
     const saves: Started["saves"] = [];
     const up = await upstream({ events: 1, every: 1, durableSaves: () => saves.filter((s) => s.durable).length });
     const { port } = await gateway(up, {}, 6000, undefined, saves);
-    const task = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
-    const messages: unknown[] = [{ role: "user", content: task }];
-    const bodies: string[] = [];
-    for (let k = 0; k < 24; k++) {
-      let file = "";
-      for (let i = 0; i < 20; i++) file += `${String(i).padStart(6)}\tlet value_${k}_${i} = compute(&input, ${i}); // step ${i} of module ${k}\n`;
-      messages.push({ role: "assistant", content: [{ type: "tool_use", id: `toolu_${k}`, name: "Read", input: { file_path: `/repo/src/module_${k}.rs` } }] });
-      messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${k}`, content: file }] });
-      bodies.push(JSON.stringify({ model: MODEL, max_tokens: 64, stream: true, messages, metadata: { user_id: "user_x_account__session_5e551011-aaaa-bbbb-cccc-00000000abcd" } }));
-    }
+    const bodies = toolSession(24, MODEL);
     const MARK = "[Context Condenser";
     let first = -1;
     for (const [i, body] of bodies.entries()) {

@@ -13,6 +13,15 @@ const kept = readFileSync(path.join(root, ".vscodeignore"), "utf8")
   .map((p) => (p.endsWith("/**") ? (f: string) => f.startsWith(p.slice(0, -2)) : (f: string) => f === p));
 
 describe("the VSIX's files", () => {
+  it("include every bundle build.mjs writes: the extension and the gateway's worker thread", () => {
+    const entries = readFileSync(path.join(root, "build.mjs"), "utf8").match(/entryPoints:\s*\{([^}]*)\}/)?.[1] ?? "";
+    const bundles = [...entries.matchAll(/(\w+):\s*"/g)].map((m) => `dist/${m[1]}.js`);
+    expect(bundles).toEqual(["dist/extension.js", "dist/gatewayWorker.js"]);
+    for (const file of bundles) expect(kept.some((k) => k(file)), `${file} is left out of the VSIX by .vscodeignore`).toBe(true);
+    // The extension starts the worker from where the VSIX puts it.
+    expect(readFileSync(path.join(root, "src", "extension.ts"), "utf8")).toContain('"dist", "gatewayWorker.js"');
+  });
+
   it("include every file the wasm glue loads: the .wasm and each JS snippet it requires", () => {
     const glue = readFileSync(path.join(root, "wasm", "condense_wasm.js"), "utf8");
     const required = [...glue.matchAll(/require\("\.\/([^"]+)"\)/g)].map((m) => `wasm/${m[1]}`);

@@ -59,6 +59,9 @@ export const SAVE_DELAY_MS = 500;
 /** Summaries written at once (`native`), as in `condense gateway`; more wait their turn, their
  *  sessions keeping the ledger meanwhile. */
 export const SUMMARY_SLOTS = 2;
+/** A request body this large grows the engine's memory, which WebAssembly never gives back: once
+ *  nothing is in flight, a fresh instance of the core takes over from the state (`renew`). */
+export const RENEW_AFTER_BYTES = 16 << 20;
 
 
 /** A port already taken (the server did not start). */
@@ -82,6 +85,10 @@ export interface GatewayHooks {
   save(state: string, durable: boolean): void;
   /** The model that writes `native`'s summaries, with its key; rejects with why there is none. */
   summaryModel?(): Promise<LlmTarget>;
+  /** Drops the core's instance, so that `newEngine` makes the next engine on a fresh one (and the
+   *  old one's memory goes back to the system): given, the gateway renews its engine after a
+   *  large request. */
+  renew?(): void;
 }
 
 /** The client's headers as name/value pairs, names lower-case (Node joins repeated ones). */
@@ -127,6 +134,9 @@ export class GatewayServer {
   /** Summary jobs waiting for a slot, each with the gateway that handed it out. */
   private readonly waiting: Array<{ gw: Gateway; job: number }> = [];
   private writing = 0;
+  /** Requests being served, and whether a large one asks for a fresh engine once none is. */
+  private inFlight = 0;
+  private renewDue = false;
 
   private readonly limits: GatewayLimits;
 
@@ -163,12 +173,18 @@ export class GatewayServer {
    */
   revive(failed: CondenseEngine | Gateway, why: string): void {
     if (failed !== this.current && failed !== this.running) return;
+    this.takeOver(`the engine stopped on an internal error (${why})`);
+  }
+
+  /** A fresh engine in place of the current one, going on from the state saved last while the
+   *  port is open; the log says `what` happened. */
+  private takeOver(what: string): void {
     const dead = this.current;
     let engine: CondenseEngine;
     try {
       engine = this.newEngine();
     } catch (e) {
-      this.hooks.log(`gateway: the engine stopped (${why}) and a fresh one could not be made: ${(e as Error).message}`);
+      this.hooks.log(`gateway: ${what} and a fresh engine could not be made: ${(e as Error).message}`);
       return;
     }
     const deadGateway = this.running;
@@ -189,10 +205,23 @@ export class GatewayServer {
       this.running = gw;
       const started = gw.started();
       const from = started.state_refused ? `afresh (the saved state was refused: ${started.state_refused})` : this.lastState ? "from the state saved last" : "afresh (nothing was saved yet)";
-      this.hooks.log(`gateway: the engine stopped on an internal error (${why}); a fresh engine goes on ${from}`);
+      this.hooks.log(`gateway: ${what}; a fresh engine goes on ${from}`);
     } catch (e) {
-      this.hooks.log(`gateway: the engine stopped on an internal error (${why}) and the fresh one did not start: ${(e as Error).message}`);
+      this.hooks.log(`gateway: ${what} and the fresh engine did not start: ${(e as Error).message}`);
     }
+  }
+
+  /** After a large request, once nothing is in flight (no request, no summary being written): the
+   *  state saved, a fresh instance of the core takes over from it, and the memory the large
+   *  request grew goes back to the system. */
+  private renewWhenIdle(): void {
+    const renew = this.hooks.renew;
+    if (!renew || !this.renewDue || this.inFlight > 0 || this.writing > 0 || this.waiting.length > 0 || !this.running) return;
+    this.renewDue = false;
+    // Without the state as it is now, the fresh engine would go on from an older one.
+    if (!this.saveNow()) return;
+    renew();
+    this.takeOver("a large request grew the engine's memory");
   }
 
   /** Whether `e`, thrown by `gw`, was the engine failing: then the gateway is revived. */
@@ -266,18 +295,20 @@ export class GatewayServer {
     this.current.free();
   }
 
-  private saveNow(durable = false): void {
+  /** Saves the state; false when the engine could not give it. */
+  private saveNow(durable = false): boolean {
     const gw = this.running;
-    if (!gw) return;
+    if (!gw) return false;
     let state: string;
     try {
       state = gw.save();
     } catch (e) {
       if (!this.failed(gw, e)) this.hooks.log(`gateway: cannot save its state: ${(e as Error).message}`);
-      return;
+      return false;
     }
     this.lastState = state;
     this.hooks.save(state, durable);
+    return true;
   }
 
   /** Saves now, durably, before a request carrying a new condensation leaves: a gateway killed
@@ -311,6 +342,11 @@ export class GatewayServer {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.inFlight++;
+    res.once("close", () => {
+      this.inFlight--;
+      this.renewWhenIdle();
+    });
     const method = req.method ?? "GET";
     const url = req.url ?? "/";
     // A request is served by the gateway it met first: its answer's reader belongs to it.
@@ -400,6 +436,7 @@ export class GatewayServer {
 
   private forward(gw: Gateway, req: http.IncomingMessage, res: http.ServerResponse, routed: Upstream, body: Buffer): void {
     const method = req.method ?? "GET";
+    if (body.length >= RENEW_AFTER_BYTES) this.renewDue = true;
     const url = req.url ?? "/";
     let forward: GatewayForward;
     try {
@@ -542,6 +579,7 @@ export class GatewayServer {
       void this.writeSummary(next.gw, next.job).finally(() => {
         this.writing--;
         this.summarize(next.gw, []);
+        this.renewWhenIdle();
       });
     }
   }

@@ -1,16 +1,18 @@
 // The gateway as VS Code shows it (issue 28): the `contextCondenser.gateway.*` settings, the
 // commands Start Gateway, Stop Gateway and Copy Gateway Setup…, the status bar item, and the
 // state kept in the extension's global storage (0600, written whole), as the chats are. The
-// server itself is gateway.ts; every decision is the core's.
+// server itself is gateway.ts, run in a worker thread of its own (gatewayRunner.ts); every
+// decision is the core's.
 
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { moneySaved, usd, type GatewayReport, type GatewaySetAside, type GatewaySetup, type GatewayVariable, type LlmTarget } from "@context-condenser/protocol";
-import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
+import type { CondenseEngine } from "../../wasm/condense_wasm";
 import { configuration } from "../settings/config";
 import { SECTION } from "../settings/settings";
-import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
+import { type GatewayOptions, PortInUse } from "./gateway";
+import { type GatewayCalls, type GatewayRunner, InProcessGateway, type RunnerHooks } from "./gatewayRunner";
 import * as notify from "../host/notify";
 import { claudeCodeExtensionHere, claudeCodeHas, writeClaudeCodeEntry } from "./agentSettings";
 
@@ -86,30 +88,6 @@ export function keepAside(dir: string, text: string): string {
   }
 }
 
-/** Writes `text` to `file` whole or not at all, readable by the user alone. */
-function writePrivate(file: string, text: string, durable = false): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  const fd = fs.openSync(temporary, "w", 0o600);
-  try {
-    fs.writeFileSync(fd, text);
-    // Flushed before the rename, and the rename with its folder: a crash right after this leaves
-    // the new file whole or the old one, never an empty one.
-    if (durable) fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(temporary, file);
-  if (durable) {
-    const dir = fs.openSync(path.dirname(file), "r");
-    try {
-      fs.fsyncSync(dir);
-    } finally {
-      fs.closeSync(dir);
-    }
-  }
-}
-
 /** One line of figures for the status bar's tooltip: the money condensing saved, negative (with
  *  when it pays back) while it has cost more. */
 export function summaryLine(report: GatewayReport): string {
@@ -131,7 +109,7 @@ export function statusText(port: number, report: GatewayReport): string {
 }
 
 export class GatewayController implements vscode.Disposable {
-  private server: GatewayServer | undefined;
+  private server: GatewayRunner | undefined;
   private readonly status: vscode.StatusBarItem;
   private readonly crashes: vscode.Disposable;
   private timer: NodeJS.Timeout | undefined;
@@ -139,9 +117,12 @@ export class GatewayController implements vscode.Disposable {
   /** Fired when the gateway starts, stops, or its figures may have changed. */
   readonly onDidChange = this.changedEmitter.event;
 
-  /** `onCrash` fires when the core's instance trapped (whichever engine met it): the gateway's
-   *  engine, on the same instance, is then replaced as well. `summaryModel` gives the model that
-   *  writes `native`'s summaries, or rejects with why there is none. */
+  /** `newEngine` gives an engine of the core's instance on this thread (for the setup lines of a
+   *  gateway not running); `runner` where the gateway runs (the extension: its worker thread;
+   *  by default this thread, with engines of `newEngine`). `onCrash` fires when the core's
+   *  instance trapped (whichever engine met it): a gateway on that instance is revived.
+   *  `summaryModel` gives the model that writes `native`'s summaries, or rejects with why there
+   *  is none. */
   constructor(
     private readonly newEngine: () => CondenseEngine,
     onCrash: vscode.Event<void>,
@@ -149,6 +130,7 @@ export class GatewayController implements vscode.Disposable {
     private readonly storageDir: string,
     private readonly log: vscode.LogOutputChannel,
     private readonly terminals?: TerminalHost,
+    private readonly runner: (hooks: RunnerHooks) => GatewayRunner = (hooks) => new InProcessGateway(newEngine, hooks),
   ) {
     // Never kept across a restart: a gateway not started again must not leave terminals
     // pointing at a closed port.
@@ -159,8 +141,8 @@ export class GatewayController implements vscode.Disposable {
     this.crashes = onCrash(() => {
       const server = this.server;
       if (!server) return;
-      server.revive(server.engine, "the core's instance trapped");
-      this.refresh();
+      server.revive("the core's instance trapped");
+      void this.refresh();
     });
   }
 
@@ -169,8 +151,8 @@ export class GatewayController implements vscode.Disposable {
   }
 
   /** The running gateway (the view reads and controls sessions through it), and its port. */
-  get running(): { gateway: Gateway; port: number } | undefined {
-    const gateway = this.server?.gateway;
+  get running(): { gateway: GatewayCalls; port: number } | undefined {
+    const gateway = this.server?.calls;
     return this.server && gateway ? { gateway, port: this.server.port } : undefined;
   }
 
@@ -205,31 +187,25 @@ export class GatewayController implements vscode.Disposable {
     } catch {
       state = undefined;
     }
-    const server = new GatewayServer(this.newEngine, {
+    const server = this.runner({
       log: (line) => this.log.info(line),
-      save: (text, durable) => {
-        try {
-          writePrivate(this.stateFile, text, durable);
-        } catch (e) {
-          this.log.warn(`gateway: cannot write ${this.stateFile}: ${(e as Error).message}`);
-        }
-        this.changedEmitter.fire();
-      },
+      saved: () => this.changedEmitter.fire(),
       summaryModel: this.summaryModel,
+      stateFile: this.stateFile,
     });
     try {
       const started = await server.start(options, state);
       this.keepUnread(state, started);
       this.server = server;
       this.log.info(`gateway: listening on http://127.0.0.1:${started.port} (${options.observe ? "observe mode" : options.provider})`);
-      this.timer = setInterval(() => this.refresh(), STATUS_EVERY_MS);
-      this.refresh();
-      this.applyTerminals();
+      this.timer = setInterval(() => void this.refresh(), STATUS_EVERY_MS);
+      await this.refresh();
+      await this.applyTerminals();
       this.changedEmitter.fire();
       void this.offerTerminals();
       return true;
     } catch (e) {
-      server.free();
+      server.dispose();
       if (e instanceof PortInUse) {
         this.log.warn(`gateway: ${e.message}`);
         const other = "Use a Free Port";
@@ -275,10 +251,10 @@ export class GatewayController implements vscode.Disposable {
     this.server = undefined;
     if (server) {
       await server.stop();
-      server.free();
+      server.dispose();
       this.log.info("gateway: stopped");
     }
-    this.applyTerminals();
+    await this.applyTerminals();
     this.status.hide();
     this.changedEmitter.fire();
   }
@@ -289,7 +265,7 @@ export class GatewayController implements vscode.Disposable {
    * on; takes them out otherwise, and VS Code marks the terminals opened before as needing a
    * relaunch.
    */
-  applyTerminals(): void {
+  async applyTerminals(): Promise<void> {
     const collection = this.terminals?.collection;
     if (!collection) return;
     collection.clear();
@@ -301,7 +277,7 @@ export class GatewayController implements vscode.Disposable {
     const base = `http://127.0.0.1:${running.port}`;
     let variables: GatewayVariable[];
     try {
-      variables = running.gateway.terminalVariables(base);
+      variables = await running.gateway.terminalVariables(base);
     } catch (e) {
       this.log.warn(`gateway: the terminals' variables cannot be read: ${(e as Error).message}`);
       return;
@@ -365,7 +341,7 @@ export class GatewayController implements vscode.Disposable {
   }
 
   /** Shows the gateway's state and the live sessions' saving. */
-  refresh(): void {
+  async refresh(): Promise<void> {
     const running = this.running;
     if (!running) {
       this.status.hide();
@@ -373,7 +349,7 @@ export class GatewayController implements vscode.Disposable {
     }
     let report: GatewayReport;
     try {
-      report = running.gateway.report();
+      report = await running.gateway.report();
     } catch (e) {
       this.log.warn(`gateway: its figures cannot be read: ${(e as Error).message}`);
       return;
@@ -402,8 +378,8 @@ export class GatewayController implements vscode.Disposable {
     let setups: GatewaySetup[];
     let variables: GatewayVariable[];
     if (this.running) {
-      setups = this.running.gateway.setup(base);
-      variables = this.running.gateway.terminalVariables(base);
+      setups = await this.running.gateway.setup(base);
+      variables = await this.running.gateway.terminalVariables(base);
     } else {
       // Not running: the lines of a gateway as the settings would start it.
       const engine = this.newEngine();

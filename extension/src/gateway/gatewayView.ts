@@ -2,7 +2,7 @@
 // its figures and meter, its condensations drawn by the chat's row, and the session's controls
 // (Preview next condensation, Condense now, Pause, Undo last condensation). The view's messages
 // are validated on arrival (webviewApp.ts); every figure and decision is the core's, read through
-// the running `Gateway`.
+// the running gateway (in its thread).
 
 import * as vscode from "vscode";
 import { type GatewayToHost, type GatewayToWebview, parseGatewayToHost } from "@context-condenser/protocol";
@@ -32,7 +32,7 @@ export class GatewayView implements vscode.WebviewViewProvider, vscode.Disposabl
     view.webview.onDidReceiveMessage((raw: unknown) =>
       receiveFromWebview(raw, "gateway view", parseGatewayToHost, (m) => this.handle(m), (e) => this.post(e), this.log),
     );
-    view.onDidChangeVisibility(() => view.visible && this.sendState());
+    view.onDidChangeVisibility(() => void (view.visible && this.sendState()));
     view.onDidDispose(() => (this.view = undefined));
   }
 
@@ -45,18 +45,18 @@ export class GatewayView implements vscode.WebviewViewProvider, vscode.Disposabl
     if (this.pending || !this.view?.visible) return;
     this.pending = setTimeout(() => {
       this.pending = undefined;
-      this.sendState();
+      void this.sendState().catch((e: unknown) => this.log.warn(`gateway view: ${(e as Error).message}`));
     }, STATE_EVERY_MS);
   }
 
-  private sendState(): void {
+  private async sendState(): Promise<void> {
     const running = this.gateway.running;
     if (!running) {
       this.post({ type: "state", port: null, report: null, sessions: [] });
       return;
     }
-    const report = running.gateway.report();
-    const sessions = Object.keys(report.sessions).map((name) => running.gateway.session(name));
+    const report = await running.gateway.report();
+    const sessions = await Promise.all(Object.keys(report.sessions).map((name) => running.gateway.session(name)));
     this.post({ type: "state", port: running.port, report, sessions });
   }
 
@@ -69,7 +69,7 @@ export class GatewayView implements vscode.WebviewViewProvider, vscode.Disposabl
   private async handle(message: GatewayToHost): Promise<void> {
     switch (message.type) {
       case "ready":
-        this.sendState();
+        await this.sendState();
         return;
       case "start":
         await this.gateway.start();
@@ -81,23 +81,23 @@ export class GatewayView implements vscode.WebviewViewProvider, vscode.Disposabl
         await this.gateway.copySetup();
         return;
       case "preview":
-        this.post({ type: "preview", preview: this.live().preview(message.session) });
+        this.post({ type: "preview", preview: await this.live().preview(message.session) });
         return;
       case "condenseNext":
-        this.live().condenseNext(message.session);
+        await this.live().condenseNext(message.session);
         this.log.info(`gateway: [${message.session}] the next request will be condensed (asked in the view)`);
         break;
       case "pause":
-        this.live().pause(message.session, message.paused);
+        await this.live().pause(message.session, message.paused);
         this.log.info(`gateway: [${message.session}] ${message.paused ? "paused: requests go out as sent" : "resumed"}`);
         break;
       case "undo": {
-        const undone = this.live().undo(message.session);
+        const undone = await this.live().undo(message.session);
         this.log.info(`gateway: [${message.session}] undid the condensation of messages ${undone.start}..${undone.end}; the next request goes out without it`);
         break;
       }
     }
-    this.sendState();
+    await this.sendState();
   }
 
   dispose(): void {

@@ -1,0 +1,104 @@
+// The extension's gateway in a worker thread (issue 38): gateway.ts's server with an engine of its
+// own instance of the core, so that what a request costs the core is this thread's time and
+// memory, never the extension host's. It answers the main thread's messages (gatewayRunner.ts:
+// `ToWorker`), writes the state file itself (a request carrying a new condensation waits for it
+// on disk), and asks the main thread for what lives there: the summary model and its key.
+
+import { parentPort, workerData } from "node:worker_threads";
+import type { LlmTarget } from "@context-condenser/protocol";
+import { Core, guardEngine, newEngine } from "../engine/engine";
+import { GatewayServer, PortInUse } from "./gateway";
+import { type FromWorker, type ToWorker, callOn } from "./gatewayRunner";
+import { writePrivate } from "./stateFile";
+
+const port = parentPort;
+if (!port) throw new Error("gatewayWorker.js runs as a worker thread");
+const post = (message: FromWorker): void => port.postMessage(message);
+const log = (line: string): void => post({ op: "log", line });
+
+const core = new Core((workerData as { wasmDir: string }).wasmDir);
+let stateFile = "";
+let server: GatewayServer | undefined;
+
+/** An engine behind the guard: a trap drops the instance (the next engine is a fresh one) and
+ *  fails the call with `engine_crashed`, which the server answers by reviving. A trap met outside
+ *  a call (a promise's task) revives it too. */
+function engine() {
+  const instance = core.current();
+  const raw = newEngine(core, { info: (m) => log(`gateway: ${m}`), warn: (m) => log(`gateway: ${m}`), error: (m) => log(`gateway: ${m}`) });
+  const guarded = guardEngine(raw, instance, (_e, what) => {
+    core.discard(instance.generation);
+    return Object.assign(new Error(`the engine stopped during ${what}`), { kind: "engine_crashed" });
+  });
+  instance.trapped.catch(() => {
+    core.discard(instance.generation);
+    server?.revive(guarded, "the core's instance trapped");
+  });
+  return guarded;
+}
+
+let nextModel = 0;
+const models = new Map<number, { resolve(t: LlmTarget): void; reject(e: Error): void }>();
+
+server = new GatewayServer(engine, {
+  log,
+  save: (text, durable) => {
+    try {
+      writePrivate(stateFile, text, durable);
+    } catch (e) {
+      log(`gateway: cannot write ${stateFile}: ${(e as Error).message}`);
+    }
+    post({ op: "saved" });
+  },
+  summaryModel: () =>
+    new Promise<LlmTarget>((resolve, reject) => {
+      const id = ++nextModel;
+      models.set(id, { resolve, reject });
+      post({ op: "summaryModel", id });
+    }),
+  // After a large request: the next engine is made on a fresh instance, and this one's memory
+  // goes back to the system once it is collected.
+  renew: () => core.discard(core.current().generation),
+});
+
+const reply = (id: number, value: unknown): void => post({ op: "reply", id, value });
+const refuse = (id: number, e: unknown): void =>
+  post({ op: "reply", id, error: e instanceof PortInUse ? { message: e.message, port: e.port } : { message: (e as Error).message ?? String(e) } });
+
+port.on("message", (message: ToWorker) => {
+  const gateway = server;
+  if (!gateway || typeof message !== "object" || message === null) return;
+  switch (message.op) {
+    case "start":
+      stateFile = message.stateFile;
+      gateway.start(message.options, message.state).then(
+        (started) => reply(message.id, started),
+        (e: unknown) => refuse(message.id, e),
+      );
+      return;
+    case "stop":
+      gateway.stop().then(
+        () => {
+          gateway.free();
+          server = undefined;
+          reply(message.id, undefined);
+        },
+        (e: unknown) => refuse(message.id, e),
+      );
+      return;
+    case "call":
+      try {
+        reply(message.id, callOn(gateway, message.name, message.args));
+      } catch (e) {
+        refuse(message.id, e);
+      }
+      return;
+    case "summaryModel": {
+      const waiting = models.get(message.id);
+      models.delete(message.id);
+      if (message.target) waiting?.resolve(message.target);
+      else waiting?.reject(new Error(message.error ?? "no model"));
+      return;
+    }
+  }
+});
