@@ -1,6 +1,8 @@
 // The extension's gateway under abuse (issue 38): the Node host of extension/src/gateway/gateway.ts
-// with the wasm package the extension ships, in this process as in the extension host, in front
-// of an upstream on 127.0.0.1 that reads each request whole and answers a short JSON message.
+// in its worker thread (gatewayRunner.ts, gatewayWorker.ts) with the wasm package the extension
+// ships, in this process as in the extension host (`--in-process`: on this thread, as before the
+// worker), in front of an upstream on 127.0.0.1 that reads each request whole and answers a short
+// JSON message.
 // What `cargo bench -p condense-cli --bench abuse` measures for `condense gateway`, for the
 // extension host:
 //
@@ -16,12 +18,13 @@
 //
 // A benchmark, never a test: nothing here asserts a time.
 //
-//   node benches/gateway-host.mjs [--quick] [--only time|memory|state|head]
+//   node benches/gateway-host.mjs [--quick] [--in-process] [--only time|memory|state|head]
 //
-// It bundles gateway.ts with esbuild into target/bench-gateway-host/ first (after
+// It bundles the runner and the worker with esbuild into target/bench-gateway-host/ first (after
 // `bash scripts/build-wasm`). RELIABILITY.md ("The gateway under abuse") holds the results.
+// Memory is the process's (VmHWM, VmRSS): the worker thread's included.
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -37,13 +40,17 @@ const quick = process.argv.includes("--quick");
 const only = arg("--only");
 const run = (section) => !only || only === section;
 
-const bundle = path.join(root, "target/bench-gateway-host/gateway.cjs");
+const inProcess = process.argv.includes("--in-process");
+const out = path.join(root, "target/bench-gateway-host");
+const wasmDir = path.join(root, "extension/wasm");
 if (!process.argv.includes("--one")) {
   const esbuild = path.join(root, "node_modules/.bin/esbuild");
-  execFileSync(esbuild, [path.join(root, "extension/src/gateway/gateway.ts"), "--bundle", "--platform=node", "--format=cjs", `--outfile=${bundle}`, "--log-level=warning"], { stdio: "inherit" });
+  for (const [entry, file] of [["gatewayRunner.ts", "runner.cjs"], ["gatewayWorker.ts", "gatewayWorker.js"]]) {
+    execFileSync(esbuild, [path.join(root, "extension/src/gateway", entry), "--bundle", "--platform=node", "--format=cjs", "--target=node20", `--outfile=${path.join(out, file)}`, "--log-level=warning"], { stdio: "inherit" });
+  }
 }
-const { GatewayServer } = require(bundle);
-const wasm = require(path.join(root, "extension/wasm/condense_wasm.js"));
+const { GatewayThread, InProcessGateway } = require(path.join(out, "runner.cjs"));
+const wasm = require(path.join(wasmDir, "condense_wasm.js"));
 const newEngine = () => new wasm.CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => performance.now(), log: () => {} });
 
 const OK = JSON.stringify({ id: "msg_ok", type: "message", role: "assistant", content: [{ type: "text", text: "Done." }], usage: { input_tokens: 7, output_tokens: 2 } });
@@ -61,11 +68,14 @@ async function upstream() {
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** The gateway on a free port; `saves` gets each state it saves. */
-async function gateway(up, saves = []) {
-  const gw = new GatewayServer(newEngine, { log: () => {}, save: (s) => saves.push(s.length) });
-  const { port } = await gw.start({ port: 0, provider: "smart", thresholdPercent: 80, windows: {}, observe: false, anthropicUpstream: up.url, openaiUpstream: up.url, geminiUpstream: up.url });
-  return { gw, port, saves };
+/** The gateway on a free port, as the extension runs it (in its thread); `stateFile` where it
+ *  saves. */
+async function gateway(up) {
+  const stateFile = path.join(out, `state-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
+  const hooks = { log: () => {}, saved: () => {}, summaryModel: () => Promise.reject(new Error("no model")), stateFile };
+  const gw = inProcess ? new InProcessGateway(newEngine, hooks) : new GatewayThread(path.join(out, "gatewayWorker.js"), wasmDir, hooks);
+  const { port } = await gw.start({ port: 0, provider: "smart", thresholdPercent: 80, windows: {}, observe: false, anthropicUpstream: up.url, openaiUpstream: up.url, geminiUpstream: up.url }, undefined);
+  return { gw, port, stateFile };
 }
 
 /** POSTs `body` for `session`; the time to the whole answer, in ms. */
@@ -166,10 +176,12 @@ if (process.argv.includes("--one")) {
   const idle = status();
   const { longest } = await stalls(() => post(port, "big", body));
   const peak = status().hwm;
-  await new Promise((r) => setTimeout(r, 1000));
+  // The fresh instance that takes over after a large request; the old one collected.
+  await new Promise((r) => setTimeout(r, 2000));
   globalThis.gc?.();
   const after = status().rss;
   await gw.stop();
+  gw.dispose();
   await up.close();
   console.log(JSON.stringify({ size: body.length / (1 << 20), idle: idle.rss, peak, after, longest }));
   process.exit(0);
@@ -196,6 +208,7 @@ if (run("time")) {
     console.log(`| ${n} | ${(body.length / 1e6).toFixed(1)} MB | ${median(through).toFixed(0)} ms | ${median(stall).toFixed(0)} ms | ${median(direct).toFixed(0)} ms |`);
   }
   await gw.stop();
+  gw.dispose();
   console.log("");
 }
 
@@ -205,10 +218,11 @@ if (run("memory")) {
   console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const kind of ["one character repeated", "base64", "one message of words", "100k small messages"]) {
     for (const mb of quick ? [10] : [10, 50]) {
-      const out = spawnSync(process.execPath, ["--expose-gc", "--max-old-space-size=8192", fileURLToPath(import.meta.url), "--one", kind, String(mb)], { encoding: "utf8", maxBuffer: 1 << 20 });
-      const row = JSON.parse(out.stdout.trim().split("\n").at(-1) || "{}");
+      const args = ["--expose-gc", "--max-old-space-size=8192", fileURLToPath(import.meta.url), "--one", kind, String(mb), ...(inProcess ? ["--in-process"] : [])];
+      const child = spawnSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 20 });
+      const row = JSON.parse(child.stdout.trim().split("\n").at(-1) || "{}");
       if (!row.peak) {
-        console.log(`| ${kind} | ${mb} MB | failed: ${out.stderr.split("\n").slice(-3).join(" ")} |`);
+        console.log(`| ${kind} | ${mb} MB | failed: ${child.stderr.split("\n").slice(-3).join(" ")} |`);
         continue;
       }
       console.log(`| ${kind} | ${row.size.toFixed(0)} MB | ${row.idle.toFixed(0)} MB | ${row.peak.toFixed(0)} MB | ${row.after.toFixed(0)} MB | ${((row.peak - row.idle) / row.size).toFixed(1)}× | ${(4 * row.size + 64).toFixed(0)} MB | ${row.longest.toFixed(0)} ms |`);
@@ -220,8 +234,7 @@ if (run("memory")) {
 if (run("state")) {
   const [sessions, mb] = quick ? [4, 5] : [12, 20];
   console.log(`## The state after ${sessions} sessions of ${mb} MB\n`);
-  const saves = [];
-  const { gw, port } = await gateway(up, saves);
+  const { gw, port, stateFile } = await gateway(up);
   let sent = 0;
   let longest = 0;
   for (let i = 0; i < sessions; i++) {
@@ -229,12 +242,15 @@ if (run("state")) {
     sent += body.length;
     longest = Math.max(longest, (await stalls(() => post(port, `agent-${i}`, body))).longest);
   }
-  await new Promise((r) => setTimeout(r, 1500));
-  await gw.stop();
+  await new Promise((r) => setTimeout(r, 3000));
+  globalThis.gc?.();
   const s = status();
+  await gw.stop();
+  gw.dispose();
+  const saved = statSync(stateFile).size;
   console.log("| sessions | sent | state saved | resident | peak | longest stall |");
   console.log("| ---: | ---: | ---: | ---: | ---: | ---: |");
-  console.log(`| ${sessions} | ${(sent / 1e6).toFixed(0)} MB | ${(saves.at(-1) / 1e6).toFixed(2)} MB | ${s.rss.toFixed(0)} MB | ${s.hwm.toFixed(0)} MB | ${longest.toFixed(0)} ms |`);
+  console.log(`| ${sessions} | ${(sent / 1e6).toFixed(0)} MB | ${(saved / 1e6).toFixed(2)} MB | ${s.rss.toFixed(0)} MB | ${s.hwm.toFixed(0)} MB | ${longest.toFixed(0)} ms |`);
   console.log("");
 }
 
@@ -266,6 +282,7 @@ if (run("head")) {
   busy = false;
   await sender;
   await gw.stop();
+  gw.dispose();
   console.log("| small request | p50 | p99 |");
   console.log("| --- | ---: | ---: |");
   console.log(`| alone | ${percentile(alone, 0.5).toFixed(1)} ms | ${percentile(alone, 0.99).toFixed(1)} ms |`);

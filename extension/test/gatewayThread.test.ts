@@ -85,7 +85,8 @@ describe("the gateway in its worker thread", () => {
     const lines: string[] = [];
     const h = hooks(lines);
     const thread = new GatewayThread(script, WASM, h);
-    const { port, setAside } = await thread.start(options(), undefined);
+    // VS Code gives settings as proxies, which a message to a thread cannot carry as they are.
+    const { port, setAside } = await thread.start(options({ windows: new Proxy({ [MODEL]: 6000 }, {}) }), undefined);
     expect(setAside).toEqual([]);
     expect(thread.port).toBe(port);
     try {

@@ -246,7 +246,9 @@ export class GatewayThread implements GatewayRunner {
     await this.stop();
     this.worker = this.spawn();
     try {
-      const started = (await this.ask({ op: "start", options, state, stateFile: this.hooks.stateFile })) as Started;
+      // Settings come as VS Code's proxies, which a message cannot carry: their JSON can.
+      const plain = JSON.parse(JSON.stringify(options)) as GatewayOptions;
+      const started = (await this.ask({ op: "start", options: plain, state, stateFile: this.hooks.stateFile })) as Started;
       this.boundPort = started.port;
       return started;
     } catch (e) {
