@@ -29,6 +29,7 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { stalls } from "./ticker.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -145,23 +146,6 @@ function status() {
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
 }
 
-/** Runs `flow` with a ticker on the event loop; the longest gap between two of its turns. */
-async function stalls(flow) {
-  let last = performance.now();
-  let longest = 0;
-  let on = true;
-  const tick = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (on) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const value = await flow();
-  on = false;
-  await new Promise((r) => setImmediate(r));
-  return { longest, value };
-}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.round((xs.length - 1) * p)];

@@ -20,6 +20,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { stalls } from "./ticker.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const roundsArg = process.argv.indexOf("--rounds");
@@ -34,26 +35,6 @@ if (!existsSync(chat1m)) {
 const newEngine = () =>
   new CondenseEngine({ fetch: () => Promise.reject(new Error("no network")), now: () => performance.now(), log: () => {} });
 
-/** Runs `flow` with the ticker on; resolves with the longest gap (ms) and the flow's time. */
-async function stalls(flow) {
-  let last = performance.now();
-  let longest = 0;
-  let on = true;
-  const tick = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (on) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const start = performance.now();
-  await flow();
-  const total = performance.now() - start;
-  on = false;
-  // The last slice of the flow ends at the ticker's next turn.
-  await new Promise((r) => setImmediate(r));
-  return { longest, total };
-}
 
 /** A turn of the event loop, as between two of the extension's calls (an event, an await of
  *  VS Code's API). */

@@ -8,6 +8,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { connects } from "./net";
 import { LlmTarget } from "@context-condenser/protocol";
 import { Core, newEngine } from "../src/engine/engine";
 import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway/gateway";
@@ -116,17 +117,6 @@ function getWithHost(port: number, path: string, host: string): Promise<number> 
     });
     req.on("error", reject);
     req.end();
-  });
-}
-
-function connects(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
   });
 }
 

@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { connects } from "./net";
 import { LlmTarget } from "@context-condenser/protocol";
 import { PortInUse } from "../src/gateway/gateway";
 import { GatewayThread, type RunnerHooks } from "../src/gateway/gatewayRunner";
@@ -60,17 +61,6 @@ async function post(port: number, body: string): Promise<number> {
   const r = await fetch(`http://127.0.0.1:${port}/anthropic/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" }, body });
   await r.text();
   return r.status;
-}
-
-function connects(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
 }
 
 /** Polls `ok` until it holds (a hang guard of 60 s, not a claim about speed). */
