@@ -24,6 +24,7 @@
 // `bash scripts/build-wasm`). RELIABILITY.md ("The gateway under abuse") holds the results.
 // Memory is the process's (VmHWM, VmRSS): the worker thread's included.
 import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
@@ -103,18 +104,8 @@ function bodyOf(kind, mb) {
   switch (kind) {
     case "one character repeated":
       return one("a".repeat(n));
-    case "base64": {
-      let x = 0x9e3779b9;
-      const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-      const chars = new Array(n);
-      for (let i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >>> 17;
-        x ^= x << 5;
-        chars[i] = alphabet[(x >>> 0) % 64];
-      }
-      return one(chars.join(""));
-    }
+    case "base64":
+      return one(randomBytes(Math.floor((n * 3) / 4)).toString("base64"));
     case "one message of words":
       return one("the quick brown fox jumps over the lazy dog ".repeat(Math.floor(n / 44)));
     case "100k small messages": {

@@ -67,7 +67,16 @@ export class Core {
   /** Drops the instance if it is still `generation`; the next `get()` builds a new one. */
   discard(generation: number): void {
     if (this.instance?.generation !== generation) return;
-    delete require.cache[require.resolve(this.file)];
+    const key = require.resolve(this.file);
+    const loaded = require.cache[key];
+    delete require.cache[key];
+    // The module that required it keeps it among its children too, and with it the instance and
+    // its memory, which would never be collected.
+    const children: unknown[] | undefined = typeof module !== "undefined" ? module.children : undefined;
+    if (loaded && Array.isArray(children)) {
+      const at = children.indexOf(loaded);
+      if (at >= 0) children.splice(at, 1);
+    }
     this.module = undefined;
     this.instance = undefined;
   }

@@ -4,6 +4,8 @@
 // `ToWorker`), writes the state file itself (a request carrying a new condensation waits for it
 // on disk), and asks the main thread for what lives there: the summary model and its key.
 
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
 import type { LlmTarget } from "@context-condenser/protocol";
 import { Core, guardEngine, newEngine } from "../engine/engine";
@@ -56,10 +58,22 @@ server = new GatewayServer(engine, {
       models.set(id, { resolve, reject });
       post({ op: "summaryModel", id });
     }),
-  // After a large request: the next engine is made on a fresh instance, and this one's memory
-  // goes back to the system once it is collected.
-  renew: () => core.discard(core.current().generation),
+  // After a large request: the next engine is made on a fresh instance, and the old one's memory
+  // goes back to the system once it is collected, which is asked for as soon as the fresh one has
+  // taken over (nothing else would make this thread collect soon: it allocates little JS).
+  renew: () => {
+    core.discard(core.current().generation);
+    setImmediate(collect);
+  },
 });
+
+/** A full collection of this thread's heap (V8's `gc`, exposed for this thread alone). */
+const collect: () => void = (() => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  setFlagsFromString("--no-expose-gc");
+  return gc;
+})();
 
 const reply = (id: number, value: unknown): void => post({ op: "reply", id, value });
 const refuse = (id: number, e: unknown): void =>
