@@ -18,7 +18,7 @@
 //
 // A benchmark, never a test: nothing here asserts a time.
 //
-//   node benches/gateway-host.mjs [--quick] [--in-process] [--only time|memory|state|head]
+//   node --expose-gc benches/gateway-host.mjs [--quick] [--in-process] [--only time|memory|state|head]
 //
 // It bundles the runner and the worker with esbuild into target/bench-gateway-host/ first (after
 // `bash scripts/build-wasm`). RELIABILITY.md ("The gateway under abuse") holds the results.
@@ -42,6 +42,11 @@ const quick = process.argv.includes("--quick");
 const only = arg("--only");
 const run = (section) => !only || only === section;
 
+if (typeof globalThis.gc !== "function") {
+  // What the bench itself builds (bodies of 20 and 50 MB) is collected before memory is read.
+  console.error("benches: run as node --expose-gc benches/gateway-host.mjs");
+  process.exit(2);
+}
 const inProcess = process.argv.includes("--in-process");
 const out = path.join(root, "target/bench-gateway-host");
 const wasmDir = path.join(root, "extension/wasm");
@@ -153,7 +158,7 @@ if (process.argv.includes("--one")) {
   const peak = status().hwm;
   // The fresh instance that takes over after a large request; the old one collected.
   await new Promise((r) => setTimeout(r, 2000));
-  globalThis.gc?.();
+  globalThis.gc();
   const after = status().rss;
   await gw.stop();
   gw.dispose();
@@ -218,7 +223,7 @@ if (run("state")) {
     longest = Math.max(longest, (await stalls(() => post(port, `agent-${i}`, body))).longest);
   }
   await new Promise((r) => setTimeout(r, 3000));
-  globalThis.gc?.();
+  globalThis.gc();
   const s = status();
   await gw.stop();
   gw.dispose();
