@@ -155,7 +155,7 @@ type Asked =
 
 /** Worker → main thread. */
 export type FromWorker =
-  | { op: "reply"; id: number; value?: unknown; error?: { message: string; port?: number } }
+  | { op: "reply"; id: number; value?: unknown; error?: { message: string; kind?: string; port?: number } }
   | { op: "log"; line: string }
   | { op: "saved" }
   | { op: "summaryModel"; id: number };
@@ -210,7 +210,9 @@ export class GatewayThread implements GatewayRunner {
           this.waiting.delete(m.id);
           if (!waiting) return;
           if (!m.error) waiting.resolve(m.value);
-          else waiting.reject(m.error.port !== undefined ? new PortInUse(m.error.port) : new Error(m.error.message));
+          else if (m.error.port !== undefined) waiting.reject(new PortInUse(m.error.port));
+          // The core's typed error keeps its kind (`gateway_stopped`, …) across the threads.
+          else waiting.reject(Object.assign(new Error(m.error.message), m.error.kind ? { kind: m.error.kind } : {}));
           return;
         }
         case "log":

@@ -76,8 +76,11 @@ const collect: () => void = (() => {
 })();
 
 const reply = (id: number, value: unknown): void => post({ op: "reply", id, value });
-const refuse = (id: number, e: unknown): void =>
-  post({ op: "reply", id, error: e instanceof PortInUse ? { message: e.message, port: e.port } : { message: (e as Error).message ?? String(e) } });
+const refuse = (id: number, e: unknown): void => {
+  const kind = (e as { kind?: unknown }).kind;
+  const error = e instanceof PortInUse ? { message: e.message, port: e.port } : { message: (e as Error).message ?? String(e), ...(typeof kind === "string" ? { kind } : {}) };
+  post({ op: "reply", id, error });
+};
 
 port.on("message", (message: ToWorker) => {
   const gateway = server;
