@@ -227,6 +227,28 @@ fn a_body_that_stops_arriving_is_dropped_after_the_idle_time() {
 }
 
 #[test]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn the_gateway_runs_with_two_malloc_arenas_unless_told_otherwise() {
+    let state = Scratch::new("rel-arenas");
+    let arenas = |g: &Gateway| {
+        let environ = std::fs::read(format!("/proc/{}/environ", g.child.id())).unwrap();
+        String::from_utf8_lossy(&environ)
+            .split('\0')
+            .find_map(|v| v.strip_prefix("MALLOC_ARENA_MAX=").map(str::to_owned))
+    };
+    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        // Started again by itself with the variable: the same process, serving.
+        let gateway = Gateway::start(&state, &[]);
+        assert_eq!(gateway.send("GET", "/healthz", &[], b"").status, 200);
+        assert_eq!(arenas(&gateway).as_deref(), Some("2"));
+    }
+    // The person's own value is kept.
+    let gateway = Gateway::start_with(&state, &[], &[("MALLOC_ARENA_MAX", "4")]);
+    assert_eq!(gateway.send("GET", "/healthz", &[], b"").status, 200);
+    assert_eq!(arenas(&gateway).as_deref(), Some("4"));
+}
+
+#[test]
 fn the_token_comes_from_a_file_or_the_environment_and_stays_off_the_command_line() {
     let state = Scratch::new("rel-token");
     let check = |gateway: &Gateway, token: &str| {
