@@ -400,7 +400,6 @@ export class GatewayServer {
       // With its length declared, the body is read into one buffer of that size (its pages taken
       // as they are written), not gathered and then copied whole: one copy of a 50 MB body.
       const whole = Number.isSafeInteger(declared) && declared >= 0 ? Buffer.allocUnsafe(declared) : undefined;
-      let spilled = whole === undefined;
       // A body that stops arriving (a `Content-Length` longer than what is sent) is given up after
       // the time its headers had: 408, and the connection closed.
       let idle: NodeJS.Timeout | undefined;
@@ -425,18 +424,13 @@ export class GatewayServer {
           resolve(undefined);
           return;
         }
-        if (whole && !spilled && size <= whole.length) {
-          chunk.copy(whole, size - chunk.length);
-          return;
-        }
-        // More than declared (Node's parser does not let it happen): gathered from here on.
-        if (whole && !spilled) chunks.push(whole.subarray(0, size - chunk.length));
-        spilled = true;
-        chunks.push(chunk);
+        // Node's parser ends a body at its declared length: it never outgrows `whole`.
+        if (whole) chunk.copy(whole, size - chunk.length);
+        else chunks.push(chunk);
       });
       req.on("end", () => {
         clearTimeout(idle);
-        resolve(whole && !spilled ? whole.subarray(0, size) : Buffer.concat(chunks));
+        resolve(whole ? whole.subarray(0, size) : Buffer.concat(chunks));
       });
       req.on("error", (e) => {
         clearTimeout(idle);

@@ -120,6 +120,13 @@ impl Session {
     pub(super) fn is_hollow(&self) -> bool {
         self.originals.iter().any(|o| o.text.is_none())
     }
+
+    /// Lets go of its messages' texts, keeping their hashes and lengths (the caller recounts).
+    fn let_go_of_texts(&mut self) {
+        for o in &mut self.originals {
+            o.text = None;
+        }
+    }
 }
 
 /// How a request's messages relate to what the session had seen.
@@ -253,12 +260,12 @@ impl Sessions {
         // The messages kept are the request's first ones: those known by their hash only take
         // their texts from it, unless the session is too large to keep them.
         let keep = incoming.iter().map(|(_, text)| text.len()).sum::<usize>() <= self.limits.keep_texts_bytes;
-        for (o, &(_, text)) in session.originals.iter_mut().zip(&incoming) {
-            match keep {
-                true if o.text.is_none() => o.text = Some(text.into()),
-                true => {}
-                false => o.text = None,
+        if keep {
+            for (o, &(_, text)) in session.originals.iter_mut().zip(&incoming) {
+                o.text.get_or_insert_with(|| text.into());
             }
+        } else {
+            session.let_go_of_texts();
         }
         let start = session.originals.len();
         session.originals.extend(incoming[start..].iter().map(|&(hash, text)| match keep {
@@ -370,9 +377,7 @@ impl Sessions {
                 }
                 let session = self.map.get_mut(&key).expect("listed above");
                 bytes -= session.bytes;
-                for o in &mut session.originals {
-                    o.text = None;
-                }
+                session.let_go_of_texts();
                 session.recount();
                 bytes += session.bytes;
             }
