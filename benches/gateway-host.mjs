@@ -23,7 +23,7 @@
 // It bundles the runner and the worker with esbuild into target/bench-gateway-host/ first (after
 // `bash scripts/build-wasm`). RELIABILITY.md ("The gateway under abuse") holds the results.
 // Memory is the process's (VmHWM, VmRSS): the worker thread's included.
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import http from "node:http";
@@ -51,9 +51,11 @@ const inProcess = process.argv.includes("--in-process");
 const out = path.join(root, "target/bench-gateway-host");
 const wasmDir = path.join(root, "extension/wasm");
 if (!process.argv.includes("--one")) {
-  const esbuild = path.join(root, "node_modules/.bin/esbuild");
+  // Bundled as the extension's build bundles them (extension/bundleOptions.mjs).
+  const { build } = await import("esbuild");
+  const { bundleOptions } = await import(path.join(root, "extension/bundleOptions.mjs"));
   for (const [entry, file] of [["gatewayRunner.ts", "runner.cjs"], ["gatewayWorker.ts", "gatewayWorker.js"]]) {
-    execFileSync(esbuild, [path.join(root, "extension/src/gateway", entry), "--bundle", "--platform=node", "--format=cjs", "--target=node20", `--outfile=${path.join(out, file)}`, "--log-level=warning"], { stdio: "inherit" });
+    await build({ ...bundleOptions, entryPoints: [path.join(root, "extension/src/gateway", entry)], outfile: path.join(out, file) });
   }
 }
 const { GatewayThread, InProcessGateway } = require(path.join(out, "runner.cjs"));

@@ -3,18 +3,12 @@
 // wasm package is not bundled: the extension (and the worker) load it from its own folder at run
 // time.
 import { build } from "esbuild";
+import { bundleOptions } from "./bundleOptions.mjs";
 
 await build({
+  ...bundleOptions,
   entryPoints: { extension: "src/extension.ts", gatewayWorker: "src/gateway/gatewayWorker.ts" },
-  bundle: true,
   outdir: "dist",
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  external: ["vscode"],
-  sourcemap: false,
-  minify: false,
-  logLevel: "warning",
   // When the bundle's code starts to run (after Node read and compiled it): activate() logs how
   // long loading its modules took, the protocol's and zod's included.
   banner: { js: "\"use strict\";\nconst __bundleStart = performance.now();" },

@@ -14,6 +14,8 @@ import { LlmTarget } from "@context-condenser/protocol";
 import { PortInUse } from "../src/gateway/gateway";
 import { GatewayThread, type RunnerHooks } from "../src/gateway/gatewayRunner";
 import { toolSession } from "./gatewaySessions";
+// @ts-expect-error: plain JavaScript, the build's own options.
+import { bundleOptions } from "../bundleOptions.mjs";
 // @ts-expect-error: plain JavaScript test helpers, shared with the Node suites.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
 
@@ -35,7 +37,7 @@ let llm: Fixture;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "gateway-thread-"));
   script = path.join(dir, "gatewayWorker.js");
-  await build({ entryPoints: [path.join(__dirname, "..", "src", "gateway", "gatewayWorker.ts")], bundle: true, outfile: script, platform: "node", format: "cjs", target: "node20", external: ["vscode"], logLevel: "warning" });
+  await build({ ...bundleOptions, entryPoints: [path.join(__dirname, "..", "src", "gateway", "gatewayWorker.ts")], outfile: script });
   llm = await startFixtureLlm({ apiKey: KEY });
 });
 
