@@ -28,13 +28,17 @@
 //! The books are not saved with the state: after a restart both caches start cold (the first
 //! request is written whole in both) and the messages condensed before are priced at the ratio.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::billing::{Billed, Block, CacheRules, PromptCache, Spans, Ttl};
-use crate::model::hash::{fnv1a, fnv1a_from};
+use crate::model::hash::{Fnv1aWriter, fnv1a, fnv1a_from};
 use crate::tokens::{MESSAGE_OVERHEAD, TokenCounter};
 
 use super::dialect::{Dialect, Request};
@@ -89,17 +93,42 @@ impl Prompt {
 }
 
 fn cell(role: &str, block: &Value) -> Cell {
-    let (bytes, breakpoint) = match block.get("cache_control") {
-        Some(control) => {
-            let mut bare = block.clone();
-            if let Some(map) = bare.as_object_mut() {
-                map.remove("cache_control");
-            }
-            (serde_json::to_vec(&bare).unwrap_or_default(), Some(Ttl::of_cache_control(control)))
+    let start = fnv1a(role.as_bytes());
+    let (written, breakpoint) = match (block.as_object(), block.get("cache_control")) {
+        (Some(map), Some(control)) => {
+            (Fnv1aWriter::json(start, &WithoutCacheControl(map)), Some(Ttl::of_cache_control(control)))
         }
-        None => (serde_json::to_vec(block).unwrap_or_default(), None),
+        _ => (Fnv1aWriter::json(start, block), None),
     };
-    Cell { hash: fnv1a_from(fnv1a(role.as_bytes()), &bytes), weight: bytes.len().max(1) as f64, breakpoint }
+    Cell { hash: written.hash, weight: written.len.max(1) as f64, breakpoint }
+}
+
+/// A block's object without its `cache_control`, serialized in its order: what is cached.
+struct WithoutCacheControl<'a>(&'a Map<String, Value>);
+
+impl Serialize for WithoutCacheControl<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().filter(|(key, _)| key.as_str() != "cache_control"))
+    }
+}
+
+/// A content given as a string: the one text block the API reads it as,
+/// `{"type":"text","text":…}`, serialized without a copy of the text.
+struct TextBlock<'a>(&'a str);
+
+impl Serialize for TextBlock<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("type", "text")?;
+        map.serialize_entry("text", self.0)?;
+        map.end()
+    }
+}
+
+/// The cell of a content given as a string.
+fn text_cell(role: &str, text: &str) -> Cell {
+    let written = Fnv1aWriter::json(fnv1a(role.as_bytes()), &TextBlock(text));
+    Cell { hash: written.hash, weight: written.len.max(1) as f64, breakpoint: None }
 }
 
 /// One cell for a whole text: a message of a dialect whose cache has no breakpoints.
@@ -114,7 +143,7 @@ fn whole(role: &str, text: &str) -> Cell {
 /// The cells of blocks given as a string or an array of blocks (Anthropic's `content`, `system`).
 fn blocks_cells(role: &str, content: &Value, text: &str) -> Vec<Cell> {
     match content {
-        Value::String(s) => vec![cell(role, &json!({"type": "text", "text": s}))],
+        Value::String(s) => vec![text_cell(role, s)],
         Value::Array(blocks) if !blocks.is_empty() => blocks.iter().map(|b| cell(role, b)).collect(),
         _ => vec![whole(role, text)],
     }
@@ -126,12 +155,46 @@ pub(super) fn message_cells(dialect: Dialect, text: &str) -> Vec<Cell> {
     if dialect != Dialect::AnthropicMessages {
         return vec![whole("message", text)];
     }
+    if let Some(cells) = borrowed_cells(text) {
+        return cells;
+    }
     match serde_json::from_str::<Value>(text) {
         Ok(value) => {
             let role = value.get("role").and_then(Value::as_str).unwrap_or_default().to_owned();
             blocks_cells(&role, value.get("content").unwrap_or(&Value::Null), text)
         }
         Err(_) => vec![whole("message", text)],
+    }
+}
+
+/// The fields a message's cells read, borrowed from its text.
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(borrow)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+/// The cells of a message object whose content is a string or absent, read without a copy of its
+/// text (one message of 50 MB would be parsed into 50 MB more); `None`: read it whole (blocks,
+/// or a message this reader does not read as the whole reader does: not an object, a field
+/// twice or of another type).
+fn borrowed_cells(text: &str) -> Option<Vec<Cell>> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let fields: Fields<'_> = serde_json::from_str(text).ok()?;
+    let role = fields.role.as_deref().unwrap_or_default();
+    let Some(content) = fields.content else { return Some(vec![whole(role, text)]) };
+    match content.get().as_bytes().first() {
+        // Borrowed when it has no escapes (serde reads a `Cow` alone into an owned copy).
+        Some(b'"') => match serde_json::from_str::<&str>(content.get()) {
+            Ok(borrowed) => Some(vec![text_cell(role, borrowed)]),
+            Err(_) => Some(vec![text_cell(role, &serde_json::from_str::<String>(content.get()).ok()?)]),
+        },
+        Some(b'n') => Some(vec![whole(role, text)]),
+        _ => None,
     }
 }
 
@@ -630,5 +693,61 @@ mod tests {
             "the role counts"
         );
         assert_eq!(message_cells(Dialect::ChatCompletions, plain).len(), 1);
+    }
+
+    /// The cells as the whole JSON reads them: the message parsed whole, each block serialized
+    /// (a string as its text block), `cache_control` left out.
+    fn cells_read_whole(text: &str) -> Vec<(u64, usize, Option<Ttl>)> {
+        let whole_text =
+            |role: &str| vec![(fnv1a_from(fnv1a(role.as_bytes()), text.as_bytes()), text.len().max(1), None)];
+        let Ok(value) = serde_json::from_str::<Value>(text) else { return whole_text("message") };
+        let role = value.get("role").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let block = |b: &Value| {
+            let mut bare = b.clone();
+            let ttl = bare
+                .as_object_mut()
+                .and_then(|m| m.shift_remove("cache_control"))
+                .map(|c| Ttl::of_cache_control(&c));
+            let bytes = serde_json::to_vec(&bare).unwrap();
+            (fnv1a_from(fnv1a(role.as_bytes()), &bytes), bytes.len().max(1), ttl)
+        };
+        match value.get("content") {
+            Some(Value::String(s)) => vec![block(&serde_json::json!({"type": "text", "text": s}))],
+            Some(Value::Array(blocks)) if !blocks.is_empty() => blocks.iter().map(block).collect(),
+            _ => whole_text(&role),
+        }
+    }
+
+    proptest::proptest! {
+        /// Read without a copy of its text, a message has the cells reading it whole gives.
+        #[test]
+        fn cells_read_borrowed_are_the_cells_read_whole(
+            role in proptest::prop_oneof![
+                proptest::strategy::Just("\"role\":\"user\",".to_owned()),
+                proptest::strategy::Just("\"role\":null,".to_owned()),
+                proptest::strategy::Just("\"role\":7,".to_owned()),
+                proptest::strategy::Just(String::new()),
+            ],
+            text in "[a-z \"\\\\\n\u{e9}\u{1F600}]{0,40}",
+            shape in 0..7usize,
+            space in proptest::bool::ANY,
+        ) {
+            let string = serde_json::to_string(&text).unwrap();
+            let content = match shape {
+                0 => format!("\"content\":{string}"),
+                1 => format!("\"content\":[{{\"type\":\"text\",\"text\":{string},\"cache_control\":{{\"type\":\"ephemeral\"}}}}]"),
+                2 => format!("\"content\":[{{\"cache_control\":{{\"type\":\"ephemeral\",\"ttl\":\"1h\"}},\"type\":\"text\",\"text\":{string}}}]"),
+                3 => "\"content\":null".to_owned(),
+                4 => format!("\"content\":{string},\"content\":\"twice\""),
+                5 => "\"content\":[]".to_owned(),
+                _ => format!("\"content\":{string},\"extra\":{{\"k\":[{string}]}}"),
+            };
+            let message = if space { format!(" {{ {role} {content} }}") } else { format!("{{{role}{content}}}") };
+            let cells: Vec<_> = message_cells(Dialect::AnthropicMessages, &message)
+                .iter()
+                .map(|c| (c.hash, c.weight as usize, c.breakpoint))
+                .collect();
+            proptest::prop_assert_eq!(cells, cells_read_whole(&message), "{}", message);
+        }
     }
 }

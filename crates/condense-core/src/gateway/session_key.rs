@@ -10,7 +10,7 @@ use std::fmt;
 use serde_json::Value;
 
 pub use crate::model::hash::fnv1a;
-use crate::model::hash::fnv1a_from;
+use crate::model::hash::{Fnv1aWriter, fnv1a_from};
 
 use super::dialect::Request;
 use super::http::{SHOWN_CHARS, shown, shows_as_is};
@@ -135,7 +135,8 @@ fn content_hash(request: &Request<'_>) -> u64 {
         match serde_json::from_str::<Value>(first) {
             Ok(mut value) => {
                 without_cache_control(&mut value);
-                h = fnv1a_from(h, value.to_string().as_bytes());
+                // Hashed as written: the message's JSON is not built whole.
+                h = Fnv1aWriter::json(h, &value).hash;
             }
             Err(_) => h = fnv1a_from(h, first.as_bytes()),
         }
