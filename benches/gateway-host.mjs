@@ -25,7 +25,7 @@
 // Memory is the process's (VmHWM, VmRSS): the worker thread's included.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -77,14 +77,21 @@ async function upstream() {
   return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** The gateway on a free port, as the extension runs it (in its thread); `stateFile` where it
+/** The gateway on a free port, as the extension runs it (in its thread); `stateDir` where it
  *  saves. */
 async function gateway(up) {
-  const stateFile = path.join(out, `state-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
-  const hooks = { log: () => {}, saved: () => {}, summaryModel: () => Promise.reject(new Error("no model")), stateFile };
+  const stateDir = path.join(out, `state-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const hooks = { log: () => {}, saved: () => {}, summaryModel: () => Promise.reject(new Error("no model")), stateDir };
   const gw = inProcess ? new InProcessGateway(newEngine, hooks) : new GatewayThread(path.join(out, "gatewayWorker.js"), wasmDir, hooks);
   const { port } = await gw.start({ port: 0, provider: "smart", thresholdPercent: 80, windows: {}, observe: false, anthropicUpstream: up.url, openaiUpstream: up.url, geminiUpstream: up.url }, undefined);
-  return { gw, port, stateFile };
+  return { gw, port, stateDir };
+}
+
+/** The bytes of the state saved in `dir`: the index and every session's file. */
+function stateBytes(dir) {
+  const sessions = path.join(dir, "sessions");
+  const files = existsSync(sessions) ? readdirSync(sessions).map((n) => path.join(sessions, n)) : [];
+  return [path.join(dir, "state.json"), ...files].reduce((sum, f) => sum + statSync(f).size, 0);
 }
 
 /** POSTs `body` for `session`; the time to the whole answer, in ms. */
@@ -216,7 +223,7 @@ if (run("memory")) {
 if (run("state")) {
   const [sessions, mb] = quick ? [4, 5] : [12, 20];
   console.log(`## The state after ${sessions} sessions of ${mb} MB\n`);
-  const { gw, port, stateFile } = await gateway(up);
+  const { gw, port, stateDir } = await gateway(up);
   let sent = 0;
   let longest = 0;
   for (let i = 0; i < sessions; i++) {
@@ -229,7 +236,7 @@ if (run("state")) {
   const s = status();
   await gw.stop();
   gw.dispose();
-  const saved = statSync(stateFile).size;
+  const saved = stateBytes(stateDir);
   console.log("| sessions | sent | state saved | resident | peak | longest stall |");
   console.log("| ---: | ---: | ---: | ---: | ---: | ---: |");
   console.log(`| ${sessions} | ${(sent / 1e6).toFixed(0)} MB | ${(saved / 1e6).toFixed(2)} MB | ${s.rss.toFixed(0)} MB | ${s.hwm.toFixed(0)} MB | ${longest.toFixed(0)} ms |`);

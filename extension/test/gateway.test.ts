@@ -13,6 +13,7 @@ import { LlmTarget } from "@context-condenser/protocol";
 import { Core, newEngine } from "../src/engine/engine";
 import { GatewayServer, PortInUse, SAVE_DELAY_MS } from "../src/gateway/gateway";
 import { PANIC_MARKER, type Trap, guardedEngine, newTestEngine, panicCore } from "./core";
+import { SavedStates } from "./gatewaySessions";
 // @ts-expect-error: plain JavaScript test helpers, shared with the Node suites.
 import { startFixtureLlm } from "../../tests/js/servers.mjs";
 // @ts-expect-error: as above.
@@ -127,10 +128,10 @@ async function until(ok: () => boolean, ms = 60_000): Promise<boolean> {
 }
 
 const logs: string[] = [];
-const saved: string[] = [];
+const saved = new SavedStates();
 
 function nodeGateway() {
-  return new GatewayServer(newTestEngine, { log: (l) => logs.push(l), save: (s) => saved.push(s) });
+  return new GatewayServer(newTestEngine, { log: (l) => logs.push(l), save: saved.save });
 }
 
 function options(llm: Fixture, window = 6000) {
@@ -220,8 +221,8 @@ describe("the extension's gateway", () => {
     } finally {
       await gw.stop();
     }
-    expect(saved.length).toBeGreaterThan(0);
-    expect(saved.some((s) => s.includes(KEY))).toBe(false);
+    expect(saved.all.length).toBeGreaterThan(0);
+    expect(saved.all.some((s) => JSON.stringify(s).includes(KEY))).toBe(false);
     expect(logs.some((l) => l.includes(KEY))).toBe(false);
     expect(logs.some((l) => l.includes("condensed now"))).toBe(true);
   });
@@ -274,7 +275,9 @@ describe("the extension's gateway", () => {
     const a = await first.start(options(llm));
     for (const body of seq.bodies.slice(0, 14)) await post(`http://127.0.0.1:${a.port}`, seq.path, seq.headers, body);
     await first.stop();
-    const state = saved.at(-1);
+    const state = saved.now();
+    expect(state.sessions.length).toBeGreaterThan(0);
+    expect(JSON.parse(state.index!).sessions, "the index holds no session").toEqual([]);
     const second = nodeGateway();
     const b = await second.start(options(llm), state);
     expect(b.stateRefused).toBeUndefined();
@@ -285,28 +288,26 @@ describe("the extension's gateway", () => {
     expect(marker(raw[14]).length).toBeGreaterThan(0);
     expect(marker(raw[14])).toEqual(marker(raw[13]));
     const refused = nodeGateway();
-    const c = await refused.start(options(llm), state?.slice(0, state.length / 2));
+    const c = await refused.start(options(llm), { index: state.index!.slice(0, state.index!.length / 2), sessions: [] });
     expect(c.stateRefused).toMatch(/not readable/);
     expect(c.setAside).toEqual([]);
     await refused.stop();
-    // One saved session broken, another whole: the whole one is read, the broken one comes back
-    // as it was saved, to be kept aside.
-    const parsed = JSON.parse(state!);
-    expect(parsed.sessions.length).toBeGreaterThan(0);
+    // One session's file broken, the others whole: the whole ones are read, the broken one comes
+    // back as it was saved, named, to be kept aside.
     const broken = { bogus: true };
-    const twice = JSON.stringify({ ...parsed, sessions: [...parsed.sessions, broken] });
     const partly = nodeGateway();
-    const d = await partly.start(options(llm), twice);
+    const d = await partly.start(options(llm), { index: state.index, sessions: [...state.sessions, { name: "0000000000000bad.json", text: JSON.stringify(broken) }] });
     expect(d.stateRefused).toBeUndefined();
-    expect(d.setAside.map((s) => [s.index, JSON.parse(s.raw)])).toEqual([[parsed.sessions.length, broken]]);
+    expect(d.setAside.map((s) => [s.index, s.file, JSON.parse(s.raw)])).toEqual([[state.sessions.length, "0000000000000bad.json", broken]]);
     expect(d.setAside[0].why.length).toBeGreaterThan(0);
+    expect(Object.keys(partly.gateway!.report().sessions).length).toBe(state.sessions.length);
     await partly.stop();
   });
 
   test("pause forwards the client's bytes; undo forwards the next request uncondensed", async () => {
     await llm.clearRequests();
     const engine = newTestEngine();
-    const gw = new GatewayServer(() => engine, { log: () => {}, save: () => {} });
+    const gw = new GatewayServer(() => engine, { log: () => {}, save: () => [] });
     const { port } = await gw.start(options(llm));
     const origin = `http://127.0.0.1:${port}`;
     const seq = SEQUENCES[0];
@@ -337,12 +338,12 @@ describe("the extension's gateway", () => {
     // As the engine holder guards the gateway's engine: a trap drops the instance.
     const fresh = () => guardedEngine(core, traps).engine;
     const lines: string[] = [];
-    const states: string[] = [];
+    const states = new SavedStates();
     const uncaught: unknown[] = [];
     const collect = (e: unknown) => void uncaught.push(e);
     process.on("uncaughtException", collect);
     await llm.clearRequests();
-    const gw = new GatewayServer(fresh, { log: (l) => lines.push(l), save: (s) => states.push(s) });
+    const gw = new GatewayServer(fresh, { log: (l) => lines.push(l), save: states.save });
     const { port } = await gw.start(options(llm));
     const origin = `http://127.0.0.1:${port}`;
     const seq = SEQUENCES[0];
@@ -354,7 +355,7 @@ describe("the extension's gateway", () => {
       expect(condensations).toBeGreaterThan(0);
       // The state is saved a moment after the last answer.
       await new Promise((r) => setTimeout(r, SAVE_DELAY_MS + 300));
-      expect(states.length).toBeGreaterThan(0);
+      expect(states.all.length).toBeGreaterThan(0);
 
       const trapped = await post(origin, seq.path, seq.headers, PANIC_MARKER);
       expect(traps.map((t) => t.what)).toEqual(["request"]);
@@ -395,7 +396,7 @@ describe("the extension's gateway", () => {
     let asked = 0;
     const gw = new GatewayServer(() => newEngine(core, quiet), {
       log: (l) => lines.push(l),
-      save: () => {},
+      save: () => [],
       summaryModel: async () => {
         asked++;
         return writer;
@@ -442,7 +443,7 @@ describe("the extension's gateway", () => {
     const lines: string[] = [];
     const gw = new GatewayServer(newTestEngine, {
       log: (l) => lines.push(l),
-      save: () => {},
+      save: () => [],
       summaryModel: () => Promise.reject(new Error("no condensing model: choose one in the settings panel")),
     });
     const { port } = await gw.start({ ...options(llm), provider: "native" });

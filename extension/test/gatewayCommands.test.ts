@@ -1,6 +1,6 @@
 // The gateway's controller (gatewayCommands.ts) with the real core and the fake vscode: how it
 // follows the settings, and how `native` asks for its summary model at the start.
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -166,6 +166,28 @@ describe("the gateway's controller", () => {
     expect(await gateway.start()).toBe(true);
     expect(existsSync(path.join(stateDir, "state.set-aside.2.json"))).toBe(false);
     expect(readFileSync(aside, "utf8")).toBe(newer);
+  });
+
+  it("a newer version's session file refuses the state: its sessions go aside as a folder, and a bad session file alone is kept aside", async () => {
+    const stateDir = path.join(dir, "gateway");
+    const sessions = path.join(stateDir, "sessions");
+    mkdirSync(sessions, { recursive: true });
+    const newer = JSON.stringify({ version: 99, used: 1, session: { kept: "as written" } });
+    writeFileSync(path.join(sessions, "00000000000000aa.json"), newer);
+    expect(await gateway.start()).toBe(true);
+    expect(readFileSync(path.join(stateDir, "sessions.set-aside.1", "00000000000000aa.json"), "utf8")).toBe(newer);
+    await gateway.stop();
+    expect(existsSync(path.join(sessions, "00000000000000aa.json"))).toBe(false);
+
+    // This version's state, one session's file broken: kept aside, the gateway starts from the rest.
+    const broken = JSON.stringify({ version: 3, used: 2, session: { not: "a session" } });
+    mkdirSync(sessions, { recursive: true });
+    writeFileSync(path.join(sessions, "00000000000000bb.json"), broken);
+    expect(await gateway.start()).toBe(true);
+    const kept = readdirSync(stateDir).filter((n) => n.startsWith("state.set-aside."));
+    expect(kept.map((n) => readFileSync(path.join(stateDir, n), "utf8"))).toContain(broken);
+    expect(existsSync(path.join(sessions, "00000000000000bb.json")), "out of the folder read at start").toBe(false);
+    await gateway.stop();
   });
 
   describe("the terminals, asked once in all by the welcome or Start Gateway", () => {

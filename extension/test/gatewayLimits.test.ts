@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { GatewayServer, type GatewayLimits } from "../src/gateway/gateway";
 import { newTestEngine } from "./core";
-import { toolSession } from "./gatewaySessions";
+import { SavedStates, toolSession } from "./gatewaySessions";
+import type { SavedState } from "../src/gateway/stateFile";
 
 const KEY = "sk-ant-gateway-limits-NEVER-STORED";
 const MODEL = "tiny-model";
@@ -75,12 +76,12 @@ async function upstream(opts: { events: number; every: number; stall?: boolean; 
 
 interface Started {
   port: number;
-  saves: { state: string; durable: boolean }[];
+  saves: SavedStates;
   gw: GatewayServer;
 }
 
-async function gateway(up: Upstream, limits: Partial<GatewayLimits>, window = 100_000, state?: string, saves: Started["saves"] = []): Promise<Started> {
-  const gw = new GatewayServer(newTestEngine, { log: () => {}, save: (s, durable) => saves.push({ state: s, durable }) }, limits);
+async function gateway(up: Upstream, limits: Partial<GatewayLimits>, window = 100_000, state?: SavedState, saves = new SavedStates()): Promise<Started> {
+  const gw = new GatewayServer(newTestEngine, { log: () => {}, save: saves.save }, limits);
   const { port } = await gw.start({ port: 0, provider: "smart", thresholdPercent: 80, windows: { [MODEL]: window }, observe: false, anthropicUpstream: up.url, openaiUpstream: up.url, geminiUpstream: up.url }, state);
   open.push({ close: () => gw.stop() });
   return { port, saves, gw };
@@ -158,8 +159,8 @@ describe("the extension's gateway under abuse", () => {
   });
 
   test("a condensation is saved, durably, before the request carrying it leaves; a gateway started from that save replays its bytes", async () => {
-    const saves: Started["saves"] = [];
-    const up = await upstream({ events: 1, every: 1, durableSaves: () => saves.filter((s) => s.durable).length });
+    const saves = new SavedStates();
+    const up = await upstream({ events: 1, every: 1, durableSaves: () => saves.all.filter((s) => s.durable).length });
     const { port } = await gateway(up, {}, 6000, undefined, saves);
     const bodies = toolSession(24, MODEL);
     const MARK = "[Context Condenser";
@@ -175,7 +176,7 @@ describe("the extension's gateway under abuse", () => {
     // Before that request reached the upstream, the state holding its condensation was on disk.
     expect(up.received[first].durableSaves).toBeGreaterThan(0);
     expect(up.received.slice(0, first).every((r) => r.durableSaves === 0)).toBe(true);
-    const durable = saves.filter((s) => s.durable).at(-1)!.state;
+    const durable = saves.all.filter((s) => s.durable).at(-1)!.state;
     // A gateway killed right after that request left, started again from that save alone: the
     // request and the next go out as the first gateway sent (and would send) them.
     const after = await upstream({ events: 1, every: 1 });

@@ -1,5 +1,8 @@
 // Claude Code–shaped Anthropic request bodies for the gateway's tests: the task, then tool
-// rounds that read a 20-line file each, one body per round (each the whole history so far).
+// rounds that read a 20-line file each, one body per round (each the whole history so far). And
+// the gateway's saved state kept in memory (`SavedStates`).
+import type { GatewayStateChanges } from "@context-condenser/protocol";
+import type { SavedState } from "../src/gateway/stateFile";
 
 export const TASK = "Fix the failing test in src/parse.rs and keep the public API unchanged.";
 
@@ -21,4 +24,26 @@ export function toolSession(rounds: number, model: string, session = "00000000ab
     bodies.push(JSON.stringify({ model, max_tokens: 64, stream: true, messages, metadata: { user_id: `user_x_account__session_5e551011-aaaa-bbbb-cccc-${session}` } }));
   }
   return bodies;
+}
+
+/** The gateway's saved state as a test keeps it in memory: each save's changes applied (the
+ *  `save` hook of a `GatewayServer`), and every state saved, in order. */
+export class SavedStates {
+  private index: string | undefined;
+  private readonly sessions = new Map<string, string>();
+  readonly all: { state: SavedState; durable: boolean }[] = [];
+
+  /** The `save` hook: applies `changes`, writes nothing, fails nothing. */
+  readonly save = (changes: GatewayStateChanges, durable: boolean): string[] => {
+    this.index = changes.index;
+    for (const f of changes.write) this.sessions.set(f.name, f.text);
+    for (const name of changes.remove) this.sessions.delete(name);
+    this.all.push({ state: this.now(), durable });
+    return [];
+  };
+
+  /** The state as saved now. */
+  now(): SavedState {
+    return { index: this.index, sessions: [...this.sessions].map(([name, text]) => ({ name, text })) };
+  }
 }

@@ -3,7 +3,7 @@
 // fixture LLM server on 127.0.0.1. Requests are condensed there, the state file is written by the
 // thread (0600), the figures and controls answer through messages, the summary model comes from
 // the main thread, a port in use is a `PortInUse`, and stopping ends the thread and closes the port.
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -13,6 +13,7 @@ import { connects } from "./net";
 import { LlmTarget } from "@context-condenser/protocol";
 import { PortInUse } from "../src/gateway/gateway";
 import { GatewayThread, type RunnerHooks } from "../src/gateway/gatewayRunner";
+import { readState } from "../src/gateway/stateFile";
 import { toolSession } from "./gatewaySessions";
 // @ts-expect-error: plain JavaScript, the build's own options.
 import { bundleOptions } from "../bundleOptions.mjs";
@@ -52,7 +53,7 @@ function hooks(lines: string[], summaryModel: RunnerHooks["summaryModel"] = () =
     log: (line: string) => void lines.push(line),
     saved: () => void h.saves++,
     summaryModel,
-    stateFile: path.join(dir, `state-${lines.length}-${Math.random().toString(36).slice(2)}.json`),
+    stateDir: path.join(dir, `state-${lines.length}-${Math.random().toString(36).slice(2)}`),
   };
   return h;
 }
@@ -109,8 +110,10 @@ describe("the gateway in its worker thread", () => {
       expect((await calls.report()).sessions[name].paused).toBe(true);
       // The thread wrote the state, readable by the user alone, and said so.
       expect(await until(() => h.saves > 0)).toBe(true);
-      expect(statSync(h.stateFile).mode & 0o777).toBe(0o600);
-      expect(JSON.parse(readFileSync(h.stateFile, "utf8")).sessions.length).toBe(2);
+      expect(statSync(path.join(h.stateDir, "state.json")).mode & 0o777).toBe(0o600);
+      const saved = readState(h.stateDir)!;
+      expect(saved.sessions.length, "a file per session").toBe(2);
+      for (const f of saved.sessions) expect(statSync(path.join(h.stateDir, "sessions", f.name)).mode & 0o777).toBe(0o600);
       expect(lines.some((l) => l.includes("condensed now"))).toBe(true);
     } finally {
       await thread.stop();
@@ -118,7 +121,7 @@ describe("the gateway in its worker thread", () => {
     expect(thread.port).toBe(0);
     expect(thread.calls).toBeUndefined();
     expect(await connects(port)).toBe(false);
-    expect(readFileSync(h.stateFile, "utf8")).not.toContain(KEY);
+    expect(JSON.stringify(readState(h.stateDir))).not.toContain(KEY);
     expect(lines.some((l) => l.includes(KEY))).toBe(false);
   });
 

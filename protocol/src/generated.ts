@@ -1261,6 +1261,15 @@ export const GatewayRouted = z.deferred(() => z.discriminatedUnion("kind", [
 export type GatewayRouted = z.output<typeof GatewayRouted>;
 export type GatewayRoutedInput = z.input<typeof GatewayRouted>;
 
+/** A session's file of the gateway's state: its name in the state folder's `sessions`, and its text. */
+export const GatewaySessionFile = z.deferred(() => z.strictObject({
+  /** A plain file name (the core's: hex and `.json`). */
+  name: z.string(),
+  text: z.string(),
+}));
+export type GatewaySessionFile = z.output<typeof GatewaySessionFile>;
+export type GatewaySessionFileInput = z.input<typeof GatewaySessionFile>;
+
 /** A session as the view shows it: its figures, its window, its condensations. */
 export const GatewaySessionView = z.deferred(() => z.object({
   /** Its condensations, oldest first. */
@@ -1277,6 +1286,8 @@ export type GatewaySessionViewInput = z.input<typeof GatewaySessionView>;
 
 /** A saved session the gateway could not read, set aside rather than lost. */
 export const GatewaySetAside = z.deferred(() => z.object({
+  /** The session file it was read from, when it was one: the host moves it aside. */
+  file: z.string().nullable().optional(),
   /** Its position among the saved sessions. */
   index: z.number().int().gte(0),
   /** Its JSON as saved. */
@@ -1323,7 +1334,9 @@ export const GatewayStart = z.deferred(() => z.strictObject({
   recallDir: z.string().nullable().optional(),
   /** The most bytes of recall files one session keeps (the core's default when absent). */
   recallMaxBytes: z.number().int().gte(0).nullable().optional(),
-  /** The state it saved last time, if any. */
+  /** The session files it saved last time (`sessions/*.json`). */
+  sessions: z.array(GatewaySessionFile).optional(),
+  /** The state it saved last time, if any: the index (`state.json`; or a state of one file, every session inline, as version 2 wrote it). */
   state: z.string().nullable().optional(),
   /** The threshold, in percent of the model's window. */
   thresholdPercent: z.number().int().gte(0),
@@ -1347,6 +1360,17 @@ export const GatewayStarted = z.deferred(() => z.object({
 }));
 export type GatewayStarted = z.output<typeof GatewayStarted>;
 export type GatewayStartedInput = z.input<typeof GatewayStarted>;
+
+/** What to do on disk to save the gateway's state (`gatewaySaveChanges`): the index to write, the session files that changed, the files of sessions let go. Each file written whole, then renamed over its name; a write that failed is told back (`gatewayUnsaved`). */
+export const GatewayStateChanges = z.deferred(() => z.object({
+  /** The index's JSON (`state.json`). */
+  index: z.string(),
+  /** Names of session files to remove. */
+  remove: z.array(z.string()),
+  write: z.array(GatewaySessionFile),
+}));
+export type GatewayStateChanges = z.output<typeof GatewayStateChanges>;
+export type GatewayStateChangesInput = z.input<typeof GatewayStateChanges>;
 
 /** A background summary's outcome (`gatewaySummarize`). */
 export const GatewaySummary = z.deferred(() => z.object({

@@ -173,9 +173,15 @@ export async function gatewayScenario(ctx) {
     await shot("view-dark");
 
     // The state is private and holds no key.
-    const state = path.join(w.dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "gateway", "state.json");
-    check(await until(async () => fs.existsSync(state), 10_000) && (fs.statSync(state).mode & 0o077) === 0, step("the gateway's state is saved, readable by the user alone"));
-    check(!fs.readFileSync(state, "utf8").includes(ctx.RIGHT_KEY), step("the state holds no key"));
+    const stateDir = path.join(w.dirs.ud, "User", "globalStorage", "context-condenser.context-condenser", "gateway");
+    const state = path.join(stateDir, "state.json");
+    const sessions = path.join(stateDir, "sessions");
+    const stateFiles = () => [state, ...(fs.existsSync(sessions) ? fs.readdirSync(sessions).map((n) => path.join(sessions, n)) : [])];
+    check(
+      (await until(async () => fs.existsSync(state) && stateFiles().length > 1, 10_000)) && stateFiles().every((f) => (fs.statSync(f).mode & 0o077) === 0),
+      step("the gateway's state is saved, a file per session, readable by the user alone"),
+    );
+    check(!stateFiles().some((f) => fs.readFileSync(f, "utf8").includes(ctx.RIGHT_KEY)), step("the state holds no key"));
 
     // native: the summary written in the background by the user's condensing profile (its key
     // set with Set API Key…), carried by the session's next request. The settings file is

@@ -10,7 +10,8 @@
 //! - head-of-line: the latency of a small request of another session, every 20 ms, alone and
 //!   while a client sends 50 MB bodies one after another; p50 and p99;
 //! - the state: twelve sessions of 20 MB each (an agent's session of 2,000 tool rounds, condensed),
-//!   then the size of `state.json` and the gateway's resident memory.
+//!   then the size of the state (`state.json` and the session files) and the gateway's resident
+//!   memory.
 //!
 //! Not a test: nothing here asserts a time. `cargo bench -p condense-cli --bench abuse`
 //! (`-- --quick` for smaller sizes, `-- --big-mb N` for the bodies sent beside the small requests,
@@ -208,22 +209,31 @@ fn state_size(upstream: u16, quick: bool) {
         sent += body.len();
         post(gateway.port, "/anthropic/v1/messages", &format!("agent-{i}"), &body);
     }
-    // Saved within half a second of the last change; a file written whole each time.
+    // Saved within half a second of the last change: the index and each changed session's file.
     std::thread::sleep(Duration::from_secs(2));
-    let file = gateway.state.join("state.json");
-    let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
-    let text = std::fs::read_to_string(&file).unwrap_or_default();
-    let condensations = text.matches(r#""replacement""#).count();
+    let sessions_dir = gateway.state.join("sessions");
+    let mut files = vec![gateway.state.join("state.json")];
+    files.extend(std::fs::read_dir(&sessions_dir).into_iter().flatten().flatten().map(|e| e.path()));
+    let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).collect();
+    let size: u64 = sizes.iter().sum();
+    let largest = sizes.iter().skip(1).copied().max().unwrap_or(0);
+    let condensations: usize = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap_or_default().matches(r#""replacement""#).count())
+        .sum();
     let status = std::fs::read_to_string(format!("/proc/{}/status", gateway.child.id())).unwrap_or_default();
     let field = |name: &str| {
         status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_owned()).unwrap_or_default()
     };
-    println!("| sessions | sent | condensations saved | state.json | gateway VmRSS | VmHWM |");
-    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
     println!(
-        "| {sessions} | {:.0} MB | {condensations} | {:.2} MB | {} | {} |",
+        "| sessions | sent | condensations saved | state (index and session files) | largest session file | gateway VmRSS | VmHWM |"
+    );
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| {sessions} | {:.0} MB | {condensations} | {:.2} MB | {:.2} MB | {} | {} |",
         sent as f64 / 1e6,
         size as f64 / 1e6,
+        largest as f64 / 1e6,
         field("VmRSS:"),
         field("VmHWM:")
     );

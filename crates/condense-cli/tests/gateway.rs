@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::gateway::{
     Gateway, OK, Received, SECRET, SMALL_MODEL, SMALL_WINDOW, TASK, Upstream, exchange, file, parse_reply,
-    request_bytes, respond, tool_session,
+    request_bytes, respond, session_files, tool_session,
 };
 use common::{HANG_GUARD, Scratch, Server, hang_guard, server_saw_it_closed};
 use serde_json::{Value, json};
@@ -166,13 +166,8 @@ fn through_the_fixture_server_answers_usage_and_passthrough_and_no_key_is_kept()
     assert!(stats["sessions"]["header:s"]["usage"]["input"].as_u64().unwrap() > 0, "{stats}");
 
     // The state is written a moment after the requests: 0600, and never a key.
-    let file = state.0.join("state.json");
-    let until = Instant::now() + HANG_GUARD;
-    // The core's state names the session by its key: `{"header":"s"}`.
-    while !std::fs::read_to_string(&file).is_ok_and(|s| s.contains(r#"{"header":"s"}"#)) {
-        assert!(Instant::now() < until, "state.json was never written");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // The core's state names the session by its key: `{"header":"s"}`, in the session's file.
+    let (file, _) = state_file_holding(&state, r#"{"header":"s"}"#);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -315,28 +310,27 @@ fn the_state_survives_a_restart_and_an_unreadable_one_is_ignored() {
             gateway.post("/openai/v1/chat/completions", &["x-context-condenser-session: kept"], chat).status,
             200
         );
-        let until = Instant::now() + HANG_GUARD;
-        while !std::fs::read_to_string(state.0.join("state.json"))
-            .is_ok_and(|s| s.contains(r#"{"header":"kept"}"#))
-        {
-            assert!(Instant::now() < until, "state.json was never written");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        state_holding(&state, r#"{"header":"kept"}"#);
     }
     let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
     assert_eq!(gateway.stats()["sessions"]["header:kept"]["requests"], 1, "restored");
     drop(gateway);
 
+    // An index that cannot be read: set aside (it held the totals), the sessions load.
     std::fs::write(state.0.join("state.json"), "{\"version\":1,\"stats\":{\"x\":").unwrap();
     std::fs::write(state.0.join(".state.json.4242.tmp"), "half written").unwrap();
     let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
     assert_eq!(gateway.stats()["totals"]["requests"], 0);
+    assert_eq!(gateway.stats()["sessions"]["header:kept"]["requests"], 1, "the session's file is read");
     assert!(!state.0.join(".state.json.4242.tmp").exists(), "a temporary file is removed, never read");
-    let until = Instant::now() + HANG_GUARD;
-    while !gateway.output().contains("starting afresh") {
-        assert!(Instant::now() < until, "no warning: {}", gateway.output());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    printed(&gateway, "set aside");
+    drop(gateway);
+    // Nothing of the state at all readable: starting afresh, said.
+    std::fs::remove_dir_all(state.0.join("sessions")).unwrap();
+    std::fs::write(state.0.join("state.json"), "{\"version\":1,\"stats\":{\"x\":").unwrap();
+    let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
+    assert_eq!(gateway.stats()["sessions"], json!({}));
+    printed(&gateway, "starting afresh");
 }
 
 #[test]
@@ -580,16 +574,25 @@ fn count_tokens_is_answered_for_a_condensed_session_and_passed_through_otherwise
     assert_eq!(gateway.stats()["sessions"].get("header:other"), None, "a count request is no session");
 }
 
-/// Waits until the gateway's state file holds `needle`; its bytes.
+/// Waits until a file of the gateway's state (the index or a session's) holds `needle`; its
+/// bytes.
 fn state_holding(state: &Scratch, needle: &str) -> Vec<u8> {
+    state_file_holding(state, needle).1
+}
+
+/// Waits until a file of the gateway's state holds `needle`: its path and bytes.
+fn state_file_holding(state: &Scratch, needle: &str) -> (std::path::PathBuf, Vec<u8>) {
     let until = Instant::now() + HANG_GUARD;
     loop {
-        if let Ok(bytes) = std::fs::read(state.0.join("state.json"))
-            && String::from_utf8_lossy(&bytes).contains(needle)
-        {
-            return bytes;
+        let files = std::iter::once(state.0.join("state.json")).chain(session_files(&state.0));
+        for path in files {
+            if let Ok(bytes) = std::fs::read(&path)
+                && String::from_utf8_lossy(&bytes).contains(needle)
+            {
+                return (path, bytes);
+            }
         }
-        assert!(Instant::now() < until, "state.json never held {needle:?}");
+        assert!(Instant::now() < until, "the state never held {needle:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -618,7 +621,8 @@ fn a_gateway_killed_mid_write_restarts_reads_nothing_half_written_and_replays_it
     assert_eq!(gateway.post("/anthropic/v1/messages", &headers, &condensed).status, 200);
     let before = upstream.next().body;
     assert!(before.len() < condensed.len(), "condensed");
-    let saved = state_holding(&state, r#""frozen":[{"#);
+    let (session_file, saved) = state_file_holding(&state, r#""frozen":[{"#);
+    assert!(session_file.starts_with(state.0.join("sessions")), "a session has a file of its own");
     for round in 0..4 {
         gateway.child.kill().unwrap();
         gateway.child.wait().unwrap();
@@ -634,23 +638,25 @@ fn a_gateway_killed_mid_write_restarts_reads_nothing_half_written_and_replays_it
     drop(gateway);
     for entry in std::fs::read_dir(&state.0).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(name == "state.json" || name.starts_with(".state.json.") || name == "recall", "{name}");
+        let allowed = ["state.json", "sessions", "recall"];
+        assert!(allowed.contains(&name.as_str()) || name.starts_with(".state.json."), "{name}");
     }
 
-    // What a kill in the middle of writing the file in place would leave: half a state.json,
-    // and a temporary file. Refused with a warning, the temporary file removed, never read.
-    std::fs::write(state.0.join("state.json"), &saved[..saved.len() / 2]).unwrap();
-    std::fs::write(state.0.join(".state.json.999.tmp"), &saved).unwrap();
+    // What a kill in the middle of writing the session's file in place would leave: half of it,
+    // and a temporary file. Set aside with a note, the temporary file removed, never read.
+    std::fs::write(&session_file, &saved[..saved.len() / 2]).unwrap();
+    let temp = state.0.join("sessions").join(".half.json.999.tmp");
+    std::fs::write(&temp, &saved).unwrap();
     let gateway = Gateway::start(&state, &args);
-    printed(&gateway, "starting afresh");
-    assert!(!state.0.join(".state.json.999.tmp").exists(), "a temporary file is removed, never read");
+    printed(&gateway, "set aside");
+    assert!(!temp.exists(), "a temporary file is removed, never read");
     let stats = gateway.stats();
     assert_eq!(stats["sessions"], json!({}), "nothing half-written was read back: {stats}");
     drop(gateway);
 
     // The whole file again: restored, and the session's next requests replay the frozen
     // condensation byte for byte.
-    std::fs::write(state.0.join("state.json"), &saved).unwrap();
+    std::fs::write(&session_file, &saved).unwrap();
     let gateway = Gateway::start(&state, &args);
     assert_eq!(gateway.post("/anthropic/v1/messages", &headers, &condensed).status, 200);
     assert_eq!(upstream.next().body, before, "the same bytes as before the restart");

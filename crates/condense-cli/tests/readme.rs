@@ -571,8 +571,11 @@ fn every_shell_example_in_the_readme_runs() {
                 failures.push(format!("README line {line}: {e}"));
             }
             // Its state, written on the way out: the sessions, never a key.
-            let state = setup.scratch.path(".local/share/context-condenser/gateway/state.json");
-            match std::fs::read_to_string(&state) {
+            let dir = setup.scratch.path(".local/share/context-condenser/gateway");
+            let state = format!("{dir}/state.json");
+            match std::fs::read_to_string(&state)
+                .map(|_| common::gateway::state_text(std::path::Path::new(&dir)))
+            {
                 Ok(text) if text.contains("readme-test-") => {
                     failures.push(format!("README line {line}: a key in the gateway's state"));
                 }

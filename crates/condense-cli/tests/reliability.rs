@@ -12,7 +12,9 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::gateway::{Gateway, OK, Received, SMALL_WINDOW, Upstream, respond, tool_session};
+use common::gateway::{
+    Gateway, OK, Received, SMALL_WINDOW, Upstream, respond, session_files, state_text, tool_session,
+};
 use common::{HANG_GUARD, Scratch};
 use serde_json::{Value, json};
 
@@ -305,22 +307,17 @@ fn a_state_file_of_a_newer_version_is_never_overwritten() {
     assert_eq!(std::fs::read_to_string(state.0.join("state.json")).unwrap(), newer, "untouched");
 }
 
-/// Waits until the gateway's state file holds every needle; its text.
-fn state_holding_all(state: &Scratch, needles: &[&str]) -> String {
+/// Waits until the gateway's state (its index and session files) holds every needle.
+fn state_holding_all(state: &Scratch, needles: &[&str]) {
     let until = Instant::now() + HANG_GUARD;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(state.0.join("state.json"))
-            && needles.iter().all(|n| text.contains(n))
-        {
-            return text;
-        }
-        assert!(Instant::now() < until, "state.json never held {needles:?}");
+    while !needles.iter().all(|n| state_text(&state.0).contains(n)) {
+        assert!(Instant::now() < until, "the state never held {needles:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
 #[test]
-fn one_bad_session_is_set_aside_and_kept_while_the_others_load() {
+fn one_bad_session_file_is_set_aside_and_kept_while_the_others_load() {
     let upstream = Upstream::json(json!({"id": "x"}));
     let state = Scratch::new("rel-set-aside");
     let chat = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
@@ -329,13 +326,15 @@ fn one_bad_session_is_set_aside_and_kept_while_the_others_load() {
         let header = format!("x-context-condenser-session: {session}");
         assert_eq!(gateway.post("/openai/v1/chat/completions", &[&header], chat).status, 200);
     }
-    let text = state_holding_all(&state, &[r#"{"header":"first"}"#, r#"{"header":"second"}"#]);
+    state_holding_all(&state, &[r#"{"header":"first"}"#, r#"{"header":"second"}"#]);
     drop(gateway);
-    let mut saved: Value = serde_json::from_str(&text).unwrap();
+    let files = session_files(&state.0);
+    assert_eq!(files.len(), 2, "a file per session: {files:?}");
     let bad =
-        saved["sessions"].as_array().unwrap().iter().position(|s| s["key"]["header"] == "first").unwrap();
-    saved["sessions"][bad]["kind"] = json!("a kind no gateway wrote");
-    std::fs::write(state.0.join("state.json"), saved.to_string()).unwrap();
+        files.iter().find(|f| std::fs::read_to_string(f).unwrap().contains(r#"{"header":"first"}"#)).unwrap();
+    let mut saved: Value = serde_json::from_str(&std::fs::read_to_string(bad).unwrap()).unwrap();
+    saved["session"]["kind"] = json!("a kind no gateway wrote");
+    std::fs::write(bad, saved.to_string()).unwrap();
 
     let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
     let stats = gateway.stats();
@@ -349,6 +348,33 @@ fn one_bad_session_is_set_aside_and_kept_while_the_others_load() {
     let kept = std::fs::read_to_string(state.0.join("state.set-aside.1.json")).unwrap();
     assert!(kept.contains("a kind no gateway wrote") && kept.contains("first"), "{kept}");
     assert!(gateway.output().contains("state.set-aside.1.json"), "{}", gateway.output());
+    assert!(!bad.exists(), "moved out of the sessions' folder, never read again");
+}
+
+#[test]
+fn a_state_of_one_file_is_read_and_its_sessions_written_as_files() {
+    let upstream = Upstream::json(json!({"id": "x"}));
+    let state = Scratch::new("rel-one-file");
+    // A version 2 state: every session inline in state.json.
+    let v2 = json!({
+        "version": 2,
+        "totals": {},
+        "sessions": [{
+            "key": {"header": "old"}, "dialect": "chat_completions", "kind": "array",
+            "originals": [[1234, 56]], "frozen": [], "stats": {}, "recall": []
+        }]
+    });
+    std::fs::write(state.0.join("state.json"), v2.to_string()).unwrap();
+    let gateway = Gateway::start(&state, &["--openai-upstream", &upstream.url()]);
+    assert!(gateway.stats()["sessions"].get("header:old").is_some(), "{}", gateway.stats());
+    let chat = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
+    let header = "x-context-condenser-session: new";
+    assert_eq!(gateway.post("/openai/v1/chat/completions", &[header], chat).status, 200);
+    state_holding_all(&state, &[r#"{"header":"old"}"#, r#"{"header":"new"}"#]);
+    assert_eq!(session_files(&state.0).len(), 2, "each session in a file of its own");
+    let index: Value =
+        serde_json::from_str(&std::fs::read_to_string(state.0.join("state.json")).unwrap()).unwrap();
+    assert_eq!(index["sessions"], json!([]), "the index holds no session: {index}");
 }
 
 /// Posts `body` for session `burst` and reads the answer; `false` when the gateway was gone.

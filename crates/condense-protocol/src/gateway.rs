@@ -38,9 +38,13 @@ pub struct GatewayStart {
     /// The ChatGPT backend's URL (Codex signed in with ChatGPT); absent: ChatGPT's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chatgpt_upstream: Option<String>,
-    /// The state it saved last time, if any.
+    /// The state it saved last time, if any: the index (`state.json`; or a state of one file,
+    /// every session inline, as version 2 wrote it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// The session files it saved last time (`sessions/*.json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<GatewaySessionFile>,
     /// The absolute folder where each condensation's hidden messages are written for the agent
     /// to read (the gateway's state folder's `recall`); absent: no recall files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,10 +76,35 @@ pub struct GatewayStarted {
 pub struct GatewaySetAside {
     /// Its position among the saved sessions.
     pub index: usize,
+    /// The session file it was read from, when it was one: the host moves it aside.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// Why it could not be read.
     pub why: String,
     /// Its JSON as saved.
     pub raw: String,
+}
+
+/// A session's file of the gateway's state: its name in the state folder's `sessions`, and its
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatewaySessionFile {
+    /// A plain file name (the core's: hex and `.json`).
+    pub name: String,
+    pub text: String,
+}
+
+/// What to do on disk to save the gateway's state (`gatewaySaveChanges`): the index to write,
+/// the session files that changed, the files of sessions let go. Each file written whole, then
+/// renamed over its name; a write that failed is told back (`gatewayUnsaved`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct GatewayStateChanges {
+    /// The index's JSON (`state.json`).
+    pub index: String,
+    pub write: Vec<GatewaySessionFile>,
+    /// Names of session files to remove.
+    pub remove: Vec<String>,
 }
 
 /// A request's head, as the host received it.

@@ -103,6 +103,8 @@ fn definitions() -> BTreeMap<String, serde_json::Value> {
         gateway::GatewayStart,
         gateway::GatewayStarted,
         gateway::GatewaySetAside,
+        gateway::GatewaySessionFile,
+        gateway::GatewayStateChanges,
         gateway::GatewayHead,
         gateway::GatewayRouted,
         gateway::GatewayRequest,

@@ -27,6 +27,7 @@ import type {
   GatewaySetup,
   GatewayStartInput,
   GatewayStarted,
+  GatewayStateChanges,
   GatewaySummary,
   GatewayUndone,
   GatewayVariable,
@@ -293,9 +294,15 @@ export interface Gateway {
    */
   undo(session: string): GatewayUndone;
   /**
-   * The state to save (JSON), to pass back as `GatewayStart.state`.
+   * What to write and remove to save the state: the index and the session files that changed
+   * since the last call (taken as written), to pass back as `GatewayStart.state` and
+   * `GatewayStart.sessions`.
    */
-  save(): string;
+  saveChanges(): GatewayStateChanges;
+  /**
+   * The host could not write (or remove) the session file `name`: the next save does it again.
+   */
+  unsaved(name: string): void;
   /**
    * The gateway's own error for a route's API (`anthropic` or `openai`), as that API shapes
    * its errors: the JSON body.

@@ -11,8 +11,8 @@ use std::rc::Rc;
 
 use condense_core::ErrorKind;
 use condense_core::gateway::{
-    CHATGPT_BACKEND, GatewayConfig, Guard, HostGateway, RECALL_SESSION_BYTES, RecallConfig, SummaryJob,
-    Upstreams, UsageReader, upstream_origin,
+    CHATGPT_BACKEND, GatewayConfig, Guard, HostGateway, RECALL_SESSION_BYTES, RecallConfig, SavedFiles,
+    SessionFile, SummaryJob, Upstreams, UsageReader, upstream_origin,
 };
 use condense_protocol::gateway::{GatewaySetAside, GatewayStart, GatewayStarted};
 use wasm_bindgen::prelude::*;
@@ -46,6 +46,8 @@ pub(crate) struct GatewayState {
     /// Each answer's reader by id: its session, its bill, the reader.
     pub(crate) readers: HashMap<u32, (String, Option<u64>, UsageReader)>,
     pub(crate) next_reader: u32,
+    /// What the host last wrote of each session's file.
+    pub(crate) saved: SavedFiles,
     pub(crate) jobs: HashMap<u64, SummaryJob>,
 }
 
@@ -128,19 +130,30 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
     let chatgpt = upstream_origin(chatgpt).map_err(|e| invalid(format!("chatgptUpstream: {e}")))?;
     let upstreams = Upstreams { anthropic, openai, gemini, chatgpt };
     let mut host = HostGateway::new(config, upstreams.clone(), guard).map_err(invalid)?;
-    let (state_refused, set_aside) = match options.state.map(|state| host.load(state.as_bytes())) {
+    let files: Vec<SessionFile> = options
+        .sessions
+        .into_iter()
+        .map(|f| SessionFile { name: f.name, bytes: f.text.into_bytes() })
+        .collect();
+    let read = (options.state.is_some() || !files.is_empty())
+        .then(|| host.load_files(options.state.as_deref().map(str::as_bytes), &files));
+    let (state_refused, set_aside) = match read {
         None => (None, Vec::new()),
         Some(Ok(aside)) => (
             None,
-            aside.into_iter().map(|s| GatewaySetAside { index: s.index, why: s.why, raw: s.raw }).collect(),
+            aside
+                .into_iter()
+                .map(|s| GatewaySetAside { index: s.index, file: s.file, why: s.why, raw: s.raw })
+                .collect(),
         ),
         Some(Err(e)) => (Some(e.to_string()), Vec::new()),
     };
+    let saved = SavedFiles::read(&files);
     let n = STARTED.with(|s| {
         s.set(s.get().wrapping_add(1));
         s.get()
     });
-    let state = GatewayState { host, readers: HashMap::new(), next_reader: 0, jobs: HashMap::new() };
+    let state = GatewayState { host, readers: HashMap::new(), next_reader: 0, jobs: HashMap::new(), saved };
     Ok(Gateway {
         inner: Rc::new(Running {
             engine: Rc::clone(inner),

@@ -23,8 +23,8 @@ use condense_core::provider::Services;
 use condense_protocol::calls::LlmTarget;
 use condense_protocol::gateway::{
     GatewayAnswer, GatewayAnswerHead, GatewayForward, GatewayHead, GatewayRecallOp, GatewayRequest,
-    GatewayRetry, GatewayRouted, GatewaySetup, GatewayStarted, GatewaySummary, GatewayUndone,
-    GatewayVariable,
+    GatewayRetry, GatewayRouted, GatewaySessionFile, GatewaySetup, GatewayStarted, GatewayStateChanges,
+    GatewaySummary, GatewayUndone, GatewayVariable,
 };
 use wasm_bindgen::prelude::*;
 
@@ -42,6 +42,7 @@ crate::surface::data!(
     GatewaySetup,
     GatewayVariable,
     GatewayUndone,
+    GatewayStateChanges,
     GatewaySummary,
     GatewayRetry,
     GatewayReport,
@@ -113,8 +114,13 @@ engine_api! {
     /// Undoes the session's latest condensation: its next request goes out without it.
     sync fn undo = undo(session: String) -> GatewayUndone;
 
-    /// The state to save (JSON), to pass back as `GatewayStart.state`.
-    sync fn save = save() -> String;
+    /// What to write and remove to save the state: the index and the session files that changed
+    /// since the last call (taken as written), to pass back as `GatewayStart.state` and
+    /// `GatewayStart.sessions`.
+    sync fn saveChanges = save_changes() -> GatewayStateChanges;
+
+    /// The host could not write (or remove) the session file `name`: the next save does it again.
+    sync fn unsaved = unsaved(name: String) -> ();
 
     /// The gateway's own error for a route's API (`anthropic` or `openai`), as that API shapes
     /// its errors: the JSON body.
@@ -393,11 +399,28 @@ fn undo(gw: &Rc<Running>, session: String) -> Result<GatewayUndone, JsValue> {
     })
 }
 
-fn save(gw: &Rc<Running>) -> Result<String, JsValue> {
+fn save_changes(gw: &Rc<Running>) -> Result<GatewayStateChanges, JsValue> {
     gw.with(|g| {
-        let mut out = Vec::new();
-        g.host.save_to(&mut out).map_err(|e| error(ErrorKind::Internal, &e.to_string()))?;
-        String::from_utf8(out).map_err(|e| error(ErrorKind::Internal, &e.to_string()))
+        let files = g.host.snapshot().files();
+        let changes = g.saved.changes(files);
+        let text =
+            |bytes: Vec<u8>| String::from_utf8(bytes).map_err(|e| error(ErrorKind::Internal, &e.to_string()));
+        Ok(GatewayStateChanges {
+            index: text(changes.index)?,
+            write: changes
+                .write
+                .into_iter()
+                .map(|f| Ok(GatewaySessionFile { name: f.name, text: text(f.bytes)? }))
+                .collect::<Result<_, JsValue>>()?,
+            remove: changes.remove,
+        })
+    })
+}
+
+fn unsaved(gw: &Rc<Running>, name: String) -> Result<(), JsValue> {
+    gw.with(|g| {
+        g.saved.unsaved(&name);
+        Ok(())
     })
 }
 

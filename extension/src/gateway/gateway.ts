@@ -27,10 +27,11 @@ import * as http from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
-import { NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER, type GatewayForward, type GatewayRecallOp, type GatewayRetry, type GatewayRouted, type GatewaySetAside, type GatewayStartInput, type GatewaySummary, type LlmTarget } from "@context-condenser/protocol";
+import { NEVER_UPSTREAM, SESSION_HEADER, TOKEN_HEADER, type GatewayForward, type GatewayRecallOp, type GatewayRetry, type GatewayRouted, type GatewaySetAside, type GatewayStartInput, type GatewayStateChanges, type GatewaySummary, type LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
 import { isTrap } from "../engine/engine";
 import { asFailure } from "../engine/errors";
+import type { SavedState } from "./stateFile";
 
 /** How long each wait may last, as `condense gateway`'s flags (and the LLM layer's timeouts). */
 export interface GatewayLimits {
@@ -72,7 +73,7 @@ export class PortInUse extends Error {
   }
 }
 
-export interface GatewayOptions extends Omit<GatewayStartInput, "state" | "port"> {
+export interface GatewayOptions extends Omit<GatewayStartInput, "state" | "sessions" | "port"> {
   /** The port to listen on, on 127.0.0.1 (0 picks a free one). */
   port: number;
 }
@@ -80,9 +81,11 @@ export interface GatewayOptions extends Omit<GatewayStartInput, "state" | "port"
 export interface GatewayHooks {
   /** One line per request: method, path without its query, status, session, what went out. */
   log(line: string): void;
-  /** The state to keep (JSON), a moment after each change; `durable` when a request carrying a
-   *  new condensation waits on it: written whole and flushed to the disk before it returns. */
-  save(state: string, durable: boolean): void;
+  /** The state's files to write and remove (the index, the sessions that changed), a moment after
+   *  each change; `durable` when a request carrying a new condensation waits on it: each written
+   *  whole and flushed to the disk before it returns. Returns the session files that could not be
+   *  written or removed (the next save does them again). */
+  save(changes: GatewayStateChanges, durable: boolean): string[];
   /** The model that writes `native`'s summaries, with its key; rejects with why there is none. */
   summaryModel?(): Promise<LlmTarget>;
   /** Drops the core's instance, so that `newEngine` makes the next engine on a fresh one (and the
@@ -130,7 +133,9 @@ export class GatewayServer {
   private running: Gateway | undefined;
   /** The options started with, and the state as last saved: what a fresh engine starts from. */
   private options: GatewayOptions | undefined;
-  private lastState: string | undefined;
+  /** The state as saved last (the index and every session's file): a fresh engine goes on from
+   *  it. */
+  private lastState: { index?: string; sessions: Map<string, string> } = { sessions: new Map() };
   /** Summary jobs waiting for a slot, each with the gateway that handed it out. */
   private readonly waiting: Array<{ gw: Gateway; job: number }> = [];
   private writing = 0;
@@ -200,11 +205,11 @@ export class GatewayServer {
     }
     if (!this.server || !this.options) return;
     try {
-      const gw = engine.startGateway({ ...this.options, port: this.boundPort, state: this.lastState });
+      const gw = engine.startGateway({ ...this.options, port: this.boundPort, ...this.savedState() });
       gw.bound(this.boundPort);
       this.running = gw;
       const started = gw.started();
-      const from = started.state_refused ? `afresh (the saved state was refused: ${started.state_refused})` : this.lastState ? "from the state saved last" : "afresh (nothing was saved yet)";
+      const from = started.state_refused ? `afresh (the saved state was refused: ${started.state_refused})` : this.lastState.index !== undefined || this.lastState.sessions.size > 0 ? "from the state saved last" : "afresh (nothing was saved yet)";
       this.hooks.log(`gateway: ${what}; a fresh engine goes on ${from}`);
     } catch (e) {
       this.hooks.log(`gateway: ${what} and the fresh engine did not start: ${(e as Error).message}`);
@@ -235,12 +240,17 @@ export class GatewayServer {
    *  Rejects with `PortInUse` when the port is taken; the core's refusal of an option
    *  otherwise. Returns why the saved state was not used, if it was not, and the saved sessions
    *  that could not be read (their text, to keep aside). */
-  async start(options: GatewayOptions, state?: string): Promise<{ port: number; stateRefused?: string; setAside: GatewaySetAside[] }> {
+  async start(options: GatewayOptions, state?: SavedState): Promise<{ port: number; stateRefused?: string; setAside: GatewaySetAside[] }> {
     await this.stop();
-    const gw = this.current.startGateway({ ...options, port: options.port, state });
+    const gw = this.current.startGateway({ ...options, port: options.port, state: state?.index, sessions: state?.sessions ?? [] });
     const started = gw.started();
     this.options = options;
-    this.lastState = state;
+    // A state refused stays on disk as it is (the host keeps it aside); the files set aside are
+    // not the gateway's to go on from.
+    const unread = new Set(started.set_aside.flatMap((s) => (s.file ? [s.file] : [])));
+    this.lastState = started.state_refused
+      ? { sessions: new Map() }
+      : { index: state?.index, sessions: new Map((state?.sessions ?? []).filter((f) => !unread.has(f.name)).map((f) => [f.name, f.text])) };
     const server = http.createServer((req, res) => this.handle(req, res));
     // Slow clients: headers within the client idle time, as condense gateway (the body: `readBody`).
     server.headersTimeout = this.limits.clientIdleMs;
@@ -295,19 +305,32 @@ export class GatewayServer {
     this.current.free();
   }
 
-  /** Saves the state; false when the engine could not give it. */
+  /** The state as saved last, as the core's `startGateway` takes it. */
+  private savedState(): { state?: string; sessions: { name: string; text: string }[] } {
+    return { state: this.lastState.index, sessions: [...this.lastState.sessions].map(([name, text]) => ({ name, text })) };
+  }
+
+  /** Saves what changed of the state; false when the engine could not give it. */
   private saveNow(durable = false): boolean {
     const gw = this.running;
     if (!gw) return false;
-    let state: string;
+    let changes: GatewayStateChanges;
     try {
-      state = gw.save();
+      changes = gw.saveChanges();
     } catch (e) {
       if (!this.failed(gw, e)) this.hooks.log(`gateway: cannot save its state: ${(e as Error).message}`);
       return false;
     }
-    this.lastState = state;
-    this.hooks.save(state, durable);
+    this.lastState.index = changes.index;
+    for (const file of changes.write) this.lastState.sessions.set(file.name, file.text);
+    for (const name of changes.remove) this.lastState.sessions.delete(name);
+    for (const name of this.hooks.save(changes, durable)) {
+      try {
+        gw.unsaved(name);
+      } catch (e) {
+        this.failed(gw, e);
+      }
+    }
     return true;
   }
 

@@ -15,6 +15,7 @@ import { type GatewayOptions, PortInUse } from "./gateway";
 import { type GatewayCalls, type GatewayRunner, InProcessGateway, type RunnerHooks } from "./gatewayRunner";
 import * as notify from "../host/notify";
 import { claudeCodeExtensionHere, claudeCodeHas, writeClaudeCodeEntry } from "./agentSettings";
+import { SESSIONS, type SavedState, readState } from "./stateFile";
 
 export const DEFAULT_PORT = 4141;
 /** The `contextCondenser.gateway.*` settings (package.json contributes each; a test checks). */
@@ -88,6 +89,16 @@ export function keepAside(dir: string, text: string): string {
   }
 }
 
+/** Moves the folder `name` of `dir` to the first free `name.set-aside.N`: its path. */
+export function keepFolderAside(dir: string, name: string): string {
+  for (let n = 1; ; n++) {
+    const to = path.join(dir, `${name}.set-aside.${n}`);
+    if (fs.existsSync(to)) continue;
+    fs.renameSync(path.join(dir, name), to);
+    return to;
+  }
+}
+
 /** One line of figures for the status bar's tooltip: the money condensing saved, negative (with
  *  when it pays back) while it has cost more. */
 export function summaryLine(report: GatewayReport): string {
@@ -146,8 +157,8 @@ export class GatewayController implements vscode.Disposable {
     });
   }
 
-  private get stateFile(): string {
-    return path.join(this.storageDir, "gateway", "state.json");
+  private get stateDir(): string {
+    return path.join(this.storageDir, "gateway");
   }
 
   /** The running gateway (the view reads and controls sessions through it), and its port. */
@@ -181,17 +192,12 @@ export class GatewayController implements vscode.Disposable {
         return false;
       }
     }
-    let state: string | undefined;
-    try {
-      state = fs.readFileSync(this.stateFile, "utf8");
-    } catch {
-      state = undefined;
-    }
+    const state = readState(this.stateDir);
     const server = this.runner({
       log: (line) => this.log.info(line),
       saved: () => this.changedEmitter.fire(),
       summaryModel: this.summaryModel,
-      stateFile: this.stateFile,
+      stateDir: this.stateDir,
     });
     try {
       const started = await server.start(options, state);
@@ -222,16 +228,18 @@ export class GatewayController implements vscode.Disposable {
   /** Keeps what the started gateway could not read (the whole saved state, or some of its
    *  sessions) aside before anything saves over it. The gateway runs either way: a failed write
    *  is logged and shown, not thrown into the start (whose server already listens). */
-  private keepUnread(state: string | undefined, started: { stateRefused?: string; setAside: GatewaySetAside[] }): void {
-    const dir = path.dirname(this.stateFile);
+  private keepUnread(state: SavedState | undefined, started: { stateRefused?: string; setAside: GatewaySetAside[] }): void {
+    const dir = this.stateDir;
     const refused = started.stateRefused;
     const unread = [
-      ...(refused && state !== undefined ? [{ text: state, what: `the saved state (${refused})`, whole: true }] : []),
-      ...started.setAside.map((s) => ({ text: s.raw, what: `saved session ${s.index} (${s.why})`, whole: false })),
+      ...(refused && state?.index !== undefined ? [{ text: state.index, what: `the saved state (${refused})`, whole: true, file: undefined }] : []),
+      ...started.setAside.map((s) => ({ text: s.raw, what: `saved session ${s.index}${s.file ? ` (${s.file})` : ""}: ${s.why}`, whole: false, file: s.file ?? undefined })),
     ];
-    for (const { text, what, whole } of unread) {
+    for (const { text, what, whole, file } of unread) {
       try {
         const aside = keepAside(dir, text);
+        // Kept aside, a session's file leaves the folder read at start.
+        if (file) fs.rmSync(path.join(dir, SESSIONS, path.basename(file)), { force: true });
         this.log.warn(`gateway: ${what} could not be read; it was kept aside as ${aside}`);
         if (whole) {
           void notify.warn(`Context Condenser Gateway started afresh: its saved state could not be used (${refused}); it was kept aside as ${path.basename(aside)}.`);
@@ -239,6 +247,15 @@ export class GatewayController implements vscode.Disposable {
       } catch (e) {
         this.log.error(`gateway: ${what} could not be read, nor kept aside: ${(e as Error).message}`);
         void notify.error(`Context Condenser Gateway: what it could not read of its saved state could not be kept aside either (${(e as Error).message}); it will be saved over.`);
+      }
+    }
+    // A state refused whole (a newer version's): its session files go aside with it, as a folder.
+    if (refused && (state?.sessions.length ?? 0) > 0) {
+      try {
+        const aside = keepFolderAside(dir, SESSIONS);
+        this.log.warn(`gateway: the saved sessions of the refused state were kept aside in ${aside}`);
+      } catch (e) {
+        this.log.error(`gateway: the saved sessions of the refused state could not be kept aside: ${(e as Error).message}`);
       }
     }
   }

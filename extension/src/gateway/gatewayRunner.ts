@@ -11,10 +11,10 @@
 // arrival by their `op`.
 
 import { Worker } from "node:worker_threads";
-import type { GatewayPreview, GatewayReport, GatewaySessionView, GatewaySetAside, GatewaySetup, GatewayVariable, LlmTarget } from "@context-condenser/protocol";
+import type { GatewayPreview, GatewayReport, GatewaySessionView, GatewaySetAside, GatewaySetup, GatewayStateChanges, GatewayVariable, LlmTarget } from "@context-condenser/protocol";
 import type { CondenseEngine, Gateway } from "../../wasm/condense_wasm";
 import { GatewayServer, type GatewayOptions, PortInUse } from "./gateway";
-import { writePrivate } from "./stateFile";
+import { type SavedState, writeChanges } from "./stateFile";
 
 /** What a started gateway says. */
 export interface Started {
@@ -47,8 +47,8 @@ export interface RunnerHooks {
   saved(): void;
   /** The model that writes `native`'s summaries, with its key; rejects with why there is none. */
   summaryModel(): Promise<LlmTarget>;
-  /** Where the state is saved. */
-  stateFile: string;
+  /** The folder the state is saved in (`state.json`, `sessions/`). */
+  stateDir: string;
 }
 
 /** A gateway the controller starts, asks and stops. */
@@ -58,7 +58,7 @@ export interface GatewayRunner {
   /** The calls on the running gateway; undefined when stopped. */
   readonly calls: GatewayCalls | undefined;
   /** Starts it (`PortInUse` when the port is taken). */
-  start(options: GatewayOptions, state: string | undefined): Promise<Started>;
+  start(options: GatewayOptions, state: SavedState | undefined): Promise<Started>;
   /** Closes the port and saves the state. */
   stop(): Promise<void>;
   /** After a trap of the core's instance this runner's engine lives in: a fresh engine goes on
@@ -86,6 +86,15 @@ function callGateway(gw: Gateway, name: CallName, args: unknown[]): unknown {
   return method.apply(gw, args);
 }
 
+/** Writes the state's `changes` in `dir` (the gateway's `save` hook, on whichever thread runs
+ *  it): the files that could not be written, logged. */
+export function saveState(dir: string, changes: GatewayStateChanges, durable: boolean, log: (line: string) => void, saved: () => void): string[] {
+  const { failed, error } = writeChanges(dir, changes, durable);
+  if (error !== undefined) log(`gateway: cannot write its state in ${dir}: ${error}`);
+  saved();
+  return failed;
+}
+
 /** The gateway on the calling thread, with engines of `newEngine` (the tests' engine holder). */
 export class InProcessGateway implements GatewayRunner {
   private readonly server: GatewayServer;
@@ -97,14 +106,7 @@ export class InProcessGateway implements GatewayRunner {
   constructor(newEngine: () => CondenseEngine, hooks: RunnerHooks) {
     this.server = new GatewayServer(newEngine, {
       log: hooks.log,
-      save: (text, durable) => {
-        try {
-          writePrivate(hooks.stateFile, text, durable);
-        } catch (e) {
-          hooks.log(`gateway: cannot write ${hooks.stateFile}: ${(e as Error).message}`);
-        }
-        hooks.saved();
-      },
+      save: (changes, durable) => saveState(hooks.stateDir, changes, durable, hooks.log, hooks.saved),
       summaryModel: hooks.summaryModel,
     });
   }
@@ -120,7 +122,7 @@ export class InProcessGateway implements GatewayRunner {
     return this.bound.calls;
   }
 
-  async start(options: GatewayOptions, state: string | undefined): Promise<Started> {
+  async start(options: GatewayOptions, state: SavedState | undefined): Promise<Started> {
     const started = await this.server.start(options, state);
     this.started = true;
     return started;
@@ -142,14 +144,14 @@ export class InProcessGateway implements GatewayRunner {
 
 /** Main thread → worker. */
 export type ToWorker =
-  | { op: "start"; id: number; options: GatewayOptions; state: string | undefined; stateFile: string }
+  | { op: "start"; id: number; options: GatewayOptions; state: SavedState | undefined; stateDir: string }
   | { op: "stop"; id: number }
   | { op: "call"; id: number; name: CallName; args: unknown[] }
   | { op: "summaryModel"; id: number; target?: LlmTarget; error?: string };
 
 /** What the main thread asks, before its id is given. */
 type Asked =
-  | { op: "start"; options: GatewayOptions; state: string | undefined; stateFile: string }
+  | { op: "start"; options: GatewayOptions; state: SavedState | undefined; stateDir: string }
   | { op: "stop" }
   | { op: "call"; name: CallName; args: unknown[] };
 
@@ -244,13 +246,13 @@ export class GatewayThread implements GatewayRunner {
     return worker;
   }
 
-  async start(options: GatewayOptions, state: string | undefined): Promise<Started> {
+  async start(options: GatewayOptions, state: SavedState | undefined): Promise<Started> {
     await this.stop();
     this.worker = this.spawn();
     try {
       // Settings come as VS Code's proxies, which a message cannot carry: their JSON can.
       const plain = JSON.parse(JSON.stringify(options)) as GatewayOptions;
-      const started = (await this.ask({ op: "start", options: plain, state, stateFile: this.hooks.stateFile })) as Started;
+      const started = (await this.ask({ op: "start", options: plain, state, stateDir: this.hooks.stateDir })) as Started;
       this.boundPort = started.port;
       return started;
     } catch (e) {

@@ -10,8 +10,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { LlmTarget } from "@context-condenser/protocol";
 import { Core, guardEngine, newEngine } from "../engine/engine";
 import { GatewayServer, PortInUse } from "./gateway";
-import { type FromWorker, type ToWorker, callOn } from "./gatewayRunner";
-import { writePrivate } from "./stateFile";
+import { type FromWorker, type ToWorker, callOn, saveState } from "./gatewayRunner";
 
 const port = parentPort;
 if (!port) throw new Error("gatewayWorker.js runs as a worker thread");
@@ -19,7 +18,7 @@ const post = (message: FromWorker): void => port.postMessage(message);
 const log = (line: string): void => post({ op: "log", line });
 
 const core = new Core((workerData as { wasmDir: string }).wasmDir);
-let stateFile = "";
+let stateDir = "";
 let server: GatewayServer | undefined;
 
 /** An engine behind the guard: a trap drops the instance (the next engine is a fresh one) and
@@ -44,14 +43,7 @@ const models = new Map<number, { resolve(t: LlmTarget): void; reject(e: Error): 
 
 server = new GatewayServer(engine, {
   log,
-  save: (text, durable) => {
-    try {
-      writePrivate(stateFile, text, durable);
-    } catch (e) {
-      log(`gateway: cannot write ${stateFile}: ${(e as Error).message}`);
-    }
-    post({ op: "saved" });
-  },
+  save: (changes, durable) => saveState(stateDir, changes, durable, log, () => post({ op: "saved" })),
   summaryModel: () =>
     new Promise<LlmTarget>((resolve, reject) => {
       const id = ++nextModel;
@@ -87,7 +79,7 @@ port.on("message", (message: ToWorker) => {
   if (!gateway || typeof message !== "object" || message === null) return;
   switch (message.op) {
     case "start":
-      stateFile = message.stateFile;
+      stateDir = message.stateDir;
       gateway.start(message.options, message.state).then(
         (started) => reply(message.id, started),
         (e: unknown) => refuse(message.id, e),

@@ -181,24 +181,21 @@ pub(crate) fn upstream_profile(state: &mut GatewayState, job: &SummaryJob) -> Ll
 }
 
 /// The state to persist as it is now: taken under the lock without copying a message, and
-/// written after it is released ([`write_snapshot`]), so that a save of large sessions holds no
+/// written after it is released (`Snapshot::files`), so that a save of large sessions holds no
 /// request up.
 pub(crate) fn snapshot(state: &GatewayState) -> Snapshot {
     state.host.snapshot()
 }
 
-/// Writes what [`snapshot`] took to `out`.
-pub(crate) fn write_snapshot(snapshot: &Snapshot, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    snapshot.write_to(out).map_err(std::io::Error::other)
-}
-
-/// Restores what [`write_snapshot`] wrote. A file of another version or shape, or a half-written one,
-/// is refused with the reason, and the gateway starts empty.
+/// Restores what the store read: the index (or a whole state of one file) and the session
+/// files. A state of another version or shape, or a half-written one, is refused with the
+/// reason, and the gateway starts empty; a bad session is set aside and the others load.
 pub(crate) fn load(
     state: &mut GatewayState,
-    bytes: &[u8],
+    index: Option<&[u8]>,
+    files: &[condense_core::gateway::SessionFile],
 ) -> Result<Vec<condense_core::gateway::SetAside>, condense_core::gateway::StateError> {
-    state.host.load(bytes)
+    state.host.load_files(index, files)
 }
 
 #[cfg(test)]
@@ -292,11 +289,14 @@ mod tests {
     fn the_saved_state_comes_back_and_another_shape_is_refused() {
         let mut first = state(false);
         post(&mut first, "/v1/chat/completions", Some("s1"), CHAT.as_bytes());
-        let mut bytes = Vec::new();
-        write_snapshot(&snapshot(&first), &mut bytes).unwrap();
+        let files = snapshot(&first).files();
         let mut again = state(false);
-        load(&mut again, &bytes).unwrap();
+        load(&mut again, Some(&files.index), &files.sessions).unwrap();
         assert_eq!(stats(&again)["sessions"], stats(&first)["sessions"]);
-        assert!(load(&mut again, &bytes[..bytes.len() / 2]).is_err(), "a half-written file is refused");
+        let half = &files.index[..files.index.len() / 2];
+        assert!(load(&mut again, Some(half), &[]).is_err(), "a half-written state is refused");
+        let aside = load(&mut again, Some(half), &files.sessions).unwrap();
+        assert_eq!(aside.len(), 1, "beside session files, a half-written index is set aside");
+        assert_eq!(stats(&again)["sessions"], stats(&first)["sessions"], "and the sessions load");
     }
 }

@@ -218,11 +218,14 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
     let mut state = GatewayState::new(config, upstreams, guard).map_err(usage)?;
     let summarizer = Summarizer::from_flags(&args.provider, &args.llm, args.summarize_with_upstream)?;
     match store.read() {
-        Ok(None) => {}
-        Ok(Some(bytes)) => match decide::load(&mut state, &bytes) {
+        Ok((None, files)) if files.is_empty() => {}
+        Ok((index, files)) => match decide::load(&mut state, index.as_deref(), &files) {
             Ok(set_aside) => {
                 for session in set_aside {
-                    let kept = store.set_aside(&session.raw);
+                    let kept = match &session.file {
+                        Some(name) => store.set_aside_file(name),
+                        None => store.set_aside(&session.raw),
+                    };
                     let kept = kept.map_or_else(
                         |e| format!("could not be kept: {e}"),
                         |p| format!("kept in {}", p.display()),
@@ -234,15 +237,12 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
                 }
             }
             Err(StateError::Newer { version }) => {
-                let path = store.path();
+                let dir = dir.display();
                 return Err(Failure(
                     1,
                     format!(
-                        "{} is version {version}, written by a newer gateway; this one reads {STATE_VERSION} and will not overwrite it. \
-                         Run the newer gateway, or move the file aside to start afresh here: mv {} {}.v{version}",
-                        path.display(),
-                        path.display(),
-                        path.display()
+                        "the state in {dir} is version {version}, written by a newer gateway; this one reads {STATE_VERSION} and will not overwrite it. \
+                         Run the newer gateway, or move the folder aside to start afresh here: mv {dir} {dir}.v{version}"
                     ),
                 ));
             }

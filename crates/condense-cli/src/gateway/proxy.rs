@@ -260,14 +260,23 @@ async fn save_now(shared: &Arc<Shared>) {
     let _ = tokio::task::spawn_blocking(move || save(&shared, &shared.store)).await;
 }
 
-/// Writes the state to `store` (whole, atomically; see `store.rs`), saying so when it cannot.
+/// Writes the state to `store` (the sessions that changed, then the index, each atomically; see
+/// `store.rs`), saying so when it cannot.
 pub(crate) fn save(shared: &Shared, store: &Store) {
     // One save at a time, in the order of their snapshots; the state's lock only for the
     // snapshot, which copies no message.
-    let _turn = store.saving();
+    let mut saved = store.saving();
     let snapshot = decide::snapshot(&shared.state());
-    if let Err(e) = store.write_with(|out| decide::write_snapshot(&snapshot, out)) {
-        crate::out::note(&format!("gateway: cannot write {}: {e}", store.path().display()));
+    let changes = saved.changes(snapshot.files());
+    let (failed, error) = store.write_changes(&changes);
+    for name in &failed {
+        saved.unsaved(name);
+    }
+    if let Some(e) = error {
+        crate::out::note(&format!(
+            "gateway: cannot write the state ({} and its sessions): {e}",
+            store.path().display()
+        ));
     }
 }
 

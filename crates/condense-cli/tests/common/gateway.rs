@@ -281,3 +281,31 @@ pub fn tool_session(rounds: usize, stream: bool) -> String {
 
 /// A whole Anthropic answer.
 pub const OK: &str = r#"{"id":"msg_ok","type":"message","role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":7,"output_tokens":2}}"#;
+
+/// The gateway's state in `dir` as one text: the index (`state.json`) and each session's file
+/// (`sessions/*.json`, by name), a line each; empty when nothing is written yet.
+#[allow(dead_code)]
+pub fn state_text(dir: &std::path::Path) -> String {
+    let mut text = std::fs::read_to_string(dir.join("state.json")).unwrap_or_default();
+    for path in session_files(dir) {
+        text.push('\n');
+        text.push_str(&std::fs::read_to_string(path).unwrap_or_default());
+    }
+    text
+}
+
+/// The session files in `dir`'s `sessions/` folder, by name.
+#[allow(dead_code)]
+pub fn session_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir.join("sessions"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}

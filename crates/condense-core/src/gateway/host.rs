@@ -21,7 +21,7 @@ use super::http::{
 };
 use super::jobs::SummaryJob;
 use super::recall::RecallOp;
-use super::state::{SetAside, Snapshot, StateError};
+use super::state::{SessionFile, SetAside, Snapshot, StateError};
 use super::stats::{GatewayReport, GatewayUsage, ReportConfig};
 
 /// Why a request went out as the client sent it.
@@ -433,11 +433,6 @@ impl HostGateway {
         }
     }
 
-    /// Writes the state to persist (see [`Gateway::save_to`]).
-    pub fn save_to(&self, out: impl std::io::Write) -> Result<(), serde_json::Error> {
-        self.gateway.save_to(out)
-    }
-
     /// The state to persist as it is now, to write without holding the gateway (see
     /// [`Gateway::snapshot`]).
     pub fn snapshot(&self) -> Snapshot {
@@ -447,7 +442,17 @@ impl HostGateway {
     /// Restores a saved state (see [`Gateway::load`]), returning the sessions set aside; the
     /// error says why it was refused, and the gateway is then left empty.
     pub fn load(&mut self, bytes: &[u8]) -> Result<Vec<SetAside>, StateError> {
-        let (mut gateway, set_aside) = Gateway::load(self.gateway.config().clone(), bytes)?;
+        self.load_files(Some(bytes), &[])
+    }
+
+    /// Restores a state kept as files (see [`Gateway::load_files`]), returning the sessions set
+    /// aside; the error says why it was refused, and the gateway is then left empty.
+    pub fn load_files(
+        &mut self,
+        index: Option<&[u8]>,
+        files: &[SessionFile],
+    ) -> Result<Vec<SetAside>, StateError> {
+        let (mut gateway, set_aside) = Gateway::load_files(self.gateway.config().clone(), index, files)?;
         gateway.lean = true;
         gateway.counters = self.gateway.counters();
         self.gateway = gateway;

@@ -66,7 +66,10 @@ pub use replay::{GatewayReplay, GatewayReplayReport, replay_through_gateway};
 pub use session_key::{SessionKey, fnv1a, session_key};
 pub use sessions::{Continuity, Forward, Frozen, Limits, Sessions};
 pub use setup::{SetupClient, TerminalVariable, claude_read_rule, setup_text, terminal_variables};
-pub use state::{STATE_VERSION, SetAside, Snapshot, StateError};
+pub use state::{
+    STATE_VERSION, SavedFiles, SessionFile, SetAside, Snapshot, StateChanges, StateError, StateFiles,
+    session_file_name,
+};
 pub use stats::{
     CondensationNote, GatewayPolicy, GatewayReport, GatewayStats, GatewayUsage, ReportConfig, SessionStats,
 };

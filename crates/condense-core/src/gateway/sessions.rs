@@ -104,7 +104,7 @@ pub(super) struct Session {
     pub(super) originals: Vec<Original>,
     /// Sorted by range, never overlapping.
     pub(super) frozen: Vec<Frozen>,
-    last_used: u64,
+    pub(super) last_used: u64,
     bytes: usize,
 }
 
@@ -342,8 +342,9 @@ impl Sessions {
         all
     }
 
-    /// Puts back a saved session as the most recently used. The caller has checked that the
-    /// frozen ranges are sorted, disjoint and within the originals.
+    /// Puts back a saved session, as used at `used` (its saved turn; `None`: the most recently
+    /// used). The caller has checked that the frozen ranges are sorted, disjoint and within the
+    /// originals, and restores sessions oldest first.
     pub(super) fn restore(
         &mut self,
         key: SessionKey,
@@ -351,8 +352,9 @@ impl Sessions {
         kind: ArrayKind,
         originals: Vec<Original>,
         frozen: Vec<Frozen>,
+        used: Option<u64>,
     ) {
-        self.tick += 1;
+        self.tick = used.map_or(self.tick + 1, |used| used.max(self.tick));
         let mut session = Session { dialect, kind, originals, frozen, last_used: self.tick, bytes: 0 };
         session.recount();
         self.map.insert(key.clone(), session);

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::*;
 
@@ -519,11 +519,11 @@ fn a_truncated_or_foreign_state_file_is_refused_and_a_newer_one_is_named() {
         assert!(Gateway::load(config.clone(), &saved[..cut]).is_err(), "cut at {cut}");
     }
     let text = String::from_utf8(saved).unwrap();
-    let newer = text.replacen("\"version\":2", "\"version\":99", 1);
+    let newer = text.replacen("\"version\":3", "\"version\":99", 1);
     let refused = Gateway::load(config.clone(), newer.as_bytes()).unwrap_err();
     assert_eq!(refused, StateError::Newer { version: 99 });
     assert!(refused.to_string().contains("version 99, written by a newer gateway"), "{refused}");
-    let older = text.replacen("\"version\":2", "\"version\":0", 1);
+    let older = text.replacen("\"version\":3", "\"version\":0", 1);
     assert!(matches!(Gateway::load(config.clone(), older.as_bytes()), Err(StateError::Unreadable(_))));
     assert!(matches!(Gateway::load(config, b"not json"), Err(StateError::Unreadable(_))));
 }
@@ -553,6 +553,93 @@ fn one_unreadable_session_is_set_aside_and_the_others_load() {
     let a = sent_body(gw.request("/v1/messages", Some(&kept), body.as_bytes()));
     let b = sent_body(loaded.request("/v1/messages", Some(&kept), body.as_bytes()));
     assert_eq!(a, b, "the other session replays its condensations");
+}
+
+#[test]
+fn the_state_as_files_writes_a_session_when_it_changes_and_replays_it() {
+    let mut gw = gateway(30_000, false);
+    let requests = claude_requests(28);
+    for (body, _) in &requests[..26] {
+        gw.request("/v1/messages", Some("first"), body.as_bytes());
+        gw.request("/v1/messages", Some("second"), body.as_bytes());
+    }
+    let mut saved = SavedFiles::default();
+    let first = saved.changes(gw.snapshot().files());
+    assert_eq!(first.write.len(), 2, "every session is new to the disk");
+    assert!(first.remove.is_empty());
+    let names: Vec<_> = first.write.iter().map(|f| f.name.clone()).collect();
+    assert!(names.iter().all(|n| n.len() == 21 && n.ends_with(".json")), "{names:?}");
+    let index: Value = serde_json::from_slice(&first.index).unwrap();
+    assert_eq!(index["version"], STATE_VERSION);
+    assert_eq!(index["sessions"], json!([]), "the index holds the totals, not the sessions");
+    // Nothing changed: nothing to write. One session's request: its file alone.
+    assert!(saved.changes(gw.snapshot().files()).write.is_empty());
+    gw.request("/v1/messages", Some("second"), requests[26].0.as_bytes());
+    let second = saved.changes(gw.snapshot().files());
+    assert_eq!(second.write.len(), 1);
+    assert_eq!(second.write[0].name, session_file_name(&SessionKey::Header("second".into())));
+    // A write that failed is done again.
+    saved.unsaved(&second.write[0].name);
+    assert_eq!(saved.changes(gw.snapshot().files()).write.len(), 1);
+
+    // Read back from the files: both sessions replay their condensations, in their order of use.
+    let files = gw.snapshot().files();
+    let (mut loaded, set_aside) =
+        Gateway::load_files(gw.config().clone(), Some(&files.index), &files.sessions).unwrap();
+    assert!(set_aside.is_empty());
+    let again = loaded.snapshot().files();
+    assert_eq!(
+        SavedFiles::read(&files.sessions).changes(again).write,
+        Vec::<SessionFile>::new(),
+        "a session read back is written again only when it changes"
+    );
+    for session in ["first", "second"] {
+        let (body, _) = &requests[27];
+        let a = sent_body(gw.request("/v1/messages", Some(session), body.as_bytes()));
+        let b = sent_body(loaded.request("/v1/messages", Some(session), body.as_bytes()));
+        assert_eq!(a, b, "{session} replays its condensations");
+    }
+
+    // A session the gateway let go: its file is removed.
+    let mut small = gateway(30_000, false);
+    small.request("/v1/messages", Some("only"), requests[0].0.as_bytes());
+    let mut saved = SavedFiles::read(&files.sessions);
+    let changes = saved.changes(small.snapshot().files());
+    assert_eq!(changes.remove.len(), 2, "{:?}", changes.remove);
+    assert_eq!(changes.write.len(), 1);
+}
+
+#[test]
+fn a_bad_session_file_is_set_aside_by_name_and_a_newer_one_refuses_the_state() {
+    let mut gw = gateway(30_000, false);
+    let requests = claude_requests(28);
+    for (body, _) in &requests[..26] {
+        gw.request("/v1/messages", Some("first"), body.as_bytes());
+        gw.request("/v1/messages", Some("second"), body.as_bytes());
+    }
+    let files = gw.snapshot().files();
+    let bad_name = session_file_name(&SessionKey::Header("first".into()));
+    let mut sessions = files.sessions.clone();
+    let bad = sessions.iter_mut().find(|f| f.name == bad_name).unwrap();
+    bad.bytes.truncate(bad.bytes.len() / 2);
+    let (mut loaded, set_aside) =
+        Gateway::load_files(gw.config().clone(), Some(&files.index), &sessions).unwrap();
+    assert_eq!(set_aside.len(), 1);
+    assert_eq!(set_aside[0].file.as_deref(), Some(bad_name.as_str()));
+    assert!(set_aside[0].why.contains(&bad_name), "{}", set_aside[0].why);
+    let (body, _) = &requests[26];
+    let a = sent_body(gw.request("/v1/messages", Some("second"), body.as_bytes()));
+    let b = sent_body(loaded.request("/v1/messages", Some("second"), body.as_bytes()));
+    assert_eq!(a, b, "the other session replays its condensations");
+
+    let mut newer = files.sessions.clone();
+    let text = String::from_utf8(newer[0].bytes.clone()).unwrap();
+    newer[0].bytes = text.replacen(&format!("\"version\":{STATE_VERSION}"), "\"version\":99", 1).into_bytes();
+    let refused = Gateway::load_files(gw.config().clone(), Some(&files.index), &newer).unwrap_err();
+    assert_eq!(refused, StateError::Newer { version: 99 });
+    // The files alone, no index (an index lost): the sessions load.
+    let (_, set_aside) = Gateway::load_files(gw.config().clone(), None, &files.sessions).unwrap();
+    assert!(set_aside.is_empty());
 }
 
 #[test]
