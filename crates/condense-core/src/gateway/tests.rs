@@ -528,14 +528,21 @@ fn a_truncated_or_foreign_state_file_is_refused_and_a_newer_one_is_named() {
     assert!(matches!(Gateway::load(config, b"not json"), Err(StateError::Unreadable(_))));
 }
 
-#[test]
-fn one_unreadable_session_is_set_aside_and_the_others_load() {
+/// A gateway holding two sessions, `first` and `second`, of 26 Claude Code requests each (both
+/// condensed), and the 28 requests.
+fn two_condensed_sessions() -> (Gateway, Vec<(String, String)>) {
     let mut gw = gateway(30_000, false);
     let requests = claude_requests(28);
     for (body, _) in &requests[..26] {
         gw.request("/v1/messages", Some("first"), body.as_bytes());
         gw.request("/v1/messages", Some("second"), body.as_bytes());
     }
+    (gw, requests)
+}
+
+#[test]
+fn one_unreadable_session_is_set_aside_and_the_others_load() {
+    let (mut gw, requests) = two_condensed_sessions();
     let text = String::from_utf8(gw.save()).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["sessions"].as_array().unwrap().len(), 2);
@@ -557,12 +564,7 @@ fn one_unreadable_session_is_set_aside_and_the_others_load() {
 
 #[test]
 fn the_state_as_files_writes_a_session_when_it_changes_and_replays_it() {
-    let mut gw = gateway(30_000, false);
-    let requests = claude_requests(28);
-    for (body, _) in &requests[..26] {
-        gw.request("/v1/messages", Some("first"), body.as_bytes());
-        gw.request("/v1/messages", Some("second"), body.as_bytes());
-    }
+    let (mut gw, requests) = two_condensed_sessions();
     let mut saved = SavedFiles::default();
     let first = saved.changes(gw.snapshot().files());
     assert_eq!(first.write.len(), 2, "every session is new to the disk");
@@ -611,12 +613,7 @@ fn the_state_as_files_writes_a_session_when_it_changes_and_replays_it() {
 
 #[test]
 fn a_bad_session_file_is_set_aside_by_name_and_a_newer_one_refuses_the_state() {
-    let mut gw = gateway(30_000, false);
-    let requests = claude_requests(28);
-    for (body, _) in &requests[..26] {
-        gw.request("/v1/messages", Some("first"), body.as_bytes());
-        gw.request("/v1/messages", Some("second"), body.as_bytes());
-    }
+    let (mut gw, requests) = two_condensed_sessions();
     let files = gw.snapshot().files();
     let bad_name = session_file_name(&SessionKey::Header("first".into()));
     let mut sessions = files.sessions.clone();
