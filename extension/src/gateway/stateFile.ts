@@ -37,8 +37,10 @@ export function writePrivate(file: string, text: string, durable = false): void 
   fs.renameSync(temporary, file);
 }
 
-/** Flushes a folder: the renames in it reach the disk with its entries. */
+/** Flushes a folder: the renames in it reach the disk with its entries (Windows opens no folder
+ *  as a file; its renames are written through). */
 function syncDir(dir: string): void {
+  if (process.platform === "win32") return;
   const fd = fs.openSync(dir, "r");
   try {
     fs.fsyncSync(fd);
