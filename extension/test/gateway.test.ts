@@ -292,6 +292,16 @@ describe("the extension's gateway", () => {
     expect(c.stateRefused).toMatch(/not readable/);
     expect(c.setAside).toEqual([]);
     await refused.stop();
+    // A newer version's state, with its session files: refused, and its files neither removed
+    // nor gone on from by the saves of the gateway that started afresh.
+    const newerSaves = new SavedStates();
+    const newer = new GatewayServer(newTestEngine, { log: () => {}, save: newerSaves.save });
+    const n = await newer.start(options(llm), { index: JSON.stringify({ version: 99 }), sessions: state.sessions });
+    expect(n.stateRefused).toMatch(/version 99/);
+    expect(Object.keys(newer.gateway!.report().sessions)).toEqual([]);
+    await newer.stop();
+    expect(newerSaves.all.length).toBeGreaterThan(0);
+    expect(newerSaves.removed).toEqual([]);
     // One session's file broken, the others whole: the whole ones are read, the broken one comes
     // back as it was saved, named, to be kept aside.
     const broken = { bogus: true };

@@ -32,12 +32,15 @@ export class SavedStates {
   private index: string | undefined;
   private readonly sessions = new Map<string, string>();
   readonly all: { state: SavedState; durable: boolean }[] = [];
+  /** Every session file a save removed. */
+  readonly removed: string[] = [];
 
   /** The `save` hook: applies `changes`, writes nothing, fails nothing. */
   readonly save = (changes: GatewayStateChanges, durable: boolean): string[] => {
     this.index = changes.index;
     for (const f of changes.write) this.sessions.set(f.name, f.text);
     for (const name of changes.remove) this.sessions.delete(name);
+    this.removed.push(...changes.remove);
     this.all.push({ state: this.now(), durable });
     return [];
   };

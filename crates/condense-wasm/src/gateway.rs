@@ -148,7 +148,8 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
         ),
         Some(Err(e)) => (Some(e.to_string()), Vec::new()),
     };
-    let saved = SavedFiles::read(&files);
+    // A refused state's files are not this gateway's: its saves neither remove nor count them.
+    let saved = if state_refused.is_some() { SavedFiles::default() } else { SavedFiles::read(&files) };
     let n = STARTED.with(|s| {
         s.set(s.get().wrapping_add(1));
         s.get()
