@@ -370,11 +370,21 @@ fn a_state_of_one_file_is_read_and_its_sessions_written_as_files() {
     let chat = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}"#;
     let header = "x-context-condenser-session: new";
     assert_eq!(gateway.post("/openai/v1/chat/completions", &[header], chat).status, 200);
-    state_holding_all(&state, &[r#"{"header":"old"}"#, r#"{"header":"new"}"#]);
-    assert_eq!(session_files(&state.0).len(), 2, "each session in a file of its own");
-    let index: Value =
-        serde_json::from_str(&std::fs::read_to_string(state.0.join("state.json")).unwrap()).unwrap();
+    // A save writes the sessions' files, then the index: waited for until the index is rewritten.
+    let until = Instant::now() + HANG_GUARD;
+    let index = loop {
+        let index: Value =
+            serde_json::from_str(&std::fs::read_to_string(state.0.join("state.json")).unwrap()).unwrap();
+        if index["version"] != 2 {
+            break index;
+        }
+        assert!(Instant::now() < until, "the index was never rewritten: {index}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(index["sessions"], json!([]), "the index holds no session: {index}");
+    let text = state_text(&state.0);
+    assert!(text.contains(r#"{"header":"old"}"#) && text.contains(r#"{"header":"new"}"#), "{text}");
+    assert_eq!(session_files(&state.0).len(), 2, "each session in a file of its own");
 }
 
 /// Posts `body` for session `burst` and reads the answer; `false` when the gateway was gone.
