@@ -135,21 +135,19 @@ fn start_gateway(inner: &Rc<Inner>, options: GatewayStart) -> Result<Gateway, Js
         .into_iter()
         .map(|f| SessionFile { name: f.name, bytes: f.text.into_bytes() })
         .collect();
-    let read = (options.state.is_some() || !files.is_empty())
-        .then(|| host.load_files(options.state.as_deref().map(str::as_bytes), &files));
-    let (state_refused, set_aside) = match read {
-        None => (None, Vec::new()),
-        Some(Ok(aside)) => (
-            None,
-            aside
-                .into_iter()
-                .map(|s| GatewaySetAside { index: s.index, file: s.file, why: s.why, raw: s.raw })
-                .collect(),
-        ),
-        Some(Err(e)) => (Some(e.to_string()), Vec::new()),
-    };
-    // A refused state's files are not this gateway's: its saves neither remove nor count them.
-    let saved = if state_refused.is_some() { SavedFiles::default() } else { SavedFiles::read(&files) };
+    let (state_refused, set_aside, saved) =
+        match host.load_files(options.state.as_deref().map(str::as_bytes), &files) {
+            Ok(aside) => {
+                let saved = SavedFiles::loaded(&files, &aside);
+                let aside = aside
+                    .into_iter()
+                    .map(|s| GatewaySetAside { index: s.index, file: s.file, why: s.why, raw: s.raw })
+                    .collect();
+                (None, aside, saved)
+            }
+            // A refused state's files are not this gateway's: its saves neither remove nor count them.
+            Err(e) => (Some(e.to_string()), Vec::new(), SavedFiles::default()),
+        };
     let n = STARTED.with(|s| {
         s.set(s.get().wrapping_add(1));
         s.get()

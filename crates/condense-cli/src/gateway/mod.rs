@@ -33,7 +33,9 @@ mod proxy;
 mod store;
 mod summarize;
 
-use condense_core::gateway::{GatewayConfig, GatewayPolicy, RecallConfig, STATE_VERSION, StateError};
+use condense_core::gateway::{
+    GatewayConfig, GatewayPolicy, RecallConfig, STATE_VERSION, SavedFiles, StateError,
+};
 use condense_core::gateway::{Guard, Upstreams, check_listen, setup_text, upstream_origin};
 use decide::{GatewayState, SharedState};
 use proxy::Shared;
@@ -218,9 +220,9 @@ pub(crate) fn run(mut args: GatewayArgs) -> Result<u8, Failure> {
     let mut state = GatewayState::new(config, upstreams, guard).map_err(usage)?;
     let summarizer = Summarizer::from_flags(&args.provider, &args.llm, args.summarize_with_upstream)?;
     match store.read() {
-        Ok((None, files)) if files.is_empty() => {}
         Ok((index, files)) => match decide::load(&mut state, index.as_deref(), &files) {
             Ok(set_aside) => {
+                *store.saving() = SavedFiles::loaded(&files, &set_aside);
                 for session in set_aside {
                     let kept = match &session.file {
                         Some(name) => store.set_aside_file(name),

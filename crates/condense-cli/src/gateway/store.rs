@@ -83,8 +83,7 @@ impl Store {
     }
 
     /// The saved state: the index, `None` when there is none yet, and the session files (their
-    /// names and bytes), which the saves after this one compare against; an error says why it
-    /// cannot be used.
+    /// names and bytes); an error says why it cannot be used.
     pub(crate) fn read(&self) -> Result<(Option<Vec<u8>>, Vec<SessionFile>), String> {
         let index = read_bounded(&self.path())?;
         let folder = self.dir.join(SESSIONS);
@@ -102,7 +101,6 @@ impl Store {
                 files.push(SessionFile { name, bytes });
             }
         }
-        *self.saving() = SavedFiles::read(&files);
         Ok((index, files))
     }
 

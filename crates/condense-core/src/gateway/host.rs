@@ -439,12 +439,6 @@ impl HostGateway {
         self.gateway.snapshot()
     }
 
-    /// Restores a saved state (see [`Gateway::load`]), returning the sessions set aside; the
-    /// error says why it was refused, and the gateway is then left empty.
-    pub fn load(&mut self, bytes: &[u8]) -> Result<Vec<SetAside>, StateError> {
-        self.load_files(Some(bytes), &[])
-    }
-
     /// Restores a state kept as files (see [`Gateway::load_files`]), returning the sessions set
     /// aside; the error says why it was refused, and the gateway is then left empty.
     pub fn load_files(

@@ -3,9 +3,9 @@
 //! files it keeps) and the totals, as versioned JSON. A host keeps it as files
 //! ([`Snapshot::files`]): an index with the totals, and one file per session, named by its key's
 //! hash, written only when that session changed ([`SavedFiles`]); a bad session file is set aside
-//! alone. The whole state as one file ([`Gateway::save`], every session inline) is read too: the
-//! layout of versions 1 and 2, and a host moving from it writes its sessions as files. A restarted gateway replays the same
-//! condensations, so the upstream's cache survives the restart too: a request is matched to its
+//! alone. The whole state as one file, every session inline (the layout of versions 1 and 2), is
+//! read too, and a host moving from it writes its sessions as files. A restarted gateway replays
+//! the same condensations, so the upstream's cache survives the restart too: a request is matched to its
 //! session by the hashes, and the messages' texts come back with it. The bodies themselves are
 //! not saved (version 1 saved them: a gateway of twelve 20 MB sessions wrote 250 MB after every
 //! request); a version 1 file is still read.
@@ -193,9 +193,18 @@ pub struct SavedFiles {
 }
 
 impl SavedFiles {
-    /// The files as they were read at start (unchanged sessions are not written again).
-    pub fn read(files: &[SessionFile]) -> SavedFiles {
-        SavedFiles { written: files.iter().map(|f| (f.name.clone(), fnv1a(&f.bytes))).collect() }
+    /// The session files read at start that the gateway goes on from ([`Gateway::load_files`]):
+    /// those it set aside are the host's to keep, never the gateway's to write over or remove.
+    /// Unchanged sessions are not written again. (A state refused whole leaves the gateway none:
+    /// [`SavedFiles::default`].)
+    pub fn loaded(files: &[SessionFile], set_aside: &[SetAside]) -> SavedFiles {
+        let aside: std::collections::HashSet<&str> =
+            set_aside.iter().filter_map(|s| s.file.as_deref()).collect();
+        let written = files
+            .iter()
+            .filter(|f| !aside.contains(f.name.as_str()))
+            .map(|f| (f.name.clone(), fnv1a(&f.bytes)));
+        SavedFiles { written: written.collect() }
     }
 
     /// What to write and remove to save `files`, taken as done: a host whose write of a file
@@ -322,10 +331,11 @@ impl Gateway {
         Snapshot { totals: self.totals.clone(), sessions }
     }
 
-    /// A gateway with the state [`Gateway::save`] wrote, and the sessions of it that could not be
+    /// A gateway with the state `Gateway::save` wrote, and the sessions of it that could not be
     /// read back (each checked alone: one bad session is set aside, the others load). A file of a
     /// newer version, or one that is not a state file at all, is an error; nothing of it is used.
-    pub fn load(config: GatewayConfig, bytes: &[u8]) -> Result<(Gateway, Vec<SetAside>), StateError> {
+    #[cfg(test)]
+    pub(crate) fn load(config: GatewayConfig, bytes: &[u8]) -> Result<(Gateway, Vec<SetAside>), StateError> {
         Gateway::load_files(config, Some(bytes), &[])
     }
 
@@ -353,7 +363,7 @@ impl Gateway {
         };
         // A newer session file refuses the state before anything of it is used.
         for file in files {
-            if let Err(StateError::Newer { version }) = version_of(&file.bytes, "") {
+            if let Err(StateError::Newer { version }) = version_of(&file.bytes, &file.name) {
                 return Err(StateError::Newer { version });
             }
         }
@@ -381,7 +391,7 @@ impl Gateway {
                             .map_err(|e| format!("session {index} is not readable: {e}"))
                             .and_then(|s| check(&s).map(|()| s))
                         {
-                            Ok(s) => read.push((0, index, None, raw.get().into(), s)),
+                            Ok(s) => read.push((None, index, None, raw.get().into(), s)),
                             Err(why) => {
                                 set_aside.push(SetAside { index, file: None, why, raw: raw.get().into() })
                             }
@@ -406,11 +416,12 @@ impl Gateway {
                 .map_err(|e| format!("{} is not readable: {e}", file.name))
                 .and_then(|e| check(&e.session).map(|()| e));
             match entry {
-                Ok(e) => read.push((e.used, index, Some(file.name.clone()), raw, e.session)),
+                Ok(e) => read.push((Some(e.used), index, Some(file.name.clone()), raw, e.session)),
                 Err(why) => set_aside.push(SetAside { index, file: Some(file.name.clone()), why, raw }),
             }
         }
-        // Oldest first: the inline sessions in their order (used 0), then the files by their turn.
+        // Oldest first: the inline sessions in their order (no turn saved), then the files by
+        // their turn.
         read.sort_by_key(|(used, index, ..)| (*used, *index));
         for (used, index, file, raw, s) in read {
             if gateway.sessions.messages(&s.key).is_some() {
@@ -428,7 +439,6 @@ impl Gateway {
                 .iter()
                 .map(|f| Frozen { range: f.start..f.end, replacement: f.replacement.get().into() })
                 .collect();
-            let used = (used > 0).then_some(used);
             gateway.sessions.restore(s.key.clone(), s.dialect, s.kind, originals, frozen, used);
             let mut state = SessionState::new(s.key, s.stats);
             state.recall = s.recall;
@@ -441,9 +451,9 @@ impl Gateway {
     }
 }
 
-/// A session read from the state: its turn of use, its position and file, its JSON as saved, the
-/// session.
-type ReadSession = (u64, usize, Option<String>, String, SavedSession<Box<RawValue>>);
+/// A session read from the state: its turn of use (saved in a session's file), its position and
+/// file, its JSON as saved, the session.
+type ReadSession = (Option<u64>, usize, Option<String>, String, SavedSession<Box<RawValue>>);
 
 /// A saved session of a file of `version`: from version 1, which held each message's JSON, its
 /// messages' hashes and lengths.
