@@ -78,24 +78,28 @@ export interface TerminalHost {
  *  `condense gateway` does: never lost, never overwritten. Returns the file's path. */
 export function keepAside(dir: string, text: string): string {
   fs.mkdirSync(dir, { recursive: true });
-  for (let n = 1; ; n++) {
-    const file = path.join(dir, `state.set-aside.${n}.json`);
-    try {
-      fs.writeFileSync(file, text, { mode: 0o600, flag: "wx" });
-      return file;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-  }
+  return firstFree(dir, (n) => `state.set-aside.${n}.json`, (file) => fs.writeFileSync(file, text, { mode: 0o600, flag: "wx" }));
 }
 
 /** Moves the folder `name` of `dir` to the first free `name.set-aside.N`: its path. */
 export function keepFolderAside(dir: string, name: string): string {
-  for (let n = 1; ; n++) {
-    const to = path.join(dir, `${name}.set-aside.${n}`);
-    if (fs.existsSync(to)) continue;
+  return firstFree(dir, (n) => `${name}.set-aside.${n}`, (to) => {
+    if (fs.existsSync(to)) throw Object.assign(new Error(`${to} exists`), { code: "EEXIST" });
     fs.renameSync(path.join(dir, name), to);
-    return to;
+  });
+}
+
+/** Does `place` at the first `dir/name(n)`, n = 1, 2, …, that it does not find taken (it throws
+ *  `EEXIST` there): that path. */
+function firstFree(dir: string, name: (n: number) => string, place: (to: string) => void): string {
+  for (let n = 1; ; n++) {
+    const to = path.join(dir, name(n));
+    try {
+      place(to);
+      return to;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
   }
 }
 

@@ -108,30 +108,31 @@ impl Store {
     /// `state.set-aside.<n>.json` with the first `n` not taken: its new path.
     pub(crate) fn set_aside_file(&self, name: &str) -> std::io::Result<PathBuf> {
         let from = self.dir.join(SESSIONS).join(name);
-        let mut n = 1;
-        loop {
-            let path = self.dir.join(format!("state.set-aside.{n}.json"));
-            if !path.exists() {
-                std::fs::rename(&from, &path)?;
-                return Ok(path);
-            }
-            n += 1;
-        }
+        // Linked first: a name taken fails, never replaced; then the file leaves the folder.
+        let kept = self.first_set_aside(|path| std::fs::hard_link(&from, path))?;
+        std::fs::remove_file(&from)?;
+        Ok(kept)
     }
 
     /// Keeps a saved session the core set aside beside the state file, as
     /// `state.set-aside.<n>.json` with the first `n` not taken (never over an earlier one), 0600:
     /// its path.
     pub(crate) fn set_aside(&self, raw: &str) -> std::io::Result<PathBuf> {
+        self.first_set_aside(|path| {
+            let mut file = private_options(false).create_new(true).open(path)?;
+            file.write_all(raw.as_bytes())?;
+            file.sync_all()
+        })
+    }
+
+    /// Places what was set aside at the first `state.set-aside.<n>.json` that `place` does not
+    /// find taken (it fails with `AlreadyExists` there): its path.
+    fn first_set_aside(&self, place: impl Fn(&Path) -> std::io::Result<()>) -> std::io::Result<PathBuf> {
         let mut n = 1;
         loop {
             let path = self.dir.join(format!("state.set-aside.{n}.json"));
-            match private_options(false).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    file.write_all(raw.as_bytes())?;
-                    file.sync_all()?;
-                    return Ok(path);
-                }
+            match place(&path) {
+                Ok(()) => return Ok(path),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => n += 1,
                 Err(e) => return Err(e),
             }
