@@ -100,6 +100,11 @@ fn cell(role: &str, block: &Value) -> Cell {
         }
         _ => (Fnv1aWriter::json(start, block), None),
     };
+    written_cell(written, breakpoint)
+}
+
+/// The cell of what was hashed as written: its hash, its bytes as its weight.
+fn written_cell(written: Fnv1aWriter, breakpoint: Option<Ttl>) -> Cell {
     Cell { hash: written.hash, weight: written.len.max(1) as f64, breakpoint }
 }
 
@@ -127,8 +132,7 @@ impl Serialize for TextBlock<'_> {
 
 /// The cell of a content given as a string.
 fn text_cell(role: &str, text: &str) -> Cell {
-    let written = Fnv1aWriter::json(fnv1a(role.as_bytes()), &TextBlock(text));
-    Cell { hash: written.hash, weight: written.len.max(1) as f64, breakpoint: None }
+    written_cell(Fnv1aWriter::json(fnv1a(role.as_bytes()), &TextBlock(text)), None)
 }
 
 /// One cell for a whole text: a message of a dialect whose cache has no breakpoints.
