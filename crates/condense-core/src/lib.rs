@@ -58,4 +58,4 @@ pub use provider::{
     run_provider,
 };
 pub use registry::{ProviderConfig, ProviderConfigUpdate, ProviderInfo, ProviderRegistry};
-pub use tokens::{Encoding, TiktokenCounter, TokenCounter};
+pub use tokens::{Encoding, ReadableCounter, TiktokenCounter, TokenCounter};

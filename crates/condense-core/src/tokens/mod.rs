@@ -24,10 +24,12 @@
 //! A message costs its blocks plus [`MESSAGE_OVERHEAD`]; a conversation adds [`REPLY_PRIMING`]
 //! and its system prompt — OpenAI's documented accounting for chat messages. A block kept as read
 //! (an opaque block: `thinking`, …) costs the tokens of its JSON; a file's count adds its tool
-//! definitions' JSON ([`tool_definition_tokens`]).
+//! definitions' JSON ([`tool_definition_tokens`]). [`ReadableCounter`] counts what a model reads:
+//! opaque blocks by their text, their blobs (encrypted reasoning, signatures) left out.
 
 mod bpe;
 mod layout;
+mod readable;
 mod split;
 mod unicode;
 #[rustfmt::skip]
@@ -38,6 +40,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
+
+pub use readable::{ReadableCounter, is_blob, readable_text};
 
 use crate::model::{ContentBlock, Message, ToolResultPart};
 use bpe::{PieceCache, Vocab};
