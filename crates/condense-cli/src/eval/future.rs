@@ -243,28 +243,67 @@ pub(crate) fn references_in(text: &str, out: &mut BTreeSet<Reference>) {
     }
 }
 
-/// The texts the agent wrote in a message: its text blocks and the string arguments of its tool
-/// calls.
-fn agent_texts(m: &Message) -> Vec<&str> {
+/// The texts the agent wrote in a message: its text blocks, without the tags of the tool calls a
+/// client writes as XML in them (Cline's `<read_file><path>…</path></read_file>`), and the
+/// argument *values* of its tool calls (an argument that is itself a JSON object in a string, as
+/// some clients send, by its values too). Tool and argument names are the client's vocabulary,
+/// not the working state.
+fn agent_texts(m: &Message) -> Vec<String> {
     let mut out = Vec::new();
     for block in &m.content {
         match block {
-            ContentBlock::Text { text, client: None } => out.push(text.as_str()),
-            ContentBlock::ToolUse { input, .. } => strings(input, &mut out),
+            ContentBlock::Text { text, client: None } => out.push(without_tags(text)),
+            ContentBlock::ToolUse { input, .. } => values(input, &mut out),
             _ => {}
         }
     }
     out
 }
 
-/// Every string in a JSON value, depth first.
-fn strings<'a>(value: &'a serde_json::Value, out: &mut Vec<&'a str>) {
+/// Every string value in a JSON value, depth first; a string holding a JSON object or array is
+/// read for its values.
+fn values(value: &serde_json::Value, out: &mut Vec<String>) {
     match value {
-        serde_json::Value::String(s) => out.push(s),
-        serde_json::Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
-        serde_json::Value::Object(map) => map.values().for_each(|i| strings(i, out)),
+        serde_json::Value::String(s) => {
+            let t = s.trim_start();
+            match (t.starts_with(['{', '[']))
+                .then(|| serde_json::from_str::<serde_json::Value>(s).ok())
+                .flatten()
+            {
+                Some(inner @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))) => {
+                    values(&inner, out)
+                }
+                _ => out.push(s.clone()),
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| values(i, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|i| values(i, out)),
         _ => {}
     }
+}
+
+/// A text without its XML-style tags of lower-case names (`<read_file>`, `</path>`,
+/// `<requires_approval>`): each tag becomes a line break, what is between them stays.
+fn without_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name = after.strip_prefix('/').unwrap_or(after);
+        let len =
+            name.bytes().take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_').count();
+        let is_tag = len > 0 && name.as_bytes()[0].is_ascii_lowercase() && name[len..].starts_with('>');
+        if is_tag {
+            out.push('\n');
+            rest = &name[len + 1..];
+        } else {
+            out.push('<');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Where a session of `messages` (its API view) is cut near `percent` of them: the first index
@@ -285,7 +324,7 @@ pub(crate) fn future_references(
     let mut named = BTreeSet::new();
     for m in future.iter().filter(|m| m.role == Role::Assistant) {
         for text in agent_texts(m) {
-            references_in(text, &mut named);
+            references_in(&text, &mut named);
         }
     }
     let past_text = format!("{}\n{}", system.unwrap_or(""), view_text(past));
@@ -298,6 +337,8 @@ pub(crate) struct RecallRow {
     pub(crate) file: String,
     /// The cut, in percent of the messages asked for, and where it fell.
     pub(crate) cut_percent: u8,
+    /// The target, in percent of the past's readable tokens.
+    pub(crate) target_percent: u8,
     pub(crate) past_messages: usize,
     pub(crate) future_messages: usize,
     /// A provider's id, or `none` / `user-only`.
@@ -374,6 +415,7 @@ pub(crate) fn rows(
     let row = |provider: &str| RecallRow {
         file: session.file.to_owned(),
         cut_percent: session.cut_percent,
+        target_percent: session.target_percent,
         past_messages: past.len(),
         future_messages: future.len(),
         provider: provider.to_owned(),
@@ -450,7 +492,8 @@ pub(crate) fn rows(
 fn save(dir: &str, session: &Session<'_>, provider: &str, past: &Conversation, messages: Vec<Message>) {
     let stem =
         std::path::Path::new(session.file).file_stem().map_or("session".into(), |s| s.to_string_lossy());
-    let path = std::path::Path::new(dir).join(format!("{stem}-cut{}-{provider}.json", session.cut_percent));
+    let path = std::path::Path::new(dir)
+        .join(format!("{stem}-cut{}-t{}-{provider}.json", session.cut_percent, session.target_percent));
     let conversation = Conversation { messages, ..past.clone() };
     let written = std::fs::create_dir_all(dir).and_then(|()| {
         std::fs::write(&path, serde_json::to_string_pretty(&conversation).unwrap_or_default())
@@ -506,6 +549,37 @@ mod tests {
         for w in ["wan_drop_leaked_dns", "parseArgs", "TypeError", "MAX_SIZE"] {
             assert!(is_identifier(w), "{w}");
         }
+    }
+
+    #[test]
+    fn tool_names_and_argument_names_are_not_references() {
+        // Cline writes its calls as XML in the text: the tags are its vocabulary, their values the
+        // working state.
+        let text = without_tags(
+            "<replace_in_file>\n<path>src/billing/charges.ts</path>\n<requires_approval>false</requires_approval>\n\
+             </replace_in_file> and `Array<ChargeInput>` stays",
+        );
+        assert!(!text.contains("replace_in_file") && !text.contains("requires_approval"), "{text}");
+        assert!(text.contains("src/billing/charges.ts") && text.contains("Array<ChargeInput>"), "{text}");
+        // Arguments by their values, a JSON object in a string too; never by their names.
+        let call = Message::new(
+            "a",
+            Role::Assistant,
+            vec![
+                ContentBlock::ToolUse {
+                    id: "1".into(),
+                    name: "Edit".into(),
+                    input: serde_json::json!({"file_path": "src/lib.rs", "old_string": "fn parse_args()", "replace_all": false}),
+                },
+                ContentBlock::ToolUse {
+                    id: "2".into(),
+                    name: "shell".into(),
+                    input: serde_json::json!({"arguments": "{\"command\": [\"rg\", \"load_config\"], \"workdir\": \"/repo\"}"}),
+                },
+            ],
+        );
+        let texts = agent_texts(&call);
+        assert_eq!(texts, ["src/lib.rs", "fn parse_args()", "rg", "load_config", "/repo"]);
     }
 
     #[test]

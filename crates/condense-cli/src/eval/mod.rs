@@ -16,8 +16,8 @@ use condense_cli::native::NativeClock;
 use condense_core::llm::LlmProvider;
 use condense_core::provider::Needs;
 use condense_core::{
-    Clock, CondensationManager, CondensationOptions, Conversation, ErrorInfo, Services, TiktokenCounter,
-    TokenCounter,
+    Clock, CondensationManager, CondensationOptions, Conversation, ErrorInfo, ReadableCounter, Services,
+    TiktokenCounter, TokenCounter,
 };
 
 use crate::input::{Failure, read_conversation, read_text, usage};
@@ -38,9 +38,10 @@ pub(crate) struct EvalArgs {
     /// Tokens to get down to, for every file.
     #[arg(long, conflicts_with = "target_percent")]
     target_tokens: Option<usize>,
-    /// Tokens to get down to, in percent of each file's API view (1–100).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
-    target_percent: Option<u8>,
+    /// Tokens to get down to, in percent of each file's API view (1–100). With `--references`,
+    /// a comma-separated list (default 20,30,40), each in percent of the past's readable tokens.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u8).range(1..=100))]
+    target_percent: Vec<u8>,
     /// A probe file (one phrase per line, `#` comments) for every file; when absent, `X.probes`
     /// beside a file `X.json` is used if it exists.
     #[arg(long)]
@@ -61,10 +62,10 @@ pub(crate) struct EvalArgs {
     #[arg(long)]
     references: bool,
     /// Where `--references` cuts each session, in percent of its messages; comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "60", value_parser = clap::value_parser!(u8).range(1..=99), requires = "references")]
+    #[arg(long, value_delimiter = ',', default_value = "40,50,60,70", value_parser = clap::value_parser!(u8).range(1..=99), requires = "references")]
     cut: Vec<u8>,
     /// With `--references`: write each condensed past to this folder as a conversation file
-    /// (`<file>-cut<N>-<provider>.json`), to read what was kept.
+    /// (`<file>-cut<N>-t<T>-<provider>.json`), to read what was kept.
     #[arg(long, requires = "references")]
     save: Option<String>,
     /// The LLM for providers that call one (native); its model also picks the tokenizer.
@@ -159,13 +160,21 @@ pub(crate) fn run(args: EvalArgs) -> Result<u8, Failure> {
         inputs.push((file, conversation, probes));
     }
     if args.references {
-        let run = Run { manager: &manager, counter: &counter, llm: client.as_deref(), target: None };
+        // The text the model reads is the measure: opaque blobs (encrypted reasoning, thinking
+        // signatures) are not the budget, for the targets nor for the providers deciding.
+        let readable = ReadableCounter::new(&counter);
+        let run = Run { manager: &manager, counter: &readable, llm: client.as_deref(), target: None };
         return references(&args, &run, &providers, &inputs, progress, &sink);
     }
+    let target_percent = match args.target_percent.as_slice() {
+        [] => None,
+        [one] => Some(*one),
+        _ => return Err(usage("--target-percent takes one share, or a list with --references")),
+    };
     let mut rows = Vec::new();
     for (file, conversation, file_probes) in &inputs {
         for id in &providers {
-            let target = match (args.target_tokens, args.target_percent) {
+            let target = match (args.target_tokens, target_percent) {
                 (Some(t), _) => Some(t),
                 (None, Some(p)) => Some(view_tokens(&counter, conversation) * usize::from(p) / 100),
                 (None, None) => None,
@@ -222,35 +231,43 @@ fn references(
     if args.target_tokens.is_some() {
         return Err(usage("--references condenses each past to a share of its tokens: use --target-percent"));
     }
-    let target_percent = args.target_percent.unwrap_or(30);
+    let targets = if args.target_percent.is_empty() { vec![20, 30, 40] } else { args.target_percent.clone() };
     let mut rows = Vec::new();
-    let total = inputs.len() * args.cut.len();
+    let total = inputs.len() * args.cut.len() * targets.len();
     let mut n = 0;
     for (file, conversation, _) in inputs {
         for &cut_percent in &args.cut {
-            n += 1;
-            let session = future::Session {
-                file,
-                conversation,
-                cut_percent,
-                target_percent,
-                save: args.save.as_deref(),
-            };
-            let at = format!("{n} of {total} · {}, cut at {cut_percent}%", name(file));
-            progress.step(at.clone());
-            let condense = |c: &Conversation, id: &str, options: CondensationOptions| {
-                progress.step(format!("{at} · {id}"));
-                run.condense(c, id, options)
-            };
-            if let Some(more) = future::rows(&session, providers, run.counter, &condense) {
-                rows.extend(more);
+            for &target_percent in &targets {
+                n += 1;
+                let session = future::Session {
+                    file,
+                    conversation,
+                    cut_percent,
+                    target_percent,
+                    save: args.save.as_deref(),
+                };
+                let at = format!("{n} of {total} · {}, cut at {cut_percent}%, {target_percent}%", name(file));
+                progress.step(at.clone());
+                let condense = |c: &Conversation, id: &str, options: CondensationOptions| {
+                    progress.step(format!("{at} · {id}"));
+                    run.condense(c, id, options)
+                };
+                if let Some(more) = future::rows(&session, providers, run.counter, &condense) {
+                    rows.extend(more);
+                }
             }
         }
     }
     progress.finish();
     let json =
         || serde_json::to_string_pretty(&serde_json::json!({ "rows": rows })).expect("rows serialize") + "\n";
-    emit(args, sink, || render::recall_table(&rows), || render::recall_summary(&rows), json)
+    emit(
+        args,
+        sink,
+        || render::recall_table(&rows) + "\n" + &render::recall_means(&rows, false),
+        || render::recall_summary(&rows) + "\n" + &render::recall_means(&rows, true),
+        json,
+    )
 }
 
 /// `X.probes` beside `X.json`, when there is one.
@@ -265,14 +282,14 @@ pub(crate) fn beside_probes(file: &str) -> Result<Vec<Probe>, Failure> {
     Ok(parse_probe_file(&read_text(&path.to_string_lossy())?))
 }
 
-fn view_tokens(counter: &TiktokenCounter, conversation: &Conversation) -> usize {
+fn view_tokens(counter: &dyn TokenCounter, conversation: &Conversation) -> usize {
     counter.count_request(conversation.system.as_deref(), &conversation.api_view())
 }
 
 /// What one run needs from the command.
 struct Run<'a> {
     manager: &'a CondensationManager,
-    counter: &'a TiktokenCounter,
+    counter: &'a dyn TokenCounter,
     llm: Option<&'a dyn LlmProvider>,
     target: Option<usize>,
 }

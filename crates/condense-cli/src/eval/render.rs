@@ -112,8 +112,9 @@ pub(super) fn markdown(rows: &[Row]) -> String {
 
 /// The rows of `--references` in aligned columns, one row per session, cut and provider.
 pub(super) fn recall_table(rows: &[RecallRow]) -> String {
-    let headers = ["file", "cut", "provider", "tokens", "of the past", "references kept", "time", "note"];
-    let body: Vec<[String; 8]> = rows
+    let headers =
+        ["file", "cut", "target", "provider", "tokens", "of the past", "references kept", "time", "note"];
+    let body: Vec<[String; 9]> = rows
         .iter()
         .map(|r| {
             let note = match (&r.error, r.missing.is_empty()) {
@@ -129,6 +130,7 @@ pub(super) fn recall_table(rows: &[RecallRow]) -> String {
             [
                 r.file.clone(),
                 format!("{}% ({} | {})", r.cut_percent, r.past_messages, r.future_messages),
+                format!("{}%", r.target_percent),
                 r.provider.clone(),
                 format!("{} → {}", r.past_tokens, r.tokens_after),
                 format!("{:.0}%", r.tokens_after as f64 * 100.0 / r.past_tokens.max(1) as f64),
@@ -164,6 +166,7 @@ pub(super) fn recall_table(rows: &[RecallRow]) -> String {
 pub(super) fn recall_summary(rows: &[RecallRow]) -> String {
     let headers = [
         "session",
+        "target",
         "provider",
         "references kept, by cut",
         "tokens (of the past)",
@@ -171,15 +174,20 @@ pub(super) fn recall_summary(rows: &[RecallRow]) -> String {
         "tool pairs",
         "note",
     ];
-    let mut groups: Vec<(&str, &str, Vec<&RecallRow>)> = Vec::new();
+    let mut groups: Vec<(&str, u8, &str, Vec<&RecallRow>)> = Vec::new();
     for r in rows {
-        match groups.iter_mut().find(|(f, p, _)| *f == r.file && *p == r.provider) {
-            Some((_, _, list)) => list.push(r),
-            None => groups.push((&r.file, &r.provider, vec![r])),
+        match groups
+            .iter_mut()
+            .find(|(f, t, p, _)| *f == r.file && *t == r.target_percent && *p == r.provider)
+        {
+            Some((_, _, _, list)) => list.push(r),
+            None => groups.push((&r.file, r.target_percent, &r.provider, vec![r])),
         }
     }
+    // By session, then target, each provider's cuts side by side.
+    groups.sort_by_key(|(f, t, _, _)| (rows.iter().position(|r| r.file == *f), *t));
     let mut out = format!("| {} |\n|{}\n", headers.join(" | "), " --- |".repeat(headers.len()));
-    for (file, provider, list) in groups {
+    for (file, target, provider, list) in groups {
         let name = Path::new(file).file_name().map_or(file.to_owned(), |n| n.to_string_lossy().into_owned());
         let kept: Vec<String> = list
             .iter()
@@ -209,6 +217,7 @@ pub(super) fn recall_summary(rows: &[RecallRow]) -> String {
         notes.dedup();
         let cells = [
             format!("`{name}`"),
+            format!("{target}%"),
             provider.to_owned(),
             kept.join(" · "),
             tokens.join(" · "),
@@ -218,6 +227,101 @@ pub(super) fn recall_summary(rows: &[RecallRow]) -> String {
         ]
         .map(|c| c.replace('|', "\\|"));
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+/// The means of `--references`, by target: for each provider, the share of references kept over
+/// every session and cut where it ran and truncation met its floor (a cut whose target is below
+/// truncation's floor is refused, not scored), the lowest of them, and — beside truncation — the
+/// cuts where the provider kept two points or more less than truncation did.
+pub(super) fn recall_means(rows: &[RecallRow], markdown: bool) -> String {
+    let mut targets: Vec<u8> = rows.iter().map(|r| r.target_percent).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    let mut providers: Vec<&str> = Vec::new();
+    for r in rows {
+        if !providers.contains(&r.provider.as_str()) {
+            providers.push(&r.provider);
+        }
+    }
+    let headers =
+        ["target", "provider", "cuts", "mean kept", "lowest", "below truncation − 2", "tokens (of the past)"];
+    let mut body: Vec<[String; 7]> = Vec::new();
+    for &target in &targets {
+        let at = |r: &&RecallRow| r.target_percent == target;
+        // The cuts truncation could be scored on: the floor allows them.
+        let allowed = |r: &RecallRow| {
+            rows.iter().filter(at).any(|t| {
+                t.provider == "truncation"
+                    && t.file == r.file
+                    && t.cut_percent == r.cut_percent
+                    && t.error.is_none()
+            }) || !rows.iter().any(|t| t.provider == "truncation")
+        };
+        for &provider in &providers {
+            let scored: Vec<&RecallRow> = rows
+                .iter()
+                .filter(at)
+                .filter(|r| r.provider == provider && r.error.is_none() && r.references > 0 && allowed(r))
+                .collect();
+            if scored.is_empty() {
+                continue;
+            }
+            let mean = scored.iter().map(|r| r.kept_pct()).sum::<f64>() / scored.len() as f64;
+            let lowest = scored.iter().map(|r| r.kept_pct()).fold(f64::INFINITY, f64::min);
+            let tokens = scored
+                .iter()
+                .map(|r| r.tokens_after as f64 * 100.0 / r.past_tokens.max(1) as f64)
+                .sum::<f64>()
+                / scored.len() as f64;
+            let below = scored
+                .iter()
+                .filter(|r| {
+                    rows.iter().filter(at).any(|t| {
+                        t.provider == "truncation"
+                            && t.file == r.file
+                            && t.cut_percent == r.cut_percent
+                            && t.error.is_none()
+                            && r.kept_pct() < t.kept_pct() - 2.0
+                    })
+                })
+                .count();
+            body.push([
+                format!("{target}%"),
+                provider.to_owned(),
+                scored.len().to_string(),
+                format!("{mean:.1}%"),
+                format!("{lowest:.0}%"),
+                if provider == "truncation" { "—".into() } else { below.to_string() },
+                format!("{tokens:.0}%"),
+            ]);
+        }
+    }
+    if markdown {
+        let mut out = format!("| {} |\n|{}\n", headers.join(" | "), " --- |".repeat(headers.len()));
+        for cells in &body {
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        return out;
+    }
+    let mut widths = headers.map(|h| h.chars().count());
+    for cells in &body {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (c, w) in cells.iter().zip(widths) {
+            out.push_str(c);
+            out.push_str(&" ".repeat(w.saturating_sub(c.chars().count()) + 2));
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&headers.map(|h| h.to_uppercase()));
+    for cells in &body {
+        out.push_str(&line(cells));
     }
     out
 }
