@@ -36,6 +36,7 @@ mod outline;
 mod pasted;
 mod probes;
 mod render;
+mod seen;
 mod shell;
 mod words;
 
@@ -58,6 +59,9 @@ pub const BUDGET_PERCENT: usize = 15;
 /// The share of a target, in percent, the working state may take in the ledger (beside the
 /// user's words' [`BUDGET_PERCENT`]).
 pub const WORK_PERCENT: usize = 30;
+/// The room of the names of what was hidden beside the working state's budget: one part in this
+/// many of it.
+const SEEN_DIVISOR: usize = 3;
 /// Characters of a user message's start that make its probe.
 pub const PROBE_CHARS: usize = 80;
 /// A user message this short is put back whole when the probes miss it; a longer one by its start.
@@ -82,6 +86,7 @@ const ERRORS_HEADER: &str = "### Errors and test results";
 const COMMANDS_HEADER: &str = "### Commands run";
 const FINDINGS_HEADER: &str = "### Findings and decisions";
 const NAMES_HEADER: &str = "### Names still in play";
+const SEEN_HEADER: &str = "## Other names in what was hidden (#N: the message each was last seen in)";
 const MESSAGE_PREFIX: &str = "### User message";
 
 /// One user message's own words, client wrappers removed.
@@ -237,6 +242,21 @@ pub struct NameSeen {
     pub what: String,
 }
 
+/// A name the hidden messages hold that nothing in view shows: where it was last seen, and how
+/// much a later turn is likely to need it (see `ledger::seen`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SeenName {
+    /// The path, symbol or error name, as written.
+    pub name: String,
+    /// The message it was last seen in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<usize>,
+    /// Where in that message: `the result of shell rg -n codex`, `the user's message`.
+    pub place: String,
+    /// Its weight among the others (higher: listed first when the budget is short).
+    pub weight: u32,
+}
+
 /// One item of the todo list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Todo {
@@ -266,6 +286,10 @@ pub struct Ledger {
     /// Names still in play (set by the condensation that knows what it kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<NameSeen>,
+    /// The other names of what was hidden, heaviest first (set by the condensation that knows
+    /// what it kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<SeenName>,
     /// User messages an earlier rendering named by count instead of quoting.
     #[serde(default)]
     pub earlier_unquoted: usize,

@@ -184,7 +184,7 @@ impl Ledger {
 
     /// The names the working state shows already: paths, file names, outline symbols, and the
     /// words of errors, commands and findings.
-    fn shown_names(&self) -> HashSet<&str> {
+    pub(super) fn shown_names(&self) -> HashSet<&str> {
         let mut out: HashSet<&str> = HashSet::new();
         for f in &self.files {
             out.insert(f.path.as_str());

@@ -8,8 +8,8 @@ use super::calls::checkbox;
 use super::{
     BUDGET_PERCENT, Budget, CLOSE_TAG, COMMANDS_HEADER, CommandRun, ERRORS_HEADER, ErrorSeen, FILES_HEADER,
     FINDINGS_HEADER, FileAction, FileTouch, Finding, HEAD_CHARS, INTRO, Ledger, MESSAGE_PREFIX, NAMES_HEADER,
-    NOTES_HEADER, NameSeen, OLD_COMMANDS_HEADER, OLD_FILES_HEADER, OPEN_TAG, TODOS_HEADER, USER_HEADER,
-    UserWords, WORK_HEADER, WORK_PERCENT, constraints,
+    NOTES_HEADER, NameSeen, OLD_COMMANDS_HEADER, OLD_FILES_HEADER, OPEN_TAG, SEEN_HEADER, TODOS_HEADER,
+    USER_HEADER, UserWords, WORK_HEADER, WORK_PERCENT, constraints,
 };
 
 impl Ledger {
@@ -38,6 +38,10 @@ impl Ledger {
             }
         }
         out.push_str(&self.render_work(budget.work, tokens, live));
+        // The names of what was hidden take a room of their own beside the working state's (a
+        // part of it): taken from the working state, they cost it the outlines and command
+        // output that name as much.
+        out.push_str(&self.render_seen(budget.work / super::SEEN_DIVISOR, tokens).0);
         if !self.notes.is_empty() {
             out.push_str(&format!("\n{NOTES_HEADER}\n"));
             for n in &self.notes {
@@ -286,8 +290,15 @@ impl Ledger {
             }
         };
         for line in body.lines() {
-            let top =
-                [USER_HEADER, OLD_FILES_HEADER, OLD_COMMANDS_HEADER, TODOS_HEADER, NOTES_HEADER, WORK_HEADER];
+            let top = [
+                USER_HEADER,
+                OLD_FILES_HEADER,
+                OLD_COMMANDS_HEADER,
+                TODOS_HEADER,
+                NOTES_HEADER,
+                WORK_HEADER,
+                SEEN_HEADER,
+            ];
             let sub = [FILES_HEADER, ERRORS_HEADER, COMMANDS_HEADER, FINDINGS_HEADER, NAMES_HEADER];
             if top.contains(&line) || in_work && sub.contains(&line) {
                 flush(&mut ledger, &mut current);
@@ -394,6 +405,7 @@ impl Ledger {
                         ledger.names.push(NameSeen { name: name.to_owned(), what: what.to_owned() });
                     }
                 }
+                SEEN_HEADER => ledger.parse_seen_line(line),
                 TODOS_HEADER => {
                     if let Some(t) = checkbox(line) {
                         ledger.todos.push(t);
@@ -546,7 +558,7 @@ fn split_number(text: &str) -> (&str, Option<usize>) {
 }
 
 /// `#12 text` → (12, `text`).
-fn leading_number(text: &str) -> (Option<usize>, &str) {
+pub(super) fn leading_number(text: &str) -> (Option<usize>, &str) {
     if let Some(rest) = text.strip_prefix('#')
         && let Some((n, text)) = rest.split_once(' ')
         && let Ok(n) = n.parse()

@@ -202,6 +202,7 @@ pub(super) fn keep_what_matters(
     if !pruned.is_empty() {
         let read: Vec<(Option<usize>, &Message)> = gathered.iter().map(|(n, m)| (Some(*n), *m)).collect();
         pruned.names = pruned.names_in_play(&kept_messages, &read, &visible);
+        pruned.seen = pruned.names_seen(&gathered, &visible);
     }
 
     let mut budget = ledger::Budget::for_target(options.target_tokens, ctx.prev_context_tokens);
@@ -228,6 +229,12 @@ pub(super) fn keep_what_matters(
                 // At least an eighth less each time: items leave whole, not token by token.
                 budget.work = budget.work.saturating_sub((size - target).max(budget.work / 8));
                 out = insert_ledger(&c.messages, &cid, host, place, kept, budget, tokens, live);
+            }
+            // Still over: the names of what was hidden (a room beside the working state's) go
+            // before anything else would.
+            if output.tokens_of(&out, tokens) > target && !kept.seen.is_empty() {
+                let lean = Ledger { seen: Vec::new(), ..kept.clone() };
+                out = insert_ledger(&c.messages, &cid, host, place, &lean, budget, tokens, live);
             }
             // Under the target's band, the working state takes the room left beyond its share
             // (more of its items detailed), as long as the run stays within the target.
@@ -267,6 +274,7 @@ pub(super) fn keep_what_matters(
         lean.errors.clear();
         lean.findings.clear();
         lean.names.clear();
+        lean.seen.clear();
         lean.todos.retain(|t| !t.done);
         (out, kept, repaired, all_found, used) = build(lean);
     }
@@ -292,6 +300,7 @@ pub(super) fn keep_what_matters(
             "errors": kept.errors.len(),
             "findings": kept.findings.len(),
             "names": kept.names.len(),
+            "seen": kept.seen.len(),
             "tokens": block_tokens,
             "working_state_budget": used.work,
             // The working state got less than its share because the run kept too much else.
