@@ -1,5 +1,6 @@
 //! The built-in condensation providers.
 
+mod coverage;
 pub mod degenerate;
 mod encoded;
 pub mod floor;

@@ -6,6 +6,11 @@
 //! ([`crate::model::squash_condensations`]), so one undo restores everything. The result's
 //! metrics list every pass with its gain, time, cost, or why it was skipped.
 //!
+//! Truncation alone is a candidate beside the pipeline's result, and the floor: the pipeline's
+//! result is kept only when it keeps more of what the conversation is using than truncation's
+//! does, by the coverage proxy of `coverage` (each with the ledger it will carry), by a margin.
+//! The metrics' `candidates` say what each kept and which was chosen.
+//!
 //! The `trim_parameters` pass, which only this pipeline runs, has a file of its own.
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ConfigField, ConfigForm, Form, ledger_field};
 use crate::error::CondenseError;
 use crate::llm::ModelUse;
-use crate::model::{next_condense_id, squash_condensations};
+use crate::model::{api_view, next_condense_id, squash_condensations};
 use crate::provider::{
     CondensationContext, CondensationOptions, CondensationProvider, Condensed, METRIC_PASSES, PassMetric,
     Services, TargetFloor, TemplateToken, run_provider,
@@ -21,6 +26,7 @@ use crate::provider::{
 use crate::provider::{Needs, ProviderMeta};
 use crate::tokens::TokenCounter;
 
+use super::coverage::{Demand, ledger_text};
 use super::floor::floor_tokens;
 use super::mask::{MaskConfig, MaskProvider};
 use super::{
@@ -219,6 +225,15 @@ impl ConfigForm for SmartConfig {
         super::summary::check_prompt(self.custom_prompt.as_deref())?;
         self.pass_list().map(drop)
     }
+}
+
+/// How much more of what is in use the pipeline's result must keep than truncation's to be chosen
+/// over it: truncation is the floor, and a tie goes to it.
+const PIPELINE_MARGIN: f64 = 0.02;
+
+/// A share rounded to three places, for the metrics.
+fn round(share: f64) -> f64 {
+    (share * 1000.0).round() / 1000.0
 }
 
 /// Runs the passes toward a target.
@@ -489,8 +504,78 @@ impl CondensationProvider for SmartProvider {
                 reasons.join("; ")
             )));
         }
+        // The recency baseline as a candidate of its own: truncation alone on the conversation as
+        // it came. The pipeline's result stands unless truncation's keeps more of what the
+        // conversation is using (by the coverage proxy, see `coverage`), so the pipeline is never
+        // chosen where it shaved what was in use to keep what was not.
+        let mut chosen = serde_json::Map::new();
+        // A pipeline that lost nothing (repeats and superseded copies hidden alone) stands.
+        // Nor does one whose only lossy pass was truncation: it is truncation, after what lost
+        // nothing.
+        let lossy = metrics.iter().any(|m| {
+            m.skipped.is_none() && !matches!(m.pass.as_str(), "lossless" | "superseded" | "truncation")
+        });
+        if lossy && passes.contains(&Pass::Truncation) && !extended && summary.is_none() {
+            let demand = Demand::of(&ctx.view());
+            let beside =
+                |after: &[crate::model::Message]| ledger_text(ctx.messages, after, target, services.tokens);
+            let pipeline = demand.coverage_with(&api_view(&messages), &beside(&messages));
+            let options = CondensationOptions {
+                target_tokens: Some(target),
+                ceiling_tokens: None,
+                keep_last: Some(keep_last),
+                is_automatic: options.is_automatic,
+                config: Self::pass_config(Pass::Truncation, &config),
+                floor_checked: true,
+            };
+            let alone = run_provider(&TruncationProvider, ctx.messages, ctx.system, &options, services).await;
+            let time_ms = alone.metrics.as_ref().map(|m| m.time_elapsed_ms).unwrap_or(0.0);
+            chosen.insert(
+                "pipeline".into(),
+                serde_json::json!({ "tokens": current, "coverage": round(pipeline) }),
+            );
+            if let (None, Some(after)) = (&alone.error, alone.new_context_tokens) {
+                let truncation = demand.coverage_with(&api_view(&alone.messages), &beside(&alone.messages));
+                chosen.insert(
+                    "truncation".into(),
+                    serde_json::json!({ "tokens": after, "coverage": round(truncation) }),
+                );
+                if truncation + PIPELINE_MARGIN > pipeline && after <= target.max(current) {
+                    let why = format!(
+                        "truncation alone kept as much or more of what is in use (coverage {truncation:.2} against {pipeline:.2})"
+                    );
+                    for m in metrics.iter_mut().filter(|m| m.skipped.is_none()) {
+                        *m = PassMetric {
+                            tokens_saved: 0,
+                            cost: 0.0,
+                            skipped: Some(why.clone()),
+                            ..m.clone()
+                        };
+                    }
+                    metrics.push(PassMetric {
+                        pass: "truncation alone".into(),
+                        tokens_saved: i64::try_from(before).unwrap_or(i64::MAX)
+                            - i64::try_from(after).unwrap_or(0),
+                        time_ms,
+                        cost: 0.0,
+                        skipped: None,
+                    });
+                    kept_for_relevance = alone
+                        .metrics
+                        .as_ref()
+                        .and_then(|m| m.extra.get("kept_for_relevance"))
+                        .and_then(serde_json::Value::as_u64)
+                        .unwrap_or(0);
+                    messages = alone.messages;
+                    current = after;
+                }
+            }
+        }
         let messages = squash_condensations(&messages, &first_id);
         let mut extra = serde_json::Map::new();
+        if !chosen.is_empty() {
+            extra.insert("candidates".into(), chosen.into());
+        }
         extra.insert("condense_id".into(), first_id.into());
         extra.insert("preset".into(), serde_json::to_value(config.preset).expect("a preset serializes"));
         extra.insert(METRIC_PASSES.into(), serde_json::to_value(&metrics).expect("pass metrics serialize"));
