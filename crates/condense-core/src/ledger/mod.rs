@@ -59,8 +59,8 @@ pub const BUDGET_PERCENT: usize = 15;
 /// The share of a target, in percent, the working state may take in the ledger (beside the
 /// user's words' [`BUDGET_PERCENT`]).
 pub const WORK_PERCENT: usize = 30;
-/// The room of the names of what was hidden beside the working state's budget: one part in this
-/// many of it.
+/// The most room the names of what was hidden take of the working state's budget (what it left
+/// unused): one part in this many of it.
 const SEEN_DIVISOR: usize = 3;
 /// Characters of a user message's start that make its probe.
 pub const PROBE_CHARS: usize = 80;

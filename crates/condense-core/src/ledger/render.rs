@@ -37,11 +37,13 @@ impl Ledger {
                 out.push_str(&format!("- [{}] {}\n", if t.done { "x" } else { " " }, t.text));
             }
         }
-        out.push_str(&self.render_work(budget.work, tokens, live));
-        // The names of what was hidden take a room of their own beside the working state's (a
-        // part of it): taken from the working state, they cost it the outlines and command
-        // output that name as much.
-        out.push_str(&self.render_seen(budget.work / super::SEEN_DIVISOR, tokens).0);
+        let work = self.render_work(budget.work, tokens, live);
+        // The names of what was hidden take the room the working state left, up to a part of its
+        // budget: taken from the working state, they would cost it the outlines and command
+        // output that name as much, and beyond its budget, room the kept messages need.
+        let left = budget.work.saturating_sub(tokens.count_text_cached(&work));
+        out.push_str(&work);
+        out.push_str(&self.render_seen(left.min(budget.work / super::SEEN_DIVISOR), tokens).0);
         if !self.notes.is_empty() {
             out.push_str(&format!("\n{NOTES_HEADER}\n"));
             for n in &self.notes {
