@@ -24,7 +24,12 @@ pub(super) fn outline(lines: &[(usize, &str)], max: usize) -> Vec<Found> {
         }
         if let Some(rest) = line.strip_prefix("@@") {
             let place = rest.split_once("@@").map_or("", |(_, p)| p).trim();
-            if !place.is_empty() {
+            // Git names the line above the hunk; in a file of secrets it is read for its name.
+            let place = match lang {
+                Some(lang) if lang.holds_secrets() => symbol(lang, place).map(|(_, name)| name),
+                _ => Some(place.to_owned()),
+            };
+            if let Some(place) = place.filter(|p| !p.is_empty()) {
                 let name: String = place.chars().take(60).collect();
                 if !out.iter().any(|(_, kind, n)| *kind == "hunk in" && *n == name) {
                     out.push((n, "hunk in", name));

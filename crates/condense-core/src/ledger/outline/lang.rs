@@ -19,6 +19,8 @@ pub(super) enum Lang {
     Toml,
     Yaml,
     Sql,
+    /// A `.env` file: the names it gives values, never the values.
+    Env,
     /// A unified diff: the files it changes, the places of its hunks, what its added lines define.
     Diff,
 }
@@ -29,6 +31,9 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path).to_ascii_lowercase();
     if matches!(name.as_str(), "makefile" | "justfile" | "dockerfile") {
         return Some(Lang::Shell);
+    }
+    if name == ".env" || name.starts_with(".env.") {
+        return Some(Lang::Env);
     }
     let ext = name.rsplit_once('.')?.1;
     Some(match ext {
@@ -44,9 +49,18 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
         "toml" | "ini" | "cfg" => Lang::Toml,
         "yaml" | "yml" => Lang::Yaml,
         "sql" => Lang::Sql,
+        "env" => Lang::Env,
         "diff" | "patch" => Lang::Diff,
         _ => return None,
     })
+}
+
+impl Lang {
+    /// Whether the values a file of this language holds are secrets (a `.env` file's), so that
+    /// no line of it is ever shown whole: only the names its reader finds.
+    pub(super) fn holds_secrets(self) -> bool {
+        self == Lang::Env
+    }
 }
 
 /// The symbol one line defines in `lang`, read from the line alone (as a diff's added lines are
@@ -64,6 +78,7 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
         Lang::Toml => config::toml(line),
         Lang::Yaml => config::yaml(line),
         Lang::Sql => sql::statement(line),
+        Lang::Env => config::env_line(line),
         Lang::Diff => None,
     }
 }
@@ -73,6 +88,7 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
 pub(super) fn symbols(lang: Lang, lines: &[(usize, &str)]) -> Vec<Found> {
     match lang {
         Lang::Markdown => docs::markdown(lines),
+        Lang::Env => config::env(lines),
         _ => lines
             .iter()
             .filter_map(|&(n, line)| symbol(lang, line).map(|(kind, name)| (n, kind, name)))
