@@ -15,6 +15,8 @@ pub(super) enum Lang {
     CLike,
     Ruby,
     Shell,
+    /// A Dockerfile or Containerfile.
+    Dockerfile,
     Markdown,
     Toml,
     Yaml,
@@ -29,8 +31,19 @@ pub(super) enum Lang {
 /// know.
 pub(super) fn lang_of(path: &str) -> Option<Lang> {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path).to_ascii_lowercase();
-    if matches!(name.as_str(), "makefile" | "justfile" | "dockerfile") {
+    if matches!(name.as_str(), "makefile" | "gnumakefile" | "justfile") {
         return Some(Lang::Shell);
+    }
+    // `Dockerfile`, `Dockerfile.prod`; not `Dockerfile.dockerignore` nor `Dockerfile.md`.
+    let variant = name.strip_prefix("dockerfile").or_else(|| name.strip_prefix("containerfile"));
+    if let Some(variant) = variant
+        && (variant.is_empty()
+            || variant.strip_prefix('.').is_some_and(|v| {
+                !v.contains('.')
+                    && !matches!(v, "dockerignore" | "md" | "txt" | "json" | "yaml" | "yml" | "sh")
+            }))
+    {
+        return Some(Lang::Dockerfile);
     }
     if name == ".env" || name.starts_with(".env.") {
         return Some(Lang::Env);
@@ -45,6 +58,7 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
         | "dart" | "php" => Lang::CLike,
         "rb" => Lang::Ruby,
         "sh" | "bash" | "zsh" | "mk" => Lang::Shell,
+        "dockerfile" | "containerfile" => Lang::Dockerfile,
         "md" | "mdx" | "markdown" | "rst" => Lang::Markdown,
         "toml" | "ini" | "cfg" => Lang::Toml,
         "yaml" | "yml" => Lang::Yaml,
@@ -56,10 +70,11 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
 }
 
 impl Lang {
-    /// Whether the values a file of this language holds are secrets (a `.env` file's), so that
-    /// no line of it is ever shown whole: only the names its reader finds.
+    /// Whether the values a file of this language holds may be secrets (a `.env` file's, a
+    /// Dockerfile's `ENV`), so that no line of it is ever shown whole: only the names its reader
+    /// finds.
     pub(super) fn holds_secrets(self) -> bool {
-        self == Lang::Env
+        matches!(self, Lang::Env | Lang::Dockerfile)
     }
 }
 
@@ -74,6 +89,7 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
         Lang::CLike => code::c_like(line),
         Lang::Ruby => code::ruby(line),
         Lang::Shell => shell::shell(line),
+        Lang::Dockerfile => shell::dockerfile_line(line),
         Lang::Markdown => docs::heading(line),
         Lang::Toml => config::toml(line),
         Lang::Yaml => config::yaml(line),
@@ -89,6 +105,7 @@ pub(super) fn symbols(lang: Lang, lines: &[(usize, &str)]) -> Vec<Found> {
     match lang {
         Lang::Markdown => docs::markdown(lines),
         Lang::Env => config::env(lines),
+        Lang::Dockerfile => shell::dockerfile(lines),
         _ => lines
             .iter()
             .filter_map(|&(n, line)| symbol(lang, line).map(|(kind, name)| (n, kind, name)))
