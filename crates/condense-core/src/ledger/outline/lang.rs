@@ -70,6 +70,16 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
 }
 
 impl Lang {
+    /// Whether files of this language hold tests (`fn it_parses`, `def test_retry`), which an
+    /// outline counts rather than lists; a heading, key or name elsewhere (`## TestFlight`,
+    /// `testEnvironment`) is none.
+    pub(super) fn has_tests(self) -> bool {
+        matches!(
+            self,
+            Lang::Rust | Lang::Python | Lang::Script | Lang::Go | Lang::CLike | Lang::Ruby | Lang::Shell
+        )
+    }
+
     /// Whether the values a file of this language holds may be secrets (a `.env` file's, a
     /// Dockerfile's `ENV`), so that no line of it is ever shown whole: only the names its reader
     /// finds.

@@ -74,7 +74,7 @@ pub(crate) fn outline(path: &str, text: &str, first: usize, max: usize) -> Vec<S
         }
         let symbol = Symbol { kind, name, line: n };
         // Tests are counted, not listed: one symbol stands for them all.
-        if is_test(&symbol) {
+        if lang.has_tests() && is_test(&symbol) {
             match out.iter_mut().find(|s| s.kind == TESTS) {
                 Some(t) => {
                     t.name =
@@ -192,6 +192,14 @@ mod tests {
     #[test]
     fn no_outline_for_an_unknown_language() {
         assert!(rendered("data.bin", "fn x()", 1).is_empty());
+    }
+
+    #[test]
+    fn tests_are_counted_only_where_they_are_written() {
+        let py = "def test_retry():\n    pass\ndef test_backoff():\n    pass\ndef retry():";
+        assert_eq!(rendered("tests/test_retry.py", py, 1), ["def retry l.5", "2 tests from l.1"]);
+        let md = "# Release\n## TestFlight\n## test_plan";
+        assert_eq!(rendered("RELEASE.md", md, 1), ["# Release l.1", "## TestFlight l.2", "## test_plan l.3"]);
     }
 
     #[test]
