@@ -1,5 +1,6 @@
-//! The outline of configuration files: a TOML or INI file's sections, a YAML file's keys, the
-//! names a `.env` file defines (never their values).
+//! The outline of configuration files: a TOML or INI file's sections, a YAML file's keys, a JSON
+//! config's top-level keys (a package manifest's scripts and first dependencies too), the names a
+//! `.env` file defines (never their values).
 
 use super::lines::Found;
 
@@ -22,6 +23,124 @@ pub(super) fn yaml(line: &str) -> Option<(&'static str, String)> {
         && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.' | '{' | '}'));
     ((indent == 0 || indent == 2) && !t.starts_with('#') && !t.starts_with('-') && t.contains(':') && key)
         .then(|| (if indent == 0 { "key" } else { "  key" }, name.to_owned()))
+}
+
+/// How many top-level keys a JSON file not named as a config may have and be read as one: more
+/// is data (a table of translations, a fixture), whose keys say little.
+const MAX_JSON_KEYS: usize = 40;
+
+/// How many dependencies of a package manifest an outline names: the first few, enough to tell
+/// what the package is built on.
+const MAX_DEPS: usize = 6;
+
+/// The members of a package manifest that list its dependencies (npm's and Composer's).
+const DEPENDENCIES: &[&str] = &[
+    "dependencies",
+    "devDependencies",
+    "peerDependencies",
+    "optionalDependencies",
+    "require",
+    "require-dev",
+];
+
+/// Where a JSON reader stands in the text.
+#[derive(Default)]
+struct JsonState {
+    /// How many objects and arrays are open.
+    depth: usize,
+    /// Inside a string, and the string read so far (kept at the two outer levels only).
+    string: Option<String>,
+    escaped: bool,
+    /// Inside a `/* … */` comment (a `tsconfig.json` may hold them).
+    comment: bool,
+    /// The last string closed, at its depth and line, until what follows tells whether it is a
+    /// key (a `:`).
+    closed: Option<(usize, usize, String)>,
+    /// The top-level key whose value is being read.
+    top: Option<String>,
+}
+
+/// The outline of a JSON config: its top-level keys (kind `key`), and for a package manifest
+/// (`package.json`, `composer.json`) the names of its `scripts` (kind `script`) and its first
+/// [`MAX_DEPS`] dependencies (kind `dep`); never a value. Only a whole file is read (its first
+/// line is line 1) and only an object; one not `named` as a config with more than
+/// [`MAX_JSON_KEYS`] top-level keys is data, and has no outline.
+pub(super) fn json(lines: &[(usize, &str)], named: bool, manifest: bool) -> Vec<Found> {
+    if lines.first().map(|&(n, _)| n) != Some(1) {
+        return Vec::new();
+    }
+    let mut out: Vec<Found> = Vec::new();
+    let mut st = JsonState::default();
+    let mut started = false;
+    let mut deps = 0;
+    for &(n, line) in lines {
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if st.comment {
+                if c == '*' && chars.next_if_eq(&'/').is_some() {
+                    st.comment = false;
+                }
+                continue;
+            }
+            if let Some(text) = st.string.as_mut() {
+                match c {
+                    _ if st.escaped => {
+                        st.escaped = false;
+                        text.push(c);
+                    }
+                    '\\' => st.escaped = true,
+                    '"' => st.closed = st.string.take().map(|text| (st.depth, n, text)),
+                    _ if st.depth <= 2 => text.push(c),
+                    _ => {}
+                }
+                continue;
+            }
+            if c.is_whitespace() {
+                continue;
+            }
+            if c == '/' && chars.peek() == Some(&'/') {
+                break;
+            }
+            if c == '/' && chars.next_if_eq(&'*').is_some() {
+                st.comment = true;
+                continue;
+            }
+            // The file is read only as an object.
+            if !started {
+                if c != '{' {
+                    return Vec::new();
+                }
+                started = true;
+            }
+            let closed = st.closed.take();
+            match c {
+                ':' => {
+                    let Some((depth, line, key)) = closed else { continue };
+                    let key: String = key.chars().take(60).collect();
+                    match (depth, st.top.as_deref()) {
+                        (1, _) => {
+                            out.push((line, "key", key.clone()));
+                            st.top = Some(key);
+                        }
+                        (2, Some("scripts")) if manifest => out.push((line, "script", key)),
+                        (2, Some(top)) if manifest && DEPENDENCIES.contains(&top) && deps < MAX_DEPS => {
+                            deps += 1;
+                            out.push((line, "dep", key));
+                        }
+                        _ => {}
+                    }
+                }
+                '"' => st.string = Some(String::new()),
+                '{' | '[' => st.depth += 1,
+                '}' | ']' => st.depth = st.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    if !named && out.iter().filter(|(_, kind, _)| *kind == "key").count() > MAX_JSON_KEYS {
+        return Vec::new();
+    }
+    out
 }
 
 /// The name a line of a `.env` file defines (`NAME=…`, `export NAME=…`) and the value after
@@ -90,7 +209,7 @@ pub(super) fn env(lines: &[(usize, &str)]) -> Vec<Found> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rendered;
+    use super::super::{outline, rendered};
 
     #[test]
     fn toml_sections_and_yaml_keys() {
@@ -110,11 +229,58 @@ mod tests {
             ]
         );
     }
-}
 
-#[cfg(test)]
-mod env_tests {
-    use super::super::{outline, rendered};
+    #[test]
+    fn a_package_manifest_outlines_its_keys_scripts_and_first_dependencies() {
+        let text = "     1→{\n     2→  \"name\": \"@acme/web\",\n     3→  \"version\": \"0.4.1\",\n     4→  \"private\": true,\n     5→  \"scripts\": {\n     6→    \"dev\": \"next dev\",\n     7→    \"build\": \"next build\",\n     8→    \"test:e2e\": \"playwright test\"\n     9→  },\n    10→  \"dependencies\": {\n    11→    \"next\": \"14.2.3\",\n    12→    \"react\": \"^18.3.1\",\n    13→    \"react-dom\": \"^18.3.1\",\n    14→    \"stripe\": \"^15.0.0\",\n    15→    \"zod\": \"^3.23.0\"\n    16→  },\n    17→  \"devDependencies\": {\n    18→    \"@playwright/test\": \"^1.44.0\",\n    19→    \"typescript\": \"5.4.5\",\n    20→    \"eslint\": \"8.57.0\"\n    21→  },\n    22→  \"engines\": { \"node\": \">=20\" }\n    23→}\n";
+        assert_eq!(
+            rendered("apps/web/package.json", text, 1),
+            [
+                "key name l.2",
+                "key version l.3",
+                "key private l.4",
+                "key scripts l.5",
+                "script dev l.6",
+                "script build l.7",
+                "script test:e2e l.8",
+                "key dependencies l.10",
+                "dep next l.11",
+                "dep react l.12",
+                "dep react-dom l.13",
+                "dep stripe l.14",
+                "dep zod l.15",
+                "key devDependencies l.17",
+                "dep @playwright/test l.18",
+                "key engines l.22"
+            ]
+        );
+    }
+
+    #[test]
+    fn json_configs_and_json_data() {
+        // A `tsconfig.json` with comments, as `cat -n` prints it: no key inside a comment or a
+        // nested object, no value.
+        let tsconfig = "     1\t// Base config.\n     2\t{\n     3\t  /* \"old\": true,\n     4\t     still a comment */\n     5\t  \"extends\": \"./tsconfig.base.json\",\n     6\t  \"compilerOptions\": {\n     7\t    \"strict\": true, // \"loose\": 1\n     8\t    \"paths\": { \"@/*\": [\"./src/*\"] }\n     9\t  },\n    10\t  \"include\": [\"src\", \"a\\\"b\"]\n    11\t}";
+        assert_eq!(
+            rendered("tsconfig.build.json", tsconfig, 1),
+            ["key extends l.5", "key compilerOptions l.6", "key include l.10"]
+        );
+        // Any object is read; a minified one on one line too.
+        let minified = "{\"$schema\":\"https://json.schemastore.org/renovate\",\"extends\":[\"config:base\"],\"automerge\":true}";
+        assert_eq!(
+            rendered("renovate.json", minified, 1),
+            ["key $schema l.1", "key extends l.1", "key automerge l.1"]
+        );
+        // Not a config: an array, a part of a file, an object of many keys (a translation table).
+        assert!(rendered("fixtures/users.json", "[\n  {\"id\": 1}\n]", 1).is_empty());
+        assert!(rendered("package.json", "  \"dev\": \"next dev\",\n}", 40).is_empty());
+        let table: String = std::iter::once("{".to_owned())
+            .chain((0..50).map(|i| format!("  \"msg_{i}\": \"x\",")))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(rendered("locales/en.json", &table, 1).is_empty());
+        assert_eq!(outline("app.config.json", &table, 1, 120).len(), 50);
+    }
 
     /// A `.env` file as Claude Code's Read tool prints it, with secrets in every form a value
     /// takes: bare, quoted, exported, and a quoted private key over several lines (whose base64

@@ -20,6 +20,13 @@ pub(super) enum Lang {
     Markdown,
     Toml,
     Yaml,
+    /// A JSON file, read as a config only when it is an object of few keys.
+    Json,
+    /// A JSON file named as a config (`tsconfig.json`, `jest.config.json`, any `.jsonc`).
+    JsonConfig,
+    /// A package manifest in JSON (`package.json`, `composer.json`): a config with scripts and
+    /// dependencies.
+    Manifest,
     Sql,
     /// A `.env` file: the names it gives values, never the values.
     Env,
@@ -48,6 +55,12 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
     if name == ".env" || name.starts_with(".env.") {
         return Some(Lang::Env);
     }
+    if matches!(name.as_str(), "package.json" | "composer.json") {
+        return Some(Lang::Manifest);
+    }
+    if name.starts_with("tsconfig") && name.ends_with(".json") || name.ends_with(".config.json") {
+        return Some(Lang::JsonConfig);
+    }
     let ext = name.rsplit_once('.')?.1;
     Some(match ext {
         "rs" => Lang::Rust,
@@ -62,6 +75,8 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
         "md" | "mdx" | "markdown" | "rst" => Lang::Markdown,
         "toml" | "ini" | "cfg" => Lang::Toml,
         "yaml" | "yml" => Lang::Yaml,
+        "json" => Lang::Json,
+        "jsonc" => Lang::JsonConfig,
         "sql" => Lang::Sql,
         "env" => Lang::Env,
         "diff" | "patch" => Lang::Diff,
@@ -103,6 +118,8 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
         Lang::Markdown => docs::heading(line),
         Lang::Toml => config::toml(line),
         Lang::Yaml => config::yaml(line),
+        // A line of JSON alone does not tell how deep it stands.
+        Lang::Json | Lang::JsonConfig | Lang::Manifest => None,
         Lang::Sql => sql::statement(line),
         Lang::Env => config::env_line(line),
         Lang::Diff => None,
@@ -116,6 +133,9 @@ pub(super) fn symbols(lang: Lang, lines: &[(usize, &str)]) -> Vec<Found> {
         Lang::Markdown => docs::markdown(lines),
         Lang::Env => config::env(lines),
         Lang::Dockerfile => shell::dockerfile(lines),
+        Lang::Json => config::json(lines, false, false),
+        Lang::JsonConfig => config::json(lines, true, false),
+        Lang::Manifest => config::json(lines, true, true),
         _ => lines
             .iter()
             .filter_map(|&(n, line)| symbol(lang, line).map(|(kind, name)| (n, kind, name)))

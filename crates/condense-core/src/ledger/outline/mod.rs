@@ -7,7 +7,7 @@
 //! repeats named once) and a source file's imports. The numbered lines are read in `lines`, the
 //! language of a path chosen in `lang`, and each family of languages read in a file of its own:
 //! `code` (Rust, Python, JavaScript and TypeScript, Go, the C-like languages, Ruby), `config`
-//! (TOML, INI, YAML, `.env`), `docs` (Markdown), `shell` (scripts, Makefiles, Dockerfiles), `sql`
+//! (TOML, INI, YAML, JSON, `.env`), `docs` (Markdown), `shell` (scripts, Makefiles, Dockerfiles), `sql`
 //! and `diff`.
 
 mod code;
