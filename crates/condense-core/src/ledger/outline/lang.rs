@@ -3,7 +3,7 @@
 //! stands, the whole text at once.
 
 use super::lines::Found;
-use super::{code, config, docs, shell, sql};
+use super::{code, config, docs, hcl, shell, sql};
 
 /// The languages an outline knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,10 @@ pub(super) enum Lang {
     /// A package manifest in JSON (`package.json`, `composer.json`): a config with scripts and
     /// dependencies.
     Manifest,
+    /// Terraform and other HCL (`.tf`, `.hcl`).
+    Hcl,
+    /// A Terraform variables file (`.tfvars`): the names it assigns, never the values.
+    Tfvars,
     Sql,
     /// A `.env` file: the names it gives values, never the values.
     Env,
@@ -77,6 +81,8 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
         "yaml" | "yml" => Lang::Yaml,
         "json" => Lang::Json,
         "jsonc" => Lang::JsonConfig,
+        "tf" | "tofu" | "hcl" => Lang::Hcl,
+        "tfvars" => Lang::Tfvars,
         "sql" => Lang::Sql,
         "env" => Lang::Env,
         "diff" | "patch" => Lang::Diff,
@@ -96,10 +102,10 @@ impl Lang {
     }
 
     /// Whether the values a file of this language holds may be secrets (a `.env` file's, a
-    /// Dockerfile's `ENV`), so that no line of it is ever shown whole: only the names its reader
-    /// finds.
+    /// Dockerfile's `ENV`, a `.tfvars` file's), so that no line of it is ever shown whole: only
+    /// the names its reader finds.
     pub(super) fn holds_secrets(self) -> bool {
-        matches!(self, Lang::Env | Lang::Dockerfile)
+        matches!(self, Lang::Env | Lang::Dockerfile | Lang::Tfvars)
     }
 }
 
@@ -120,6 +126,8 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
         Lang::Yaml => config::yaml(line),
         // A line of JSON alone does not tell how deep it stands.
         Lang::Json | Lang::JsonConfig | Lang::Manifest => None,
+        Lang::Hcl => hcl::hcl_line(line, false),
+        Lang::Tfvars => hcl::hcl_line(line, true),
         Lang::Sql => sql::statement(line),
         Lang::Env => config::env_line(line),
         Lang::Diff => None,
@@ -133,6 +141,8 @@ pub(super) fn symbols(lang: Lang, lines: &[(usize, &str)]) -> Vec<Found> {
         Lang::Markdown => docs::markdown(lines),
         Lang::Env => config::env(lines),
         Lang::Dockerfile => shell::dockerfile(lines),
+        Lang::Hcl => hcl::hcl(lines, false),
+        Lang::Tfvars => hcl::hcl(lines, true),
         Lang::Json => config::json(lines, false, false),
         Lang::JsonConfig => config::json(lines, true, false),
         Lang::Manifest => config::json(lines, true, true),
