@@ -1,4 +1,5 @@
-//! The outline of configuration files: a TOML or INI file's sections, a YAML file's keys, a JSON
+//! The outline of configuration files: a TOML or INI file's sections, a YAML file's keys (a
+//! Kubernetes manifest's kind and name), a JSON
 //! config's top-level keys (a package manifest's scripts and first dependencies too), the names a
 //! `.env` file defines (never their values).
 
@@ -13,16 +14,121 @@ pub(super) fn toml(line: &str) -> Option<(&'static str, String)> {
     (indent == 0 && !name.is_empty()).then(|| ("[section]", name.to_owned()))
 }
 
-/// What a line of YAML names: a top-level key or one right under it — a compose file's
-/// services, an OpenAPI document's paths, a workflow's jobs.
-pub(super) fn yaml(line: &str) -> Option<(&'static str, String)> {
+/// What a line of YAML names, read alone (as a diff's added line is): a top-level key or one
+/// right under it.
+pub(super) fn yaml_line(line: &str) -> Option<(&'static str, String)> {
     let t = line.trim_start();
     let indent = line.len() - t.len();
-    let name = t.split(':').next()?.trim_matches(['"', '\'']);
+    let (name, _) = yaml_key(t)?;
+    (indent == 0 || indent == 2).then(|| ("key", name.to_owned()))
+}
+
+/// A line's key, if it is one (`name:`, `"on":`, `/api/runs:`), and the value after it.
+fn yaml_key(t: &str) -> Option<(&str, &str)> {
+    if t.starts_with(['#', '-']) {
+        return None;
+    }
+    let (name, value) = t.split_once(':')?;
+    let name = name.trim_matches(['"', '\'']);
     let key = !name.is_empty()
+        && (value.is_empty() || value.starts_with(char::is_whitespace))
         && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.' | '{' | '}'));
-    ((indent == 0 || indent == 2) && !t.starts_with('#') && !t.starts_with('-') && t.contains(':') && key)
-        .then(|| (if indent == 0 { "key" } else { "  key" }, name.to_owned()))
+    key.then(|| (name, value.trim()))
+}
+
+/// A value as written, without a trailing comment and its quotes.
+fn scalar(value: &str) -> &str {
+    value.split(" #").next().unwrap_or(value).trim().trim_matches(['"', '\''])
+}
+
+/// A key of a YAML document: its line, its indent, its name and its value.
+type YamlKey<'a> = (usize, usize, &'a str, &'a str);
+
+/// The keys of one YAML document, with their indents: not the lines of a block scalar
+/// (`run: |`), nor the keys of a list's items.
+fn yaml_keys<'a>(lines: &[(usize, &'a str)]) -> Vec<YamlKey<'a>> {
+    let mut keys = Vec::new();
+    // The indent of the key whose block scalar is being skipped.
+    let mut block: Option<usize> = None;
+    for &(n, line) in lines {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        if t.is_empty() || block.is_some_and(|b| indent > b) {
+            continue;
+        }
+        block = None;
+        let item = t.strip_prefix("- ").map(str::trim_start);
+        let key = yaml_key(item.unwrap_or(t));
+        if let Some((_, value)) = key
+            && value.split(" #").next().unwrap_or("").trim_start().starts_with(['|', '>'])
+        {
+            block = Some(indent);
+        }
+        if let (None, Some((name, value))) = (item, key) {
+            keys.push((n, indent, name, value));
+        }
+    }
+    keys
+}
+
+/// The outline of one YAML document: its top-level keys and the ones right under them, named
+/// with their parent (`jobs.test`, `services.api`, `paths./api/runs`). A Kubernetes manifest
+/// (a document with an `apiVersion` and a `kind`) is named by its kind and name instead
+/// (`Deployment/api`), its other keys kept.
+fn yaml_document(lines: &[(usize, &str)]) -> Vec<Found> {
+    let keys = yaml_keys(lines);
+    let top = |name: &str| keys.iter().find(|k| k.1 == 0 && k.2 == name);
+    let manifest = top("apiVersion").is_some() && top("kind").is_some();
+    // The manifest's `metadata.name`: a key `name` at the first indent under `metadata`.
+    let under_metadata: Vec<&YamlKey<'_>> = keys
+        .iter()
+        .skip_while(|k| !(k.1 == 0 && k.2 == "metadata"))
+        .skip(1)
+        .take_while(|k| k.1 > 0)
+        .collect();
+    let named = under_metadata.first().and_then(|first| {
+        under_metadata.iter().find(|k| k.1 == first.1 && k.2 == "name").map(|k| scalar(k.3))
+    });
+    let mut out = Vec::new();
+    let mut parent: Option<&str> = None;
+    let mut child_indent: Option<usize> = None;
+    for &(n, indent, name, value) in &keys {
+        if indent == 0 {
+            parent = Some(name);
+            child_indent = None;
+            match (manifest, name) {
+                (true, "kind") => out.push((
+                    n,
+                    "kind",
+                    match named {
+                        Some(named) => format!("{}/{named}", scalar(value)),
+                        None => scalar(value).to_owned(),
+                    },
+                )),
+                (true, "apiVersion" | "metadata") => {}
+                _ => out.push((n, "key", name.to_owned())),
+            }
+            continue;
+        }
+        let Some(parent) = parent else { continue };
+        // The children of a key stand at the indent of its first.
+        if indent != *child_indent.get_or_insert(indent) || manifest && parent == "metadata" {
+            continue;
+        }
+        out.push((n, "key", format!("{parent}.{name}")));
+    }
+    out
+}
+
+/// The outline of a YAML text, document by document (`---` between them).
+pub(super) fn yaml(lines: &[(usize, &str)]) -> Vec<Found> {
+    lines
+        .split(|(_, l)| {
+            let t = l.trim_end();
+            t == "---" || t.starts_with("--- ") || t == "..."
+        })
+        .flat_map(yaml_document)
+        .collect()
 }
 
 /// How many top-level keys a JSON file not named as a config may have and be read as one: more
@@ -223,9 +329,58 @@ mod tests {
             [
                 "key openapi l.1",
                 "key paths l.2",
-                "  key /api/workflows/speckit/runs l.3",
+                "key paths./api/workflows/speckit/runs l.3",
                 "key services l.5",
-                "  key celery-codex-0 l.6"
+                "key services.celery-codex-0 l.6"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_github_workflow_outlines_its_triggers_and_jobs() {
+        let text = "     1→name: CI\n     2→\n     3→\"on\":\n     4→  push:\n     5→    branches: [main]\n     6→  pull_request:\n     7→env:\n     8→  CARGO_TERM_COLOR: always\n     9→jobs:\n    10→  test:\n    11→    runs-on: ubuntu-latest\n    12→    steps:\n    13→      - uses: actions/checkout@v4\n    14→      - name: Run tests\n    15→        run: |\n    16→          cargo test --workspace\n    17→  # The lint job.\n    18→  lint:\n    19→    runs-on: ubuntu-latest\n    20→description: >\n    21→  note: not a key\n";
+        assert_eq!(
+            rendered(".github/workflows/ci.yml", text, 1),
+            [
+                "key name l.1",
+                "key on l.3",
+                "key on.push l.4",
+                "key on.pull_request l.6",
+                "key env l.7",
+                "key env.CARGO_TERM_COLOR l.8",
+                "key jobs l.9",
+                "key jobs.test l.10",
+                "key jobs.lint l.18",
+                "key description l.20"
+            ]
+        );
+    }
+
+    #[test]
+    fn compose_services_at_any_indent_and_kubernetes_manifests() {
+        let compose = "     1\tservices:\n     2\t    api:\n     3\t        build: .\n     4\t        environment:\n     5\t            - STRIPE_KEY=sk-live-123\n     6\t    db:\n     7\t        image: postgres:16\n     8\tvolumes:\n     9\t    pgdata: {}";
+        assert_eq!(
+            rendered("docker-compose.yml", compose, 1),
+            [
+                "key services l.1",
+                "key services.api l.2",
+                "key services.db l.6",
+                "key volumes l.8",
+                "key volumes.pgdata l.9"
+            ]
+        );
+        let k8s = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: billing-api\n  labels:\n    app: billing\nspec:\n  replicas: 2\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: \"billing-api\"  # the same name\nspec:\n  ports:\n    - port: 80\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: prod\ndata:\n  LOG_LEVEL: info\n";
+        assert_eq!(
+            rendered("deploy/k8s/billing.yaml", k8s, 1),
+            [
+                "kind Deployment/billing-api l.2",
+                "key spec l.7",
+                "key spec.replicas l.8",
+                "kind Service/billing-api l.11",
+                "key spec.ports l.15",
+                "kind ConfigMap l.19",
+                "key data l.22",
+                "key data.LOG_LEVEL l.23"
             ]
         );
     }

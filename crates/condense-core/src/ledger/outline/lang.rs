@@ -123,7 +123,7 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
         Lang::Dockerfile => shell::dockerfile_line(line),
         Lang::Markdown => docs::heading(line),
         Lang::Toml => config::toml(line),
-        Lang::Yaml => config::yaml(line),
+        Lang::Yaml => config::yaml_line(line),
         // A line of JSON alone does not tell how deep it stands.
         Lang::Json | Lang::JsonConfig | Lang::Manifest => None,
         Lang::Hcl => hcl::hcl_line(line, false),
@@ -140,6 +140,7 @@ pub(super) fn symbols(lang: Lang, lines: &[(usize, &str)]) -> Vec<Found> {
     match lang {
         Lang::Markdown => docs::markdown(lines),
         Lang::Env => config::env(lines),
+        Lang::Yaml => config::yaml(lines),
         Lang::Dockerfile => shell::dockerfile(lines),
         Lang::Hcl => hcl::hcl(lines, false),
         Lang::Tfvars => hcl::hcl(lines, true),
