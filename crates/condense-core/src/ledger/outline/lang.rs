@@ -18,6 +18,8 @@ pub(super) enum Lang {
     /// A Dockerfile or Containerfile.
     Dockerfile,
     Markdown,
+    /// reStructuredText, whose titles are underlined.
+    Rst,
     Toml,
     Yaml,
     /// A JSON file, read as a config only when it is an object of few keys.
@@ -76,7 +78,8 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
         "rb" => Lang::Ruby,
         "sh" | "bash" | "zsh" | "mk" => Lang::Shell,
         "dockerfile" | "containerfile" => Lang::Dockerfile,
-        "md" | "mdx" | "markdown" | "rst" => Lang::Markdown,
+        "md" | "mdx" | "markdown" => Lang::Markdown,
+        "rst" => Lang::Rst,
         "toml" | "ini" | "cfg" => Lang::Toml,
         "yaml" | "yml" => Lang::Yaml,
         "json" => Lang::Json,
@@ -122,6 +125,8 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
         Lang::Shell => shell::shell(line),
         Lang::Dockerfile => shell::dockerfile_line(line),
         Lang::Markdown => docs::heading(line),
+        // A title is known by the line under it.
+        Lang::Rst => None,
         Lang::Toml => config::toml(line),
         Lang::Yaml => config::yaml_line(line),
         // A line of JSON alone does not tell how deep it stands.
@@ -139,6 +144,7 @@ pub(super) fn symbol(lang: Lang, line: &str) -> Option<(&'static str, String)> {
 pub(super) fn symbols(lang: Lang, lines: &[(usize, &str)]) -> Vec<Found> {
     match lang {
         Lang::Markdown => docs::markdown(lines),
+        Lang::Rst => docs::rst(lines),
         Lang::Env => config::env(lines),
         Lang::Yaml => config::yaml(lines),
         Lang::Dockerfile => shell::dockerfile(lines),

@@ -7,8 +7,8 @@
 //! repeats named once) and a source file's imports. The numbered lines are read in `lines`, the
 //! language of a path chosen in `lang`, and each family of languages read in a file of its own:
 //! `code` (Rust, Python, JavaScript and TypeScript, Go, the C-like languages, Ruby), `config`
-//! (TOML, INI, YAML, JSON, `.env`), `hcl` (Terraform and other HCL), `docs` (Markdown), `shell`
-//! (scripts, Makefiles, Dockerfiles), `sql` and `diff`.
+//! (TOML, INI, YAML, JSON, `.env`), `hcl` (Terraform and other HCL), `docs` (Markdown,
+//! reStructuredText), `shell` (scripts, Makefiles, Dockerfiles), `sql` and `diff`.
 
 mod code;
 mod config;
