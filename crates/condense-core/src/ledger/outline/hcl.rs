@@ -277,15 +277,15 @@ pub(super) fn hcl(lines: &[(usize, &str)], vars: bool) -> Vec<Found> {
         let t = line.trim();
         if !st.comment {
             match st.depth {
-                0 => {
-                    if let Some((kind, labels)) = header(t) {
+                // An indented line at no depth is a piece of a body (an edit's text): read alone.
+                0 => match header(t).filter(|_| !line.starts_with(char::is_whitespace)) {
+                    Some((kind, labels)) => {
                         let (kind, name) = block_symbol(kind, &labels);
                         st.block = Some(kind);
                         out.push((n, kind, name));
-                    } else if let Some((name, _)) = attribute(t) {
-                        out.push((n, if vars { "var" } else { "key" }, name.to_owned()));
                     }
-                }
+                    None => out.extend(hcl_line(line, vars).map(|(kind, name)| (n, kind, name))),
+                },
                 1 => match (st.block, attribute(t), header(t)) {
                     (Some("locals"), Some((name, _)), _) => out.push((n, "local", name.to_owned())),
                     (Some(block), Some((name, value)), _) if BODIES.contains(&block) => {
@@ -435,6 +435,20 @@ mod tests {
                 "resource aws_s3_bucket.logs l.18"
             ]
         );
+    }
+
+    #[test]
+    fn a_piece_of_a_body_is_read_alone() {
+        // The new text of an edit inside a resource: its lines stand at no depth, indented.
+        let piece = "  role    = \"roles/cloudsql.client\"\n  member  = \"serviceAccount:${google_service_account.app.email}\"\n  project = var.project_id";
+        assert_eq!(
+            rendered("infra/iam.tf", piece, 1),
+            [
+                "role roles/cloudsql.client l.1",
+                "= member=serviceAccount:${google_service_account.app.email} l.2"
+            ]
+        );
+        assert!(rendered("prod.tfvars", "  password = \"ana@acme.com\"", 1).is_empty());
     }
 
     #[test]
