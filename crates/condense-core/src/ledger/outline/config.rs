@@ -92,6 +92,7 @@ fn yaml_document(lines: &[(usize, &str)]) -> Vec<Found> {
     let mut out = Vec::new();
     let mut parent: Option<&str> = None;
     let mut child_indent: Option<usize> = None;
+    let mut piece_indent: Option<usize> = None;
     for &(n, indent, name, value) in &keys {
         if indent == 0 {
             parent = Some(name);
@@ -110,7 +111,14 @@ fn yaml_document(lines: &[(usize, &str)]) -> Vec<Found> {
             }
             continue;
         }
-        let Some(parent) = parent else { continue };
+        // A piece of a document (an edit's text) may start indented: its keys at its first indent
+        // stand for themselves.
+        let Some(parent) = parent else {
+            if indent == *piece_indent.get_or_insert(indent) {
+                out.push((n, "key", name.to_owned()));
+            }
+            continue;
+        };
         // The children of a key stand at the indent of its first.
         if indent != *child_indent.get_or_insert(indent) || manifest && parent == "metadata" {
             continue;
@@ -369,6 +377,8 @@ mod tests {
                 "key volumes.pgdata l.9"
             ]
         );
+        let piece = "    api:\n        image: x\n    worker:\n";
+        assert_eq!(rendered("docker-compose.yml", piece, 1), ["key api l.1", "key worker l.3"]);
         let k8s = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: billing-api\n  labels:\n    app: billing\nspec:\n  replicas: 2\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: \"billing-api\"  # the same name\nspec:\n  ports:\n    - port: 80\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: prod\ndata:\n  LOG_LEVEL: info\n";
         assert_eq!(
             rendered("deploy/k8s/billing.yaml", k8s, 1),
