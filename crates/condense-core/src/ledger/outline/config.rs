@@ -1,7 +1,6 @@
 //! The outline of configuration files: a TOML or INI file's sections, a YAML file's keys (a
-//! Kubernetes manifest's kind and name), a JSON
-//! config's top-level keys (a package manifest's scripts and first dependencies too), the names a
-//! `.env` file defines (never their values).
+//! Kubernetes manifest's kind and name), a JSON config's top-level keys (a package manifest's
+//! scripts and first dependencies too), the names a `.env` file defines (never their values).
 
 use super::lines::Found;
 

@@ -159,3 +159,37 @@ pub(super) fn symbols(lang: Lang, lines: &[(usize, &str)]) -> Vec<Found> {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Lang, lang_of};
+
+    #[test]
+    fn the_language_of_a_file_by_its_name() {
+        let cases = [
+            ("Dockerfile", Some(Lang::Dockerfile)),
+            ("docker/Dockerfile.prod", Some(Lang::Dockerfile)),
+            ("web.dockerfile", Some(Lang::Dockerfile)),
+            ("Containerfile", Some(Lang::Dockerfile)),
+            ("Dockerfile.dockerignore", None),
+            ("Makefile", Some(Lang::Shell)),
+            (".env", Some(Lang::Env)),
+            ("app/.env.local", Some(Lang::Env)),
+            ("ci.env", Some(Lang::Env)),
+            (".envrc", None),
+            ("package.json", Some(Lang::Manifest)),
+            ("tsconfig.node.json", Some(Lang::JsonConfig)),
+            ("jest.config.json", Some(Lang::JsonConfig)),
+            ("data/users.json", Some(Lang::Json)),
+            ("infra/main.tf", Some(Lang::Hcl)),
+            ("terragrunt.hcl", Some(Lang::Hcl)),
+            ("prod.tfvars", Some(Lang::Tfvars)),
+            ("docs/index.rst", Some(Lang::Rst)),
+            (r"C:\repo\README.md", Some(Lang::Markdown)),
+            ("notes.txt", None),
+        ];
+        for (path, lang) in cases {
+            assert_eq!(lang_of(path), lang, "{path}");
+        }
+    }
+}

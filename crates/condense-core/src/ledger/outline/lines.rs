@@ -41,3 +41,18 @@ pub(super) fn lines_of(text: &str, first: usize) -> Vec<(usize, &str)> {
 pub(super) fn ident(s: &str) -> String {
     s.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lines_of;
+
+    #[test]
+    fn printed_numbers_are_read_else_counted_from_the_first() {
+        // Claude Code's Read tool, `cat -n`, Cline.
+        assert_eq!(lines_of("    12→fn a() {\n    13→}", 1), [(12, "fn a() {"), (13, "}")]);
+        assert_eq!(lines_of("     7\tFROM x\n     8\tCMD y", 1), [(7, "FROM x"), (8, "CMD y")]);
+        assert_eq!(lines_of("3 | a: 1\n4 | b: 2", 1), [(3, "a: 1"), (4, "b: 2")]);
+        // `sed -n '120,121p'`: no numbers printed; a line that only starts with digits is text.
+        assert_eq!(lines_of("x = 1\n2024 is a year", 120), [(120, "x = 1"), (121, "2024 is a year")]);
+    }
+}
