@@ -333,3 +333,59 @@ fn real_sessions_land_on_target_or_name_their_floor() {
         .unwrap();
     assert!(cline["retention"]["probes"].as_u64().unwrap() >= 4 + 20, "{}", cline["retention"]);
 }
+
+/// Future-reference recall on real sessions, at the default cuts (40–70%) and targets (20–40% of
+/// the past's readable tokens): every truncation and smart run lands within its target or says
+/// which floor it kept, keeps every instruction and every tool pair, and smart — which has
+/// truncation alone as a candidate and its floor — keeps on average at least what truncation
+/// keeps at 30%.
+#[test]
+fn references_land_on_target_and_smart_keeps_what_truncation_keeps() {
+    let files: Vec<String> = [
+        "tests/fixtures/real/claude-code-python-to-rust-port.jsonl",
+        "tests/fixtures/real/codex-moonmind-single-queue-spec.jsonl",
+        "tests/fixtures/real/claude-code-agentfluent-reuse-review.jsonl",
+        "tests/fixtures/real/cline-shaped-phased-refactor.json",
+    ]
+    .iter()
+    .map(|f| root(f))
+    .collect();
+    let mut args = vec!["--references", "--providers", "truncation,smart"];
+    args.extend(files.iter().map(String::as_str));
+    let rows = rows(&args);
+    let mut means: std::collections::BTreeMap<(u64, String), (f64, usize)> = Default::default();
+    for row in &rows {
+        let provider = row["provider"].as_str().unwrap().to_owned();
+        let what =
+            format!("{} cut {} target {} {provider}", row["file"], row["cut_percent"], row["target_percent"]);
+        // Opaque blobs are not the budget: the Codex rollout's encrypted reasoning is not counted.
+        if row["file"].as_str().unwrap().contains("moonmind") && row["cut_percent"] == 60 {
+            assert!(row["past_tokens"].as_u64().unwrap() < 60_000, "{what}: {}", row["past_tokens"]);
+        }
+        if !matches!(provider.as_str(), "truncation" | "smart") || !row["error"].is_null() {
+            continue;
+        }
+        let (after, target) = (row["tokens_after"].as_u64().unwrap(), row["target_tokens"].as_u64().unwrap());
+        let note = row["note"].as_str().unwrap_or("");
+        assert!(
+            after <= target || note.contains("was not met") && note.contains("floor"),
+            "{what}: {after} > {target}"
+        );
+        assert_eq!(row["pairs_valid"], true, "{what}");
+        if let Some([kept, all]) = row["instructions"].as_array().map(|a| [a[0].clone(), a[1].clone()]) {
+            assert_eq!(kept, all, "{what}: an instruction lost");
+        }
+        let references = row["references"].as_u64().unwrap();
+        if references > 0 {
+            let share = row["kept"].as_u64().unwrap() as f64 / references as f64;
+            let entry = means.entry((row["target_percent"].as_u64().unwrap(), provider)).or_default();
+            entry.0 += share;
+            entry.1 += 1;
+        }
+    }
+    let mean = |p: &str| {
+        let (sum, n) = means[&(30, p.to_owned())];
+        sum / n as f64
+    };
+    assert!(mean("smart") >= mean("truncation"), "smart {} truncation {}", mean("smart"), mean("truncation"));
+}

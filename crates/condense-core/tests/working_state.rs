@@ -376,3 +376,29 @@ mod round_trip {
         }
     }
 }
+
+/// A file whose values may be secrets (`.env`, `.tfvars`, a Dockerfile's `ENV`) is told by its
+/// names alone: an edit's changed line, never its value, reaches the ledger.
+#[test]
+fn an_edit_to_a_file_of_secrets_shows_names_never_values() {
+    let messages = [
+        call(
+            "1",
+            "Edit",
+            json!({"file_path": "/repo/.env", "old_string": "API_KEY=old", "new_string": "API_KEY=sk-live-123\nDB_PASSWORD=hunter2"}),
+        ),
+        result("1", "The file /repo/.env has been updated."),
+        call(
+            "2",
+            "Edit",
+            json!({"file_path": "/repo/prod.tfvars", "old_string": "", "new_string": "db_password = \"s3cr3t-value\""}),
+        ),
+        result("2", "The file /repo/prod.tfvars has been updated."),
+    ];
+    let ledger = numbered(&messages);
+    let text = ledger.render(4000, &counter());
+    assert!(text.contains("/repo/.env") && text.contains("API_KEY"), "{text}");
+    for value in ["sk-live-123", "hunter2", "s3cr3t-value"] {
+        assert!(!text.contains(value), "{value} shown:\n{text}");
+    }
+}

@@ -13,7 +13,7 @@ use super::calls::{
 };
 use super::errors::{passed, problems, summary_line};
 use super::findings::findings;
-use super::outline::outline;
+use super::outline::{holds_secrets, outline};
 use super::probes::{normalize, words_key};
 use super::shell;
 use super::words::{condenser_stub, strip_ledger, tag_bodies, user_words};
@@ -857,6 +857,10 @@ fn edit_change(path: &str, old: &str, new: &str) -> Option<String> {
     let mut symbols = names(new);
     if symbols.is_empty() {
         symbols = names(old);
+    }
+    // A file whose values may be secrets is told by its names alone, never a line of it.
+    if holds_secrets(path) {
+        return (!symbols.is_empty()).then(|| format!("{} (values not shown)", symbols.join(", ")));
     }
     let quote = |l: &str| {
         let l = one_line(l, 100);

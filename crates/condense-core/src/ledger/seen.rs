@@ -17,6 +17,7 @@ use crate::tokens::TokenCounter;
 
 use super::calls::{command_output, strings};
 use super::names::names_in;
+use super::outline::holds_secrets;
 use super::probes::{Haystack, normalize};
 use super::words::condenser_stub;
 use super::{Ledger, SEEN_HEADER, SeenName, one_line};
@@ -46,6 +47,7 @@ impl Ledger {
         let total = hidden.iter().map(|(n, _)| *n).max().unwrap_or(1).max(1);
         let mut stats: HashMap<String, Stats> = HashMap::new();
         let mut calls: HashMap<&str, String> = HashMap::new();
+        let mut secret_calls: HashSet<&str> = HashSet::new();
         for &(n, m) in hidden {
             let mut in_message: HashSet<String> = HashSet::new();
             for block in &m.content {
@@ -59,7 +61,14 @@ impl Ledger {
                         (who, vec![Cow::Borrowed(text.as_str())])
                     }
                     ContentBlock::ToolUse { id, name, input } => {
-                        let about = super::calls::main_argument(input).map_or_else(
+                        let main = super::calls::main_argument(input);
+                        // A call on a file whose values may be secrets (`.env`): neither what it
+                        // writes nor what it reads back is listed.
+                        if main.as_deref().is_some_and(|a| a.split_whitespace().any(holds_secrets)) {
+                            secret_calls.insert(id.as_str());
+                            continue;
+                        }
+                        let about = main.map_or_else(
                             || name.clone(),
                             |a| format!("{name} {}", one_line(&a, PLACE_CHARS)),
                         );
@@ -68,6 +77,11 @@ impl Ledger {
                             format!("a call to {about}"),
                             strings(input).into_iter().map(Cow::Borrowed).collect(),
                         )
+                    }
+                    ContentBlock::ToolResult { tool_use_id, .. }
+                        if secret_calls.contains(tool_use_id.as_str()) =>
+                    {
+                        continue;
                     }
                     ContentBlock::ToolResult { tool_use_id, content, .. } => {
                         let about =
@@ -86,7 +100,7 @@ impl Ledger {
                     _ => continue,
                 };
                 for name in texts.iter().flat_map(|t| index_names(t)) {
-                    if name.chars().count() > NAME_CHARS {
+                    if name.chars().count() > NAME_CHARS || looks_secret(name) {
                         continue;
                     }
                     let first = in_message.insert(name.to_owned());
@@ -228,6 +242,40 @@ fn index_names(text: &str) -> Vec<&str> {
     out
 }
 
+/// Whether a name looks like a credential rather than a name: a known key or token prefix
+/// (`sk-`, `ghp_`, `AKIA`, `xoxb-`, …), or a long run of mixed letters and digits.
+fn looks_secret(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "sk-",
+        "sk_",
+        "pk_live",
+        "rk_live",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "AKIA",
+        "ASIA",
+        "AIza",
+        "ya29.",
+        "hf_",
+        "npm_",
+    ];
+    if PREFIXES.iter().any(|p| name.starts_with(p)) {
+        return true;
+    }
+    let digits = name.bytes().filter(u8::is_ascii_digit).count();
+    let upper = name.bytes().filter(u8::is_ascii_uppercase).count();
+    let lower = name.bytes().filter(u8::is_ascii_lowercase).count();
+    name.len() >= 24 && !name.contains(['/', '.']) && digits >= 4 && upper >= 2 && lower >= 2
+}
+
 /// The weight of a name (see the module docs): messages that used it, the model's counted twice,
 /// scaled up to twice for the latest, twice for a path and half for a qualified name, per token it
 /// takes to write.
@@ -331,6 +379,47 @@ mod tests {
         assert_eq!(names, want);
         // A budget too small for one group writes nothing.
         assert_eq!(ledger.render_seen(5, &counter), (String::new(), 0));
+    }
+
+    #[test]
+    fn secrets_are_never_listed() {
+        let read_env = Message::new(
+            "1",
+            Role::Assistant,
+            vec![ContentBlock::ToolUse {
+                id: "c1".into(),
+                name: "Read".into(),
+                input: serde_json::json!({ "file_path": "/repo/.env" }),
+            }],
+        );
+        let hidden = [
+            read_env,
+            result(
+                "2",
+                "1",
+                "DATABASE_URL=postgres://app:hunter2@db/app\nstripe_secret_live_key=abc_def_123",
+            ),
+            Message::new(
+                "3",
+                Role::Assistant,
+                vec![ContentBlock::text(
+                    "The token ghp_abcdefghijklmnop1234 and sk_live_9xYzAbCdEf are set; use load_env.",
+                )],
+            ),
+        ];
+        let numbered: Vec<(usize, &Message)> = hidden.iter().enumerate().map(|(i, m)| (i + 1, m)).collect();
+        let seen = Ledger::default().names_seen(&numbered, &Haystack::default());
+        let names: Vec<&str> = seen.iter().map(|s| s.name.as_str()).collect();
+        assert!(names.contains(&"load_env"), "{names:?}");
+        for secret in [
+            "stripe_secret_live_key",
+            "abc_def_123",
+            "ghp_abcdefghijklmnop1234",
+            "sk_live_9xYzAbCdEf",
+            "DATABASE_URL",
+        ] {
+            assert!(!names.contains(&secret), "{secret} listed: {names:?}");
+        }
     }
 
     #[test]

@@ -57,6 +57,12 @@ fn is_test(s: &Symbol) -> bool {
         || (s.kind == "mod" && (n == "tests" || n == "test"))
 }
 
+/// Whether the values of a file at `path` may be secrets (a `.env` file, a Dockerfile's `ENV`, a
+/// `.tfvars` file): no line of it is quoted anywhere, only the names its outline finds.
+pub(crate) fn holds_secrets(path: &str) -> bool {
+    lang_of(path).is_some_and(Lang::holds_secrets)
+}
+
 /// The symbols `text` defines, for a file at `path` whose first printed line is `first`. At most
 /// `max`; an empty list when the language is not known.
 pub(crate) fn outline(path: &str, text: &str, first: usize, max: usize) -> Vec<Symbol> {
