@@ -29,10 +29,24 @@ pub(crate) fn derived_probes(original: &[Message], result: &[Message]) -> Vec<Pr
         original.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
     let hidden: Vec<&Message> =
         result.iter().filter(|m| !m.is_visible() && visible_before.contains(m.id.as_str())).collect();
+    // A todo list the model still sees after what was hidden is the latest: the hidden lists'
+    // items are its to show or to have dropped (as the core's ledger reads it too).
+    let first_hidden = result.iter().position(|m| !m.is_visible() && visible_before.contains(m.id.as_str()));
+    let later_list = first_hidden.is_some_and(|at| {
+        result[at..].iter().filter(|m| m.is_visible()).any(|m| {
+            m.content.iter().any(|b| {
+                matches!(b, condense_core::ContentBlock::ToolUse { name, .. } if {
+                    let lower = name.to_ascii_lowercase();
+                    lower.contains("todo") || lower == "update_plan"
+                })
+            })
+        })
+    });
     let mut seen = BTreeSet::new();
     Ledger::of(&hidden)
         .probes()
         .into_iter()
+        .filter(|p| !(later_list && p.label.starts_with("todo: ")))
         .filter(|p| seen.insert(normalize(&p.needle)))
         .map(|p| Probe { label: p.label, needle: p.needle })
         .collect()
