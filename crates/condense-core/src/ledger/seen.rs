@@ -29,12 +29,12 @@ const NAME_CHARS: usize = 120;
 /// Characters of the place a name was last seen in.
 const PLACE_CHARS: usize = 60;
 
-/// How often and where one name was seen.
+/// How often and where one name was seen: `place` indexes the places of the walk.
 struct Stats {
     messages: usize,
     by_model: usize,
     last: usize,
-    place: String,
+    place: usize,
 }
 
 impl Ledger {
@@ -46,10 +46,11 @@ impl Ledger {
         let shown = self.shown_names();
         let total = hidden.iter().map(|(n, _)| *n).max().unwrap_or(1).max(1);
         let mut stats: HashMap<String, Stats> = HashMap::new();
+        // Each block's place, written once; a name's stats point to the last one it was seen in.
+        let mut places: Vec<String> = Vec::new();
         let mut calls: HashMap<&str, String> = HashMap::new();
         let mut secret_calls: HashSet<&str> = HashSet::new();
         for &(n, m) in hidden {
-            let mut in_message: HashSet<String> = HashSet::new();
             for block in &m.content {
                 let (place, texts): (String, Vec<Cow<'_, str>>) = match block {
                     ContentBlock::Text { text, client } if !condenser_stub(text) => {
@@ -99,39 +100,50 @@ impl Ledger {
                     }
                     _ => continue,
                 };
+                places.push(place);
+                let place = places.len() - 1;
+                let by_model = usize::from(m.role == Role::Assistant);
                 for name in texts.iter().flat_map(|t| index_names(t)) {
-                    if name.chars().count() > NAME_CHARS || looks_secret(name) {
+                    if name.len() > NAME_CHARS || looks_secret(name) {
                         continue;
                     }
-                    let first = in_message.insert(name.to_owned());
-                    let s = stats.entry(name.to_owned()).or_insert(Stats {
-                        messages: 0,
-                        by_model: 0,
-                        last: n,
-                        place: String::new(),
-                    });
-                    if first {
-                        s.messages += 1;
-                        s.by_model += usize::from(m.role == Role::Assistant);
+                    match stats.get_mut(name) {
+                        // A message counts once however often it names it.
+                        Some(s) => {
+                            if s.last != n {
+                                s.messages += 1;
+                                s.by_model += by_model;
+                            }
+                            s.last = n;
+                            s.place = place;
+                        }
+                        None => {
+                            stats.insert(name.to_owned(), Stats { messages: 1, by_model, last: n, place });
+                        }
                     }
-                    s.last = n;
-                    s.place.clone_from(&place);
                 }
             }
         }
-        let mut names: Vec<(String, Stats)> =
-            stats.into_iter().filter(|(name, _)| !shown.contains(name.as_str())).collect();
-        let needles: Vec<String> = names.iter().map(|(n, _)| normalize(n)).collect();
+        // The heaviest first; only as many as the index may keep, and some to spare for those the
+        // view shows, are looked for in the view (a long session uses tens of thousands of names).
+        let mut names: Vec<(u32, String, Stats)> = stats
+            .into_iter()
+            .filter(|(name, _)| !shown.contains(name.as_str()))
+            .map(|(name, s)| (weight(&s, total, &name), name, s))
+            .collect();
+        names.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        names.truncate(MAX_SEEN * 4);
+        let needles: Vec<String> = names.iter().map(|(_, n, _)| normalize(n)).collect();
         let found = visible.find(needles.iter().map(String::as_str));
         let mut found = found.into_iter();
         names.retain(|_| !found.next().unwrap_or(false));
         let mut out: Vec<SeenName> = names
             .into_iter()
-            .map(|(name, s)| SeenName {
-                weight: weight(&s, total, &name),
+            .map(|(weight, name, s)| SeenName {
+                weight,
                 name,
                 at: Some(s.last),
-                place: s.place,
+                place: places[s.place].clone(),
             })
             .collect();
         // Those an earlier ledger listed, still not shown, after them.

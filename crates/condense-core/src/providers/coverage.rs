@@ -18,6 +18,9 @@ use crate::model::{Message, Role};
 
 use super::relevance::texts;
 
+/// The most names a candidate's view is searched for.
+const MAX_NAMES: usize = 2000;
+
 /// The names of a conversation with their weights.
 pub(crate) struct Demand {
     names: Vec<String>,
@@ -54,7 +57,14 @@ impl Demand {
                 }
             }
         }
+        // The total over every name; only the heaviest are looked for in a candidate's view (the
+        // rest, each used once long ago, weigh little and would cost the search most).
         let total = weights.iter().sum();
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
+        order.truncate(MAX_NAMES);
+        let names = order.iter().map(|&k| std::mem::take(&mut names[k])).collect();
+        let weights = order.iter().map(|&k| weights[k]).collect();
         Demand { names, weights, total }
     }
 
@@ -80,7 +90,9 @@ impl Demand {
 
 /// The ledger a condensation's result will carry, as the template writes it for the messages the
 /// run hid (each hidden tool result read with the visible call that made it), within the
-/// working state's budget for `target`: what a candidate keeps in view beside its messages.
+/// working state's budget for `target`: what a candidate keeps in view beside its messages. The
+/// names of what was hidden are left out of the estimate: both candidates' ledgers list them
+/// alike, and they are what costs most to gather.
 pub(crate) fn ledger_text(
     before: &[Message],
     after: &[Message],
@@ -122,9 +134,7 @@ pub(crate) fn ledger_text(
     if gathered.is_empty() {
         return String::new();
     }
-    let mut ledger = Ledger::of_numbered(&gathered);
-    let view = crate::model::api_view(after);
-    ledger.seen = ledger.names_seen(&gathered, &Haystack::of(&view));
+    let ledger = Ledger::of_numbered(&gathered);
     ledger.render_within(Budget::for_target(Some(target), target), tokens, &Live::default())
 }
 
