@@ -34,7 +34,7 @@ use crate::tokens::TokenCounter;
 
 use crate::config::{ConfigField, ConfigForm, Form};
 
-use super::floor::Reach;
+use super::floor::{Reach, ReachConfig};
 use super::recall::Roots;
 use super::relevance::Relevance;
 use crate::provider::{Needs, ProviderMeta};
@@ -55,6 +55,12 @@ pub struct TruncationConfig {
 impl Default for TruncationConfig {
     fn default() -> Self {
         TruncationConfig { keep_last: 3, target_percent: 50, ledger: true }
+    }
+}
+
+impl ReachConfig for TruncationConfig {
+    fn reach(&self) -> (usize, u8) {
+        (self.keep_last, self.target_percent)
     }
 }
 
@@ -162,8 +168,7 @@ impl CondensationProvider for TruncationProvider {
         options: &CondensationOptions,
         tokens: &dyn TokenCounter,
     ) -> Result<Option<TargetFloor>, CondenseError> {
-        let config: TruncationConfig = options.typed_config(self.id())?;
-        Ok(Some(Reach::of(ctx, options, config.keep_last, config.target_percent).target_floor(ctx, tokens)))
+        Ok(Some(Reach::configured::<TruncationConfig>(ctx, options, self.id())?.target_floor(ctx, tokens)))
     }
 
     async fn condense_internal(
@@ -173,15 +178,11 @@ impl CondensationProvider for TruncationProvider {
         services: Services<'_>,
         _token: TemplateToken,
     ) -> Result<Condensed, CondenseError> {
-        let config: TruncationConfig = options.typed_config(self.id())?;
-        let reach = Reach::of(ctx, options, config.keep_last, config.target_percent);
-        let Reach { keep_last, target } = reach;
+        let span = Reach::configured::<TruncationConfig>(ctx, options, self.id())?.span(ctx)?;
+        let Reach { keep_last, target } = span.reach;
         let before = ctx.prev_context_tokens;
-        reach.needed(before)?;
-        let visible = ctx.visible();
-        // The middle: after the first visible message, before the last `keep_last`.
-        let middle_end = reach.middle_end(&visible);
-        let middle: Vec<usize> = visible.get(1..middle_end).map(<[usize]>::to_vec).unwrap_or_default();
+        let (visible, middle_end) = (&span.visible, span.middle_end);
+        let middle: Vec<usize> = span.middle().to_vec();
         if middle.is_empty() {
             return Err(CondenseError::NothingToCondense(format!(
                 "{} messages: nothing between the first and the last {keep_last}",
@@ -199,9 +200,7 @@ impl CondensationProvider for TruncationProvider {
         let mut stubbed: Vec<(usize, Pass)> = Vec::new();
         // Within each pass, what the kept tail does not refer to goes first, oldest first; then
         // the least referred to.
-        let tail: Vec<&Message> =
-            visible[middle_end.min(visible.len())..].iter().map(|&i| &ctx.messages[i]).collect();
-        let relevance = Relevance::of_tail(&tail);
+        let relevance = Relevance::of_tail(&span.tail(ctx.messages));
         let scores: BTreeMap<usize, usize> =
             middle.iter().map(|&mi| (mi, relevance.score(&ctx.messages[mi]))).collect();
         let mut by_relevance = middle.clone();
@@ -348,11 +347,7 @@ impl CondensationProvider for TruncationProvider {
         }
         let condense_id = next_condense_id(ctx.messages);
         let messages = apply_edits(ctx.messages, &condense_id, &replaced, &removed);
-        let mut metrics = serde_json::Map::new();
-        metrics.insert("condense_id".into(), condense_id.into());
-        metrics.insert("target_tokens".into(), target.into());
-        metrics.insert("target_met".into(), (total <= target).into());
-        metrics.insert("keep_last".into(), keep_last.into());
+        let mut metrics = span.reach.metrics(condense_id, total);
         metrics.insert("blocks_truncated".into(), per_pass.into());
         metrics.insert("messages_edited".into(), replaced.len().into());
         metrics.insert("messages_removed".into(), removed.len().into());
