@@ -17,7 +17,7 @@
 //!
 //! The rooms: this file holds the ledger's types; `gather` reads messages into a ledger, with
 //! `calls` (what one tool call or result says) and `words` (the user's own words in a text);
-//! `render` writes a ledger as its block and parses it back; `probes` checks a condensation
+//! `render` writes a ledger as its block, `parse` reads it back; `probes` checks a condensation
 //! against it.
 
 use schemars::JsonSchema;
@@ -33,6 +33,7 @@ mod findings;
 mod gather;
 mod names;
 mod outline;
+mod parse;
 mod pasted;
 mod probes;
 mod render;

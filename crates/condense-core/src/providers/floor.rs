@@ -3,6 +3,10 @@
 //! files, logs and documents in it may be cut, see [`crate::ledger::own_words`]), the last
 //! `keep_last` visible messages, and every message a pin keeps. A target below it cannot be met;
 //! the template refuses it up front with the floor named ([`crate::CondensationProvider::target_and_floor`]).
+//!
+//! Here too is what a provider that keeps the last messages and works to a target reads of its
+//! options (`Reach`), and the visible messages of its run: the first, the middle, the tail
+//! (`Span`).
 
 use crate::model::{ContentBlock, Message, Role};
 use crate::provider::CondensationContext;
@@ -91,6 +95,13 @@ pub(crate) struct Reach {
     pub(crate) target: usize,
 }
 
+/// The configuration of such a provider: what [`Reach::configured`] reads of it.
+pub(crate) trait ReachConfig: serde::de::DeserializeOwned + Default {
+    /// The messages at the end kept as they are, and the target as a percentage of the current
+    /// context (used when no target in tokens is given).
+    fn reach(&self) -> (usize, u8);
+}
+
 impl Reach {
     pub(crate) fn of(
         ctx: &CondensationContext<'_>,
@@ -102,6 +113,25 @@ impl Reach {
             keep_last: options.keep_last.unwrap_or(keep_last),
             target: options.target_or(ctx.prev_context_tokens * usize::from(target_percent) / 100),
         }
+    }
+
+    /// The reach of the provider `id`, configured by a `C` in `options`.
+    pub(crate) fn configured<C: ReachConfig>(
+        ctx: &CondensationContext<'_>,
+        options: &crate::provider::CondensationOptions,
+        id: &str,
+    ) -> Result<Reach, crate::error::CondenseError> {
+        let (keep_last, target_percent) = options.typed_config::<C>(id)?.reach();
+        Ok(Reach::of(ctx, options, keep_last, target_percent))
+    }
+
+    /// The visible messages of a run within this reach, split where the middle ends;
+    /// `nothing_to_condense` when the context is within the target already.
+    pub(crate) fn span(self, ctx: &CondensationContext<'_>) -> Result<Span, crate::error::CondenseError> {
+        self.needed(ctx.prev_context_tokens)?;
+        let visible = ctx.visible();
+        let middle_end = self.middle_end(&visible);
+        Ok(Span { reach: self, visible, middle_end })
     }
 
     /// The target and the floor under it.
@@ -128,9 +158,47 @@ impl Reach {
         Ok(())
     }
 
+    /// The metrics every run within a reach begins with: its condense id, the target, whether
+    /// the `total` tokens the run left meet it, and the messages kept at the end.
+    pub(crate) fn metrics(
+        &self,
+        condense_id: String,
+        total: usize,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut metrics = serde_json::Map::new();
+        metrics.insert("condense_id".into(), condense_id.into());
+        metrics.insert("target_tokens".into(), self.target.into());
+        metrics.insert("target_met".into(), (total <= self.target).into());
+        metrics.insert("keep_last".into(), self.keep_last.into());
+        metrics
+    }
+
     /// Where the middle of the visible messages ends: before the last `keep_last`, after the
     /// first.
     pub(crate) fn middle_end(&self, visible: &[usize]) -> usize {
         visible.len().saturating_sub(self.keep_last).max(1)
+    }
+}
+
+/// The visible messages of a run within a [`Reach`]: the first, the middle the run may condense,
+/// and the tail it keeps.
+#[derive(Debug, Clone)]
+pub(crate) struct Span {
+    pub(crate) reach: Reach,
+    /// The visible messages, by index into the context's messages.
+    pub(crate) visible: Vec<usize>,
+    /// Where in `visible` the middle ends (see [`Reach::middle_end`]).
+    pub(crate) middle_end: usize,
+}
+
+impl Span {
+    /// The middle: after the first visible message, before the last `keep_last`.
+    pub(crate) fn middle(&self) -> &[usize] {
+        self.visible.get(1..self.middle_end).unwrap_or_default()
+    }
+
+    /// The messages of the kept tail, in order.
+    pub(crate) fn tail<'a>(&self, messages: &'a [Message]) -> Vec<&'a Message> {
+        self.visible[self.middle_end.min(self.visible.len())..].iter().map(|&i| &messages[i]).collect()
     }
 }

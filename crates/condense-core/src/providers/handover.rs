@@ -24,7 +24,7 @@ use crate::provider::{
 };
 use crate::tokens::TokenCounter;
 
-use super::floor::Reach;
+use super::floor::{Reach, ReachConfig};
 use super::relevance::Relevance;
 
 /// Configuration of the `handover` pass.
@@ -42,6 +42,12 @@ pub struct HandoverConfig {
 impl Default for HandoverConfig {
     fn default() -> Self {
         HandoverConfig { keep_last: 3, target_percent: 50, ledger: true }
+    }
+}
+
+impl ReachConfig for HandoverConfig {
+    fn reach(&self) -> (usize, u8) {
+        (self.keep_last, self.target_percent)
     }
 }
 
@@ -146,8 +152,7 @@ impl CondensationProvider for HandoverProvider {
         options: &CondensationOptions,
         tokens: &dyn TokenCounter,
     ) -> Result<Option<TargetFloor>, CondenseError> {
-        let config: HandoverConfig = options.typed_config(self.id())?;
-        Ok(Some(Reach::of(ctx, options, config.keep_last, config.target_percent).target_floor(ctx, tokens)))
+        Ok(Some(Reach::configured::<HandoverConfig>(ctx, options, self.id())?.target_floor(ctx, tokens)))
     }
 
     async fn condense_internal(
@@ -157,18 +162,11 @@ impl CondensationProvider for HandoverProvider {
         services: Services<'_>,
         _token: TemplateToken,
     ) -> Result<Condensed, CondenseError> {
-        let config: HandoverConfig = options.typed_config(self.id())?;
-        let reach = Reach::of(ctx, options, config.keep_last, config.target_percent);
-        let Reach { keep_last, target } = reach;
+        let span = Reach::configured::<HandoverConfig>(ctx, options, self.id())?.span(ctx)?;
+        let Reach { keep_last, target } = span.reach;
         let before = ctx.prev_context_tokens;
-        reach.needed(before)?;
-        let visible = ctx.visible();
-        let middle_end = reach.middle_end(&visible);
-        let middle: &[usize] = visible.get(1..middle_end).unwrap_or_default();
-        let all = turns(ctx.messages, middle, &ctx.pinned());
-        let tail: Vec<&Message> =
-            visible[middle_end.min(visible.len())..].iter().map(|&i| &ctx.messages[i]).collect();
-        let relevance = Relevance::of_tail(&tail);
+        let all = turns(ctx.messages, span.middle(), &ctx.pinned());
+        let relevance = Relevance::of_tail(&span.tail(ctx.messages));
         // Unreferenced first, oldest first; then the least referred to, oldest first. A turn that
         // only updated the todo list is superseded by the latest list (the ledger keeps it).
         let mut order: Vec<(usize, usize)> = all
@@ -224,11 +222,7 @@ impl CondensationProvider for HandoverProvider {
             .count();
         let condense_id = next_condense_id(ctx.messages);
         let messages = apply_edits(ctx.messages, &condense_id, &BTreeMap::new(), &removed);
-        let mut metrics = serde_json::Map::new();
-        metrics.insert("condense_id".into(), condense_id.into());
-        metrics.insert("target_tokens".into(), target.into());
-        metrics.insert("target_met".into(), (total <= target).into());
-        metrics.insert("keep_last".into(), keep_last.into());
+        let mut metrics = span.reach.metrics(condense_id, total);
         metrics.insert("turns_hidden".into(), hidden_turns.len().into());
         metrics.insert("messages_hidden".into(), removed.len().into());
         metrics.insert("kept_for_relevance".into(), kept_for_relevance.into());
