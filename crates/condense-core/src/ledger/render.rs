@@ -11,7 +11,6 @@ use super::{
 };
 
 /// The parse-back's reader of `#12 text`, also here: `seen` reads its items through this path.
-pub(super) use super::parse::leading_number;
 
 impl Ledger {
     /// The ledger as one block between [`OPEN_TAG`] and [`CLOSE_TAG`]. The user's words take at

@@ -210,7 +210,7 @@ impl Ledger {
     /// Reads one line of the names' section back (`- #80 the result of …: `a`, `b``).
     pub(super) fn parse_seen_line(&mut self, line: &str) {
         let Some(item) = line.strip_prefix("- ") else { return };
-        let (at, rest) = super::render::leading_number(item);
+        let (at, rest) = super::parse::leading_number(item);
         let Some((place, names)) = rest.split_once(": `") else { return };
         let names = format!("`{names}");
         for name in names.split("`, `") {
