@@ -2252,6 +2252,8 @@ export const TokenReport = z.deferred(() => z.object({
   messages: z.array(MessageTokens),
   /** The model the count is for. */
   model: z.string(),
+  /** The same with the opaque blobs left out (encrypted reasoning, thinking signatures, base64): the text a model reads, which `condense eval --references` sets its targets in ([`ReadableCounter`]). */
+  readable_tokens: z.number().int().gte(0),
   /** Tokens of the API view, system prompt and reply priming included. */
   total_tokens: z.number().int().gte(0),
 }));

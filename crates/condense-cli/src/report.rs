@@ -101,6 +101,12 @@ pub(crate) fn count(
         report.model,
         report.encoding
     )];
+    if report.readable_tokens < report.total_tokens {
+        out.push(format!(
+            "  {} of them readable: the rest is opaque (encrypted reasoning, signatures, base64)",
+            thousands(report.readable_tokens)
+        ));
+    }
     let view = conversation.api_view();
     let mut largest: Vec<(usize, usize)> =
         report.messages.iter().enumerate().map(|(i, m)| (i, m.tokens)).collect();

@@ -10,8 +10,6 @@ use super::{
     TODOS_HEADER, USER_HEADER, WORK_HEADER, WORK_PERCENT, constraints,
 };
 
-/// The parse-back's reader of `#12 text`, also here: `seen` reads its items through this path.
-
 impl Ledger {
     /// The ledger as one block between [`OPEN_TAG`] and [`CLOSE_TAG`]. The user's words take at
     /// most `budget_tokens`: past it, the longest messages are cut to head and tail first; only

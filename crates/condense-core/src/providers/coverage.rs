@@ -32,31 +32,49 @@ impl Demand {
     /// The weighed names of `view` (the messages the model reads, in order).
     pub(crate) fn of(view: &[&Message]) -> Demand {
         let n = view.len().max(1) as f64;
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut names: Vec<String> = Vec::new();
+        // By the name as written first (no copy per use); names that read the same normalized
+        // are one after.
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut written: Vec<&str> = Vec::new();
         let mut weights: Vec<f64> = Vec::new();
+        let mut last: Vec<usize> = Vec::new();
         for (i, m) in view.iter().enumerate() {
             let late = 1.0 + 2.0 * i as f64 / n;
             let own = if m.role == Role::Assistant { 1.5 } else { 1.0 };
-            let mut in_message: Vec<usize> = Vec::new();
             for text in texts(m) {
                 for name in names_in(text) {
-                    let key = normalize(name);
-                    if key.chars().count() < 4 {
-                        continue;
-                    }
-                    let k = *index.entry(key.clone()).or_insert_with(|| {
-                        names.push(key);
+                    let k = *index.entry(name).or_insert_with(|| {
+                        written.push(name);
                         weights.push(0.0);
-                        names.len() - 1
+                        last.push(usize::MAX);
+                        written.len() - 1
                     });
-                    if !in_message.contains(&k) {
-                        in_message.push(k);
+                    // A message counts once however often it names it.
+                    if last[k] != i {
+                        last[k] = i;
                         weights[k] += late * own;
                     }
                 }
             }
         }
+        let mut by_key: HashMap<String, usize> = HashMap::new();
+        let mut names: Vec<String> = Vec::new();
+        let mut merged: Vec<f64> = Vec::new();
+        for (name, weight) in written.into_iter().zip(weights) {
+            let key = normalize(name);
+            if key.chars().count() < 4 {
+                continue;
+            }
+            match by_key.get(&key) {
+                Some(&k) => merged[k] += weight,
+                None => {
+                    by_key.insert(key.clone(), names.len());
+                    names.push(key);
+                    merged.push(weight);
+                }
+            }
+        }
+        let weights = merged;
         // The total over every name; only the heaviest are looked for in a candidate's view (the
         // rest, each used once long ago, weigh little and would cost the search most).
         let total = weights.iter().sum();

@@ -98,6 +98,10 @@ pub struct TokenReport {
     pub encoding: String,
     /// Tokens of the API view, system prompt and reply priming included.
     pub total_tokens: usize,
+    /// The same with the opaque blobs left out (encrypted reasoning, thinking signatures,
+    /// base64): the text a model reads, which `condense eval --references` sets its targets in
+    /// ([`ReadableCounter`]).
+    pub readable_tokens: usize,
     /// Each visible message's tokens, in order.
     pub messages: Vec<MessageTokens>,
 }
@@ -131,12 +135,14 @@ impl TokenReport {
             .iter()
             .map(|m| MessageTokens { id: m.id.clone(), tokens: counter.count_message(m) })
             .collect();
+        let fixed = counter.count_request(conversation.system.as_deref(), &[])
+            + tool_definition_tokens(counter, &conversation.tools);
+        let readable = ReadableCounter::new(counter);
         TokenReport {
             model: model.to_owned(),
             encoding: counter.encoding().name().to_owned(),
-            total_tokens: counter.count_request(conversation.system.as_deref(), &[])
-                + messages.iter().map(|m| m.tokens).sum::<usize>()
-                + tool_definition_tokens(counter, &conversation.tools),
+            total_tokens: fixed + messages.iter().map(|m| m.tokens).sum::<usize>(),
+            readable_tokens: fixed + view.iter().map(|m| readable.count_message(m)).sum::<usize>(),
             messages,
         }
     }

@@ -125,6 +125,12 @@ mod tests {
         assert!(read < all / 10, "readable {read} of {all}");
         let plain = Message::new("u", Role::User, vec![ContentBlock::text("Port the CLI.")]);
         assert_eq!(readable.count_message(&plain), full.count_message(&plain));
+        // A file's count reports both.
+        let report = crate::tokens::TokenReport::of(
+            &crate::model::Conversation::new(vec![plain.clone(), m.clone()]),
+            "gpt-4o",
+        );
+        assert_eq!(report.total_tokens - report.readable_tokens, all - read);
     }
 
     #[test]
