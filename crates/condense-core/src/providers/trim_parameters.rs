@@ -142,26 +142,6 @@ const META: ProviderMeta = ProviderMeta {
     needs: Needs::Nothing,
 };
 
-/// The calls (by id) that wrote each file's last content the model sees: for every path, the last
-/// visible call that creates or edits it.
-fn latest_writes<'a>(ctx: &CondensationContext<'a>) -> std::collections::HashSet<&'a str> {
-    let mut last: std::collections::HashMap<&'a str, &'a str> = std::collections::HashMap::new();
-    for &mi in &ctx.visible() {
-        for block in &ctx.messages[mi].content {
-            let ContentBlock::ToolUse { id, name, input } = block else { continue };
-            let writes = matches!(
-                crate::ledger::file_action(&name.to_ascii_lowercase()),
-                Some(crate::ledger::FileAction::Created | crate::ledger::FileAction::Edited)
-            );
-            let path = MAIN_ARGUMENTS.iter().find_map(|k| input.get(*k).and_then(serde_json::Value::as_str));
-            if let (true, Some(path)) = (writes, path) {
-                last.insert(path, id.as_str());
-            }
-        }
-    }
-    last.into_values().collect()
-}
-
 #[async_trait::async_trait(?Send)]
 impl CondensationProvider for TrimParametersProvider {
     fn meta(&self) -> &ProviderMeta {
@@ -187,7 +167,6 @@ impl CondensationProvider for TrimParametersProvider {
         let mut total = ctx.prev_context_tokens;
         let mut replaced = std::collections::BTreeMap::new();
         let mut trimmed_blocks = 0usize;
-        let latest = latest_writes(ctx);
         for &mi in older {
             if options.target_tokens.is_some_and(|t| total <= t) {
                 break;
@@ -200,8 +179,6 @@ impl CondensationProvider for TrimParametersProvider {
             let mut changed = 0;
             for block in &mut content {
                 match block {
-                    // The last content the agent wrote to a file is its working state: kept whole.
-                    ContentBlock::ToolUse { id, .. } if latest.contains(id.as_str()) => {}
                     ContentBlock::ToolUse { input, .. } => {
                         changed += usize::from(trim_value(input, None, &config))
                     }
