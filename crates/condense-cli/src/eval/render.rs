@@ -140,25 +140,7 @@ pub(super) fn recall_table(rows: &[RecallRow]) -> String {
             ]
         })
         .collect();
-    let mut widths = headers.map(|h| h.chars().count());
-    for cells in &body {
-        for (w, c) in widths.iter_mut().zip(cells) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let mut out = String::new();
-        for (c, w) in cells.iter().zip(widths) {
-            out.push_str(c);
-            out.push_str(&" ".repeat(w.saturating_sub(c.chars().count()) + 2));
-        }
-        out.trim_end().to_owned() + "\n"
-    };
-    let mut out = line(&headers.map(str::to_uppercase));
-    for cells in &body {
-        out.push_str(&line(cells));
-    }
-    out
+    aligned(&headers, &body)
 }
 
 /// The rows of `--references` as EVAL.md shows them: one line per session and provider, each
@@ -305,8 +287,13 @@ pub(super) fn recall_means(rows: &[RecallRow], markdown: bool) -> String {
         }
         return out;
     }
+    aligned(&headers, &body)
+}
+
+/// Rows in aligned columns under upper-case headers, two spaces between columns.
+fn aligned<const N: usize>(headers: &[&str; N], body: &[[String; N]]) -> String {
     let mut widths = headers.map(|h| h.chars().count());
-    for cells in &body {
+    for cells in body {
         for (w, c) in widths.iter_mut().zip(cells) {
             *w = (*w).max(c.chars().count());
         }
@@ -319,8 +306,8 @@ pub(super) fn recall_means(rows: &[RecallRow], markdown: bool) -> String {
         }
         out.trim_end().to_owned() + "\n"
     };
-    let mut out = line(&headers.map(|h| h.to_uppercase()));
-    for cells in &body {
+    let mut out = line(&headers.map(str::to_uppercase));
+    for cells in body {
         out.push_str(&line(cells));
     }
     out

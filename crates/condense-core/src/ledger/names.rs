@@ -22,6 +22,69 @@ const MAX_NAMES: usize = 16;
 /// Characters of the line that shows a name.
 const LINE_CHARS: usize = 140;
 
+/// A walk through hidden messages, block by block: what each block is, for a person (`the result of
+/// shell rg -n codex`, `a call to Read src/lib.rs`, `the user's message`), and the texts to read
+/// names in. The calls on a file whose values may be secrets (`.env`, `.tfvars`) are skipped with
+/// their results: no line of them is quoted, no name of them listed.
+#[derive(Default)]
+pub(super) struct Walk<'a> {
+    calls: HashMap<&'a str, String>,
+    secret: HashSet<&'a str>,
+}
+
+impl<'a> Walk<'a> {
+    /// The place and texts of `block` of `m`, the blocks before it walked; `None` for a block with
+    /// nothing to read. `clients`: whether a client's wrapper text is read too.
+    pub(super) fn block(
+        &mut self,
+        m: &'a Message,
+        block: &'a ContentBlock,
+        clients: bool,
+    ) -> Option<(String, Vec<Cow<'a, str>>)> {
+        Some(match block {
+            ContentBlock::Text { text, client } if !condenser_stub(text) && (clients || client.is_none()) => {
+                let who = match (m.role, client) {
+                    (_, Some(kind)) => format!("the client's {}", kind.label()),
+                    (Role::User, None) => "the user's message".to_owned(),
+                    (Role::Assistant, None) => "the assistant's message".to_owned(),
+                };
+                (who, vec![Cow::Borrowed(text.as_str())])
+            }
+            ContentBlock::ToolUse { id, name, input } => {
+                let main = super::calls::main_argument(input);
+                if main.as_deref().is_some_and(|a| a.split_whitespace().any(super::outline::holds_secrets)) {
+                    self.secret.insert(id.as_str());
+                    return None;
+                }
+                let about =
+                    main.map_or_else(|| name.clone(), |a| format!("{name} {}", one_line(&a, PLACE_CHARS)));
+                self.calls.insert(id.as_str(), about.clone());
+                (format!("a call to {about}"), strings(input).into_iter().map(Cow::Borrowed).collect())
+            }
+            ContentBlock::ToolResult { tool_use_id, content, .. } => {
+                if self.secret.contains(tool_use_id.as_str()) {
+                    return None;
+                }
+                let about =
+                    self.calls.get(tool_use_id.as_str()).cloned().unwrap_or_else(|| "a tool".to_owned());
+                // A command's output without its tool's wrapper (Codex's JSON), read in lines.
+                let texts = content
+                    .iter()
+                    .filter_map(|p| match p {
+                        ToolResultPart::Text { text } if !condenser_stub(text) => Some(command_output(text)),
+                        _ => None,
+                    })
+                    .collect();
+                (format!("the result of {about}"), texts)
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Characters of the call a place names (its path or command).
+const PLACE_CHARS: usize = 60;
+
 impl Ledger {
     /// The items of the working state that `visible` (the kept messages' text, [`normalize`]d)
     /// names: a file by its path or its name, or a symbol of its outline; an error by its code or
@@ -106,43 +169,10 @@ impl Ledger {
         let Ok(searcher) = AhoCorasick::new(&candidates) else { return Vec::new() };
         // The last place each is seen in what was hidden.
         let mut last: HashMap<usize, (NameSeen, String)> = HashMap::new();
-        let mut calls: HashMap<&str, String> = HashMap::new();
+        let mut walk = Walk::default();
         for (at, m) in hidden {
             for block in &m.content {
-                let (what, texts): (String, Vec<Cow<'_, str>>) = match block {
-                    ContentBlock::Text { text, client: None } if !condenser_stub(text) => (
-                        match m.role {
-                            Role::User => "the user's message".to_owned(),
-                            Role::Assistant => "the assistant's message".to_owned(),
-                        },
-                        vec![Cow::Borrowed(text.as_str())],
-                    ),
-                    ContentBlock::ToolUse { id, name, input } => {
-                        let about = super::calls::main_argument(input)
-                            .map_or_else(|| name.clone(), |a| format!("{name} {}", one_line(&a, 60)));
-                        calls.insert(id.as_str(), about.clone());
-                        (
-                            format!("a call to {about}"),
-                            strings(input).into_iter().map(Cow::Borrowed).collect(),
-                        )
-                    }
-                    ContentBlock::ToolResult { tool_use_id, content, .. } => {
-                        let about =
-                            calls.get(tool_use_id.as_str()).cloned().unwrap_or_else(|| "a tool".to_owned());
-                        // A command's output without its tool's wrapper (Codex's JSON), read in lines.
-                        let texts = content
-                            .iter()
-                            .filter_map(|p| match p {
-                                ToolResultPart::Text { text } if !condenser_stub(text) => {
-                                    Some(command_output(text))
-                                }
-                                _ => None,
-                            })
-                            .collect();
-                        (format!("the result of {about}"), texts)
-                    }
-                    _ => continue,
-                };
+                let Some((what, texts)) = walk.block(m, block, false) else { continue };
                 for text in &texts {
                     let text: &str = text;
                     for hit in searcher.find_iter(text) {
@@ -357,5 +387,37 @@ mod tests {
             names[0].what,
             "last seen in the result of Bash uci show firewall #5: «firewall.@rule[3].name='wan_drop_leaked_dns'»"
         );
+    }
+
+    #[test]
+    fn no_line_of_a_file_of_secrets_explains_a_name() {
+        let hidden_messages = [
+            Message::new(
+                "a",
+                Role::Assistant,
+                vec![ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "Read".into(),
+                    input: serde_json::json!({"file_path": "/repo/.env"}),
+                }],
+            ),
+            Message::new(
+                "u",
+                Role::User,
+                vec![ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: vec![ToolResultPart::Text {
+                        text: "STRIPE_KEY=sk-live-123\nload_env_file=1".into(),
+                    }],
+                    is_error: false,
+                }],
+            ),
+        ];
+        let hidden: Vec<(Option<usize>, &Message)> = hidden_messages.iter().map(|m| (Some(1), m)).collect();
+        let kept =
+            [Message::new("k", Role::Assistant, vec![ContentBlock::text("Now load_env_file is set.")])];
+        let names = Ledger::default().names_in_play(&[&kept[0]], &hidden, &Haystack::default());
+        assert!(names.iter().all(|n| !n.what.contains("sk-live-123")), "{names:?}");
+        assert!(names.is_empty(), "{names:?}");
     }
 }

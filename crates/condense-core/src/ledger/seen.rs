@@ -9,25 +9,19 @@
 //! weight within its share of the working state's budget and writes them grouped by the message
 //! they were last seen in, latest first.
 
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use crate::model::{ContentBlock, Message, Role, ToolResultPart};
+use crate::model::{Message, Role};
 use crate::tokens::TokenCounter;
 
-use super::calls::{command_output, strings};
 use super::names::names_in;
-use super::outline::holds_secrets;
 use super::probes::{Haystack, normalize};
-use super::words::condenser_stub;
-use super::{Ledger, SEEN_HEADER, SeenName, one_line};
+use super::{Ledger, SEEN_HEADER, SeenName};
 
 /// The most names a ledger carries (the rendering takes fewer, within its budget).
 const MAX_SEEN: usize = 600;
 /// The longest name kept, in characters.
 const NAME_CHARS: usize = 120;
-/// Characters of the place a name was last seen in.
-const PLACE_CHARS: usize = 60;
 
 /// How often and where one name was seen: `place` indexes the places of the walk.
 struct Stats {
@@ -48,58 +42,10 @@ impl Ledger {
         let mut stats: HashMap<String, Stats> = HashMap::new();
         // Each block's place, written once; a name's stats point to the last one it was seen in.
         let mut places: Vec<String> = Vec::new();
-        let mut calls: HashMap<&str, String> = HashMap::new();
-        let mut secret_calls: HashSet<&str> = HashSet::new();
+        let mut walk = super::names::Walk::default();
         for &(n, m) in hidden {
             for block in &m.content {
-                let (place, texts): (String, Vec<Cow<'_, str>>) = match block {
-                    ContentBlock::Text { text, client } if !condenser_stub(text) => {
-                        let who = match (m.role, client) {
-                            (_, Some(kind)) => format!("the client's {}", kind.label()),
-                            (Role::User, None) => "the user's message".to_owned(),
-                            (Role::Assistant, None) => "the assistant's message".to_owned(),
-                        };
-                        (who, vec![Cow::Borrowed(text.as_str())])
-                    }
-                    ContentBlock::ToolUse { id, name, input } => {
-                        let main = super::calls::main_argument(input);
-                        // A call on a file whose values may be secrets (`.env`): neither what it
-                        // writes nor what it reads back is listed.
-                        if main.as_deref().is_some_and(|a| a.split_whitespace().any(holds_secrets)) {
-                            secret_calls.insert(id.as_str());
-                            continue;
-                        }
-                        let about = main.map_or_else(
-                            || name.clone(),
-                            |a| format!("{name} {}", one_line(&a, PLACE_CHARS)),
-                        );
-                        calls.insert(id.as_str(), about.clone());
-                        (
-                            format!("a call to {about}"),
-                            strings(input).into_iter().map(Cow::Borrowed).collect(),
-                        )
-                    }
-                    ContentBlock::ToolResult { tool_use_id, .. }
-                        if secret_calls.contains(tool_use_id.as_str()) =>
-                    {
-                        continue;
-                    }
-                    ContentBlock::ToolResult { tool_use_id, content, .. } => {
-                        let about =
-                            calls.get(tool_use_id.as_str()).cloned().unwrap_or_else(|| "a tool".to_owned());
-                        let texts = content
-                            .iter()
-                            .filter_map(|p| match p {
-                                ToolResultPart::Text { text } if !condenser_stub(text) => {
-                                    Some(command_output(text))
-                                }
-                                _ => None,
-                            })
-                            .collect();
-                        (format!("the result of {about}"), texts)
-                    }
-                    _ => continue,
-                };
+                let Some((place, texts)) = walk.block(m, block, true) else { continue };
                 places.push(place);
                 let place = places.len() - 1;
                 let by_model = usize::from(m.role == Role::Assistant);
@@ -310,7 +256,7 @@ fn weight(s: &Stats, total: usize, name: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolResultPart;
+    use crate::model::{ContentBlock, ToolResultPart};
     use crate::tokens::TiktokenCounter;
 
     fn call(id: &str, command: &str) -> Message {
