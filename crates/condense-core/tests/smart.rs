@@ -863,3 +863,43 @@ fn trim_parameters_cuts_bulky_arguments_and_keeps_paths() {
         assert_eq!(view[n - 3..], c.api_view()[c.api_view().len() - 3..]);
     }
 }
+
+/// Truncation alone is smart's floor: where the pipeline hid anything lossy, the metrics name both
+/// candidates with their coverage, and the pipeline's result stands only when it keeps more of
+/// what the conversation uses by the margin; else the result is truncation's, token for token.
+#[test]
+fn smart_keeps_the_pipeline_only_over_truncation_alone() {
+    let mut compared = 0;
+    for (c, name) in [
+        (claude_code_history(21, 30_000), "claude-code"),
+        (cline_history(7, 40_000), "cline"),
+        (claude_code_history(4, 30_000), "claude-code, small"),
+    ] {
+        for share in [5, 4, 3] {
+            let before = tokens_of(&c);
+            let result = run(&c, "smart", target(before * share / 10));
+            assert!(result.is_ok(), "{name}: {:?}", result.error);
+            let metrics = result.metrics.as_ref().unwrap();
+            let Some(candidates) = metrics.extra.get("candidates") else { continue };
+            compared += 1;
+            let (pipeline, truncation) = (&candidates["pipeline"], &candidates["truncation"]);
+            let chose_truncation =
+                metrics.passes().iter().any(|p| p.pass == "truncation alone" && p.skipped.is_none());
+            let (p, t) = (pipeline["coverage"].as_f64().unwrap(), truncation["coverage"].as_f64().unwrap());
+            if chose_truncation {
+                assert!(t + 0.02 > p, "{name} at {share}0%: {candidates}");
+                let alone = run(&c, "truncation", target(before * share / 10));
+                assert_eq!(
+                    api_view(&result.messages).iter().map(|m| &m.content).collect::<Vec<_>>(),
+                    api_view(&alone.messages).iter().map(|m| &m.content).collect::<Vec<_>>(),
+                    "{name} at {share}0%: smart's result is truncation's"
+                );
+            } else {
+                assert!(p >= t + 0.02, "{name} at {share}0%: {candidates}");
+            }
+            let (_, undone) = undo_last(&result.messages).unwrap();
+            assert_eq!(undone, c.messages, "{name}: one undo restores everything");
+        }
+    }
+    assert!(compared > 0, "some run compared its candidates");
+}
