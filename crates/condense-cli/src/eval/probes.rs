@@ -33,14 +33,10 @@ pub(crate) fn derived_probes(original: &[Message], result: &[Message]) -> Vec<Pr
     // items are its to show or to have dropped (as the core's ledger reads it too).
     let first_hidden = result.iter().position(|m| !m.is_visible() && visible_before.contains(m.id.as_str()));
     let later_list = first_hidden.is_some_and(|at| {
-        result[at..].iter().filter(|m| m.is_visible()).any(|m| {
-            m.content.iter().any(|b| {
-                matches!(b, condense_core::ContentBlock::ToolUse { name, .. } if {
-                    let lower = name.to_ascii_lowercase();
-                    lower.contains("todo") || lower == "update_plan"
-                })
-            })
-        })
+        result[at..]
+            .iter()
+            .filter(|m| m.is_visible())
+            .any(|m| m.content.iter().any(condense_core::providers::is_todo_call))
     });
     let mut seen = BTreeSet::new();
     Ledger::of(&hidden)

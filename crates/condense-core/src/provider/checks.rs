@@ -45,10 +45,32 @@ const SUMMARY_WORK_DIVISOR: usize = 8;
 /// share and the working state's, and the block's own lines.
 const LEDGER_MAX_PERCENT: usize = ledger::BUDGET_PERCENT + ledger::WORK_PERCENT;
 
+/// The messages of a run's output (`after`) that its input (`before`) showed and the run hid
+/// (`hid`), by their place in `after`, each with its number among the conversation's own
+/// messages (what the working state names as `#N`).
+pub(crate) fn hidden_by_run(
+    before: &[Message],
+    after: &[Message],
+    hid: impl Fn(&Message) -> bool,
+) -> Vec<(usize, Option<usize>)> {
+    let was_visible: std::collections::HashSet<&str> =
+        before.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
+    let numbers: std::collections::HashMap<&str, usize> = before
+        .iter()
+        .filter(|m| m.condense_id.is_none() && !m.is_summary)
+        .enumerate()
+        .map(|(n, m)| (m.id.as_str(), n + 1))
+        .collect();
+    (0..after.len())
+        .filter(|&i| hid(&after[i]) && was_visible.contains(after[i].id.as_str()))
+        .map(|i| (i, numbers.get(after[i].id.as_str()).copied()))
+        .collect()
+}
+
 /// The hidden messages to gather a ledger from, numbered, each hidden tool result preceded by
 /// the visible message that made its call (a provider that hides results alone, as `mask` does,
 /// leaves the calls in view): a result is read by what its call asked for.
-fn with_calls<'a>(
+pub(crate) fn with_calls<'a>(
     messages: &'a [Message],
     hidden: &[(Option<usize>, &'a Message)],
 ) -> Vec<(usize, &'a Message)> {
@@ -119,28 +141,11 @@ pub(super) fn keep_what_matters(
 ) -> (Condensed, Vec<Option<usize>>) {
     let origin = origin.as_slice();
     let cid = next_condense_id(ctx.messages);
-    let was_visible: std::collections::HashSet<&str> =
-        ctx.messages.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
-    let hidden_at: Vec<usize> = (0..c.messages.len())
-        .filter(|&i| {
-            let m = &c.messages[i];
-            m.condense_parent.as_deref() == Some(cid.as_str()) && was_visible.contains(m.id.as_str())
-        })
-        .collect();
-    let Some(&first_hidden) = hidden_at.first() else { return (c, origin.to_vec()) };
-    // Each hidden message with its number among the conversation's own messages (what the
-    // working state names as `#N`).
-    let numbers: std::collections::HashMap<&str, usize> = ctx
-        .messages
-        .iter()
-        .filter(|m| m.condense_id.is_none() && !m.is_summary)
-        .enumerate()
-        .map(|(n, m)| (m.id.as_str(), n + 1))
-        .collect();
-    let hidden: Vec<(Option<usize>, &Message)> = hidden_at
-        .iter()
-        .map(|&i| (numbers.get(c.messages[i].id.as_str()).copied(), &c.messages[i]))
-        .collect();
+    let hidden_at =
+        hidden_by_run(ctx.messages, &c.messages, |m| m.condense_parent.as_deref() == Some(cid.as_str()));
+    let Some(&(first_hidden, _)) = hidden_at.first() else { return (c, origin.to_vec()) };
+    let hidden: Vec<(Option<usize>, &Message)> =
+        hidden_at.iter().map(|&(i, n)| (n, &c.messages[i])).collect();
     // The ledger the view carries now, from an earlier run: it moves into this run's.
     // A pinned message is never edited: a ledger it carries stays there, and none is added to it.
     let host = c

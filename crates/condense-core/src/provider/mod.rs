@@ -23,6 +23,7 @@ mod input;
 mod template;
 
 pub use checks::check_condensed;
+pub(crate) use checks::{hidden_by_run, with_calls};
 pub(crate) use template::count_with_content;
 pub use template::run_provider;
 

@@ -106,8 +106,8 @@ impl Demand {
     }
 }
 
-/// The ledger a condensation's result will carry, as the template writes it for the messages the
-/// run hid (each hidden tool result read with the visible call that made it), within the
+/// The ledger a condensation's result will carry, gathered as the template gathers it from the
+/// messages the run hid (each hidden tool result read with the visible call that made it), within the
 /// working state's budget for `target`: what a candidate keeps in view beside its messages. The
 /// names of what was hidden are left out of the estimate: both candidates' ledgers list them
 /// alike, and they are what costs most to gather.
@@ -118,37 +118,10 @@ pub(crate) fn ledger_text(
     tokens: &dyn crate::tokens::TokenCounter,
 ) -> String {
     use crate::ledger::{Budget, Ledger, Live};
-    use crate::model::ContentBlock;
-    let visible_before: std::collections::HashSet<&str> =
-        before.iter().filter(|m| m.is_visible()).map(|m| m.id.as_str()).collect();
-    let numbers: HashMap<&str, usize> = before
-        .iter()
-        .filter(|m| m.condense_id.is_none() && !m.is_summary)
-        .enumerate()
-        .map(|(n, m)| (m.id.as_str(), n + 1))
-        .collect();
-    let hidden: Vec<&Message> =
-        after.iter().filter(|m| !m.is_visible() && visible_before.contains(m.id.as_str())).collect();
-    let hidden_results: std::collections::HashSet<&str> = hidden
-        .iter()
-        .flat_map(|m| m.content.iter())
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-            _ => None,
-        })
-        .collect();
-    // In conversation order: a hidden message, or a visible one whose call a hidden result answers.
-    let gathered: Vec<(usize, &Message)> = after
-        .iter()
-        .filter(|m| {
-            hidden.iter().any(|h| h.id == m.id)
-                || m.is_visible()
-                    && m.content.iter().any(|b| {
-                        matches!(b, ContentBlock::ToolUse { id, .. } if hidden_results.contains(id.as_str()))
-                    })
-        })
-        .filter_map(|m| numbers.get(m.id.as_str()).map(|&n| (n, m)))
-        .collect();
+    use crate::provider::{hidden_by_run, with_calls};
+    let hidden: Vec<(Option<usize>, &Message)> =
+        hidden_by_run(before, after, |m| !m.is_visible()).into_iter().map(|(i, n)| (n, &after[i])).collect();
+    let gathered = with_calls(after, &hidden);
     if gathered.is_empty() {
         return String::new();
     }

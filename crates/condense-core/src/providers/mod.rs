@@ -23,6 +23,7 @@ pub use lossless::{LosslessConfig, LosslessProvider};
 pub use manual::{ManualConfig, ManualProvider};
 pub use mask::{MaskConfig, MaskProvider};
 pub use native::NativeProvider;
+pub use relevance::is_todo_call;
 pub use smart::{Pass, Preset, SmartConfig, SmartProvider};
 pub use summary::SummaryConfig;
 pub use superseded::{SupersededConfig, SupersededProvider};

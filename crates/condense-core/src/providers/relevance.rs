@@ -43,7 +43,7 @@ pub(crate) fn texts(m: &Message) -> Vec<&str> {
 
 /// Whether a tool call only sets the todo list or the plan (`TodoWrite`, `update_plan`,
 /// `update_todo_list`): a later list supersedes it, and the ledger keeps the latest.
-pub(crate) fn is_todo_call(block: &ContentBlock) -> bool {
+pub fn is_todo_call(block: &ContentBlock) -> bool {
     matches!(block, ContentBlock::ToolUse { name, .. } if {
         let lower = name.to_ascii_lowercase();
         lower.contains("todo") || lower == "update_plan"
